@@ -1,0 +1,42 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Settings every Swift target of ours shares: Swift 6 language mode (complete
+/// concurrency checking) and explicit `any` for existentials.
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
+let package = Package(
+    name: "Trifactor",
+    products: [
+        .executable(name: "trifactord", targets: ["trifactord"]),
+    ],
+    targets: [
+        // C libraries from Debian, as system library targets.
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // Our one small C target: what Swift cannot call (variadic functions, macros).
+        .target(name: "CTrifactorShim", dependencies: ["CMicroHTTPD", "CSQLite"]),
+
+        // Floors, bottom up. A module imports only those below it.
+        .target(name: "API", swiftSettings: strict),
+        .target(name: "Core", swiftSettings: strict),
+        .target(name: "Crypto", dependencies: ["CSodium", "COpenSSL"], swiftSettings: strict),
+        .target(name: "Store", dependencies: ["CSQLite", "CPostgres", "CTrifactorShim"], swiftSettings: strict),
+        .target(name: "HTTP", dependencies: ["API", "CMicroHTTPD", "CTrifactorShim"], swiftSettings: strict),
+        .target(
+            name: "TrifactorServer",
+            dependencies: ["API", "Core", "Crypto", "Store", "HTTP"],
+            resources: [.copy("Resources/common-passwords.txt")],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "trifactord", dependencies: ["TrifactorServer"], swiftSettings: strict),
+
+        .testTarget(name: "CoreTests", dependencies: ["Core"], swiftSettings: strict),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
+        .testTarget(name: "StoreTests", dependencies: ["Store"], swiftSettings: strict),
+        .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "API", "HTTP", "Store", "Core"], swiftSettings: strict),
+    ]
+)

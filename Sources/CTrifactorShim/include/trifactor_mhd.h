@@ -1,0 +1,34 @@
+#ifndef TRIFACTOR_MHD_H
+#define TRIFACTOR_MHD_H
+#include <sys/types.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <microhttpd.h>
+
+/* Options for trifactor_mhd_start: the fixed-argument form of the variadic
+   MHD_start_daemon that Swift cannot call. */
+struct trifactor_mhd_options {
+    const char *bind_address;      /* IPv4 or IPv6 literal */
+    uint16_t port;                 /* 0 picks a free port */
+    unsigned int thread_pool_size; /* internal epoll threads */
+    unsigned int connection_limit;
+    unsigned int connection_timeout_seconds;
+    size_t connection_memory_limit;
+    MHD_AccessHandlerCallback access_handler;
+    void *access_handler_cls;
+    MHD_RequestCompletedCallback completed_handler;
+    void *completed_handler_cls;
+};
+
+/* Starts a daemon with an internal epoll thread pool and suspend/resume.
+   Returns NULL and sets *error_out to a static message on failure. */
+struct MHD_Daemon *trifactor_mhd_start(const struct trifactor_mhd_options *options, const char **error_out);
+
+/* The port the daemon listens on (useful after asking for port 0); 0 if unknown. */
+uint16_t trifactor_mhd_bound_port(struct MHD_Daemon *daemon);
+
+/* The client's IP address as text into buffer; returns 0 on success. */
+int trifactor_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t length);
+#endif
