@@ -1,0 +1,34 @@
+/// The SQL dialect of a database.
+public enum SQLDialect: String, Sendable {
+    /// SQLite 3 (file databases, WAL mode).
+    case sqlite
+    /// PostgreSQL (through libpq).
+    case postgres
+}
+
+/// A pool of database connections. Open one with `openDatabase(url:poolSize:)`.
+public protocol Database: Sendable {
+    /// The SQL dialect, for the few statements that differ.
+    var dialect: SQLDialect { get }
+    /// Runs `body` in one transaction: commits when it returns, rolls back when it throws (and rethrows).
+    ///
+    /// SQLite uses `BEGIN IMMEDIATE` (so read-then-write never deadlocks); PostgreSQL uses `BEGIN`
+    /// (read committed). Blocks while every pooled connection is busy (up to 10 s, then `.unavailable`).
+    /// - Important: do not call `transaction` again inside `body`: it would wait for a second connection.
+    /// - Throws: what `body` throws, or `StoreError` (`.unavailable` when no connection is free in time).
+    @discardableResult func transaction<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+    /// Applies the migrations whose version is above the highest recorded one, in order, each in its
+    /// own transaction, and records them in `schema_migrations(version, name, applied_at)`.
+    /// Safe when several processes migrate the same database at once.
+    /// - Returns: the versions applied by this call.
+    /// - Throws: `StoreError` `.migration` when a migration fails or versions repeat.
+    @discardableResult func migrate(_ migrations: [Migration]) throws -> [Int]
+    /// Versions already applied, ascending (empty on a new database).
+    /// - Throws: `StoreError`.
+    func appliedMigrations() throws -> [Int]
+    /// A cheap round trip (`SELECT 1`) for readiness checks.
+    /// - Throws: `StoreError` `.unavailable` when the database cannot be reached.
+    func ping() throws
+    /// Closes idle connections now and the others as they are returned; later calls fail with `.unavailable`.
+    func close()
+}

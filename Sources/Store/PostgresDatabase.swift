@@ -1,0 +1,61 @@
+internal import CPostgres
+
+/// A PostgreSQL database behind a pool of blocking libpq connections.
+///
+/// Transactions use `BEGIN` (read committed); a connection that fails is dropped and replaced.
+final class PostgresDatabase: Database {
+    let dialect = SQLDialect.postgres
+    private let pool: ConnectionPool<PostgresConnection>
+    private let poolSize: Int
+
+    /// Connects to `conninfo` and keeps up to `poolSize` connections.
+    init(conninfo: String, poolSize: Int) throws {
+        self.poolSize = poolSize
+        pool = ConnectionPool(capacity: poolSize, timeout: 10) { try PostgresConnection(conninfo: conninfo) }
+        try pool.warmUp()
+    }
+
+    @discardableResult func transaction<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        // Pooled connections may all have died (server restart): each is dropped on its failed BEGIN,
+        // and the last attempt gets a freshly opened one.
+        var attempts = poolSize + 1
+        while true {
+            do {
+                return try pool.withConnection { try $0.inTransaction(begin: "BEGIN", body) }
+            } catch let stale as StaleConnection {
+                attempts -= 1
+                if attempts == 0 { throw stale.error }
+            }
+        }
+    }
+
+    func migrate(_ migrations: [Migration]) throws -> [Int] {
+        try MigrationRunner.migrate(migrations, on: self)
+    }
+
+    func appliedMigrations() throws -> [Int] {
+        try MigrationRunner.appliedMigrations(on: self)
+    }
+
+    func ping() throws {
+        _ = try transaction { try $0.query("SELECT 1", []) }
+    }
+
+    func close() {
+        pool.close()
+    }
+
+    /// Checks that libpq understands `conninfo` (URL or keyword string), without connecting.
+    static func validate(_ conninfo: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        let options = PQconninfoParse(conninfo, &message)
+        defer {
+            PQconninfoFree(options)
+            if let message { PQfreemem(message) }
+        }
+        guard options != nil else {
+            // libpq's message may quote the string (and its password): keep only a fixed sentence.
+            throw StoreError(.invalidURL, detail: "libpq cannot parse the PostgreSQL connection string")
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import Store
+import Testing
+
+@Suite("openDatabase")
+struct OpenDatabaseTests {
+    @Test("a URL the store cannot use is rejected as invalidURL", arguments: [
+        "mysql://root@localhost/db", "", "sqlite:", "sqlite::memory:", "postgres:nonsense-without-equals",
+    ])
+    func rejectsBadURL(url: String) {
+        #expect(storeErrorKind { _ = try openDatabase(url: url) } == .invalidURL)
+    }
+
+    @Test("an unreachable PostgreSQL port is unavailable, and the password stays out of the description")
+    func unreachablePostgres() {
+        do {
+            _ = try openDatabase(url: "postgresql://postgres:hunter2@127.0.0.1:1/postgres")
+            Issue.record("opened a database on port 1")
+        } catch let error as StoreError {
+            #expect(error.kind == .unavailable)
+            #expect(!error.description.contains("hunter2"))
+            #expect(!error.debugDescription.contains("hunter2"))
+        } catch {
+            Issue.record("unexpected error \(error)")
+        }
+    }
+
+    @Test("a SQLite URL creates the file and its parent directories")
+    func sqliteCreatesFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-open-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("a/b/c.db").path
+        let database = try openDatabase(url: "sqlite://\(path)")
+        defer { database.close() }
+        try database.ping()
+        #expect(database.dialect == .sqlite)
+        #expect(FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test(
+        "the PostgreSQL cases run (TRIFACTOR_TEST_POSTGRES_URL is set)",
+        .enabled(
+            if: Backend.postgresURL != nil || Backend.isCI,
+            "PostgreSQL cases SKIPPED: run under scripts/with-postgres.sh to test the PostgreSQL backend"))
+    func postgresIsUnderTest() {
+        #expect(Backend.postgresURL != nil, "CI is set but TRIFACTOR_TEST_POSTGRES_URL is not: PostgreSQL went untested")
+    }
+}
