@@ -1,0 +1,29 @@
+# The two commands of the README: `make run` (the server with the demo on an
+# embedded SQLite file) and `make test` (the whole suite, SQLite and PostgreSQL).
+.PHONY: run test build bench clean
+
+DATA ?= data
+
+run:
+	@scripts/install-deps.sh build
+	swift build -c release --product trifactord
+	@mkdir -p $(DATA)
+	TRIFACTOR_DEV=$${TRIFACTOR_DEV:-1} TRIFACTOR_DATABASE_URL=$${TRIFACTOR_DATABASE_URL:-sqlite:$(DATA)/trifactor.db} \
+	  .build/release/trifactord serve
+
+test:
+	@scripts/install-deps.sh test
+	swift build --build-tests
+	scripts/with-postgres.sh swift test --skip-build
+
+build:
+	@scripts/install-deps.sh build
+	swift build
+
+bench:
+	@scripts/install-deps.sh bench
+	swift build -c release --product trifactord
+	bench/run.sh
+
+clean:
+	rm -rf .build

@@ -1,0 +1,63 @@
+import Foundation
+
+/// `POST /v1/accounts`.
+public struct CreateAccountRequest: Codable, Sendable {
+    public var email: String
+    public var password: String
+    public var displayName: String?
+    public init(email: String, password: String, displayName: String? = nil) {
+        self.email = email
+        self.password = password
+        self.displayName = displayName
+    }
+    enum CodingKeys: String, CodingKey { case email, password, displayName = "display_name" }
+}
+
+/// The answer to sign-up and resend: the same whether or not the email is known.
+public struct VerificationSent: Codable, Sendable, Equatable {
+    /// Always `verification_sent`.
+    public var status: String
+    public init() { status = "verification_sent" }
+}
+
+/// `POST /v1/accounts/verify-email`.
+public struct VerifyEmailRequest: Codable, Sendable {
+    public var email: String
+    public var code: String
+    public init(email: String, code: String) {
+        self.email = email
+        self.code = code
+    }
+}
+
+/// `POST /v1/accounts/verify-email/resend`.
+public struct ResendVerificationRequest: Codable, Sendable {
+    public var email: String
+    public init(email: String) { self.email = email }
+}
+
+/// The answer to a successful email verification.
+public struct EmailVerified: Codable, Sendable, Equatable {
+    /// Always `verified`.
+    public var status: String
+    public init() { status = "verified" }
+}
+
+/// A user as the API shows it.
+public struct UserInfo: Codable, Sendable, Equatable {
+    public var id: String
+    public var email: String
+    public var displayName: String?
+    public var emailVerified: Bool
+    public var createdAt: Date
+    public init(id: String, email: String, displayName: String?, emailVerified: Bool, createdAt: Date) {
+        self.id = id
+        self.email = email
+        self.displayName = displayName
+        self.emailVerified = emailVerified
+        self.createdAt = createdAt
+    }
+    enum CodingKeys: String, CodingKey {
+        case id, email, displayName = "display_name", emailVerified = "email_verified", createdAt = "created_at"
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// Kinds of authentication events written to the append-only audit log.
+/// The raw values are stored and printed: never rename one.
+public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
+    case accountCreated = "account.created"
+    case signupForExistingEmail = "account.signup_existing_email"
+    case emailVerificationSent = "email.verification_sent"
+    case emailVerified = "email.verified"
+    case emailVerificationFailed = "email.verification_failed"
+    case signInSucceeded = "signin.succeeded"
+    case signInFailed = "signin.failed"
+    case signInLocked = "signin.locked"
+    case signInRateLimited = "signin.rate_limited"
+    case passwordRehashed = "password.rehashed"
+    case sessionEnded = "session.ended"
+    case sessionExpired = "session.expired"
+}
+
+/// The outcome recorded with an event.
+public enum AuditOutcome: String, Sendable, Codable {
+    case success, failure, denied
+}
+
+/// One audit log entry, as written.
+public struct AuditEvent: Sendable, Equatable {
+    public var kind: AuditEventKind
+    public var outcome: AuditOutcome
+    public var userID: String?
+    public var ip: String?
+    public var userAgent: String?
+    /// Free-form detail without secrets (never a password, code or token).
+    public var detail: String?
+
+    /// An event; `detail` must never hold a secret.
+    public init(kind: AuditEventKind, outcome: AuditOutcome, userID: String? = nil, ip: String? = nil, userAgent: String? = nil, detail: String? = nil) {
+        self.kind = kind
+        self.outcome = outcome
+        self.userID = userID
+        self.ip = ip
+        self.userAgent = userAgent
+        self.detail = detail
+    }
+}

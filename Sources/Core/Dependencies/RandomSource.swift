@@ -1,0 +1,26 @@
+/// Where domain code gets unpredictable bytes. The live source is a CSPRNG
+/// (libsodium, provided by the Crypto module); tests may inject a fixed one.
+public struct RandomSource: Sendable {
+    /// Returns `count` random bytes.
+    public var bytes: @Sendable (_ count: Int) -> [UInt8]
+
+    /// A source that draws from the given closure.
+    public init(bytes: @escaping @Sendable (Int) -> [UInt8]) { self.bytes = bytes }
+
+    /// A uniformly distributed integer in `0..<upperBound`, by rejection
+    /// sampling so that no value is more likely than another.
+    public func uniform(_ upperBound: UInt32) -> UInt32 {
+        precondition(upperBound > 0, "upper bound must be positive")
+        let limit = UInt32.max - (UInt32.max % upperBound)
+        while true {
+            let b = bytes(4)
+            let value = UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
+            if value < limit { return value % upperBound }
+        }
+    }
+
+    /// A string of `length` decimal digits, each uniformly distributed.
+    public func digits(_ length: Int) -> String {
+        String((0..<length).map { _ in Character(String(uniform(10))) })
+    }
+}

@@ -1,0 +1,33 @@
+import Foundation
+
+/// Base64url without padding (RFC 4648 §5), as used for tokens and WebAuthn.
+public enum Base64URL {
+    /// Encodes bytes without `=` padding.
+    public static func encode(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Decodes unpadded or padded base64url; nil when the text is not base64url.
+    public static func decode(_ text: String) -> [UInt8]? {
+        guard text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "=") }) else { return nil }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 = base64.replacingOccurrences(of: "=", with: "")
+        while base64.count % 4 != 0 { base64.append("=") }
+        return Data(base64Encoded: base64).map(Array.init)
+    }
+}
+
+/// Lower-case hexadecimal.
+public enum Hex {
+    /// Encodes bytes as lower-case hex.
+    public static func encode(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 0x0f)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// NIST SP 800-63B §3.1.1.2 rules for a new password: length limits counted
+/// after NFKC normalisation, any Unicode accepted, no composition rules, and a
+/// blocklist of commonly used passwords plus context words (the email).
+public struct PasswordPolicy: Sendable {
+    /// Why a password was refused. The raw values are stable wire reasons.
+    public enum Violation: String, Sendable, Equatable {
+        case tooShort = "too_short"
+        case tooLong = "too_long"
+        case common = "common"
+        case contextual = "contains_email"
+    }
+
+    /// Fewest characters accepted (NIST: at least 8).
+    public let minimumLength: Int
+    /// Most characters accepted.
+    public let maximumLength: Int
+    private let blocklist: Set<String>
+
+    /// A policy with the given blocklist (compared case-insensitively).
+    public init(minimumLength: Int = 8, maximumLength: Int = 256, blocklist: some Sequence<String>) {
+        self.minimumLength = minimumLength
+        self.maximumLength = maximumLength
+        self.blocklist = Set(blocklist.map { $0.lowercased() })
+    }
+
+    /// The form that is hashed and compared: NFKC (so the same password typed
+    /// on different keyboards gives the same bytes).
+    public static func normalize(_ password: String) -> String {
+        password.precomposedStringWithCompatibilityMapping
+    }
+
+    /// Checks a new password for the account `email`; nil when acceptable.
+    public func violation(_ password: String, email: EmailAddress?) -> Violation? {
+        let normalized = Self.normalize(password)
+        let length = normalized.count
+        if length < minimumLength { return .tooShort }
+        if length > maximumLength { return .tooLong }
+        let lowered = normalized.lowercased()
+        if blocklist.contains(lowered) { return .common }
+        if let email, lowered == email.value.lowercased() || lowered == email.localPart.lowercased() {
+            return .contextual
+        }
+        return nil
+    }
+
+    /// A human sentence for a violation, safe to show.
+    public func explain(_ violation: Violation) -> String {
+        switch violation {
+        case .tooShort: "must be at least \(minimumLength) characters"
+        case .tooLong: "must be at most \(maximumLength) characters"
+        case .common: "is too common: it appears in lists of passwords attackers try first"
+        case .contextual: "must not be your email address"
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import API
+
+/// An error that knows how it reads on the wire. Handlers throw errors that
+/// conform; anything else becomes a 500 that leaks nothing.
+public protocol HTTPResponseError: Error {
+    /// HTTP status.
+    var status: Int { get }
+    /// Stable machine-readable code.
+    var code: String { get }
+    /// Summary of the kind of problem.
+    var title: String { get }
+    /// Explanation of this occurrence, safe to show.
+    var detail: String { get }
+    /// Fields refused (422), if any.
+    var invalidParams: [Problem.InvalidParameter]? { get }
+    /// Extra headers, such as `Retry-After`.
+    var headers: [(name: String, value: String)] { get }
+}
+
+extension HTTPResponseError {
+    public var invalidParams: [Problem.InvalidParameter]? { nil }
+    public var headers: [(name: String, value: String)] { [] }
+
+    /// The problem document for this error in the request `requestID`.
+    public func problem(requestID: String) -> Problem {
+        Problem(status: status, code: code, title: title, detail: detail, requestID: requestID, invalidParams: invalidParams)
+    }
+}
+
+/// The protocol-level problems the HTTP layer itself raises. Their codes are
+/// part of the API: never rename one.
+public struct HTTPProblem: HTTPResponseError, Sendable {
+    public let status: Int
+    public let code: String
+    public let title: String
+    public let detail: String
+    public let invalidParams: [Problem.InvalidParameter]?
+    public let headers: [(name: String, value: String)]
+
+    /// A problem with every field given.
+    public init(status: Int, code: String, title: String, detail: String, invalidParams: [Problem.InvalidParameter]? = nil, headers: [(name: String, value: String)] = []) {
+        self.status = status
+        self.code = code
+        self.title = title
+        self.detail = detail
+        self.invalidParams = invalidParams
+        self.headers = headers
+    }
+
+    public static let notFound = HTTPProblem(status: 404, code: "not_found", title: "Not Found", detail: "There is nothing at this path.")
+    public static func methodNotAllowed(allowed: [String]) -> HTTPProblem {
+        HTTPProblem(status: 405, code: "method_not_allowed", title: "Method Not Allowed",
+                    detail: "This path accepts \(allowed.joined(separator: ", ")).", headers: [("Allow", allowed.joined(separator: ", "))])
+    }
+    public static let malformedJSON = HTTPProblem(status: 400, code: "malformed_json", title: "Malformed JSON", detail: "The request body is not well-formed JSON.")
+    public static func payloadTooLarge(limit: Int) -> HTTPProblem {
+        HTTPProblem(status: 413, code: "payload_too_large", title: "Payload Too Large", detail: "The request body is larger than \(limit) bytes.")
+    }
+    public static let unsupportedMediaType = HTTPProblem(status: 415, code: "unsupported_media_type", title: "Unsupported Media Type", detail: "Send the body as application/json.")
+    public static func invalidFields(_ fields: [Problem.InvalidParameter]) -> HTTPProblem {
+        let names = fields.map(\.name).joined(separator: ", ")
+        return HTTPProblem(status: 422, code: "invalid_fields", title: "Invalid Fields", detail: "These fields are invalid: \(names).", invalidParams: fields)
+    }
+    public static func tooManyRequests(retryAfter seconds: Int) -> HTTPProblem {
+        HTTPProblem(status: 429, code: "rate_limited", title: "Too Many Requests", detail: "Too many requests: try again in \(seconds) seconds.", headers: [("Retry-After", String(seconds))])
+    }
+    public static let overloaded = HTTPProblem(status: 503, code: "overloaded", title: "Service Unavailable", detail: "The server is busy: try again in a moment.", headers: [("Retry-After", "1")])
+    public static let internalError = HTTPProblem(status: 500, code: "internal_error", title: "Internal Server Error", detail: "Something went wrong on our side. Quote the request id if you report it.")
+}

@@ -1,0 +1,105 @@
+internal import CMicroHTTPD
+internal import CTrifactorShim
+import Foundation
+import Synchronization
+
+/// Settings of the HTTP listener.
+public struct HTTPServerConfiguration: Sendable {
+    /// IPv4 or IPv6 literal to bind.
+    public var host: String
+    /// Port; 0 picks a free one (read it back from `HTTPServer.port`).
+    public var port: Int
+    /// libmicrohttpd's internal epoll threads.
+    public var httpThreads: Int
+    /// Threads for slow work (Argon2id).
+    public var workerThreads: Int
+    /// Jobs that may wait for a worker before new ones get 503.
+    public var workerQueueLimit: Int
+    /// Largest accepted request body in bytes (413 above).
+    public var maxBodyBytes: Int
+    /// Most simultaneous connections.
+    public var connectionLimit: Int
+    /// Seconds an idle connection is kept.
+    public var connectionTimeout: Int
+
+    /// Defaults: 2 HTTP threads, a worker per core, 64 queued jobs, 64 KiB bodies.
+    public init(host: String = "127.0.0.1", port: Int = 8080, httpThreads: Int = 2,
+                workerThreads: Int = ProcessInfo.processInfo.activeProcessorCount, workerQueueLimit: Int = 64,
+                maxBodyBytes: Int = 64 * 1024, connectionLimit: Int = 1024, connectionTimeout: Int = 60) {
+        self.host = host
+        self.port = port
+        self.httpThreads = httpThreads
+        self.workerThreads = workerThreads
+        self.workerQueueLimit = workerQueueLimit
+        self.maxBodyBytes = maxBodyBytes
+        self.connectionLimit = connectionLimit
+        self.connectionTimeout = connectionTimeout
+    }
+}
+
+/// Why the server could not start.
+public struct HTTPServerError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+}
+
+/// An HTTP/1.1 server on libmicrohttpd: internal epoll thread pool, keep-alive,
+/// bodies assembled and capped, slow routes on a worker pool with the
+/// connection suspended meanwhile, every error as problem+json, one JSON log
+/// line per request, and a graceful stop that finishes requests in flight.
+public final class HTTPServer: Sendable {
+    let context: ServerContext
+    /// The daemon handle. `@unchecked Sendable`: it is only passed to
+    /// libmicrohttpd calls that are thread-safe, and the mutex below makes
+    /// stop take it exactly once.
+    private struct DaemonHandle: @unchecked Sendable { let pointer: OpaquePointer }
+    private let daemon = Mutex<DaemonHandle?>(nil)
+
+    /// A server for `router`; call `start()` to listen.
+    public init(configuration: HTTPServerConfiguration, router: Router, logger: Logger = .standardError) {
+        context = ServerContext(configuration: configuration, router: router, logger: logger)
+    }
+
+    /// Binds and starts serving on background threads.
+    /// - Throws: `HTTPServerError` when the address cannot be bound.
+    public func start() throws {
+        let cls = Unmanaged.passUnretained(context).toOpaque()
+        var errorMessage: UnsafePointer<CChar>? = nil
+        let c = context.configuration
+        let handle: OpaquePointer? = c.host.withCString { host in
+            var options = trifactor_mhd_options(
+                bind_address: host, port: UInt16(clamping: c.port), thread_pool_size: UInt32(c.httpThreads),
+                connection_limit: UInt32(c.connectionLimit), connection_timeout_seconds: UInt32(c.connectionTimeout),
+                connection_memory_limit: 128 * 1024,
+                access_handler: mhdAccessHandler, access_handler_cls: cls,
+                completed_handler: mhdCompletedHandler, completed_handler_cls: cls)
+            return trifactor_mhd_start(&options, &errorMessage)
+        }
+        guard let handle else {
+            let reason = errorMessage.map { String(cString: $0) } ?? "unknown reason"
+            throw HTTPServerError(description: "Cannot listen on \(c.host):\(c.port): \(reason).")
+        }
+        daemon.withLock { $0 = DaemonHandle(pointer: handle) }
+    }
+
+    /// The port actually bound (after asking for port 0).
+    public var port: Int {
+        daemon.withLock { d in d.map { Int(trifactor_mhd_bound_port($0.pointer)) } ?? 0 }
+    }
+
+    /// Requests begun and not yet answered.
+    public var requestsInFlight: Int { context.inFlight.load(ordering: .acquiring) }
+
+    /// Stops accepting connections, waits up to `drainTimeout` seconds for the
+    /// requests in flight to complete, then closes everything.
+    public func stop(drainTimeout: TimeInterval = 30) {
+        guard let handle = daemon.withLock({ d -> DaemonHandle? in let h = d; d = nil; return h })?.pointer else { return }
+        let listener = MHD_quiesce_daemon(handle)
+        if listener >= 0 { close(listener) }
+        let deadline = Date().addingTimeInterval(drainTimeout)
+        while context.inFlight.load(ordering: .acquiring) > 0 && Date() < deadline {
+            usleep(10_000)
+        }
+        MHD_stop_daemon(handle)
+        context.workers.stop()
+    }
+}

@@ -1,0 +1,69 @@
+internal import CTrifactorShim
+import Foundation
+
+/// A fixed set of threads running jobs from a bounded queue: where work that
+/// is slow by design (Argon2id) runs, so that it never occupies the HTTP
+/// threads. A full queue refuses new jobs instead of growing.
+///
+/// `@unchecked Sendable`: every mutable field is read and written only while
+/// holding `condition`'s lock.
+final class WorkerPool: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+    private var head = 0
+    private var stopping = false
+    private let capacity: Int
+
+    /// Starts `threads` workers whose nice value is raised by `niceness`
+    /// (so they yield the CPU to the HTTP threads), with room for `capacity`
+    /// waiting jobs.
+    init(threads: Int, capacity: Int, niceness: Int32) {
+        self.capacity = capacity
+        for index in 0..<threads {
+            let thread = Thread { [self] in
+                // Best effort: a thread that cannot be niced still works.
+                _ = trifactor_nice_current_thread(niceness)
+                run()
+            }
+            thread.name = "trifactor-worker-\(index)"
+            thread.start()
+        }
+    }
+
+    /// Queues `job`; false when the queue is full or the pool is stopping.
+    func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !stopping, jobs.count - head < capacity else { return false }
+        jobs.append(job)
+        condition.signal()
+        return true
+    }
+
+    /// Lets the workers finish the queue, then exit.
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while head >= jobs.count && !stopping { condition.wait() }
+            if head >= jobs.count {  // stopping and drained
+                condition.unlock()
+                return
+            }
+            let job = jobs[head]
+            head += 1
+            if head == jobs.count {
+                jobs.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            condition.unlock()
+            job()
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Glibc
+
+/// `trifactord`'s verbs. Each checks its input before any work and reports
+/// a failure as one plain sentence on standard error with a non-zero exit.
+public enum Trifactord {
+    static let usage = """
+        Usage: trifactord COMMAND [OPTIONS]
+
+        Trifactor's server: accounts, sessions and multi-factor authentication over HTTP.
+
+        Commands:
+          serve        Run the HTTP server (applies pending migrations first)
+          migrate      Apply pending database migrations and exit
+          audit tail   Print the most recent audit log events [--limit N] [--json]
+          users list   Print the accounts [--limit N] [--json]
+          help         Show this text; COMMAND --help shows a command's options
+
+        Every command reads the same settings (environment variable or flag):
+        """
+
+    /// Runs the command line `arguments` (without the program name); returns the exit status.
+    public static func main(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32 {
+        guard let verb = arguments.first else { return fail("Tell trifactord what to do: serve, migrate, audit tail or users list (see trifactord --help).") }
+        var rest = Array(arguments.dropFirst())
+        switch verb {
+        case "--help", "-h", "help":
+            print(usage + "\n" + ConfigurationParser.helpTable())
+            return 0
+        case "serve":
+            if rest.contains("--help") { print("Usage: trifactord serve [OPTIONS]\n\nRuns the HTTP server until SIGTERM or SIGINT, then finishes requests in flight and exits 0.\n\nOptions:\n" + ConfigurationParser.helpTable()); return 0 }
+            return run { try ServeCommand.run(try ConfigurationParser.parse(arguments: rest, environment: environment)) }
+        case "migrate":
+            if rest.contains("--help") { print("Usage: trifactord migrate [--database-url URL]\n\nApplies the pending numbered migrations, each in its own transaction."); return 0 }
+            return run { try MigrateCommand.run(try ConfigurationParser.parse(arguments: rest, environment: environment)) }
+        case "audit", "users":
+            let sub = rest.first ?? ""
+            rest = Array(rest.dropFirst())
+            guard (verb == "audit" && sub == "tail") || (verb == "users" && sub == "list") else {
+                return fail(verb == "audit" ? "Unknown audit command \"\(sub)\": use trifactord audit tail." : "Unknown users command \"\(sub)\": use trifactord users list.")
+            }
+            if rest.contains("--help") { print("Usage: trifactord \(verb) \(sub) [--limit N] [--json] [--database-url URL]"); return 0 }
+            return run {
+                let (listing, remaining) = try ListingOptions.parse(rest)
+                let config = try ConfigurationParser.parse(arguments: remaining, environment: environment)
+                if verb == "audit" { try ListCommands.auditTail(config, listing) } else { try ListCommands.usersList(config, listing) }
+            }
+        default:
+            return fail("Unknown command \"\(verb)\": use serve, migrate, audit tail or users list (see trifactord --help).")
+        }
+    }
+
+    private static func run(_ body: () throws -> Void) -> Int32 {
+        do {
+            try body()
+            return 0
+        } catch {
+            return fail(String(describing: error))
+        }
+    }
+
+    static func fail(_ sentence: String) -> Int32 {
+        FileHandle.standardError.write(Data(("trifactord: " + sentence + "\n").utf8))
+        return 2
+    }
+}
+
+/// `--limit N` and `--json` of the listing commands.
+struct ListingOptions {
+    var limit = 20
+    var json = false
+
+    static func parse(_ arguments: [String]) throws -> (ListingOptions, [String]) {
+        var options = ListingOptions()
+        var rest: [String] = []
+        var i = 0
+        while i < arguments.count {
+            switch arguments[i] {
+            case "--json": options.json = true
+            case "--limit":
+                i += 1
+                guard i < arguments.count, let n = Int(arguments[i]), (1...10_000).contains(n) else {
+                    throw ConfigurationParser.Failure(description: "--limit needs a whole number from 1 to 10000.")
+                }
+                options.limit = n
+            default: rest.append(arguments[i])
+            }
+            i += 1
+        }
+        return (options, rest)
+    }
+}

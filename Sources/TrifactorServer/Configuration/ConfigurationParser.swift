@@ -1,0 +1,59 @@
+import Foundation
+
+/// Reads the configuration from environment variables, then flags (a flag
+/// wins over its variable).
+enum ConfigurationParser {
+    /// A sentence saying what is wrong with the given settings.
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Parses `arguments` (flags only, `--flag value` or `--flag=value`) over
+    /// the `environment`.
+    static func parse(arguments: [String], environment: [String: String]) throws -> Configuration {
+        var config = Configuration()
+        for setting in Setting.all {
+            if let value = environment[setting.variable], let problem = setting.apply(&config, value) {
+                throw Failure(description: problem)
+            }
+        }
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            var name = argument
+            var value: String?
+            if let eq = argument.firstIndex(of: "=") {
+                name = String(argument[..<eq])
+                value = String(argument[argument.index(after: eq)...])
+            }
+            guard let setting = Setting.all.first(where: { $0.flag == name }) else {
+                throw Failure(description: "Unknown option \(name): see trifactord serve --help.")
+            }
+            if value == nil {
+                if setting.flag == "--dev" && (index + 1 >= arguments.count || arguments[index + 1].hasPrefix("--")) {
+                    value = "1"
+                } else {
+                    index += 1
+                    guard index < arguments.count else { throw Failure(description: "The option \(name) needs a value.") }
+                    value = arguments[index]
+                }
+            }
+            if let problem = setting.apply(&config, value!) {
+                throw Failure(description: problem.replacingOccurrences(of: setting.variable, with: setting.flag))
+            }
+            index += 1
+        }
+        config.http.host = config.listenHost
+        config.http.port = config.listenPort
+        return config
+    }
+
+    /// The table of settings for `--help`.
+    static func helpTable() -> String {
+        Setting.all.map { s in
+            let left = "  \(s.flag) \(s.valueName)"
+            return left.padding(toLength: max(34, left.count + 1), withPad: " ", startingAt: 0)
+                + "\(s.help)\n" + String(repeating: " ", count: 34) + "env \(s.variable), default \(s.defaultText)"
+        }.joined(separator: "\n")
+    }
+}

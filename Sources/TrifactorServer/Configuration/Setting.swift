@@ -1,0 +1,92 @@
+import Foundation
+
+/// One configurable value: its environment variable, its flag, the help text,
+/// and how to apply a textual value. The single list below drives parsing and
+/// both `--help` texts, so they cannot drift apart.
+struct Setting: Sendable {
+    let variable: String
+    let flag: String
+    let valueName: String
+    let help: String
+    let defaultText: String
+    /// Applies the value, or returns the sentence saying why it is invalid.
+    let apply: @Sendable (inout Configuration, String) -> String?
+
+    static let all: [Setting] = [
+        Setting(variable: "TRIFACTOR_DATABASE_URL", flag: "--database-url", valueName: "URL",
+                help: "Database: sqlite:PATH (embedded) or postgres://USER@HOST:PORT/DB", defaultText: "sqlite:data/trifactor.db") { c, v in
+            guard v.hasPrefix("sqlite:") || v.hasPrefix("postgres://") || v.hasPrefix("postgresql://") else {
+                return "The database URL must start with sqlite: or postgres://."
+            }
+            c.databaseURL = v
+            return nil
+        },
+        int("TRIFACTOR_DATABASE_POOL", "--database-pool", "Database connections per process", "4", 1...64) { $0.databasePoolSize = $1 },
+        Setting(variable: "TRIFACTOR_LISTEN", flag: "--listen", valueName: "HOST:PORT",
+                help: "Address to listen on (port 0 picks a free one)", defaultText: "127.0.0.1:8080") { c, v in
+            guard let colon = v.lastIndex(of: ":"), let port = Int(v[v.index(after: colon)...]), (0...65535).contains(port) else {
+                return "The listen address must look like 127.0.0.1:8080."
+            }
+            var host = String(v[..<colon])
+            if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            if host == "localhost" { host = "127.0.0.1" }
+            c.listenHost = host
+            c.listenPort = port
+            return nil
+        },
+        Setting(variable: "TRIFACTOR_DEV", flag: "--dev", valueName: "0|1",
+                help: "Dev mode: messages printed to the log and listed at /dev/outbox", defaultText: "0") { c, v in
+            switch v.lowercased() {
+            case "1", "true", "yes", "on": c.dev = true
+            case "0", "false", "no", "off", "": c.dev = false
+            default: return "TRIFACTOR_DEV must be 0 or 1."
+            }
+            return nil
+        },
+        int("TRIFACTOR_MAX_BODY_BYTES", "--max-body-bytes", "Largest request body; larger ones get 413", "65536", 1024...16_777_216) { $0.http.maxBodyBytes = $1 },
+        int("TRIFACTOR_HTTP_THREADS", "--http-threads", "HTTP (epoll) threads", "2", 1...64) { $0.http.httpThreads = $1 },
+        int("TRIFACTOR_WORKER_THREADS", "--worker-threads", "Threads for password hashing", "number of cores", 1...64) { $0.http.workerThreads = $1 },
+        int("TRIFACTOR_WORKER_QUEUE", "--worker-queue", "Hashing jobs that may wait; more get 503", "64", 1...100_000) { $0.http.workerQueueLimit = $1 },
+        int("TRIFACTOR_ARGON2_OPSLIMIT", "--argon2-opslimit", "Argon2id passes (t)", "2", 1...32) { $0.argon2OpsLimit = UInt64($1) },
+        int("TRIFACTOR_ARGON2_MEMORY_KIB", "--argon2-memory-kib", "Argon2id memory in KiB (m)", "19456", 8...4_194_304) { $0.argon2MemoryKiB = $1 },
+        seconds("TRIFACTOR_SESSION_IDLE_TIMEOUT", "--session-idle-timeout", "Seconds a session may sit unused", "1800") { $0.sessions.idleTimeout = $1 },
+        seconds("TRIFACTOR_SESSION_LIFETIME", "--session-lifetime", "Seconds a session lives at most", "43200") { $0.sessions.absoluteLifetime = $1 },
+        int("TRIFACTOR_LOCKOUT_FREE_ATTEMPTS", "--lockout-free-attempts", "Failed sign-ins before lockouts start", "5", 1...1000) { $0.lockout.freeAttempts = $1 },
+        seconds("TRIFACTOR_LOCKOUT_BASE", "--lockout-base", "First lockout in seconds, doubling per failure", "5") { $0.lockout.baseDelay = $1 },
+        seconds("TRIFACTOR_LOCKOUT_MAX", "--lockout-max", "Longest lockout in seconds", "900") { $0.lockout.maximumDelay = $1 },
+        rate("TRIFACTOR_SIGNIN_IP_BURST", "--signin-ip-burst", "Sign-in attempts per client IP in a burst", "30") { $0.signInPerIPBurst = $1 },
+        rate("TRIFACTOR_SIGNIN_IP_RATE", "--signin-ip-rate", "Sign-in attempts per client IP per second after the burst", "0.5") { $0.signInPerIPRate = $1 },
+        rate("TRIFACTOR_SIGNUP_IP_BURST", "--signup-ip-burst", "Sign-ups per client IP in a burst", "10") { $0.signUpPerIPBurst = $1 },
+        rate("TRIFACTOR_SIGNUP_IP_RATE", "--signup-ip-rate", "Sign-ups per client IP per second after the burst", "0.1") { $0.signUpPerIPRate = $1 },
+        rate("TRIFACTOR_RESEND_BURST", "--resend-burst", "Verification resends per email in a burst", "3") { $0.resendPerEmailBurst = $1 },
+        rate("TRIFACTOR_RESEND_RATE", "--resend-rate", "Verification resends per email per second after the burst", "0.00333") { $0.resendPerEmailRate = $1 },
+        seconds("TRIFACTOR_DRAIN_TIMEOUT", "--drain-timeout", "Seconds to finish requests in flight on SIGTERM", "30") { $0.drainTimeout = $1 },
+    ]
+
+    private static func int(_ variable: String, _ flag: String, _ help: String, _ def: String, _ range: ClosedRange<Int>,
+                            _ set: @escaping @Sendable (inout Configuration, Int) -> Void) -> Setting {
+        Setting(variable: variable, flag: flag, valueName: "N", help: help, defaultText: def) { c, v in
+            guard let n = Int(v), range.contains(n) else { return "\(variable) must be a whole number from \(range.lowerBound) to \(range.upperBound)." }
+            set(&c, n)
+            return nil
+        }
+    }
+
+    private static func seconds(_ variable: String, _ flag: String, _ help: String, _ def: String,
+                                _ set: @escaping @Sendable (inout Configuration, Double) -> Void) -> Setting {
+        Setting(variable: variable, flag: flag, valueName: "SECONDS", help: help, defaultText: def) { c, v in
+            guard let n = Double(v), n > 0, n <= 31_536_000 else { return "\(variable) must be a number of seconds above 0." }
+            set(&c, n)
+            return nil
+        }
+    }
+
+    private static func rate(_ variable: String, _ flag: String, _ help: String, _ def: String,
+                             _ set: @escaping @Sendable (inout Configuration, Double) -> Void) -> Setting {
+        Setting(variable: variable, flag: flag, valueName: "N", help: help, defaultText: def) { c, v in
+            guard let n = Double(v), n > 0, n <= 1_000_000 else { return "\(variable) must be a number above 0." }
+            set(&c, n)
+            return nil
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import API
+import Foundation
+import Store
+
+/// A stored user.
+struct UserRecord: Sendable {
+    let id: String
+    let email: String
+    let displayName: String?
+    let passwordHash: String
+    let emailVerifiedAt: Int64?
+    let createdAt: Int64
+
+    /// The user as the API shows it.
+    var info: UserInfo {
+        UserInfo(id: id, email: email, displayName: displayName, emailVerified: emailVerifiedAt != nil, createdAt: Date(millis: createdAt))
+    }
+}
+
+/// The `users` table: the accounts feature's own.
+enum AccountRepository {
+    private static let columns = "id, email, display_name, password_hash, email_verified_at, created_at"
+
+    static func find(email: String, on db: any SQLConnection) throws -> UserRecord? {
+        try db.queryOne("SELECT \(columns) FROM users WHERE email = $1", [.text(email)]).map(record)
+    }
+
+    static func find(id: String, on db: any SQLConnection) throws -> UserRecord? {
+        try db.queryOne("SELECT \(columns) FROM users WHERE id = $1", [.text(id)]).map(record)
+    }
+
+    /// Inserts a user. - Throws: `StoreError` `.uniqueViolation` when the email is taken.
+    static func insert(_ user: UserRecord, on db: any SQLConnection) throws {
+        try db.execute(
+            "INSERT INTO users (id, email, display_name, password_hash, email_verified_at, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+            [.text(user.id), .text(user.email), SQLValue(user.displayName), .text(user.passwordHash), SQLValue(user.emailVerifiedAt), .int(user.createdAt)])
+    }
+
+    static func markEmailVerified(userID: String, at: Int64, on db: any SQLConnection) throws {
+        try db.execute("UPDATE users SET email_verified_at = $2 WHERE id = $1 AND email_verified_at IS NULL", [.text(userID), .int(at)])
+    }
+
+    /// Replaces the password hash only if it is still `old` (an upgrade never
+    /// overwrites a change made meanwhile).
+    static func replacePasswordHash(userID: String, old: String, new: String, on db: any SQLConnection) throws -> Bool {
+        try db.execute("UPDATE users SET password_hash = $3 WHERE id = $1 AND password_hash = $2", [.text(userID), .text(old), .text(new)]) == 1
+    }
+
+    /// Users, newest first.
+    static func list(limit: Int, on db: any SQLConnection) throws -> [UserRecord] {
+        try db.query("SELECT \(columns) FROM users ORDER BY created_at DESC, id LIMIT $1", [.int(Int64(limit))]).map(record)
+    }
+
+    private static func record(_ row: Row) throws -> UserRecord {
+        UserRecord(id: try row.text("id"), email: try row.text("email"), displayName: try row.optionalText("display_name"),
+                   passwordHash: try row.text("password_hash"), emailVerifiedAt: try row.optionalInt("email_verified_at"),
+                   createdAt: try row.int("created_at"))
+    }
+}

@@ -1,0 +1,57 @@
+import Core
+import Crypto
+import Foundation
+import Store
+
+/// Email verification codes: 6 random digits, stored hashed, single use,
+/// 10 minutes to live. Five wrong codes kill the code, and a new code
+/// within the same 10-minute window keeps the failures counted so far, so
+/// resending never buys an attacker more guesses (NIST SP 800-63B §5.2.2).
+struct EmailVerification {
+    static let lifetimeMillis: Int64 = 10 * 60 * 1000
+    static let maxFailures = 5
+    static let codeLength = 6
+
+    let env: Environment
+
+    /// Issues a new code for `user` and queues the email that carries it.
+    func issue(for user: UserRecord, on db: any SQLConnection) throws {
+        let code = env.random.digits(Self.codeLength)
+        let now = env.nowMillis
+        // A new window (and a clean failure count) only once the previous window is over.
+        try db.execute("""
+            INSERT INTO email_codes (user_id, code_hash, expires_at, window_started_at, failures) VALUES ($1, $2, $3, $4, 0)
+            ON CONFLICT (user_id) DO UPDATE SET
+              code_hash = excluded.code_hash,
+              expires_at = excluded.expires_at,
+              failures = CASE WHEN email_codes.window_started_at + $5 <= $4 THEN 0 ELSE email_codes.failures END,
+              window_started_at = CASE WHEN email_codes.window_started_at + $5 <= $4 THEN $4 ELSE email_codes.window_started_at END
+            """, [.text(user.id), .text(Self.hash(code, userID: user.id)), .int(now + Self.lifetimeMillis), .int(now), .int(Self.lifetimeMillis)])
+        try Outbox(env: env).enqueue(channel: "email", to: user.email,
+                                     text: "Your Trifactor verification code is \(code). It expires in 10 minutes. Never share it.", on: db)
+    }
+
+    enum Outcome { case verified, wrong, unusable }
+
+    /// Checks `code` for `user`: a match verifies the email and spends the
+    /// code; a mismatch counts a failure atomically.
+    func check(_ code: String, for user: UserRecord, on db: any SQLConnection) throws -> Outcome {
+        let now = env.nowMillis
+        guard let row = try db.queryOne("SELECT code_hash, expires_at, failures FROM email_codes WHERE user_id = $1", [.text(user.id)]),
+              try row.int("expires_at") > now, try row.int("failures") < Self.maxFailures
+        else { return .unusable }
+        guard ConstantTime.equals(Self.hash(code, userID: user.id), try row.text("code_hash")) else {
+            try db.execute("UPDATE email_codes SET failures = failures + 1 WHERE user_id = $1", [.text(user.id)])
+            return .wrong
+        }
+        // Spend it; the condition makes a concurrent second use of the same code fail.
+        guard try db.execute("DELETE FROM email_codes WHERE user_id = $1 AND failures < $2", [.text(user.id), .int(Int64(Self.maxFailures))]) == 1 else {
+            return .unusable
+        }
+        try AccountRepository.markEmailVerified(userID: user.id, at: now, on: db)
+        return .verified
+    }
+
+    /// What is stored: SHA-256 over the user id and the code.
+    static func hash(_ code: String, userID: String) -> String { SHA256.hex(userID + ":" + code) }
+}

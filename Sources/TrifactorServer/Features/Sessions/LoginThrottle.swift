@@ -1,0 +1,44 @@
+import Core
+import Crypto
+import Store
+
+/// Consecutive failed sign-ins per email address, kept for unknown addresses
+/// too (keyed by the address's SHA-256), so that lockouts behave the same
+/// whether or not an account exists and cannot reveal one.
+///
+/// An attempt is counted before the password is checked (one atomic upsert
+/// that also refuses while locked); a success then clears the count. So many
+/// parallel guesses cannot slip past the lock.
+struct LoginThrottle {
+    let policy: LockoutPolicy
+
+    enum Admission: Equatable {
+        case admitted
+        case locked(retryAfter: Int)
+    }
+
+    /// Counts one attempt for `email`, or refuses it while the address is locked.
+    func admit(email: EmailAddress, nowMillis: Int64, on db: any SQLConnection) throws -> Admission {
+        let key = SHA256.hex(email.value)
+        let counted = try db.queryOne("""
+            INSERT INTO login_throttle (email_key, failures, locked_until) VALUES ($1, 1, 0)
+            ON CONFLICT (email_key) DO UPDATE SET failures = login_throttle.failures + 1
+            WHERE login_throttle.locked_until <= $2
+            RETURNING failures
+            """, [.text(key), .int(nowMillis)])
+        guard let counted else {
+            let until = try db.queryOne("SELECT locked_until FROM login_throttle WHERE email_key = $1", [.text(key)])?.int("locked_until") ?? nowMillis
+            return .locked(retryAfter: max(1, Int(((Double(until - nowMillis)) / 1000).rounded(.up))))
+        }
+        // Should this attempt fail, the lock it earns is already in place.
+        if let delay = policy.lockout(afterFailures: Int(try counted.int("failures"))) {
+            try db.execute("UPDATE login_throttle SET locked_until = $2 WHERE email_key = $1", [.text(key), .int(nowMillis + Int64(delay * 1000))])
+        }
+        return .admitted
+    }
+
+    /// Clears the count after a successful sign-in.
+    func reset(email: EmailAddress, on db: any SQLConnection) throws {
+        try db.execute("DELETE FROM login_throttle WHERE email_key = $1", [.text(SHA256.hex(email.value))])
+    }
+}

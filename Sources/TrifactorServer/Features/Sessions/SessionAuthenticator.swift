@@ -1,0 +1,59 @@
+import Core
+import Crypto
+import Foundation
+import HTTP
+import Store
+
+/// Turns a bearer token into the live session and its user, for every
+/// endpoint that needs one.
+struct SessionAuthenticator {
+    let env: Environment
+
+    struct Authenticated {
+        let session: SessionRecord
+        let user: UserRecord
+    }
+
+    /// The session of `request`'s bearer token, its use recorded.
+    /// - Throws: `APIError.unauthenticated` for a missing, unknown or ended
+    ///   token; `APIError.sessionExpired` once a lifetime has run out.
+    func authenticate(_ request: Request, on db: any SQLConnection) throws -> Result<Authenticated, APIError> {
+        guard let token = request.bearerToken, SessionToken.isWellFormed(token),
+              let session = try SessionRepository.find(tokenHash: SHA256.hex(token), on: db)
+        else { return .failure(.unauthenticated) }
+        if session.endedAt != nil {
+            return .failure(session.endReason == "expired" ? .sessionExpired : .unauthenticated)
+        }
+        let now = env.clock.now()
+        let policy = env.configuration.sessions
+        let created = Date(millis: session.createdAt), lastSeen = Date(millis: session.lastSeenAt)
+        if policy.isExpired(created: created, lastSeen: lastSeen, now: now) {
+            // Recorded once, in this transaction, which the caller commits before answering 401.
+            if try SessionRepository.end(id: session.id, at: now.millis, reason: "expired", on: db) {
+                try AuditLog.append(AuditContext(request).event(.sessionExpired, .success, userID: session.userID), at: now.millis, on: db)
+            }
+            return .failure(.sessionExpired)
+        }
+        guard let user = try AccountRepository.find(id: session.userID, on: db) else { return .failure(.unauthenticated) }
+        var current = session
+        if policy.shouldRecordUse(lastSeen: lastSeen, now: now) {
+            try SessionRepository.touch(id: session.id, at: now.millis, on: db)
+            current = SessionRecord(id: session.id, userID: session.userID, aal: session.aal, methods: session.methods,
+                                    createdAt: session.createdAt, lastSeenAt: now.millis, endedAt: nil, endReason: nil)
+        }
+        return .success(Authenticated(session: current, user: user))
+    }
+}
+
+/// Session tokens: 256 random bits, base64url (43 characters), shown once.
+enum SessionToken {
+    /// A new token.
+    static func generate(_ random: RandomSource) -> String { Base64URL.encode(random.bytes(32)) }
+
+    /// Whether `token` has the shape of one of ours (so junk never reaches the database).
+    static func isWellFormed(_ token: String) -> Bool {
+        token.utf8.count == 43 && token.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c == 0x2d || c == 0x5f
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import API
+import Core
+import Crypto
+import Foundation
+import HTTP
+import Store
+
+/// `POST /v1/sessions` (sign in), `GET /v1/session`, `DELETE /v1/session`.
+struct SessionsRoutes {
+    let env: Environment
+
+    func register(on router: inout Router) {
+        router.add("POST", "/v1/sessions", execution: .worker) { try signIn($0) }
+        router.add("GET", "/v1/session") { try current($0) }
+        router.add("DELETE", "/v1/session") { try signOut($0) }
+    }
+
+    private enum Gate {
+        case proceed(UserRecord?)
+        case refused(APIError)
+    }
+
+    /// Sign-in with the first factor. The Argon2id check runs outside any
+    /// transaction (it is slow by design); the attempt is counted before it
+    /// and the outcome recorded after it, each in one transaction.
+    func signIn(_ request: Request) throws -> Response {
+        let body = try request.decode(CreateSessionRequest.self)
+        guard let email = EmailAddress(body.email) else {
+            throw APIError.invalidFields([.init(name: "email", reason: "is not a valid email address")])
+        }
+        guard !body.password.isEmpty, body.password.utf8.count <= 4096 else { throw APIError.invalidCredentials }
+        let context = AuditContext(request)
+        let throttle = LoginThrottle(policy: env.configuration.lockout)
+        let ipLimit = RateLimiter.Limit(burst: env.configuration.signInPerIPBurst, rate: env.configuration.signInPerIPRate)
+
+        let gate = try env.transaction { db -> Gate in
+            let now = env.nowMillis
+            if let wait = try RateLimiter.take("signin:ip:\(request.remoteAddress)", limit: ipLimit, nowMillis: now, on: db) {
+                try AuditLog.append(context.event(.signInRateLimited, .denied), at: now, on: db)
+                return .refused(.rateLimited(retryAfter: wait))
+            }
+            let user = try AccountRepository.find(email: email.value, on: db)
+            if case .locked(let wait) = try throttle.admit(email: email, nowMillis: now, on: db) {
+                try AuditLog.append(context.event(.signInLocked, .denied, userID: user?.id), at: now, on: db)
+                return .refused(.tooManyAttempts(retryAfter: wait))
+            }
+            return .proceed(user)
+        }
+        guard case .proceed(let user) = gate else {
+            if case .refused(let error) = gate { throw error }
+            throw APIError.invalidCredentials
+        }
+
+        let password = PasswordPolicy.normalize(body.password)
+        let matches = env.hasher.verify(password, hash: user?.passwordHash ?? env.decoyHash) && user != nil
+        guard let user, matches else {
+            try env.transaction { db in
+                try AuditLog.append(context.event(.signInFailed, .failure, userID: user?.id), at: env.nowMillis, on: db)
+            }
+            throw APIError.invalidCredentials
+        }
+        let upgraded = env.hasher.needsRehash(user.passwordHash) ? try? env.hasher.hash(password) : nil
+
+        let token = SessionToken.generate(env.random)
+        let session = try env.transaction { db -> SessionRecord in
+            let now = env.nowMillis
+            try throttle.reset(email: email, on: db)
+            if let upgraded, try AccountRepository.replacePasswordHash(userID: user.id, old: user.passwordHash, new: upgraded, on: db) {
+                try AuditLog.append(context.event(.passwordRehashed, .success, userID: user.id), at: now, on: db)
+            }
+            let session = SessionRecord(id: env.newID(), userID: user.id, aal: AssuranceLevel.aal1.rawValue, methods: [AuthMethod.pwd.rawValue],
+                                        createdAt: now, lastSeenAt: now, endedAt: nil, endReason: nil)
+            try SessionRepository.insert(session, tokenHash: SHA256.hex(token), passwordVerifiedAt: now, ip: context.ip,
+                                         userAgent: context.userAgent, on: db)
+            try AuditLog.append(context.event(.signInSucceeded, .success, userID: user.id, detail: "aal=1 methods=pwd"), at: now, on: db)
+            return session
+        }
+        return .json(SessionCreated(token: token, session: session.info(policy: env.configuration.sessions)), status: 201)
+    }
+
+    func current(_ request: Request) throws -> Response {
+        let result = try env.transaction { try SessionAuthenticator(env: env).authenticate(request, on: $0) }
+        let auth = try result.get()
+        return .json(CurrentSession(session: auth.session.info(policy: env.configuration.sessions), user: auth.user.info))
+    }
+
+    func signOut(_ request: Request) throws -> Response {
+        let result = try env.transaction { db -> Result<Void, APIError> in
+            switch try SessionAuthenticator(env: env).authenticate(request, on: db) {
+            case .failure(let error): return .failure(error)
+            case .success(let auth):
+                let now = env.nowMillis
+                if try SessionRepository.end(id: auth.session.id, at: now, reason: "signed_out", on: db) {
+                    try AuditLog.append(AuditContext(request).event(.sessionEnded, .success, userID: auth.user.id), at: now, on: db)
+                }
+                return .success(())
+            }
+        }
+        try result.get()
+        return .noContent
+    }
+}

@@ -1,0 +1,39 @@
+import Core
+import Foundation
+import Store
+
+/// The append-only audit log of authentication events. Writes go through the
+/// request's transaction, so an event is recorded exactly when its effect is.
+enum AuditLog {
+    /// Appends `event` at `at` (milliseconds).
+    static func append(_ event: AuditEvent, at: Int64, on db: any SQLConnection) throws {
+        try db.execute(
+            "INSERT INTO audit_log (at, kind, outcome, user_id, ip, user_agent, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            [.int(at), .text(event.kind.rawValue), .text(event.outcome.rawValue), SQLValue(event.userID),
+             SQLValue(event.ip), SQLValue(event.userAgent.map { String($0.prefix(512)) }), SQLValue(event.detail)])
+    }
+
+    /// One stored entry.
+    struct Entry: Sendable {
+        let seq: Int64
+        let at: Date
+        let kind: String
+        let outcome: String
+        let userID: String?
+        let ip: String?
+        let userAgent: String?
+        let detail: String?
+    }
+
+    /// The newest `limit` entries, oldest first (as `tail` prints them).
+    static func tail(limit: Int, on db: any SQLConnection) throws -> [Entry] {
+        try db.query(
+            "SELECT seq, at, kind, outcome, user_id, ip, user_agent, detail FROM audit_log ORDER BY seq DESC LIMIT $1",
+            [.int(Int64(limit))]
+        ).map { row in
+            Entry(seq: try row.int("seq"), at: Date(millis: try row.int("at")), kind: try row.text("kind"),
+                  outcome: try row.text("outcome"), userID: try row.optionalText("user_id"), ip: try row.optionalText("ip"),
+                  userAgent: try row.optionalText("user_agent"), detail: try row.optionalText("detail"))
+        }.reversed()
+    }
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Usage: scripts/install-deps.sh build|test|bench
+# Installs the Debian packages Trifactor needs for that purpose when any is
+# missing (with sudo when not root). Idempotent and quiet when all is there.
+set -euo pipefail
+build=(pkg-config libmicrohttpd-dev libssl-dev libsodium-dev libsqlite3-dev libpq-dev)
+case "${1:-build}" in
+  build) wanted=("${build[@]}") ;;
+  test)  wanted=("${build[@]}" postgresql) ;;
+  bench) wanted=("${build[@]}" wrk nginx-light) ;;
+  *) echo "install-deps: say build, test or bench" >&2; exit 2 ;;
+esac
+missing=()
+for p in "${wanted[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}" >&2
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
