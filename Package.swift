@@ -34,9 +34,11 @@ let package = Package(
         ),
         .executableTarget(name: "trifactord", dependencies: ["TrifactorServer"], swiftSettings: strict),
 
+        // Helpers shared by the test targets: backends (SQLite file, PostgreSQL schema), threads.
+        .target(name: "TrifactorTestSupport", dependencies: ["Store"], path: "Tests/Support", swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["Core"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
-        .testTarget(name: "StoreTests", dependencies: ["Store"], swiftSettings: strict),
-        .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "API", "HTTP", "Store", "Core"], swiftSettings: strict),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "TrifactorTestSupport"], swiftSettings: strict),
+        .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "API", "HTTP", "Store", "Core", "Crypto", "TrifactorTestSupport"], swiftSettings: strict),
     ]
 )

@@ -23,7 +23,9 @@ func mhdAccessHandler(
         conCls.pointee = Unmanaged.passRetained(state).toOpaque()
         context.inFlight.add(1, ordering: .releasing)
         if let length = header(connection, "content-length").flatMap(Int.init), length > context.configuration.maxBodyBytes {
-            state.state.withLock { $0.tooLarge = true }
+            // Refuse before reading a byte of it; libmicrohttpd then closes the connection.
+            state.state.withLock { $0.dispatched = true }
+            return queue(tooLarge(context: context, state: state), on: connection, state: state)
         }
         return MHD_Result.YES
     }
@@ -54,11 +56,7 @@ func mhdAccessHandler(
     if let ready = step.ready { return queue(ready, on: connection, state: state) }
     if step.dispatched { return MHD_Result.YES }  // a spurious call while a worker runs
 
-    if step.tooLarge {
-        let problem = HTTPProblem.payloadTooLarge(limit: context.configuration.maxBodyBytes)
-        let response = Response.problem(problem.problem(requestID: state.id), headers: [("Connection", "close")])
-        return queue(context.finish(response, requestID: state.id), on: connection, state: state)
-    }
+    if step.tooLarge { return queue(tooLarge(context: context, state: state), on: connection, state: state) }
 
     var request = Request(id: state.id, method: state.method, path: state.path, query: values(connection, .GET_ARGUMENT_KIND),
                           headers: values(connection, .HEADER_KIND, lowercase: true), body: step.body,
@@ -120,6 +118,11 @@ func mhdCompletedHandler(
     if termination != .REQUEST_TERMINATED_COMPLETED_OK { fields["aborted"] = .bool(true) }
     context.logger.log("info", "request", fields)
     context.inFlight.subtract(1, ordering: .releasing)
+}
+
+private func tooLarge(context: ServerContext, state: RequestState) -> Response {
+    let problem = HTTPProblem.payloadTooLarge(limit: context.configuration.maxBodyBytes)
+    return context.finish(Response.problem(problem.problem(requestID: state.id), headers: [("Connection", "close")]), requestID: state.id)
 }
 
 private func problemResponse(_ problem: HTTPProblem, context: ServerContext, state: RequestState) -> Response {

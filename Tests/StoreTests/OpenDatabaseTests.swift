@@ -1,6 +1,7 @@
 import Foundation
 import Store
 import Testing
+import TrifactorTestSupport
 
 @Suite("openDatabase")
 struct OpenDatabaseTests {

@@ -2,6 +2,7 @@ import Foundation
 import Store
 import Synchronization
 import Testing
+import TrifactorTestSupport
 
 /// The same behaviour, proved on every backend in `Backend.all`.
 @Suite("Store behaviour")

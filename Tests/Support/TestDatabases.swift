@@ -4,17 +4,17 @@ import Testing
 
 /// The backends the store suite runs against: always SQLite (a temp file), and PostgreSQL when
 /// `TRIFACTOR_TEST_POSTGRES_URL` is set (see `scripts/with-postgres.sh`).
-struct Backend: Sendable, CustomTestStringConvertible {
-    let dialect: SQLDialect
-    var testDescription: String { dialect.rawValue }
+public struct Backend: Sendable, CustomTestStringConvertible {
+    public let dialect: SQLDialect
+    public var testDescription: String { dialect.rawValue }
 
-    static let postgresURL: String? = ProcessInfo.processInfo.environment["TRIFACTOR_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
-    static let isCI = ProcessInfo.processInfo.environment["CI"].map { !$0.isEmpty && $0 != "0" && $0 != "false" } ?? false
-    static let all: [Backend] = [Backend(dialect: .sqlite)] + (postgresURL == nil ? [] : [Backend(dialect: .postgres)])
+    public static let postgresURL: String? = ProcessInfo.processInfo.environment["TRIFACTOR_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    public static let isCI = ProcessInfo.processInfo.environment["CI"].map { !$0.isEmpty && $0 != "0" && $0 != "false" } ?? false
+    public static let all: [Backend] = [Backend(dialect: .sqlite)] + (postgresURL == nil ? [] : [Backend(dialect: .postgres)])
 
     /// Runs `body` with a fresh, empty database of this backend and its URL, and removes it afterwards:
     /// a SQLite file in a new temp directory, or a PostgreSQL schema `t_<random>` put first on the search path.
-    func withFreshDatabase<T>(poolSize: Int? = nil, _ body: (any Database, String) throws -> T) throws -> T {
+    public func withFreshDatabase<T>(poolSize: Int? = nil, _ body: (any Database, String) throws -> T) throws -> T {
         let name = "t_" + String(UInt64.random(in: .min ... .max), radix: 16)
         switch dialect {
         case .sqlite:
@@ -47,7 +47,7 @@ struct Backend: Sendable, CustomTestStringConvertible {
 }
 
 /// Runs `body` in `count` threads at once and waits for all of them.
-func runThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+public func runThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let group = DispatchGroup()
     for index in 0..<count {
         group.enter()
@@ -60,7 +60,7 @@ func runThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
 }
 
 /// The `StoreError` kind that `body` throws, or nil when it throws nothing or something else.
-func storeErrorKind<T>(_ body: () throws -> T) -> StoreError.Kind? {
+public func storeErrorKind<T>(_ body: () throws -> T) -> StoreError.Kind? {
     do {
         _ = try body()
         return nil

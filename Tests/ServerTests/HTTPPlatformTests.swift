@@ -1,0 +1,146 @@
+import Foundation
+import HTTP
+import Testing
+@testable import TrifactorServer
+import TrifactorTestSupport
+
+/// The HTTP layer as a client sees it: framing, keep-alive, limits, and
+/// problem+json for every protocol error.
+@Suite("HTTP platform")
+struct HTTPPlatformTests {
+    @Test("two requests on one connection are both answered and the connection stays open", arguments: Backend.all)
+    func keepAlive(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let client = try server.client()
+            let first = try client.request("GET", "/health")
+            #expect(first.status == 200)
+            #expect(first.header("connection")?.lowercased() != "close")
+            let second = try client.request("GET", "/ready")
+            #expect(second.status == 200)
+            #expect(second.json["status"] as? String == "ok")
+            #expect(first.header("x-request-id") != second.header("x-request-id"))
+        }
+    }
+
+    @Test("errors are problem+json with a stable code and the request id", arguments: Backend.all)
+    func problems(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let notFound = try server.get("/no/such/path")
+            #expect(notFound.status == 404)
+            #expect(notFound.header("content-type") == "application/problem+json")
+            #expect(notFound.json["code"] as? String == "not_found")
+            #expect(notFound.json["type"] as? String == "urn:trifactor:problem:not_found")
+            #expect(notFound.json["request_id"] as? String == notFound.header("x-request-id"))
+
+            let wrongMethod = try server.client().request("PUT", "/v1/sessions", body: [])
+            #expect(wrongMethod.status == 405)
+            #expect(wrongMethod.header("allow") == "POST")
+            #expect(wrongMethod.json["code"] as? String == "method_not_allowed")
+
+            let malformed = try server.client().request("POST", "/v1/sessions", headers: ["Content-Type": "application/json"], body: Array(#"{"email": "#.utf8))
+            #expect(malformed.status == 400)
+            #expect(malformed.json["code"] as? String == "malformed_json")
+
+            let notJSON = try server.client().request("POST", "/v1/sessions", headers: ["Content-Type": "text/plain"], body: Array("hi".utf8))
+            #expect(notJSON.status == 415)
+            #expect(notJSON.json["code"] as? String == "unsupported_media_type")
+
+            let missing = try server.json("POST", "/v1/sessions", ["email": "a@example.com"])
+            #expect(missing.status == 422)
+            #expect(missing.json["code"] as? String == "invalid_fields")
+            let fields = (missing.json["invalid_params"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+            #expect(fields == ["password"])
+
+            let wrongType = try server.json("POST", "/v1/sessions", ["email": 42, "password": "x"])
+            #expect(wrongType.status == 422)
+            #expect((wrongType.json["invalid_params"] as? [[String: Any]])?.first?["name"] as? String == "email")
+        }
+    }
+
+    @Test("a 2 MiB body is refused with 413 before it is read")
+    func bodyTooLarge() throws {
+        try Backend.all[0].withServer { server throws in
+            let client = try server.client()
+            let body = [UInt8](repeating: 0x61, count: 2 * 1024 * 1024)
+            try client.send(HTTPTestClient.head("POST", "/v1/accounts", headers: ["Content-Type": "application/json"], contentLength: body.count))
+            let response = try client.readResponse()
+            #expect(response.status == 413)
+            #expect(response.json["code"] as? String == "payload_too_large")
+        }
+    }
+
+    @Test("a body sent in chunks over the limit without a length is refused with 413")
+    func chunkedTooLarge() throws {
+        var config = TestServer.configuration()
+        config.http.maxBodyBytes = 1024
+        try Backend.all[0].withServer(config) { server throws in
+            let client = try server.client()
+            var raw = HTTPTestClient.head("POST", "/v1/accounts", headers: ["Content-Type": "application/json", "Transfer-Encoding": "chunked"], contentLength: nil)
+            for _ in 0..<4 { raw += Array("200\r\n".utf8) + [UInt8](repeating: 0x61, count: 512) + Array("\r\n".utf8) }
+            raw += Array("0\r\n\r\n".utf8)
+            try client.send(raw)
+            #expect(try client.readResponse().status == 413)
+        }
+    }
+
+    @Test("an unexpected error answers 500 without internals, and the log has the request id and the cause")
+    func internalError() throws {
+        struct Secret: Error { let detail = "connection string with password hunter2" }
+        try Backend.all[0].withServer(extraRoutes: { $0.add("GET", "/test/crash") { _ in throw Secret() } }) { server throws in
+            let response = try server.get("/test/crash")
+            #expect(response.status == 500)
+            #expect(response.json["code"] as? String == "internal_error")
+            #expect(!response.text.contains("hunter2"))
+            let id = try #require(response.json["request_id"] as? String)
+            #expect(server.log.all.contains { $0.contains(id) && $0.contains("unhandled_error") && $0.contains("hunter2") })
+        }
+    }
+
+    @Test("slow work beyond the worker queue is refused with 503 and Retry-After")
+    func workerQueueBound() throws {
+        var config = TestServer.configuration()
+        config.http.workerThreads = 1
+        config.http.workerQueueLimit = 1
+        let slow: (inout HTTP.Router) -> Void = { $0.add("GET", "/test/slow", execution: .worker) { _ in usleep(400_000); return .noContent } }
+        try Backend.all[0].withServer(config, extraRoutes: slow) { server throws in
+            let clients = try (0..<5).map { _ in try server.client() }
+            for c in clients { try c.send(HTTPTestClient.head("GET", "/test/slow", headers: [:], contentLength: nil)) }
+            let responses = try clients.map { try $0.readResponse() }
+            let refused = responses.filter { $0.status == 503 }
+            #expect(responses.filter { $0.status == 204 }.count >= 1)
+            #expect(refused.count >= 2)
+            #expect(refused.allSatisfy { $0.header("retry-after") == "1" && $0.json["code"] as? String == "overloaded" })
+        }
+    }
+
+    @Test("fast requests are answered while every worker is busy with slow work")
+    func fastDuringSlow() throws {
+        var config = TestServer.configuration()
+        config.http.workerThreads = 1
+        let slow: (inout HTTP.Router) -> Void = { $0.add("GET", "/test/slow", execution: .worker) { _ in usleep(1_000_000); return .noContent } }
+        try Backend.all[0].withServer(config, extraRoutes: slow) { server throws in
+            let busy = try server.client()
+            try busy.send(HTTPTestClient.head("GET", "/test/slow", headers: [:], contentLength: nil))
+            usleep(100_000)
+            let started = Date()
+            #expect(try server.get("/health").status == 200)
+            #expect(Date().timeIntervalSince(started) < 0.5)
+            #expect(try busy.readResponse().status == 204)
+        }
+    }
+
+    @Test("each request is logged as one JSON line with id, method, path, status and duration")
+    func requestLog() throws {
+        try Backend.all[0].withServer { server throws in
+            let response = try server.get("/health")
+            let id = try #require(response.header("x-request-id"))
+            usleep(50_000)
+            let line = try #require(server.log.all.first { $0.contains("\"id\":\"\(id)\"") })
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(object["method"] as? String == "GET")
+            #expect(object["path"] as? String == "/health")
+            #expect(object["status"] as? Int == 200)
+            #expect(object["duration_ms"] is Double)
+        }
+    }
+}

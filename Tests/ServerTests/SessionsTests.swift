@@ -1,0 +1,198 @@
+import Crypto
+import Foundation
+import Store
+import Testing
+@testable import TrifactorServer
+import TrifactorTestSupport
+
+@Suite("Sessions and sign-in")
+struct SessionsTests {
+    @Test("sign-in returns a token shown once and an AAL1 session; GET and DELETE use it", arguments: Backend.all)
+    func lifecycle(backend: Backend) throws {
+        try backend.withServer { server throws in
+            _ = try server.json("POST", "/v1/accounts", ["email": "s@example.com", "password": "correct horse battery"])
+            let created = try server.json("POST", "/v1/sessions", ["email": "S@EXAMPLE.com".lowercased(), "password": "correct horse battery"])
+            #expect(created.status == 201)
+            let token = try #require(created.json["token"] as? String)
+            #expect(token.count == 43)
+            let session = try #require(created.json["session"] as? [String: Any])
+            #expect(session["aal"] as? Int == 1)
+            #expect(session["methods"] as? [String] == ["pwd"])
+            // Only the token's SHA-256 is stored.
+            let stored = try server.env.database.transaction { try $0.query("SELECT token_hash FROM sessions", []) }.map { try $0.text("token_hash") }
+            #expect(stored == [SHA256.hex(token)])
+
+            let current = try server.get("/v1/session", token: token)
+            #expect(current.status == 200)
+            #expect((current.json["user"] as? [String: Any])?["email"] as? String == "s@example.com")
+            #expect((current.json["user"] as? [String: Any])?["email_verified"] as? Bool == false)
+            #expect((current.json["session"] as? [String: Any])?["id"] as? String == session["id"] as? String)
+
+            let ended = try server.client().request("DELETE", "/v1/session", headers: ["Authorization": "Bearer \(token)"])
+            #expect(ended.status == 204)
+            let after = try server.get("/v1/session", token: token)
+            #expect(after.status == 401)
+            #expect(after.json["code"] as? String == "unauthenticated")
+            #expect(try server.auditKinds().suffix(2) == ["signin.succeeded", "session.ended"])
+        }
+    }
+
+    @Test("a wrong password and an unknown email get the same 401")
+    func sameFailure() throws {
+        try Backend.all[0].withServer { server throws in
+            _ = try server.json("POST", "/v1/accounts", ["email": "t@example.com", "password": "correct horse battery"])
+            let wrong = try server.json("POST", "/v1/sessions", ["email": "t@example.com", "password": "not the password"])
+            let unknown = try server.json("POST", "/v1/sessions", ["email": "nobody@example.com", "password": "not the password"])
+            #expect(wrong.status == 401 && unknown.status == 401)
+            var a = wrong.json, b = unknown.json
+            a["request_id"] = nil
+            b["request_id"] = nil
+            #expect(NSDictionary(dictionary: a).isEqual(to: b))
+            #expect(a["code"] as? String == "invalid_credentials")
+        }
+    }
+
+    @Test("missing, malformed and unknown tokens get 401 unauthenticated")
+    func badTokens() throws {
+        try Backend.all[0].withServer { server throws in
+            for token in [nil, "junk", String(repeating: "A", count: 43)] {
+                let r = try server.get("/v1/session", token: token)
+                #expect(r.status == 401)
+                #expect(r.json["code"] as? String == "unauthenticated")
+                #expect(r.header("www-authenticate")?.hasPrefix("Bearer") == true)
+            }
+        }
+    }
+
+    @Test("a session expires after the idle timeout, and use renews it", arguments: Backend.all)
+    func idleTimeout(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let token = try #require(try server.signUp("i@example.com"))
+            server.clock.advance(20 * 60)
+            #expect(try server.get("/v1/session", token: token).status == 200)
+            server.clock.advance(20 * 60)
+            #expect(try server.get("/v1/session", token: token).status == 200)
+            server.clock.advance(30 * 60 + 1)
+            let expired = try server.get("/v1/session", token: token)
+            #expect(expired.status == 401)
+            #expect(expired.json["code"] as? String == "session_expired")
+            #expect(try server.get("/v1/session", token: token).json["code"] as? String == "session_expired")
+            #expect(try server.auditKinds().filter { $0 == "session.expired" }.count == 1)
+        }
+    }
+
+    @Test("a session ends at its absolute lifetime however much it is used")
+    func absoluteLifetime() throws {
+        try Backend.all[0].withServer { server throws in
+            let token = try #require(try server.signUp("j@example.com"))
+            for _ in 0..<24 {
+                server.clock.advance(29 * 60)
+                _ = try server.get("/v1/session", token: token)
+            }
+            // 11 h 36 min so far: still alive; past 12 h it is over.
+            #expect(try server.get("/v1/session", token: token).status == 200)
+            server.clock.advance(25 * 60)
+            #expect(try server.get("/v1/session", token: token).json["code"] as? String == "session_expired")
+        }
+    }
+
+    @Test("after five failures the account locks with a growing delay, the right password included; a success resets", arguments: Backend.all)
+    func lockout(backend: Backend) throws {
+        try backend.withServer { server throws in
+            _ = try server.json("POST", "/v1/accounts", ["email": "k@example.com", "password": "correct horse battery"])
+            func attempt(_ password: String) throws -> HTTPTestClient.Response {
+                try server.json("POST", "/v1/sessions", ["email": "k@example.com", "password": password])
+            }
+            for _ in 0..<5 { #expect(try attempt("wrong password").status == 401) }
+            let locked = try attempt("correct horse battery")
+            #expect(locked.status == 429)
+            #expect(locked.json["code"] as? String == "too_many_attempts")
+            #expect(locked.header("retry-after") == "5")
+            server.clock.advance(5)
+            #expect(try attempt("wrong password").status == 401)  // the 6th failure: 10 s now
+            #expect(try attempt("correct horse battery").header("retry-after") == "10")
+            server.clock.advance(10)
+            #expect(try attempt("correct horse battery").status == 201)
+            // The count was reset: five more failures are allowed before a lock.
+            for _ in 0..<4 { #expect(try attempt("wrong password").status == 401) }
+            #expect(try attempt("correct horse battery").status == 201)
+            #expect(try server.auditKinds().contains("signin.locked"))
+        }
+    }
+
+    @Test("lockouts are capped at 15 minutes")
+    func lockoutCap() throws {
+        try Backend.all[0].withServer { server throws in
+            for _ in 0..<20 {
+                _ = try server.json("POST", "/v1/sessions", ["email": "nobody@example.com", "password": "guess"])
+                server.clock.advance(901)
+            }
+            _ = try server.json("POST", "/v1/sessions", ["email": "nobody@example.com", "password": "guess"])
+            let r = try server.json("POST", "/v1/sessions", ["email": "nobody@example.com", "password": "guess"])
+            #expect(r.status == 429)
+            #expect(r.header("retry-after") == "900")
+        }
+    }
+
+    @Test("parallel wrong guesses cannot get more than the free attempts", arguments: Backend.all)
+    func parallelGuesses(backend: Backend) throws {
+        try backend.withServer { server throws in
+            _ = try server.json("POST", "/v1/accounts", ["email": "p@example.com", "password": "correct horse battery"])
+            let port = server.port
+            let statuses = Mutex<[Int]>([])
+            runThreads(16) { i in
+                let status = (try? HTTPTestClient(port: port).json("POST", "/v1/sessions", ["email": "p@example.com", "password": "guess \(i)"]).status) ?? 0
+                statuses.withLock { $0.append(status) }
+            }
+            let all = statuses.withLock { $0 }
+            #expect(all.filter { $0 == 401 }.count == 5)
+            #expect(all.filter { $0 == 429 }.count == 11)
+        }
+    }
+
+    @Test("sign-in attempts are rate limited per client IP")
+    func ipLimit() throws {
+        let config = TestServer.configuration { $0.signInPerIPBurst = 3; $0.signInPerIPRate = 0.1 }
+        try Backend.all[0].withServer(config) { server throws in
+            let statuses = try (0..<4).map { try server.json("POST", "/v1/sessions", ["email": "ip\($0)@example.com", "password": "guess"]).status }
+            #expect(statuses == [401, 401, 401, 429])
+            server.clock.advance(10)
+            #expect(try server.json("POST", "/v1/sessions", ["email": "ip9@example.com", "password": "guess"]).status == 401)
+        }
+    }
+
+    @Test("a hash made with weaker parameters is upgraded at the next successful sign-in", arguments: Backend.all)
+    func rehash(backend: Backend) throws {
+        try backend.withFreshDatabase { database, _ in
+            do {
+                let weak = TestServer.configuration { $0.argon2OpsLimit = 1 }
+                let server = try TestServer(database: database, configuration: weak)
+                _ = try server.json("POST", "/v1/accounts", ["email": "w@example.com", "password": "correct horse battery"])
+            }
+            let strong = TestServer.configuration { $0.argon2OpsLimit = 2 }
+            let server = try TestServer(database: database, configuration: strong)
+            func hash() throws -> String {
+                try server.env.database.transaction { try AccountRepository.find(email: "w@example.com", on: $0)!.passwordHash }
+            }
+            #expect(try hash().contains("t=1"))
+            #expect(try server.json("POST", "/v1/sessions", ["email": "w@example.com", "password": "correct horse battery"]).status == 201)
+            #expect(try hash().contains("t=2"))
+            #expect(try server.auditKinds().contains("password.rehashed"))
+            #expect(try server.json("POST", "/v1/sessions", ["email": "w@example.com", "password": "correct horse battery"]).status == 201)
+        }
+    }
+
+    @Test("the log never holds a password or a token")
+    func noSecretsInLog() throws {
+        try Backend.all[0].withServer(TestServer.configuration { $0.dev = false }) { server throws in
+            let token = try #require(try server.signUp("l@example.com", password: "unusual secret phrase", verify: false))
+            _ = try server.get("/v1/session", token: token)
+            let log = server.log.all.joined(separator: "\n")
+            #expect(!log.contains("unusual secret phrase"))
+            #expect(!log.contains(token))
+            #expect(log.contains("\"path\":\"/v1/sessions\""))
+        }
+    }
+}
+
+import Synchronization

@@ -1,0 +1,119 @@
+import Foundation
+import Glibc
+
+/// A minimal HTTP/1.1 client over a plain TCP socket, so tests control the
+/// connection: keep-alive, partial bodies, raw bytes.
+final class HTTPTestClient {
+    struct Response {
+        let status: Int
+        let headers: [String: String]
+        let body: [UInt8]
+
+        func header(_ name: String) -> String? { headers[name.lowercased()] }
+        var text: String { String(decoding: body, as: UTF8.self) }
+        /// The body as a JSON object.
+        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
+        func decode<T: Decodable>(_ type: T.Type) throws -> T { try WireDecoder.decode(type, body) }
+    }
+
+    struct Failure: Error, CustomStringConvertible { let description: String }
+
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+
+    /// Connects to 127.0.0.1:`port`.
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else { close(fd); throw Failure(description: "connect to port \(port) failed") }
+    }
+
+    deinit { close(fd) }
+
+    /// Sends raw bytes.
+    func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw Failure(description: "send failed") }
+            offset += n
+        }
+    }
+
+    /// Sends a request and reads its response on this connection.
+    func request(_ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = []) throws -> Response {
+        try send(Self.head(method, path, headers: headers, contentLength: body.isEmpty && method == "GET" ? nil : body.count) + body)
+        return try readResponse()
+    }
+
+    /// A JSON request.
+    func json(_ method: String, _ path: String, _ object: Any, token: String? = nil) throws -> Response {
+        var headers = ["Content-Type": "application/json"]
+        if let token { headers["Authorization"] = "Bearer \(token)" }
+        let body = try JSONSerialization.data(withJSONObject: object)
+        return try request(method, path, headers: headers, body: Array(body))
+    }
+
+    /// The request line and headers.
+    static func head(_ method: String, _ path: String, headers: [String: String], contentLength: Int?) -> [UInt8] {
+        var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: trifactor-tests\r\n"
+        for (k, v) in headers { text += "\(k): \(v)\r\n" }
+        if let contentLength { text += "Content-Length: \(contentLength)\r\n" }
+        return Array((text + "\r\n").utf8)
+    }
+
+    /// Reads one response (Content-Length framed).
+    func readResponse() throws -> Response {
+        let separator: [UInt8] = [13, 10, 13, 10]
+        var headerEnd: Int?
+        while headerEnd == nil {
+            headerEnd = buffer.indices.dropLast(3).first { Array(buffer[$0..<$0 + 4]) == separator }
+            if headerEnd == nil { try fill() }
+        }
+        let head = String(decoding: buffer[..<headerEnd!], as: UTF8.self)
+        buffer.removeFirst(headerEnd! + 4)
+        var lines = head.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst().split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw Failure(description: "bad status line") }
+        var headers: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let length = Int(headers["content-length"] ?? "0") ?? 0
+        while buffer.count < length { try fill() }
+        let body = Array(buffer[..<length])
+        buffer.removeFirst(length)
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    /// True when the server has closed the connection (reads end of stream).
+    func isClosedByServer() -> Bool {
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, 0) == 0
+    }
+
+    private func fill() throws {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard n > 0 else { throw Failure(description: n == 0 ? "connection closed by server" : "receive failed or timed out") }
+        buffer.append(contentsOf: chunk[..<n])
+    }
+}
+
+import API
+
+enum WireDecoder {
+    static func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8]) throws -> T {
+        try WireJSON.decoder().decode(type, from: Data(bytes))
+    }
+}
