@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Store
 
 /// `trifactord`'s verbs. Each checks its input before any work and reports
 /// a failure as one plain sentence on standard error with a non-zero exit.
@@ -54,6 +55,8 @@ public enum Trifactord {
         do {
             try body()
             return 0
+        } catch let error as StoreError {
+            return fail("The database cannot be used: \(error.description). Check TRIFACTOR_DATABASE_URL or --database-url.")
         } catch {
             return fail(String(describing: error))
         }

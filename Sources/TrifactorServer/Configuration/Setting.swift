@@ -15,7 +15,7 @@ struct Setting: Sendable {
     static let all: [Setting] = [
         Setting(variable: "TRIFACTOR_DATABASE_URL", flag: "--database-url", valueName: "URL",
                 help: "Database: sqlite:PATH (embedded) or postgres://USER@HOST:PORT/DB", defaultText: "sqlite:data/trifactor.db") { c, v in
-            guard v.hasPrefix("sqlite:") || v.hasPrefix("postgres://") || v.hasPrefix("postgresql://") else {
+            guard v.hasPrefix("sqlite:") || v.hasPrefix("postgres:") || v.hasPrefix("postgresql://") else {
                 return "The database URL must start with sqlite: or postgres://."
             }
             c.databaseURL = v

@@ -1,0 +1,114 @@
+import Core
+import Foundation
+import Synchronization
+import Testing
+
+@Suite("Password policy (NIST SP 800-63B)")
+struct PasswordPolicyTests {
+    let policy = PasswordPolicy(blocklist: ["password", "letmein", "qwertyuiop"])
+
+    @Test("8 to 256 characters are accepted, counted after NFKC normalisation")
+    func length() {
+        #expect(policy.violation("1234567", email: nil) == .tooShort)
+        #expect(policy.violation("12345678", email: nil) == nil)
+        #expect(policy.violation(String(repeating: "ab", count: 128), email: nil) == nil)
+        #expect(policy.violation(String(repeating: "ab", count: 128) + "c", email: nil) == .tooLong)
+        // "ﬁ" (one ligature character) becomes "fi" (two) under NFKC.
+        #expect(PasswordPolicy.normalize("ﬁﬁﬁﬁ") == "fifififi")
+        #expect(policy.violation("ﬁﬁﬁﬁ", email: nil) == nil)
+    }
+
+    @Test("any Unicode is accepted, and the same password typed differently normalises to the same bytes")
+    func unicode() {
+        #expect(policy.violation("Ünïcødé пароль 🔑", email: nil) == nil)
+        let composed = "caf\u{E9} au lait", decomposed = "cafe\u{301} au lait"
+        #expect(Array(PasswordPolicy.normalize(composed).utf8) == Array(PasswordPolicy.normalize(decomposed).utf8))
+    }
+
+    @Test("common passwords are refused whatever their case, and so is the email")
+    func blocklist() throws {
+        #expect(policy.violation("LetMeIn1", email: nil) == nil)
+        #expect(policy.violation("QWERTYUIOP", email: nil) == .common)
+        let email = try #require(EmailAddress("Julia.Roberts@example.com"))
+        #expect(policy.violation("julia.roberts", email: email) == .contextual)
+        #expect(policy.violation("julia.roberts@example.com", email: email) == .contextual)
+    }
+}
+
+@Suite("Lockout arithmetic")
+struct LockoutPolicyTests {
+    @Test("no lock for the first four failures, then 5 s doubling per failure, capped at 15 minutes")
+    func schedule() {
+        let p = LockoutPolicy()
+        #expect((1...4).map { p.lockout(afterFailures: $0) } == [nil, nil, nil, nil])
+        #expect((5...12).map { p.lockout(afterFailures: $0) } == [5, 10, 20, 40, 80, 160, 320, 640])
+        #expect(p.lockout(afterFailures: 13) == 900)
+        #expect(p.lockout(afterFailures: 10_000) == 900)
+    }
+}
+
+@Suite("Session lifetimes")
+struct SessionPolicyTests {
+    let start = Date(timeIntervalSince1970: 1_000_000)
+
+    @Test("a session ends at the idle timeout or the absolute lifetime, whichever is first")
+    func expiry() {
+        let p = SessionPolicy(idleTimeout: 1800, absoluteLifetime: 43200)
+        #expect(p.expiry(created: start, lastSeen: start) == start.addingTimeInterval(1800))
+        #expect(!p.isExpired(created: start, lastSeen: start, now: start.addingTimeInterval(1799)))
+        #expect(p.isExpired(created: start, lastSeen: start, now: start.addingTimeInterval(1800)))
+        let late = start.addingTimeInterval(43000)
+        #expect(p.expiry(created: start, lastSeen: late) == start.addingTimeInterval(43200))
+    }
+
+    @Test("a use is written back at most once per thirtieth of the idle timeout")
+    func coalescing() {
+        let p = SessionPolicy(idleTimeout: 1800, absoluteLifetime: 43200)
+        #expect(!p.shouldRecordUse(lastSeen: start, now: start.addingTimeInterval(59)))
+        #expect(p.shouldRecordUse(lastSeen: start, now: start.addingTimeInterval(60)))
+    }
+}
+
+@Suite("Email addresses")
+struct EmailAddressTests {
+    @Test("addresses are trimmed and their domain lower-cased; the local part keeps its case")
+    func normalise() {
+        #expect(EmailAddress("  Ann.Lee@Example.COM\n")?.value == "Ann.Lee@example.com")
+    }
+
+    @Test("implausible addresses are refused", arguments: ["", "plain", "@example.com", "a@", "a@b", "a b@example.com", "a@@example.com",
+                                                         "a@-example.com", ".a@example.com", "a..b@example.com", "a@example.123",
+                                                         String(repeating: "a", count: 65) + "@example.com"])
+    func refuse(_ raw: String) {
+        #expect(EmailAddress(raw) == nil)
+    }
+}
+
+@Suite("Randomness and encodings")
+struct RandomTests {
+    @Test("codes are decimal digits of the asked length, and every digit occurs")
+    func digits() {
+        let source = RandomSource { n in (0..<n).map { _ in UInt8.random(in: 0...255) } }
+        let code = source.digits(6)
+        #expect(code.count == 6 && code.allSatisfy(\.isNumber))
+        let many = (0..<200).map { _ in source.digits(6) }.joined()
+        #expect(Set(many).count == 10)
+    }
+
+    @Test("uniform draws reject the biased top of the range")
+    func rejection() {
+        // 0xFFFFFFFF lies in the biased tail for an upper bound of 10 and must be redrawn.
+        let queue = Mutex<[[UInt8]]>([[0xff, 0xff, 0xff, 0xff], [7, 0, 0, 0]])
+        let source = RandomSource { _ in queue.withLock { $0.removeFirst() } }
+        #expect(source.uniform(10) == 7)
+    }
+
+    @Test("base64url round-trips without padding and refuses other alphabets")
+    func base64url() {
+        let bytes: [UInt8] = [0xfb, 0xff, 0xfe, 0x00, 0x10]
+        #expect(Base64URL.encode(bytes) == "-__-ABA")
+        #expect(Base64URL.decode("-__-ABA") == bytes)
+        #expect(Base64URL.decode("+//+ABA=") == nil)
+        #expect(Hex.encode([0x00, 0xab, 0xff]) == "00abff")
+    }
+}

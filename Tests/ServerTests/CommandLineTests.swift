@@ -1,0 +1,138 @@
+import Foundation
+import Glibc
+import Testing
+import TrifactorTestSupport
+
+/// `trifactord` as an operator runs it: a real process.
+@Suite("trifactord command line")
+struct CommandLineTests {
+    /// The built `trifactord` next to the test bundle.
+    static let binary: URL = {
+        let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [here, here.deletingLastPathComponent()] {
+            let url = candidate.appendingPathComponent("trifactord")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(".build/debug/trifactord")
+    }()
+
+    struct Run {
+        let status: Int32
+        let out: String
+        let err: String
+    }
+
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, out: String(decoding: o, as: UTF8.self), err: String(decoding: e, as: UTF8.self))
+    }
+
+    static func temporaryDatabase() -> String {
+        "sqlite:" + FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString)/t.db").path
+    }
+
+    @Test("--help and serve --help document every setting")
+    func help() throws {
+        for args in [["--help"], ["serve", "--help"]] {
+            let r = try Self.run(args)
+            #expect(r.status == 0)
+            for name in ["TRIFACTOR_DATABASE_URL", "TRIFACTOR_LISTEN", "TRIFACTOR_DEV", "TRIFACTOR_MAX_BODY_BYTES", "TRIFACTOR_SESSION_IDLE_TIMEOUT",
+                         "--database-url", "--listen", "--dev"] {
+                #expect(r.out.contains(name), "\(args) should mention \(name)")
+            }
+        }
+    }
+
+    @Test("bad verbs, flags and values fail with one sentence and a non-zero exit")
+    func badInput() throws {
+        for (args, env, words) in [
+            (["frobnicate"], [:], "Unknown command"),
+            ([], [:], "Tell trifactord what to do"),
+            (["serve", "--no-such-flag"], [:], "Unknown option --no-such-flag"),
+            (["serve", "--listen", "nonsense"], [:], "127.0.0.1:8080"),
+            (["serve"], ["TRIFACTOR_DEV": "maybe"], "TRIFACTOR_DEV must be 0 or 1"),
+            (["migrate", "--database-url", "mysql://x"], [:], "sqlite: or postgres://"),
+            (["audit", "head"], [:], "audit tail"),
+            (["users", "list", "--limit", "0"], [:], "--limit"),
+        ] as [([String], [String: String], String)] {
+            let r = try Self.run(args, environment: env)
+            #expect(r.status != 0, "\(args)")
+            #expect(r.err.hasPrefix("trifactord: ") && r.err.contains(words), "\(args): \(r.err)")
+            #expect(r.err.split(separator: "\n").count == 1)
+        }
+    }
+
+    @Test("an unreachable database is one sentence and a non-zero exit")
+    func unreachableDatabase() throws {
+        let r = try Self.run(["migrate", "--database-url", "postgresql://postgres@127.0.0.1:1/postgres"])
+        #expect(r.status != 0)
+        #expect(r.err.hasPrefix("trifactord: "))
+        #expect(r.err.split(separator: "\n").count == 1)
+    }
+
+    @Test("migrate applies the schema once; audit tail and users list read it")
+    func migrateAndList() throws {
+        let db = Self.temporaryDatabase()
+        let first = try Self.run(["migrate", "--database-url", db])
+        #expect(first.status == 0)
+        #expect(first.out.contains("Applied migrations 1"))
+        #expect(try Self.run(["migrate", "--database-url", db]).out.contains("up to date"))
+        #expect(try Self.run(["users", "list", "--database-url", db]).out.contains("no accounts"))
+        #expect(try Self.run(["audit", "tail"], environment: ["TRIFACTOR_DATABASE_URL": db]).out.contains("empty"))
+    }
+
+    @Test("SIGTERM stops accepting, finishes the request in flight, and exits 0")
+    func gracefulStop() throws {
+        let db = Self.temporaryDatabase()
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--listen", "127.0.0.1:0", "--database-url", db, "--argon2-memory-kib", "8192", "--argon2-opslimit", "1"]
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        // The port is in the "listening" log line.
+        var port = 0
+        var seen = ""
+        let reader = err.fileHandleForReading
+        while port == 0 {
+            let chunk = reader.availableData
+            try #require(!chunk.isEmpty, "trifactord exited early: \(seen)")
+            seen += String(decoding: chunk, as: UTF8.self)
+            if let line = seen.split(separator: "\n").first(where: { $0.contains("\"event\":\"listening\"") }),
+               let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] {
+                port = object["port"] as? Int ?? 0
+            }
+        }
+        let idle = try HTTPTestClient(port: port)
+        #expect(try idle.request("GET", "/health").status == 200)
+
+        let body = Array(#"{"email":"sigterm@example.com","password":"correct horse battery"}"#.utf8)
+        let client = try HTTPTestClient(port: port)
+        try client.send(HTTPTestClient.head("POST", "/v1/accounts", headers: ["Content-Type": "application/json"], contentLength: body.count)
+                        + body.prefix(10))
+        usleep(200_000)
+        kill(process.processIdentifier, SIGTERM)
+        usleep(300_000)
+        #expect(process.isRunning, "the server must wait for the request in flight")
+        #expect((try? HTTPTestClient(port: port)) == nil, "no new connections once stopping")
+        try client.send(Array(body.dropFirst(10)))
+        let response = try client.readResponse()
+        #expect(response.status == 202)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let log = seen + String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
+        #expect(log.contains("\"event\":\"stopped\""))
+    }
+}
