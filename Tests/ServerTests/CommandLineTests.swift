@@ -136,3 +136,24 @@ struct CommandLineTests {
         #expect(log.contains("\"event\":\"stopped\""))
     }
 }
+
+@Suite("Documentation")
+struct DocumentationTests {
+    @Test("the README's configuration table names every setting with its flag")
+    func readmeTable() throws {
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("README.md")
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        let help = try CommandLineTests.run(["serve", "--help"]).out
+        // Lines of the form "env TRIFACTOR_X, default …".
+        let variables = help.split(separator: "\n").compactMap { line -> String? in
+            let words = line.split(separator: " ")
+            guard let env = words.firstIndex(of: "env"), env + 1 < words.count else { return nil }
+            return String(words[env + 1].dropLast())
+        }
+        #expect(variables.count == 22)
+        for variable in variables {
+            #expect(text.contains("| `\(variable)` |"), "README lacks \(variable)")
+        }
+    }
+}
