@@ -23,7 +23,7 @@ let package = Package(
         // Floors, bottom up. A module imports only those below it.
         .target(name: "API", swiftSettings: strict),
         .target(name: "Core", swiftSettings: strict),
-        .target(name: "Crypto", dependencies: ["CSodium", "COpenSSL"], swiftSettings: strict),
+        .target(name: "Crypto", dependencies: ["Core", "CSodium", "COpenSSL"], swiftSettings: strict),
         .target(name: "Store", dependencies: ["CSQLite", "CPostgres", "CTrifactorShim"], swiftSettings: strict),
         .target(name: "HTTP", dependencies: ["API", "CMicroHTTPD", "CTrifactorShim"], swiftSettings: strict),
         .target(

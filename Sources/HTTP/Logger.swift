@@ -3,6 +3,9 @@ import Glibc
 
 /// Structured logging: one JSON object per line on standard error, written
 /// with a single `write(2)` so lines from several threads never interleave.
+/// Lines are built by hand (fixed key order: time, level, event, then the
+/// fields sorted by name): this runs once per request, and Foundation's
+/// `JSONSerialization` with sorted keys cost more than the request itself.
 public struct Logger: Sendable {
     /// A value in a log line.
     public enum Value: Sendable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
@@ -26,16 +29,40 @@ public struct Logger: Sendable {
     /// Writes `{"time":…,"level":…,"event":…, fields…}`.
     /// - Important: never pass a password, code or token in `fields`.
     public func log(_ level: String = "info", _ event: String, _ fields: [String: Value] = [:]) {
-        var object: [String: Any] = ["time": Date().timeIntervalSince1970, "level": level, "event": event]
-        for (k, v) in fields {
-            switch v {
-            case .string(let s): object[k] = s
-            case .int(let i): object[k] = i
-            case .double(let d): object[k] = d
-            case .bool(let b): object[k] = b
+        var line = "{\"time\":\(Date().timeIntervalSince1970),\"level\":"
+        Self.append(level, to: &line)
+        line += ",\"event\":"
+        Self.append(event, to: &line)
+        for key in fields.keys.sorted() {
+            line += ","
+            Self.append(key, to: &line)
+            line += ":"
+            switch fields[key]! {
+            case .string(let s): Self.append(s, to: &line)
+            case .int(let i): line += String(i)
+            case .double(let d): line += d.isFinite ? String(d) : "null"
+            case .bool(let b): line += b ? "true" : "false"
             }
         }
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
-        sink(String(decoding: data, as: UTF8.self))
+        line += "}"
+        sink(line)
+    }
+
+    /// Appends `text` as a JSON string literal (RFC 8259 escaping).
+    static func append(_ text: String, to line: inout String) {
+        line += "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": line += "\\\""
+            case "\\": line += "\\\\"
+            case "\n": line += "\\n"
+            case "\r": line += "\\r"
+            case "\t": line += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7f:
+                line += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+            default: line.unicodeScalars.append(scalar)
+            }
+        }
+        line += "\""
     }
 }

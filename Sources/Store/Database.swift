@@ -17,6 +17,11 @@ public protocol Database: Sendable {
     /// - Important: do not call `transaction` again inside `body`: it would wait for a second connection.
     /// - Throws: what `body` throws, or `StoreError` (`.unavailable` when no connection is free in time).
     @discardableResult func transaction<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+    /// Runs `body` in one read-only transaction (a consistent snapshot) that never takes the write
+    /// lock: SQLite `BEGIN DEFERRED` (WAL readers run in parallel), PostgreSQL `BEGIN READ ONLY`.
+    /// - Important: `body` must not write; PostgreSQL refuses it, and on SQLite a write may fail with `.busy`.
+    /// - Throws: what `body` throws, or `StoreError`.
+    func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T
     /// Applies the migrations whose version is above the highest recorded one, in order, each in its
     /// own transaction, and records them in `schema_migrations(version, name, applied_at)`.
     /// Safe when several processes migrate the same database at once.

@@ -16,12 +16,20 @@ final class PostgresDatabase: Database {
     }
 
     @discardableResult func transaction<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try run(begin: "BEGIN", body)
+    }
+
+    func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try run(begin: "BEGIN READ ONLY", body)
+    }
+
+    private func run<T>(begin: String, _ body: (any SQLConnection) throws -> T) throws -> T {
         // Pooled connections may all have died (server restart): each is dropped on its failed BEGIN,
         // and the last attempt gets a freshly opened one.
         var attempts = poolSize + 1
         while true {
             do {
-                return try pool.withConnection { try $0.inTransaction(begin: "BEGIN", body) }
+                return try pool.withConnection { try $0.inTransaction(begin: begin, body) }
             } catch let stale as StaleConnection {
                 attempts -= 1
                 if attempts == 0 { throw stale.error }

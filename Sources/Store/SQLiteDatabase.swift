@@ -28,6 +28,11 @@ final class SQLiteDatabase: Database {
         try pool.withConnection { try $0.inTransaction(begin: "BEGIN IMMEDIATE", body) }
     }
 
+    /// `BEGIN DEFERRED`: in WAL mode readers share a snapshot and never wait for the write lock.
+    func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try pool.withConnection { try $0.inTransaction(begin: "BEGIN DEFERRED", body) }
+    }
+
     func migrate(_ migrations: [Migration]) throws -> [Int] {
         try MigrationRunner.migrate(migrations, on: self)
     }

@@ -37,8 +37,18 @@ public struct Environment: Sendable {
     /// Runs `body` in one database transaction; a database that cannot be
     /// reached or stays busy becomes a 503 problem, without internals.
     func transaction<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try unavailableAs503 { try database.transaction(body) }
+    }
+
+    /// Runs `body` in one read-only transaction (never the write lock);
+    /// database failures become a 503 as in `transaction`.
+    func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try unavailableAs503 { try database.read(body) }
+    }
+
+    private func unavailableAs503<T>(_ run: () throws -> T) throws -> T {
         do {
-            return try database.transaction(body)
+            return try run()
         } catch let error as StoreError where error.kind == .unavailable || error.kind == .busy {
             logger.log("error", "database_unavailable", ["error": .string(error.debugDescription)])
             throw APIError.serviceUnavailable

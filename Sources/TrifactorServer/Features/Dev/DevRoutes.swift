@@ -14,7 +14,7 @@ struct DevRoutes {
             var recipient = request.query["to"]?.trimmingCharacters(in: .whitespaces)
             if let r = recipient, let email = EmailAddress(r) { recipient = email.value }
             if recipient?.isEmpty == true { recipient = nil }
-            let messages = try env.transaction { try Outbox(env: env).list(to: recipient, limit: 100, on: $0) }
+            let messages = try env.read { try Outbox(env: env).list(to: recipient, limit: 100, on: $0) }
             return .json(OutboxListing(messages: messages.map {
                 OutboxMessage(id: $0.id, channel: $0.channel, to: $0.to, text: $0.text, createdAt: Date(millis: $0.createdAt), status: $0.status)
             }))

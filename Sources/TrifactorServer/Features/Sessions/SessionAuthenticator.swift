@@ -14,34 +14,58 @@ struct SessionAuthenticator {
         let user: UserRecord
     }
 
-    /// The session of `request`'s bearer token, its use recorded.
-    /// - Throws: `APIError.unauthenticated` for a missing, unknown or ended
-    ///   token; `APIError.sessionExpired` once a lifetime has run out.
+    /// The session of `request`'s bearer token, its use recorded, in its own
+    /// transactions: a read-only one (the usual case, no write lock), and a
+    /// write only when the use must be recorded or the session has just expired.
+    /// - Returns: the session and user, or `APIError.unauthenticated` for a
+    ///   missing, unknown or ended token, `APIError.sessionExpired` once a
+    ///   lifetime has run out.
+    func authenticate(_ request: Request) throws -> Result<Authenticated, APIError> {
+        if case .done(let result) = try env.read({ try check(request, on: $0, canWrite: false) }) { return result }
+        guard case .done(let result) = try env.transaction({ try check(request, on: $0, canWrite: true) }) else {
+            return .failure(.unauthenticated)
+        }
+        return result
+    }
+
+    /// The same inside a write transaction the caller already holds.
     func authenticate(_ request: Request, on db: any SQLConnection) throws -> Result<Authenticated, APIError> {
+        guard case .done(let result) = try check(request, on: db, canWrite: true) else { return .failure(.unauthenticated) }
+        return result
+    }
+
+    private enum Check {
+        case done(Result<Authenticated, APIError>)
+        case needsWrite
+    }
+
+    private func check(_ request: Request, on db: any SQLConnection, canWrite: Bool) throws -> Check {
         guard let token = request.bearerToken, SessionToken.isWellFormed(token),
               let session = try SessionRepository.find(tokenHash: SHA256.hex(token), on: db)
-        else { return .failure(.unauthenticated) }
+        else { return .done(.failure(.unauthenticated)) }
         if session.endedAt != nil {
-            return .failure(session.endReason == "expired" ? .sessionExpired : .unauthenticated)
+            return .done(.failure(session.endReason == "expired" ? .sessionExpired : .unauthenticated))
         }
         let now = env.clock.now()
         let policy = env.configuration.sessions
         let created = Date(millis: session.createdAt), lastSeen = Date(millis: session.lastSeenAt)
         if policy.isExpired(created: created, lastSeen: lastSeen, now: now) {
+            guard canWrite else { return .needsWrite }
             // Recorded once, in this transaction, which the caller commits before answering 401.
             if try SessionRepository.end(id: session.id, at: now.millis, reason: "expired", on: db) {
                 try AuditLog.append(AuditContext(request).event(.sessionExpired, .success, userID: session.userID), at: now.millis, on: db)
             }
-            return .failure(.sessionExpired)
+            return .done(.failure(.sessionExpired))
         }
-        guard let user = try AccountRepository.find(id: session.userID, on: db) else { return .failure(.unauthenticated) }
+        guard let user = try AccountRepository.find(id: session.userID, on: db) else { return .done(.failure(.unauthenticated)) }
         var current = session
         if policy.shouldRecordUse(lastSeen: lastSeen, now: now) {
+            guard canWrite else { return .needsWrite }
             try SessionRepository.touch(id: session.id, at: now.millis, on: db)
             current = SessionRecord(id: session.id, userID: session.userID, aal: session.aal, methods: session.methods,
                                     createdAt: session.createdAt, lastSeenAt: now.millis, endedAt: nil, endReason: nil)
         }
-        return .success(Authenticated(session: current, user: user))
+        return .done(.success(Authenticated(session: current, user: user)))
     }
 }
 

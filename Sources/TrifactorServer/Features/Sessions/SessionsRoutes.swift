@@ -79,8 +79,7 @@ struct SessionsRoutes {
     }
 
     func current(_ request: Request) throws -> Response {
-        let result = try env.transaction { try SessionAuthenticator(env: env).authenticate(request, on: $0) }
-        let auth = try result.get()
+        let auth = try SessionAuthenticator(env: env).authenticate(request).get()
         return .json(CurrentSession(session: auth.session.info(policy: env.configuration.sessions), user: auth.user.info))
     }
 
