@@ -69,7 +69,7 @@ public final class HTTPServer: Sendable {
             var options = trifactor_mhd_options(
                 bind_address: host, port: UInt16(clamping: c.port), thread_pool_size: UInt32(c.httpThreads),
                 connection_limit: UInt32(c.connectionLimit), connection_timeout_seconds: UInt32(c.connectionTimeout),
-                connection_memory_limit: 128 * 1024,
+                connection_memory_limit: 32 * 1024,
                 access_handler: mhdAccessHandler, access_handler_cls: cls,
                 completed_handler: mhdCompletedHandler, completed_handler_cls: cls)
             return trifactor_mhd_start(&options, &errorMessage)
