@@ -89,17 +89,22 @@ public final class HTTPServer: Sendable {
     /// Requests begun and not yet answered.
     public var requestsInFlight: Int { context.inFlight.load(ordering: .acquiring) }
 
-    /// Stops accepting connections, waits up to `drainTimeout` seconds for the
-    /// requests in flight to complete, then closes everything.
+    /// Stops accepting connections, answers what is in flight with
+    /// `Connection: close` so keep-alive clients leave, waits up to
+    /// `drainTimeout` seconds for those requests, lets the workers finish
+    /// every queued job (each resumes its connection), and only then stops
+    /// libmicrohttpd, which must never be stopped with a suspended connection.
     public func stop(drainTimeout: TimeInterval = 30) {
         guard let handle = daemon.withLock({ d -> DaemonHandle? in let h = d; d = nil; return h })?.pointer else { return }
+        context.draining.store(true, ordering: .releasing)
         let listener = MHD_quiesce_daemon(handle)
-        if listener >= 0 { close(listener) }
         let deadline = Date().addingTimeInterval(drainTimeout)
         while context.inFlight.load(ordering: .acquiring) > 0 && Date() < deadline {
             usleep(10_000)
         }
+        context.workers.stopAndWait()
         MHD_stop_daemon(handle)
-        context.workers.stop()
+        // With internal threads the listening socket may be closed only after the daemon stopped.
+        if listener >= 0 { close(listener) }
     }
 }

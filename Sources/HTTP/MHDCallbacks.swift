@@ -33,30 +33,34 @@ func mhdAccessHandler(
 
     if uploadDataSize.pointee > 0 {
         let size = uploadDataSize.pointee
-        state.state.withLock { s in
-            if !s.tooLarge, let uploadData {
-                if s.body.count + size > context.configuration.maxBodyBytes {
-                    s.tooLarge = true
-                    s.body = []
-                } else {
-                    uploadData.withMemoryRebound(to: UInt8.self, capacity: size) { s.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: size)) }
-                }
+        let limit = context.configuration.maxBodyBytes
+        let keep = state.state.withLock { s -> Bool in
+            if s.discarded > 0 || s.body.count + size > limit {
+                // Over the limit without a declared length: read on and discard, so
+                // the client can read the 413, but only so far: past that, drop it.
+                s.body = []
+                s.discarded += size
+                return s.discarded <= max(1 << 20, 4 * limit)
             }
+            if let uploadData {
+                uploadData.withMemoryRebound(to: UInt8.self, capacity: size) { s.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: size)) }
+            }
+            return true
         }
         uploadDataSize.pointee = 0
-        return MHD_Result.YES
+        return keep ? MHD_Result.YES : MHD_Result.NO
     }
 
     // The body is complete, or a worker has resumed us.
     let step = state.state.withLock { s -> (ready: Response?, dispatched: Bool, body: [UInt8], tooLarge: Bool) in
-        let r = (s.response, s.dispatched, s.body, s.tooLarge)
+        let r = (s.response, s.dispatched, s.body, s.discarded > 0)
         s.dispatched = true
         return r
     }
     if let ready = step.ready { return queue(ready, on: connection, state: state) }
     if step.dispatched { return MHD_Result.YES }  // a spurious call while a worker runs
-
     if step.tooLarge { return queue(tooLarge(context: context, state: state), on: connection, state: state) }
+
 
     var request = Request(id: state.id, method: state.method, path: state.path, query: values(connection, .GET_ARGUMENT_KIND),
                           headers: values(connection, .HEADER_KIND, lowercase: true), body: step.body,
@@ -131,8 +135,8 @@ private func problemResponse(_ problem: HTTPProblem, context: ServerContext, sta
 
 private func queue(_ response: Response, on connection: OpaquePointer, state: RequestState) -> MHD_Result {
     state.state.withLock { $0.status = response.status }
-    let body = state.method == "HEAD" ? [] : response.body
-    let handle = body.withUnsafeBytes { buffer in
+    // For HEAD libmicrohttpd sends the headers only, with the body's real length.
+    let handle = response.body.withUnsafeBytes { buffer in
         MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
     }
     guard let handle else { return MHD_Result.NO }

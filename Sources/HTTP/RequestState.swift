@@ -7,7 +7,8 @@ import Synchronization
 final class RequestState: Sendable {
     struct Mutable {
         var body: [UInt8] = []
-        var tooLarge = false
+        /// Bytes read past the body limit and thrown away.
+        var discarded = 0
         var dispatched = false
         var response: Response?
         var status = 0

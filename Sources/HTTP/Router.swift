@@ -44,6 +44,7 @@ public struct Router: Sendable {
             guard let params = Self.capture(route.segments, parts) else { continue }
             if route.method == method || (method == "HEAD" && route.method == "GET") { return .found(route, params) }
             allowed.append(route.method)
+            if route.method == "GET" { allowed.append("HEAD") }
         }
         return allowed.isEmpty ? .notFound : .methodNotAllowed(Array(Set(allowed)).sorted())
     }

@@ -11,6 +11,8 @@ final class ServerContext: Sendable {
     let logger: Logger
     let workers: WorkerPool
     let inFlight = Atomic<Int>(0)
+    /// Set when stopping: answers then carry `Connection: close`.
+    let draining = Atomic<Bool>(false)
     private let counter = Atomic<UInt64>(0)
     private let prefix: String
 
@@ -48,6 +50,7 @@ final class ServerContext: Sendable {
         r.headers.append(("X-Content-Type-Options", "nosniff"))
         r.headers.append(("Referrer-Policy", "no-referrer"))
         r.headers.append(("X-Frame-Options", "DENY"))
+        if draining.load(ordering: .acquiring) { r.headers.append(("Connection", "close")) }
         if r.header("Content-Security-Policy") == nil {
             r.headers.append(("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'"))
         }

@@ -12,6 +12,7 @@ final class WorkerPool: @unchecked Sendable {
     private var jobs: [@Sendable () -> Void] = []
     private var head = 0
     private var stopping = false
+    private var running = 0
     private let capacity: Int
 
     /// Starts `threads` workers whose nice value is raised by `niceness`
@@ -19,6 +20,7 @@ final class WorkerPool: @unchecked Sendable {
     /// waiting jobs.
     init(threads: Int, capacity: Int, niceness: Int32) {
         self.capacity = capacity
+        running = threads
         for index in 0..<threads {
             let thread = Thread { [self] in
                 // Best effort: a thread that cannot be niced still works.
@@ -40,11 +42,13 @@ final class WorkerPool: @unchecked Sendable {
         return true
     }
 
-    /// Lets the workers finish the queue, then exit.
-    func stop() {
+    /// Refuses new jobs, lets the workers finish the queue, and returns once
+    /// every worker has exited.
+    func stopAndWait() {
         condition.lock()
         stopping = true
         condition.broadcast()
+        while running > 0 { condition.wait() }
         condition.unlock()
     }
 
@@ -53,6 +57,8 @@ final class WorkerPool: @unchecked Sendable {
             condition.lock()
             while head >= jobs.count && !stopping { condition.wait() }
             if head >= jobs.count {  // stopping and drained
+                running -= 1
+                condition.broadcast()
                 condition.unlock()
                 return
             }

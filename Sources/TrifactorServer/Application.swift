@@ -23,6 +23,7 @@ public enum Application {
         let env = try Environment(database: database, configuration: configuration, logger: logger)
         let server = HTTPServer(configuration: configuration.http, router: router(env), logger: logger)
         try server.start()
+        Housekeeping.start(env)
         logger.log("info", "listening", ["host": .string(configuration.listenHost), "port": .int(server.port), "dev": .bool(configuration.dev)])
         return (server, env)
     }

@@ -96,6 +96,38 @@ struct AccountsTests {
         }
     }
 
+    @Test("parallel wrong codes get five tries in all, then even the right code is refused", arguments: Backend.all)
+    func parallelCodes(backend: Backend) throws {
+        try backend.withServer { server throws in
+            _ = try server.json("POST", "/v1/accounts", ["email": "par@example.com", "password": "correct horse battery"])
+            let code = try #require(try server.lastCode(to: "par@example.com"))
+            let wrong = code == "123456" ? "654321" : "123456"
+            let port = server.port
+            runThreads(12) { _ in _ = try? HTTPTestClient(port: port).json("POST", "/v1/accounts/verify-email", ["email": "par@example.com", "code": wrong]) }
+            let failures = try server.env.database.transaction { try $0.queryOne("SELECT failures FROM email_codes")!.int("failures") }
+            #expect(failures == 5)
+            #expect(try server.json("POST", "/v1/accounts/verify-email", ["email": "par@example.com", "code": code]).status == 400)
+        }
+    }
+
+    @Test("code checks are rate limited per client IP")
+    func codeRateLimit() throws {
+        let config = TestServer.configuration { $0.signInPerIPBurst = 2; $0.signInPerIPRate = 0.01 }
+        try Backend.all[0].withServer(config) { server throws in
+            let statuses = try (0..<3).map { _ in try server.json("POST", "/v1/accounts/verify-email", ["email": "z@example.com", "code": "123456"]).status }
+            #expect(statuses == [400, 400, 429])
+        }
+    }
+
+    @Test("per-IP limits count IPv6 clients by their /64")
+    func clientKey() {
+        #expect(ClientKey.of(address: "203.0.113.7") == "203.0.113.7")
+        #expect(ClientKey.of(address: "2001:db8:1:2:aaaa::1") == "2001:db8:1:2::/64")
+        #expect(ClientKey.of(address: "2001:db8:1:2:ffff:ffff:ffff:ffff") == ClientKey.of(address: "2001:db8:1:2::9"))
+        #expect(ClientKey.of(address: "2001:db8:1:3::1") != ClientKey.of(address: "2001:db8:1:2::1"))
+        #expect(ClientKey.of(address: "::ffff:198.51.100.4") == "198.51.100.4")
+    }
+
     @Test("a code expires after 10 minutes", arguments: Backend.all)
     func codeExpires(backend: Backend) throws {
         try backend.withServer { server throws in

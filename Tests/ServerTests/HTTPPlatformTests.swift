@@ -83,6 +83,22 @@ struct HTTPPlatformTests {
         }
     }
 
+    @Test("a chunked body far over the limit is cut off instead of read to its end")
+    func chunkedFlood() throws {
+        var config = TestServer.configuration()
+        config.http.maxBodyBytes = 1024
+        try Backend.all[0].withServer(config) { server throws in
+            let client = try server.client()
+            var raw = HTTPTestClient.head("POST", "/v1/accounts", headers: ["Content-Type": "application/json", "Transfer-Encoding": "chunked"], contentLength: nil)
+            let chunk = Array("10000\r\n".utf8) + [UInt8](repeating: 0x61, count: 0x10000) + Array("\r\n".utf8)
+            for _ in 0..<64 { raw += chunk }  // 4 MiB, never terminated
+            #expect(throws: (any Error).self) {
+                try client.send(raw)
+                _ = try client.readResponse()
+            }
+        }
+    }
+
     @Test("an unexpected error answers 500 without internals, and the log has the request id and the cause")
     func internalError() throws {
         struct Secret: Error { let detail = "connection string with password hunter2" }
@@ -110,6 +126,23 @@ struct HTTPPlatformTests {
             #expect(responses.filter { $0.status == 204 }.count >= 1)
             #expect(refused.count >= 2)
             #expect(refused.allSatisfy { $0.header("retry-after") == "1" && $0.json["code"] as? String == "overloaded" })
+        }
+    }
+
+    @Test("stopping while slow work is queued and suspended finishes it without a crash")
+    func stopWithSuspended() throws {
+        var config = TestServer.configuration()
+        config.http.workerThreads = 1
+        let slow: (inout HTTP.Router) -> Void = { $0.add("GET", "/test/slow", execution: .worker) { _ in usleep(200_000); return .noContent } }
+        try Backend.all[0].withServer(config, extraRoutes: slow) { server throws in
+            let clients = try (0..<3).map { _ in try server.client() }
+            for c in clients { try c.send(HTTPTestClient.head("GET", "/test/slow", headers: [:], contentLength: nil)) }
+            usleep(50_000)
+            let started = Date()
+            server.server.stop(drainTimeout: 0.05)
+            // The queued jobs ran (3 × 200 ms on one worker) before libmicrohttpd stopped.
+            #expect(Date().timeIntervalSince(started) >= 0.3)
+            #expect(server.server.requestsInFlight == 0)
         }
     }
 

@@ -196,3 +196,29 @@ struct SessionsTests {
 }
 
 import Synchronization
+
+@Suite("Housekeeping")
+struct HousekeepingTests {
+    @Test("stale limiter rows, old codes and long-ended sessions are purged; live ones stay", arguments: Backend.all)
+    func purge(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let token = try #require(try server.signUp("hk@example.com"))
+            _ = try server.json("POST", "/v1/accounts", ["email": "hk2@example.com", "password": "correct horse battery"])
+            _ = try server.json("POST", "/v1/sessions", ["email": "nobody@example.com", "password": "guess"])
+            _ = try server.client().request("DELETE", "/v1/session", headers: ["Authorization": "Bearer \(token)"])
+            func counts() throws -> [Int64] {
+                try server.env.database.transaction { db in
+                    try ["rate_limits", "login_throttle", "email_codes", "sessions"].map { try db.queryOne("SELECT COUNT(*) AS n FROM \($0)")!.int("n") }
+                }
+            }
+            let before = try counts()
+            #expect(before.allSatisfy { $0 > 0 })
+            // Nothing is stale yet.
+            let now = server.env.nowMillis
+            #expect(try server.env.database.transaction { try Housekeeping.purge(now: now, on: $0) } == Housekeeping.Report())
+            let later = now + 31 * Housekeeping.day
+            _ = try server.env.database.transaction { try Housekeeping.purge(now: later, on: $0) }
+            #expect(try counts() == [0, 0, 0, 0])
+        }
+    }
+}

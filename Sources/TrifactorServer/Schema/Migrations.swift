@@ -24,7 +24,8 @@ public enum Schema {
             CREATE TABLE login_throttle (
               email_key TEXT PRIMARY KEY,
               failures INTEGER NOT NULL DEFAULT 0,
-              locked_until {{bigint}} NOT NULL DEFAULT 0
+              locked_until {{bigint}} NOT NULL DEFAULT 0,
+              updated_at {{bigint}} NOT NULL
             );
             CREATE TABLE sessions (
               id TEXT PRIMARY KEY,

@@ -32,7 +32,7 @@ struct AccountsRoutes {
         guard invalid.isEmpty, let email else { throw APIError.invalidFields(invalid) }
 
         let limit = RateLimiter.Limit(burst: env.configuration.signUpPerIPBurst, rate: env.configuration.signUpPerIPRate)
-        if let wait = try env.transaction({ try RateLimiter.take("signup:ip:\(request.remoteAddress)", limit: limit, nowMillis: env.nowMillis, on: $0) }) {
+        if let wait = try env.transaction({ try RateLimiter.take("signup:ip:\(ClientKey.of(request))", limit: limit, nowMillis: env.nowMillis, on: $0) }) {
             throw APIError.rateLimited(retryAfter: wait)
         }
         // Hash before looking, so a known email costs the same time as a new one.
@@ -69,9 +69,17 @@ struct AccountsRoutes {
         }
         let code = body.code.trimmingCharacters(in: .whitespaces)
         let context = AuditContext(request)
+        let limit = RateLimiter.Limit(burst: env.configuration.signInPerIPBurst, rate: env.configuration.signInPerIPRate)
         // The failure count must be committed even when the answer is an error.
         let outcome = try env.transaction { db -> EmailVerification.Outcome in
-            guard let user = try AccountRepository.find(email: email.value, on: db) else { return .unusable }
+            if let wait = try RateLimiter.take("code:ip:\(ClientKey.of(request))", limit: limit, nowMillis: env.nowMillis, on: db) {
+                return .rateLimited(retryAfter: wait)
+            }
+            guard let user = try AccountRepository.find(email: email.value, on: db) else {
+                // An unknown address writes too, so both paths cost a commit alike.
+                try AuditLog.append(context.event(.emailVerificationFailed, .failure, detail: "unknown address"), at: env.nowMillis, on: db)
+                return .unusable
+            }
             let outcome = code.count == EmailVerification.codeLength && code.allSatisfy(\.isASCII) && code.allSatisfy(\.isNumber)
                 ? try EmailVerification(env: env).check(code, for: user, on: db) : .wrong
             if outcome == .verified {
@@ -81,7 +89,11 @@ struct AccountsRoutes {
             }
             return outcome
         }
-        guard outcome == .verified else { throw APIError.invalidCode }
+        switch outcome {
+        case .verified: break
+        case .rateLimited(let wait): throw APIError.rateLimited(retryAfter: wait)
+        case .wrong, .unusable: throw APIError.invalidCode
+        }
         return .json(EmailVerified())
     }
 
@@ -93,7 +105,11 @@ struct AccountsRoutes {
         }
         let limit = RateLimiter.Limit(burst: env.configuration.resendPerEmailBurst, rate: env.configuration.resendPerEmailRate)
         let context = AuditContext(request)
+        let ipLimit = RateLimiter.Limit(burst: env.configuration.signUpPerIPBurst, rate: env.configuration.signUpPerIPRate)
         let wait = try env.transaction { db -> Int? in
+            if let wait = try RateLimiter.take("resend:ip:\(ClientKey.of(request))", limit: ipLimit, nowMillis: env.nowMillis, on: db) {
+                return wait
+            }
             if let wait = try RateLimiter.take("resend:email:\(SHA256.hex(email.value))", limit: limit, nowMillis: env.nowMillis, on: db) {
                 return wait
             }

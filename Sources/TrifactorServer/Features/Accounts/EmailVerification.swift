@@ -31,23 +31,23 @@ struct EmailVerification {
                                      text: "Your Trifactor verification code is \(code). It expires in 10 minutes. Never share it.", on: db)
     }
 
-    enum Outcome { case verified, wrong, unusable }
+    enum Outcome: Equatable { case verified, wrong, unusable, rateLimited(retryAfter: Int) }
 
-    /// Checks `code` for `user`: a match verifies the email and spends the
-    /// code; a mismatch counts a failure atomically.
+    /// Checks `code` for `user`. The attempt is counted before the comparison,
+    /// in one statement that also refuses a dead or expired code, so parallel
+    /// guesses (on any number of instances) get five tries in all; a match
+    /// then spends the code and verifies the email.
     func check(_ code: String, for user: UserRecord, on db: any SQLConnection) throws -> Outcome {
         let now = env.nowMillis
-        guard let row = try db.queryOne("SELECT code_hash, expires_at, failures FROM email_codes WHERE user_id = $1", [.text(user.id)]),
-              try row.int("expires_at") > now, try row.int("failures") < Self.maxFailures
+        guard let row = try db.queryOne("""
+            UPDATE email_codes SET failures = failures + 1
+            WHERE user_id = $1 AND failures < $2 AND expires_at > $3
+            RETURNING code_hash
+            """, [.text(user.id), .int(Int64(Self.maxFailures)), .int(now)])
         else { return .unusable }
-        guard ConstantTime.equals(Self.hash(code, userID: user.id), try row.text("code_hash")) else {
-            try db.execute("UPDATE email_codes SET failures = failures + 1 WHERE user_id = $1", [.text(user.id)])
-            return .wrong
-        }
-        // Spend it; the condition makes a concurrent second use of the same code fail.
-        guard try db.execute("DELETE FROM email_codes WHERE user_id = $1 AND failures < $2", [.text(user.id), .int(Int64(Self.maxFailures))]) == 1 else {
-            return .unusable
-        }
+        guard ConstantTime.equals(Self.hash(code, userID: user.id), try row.text("code_hash")) else { return .wrong }
+        // Spend it; a concurrent use of the same code finds no row.
+        guard try db.execute("DELETE FROM email_codes WHERE user_id = $1", [.text(user.id)]) == 1 else { return .unusable }
         try AccountRepository.markEmailVerified(userID: user.id, at: now, on: db)
         return .verified
     }

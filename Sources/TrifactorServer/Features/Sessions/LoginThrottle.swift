@@ -21,8 +21,8 @@ struct LoginThrottle {
     func admit(email: EmailAddress, nowMillis: Int64, on db: any SQLConnection) throws -> Admission {
         let key = SHA256.hex(email.value)
         let counted = try db.queryOne("""
-            INSERT INTO login_throttle (email_key, failures, locked_until) VALUES ($1, 1, 0)
-            ON CONFLICT (email_key) DO UPDATE SET failures = login_throttle.failures + 1
+            INSERT INTO login_throttle (email_key, failures, locked_until, updated_at) VALUES ($1, 1, 0, $2)
+            ON CONFLICT (email_key) DO UPDATE SET failures = login_throttle.failures + 1, updated_at = $2
             WHERE login_throttle.locked_until <= $2
             RETURNING failures
             """, [.text(key), .int(nowMillis)])

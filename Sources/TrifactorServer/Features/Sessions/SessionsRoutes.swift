@@ -35,7 +35,7 @@ struct SessionsRoutes {
 
         let gate = try env.transaction { db -> Gate in
             let now = env.nowMillis
-            if let wait = try RateLimiter.take("signin:ip:\(request.remoteAddress)", limit: ipLimit, nowMillis: now, on: db) {
+            if let wait = try RateLimiter.take("signin:ip:\(ClientKey.of(request))", limit: ipLimit, nowMillis: now, on: db) {
                 try AuditLog.append(context.event(.signInRateLimited, .denied), at: now, on: db)
                 return .refused(.rateLimited(retryAfter: wait))
             }

@@ -1,0 +1,20 @@
+import Glibc
+import HTTP
+
+/// The key a client's per-IP limits are counted under: the IPv4 address, or
+/// the /64 prefix of an IPv6 address (one subscriber usually holds a whole
+/// /64, so counting single IPv6 addresses would let them rotate freely).
+enum ClientKey {
+    static func of(_ request: Request) -> String { of(address: request.remoteAddress) }
+
+    static func of(address: String) -> String {
+        var v6 = in6_addr()
+        guard address.contains(":"), inet_pton(AF_INET6, address, &v6) == 1 else { return address }
+        let bytes = withUnsafeBytes(of: &v6) { Array($0.prefix(8)) }
+        // An IPv4-mapped address (::ffff:a.b.c.d) is that IPv4 client.
+        if let dot = address.lastIndex(of: ":"), address.lowercased().hasPrefix("::ffff:"), address[address.index(after: dot)...].contains(".") {
+            return String(address[address.index(after: dot)...])
+        }
+        return stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }.joined(separator: ":") + "::/64"
+    }
+}

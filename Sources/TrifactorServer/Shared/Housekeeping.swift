@@ -1,0 +1,56 @@
+import Foundation
+import HTTP
+import Store
+
+/// Deletes rows that no longer guard anything, so that limiter and code
+/// tables do not grow with every address ever tried.
+enum Housekeeping {
+    static let day: Int64 = 86_400_000
+
+    /// Rows removed by one pass, per table.
+    struct Report: Equatable {
+        var rateLimits = 0
+        var loginThrottle = 0
+        var emailCodes = 0
+        var sessions = 0
+    }
+
+    /// One pass at `now` (milliseconds).
+    /// - A rate-limit bucket untouched for a day is full again for any rate
+    ///   of at least its burst per day, so forgetting it changes nothing.
+    /// - A failure count untouched for a day and not locked is forgotten
+    ///   (NIST SP 800-63B lets throttling windows end).
+    /// - Email codes whose window ended a day ago; sessions ended 30 days ago
+    ///   (the audit log keeps their story).
+    static func purge(now: Int64, on db: any SQLConnection) throws -> Report {
+        var report = Report()
+        report.rateLimits = try db.execute("DELETE FROM rate_limits WHERE updated_at < $1", [.int(now - day)])
+        report.loginThrottle = try db.execute("DELETE FROM login_throttle WHERE updated_at < $1 AND locked_until < $2",
+                                              [.int(now - day), .int(now)])
+        report.emailCodes = try db.execute("DELETE FROM email_codes WHERE window_started_at < $1", [.int(now - day)])
+        report.sessions = try db.execute("DELETE FROM sessions WHERE ended_at IS NOT NULL AND ended_at < $1", [.int(now - 30 * day)])
+        return report
+    }
+
+    /// Runs a pass now and then every `interval` seconds on a background
+    /// thread for the life of the process; failures are logged and retried
+    /// at the next pass.
+    static func start(_ env: Environment, interval: TimeInterval = 600) {
+        let thread = Thread {
+            while true {
+                do {
+                    let r = try env.transaction { try purge(now: env.nowMillis, on: $0) }
+                    if r != Report() {
+                        env.logger.log("info", "housekeeping", ["rate_limits": .int(r.rateLimits), "login_throttle": .int(r.loginThrottle),
+                                                                "email_codes": .int(r.emailCodes), "sessions": .int(r.sessions)])
+                    }
+                } catch {
+                    env.logger.log("error", "housekeeping_failed", ["error": .string(String(reflecting: error))])
+                }
+                Thread.sleep(forTimeInterval: interval)
+            }
+        }
+        thread.name = "trifactor-housekeeping"
+        thread.start()
+    }
+}
