@@ -63,17 +63,19 @@ echo "Argon2id: t=$TRIFACTOR_ARGON2_OPSLIMIT m=${TRIFACTOR_ARGON2_MEMORY_KIB} Ki
 gcc -O2 -o "$TMP/argon2_baseline" "$BENCH/argon2_baseline.c" $(pkg-config --cflags --libs libsodium) -lpthread \
   || die "cannot compile $BENCH/argon2_baseline.c (libsodium-dev?)"
 
-# 1. nginx
-NGINX_PORT=$(free_port)
-mkdir -p "$TMP/nginx"
-cat > "$TMP/nginx/nginx.conf" <<EOF
+# 1. nginx, twice: with an access log line per request (as trifactord writes
+# one per request: the baseline for the ratios) and with logging off.
+start_nginx() {  # $1 = access_log directive
+  NGINX_PORT=$(free_port)
+  rm -rf "$TMP/nginx"; mkdir -p "$TMP/nginx"
+  cat > "$TMP/nginx/nginx.conf" <<EOF
 worker_processes 2;
 daemon off;
 error_log $TMP/nginx/error.log warn;
 pid $TMP/nginx/nginx.pid;
 events { worker_connections 1024; }
 http {
-  access_log off;
+  $1;
   client_body_temp_path $TMP/nginx/body;
   proxy_temp_path $TMP/nginx/proxy;
   fastcgi_temp_path $TMP/nginx/fastcgi;
@@ -86,14 +88,21 @@ http {
   }
 }
 EOF
-echo "[1/5] nginx static 200 on port $NGINX_PORT"
-"$NGINX" -p "$TMP/nginx" -c "$TMP/nginx/nginx.conf" 2>"$TMP/nginx/stderr" &
-NGINX_PID=$!
-PIDS+=("$NGINX_PID")
-wait_http "http://127.0.0.1:$NGINX_PORT/" || { cat "$TMP/nginx/stderr" "$TMP/nginx/error.log" >&2 2>/dev/null; die "nginx did not start"; }
+  "$NGINX" -p "$TMP/nginx" -c "$TMP/nginx/nginx.conf" 2>"$TMP/nginx/stderr" &
+  NGINX_PID=$!
+  PIDS+=("$NGINX_PID")
+  wait_http "http://127.0.0.1:$NGINX_PORT/" || { cat "$TMP/nginx/stderr" "$TMP/nginx/error.log" >&2 2>/dev/null; die "nginx did not start"; }
+}
+echo "[1/5] nginx static 200, access log on, then off"
+start_nginx "access_log $TMP/nginx-access.log"
 run_wrk warmup -t"$THREADS" -c"$CONNS" -d2s "http://127.0.0.1:$NGINX_PORT/"
 run_wrk nginx "${WRK[@]}" "http://127.0.0.1:$NGINX_PORT/"
 kill "$NGINX_PID"; wait "$NGINX_PID" 2>/dev/null || true
+start_nginx "access_log off"
+run_wrk warmup -t"$THREADS" -c"$CONNS" -d2s "http://127.0.0.1:$NGINX_PORT/"
+run_wrk nginx_nolog "${WRK[@]}" "http://127.0.0.1:$NGINX_PORT/"
+kill "$NGINX_PID"; wait "$NGINX_PID" 2>/dev/null || true
+rm -f "$TMP/nginx-access.log"
 
 # trifactord, with the sign-in and sign-up limits out of the way.
 PORT=$(free_port)
@@ -126,7 +135,9 @@ run_wrk warmup -t"$THREADS" -c"$CONNS" -d2s -H "$AUTH" "$BASE/v1/session"
 run_wrk session "${WRK[@]}" -H "$AUTH" "$BASE/v1/session"
 run_wrk session_quiet -t1 -c4 -d5s -H "$AUTH" "$BASE/v1/session"
 
-echo "[4/5] login storm: POST /v1/sessions -t1 -c$STORM_CONNS -d${STORM_DUR}s, GET /v1/session -t1 -c4 -d$((STORM_DUR - 5))s from 3 s in"
+echo "[4/5] login storm alone (-t1 -c$STORM_CONNS -d10s), then again with GET /v1/session -t1 -c4 on other connections"
+timeout 120 wrk --latency -t1 -c"$STORM_CONNS" -d10s -s "$BENCH/login.lua" "$BASE/v1/sessions" > "$TMP/storm_alone.txt" 2>&1 \
+  || { cat "$TMP/storm_alone.txt" >&2; die "wrk (storm alone) failed"; }
 timeout 120 wrk --latency -t1 -c"$STORM_CONNS" -d"${STORM_DUR}s" -s "$BENCH/login.lua" "$BASE/v1/sessions" > "$TMP/storm.txt" 2>&1 &
 STORM_PID=$!
 sleep 3
@@ -139,5 +150,5 @@ echo "[5/5] Argon2id verify baseline: $NPROC threads, 5 s"
 "$TMP/argon2_baseline" "$TRIFACTOR_ARGON2_OPSLIMIT" "$TRIFACTOR_ARGON2_MEMORY_KIB" "$NPROC" 5 > "$TMP/baseline.txt" \
   || die "argon2 baseline failed"
 
-echo "nginx worker_processes 2; trifactord defaults except sign-in/up rate limits; SQLite in $TMP; wrk -t$THREADS -c$CONNS -d${DUR}s" > "$TMP/settings.txt"
+echo "nginx worker_processes 2 (ratios against nginx with its access log on); trifactord defaults except sign-in/up rate limits; SQLite in $TMP; wrk -t$THREADS -c$CONNS -d${DUR}s" > "$TMP/settings.txt"
 python3 "$BENCH/report.py" "$TMP"

@@ -15,6 +15,10 @@ public enum WireJSON {
         return e
     }
 
+    /// One shared encoder (JSONEncoder is thread-safe once configured);
+    /// building one per response was a measurable cost.
+    public static let sharedEncoder = encoder()
+
     /// A decoder for API bodies.
     public static func decoder() -> JSONDecoder {
         let d = JSONDecoder()

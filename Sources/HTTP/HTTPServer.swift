@@ -22,8 +22,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// Seconds an idle connection is kept.
     public var connectionTimeout: Int
 
-    /// Defaults: 2 HTTP threads, a worker per core, 64 queued jobs, 64 KiB bodies.
-    public init(host: String = "127.0.0.1", port: Int = 8080, httpThreads: Int = 2,
+    /// Defaults: 4 HTTP threads (more than cores: a thread may wait on the database), a worker per core, 64 queued jobs, 64 KiB bodies.
+    public init(host: String = "127.0.0.1", port: Int = 8080, httpThreads: Int = 4,
                 workerThreads: Int = ProcessInfo.processInfo.activeProcessorCount, workerQueueLimit: Int = 64,
                 maxBodyBytes: Int = 64 * 1024, connectionLimit: Int = 1024, connectionTimeout: Int = 60) {
         self.host = host

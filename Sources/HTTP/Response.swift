@@ -20,13 +20,13 @@ public struct Response: Sendable {
     /// A JSON body.
     public static func json(_ value: some Encodable, status: Int = 200) -> Response {
         // Encoding our own Codable wire models cannot fail.
-        let data = (try? WireJSON.encoder().encode(value)) ?? Data("{}".utf8)
+        let data = (try? WireJSON.sharedEncoder.encode(value)) ?? Data("{}".utf8)
         return Response(status: status, headers: [("Content-Type", "application/json")], body: Array(data))
     }
 
     /// An `application/problem+json` body.
     public static func problem(_ problem: Problem, headers: [(name: String, value: String)] = []) -> Response {
-        let data = (try? WireJSON.encoder().encode(problem)) ?? Data("{}".utf8)
+        let data = (try? WireJSON.sharedEncoder.encode(problem)) ?? Data("{}".utf8)
         return Response(status: problem.status, headers: [("Content-Type", "application/problem+json")] + headers, body: Array(data))
     }
 

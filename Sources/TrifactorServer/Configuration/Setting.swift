@@ -44,7 +44,7 @@ struct Setting: Sendable {
             return nil
         },
         int("TRIFACTOR_MAX_BODY_BYTES", "--max-body-bytes", "Largest request body; larger ones get 413", "65536", 1024...16_777_216) { $0.http.maxBodyBytes = $1 },
-        int("TRIFACTOR_HTTP_THREADS", "--http-threads", "HTTP (epoll) threads", "2", 1...64) { $0.http.httpThreads = $1 },
+        int("TRIFACTOR_HTTP_THREADS", "--http-threads", "HTTP (epoll) threads", "4", 1...64) { $0.http.httpThreads = $1 },
         int("TRIFACTOR_WORKER_THREADS", "--worker-threads", "Threads for password hashing", "number of cores", 1...64) { $0.http.workerThreads = $1 },
         int("TRIFACTOR_WORKER_QUEUE", "--worker-queue", "Hashing jobs that may wait; more get 503", "64", 1...100_000) { $0.http.workerQueueLimit = $1 },
         int("TRIFACTOR_ARGON2_OPSLIMIT", "--argon2-opslimit", "Argon2id passes (t)", "2", 1...32) { $0.argon2OpsLimit = UInt64($1) },
