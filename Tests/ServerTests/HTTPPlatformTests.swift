@@ -22,6 +22,22 @@ struct HTTPPlatformTests {
         }
     }
 
+    @Test("/ready answers 503 once the database is gone, while /health still answers 200")
+    func readiness() throws {
+        try Backend.all[0].withServer { server throws in
+            #expect(try server.get("/ready").status == 200)
+            server.env.database.close()
+            let ready = try server.get("/ready")
+            #expect(ready.status == 503)
+            #expect(ready.json["status"] as? String == "unavailable")
+            #expect(try server.get("/health").status == 200)
+            // A request that needs the database gets a problem, not a hang or a crash.
+            let signIn = try server.json("POST", "/v1/sessions", ["email": "a@example.com", "password": "whatever it is"])
+            #expect(signIn.status == 503)
+            #expect(signIn.json["code"] as? String == "service_unavailable")
+        }
+    }
+
     @Test("errors are problem+json with a stable code and the request id", arguments: Backend.all)
     func problems(backend: Backend) throws {
         try backend.withServer { server throws in
