@@ -19,16 +19,20 @@ let package = Package(
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // Our one small C target: what Swift cannot call (variadic functions, macros).
         .target(name: "CTrifactorShim", dependencies: ["CMicroHTTPD", "CSQLite"]),
+        // libphonenumber is C++: a C header over a small C++ file of ours.
+        .target(name: "CPhoneNumber", linkerSettings: [.linkedLibrary("phonenumber"), .linkedLibrary("stdc++")]),
 
         // Floors, bottom up. A module imports only those below it.
         .target(name: "API", swiftSettings: strict),
         .target(name: "Core", swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["Core", "CSodium", "COpenSSL"], swiftSettings: strict),
+        .target(name: "Phone", dependencies: ["CPhoneNumber"], swiftSettings: strict),
+        .target(name: "Messaging", dependencies: ["Core"], swiftSettings: strict),
         .target(name: "Store", dependencies: ["CSQLite", "CPostgres", "CTrifactorShim"], swiftSettings: strict),
         .target(name: "HTTP", dependencies: ["API", "CMicroHTTPD", "CTrifactorShim"], swiftSettings: strict),
         .target(
             name: "TrifactorServer",
-            dependencies: ["API", "Core", "Crypto", "Store", "HTTP"],
+            dependencies: ["API", "Core", "Crypto", "Store", "HTTP", "Phone", "Messaging"],
             resources: [.copy("Resources/common-passwords.txt")],
             swiftSettings: strict
         ),
@@ -38,6 +42,7 @@ let package = Package(
         .target(name: "TrifactorTestSupport", dependencies: ["Store"], path: "Tests/Support", swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["Core"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
+        .testTarget(name: "PhoneTests", dependencies: ["Phone"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TrifactorTestSupport"], swiftSettings: strict),
         .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "API", "HTTP", "Store", "Core", "Crypto", "TrifactorTestSupport"], swiftSettings: strict),
     ]
