@@ -25,6 +25,19 @@ struct MHD_Daemon *trifactor_mhd_start(const struct trifactor_mhd_options *o, co
     }
     (void)length;
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | ipv6;
+    int tls = o->tls_cert_pem != NULL && o->tls_key_pem != NULL;
+    if (tls) {
+        if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+            *error_out = "this libmicrohttpd was built without TLS support";
+            return NULL;
+        }
+        flags |= MHD_USE_TLS;
+    }
+    struct MHD_OptionItem tls_options[] = {
+        { tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, (void *)o->tls_cert_pem },
+        { MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)o->tls_key_pem },
+        { MHD_OPTION_END, 0, NULL },
+    };
     struct MHD_Daemon *daemon = MHD_start_daemon(
         flags, o->port, NULL, NULL,
         o->access_handler, o->access_handler_cls,
@@ -34,9 +47,11 @@ struct MHD_Daemon *trifactor_mhd_start(const struct trifactor_mhd_options *o, co
         MHD_OPTION_CONNECTION_TIMEOUT, o->connection_timeout_seconds,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->connection_memory_limit,
         MHD_OPTION_NOTIFY_COMPLETED, o->completed_handler, o->completed_handler_cls,
+        MHD_OPTION_ARRAY, tls_options,
         MHD_OPTION_END);
     if (daemon == NULL) {
-        *error_out = "the HTTP listener could not start (address in use or not available)";
+        *error_out = tls ? "the HTTPS listener could not start (address in use, or the certificate or key is not valid PEM)"
+                         : "the HTTP listener could not start (address in use or not available)";
     }
     return daemon;
 }

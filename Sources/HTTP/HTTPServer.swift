@@ -21,6 +21,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var connectionLimit: Int
     /// Seconds an idle connection is kept.
     public var connectionTimeout: Int
+    /// PEM certificate chain and private key: serve HTTPS when both are set.
+    public var tlsCertificatePEM: String?
+    public var tlsKeyPEM: String?
 
     /// Defaults: 4 HTTP threads (more than cores: a thread may wait on the database), a worker per core, 64 queued jobs, 64 KiB bodies.
     public init(host: String = "127.0.0.1", port: Int = 8080, httpThreads: Int = 4,
@@ -35,6 +38,9 @@ public struct HTTPServerConfiguration: Sendable {
         self.connectionLimit = connectionLimit
         self.connectionTimeout = connectionTimeout
     }
+
+    /// Whether the server speaks TLS.
+    public var usesTLS: Bool { tlsCertificatePEM != nil && tlsKeyPEM != nil }
 }
 
 /// Why the server could not start.
@@ -53,11 +59,16 @@ public final class HTTPServer: Sendable {
     /// stop take it exactly once.
     private struct DaemonHandle: @unchecked Sendable { let pointer: OpaquePointer }
     private let daemon = Mutex<DaemonHandle?>(nil)
+    /// The PEM texts as C strings, alive as long as the daemon may read them.
+    private let tls: TLSStrings
 
     /// A server for `router`; call `start()` to listen.
     public init(configuration: HTTPServerConfiguration, router: Router, logger: Logger = .standardError) {
         context = ServerContext(configuration: configuration, router: router, logger: logger)
+        tls = TLSStrings(certificate: configuration.tlsCertificatePEM, key: configuration.tlsKeyPEM)
     }
+
+    deinit { stop(drainTimeout: 0) }
 
     /// Binds and starts serving on background threads.
     /// - Throws: `HTTPServerError` when the address cannot be bound.
@@ -71,7 +82,8 @@ public final class HTTPServer: Sendable {
                 connection_limit: UInt32(c.connectionLimit), connection_timeout_seconds: UInt32(c.connectionTimeout),
                 connection_memory_limit: 32 * 1024,
                 access_handler: mhdAccessHandler, access_handler_cls: cls,
-                completed_handler: mhdCompletedHandler, completed_handler_cls: cls)
+                completed_handler: mhdCompletedHandler, completed_handler_cls: cls,
+                tls_cert_pem: tls.certificate, tls_key_pem: tls.key)
             return trifactor_mhd_start(&options, &errorMessage)
         }
         guard let handle else {
@@ -106,5 +118,23 @@ public final class HTTPServer: Sendable {
         MHD_stop_daemon(handle)
         // With internal threads the listening socket may be closed only after the daemon stopped.
         if listener >= 0 { close(listener) }
+    }
+}
+
+/// Copies of the PEM texts that libmicrohttpd may read while it runs, freed
+/// with the server. `@unchecked Sendable`: written once in `init`, then only
+/// read (by libmicrohttpd), and freed in `deinit` when nothing else can run.
+private final class TLSStrings: @unchecked Sendable {
+    let certificate: UnsafeMutablePointer<CChar>?
+    let key: UnsafeMutablePointer<CChar>?
+
+    init(certificate: String?, key: String?) {
+        self.certificate = certificate.flatMap { strdup($0) }
+        self.key = key.flatMap { strdup($0) }
+    }
+
+    deinit {
+        free(certificate)
+        free(key)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import Messaging
 import Store
 
 /// Trifactor's HTTP application: every feature's routes over one environment.
@@ -14,17 +15,61 @@ public enum Application {
         return router
     }
 
-    /// Opens the database, migrates it, and starts listening.
+    /// Opens the database, migrates it, and starts listening, with the dev
+    /// phone as the message sender in dev mode.
     /// - Throws: a `StoreError` or `HTTPServerError` whose description is one sentence.
-    public static func start(_ configuration: Configuration, logger: Logger = .standardError) throws -> (HTTPServer, Environment) {
+    public static func start(_ configuration: Configuration, logger: Logger = .standardError) throws -> Runtime {
         let database = try openDatabase(url: configuration.databaseURL, poolSize: configuration.databasePoolSize)
         let applied = try database.migrate(Schema.migrations)
         if !applied.isEmpty { logger.log("info", "migrated", ["versions": .string(applied.map(String.init).joined(separator: ","))]) }
         let env = try Environment(database: database, configuration: configuration, logger: logger)
-        let server = HTTPServer(configuration: configuration.http, router: router(env), logger: logger)
+        var sender: (any MessageSender)?
+        if configuration.dev {
+            sender = DevPhoneSender { message in
+                logger.log("info", "dev_phone", ["id": .string(message.id), "channel": .string(message.channel.rawValue),
+                                                 "to": .string(message.to), "text": .string(message.text)])
+            }
+        } else {
+            logger.log("warn", "no_message_sender", ["detail": "messages stay pending until a provider is configured"])
+        }
+        return try start(env, sender: sender)
+    }
+
+    /// Starts the server and the background work over a ready environment.
+    public static func start(_ env: Environment, sender: (any MessageSender)?, extraRoutes: (inout Router) -> Void = { _ in }) throws -> Runtime {
+        var router = router(env)
+        extraRoutes(&router)
+        let server = HTTPServer(configuration: env.configuration.http, router: router, logger: env.logger)
         try server.start()
+        let dispatcher = sender.map { OutboxDispatcher(env: env, sender: $0, onFailed: deliveryFailed(env)) }
+        dispatcher?.start()
         Housekeeping.start(env)
-        logger.log("info", "listening", ["host": .string(configuration.listenHost), "port": .int(server.port), "dev": .bool(configuration.dev)])
-        return (server, env)
+        env.logger.log("info", "listening", ["host": .string(env.configuration.http.host), "port": .int(server.port),
+                                             "tls": .bool(env.configuration.http.usesTLS), "dev": .bool(env.configuration.dev)])
+        return Runtime(server: server, env: env, dispatcher: dispatcher)
+    }
+
+    /// Routes a message that failed for good to the feature that sent it.
+    static func deliveryFailed(_ env: Environment) -> @Sendable (String, any SQLConnection) throws -> Void {
+        { _, _ in }
+    }
+}
+
+/// A running Trifactor: the HTTP server and its background work.
+public final class Runtime: Sendable {
+    public let server: HTTPServer
+    public let env: Environment
+    let dispatcher: OutboxDispatcher?
+
+    init(server: HTTPServer, env: Environment, dispatcher: OutboxDispatcher?) {
+        self.server = server
+        self.env = env
+        self.dispatcher = dispatcher
+    }
+
+    /// Stops taking requests, finishes those in flight, then stops delivering.
+    public func stop(drainTimeout: TimeInterval) {
+        server.stop(drainTimeout: drainTimeout)
+        dispatcher?.stop()
     }
 }

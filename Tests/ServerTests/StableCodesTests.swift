@@ -37,7 +37,9 @@ struct StableCodesTests {
         #expect(AuditEventKind.allCases.map(\.rawValue) == [
             "account.created", "account.signup_existing_email", "email.verification_sent", "email.verified",
             "email.verification_failed", "signin.succeeded", "signin.failed", "signin.locked", "signin.rate_limited",
-            "password.rehashed", "session.ended", "session.expired",
+            "password.rehashed", "session.ended", "session.expired", "delivery.failed", "api_key.created", "api_key.revoked",
+            "api_key.rejected", "verify.started", "verify.step_fired", "verify.completed", "verify.wrong_code", "verify.terminated",
+            "verify.cancelled", "verify.expired", "verify.refused",
         ])
     }
 }

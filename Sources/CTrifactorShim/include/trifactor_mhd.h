@@ -20,9 +20,12 @@ struct trifactor_mhd_options {
     void *access_handler_cls;
     MHD_RequestCompletedCallback completed_handler;
     void *completed_handler_cls;
+    const char *tls_cert_pem;      /* PEM certificate chain, or NULL for plain HTTP */
+    const char *tls_key_pem;       /* PEM private key, or NULL */
 };
 
-/* Starts a daemon with an internal epoll thread pool and suspend/resume.
+/* Starts a daemon with an internal epoll thread pool and suspend/resume,
+   serving TLS (GnuTLS inside libmicrohttpd) when a certificate and key are given.
    Returns NULL and sets *error_out to a static message on failure. */
 struct MHD_Daemon *trifactor_mhd_start(const struct trifactor_mhd_options *options, const char **error_out);
 

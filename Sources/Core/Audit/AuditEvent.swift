@@ -15,6 +15,18 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case passwordRehashed = "password.rehashed"
     case sessionEnded = "session.ended"
     case sessionExpired = "session.expired"
+    case deliveryFailed = "delivery.failed"
+    case apiKeyCreated = "api_key.created"
+    case apiKeyRevoked = "api_key.revoked"
+    case apiKeyRejected = "api_key.rejected"
+    case verifyStarted = "verify.started"
+    case verifyStepFired = "verify.step_fired"
+    case verifyCompleted = "verify.completed"
+    case verifyWrongCode = "verify.wrong_code"
+    case verifyTerminated = "verify.terminated"
+    case verifyCancelled = "verify.cancelled"
+    case verifyExpired = "verify.expired"
+    case verifyRefused = "verify.refused"
 }
 
 /// The outcome recorded with an event.

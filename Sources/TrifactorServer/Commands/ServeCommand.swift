@@ -15,12 +15,12 @@ enum ServeCommand {
         pthread_sigmask(SIG_BLOCK, &signals, nil)
 
         let logger = Logger.standardError
-        let (server, env) = try Application.start(configuration, logger: logger)
+        let runtime = try Application.start(configuration, logger: logger)
         var received: Int32 = 0
         sigwait(&signals, &received)
-        logger.log("info", "stopping", ["signal": .int(Int(received)), "in_flight": .int(server.requestsInFlight)])
-        server.stop(drainTimeout: configuration.drainTimeout)
-        env.database.close()
+        logger.log("info", "stopping", ["signal": .int(Int(received)), "in_flight": .int(runtime.server.requestsInFlight)])
+        runtime.stop(drainTimeout: configuration.drainTimeout)
+        runtime.env.database.close()
         logger.log("info", "stopped")
     }
 }

@@ -43,6 +43,8 @@ struct Setting: Sendable {
             }
             return nil
         },
+        pem("TRIFACTOR_TLS_CERT", "--tls-cert", "PEM certificate chain: serve HTTPS (with --tls-key)") { $0.http.tlsCertificatePEM = $1 },
+        pem("TRIFACTOR_TLS_KEY", "--tls-key", "PEM private key for --tls-cert") { $0.http.tlsKeyPEM = $1 },
         int("TRIFACTOR_MAX_BODY_BYTES", "--max-body-bytes", "Largest request body; larger ones get 413", "65536", 1024...16_777_216) { $0.http.maxBodyBytes = $1 },
         int("TRIFACTOR_HTTP_THREADS", "--http-threads", "HTTP (epoll) threads", "4", 1...64) { $0.http.httpThreads = $1 },
         int("TRIFACTOR_WORKER_THREADS", "--worker-threads", "Threads for password hashing", "number of cores", 1...64) { $0.http.workerThreads = $1 },
@@ -62,6 +64,16 @@ struct Setting: Sendable {
         rate("TRIFACTOR_RESEND_RATE", "--resend-rate", "Verification resends per email per second after the burst", "0.00333") { $0.resendPerEmailRate = $1 },
         seconds("TRIFACTOR_DRAIN_TIMEOUT", "--drain-timeout", "Seconds to finish requests in flight on SIGTERM", "30") { $0.drainTimeout = $1 },
     ]
+
+    private static func pem(_ variable: String, _ flag: String, _ help: String,
+                            _ set: @escaping @Sendable (inout Configuration, String) -> Void) -> Setting {
+        Setting(variable: variable, flag: flag, valueName: "FILE", help: help, defaultText: "none (plain HTTP)") { c, v in
+            guard let text = try? String(contentsOfFile: v, encoding: .utf8) else { return "\(variable) names a file that cannot be read: \(v)." }
+            guard text.contains("-----BEGIN ") else { return "\(variable) is not a PEM file: \(v)." }
+            set(&c, text)
+            return nil
+        }
+    }
 
     private static func int(_ variable: String, _ flag: String, _ help: String, _ def: String, _ range: ClosedRange<Int>,
                             _ set: @escaping @Sendable (inout Configuration, Int) -> Void) -> Setting {

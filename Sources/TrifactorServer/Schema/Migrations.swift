@@ -71,5 +71,51 @@ public enum Schema {
               updated_at {{bigint}} NOT NULL
             )
             """),
+        Migration(version: 2, name: "outbox delivery, API keys, phone verification", sql: """
+            ALTER TABLE outbox ADD COLUMN ref TEXT;
+            ALTER TABLE outbox ADD COLUMN locale TEXT NOT NULL DEFAULT 'en-us';
+            ALTER TABLE outbox ADD COLUMN next_attempt_at {{bigint}} NOT NULL DEFAULT 0;
+            ALTER TABLE outbox ADD COLUMN lease_until {{bigint}} NOT NULL DEFAULT 0;
+            ALTER TABLE outbox ADD COLUMN delivered_at {{bigint}};
+            ALTER TABLE outbox ADD COLUMN last_error TEXT;
+            CREATE INDEX outbox_due ON outbox (status, next_attempt_at);
+            CREATE INDEX outbox_ref ON outbox (ref);
+            CREATE TABLE api_keys (
+              id TEXT PRIMARY KEY,
+              name TEXT NOT NULL,
+              api_key TEXT NOT NULL UNIQUE,
+              secret_hash TEXT NOT NULL,
+              created_at {{bigint}} NOT NULL,
+              revoked_at {{bigint}}
+            );
+            CREATE TABLE verify_requests (
+              id TEXT PRIMARY KEY,
+              api_key_id TEXT NOT NULL,
+              brand TEXT NOT NULL,
+              locale TEXT NOT NULL,
+              steps TEXT NOT NULL,
+              channel_timeout INTEGER NOT NULL,
+              code_hash TEXT NOT NULL,
+              client_ref TEXT,
+              status TEXT NOT NULL,
+              current_step INTEGER NOT NULL,
+              step_fired_at {{bigint}} NOT NULL,
+              next_deadline {{bigint}} NOT NULL,
+              wrong_codes INTEGER NOT NULL,
+              created_at {{bigint}} NOT NULL,
+              finished_at {{bigint}},
+              version INTEGER NOT NULL
+            );
+            CREATE INDEX verify_requests_due ON verify_requests (status, next_deadline);
+            CREATE TABLE verify_locks (
+              number TEXT PRIMARY KEY,
+              request_id TEXT NOT NULL
+            );
+            CREATE TABLE verify_number_failures (
+              number TEXT PRIMARY KEY,
+              failures INTEGER NOT NULL,
+              window_started_at {{bigint}} NOT NULL
+            )
+            """),
     ]
 }

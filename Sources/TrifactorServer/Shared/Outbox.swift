@@ -1,13 +1,20 @@
 import Foundation
+import Messaging
 import Store
 
 /// The transactional outbox: a message is written in the same transaction as
-/// the change that causes it, so a rolled-back request sends nothing.
+/// the change that causes it, so a rolled-back request sends nothing, and a
+/// crash after the commit loses nothing (the dispatcher finds it on restart).
 ///
-/// - Important: the text of a pending message holds the code it carries; it
-///   is needed to deliver it. Nothing but the delivery path and dev mode reads it.
+/// A message is `held` (written ahead, e.g. a later step of a phone
+/// verification, released when that step fires), `pending` (due at
+/// `next_attempt_at`), `sending` (leased by a dispatcher), `sent`, `failed`
+/// (retries used up or refused), or `void` (no longer wanted).
+///
+/// - Important: the text holds the code it carries until delivery; outside
+///   dev mode it is replaced once delivered.
 struct Outbox {
-    /// A message to deliver.
+    /// A stored message.
     struct Message: Sendable {
         let id: String
         let channel: String
@@ -19,29 +26,43 @@ struct Outbox {
 
     let env: Environment
 
-    /// Queues a message. In dev mode the dev inbox is the delivery: the
-    /// message is marked sent and printed to the log.
-    func enqueue(channel: String, to: String, text: String, on db: any SQLConnection) throws {
-        let id = env.newID()
-        let status = env.configuration.dev ? "sent" : "pending"
-        try db.execute(
-            "INSERT INTO outbox (id, channel, recipient, body, status, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
-            [.text(id), .text(channel), .text(to), .text(text), .text(status), .int(env.nowMillis)])
-        if env.configuration.dev {
-            env.logger.log("info", "dev_outbox", ["id": .string(id), "channel": .string(channel), "to": .string(to), "text": .string(text)])
-        }
+    /// Queues a message; `held` ones wait for `release(ref:)`. `ref` names
+    /// what the message belongs to (`verify:<id>:<step>`), for release, void
+    /// and delivery-failure handling.
+    func enqueue(channel: Channel, to: String, text: String, ref: String? = nil, held: Bool = false, locale: String = "en-us",
+                 on db: any SQLConnection) throws {
+        try db.execute("""
+            INSERT INTO outbox (id, channel, recipient, body, status, created_at, ref, locale, next_attempt_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $6)
+            """, [.text(env.newID()), .text(channel.rawValue), .text(to), .text(text), .text(held ? "held" : "pending"),
+                  .int(env.nowMillis), SQLValue(ref), .text(locale)])
     }
 
-    /// Messages newest first, optionally only those to `recipient`.
+    /// Makes the held message `ref` due now; false when there is none.
+    @discardableResult
+    func release(ref: String, on db: any SQLConnection) throws -> Bool {
+        try db.execute("UPDATE outbox SET status = 'pending', next_attempt_at = $2, created_at = $2 WHERE ref = $1 AND status = 'held'",
+                       [.text(ref), .int(env.nowMillis)]) > 0
+    }
+
+    /// Voids every message whose ref starts with `prefix` that has not gone
+    /// out yet, and forgets its text.
+    func void(refPrefix prefix: String, on db: any SQLConnection) throws {
+        try db.execute("UPDATE outbox SET status = 'void', body = '' WHERE ref LIKE $1 AND status IN ('held', 'pending')",
+                       [.text(prefix.replacingOccurrences(of: "%", with: "") + "%")])
+    }
+
+    /// Messages newest first (held ones excluded), optionally only those to `recipient`.
     func list(to recipient: String?, limit: Int, on db: any SQLConnection) throws -> [Message] {
         let rows: [Row]
+        let columns = "id, channel, recipient, body, status, created_at"
         if let recipient {
             rows = try db.query(
-                "SELECT id, channel, recipient, body, status, created_at FROM outbox WHERE recipient = $1 ORDER BY seq DESC LIMIT $2",
+                "SELECT \(columns) FROM outbox WHERE recipient = $1 AND status NOT IN ('held', 'void') ORDER BY created_at DESC, seq DESC LIMIT $2",
                 [.text(recipient), .int(Int64(limit))])
         } else {
-            rows = try db.query(
-                "SELECT id, channel, recipient, body, status, created_at FROM outbox ORDER BY seq DESC LIMIT $1", [.int(Int64(limit))])
+            rows = try db.query("SELECT \(columns) FROM outbox WHERE status NOT IN ('held', 'void') ORDER BY created_at DESC, seq DESC LIMIT $1",
+                                [.int(Int64(limit))])
         }
         return try rows.map {
             Message(id: try $0.text("id"), channel: try $0.text("channel"), to: try $0.text("recipient"), text: try $0.text("body"),

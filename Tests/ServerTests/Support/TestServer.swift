@@ -23,8 +23,10 @@ final class LogCapture: Sendable {
 /// The real server on a free loopback port, over a fresh database of the
 /// given backend, with a hand-moved clock and a captured log.
 final class TestServer {
-    let server: HTTPServer
-    let env: Environment
+    let runtime: Runtime
+    var server: HTTPServer { runtime.server }
+    var env: Environment { runtime.env }
+    let sender = TestSender()
     let clock = TestClock()
     let log = LogCapture()
     var port: Int { server.port }
@@ -45,14 +47,11 @@ final class TestServer {
 
     init(database: any Database, configuration: Configuration = TestServer.configuration(), extraRoutes: (inout Router) -> Void = { _ in }) throws {
         try database.migrate(Schema.migrations)
-        env = try Environment(database: database, configuration: configuration, clock: clock.clock, logger: log.logger)
-        var router = Application.router(env)
-        extraRoutes(&router)
-        server = HTTPServer(configuration: configuration.http, router: router, logger: log.logger)
-        try server.start()
+        let env = try Environment(database: database, configuration: configuration, clock: clock.clock, logger: log.logger)
+        runtime = try Application.start(env, sender: sender, extraRoutes: extraRoutes)
     }
 
-    deinit { server.stop(drainTimeout: 5) }
+    deinit { runtime.stop(drainTimeout: 5) }
 
     func client() throws -> HTTPTestClient { try HTTPTestClient(port: port) }
 

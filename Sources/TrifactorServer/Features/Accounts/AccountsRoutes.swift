@@ -2,6 +2,7 @@ import API
 import Core
 import Crypto
 import Foundation
+import Messaging
 import HTTP
 import Store
 
@@ -42,7 +43,7 @@ struct AccountsRoutes {
             try env.transaction { db in
                 let now = env.nowMillis
                 if let existing = try AccountRepository.find(email: email.value, on: db) {
-                    try Outbox(env: env).enqueue(channel: "email", to: existing.email, text: """
+                    try Outbox(env: env).enqueue(channel: .email, to: existing.email, text: """
                         Someone tried to create a Trifactor account with this email address. If it was you, sign in instead; \
                         otherwise you can ignore this message: nothing has changed.
                         """, on: db)

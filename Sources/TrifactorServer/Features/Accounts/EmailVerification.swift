@@ -1,6 +1,7 @@
 import Core
 import Crypto
 import Foundation
+import Messaging
 import Store
 
 /// Email verification codes: 6 random digits, stored hashed, single use,
@@ -27,7 +28,7 @@ struct EmailVerification {
               failures = CASE WHEN email_codes.window_started_at + $5 <= $4 THEN 0 ELSE email_codes.failures END,
               window_started_at = CASE WHEN email_codes.window_started_at + $5 <= $4 THEN $4 ELSE email_codes.window_started_at END
             """, [.text(user.id), .text(Self.hash(code, userID: user.id)), .int(now + Self.lifetimeMillis), .int(now), .int(Self.lifetimeMillis)])
-        try Outbox(env: env).enqueue(channel: "email", to: user.email,
+        try Outbox(env: env).enqueue(channel: .email, to: user.email,
                                      text: "Your Trifactor verification code is \(code). It expires in 10 minutes. Never share it.", on: db)
     }
 

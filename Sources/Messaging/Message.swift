@@ -1,0 +1,53 @@
+/// How a message reaches a person.
+public enum Channel: String, Sendable, Codable, CaseIterable {
+    case sms, voice, email
+}
+
+/// A message handed to a sender: an SMS, a voice call that speaks `text`, or an email.
+public struct OutgoingMessage: Sendable, Equatable {
+    /// The outbox id, stable across retries (providers may use it to drop duplicates).
+    public let id: String
+    public let channel: Channel
+    /// E.164 digits without "+" for sms and voice; an address for email.
+    public let to: String
+    /// What is written or spoken.
+    public let text: String
+    /// BCP 47 language tag (`en-us`), for a voice to speak in.
+    public let locale: String
+
+    /// A message.
+    public init(id: String, channel: Channel, to: String, text: String, locale: String = "en-us") {
+        self.id = id
+        self.channel = channel
+        self.to = to
+        self.text = text
+        self.locale = locale
+    }
+}
+
+/// Why a delivery failed. `reason` is for logs and the audit trail only: the
+/// API caller never sees more than "delivery failed".
+public struct DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What the provider said, without secrets.
+    public let reason: String
+    /// Whether trying again later may succeed (a timeout or 5xx, not a refused number).
+    public let retryable: Bool
+
+    /// A failure.
+    public init(reason: String, retryable: Bool) {
+        self.reason = reason
+        self.retryable = retryable
+    }
+
+    public var description: String { reason }
+}
+
+/// Delivers messages: the dev phone now, SMS and voice providers later.
+/// Called from the outbox dispatcher's thread, never inside a transaction.
+public protocol MessageSender: Sendable {
+    /// The channels this sender can deliver.
+    var channels: Set<Channel> { get }
+    /// Delivers one message.
+    /// - Throws: `DeliveryError` when the message was not accepted.
+    func send(_ message: OutgoingMessage) throws(DeliveryError)
+}

@@ -1,0 +1,104 @@
+import Foundation
+import HTTP
+import Messaging
+import Store
+import Synchronization
+
+/// Delivers the outbox: claims due messages with a lease (so two instances
+/// never send the same one), hands each to the `MessageSender` outside any
+/// transaction, then records the outcome. Failures are retried with
+/// exponential backoff; a message that fails for good is marked `failed` and
+/// its owner told through `onFailed` (a phone verification moves to its next
+/// step). A message claimed by an instance that died is claimed again once
+/// its lease runs out.
+final class OutboxDispatcher: Sendable {
+    static let maxAttempts = 5
+    static let leaseMillis: Int64 = 30_000
+
+    private let env: Environment
+    private let sender: any MessageSender
+    private let onFailed: @Sendable (_ ref: String, _ db: any SQLConnection) throws -> Void
+    private let stopping = Atomic<Bool>(false)
+
+    init(env: Environment, sender: any MessageSender, onFailed: @escaping @Sendable (String, any SQLConnection) throws -> Void) {
+        self.env = env
+        self.sender = sender
+        self.onFailed = onFailed
+    }
+
+    /// Delivers what is due now; returns how many messages were handled.
+    @discardableResult
+    func runOnce() throws -> Int {
+        let now = env.nowMillis
+        let claimed = try env.transaction { db in
+            try db.query("""
+                UPDATE outbox SET status = 'sending', lease_until = $2
+                WHERE seq IN (SELECT seq FROM outbox
+                              WHERE (status = 'pending' AND next_attempt_at <= $1) OR (status = 'sending' AND lease_until < $1)
+                              ORDER BY seq LIMIT 16)
+                  AND ((status = 'pending' AND next_attempt_at <= $1) OR (status = 'sending' AND lease_until < $1))
+                RETURNING seq, id, channel, recipient, body, locale, attempts, ref
+                """, [.int(now), .int(now + Self.leaseMillis)])
+        }
+        for row in claimed {
+            let seq = try row.int("seq")
+            let message = OutgoingMessage(id: try row.text("id"), channel: Channel(rawValue: try row.text("channel")) ?? .sms,
+                                          to: try row.text("recipient"), text: try row.text("body"), locale: try row.text("locale"))
+            let attempts = Int(try row.int("attempts")) + 1
+            let ref = try row.optionalText("ref")
+            var failure: DeliveryError?
+            if !sender.channels.contains(message.channel) {
+                failure = DeliveryError(reason: "no sender for the \(message.channel.rawValue) channel", retryable: false)
+            } else {
+                do { try sender.send(message) } catch { failure = error }
+            }
+            try record(seq: seq, attempts: attempts, ref: ref, failure: failure, message: message)
+        }
+        return claimed.count
+    }
+
+    private func record(seq: Int64, attempts: Int, ref: String?, failure: DeliveryError?, message: OutgoingMessage) throws {
+        try env.transaction { db in
+            let now = env.nowMillis
+            guard let failure else {
+                // Outside dev mode the text (and the code in it) is not kept once delivered.
+                let body = env.configuration.dev ? message.text : ""
+                try db.execute("UPDATE outbox SET status = 'sent', delivered_at = $2, attempts = $3, body = $4 WHERE seq = $1",
+                               [.int(seq), .int(now), .int(Int64(attempts)), .text(body)])
+                return
+            }
+            if failure.retryable && attempts < Self.maxAttempts {
+                let delay = Int64(min(60, 1 << attempts)) * 1000
+                try db.execute("UPDATE outbox SET status = 'pending', attempts = $2, next_attempt_at = $3, last_error = $4 WHERE seq = $1",
+                               [.int(seq), .int(Int64(attempts)), .int(now + delay), .text(String(failure.reason.prefix(200)))])
+                return
+            }
+            try db.execute("UPDATE outbox SET status = 'failed', attempts = $2, last_error = $3, body = '' WHERE seq = $1",
+                           [.int(seq), .int(Int64(attempts)), .text(String(failure.reason.prefix(200)))])
+            try AuditLog.append(AuditEvent(kind: .deliveryFailed, outcome: .failure, detail: "\(message.channel.rawValue) \(ref ?? message.id): \(failure.reason.prefix(120))"),
+                                at: now, on: db)
+            if let ref { try onFailed(ref, db) }
+        }
+    }
+
+    /// Runs `runOnce` on a background thread every `interval` seconds until `stop()`.
+    func start(interval: TimeInterval = 0.1) {
+        let thread = Thread { [self] in
+            while !stopping.load(ordering: .acquiring) {
+                do {
+                    if try runOnce() > 0 { continue }
+                } catch {
+                    env.logger.log("error", "outbox_dispatch_failed", ["error": .string(String(reflecting: error))])
+                }
+                Thread.sleep(forTimeInterval: interval)
+            }
+        }
+        thread.name = "trifactor-outbox"
+        thread.start()
+    }
+
+    /// Asks the background thread to end after its current pass.
+    func stop() { stopping.store(true, ordering: .releasing) }
+}
+
+import Core

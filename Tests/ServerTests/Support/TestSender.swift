@@ -1,0 +1,24 @@
+import Messaging
+import Synchronization
+
+/// A message sender for tests: records what it was given, and fails on
+/// demand (a provider outage), behind the protocol the real ones implement.
+final class TestSender: MessageSender {
+    private let state = Mutex<(sent: [OutgoingMessage], failure: DeliveryError?)>(([], nil))
+
+    var channels: Set<Channel> { Set(Channel.allCases) }
+
+    func send(_ message: OutgoingMessage) throws(DeliveryError) {
+        let failure = state.withLock { s -> DeliveryError? in
+            if s.failure == nil { s.sent.append(message) }
+            return s.failure
+        }
+        if let failure { throw failure }
+    }
+
+    /// Messages delivered so far, oldest first.
+    var sent: [OutgoingMessage] { state.withLock { $0.sent } }
+
+    /// Makes every later delivery fail with `failure` (nil: succeed again).
+    func fail(with failure: DeliveryError?) { state.withLock { $0.failure = failure } }
+}
