@@ -29,6 +29,10 @@ public struct Problem: Codable, Sendable, Equatable {
     public var requestID: String?
     /// The fields that were refused, for 422.
     public var invalidParams: [InvalidParameter]?
+    /// The occurrence (the phone verification API puts the request id here, as Vonage clients expect).
+    public var instance: String?
+    /// The refused fields in the phone verification API's spelling.
+    public var invalidParameters: [InvalidParameter]?
 
     /// A problem; `type` derives from `code`.
     public init(status: Int, code: String, title: String, detail: String, requestID: String? = nil, invalidParams: [InvalidParameter]? = nil) {
@@ -45,5 +49,7 @@ public struct Problem: Codable, Sendable, Equatable {
         case type, title, status, detail, code
         case requestID = "request_id"
         case invalidParams = "invalid_params"
+        case instance
+        case invalidParameters = "invalid_parameters"
     }
 }

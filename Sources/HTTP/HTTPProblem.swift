@@ -15,6 +15,9 @@ public protocol HTTPResponseError: Error {
     var invalidParams: [Problem.InvalidParameter]? { get }
     /// Extra headers, such as `Retry-After`.
     var headers: [(name: String, value: String)] { get }
+    /// The problem document for this error in the request `requestID`
+    /// (a default builds it from the fields above).
+    func problem(requestID: String) -> Problem
 }
 
 extension HTTPResponseError {

@@ -11,6 +11,7 @@ public enum Application {
         HealthRoutes(env: env).register(on: &router)
         AccountsRoutes(env: env).register(on: &router)
         SessionsRoutes(env: env).register(on: &router)
+        VerifyRoutes(env: env).register(on: &router)
         DevRoutes(env: env).register(on: &router)
         return router
     }
@@ -44,14 +45,18 @@ public enum Application {
         let dispatcher = sender.map { OutboxDispatcher(env: env, sender: $0, onFailed: deliveryFailed(env)) }
         dispatcher?.start()
         Housekeeping.start(env)
+        let timers = VerifyTimers(env: env)
+        timers.start()
         env.logger.log("info", "listening", ["host": .string(env.configuration.http.host), "port": .int(server.port),
                                              "tls": .bool(env.configuration.http.usesTLS), "dev": .bool(env.configuration.dev)])
-        return Runtime(server: server, env: env, dispatcher: dispatcher)
+        return Runtime(server: server, env: env, dispatcher: dispatcher, timers: timers)
     }
 
     /// Routes a message that failed for good to the feature that sent it.
     static func deliveryFailed(_ env: Environment) -> @Sendable (String, any SQLConnection) throws -> Void {
-        { _, _ in }
+        { ref, db in
+            if ref.hasPrefix("verify:") { try VerifyService(env: env).deliveryFailed(ref: ref, on: db) }
+        }
     }
 }
 
@@ -60,16 +65,19 @@ public final class Runtime: Sendable {
     public let server: HTTPServer
     public let env: Environment
     let dispatcher: OutboxDispatcher?
+    let timers: VerifyTimers
 
-    init(server: HTTPServer, env: Environment, dispatcher: OutboxDispatcher?) {
+    init(server: HTTPServer, env: Environment, dispatcher: OutboxDispatcher?, timers: VerifyTimers) {
         self.server = server
         self.env = env
         self.dispatcher = dispatcher
+        self.timers = timers
     }
 
     /// Stops taking requests, finishes those in flight, then stops delivering.
     public func stop(drainTimeout: TimeInterval) {
         server.stop(drainTimeout: drainTimeout)
         dispatcher?.stop()
+        timers.stop()
     }
 }

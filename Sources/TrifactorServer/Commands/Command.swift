@@ -15,6 +15,9 @@ public enum Trifactord {
           migrate      Apply pending database migrations and exit
           audit tail   Print the most recent audit log events [--limit N] [--json]
           users list   Print the accounts [--limit N] [--json]
+          keys create  Issue an API key for the phone verification API: --name NAME [--json]
+          keys list    Print the API keys [--json]
+          keys revoke  Revoke an API key: keys revoke KEY
           help         Show this text; COMMAND --help shows a command's options
 
         Every command reads the same settings (environment variable or flag):
@@ -34,6 +37,9 @@ public enum Trifactord {
         case "migrate":
             if rest.contains("--help") { print("Usage: trifactord migrate [--database-url URL]\n\nApplies the pending numbered migrations, each in its own transaction."); return 0 }
             return run { try MigrateCommand.run(try ConfigurationParser.parse(arguments: rest, environment: environment)) }
+        case "keys":
+            if rest.contains("--help") { print("Usage: trifactord keys create --name NAME [--json] | keys list [--json] | keys revoke KEY"); return 0 }
+            return run { try KeysCommand.run(rest, environment: environment) }
         case "audit", "users":
             let sub = rest.first ?? ""
             rest = Array(rest.dropFirst())
@@ -47,7 +53,7 @@ public enum Trifactord {
                 if verb == "audit" { try ListCommands.auditTail(config, listing) } else { try ListCommands.usersList(config, listing) }
             }
         default:
-            return fail("Unknown command \"\(verb)\": use serve, migrate, audit tail or users list (see trifactord --help).")
+            return fail("Unknown command \"\(verb)\": use serve, migrate, audit tail, users list or keys (see trifactord --help).")
         }
     }
 

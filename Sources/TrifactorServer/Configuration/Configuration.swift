@@ -32,9 +32,30 @@ public struct Configuration: Sendable {
     /// Verification email resends per address: burst, then a steady rate per second.
     public var resendPerEmailBurst = 3.0
     public var resendPerEmailRate = 1.0 / 300
+    /// Phone verification limits and test numbers.
+    public var verify = VerifySettings()
     /// Seconds to finish requests in flight on SIGTERM.
     public var drainTimeout = 30.0
 
     /// The defaults.
+    public init() {}
+}
+
+/// Limits of the phone verification API (token buckets: a burst, then a rate
+/// per second), and the test numbers that never send anything.
+public struct VerifySettings: Sendable {
+    public var perNumberBurst = 5.0
+    public var perNumberRate = 5.0 / 600
+    public var perKeyBurst = 100.0
+    public var perKeyRate = 10.0
+    public var perIPBurst = 30.0
+    public var perIPRate = 0.5
+    public var perCountryBurst = 200.0
+    public var perCountryRate = 2.0
+    /// Wrong codes a number may collect in a day, across requests, before
+    /// new requests for it are refused.
+    public var maxFailuresPerNumber = 10
+    /// Number (E.164 digits) → fixed code: no message is sent for these.
+    public var testNumbers: [String: String] = [:]
     public init() {}
 }

@@ -62,6 +62,29 @@ struct Setting: Sendable {
         rate("TRIFACTOR_SIGNUP_IP_RATE", "--signup-ip-rate", "Sign-ups per client IP per second after the burst", "0.1") { $0.signUpPerIPRate = $1 },
         rate("TRIFACTOR_RESEND_BURST", "--resend-burst", "Verification resends per email in a burst", "3") { $0.resendPerEmailBurst = $1 },
         rate("TRIFACTOR_RESEND_RATE", "--resend-rate", "Verification resends per email per second after the burst", "0.00333") { $0.resendPerEmailRate = $1 },
+        rate("TRIFACTOR_VERIFY_NUMBER_BURST", "--verify-number-burst", "Phone verifications per number in a burst", "5") { $0.verify.perNumberBurst = $1 },
+        rate("TRIFACTOR_VERIFY_NUMBER_RATE", "--verify-number-rate", "Phone verifications per number per second after the burst", "0.00833") { $0.verify.perNumberRate = $1 },
+        rate("TRIFACTOR_VERIFY_KEY_BURST", "--verify-key-burst", "Phone verifications per API key in a burst", "100") { $0.verify.perKeyBurst = $1 },
+        rate("TRIFACTOR_VERIFY_KEY_RATE", "--verify-key-rate", "Phone verifications per API key per second after the burst", "10") { $0.verify.perKeyRate = $1 },
+        rate("TRIFACTOR_VERIFY_IP_BURST", "--verify-ip-burst", "Phone verification calls per client IP in a burst", "30") { $0.verify.perIPBurst = $1 },
+        rate("TRIFACTOR_VERIFY_IP_RATE", "--verify-ip-rate", "Phone verification calls per client IP per second after the burst", "0.5") { $0.verify.perIPRate = $1 },
+        rate("TRIFACTOR_VERIFY_COUNTRY_BURST", "--verify-country-burst", "Phone verifications per country calling code in a burst", "200") { $0.verify.perCountryBurst = $1 },
+        rate("TRIFACTOR_VERIFY_COUNTRY_RATE", "--verify-country-rate", "Phone verifications per country calling code per second after the burst", "2") { $0.verify.perCountryRate = $1 },
+        int("TRIFACTOR_VERIFY_MAX_FAILURES", "--verify-max-failures", "Wrong codes per number per day before it is refused", "10", 1...1000) { $0.verify.maxFailuresPerNumber = $1 },
+        Setting(variable: "TRIFACTOR_TEST_NUMBERS", flag: "--test-numbers", valueName: "LIST",
+                help: "Test numbers with fixed codes that never send: 447400123999=1234,...", defaultText: "none") { c, v in
+            var numbers: [String: String] = [:]
+            for item in v.split(separator: ",") where !item.trimmingCharacters(in: .whitespaces).isEmpty {
+                let parts = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard parts.count == 2, let first = parts[0].first, first != "0", parts[0].count >= 7, parts[0].count <= 15,
+                      parts[0].allSatisfy({ $0.isASCII && $0.isNumber }),
+                      (4...10).contains(parts[1].count), parts[1].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+                else { return "TRIFACTOR_TEST_NUMBERS must look like 447400123999=1234,15555550100=654321 (E.164 digits = a 4-10 character code)." }
+                numbers[parts[0]] = parts[1]
+            }
+            c.verify.testNumbers = numbers
+            return nil
+        },
         seconds("TRIFACTOR_DRAIN_TIMEOUT", "--drain-timeout", "Seconds to finish requests in flight on SIGTERM", "30") { $0.drainTimeout = $1 },
     ]
 

@@ -13,6 +13,7 @@ enum Housekeeping {
         var loginThrottle = 0
         var emailCodes = 0
         var sessions = 0
+        var verifyFailures = 0
     }
 
     /// One pass at `now` (milliseconds).
@@ -28,6 +29,7 @@ enum Housekeeping {
         report.loginThrottle = try db.execute("DELETE FROM login_throttle WHERE updated_at < $1 AND locked_until < $2",
                                               [.int(now - day), .int(now)])
         report.emailCodes = try db.execute("DELETE FROM email_codes WHERE window_started_at < $1", [.int(now - day)])
+        report.verifyFailures = try db.execute("DELETE FROM verify_number_failures WHERE window_started_at < $1", [.int(now - day)])
         report.sessions = try db.execute("DELETE FROM sessions WHERE ended_at IS NOT NULL AND ended_at < $1", [.int(now - 30 * day)])
         return report
     }

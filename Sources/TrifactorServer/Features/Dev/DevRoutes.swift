@@ -3,21 +3,74 @@ import Core
 import Foundation
 import HTTP
 
-/// `GET /dev/outbox[?to=ADDRESS]`: the messages Trifactor would have sent,
-/// newest first. Registered only in dev mode, so it answers 404 otherwise.
+/// Dev mode only (404 otherwise): `GET /dev/outbox[?to=ADDRESS]`, the
+/// messages Trifactor sent or is sending, newest first, and `GET /dev/phone`,
+/// the demo's phone: SMS and voice messages per number, refreshing itself.
 struct DevRoutes {
     let env: Environment
 
     func register(on router: inout Router) {
         guard env.configuration.dev else { return }
         router.add("GET", "/dev/outbox") { request in
-            var recipient = request.query["to"]?.trimmingCharacters(in: .whitespaces)
-            if let r = recipient, let email = EmailAddress(r) { recipient = email.value }
-            if recipient?.isEmpty == true { recipient = nil }
-            let messages = try env.read { try Outbox(env: env).list(to: recipient, limit: 100, on: $0) }
+            let messages = try env.read { try Outbox(env: env).list(to: Self.recipient(request.query["to"]), limit: 100, on: $0) }
             return .json(OutboxListing(messages: messages.map {
                 OutboxMessage(id: $0.id, channel: $0.channel, to: $0.to, text: $0.text, createdAt: Date(millis: $0.createdAt), status: $0.status)
             }))
         }
+        router.add("GET", "/dev/phone") { request in
+            let messages = try env.read { try Outbox(env: env).list(to: Self.recipient(request.query["to"]), limit: 200, on: $0) }
+                .filter { $0.channel == "sms" || $0.channel == "voice" }
+            var response = Response.html(DevPhonePage.render(messages))
+            // The page's own inline style, and nothing else.
+            response.headers.append(("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"))
+            return response
+        }
+    }
+
+    /// An email normalised, or a phone number without its "+".
+    static func recipient(_ raw: String?) -> String? {
+        guard var r = raw?.trimmingCharacters(in: .whitespaces), !r.isEmpty else { return nil }
+        if let email = EmailAddress(r) { return email.value }
+        if r.hasPrefix("+") { r.removeFirst() }
+        return r
+    }
+}
+
+/// The HTML of `/dev/phone`: one card per number, messages newest first.
+enum DevPhonePage {
+    static func render(_ messages: [Outbox.Message]) -> String {
+        var numbers: [String] = []
+        var byNumber: [String: [Outbox.Message]] = [:]
+        for m in messages {
+            if byNumber[m.to] == nil { numbers.append(m.to) }
+            byNumber[m.to, default: []].append(m)
+        }
+        var body = ""
+        for number in numbers {
+            body += "<section><h2>+\(escape(number))</h2>"
+            for m in byNumber[number] ?? [] {
+                let icon = m.channel == "voice" ? "📞 call" : "💬 sms"
+                body += "<article class=\"\(m.channel)\"><header>\(icon) · \(escape(WireJSON.format(Date(millis: m.createdAt)))) · \(escape(m.status))</header>"
+                body += "<p>\(escape(m.text))</p></article>"
+            }
+            body += "</section>"
+        }
+        if numbers.isEmpty { body = "<p class=\"empty\">No SMS or calls yet. Start a phone verification and it shows up here.</p>" }
+        return """
+            <!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="2">
+            <meta name="viewport" content="width=device-width, initial-scale=1"><title>Trifactor dev phone</title>
+            <style>
+            body{font-family:system-ui,sans-serif;background:#1d1f24;color:#eee;margin:0;padding:1rem;display:flex;flex-wrap:wrap;gap:1rem}
+            h1{width:100%;font-size:1.2rem;margin:0}section{background:#fff;color:#222;border-radius:1.5rem;padding:1rem;width:20rem;box-shadow:0 0 0 .5rem #000}
+            h2{font-size:1rem;text-align:center;margin:.2rem 0 1rem}article{border-radius:1rem;padding:.5rem .8rem;margin:.5rem 0}
+            article.sms{background:#e5e5ea}article.voice{background:#dff5e1}header{font-size:.75rem;color:#666}p{margin:.3rem 0 0}
+            .empty{color:#aaa}
+            </style></head><body><h1>Trifactor dev phone — SMS and calls, newest first</h1>\(body)</body></html>
+            """
+    }
+
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "'", with: "&#39;")
     }
 }

@@ -1,0 +1,70 @@
+import API
+import Foundation
+import Store
+
+/// `trifactord keys create --name NAME [--json] | list [--json] | revoke KEY`.
+enum KeysCommand {
+    static func run(_ arguments: [String], environment: [String: String]) throws {
+        guard let sub = arguments.first, ["create", "list", "revoke"].contains(sub) else {
+            throw ConfigurationParser.Failure(description: "Say keys create --name NAME, keys list or keys revoke KEY.")
+        }
+        var rest = Array(arguments.dropFirst())
+        var json = false, name: String?, target: String?
+        var remaining: [String] = []
+        while !rest.isEmpty {
+            let a = rest.removeFirst()
+            switch a {
+            case "--json": json = true
+            case "--name":
+                guard let v = rest.first else { throw ConfigurationParser.Failure(description: "--name needs a value.") }
+                name = v
+                rest.removeFirst()
+            case _ where sub == "revoke" && !a.hasPrefix("--") && target == nil: target = a
+            default:
+                remaining.append(a)
+                if !a.contains("="), let v = rest.first, !v.hasPrefix("--") { remaining.append(v); rest.removeFirst() }
+            }
+        }
+        let config = try ConfigurationParser.parse(arguments: remaining, environment: environment)
+        let database = try openDatabase(url: config.databaseURL, poolSize: 1)
+        defer { database.close() }
+        try database.migrate(Schema.migrations)
+        let env = try Environment(database: database, configuration: config)
+        let keys = APIKeys(env: env)
+        switch sub {
+        case "create":
+            let trimmed = name?.trimmingCharacters(in: .whitespaces) ?? ""
+            guard (1...64).contains(trimmed.count), !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw ConfigurationParser.Failure(description: "Give the key a name of 1 to 64 characters with --name.")
+            }
+            let (key, secret) = try database.transaction { try keys.create(name: trimmed, on: $0) }
+            if json {
+                print(String(decoding: try JSONSerialization.data(withJSONObject: ["api_key": key.apiKey, "api_secret": secret, "name": key.name],
+                                                                  options: [.sortedKeys]), as: UTF8.self))
+            } else {
+                print("API key:    \(key.apiKey)\nAPI secret: \(secret)\nThe secret is shown only now: store it safely.")
+            }
+        case "list":
+            let all = try database.read { try keys.list(on: $0) }
+            if json {
+                let objects: [[String: Any]] = all.map {
+                    ["api_key": $0.apiKey, "name": $0.name, "created_at": WireJSON.format(Date(millis: $0.createdAt)),
+                     "revoked_at": $0.revokedAt.map { WireJSON.format(Date(millis: $0)) } ?? NSNull()]
+                }
+                print(String(decoding: try JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys]), as: UTF8.self))
+            } else if all.isEmpty {
+                print("There are no API keys yet: trifactord keys create --name NAME makes one.")
+            } else {
+                for k in all {
+                    print("\(k.apiKey)  \(k.revokedAt == nil ? "live   " : "revoked")  \(WireJSON.format(Date(millis: k.createdAt)))  \(k.name)")
+                }
+            }
+        default:
+            guard let target else { throw ConfigurationParser.Failure(description: "Say which key to revoke: keys revoke KEY.") }
+            guard try database.transaction({ try keys.revoke(apiKey: target, on: $0) }) else {
+                throw ConfigurationParser.Failure(description: "There is no live API key \(target).")
+            }
+            print("Revoked \(target): requests with it are refused from now on.")
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import Core
+import Foundation
+import Messaging
+import Store
+
+/// A stored phone verification: its workflow value plus what the workflow
+/// does not need to know (brand, numbers, code hash, owner).
+struct VerifyRecord: Sendable {
+    struct Step: Sendable, Equatable {
+        let channel: Channel
+        let to: String
+    }
+
+    let id: String
+    let apiKeyID: String
+    let brand: String
+    let locale: String
+    let steps: [Step]
+    let codeHash: String
+    let clientRef: String?
+    var workflow: VerifyWorkflow
+    let version: Int64
+
+    /// The distinct numbers of the workflow.
+    var numbers: [String] { Array(Set(steps.map(\.to))).sorted() }
+}
+
+/// The `verify_requests`, `verify_locks` and `verify_number_failures` tables:
+/// the verify feature's own.
+enum VerifyRepository {
+    static func insert(_ r: VerifyRecord, on db: any SQLConnection) throws {
+        let w = r.workflow
+        try db.execute("""
+            INSERT INTO verify_requests (id, api_key_id, brand, locale, steps, channel_timeout, code_hash, client_ref, status,
+              current_step, step_fired_at, next_deadline, wrong_codes, created_at, version)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 1)
+            """, [.text(r.id), .text(r.apiKeyID), .text(r.brand), .text(r.locale), .text(encode(r.steps)), .int(Int64(w.channelTimeout)),
+                  .text(r.codeHash), SQLValue(r.clientRef), .text(w.status.rawValue), .int(Int64(w.currentStep)), .int(w.stepFiredAt.millis),
+                  .int(w.deadline.millis), .int(Int64(w.wrongCodes)), .int(w.createdAt.millis)])
+    }
+
+    static func find(id: String, on db: any SQLConnection) throws -> VerifyRecord? {
+        guard let row = try db.queryOne("""
+            SELECT id, api_key_id, brand, locale, steps, channel_timeout, code_hash, client_ref, status, current_step,
+                   step_fired_at, wrong_codes, created_at, version FROM verify_requests WHERE id = $1
+            """, [.text(id)]) else { return nil }
+        let steps = decode(try row.text("steps"))
+        let workflow = VerifyWorkflow(
+            stepCount: steps.count, channelTimeout: TimeInterval(try row.int("channel_timeout")), createdAt: Date(millis: try row.int("created_at")),
+            status: VerifyWorkflow.Status(rawValue: try row.text("status")) ?? .expired, currentStep: Int(try row.int("current_step")),
+            stepFiredAt: Date(millis: try row.int("step_fired_at")), wrongCodes: Int(try row.int("wrong_codes")))
+        return VerifyRecord(id: try row.text("id"), apiKeyID: try row.text("api_key_id"), brand: try row.text("brand"), locale: try row.text("locale"),
+                            steps: steps, codeHash: try row.text("code_hash"), clientRef: try row.optionalText("client_ref"),
+                            workflow: workflow, version: try row.int("version"))
+    }
+
+    /// Saves the workflow if nobody else saved since `record` was read; false on such a conflict.
+    static func save(_ r: VerifyRecord, now: Int64, on db: any SQLConnection) throws -> Bool {
+        let w = r.workflow
+        return try db.execute("""
+            UPDATE verify_requests SET status = $3, current_step = $4, step_fired_at = $5, next_deadline = $6, wrong_codes = $7,
+              finished_at = $8, version = version + 1
+            WHERE id = $1 AND version = $2
+            """, [.text(r.id), .int(r.version), .text(w.status.rawValue), .int(Int64(w.currentStep)), .int(w.stepFiredAt.millis),
+                  .int(w.deadline.millis), .int(Int64(w.wrongCodes)), w.status == .inProgress ? .null : .int(now)]) == 1
+    }
+
+    /// Ids of running requests whose current step timed out by `now`.
+    static func due(now: Int64, limit: Int, on db: any SQLConnection) throws -> [String] {
+        try db.query("SELECT id FROM verify_requests WHERE status = 'in_progress' AND next_deadline <= $1 ORDER BY next_deadline LIMIT $2",
+                     [.int(now), .int(Int64(limit))]).map { try $0.text("id") }
+    }
+
+    /// The request holding `number`, if any.
+    static func lockHolder(number: String, on db: any SQLConnection) throws -> String? {
+        try db.queryOne("SELECT request_id FROM verify_locks WHERE number = $1", [.text(number)])?.text("request_id")
+    }
+
+    /// Takes `number` for `requestID`. - Throws: `StoreError.uniqueViolation` when another request took it meanwhile.
+    static func lock(number: String, requestID: String, on db: any SQLConnection) throws {
+        try db.execute("INSERT INTO verify_locks (number, request_id) VALUES ($1, $2)", [.text(number), .text(requestID)])
+    }
+
+    static func unlock(requestID: String, on db: any SQLConnection) throws {
+        try db.execute("DELETE FROM verify_locks WHERE request_id = $1", [.text(requestID)])
+    }
+
+    /// Counts a wrong code against `number` (a window of a day that a new
+    /// request does not reset); returns the count in the window.
+    @discardableResult
+    static func countFailure(number: String, now: Int64, on db: any SQLConnection) throws -> Int {
+        let row = try db.queryOne("""
+            INSERT INTO verify_number_failures (number, failures, window_started_at) VALUES ($1, 1, $2)
+            ON CONFLICT (number) DO UPDATE SET
+              failures = CASE WHEN verify_number_failures.window_started_at + $3 <= $2 THEN 1 ELSE verify_number_failures.failures + 1 END,
+              window_started_at = CASE WHEN verify_number_failures.window_started_at + $3 <= $2 THEN $2 ELSE verify_number_failures.window_started_at END
+            RETURNING failures
+            """, [.text(number), .int(now), .int(Housekeeping.day)])
+        return Int(try row?.int("failures") ?? 0)
+    }
+
+    /// Wrong codes `number` collected in its current window.
+    static func failures(number: String, now: Int64, on db: any SQLConnection) throws -> Int {
+        guard let row = try db.queryOne("SELECT failures, window_started_at FROM verify_number_failures WHERE number = $1", [.text(number)]),
+              try row.int("window_started_at") + Housekeeping.day > now
+        else { return 0 }
+        return Int(try row.int("failures"))
+    }
+
+    private static func encode(_ steps: [VerifyRecord.Step]) -> String {
+        steps.map { "\($0.channel.rawValue):\($0.to)" }.joined(separator: ",")
+    }
+
+    private static func decode(_ text: String) -> [VerifyRecord.Step] {
+        text.split(separator: ",").compactMap { item in
+            let parts = item.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, let channel = Channel(rawValue: String(parts[0])) else { return nil }
+            return VerifyRecord.Step(channel: channel, to: String(parts[1]))
+        }
+    }
+}

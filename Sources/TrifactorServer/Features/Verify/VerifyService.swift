@@ -1,0 +1,239 @@
+import Core
+import Crypto
+import Foundation
+import Messaging
+import Phone
+import Store
+
+/// Phone verifications: each request is a `VerifyWorkflow` value loaded,
+/// moved by one event and saved with an optimistic version check (a
+/// concurrent change makes the transaction start over), so two instances
+/// can never grant more than three tries between them.
+struct VerifyService {
+    /// A validated start request.
+    struct Start {
+        let brand: String
+        let locale: String
+        let steps: [VerifyRecord.Step]
+        let countryCodes: [Int]
+        let channelTimeout: Int
+        let codeLength: Int
+        let customCode: String?
+        let clientRef: String?
+    }
+
+    private struct VersionConflict: Error {}
+
+    let env: Environment
+
+    // MARK: Events
+
+    /// Starts a request; returns its id.
+    /// - Throws: `VerifyError` (429 limits, 409 a request running for a number).
+    func start(_ s: Start, key: APIKeys.Key, context: AuditContext) throws -> String {
+        let testNumbers = env.configuration.verify.testNumbers
+        let outcome = try env.transaction { db -> Result<String, VerifyError> in
+            let now = env.clock.now()
+            if let refusal = try limits(s, key: key, context: context, now: now, on: db) {
+                try AuditLog.append(context.event(.verifyRefused, .denied, detail: "\(refusal.code) key=\(key.apiKey)"), at: now.millis, on: db)
+                return .failure(refusal)
+            }
+            for number in Set(s.steps.map(\.to)) {
+                if let holder = try runningRequest(holding: number, now: now, on: db) {
+                    try AuditLog.append(context.event(.verifyRefused, .denied, detail: "concurrent key=\(key.apiKey)"), at: now.millis, on: db)
+                    return .failure(.concurrent(existing: holder))
+                }
+            }
+            let id = env.newID()
+            let code = s.customCode ?? testNumbers[s.steps[0].to] ?? env.random.digits(s.codeLength)
+            let (workflow, _) = VerifyWorkflow.start(stepCount: s.steps.count, channelTimeout: TimeInterval(s.channelTimeout), now: now)
+            let record = VerifyRecord(id: id, apiKeyID: key.id, brand: s.brand, locale: s.locale, steps: s.steps,
+                                      codeHash: Self.hash(code, id: id), clientRef: s.clientRef, workflow: workflow, version: 1)
+            try VerifyRepository.insert(record, on: db)
+            // A concurrent start that took a number first makes this throw, and the transaction roll back.
+            for number in record.numbers { try VerifyRepository.lock(number: number, requestID: id, on: db) }
+            for (index, step) in s.steps.enumerated() where testNumbers[step.to] == nil {
+                let minutes = Int((Double((s.steps.count - index) * s.channelTimeout) / 60).rounded(.up))
+                try Outbox(env: env).enqueue(channel: step.channel, to: step.to, text: Self.message(step.channel, brand: s.brand, code: code, minutes: minutes),
+                                             ref: "verify:\(id):\(index)", held: index > 0, locale: s.locale, on: db)
+            }
+            try AuditLog.append(context.event(.verifyStarted, .success, detail: "id=\(id) key=\(key.apiKey) steps=\(s.steps.map(\.channel.rawValue).joined(separator: ","))"),
+                                at: now.millis, on: db)
+            return .success(id)
+        }
+        return try outcome.get()
+    }
+
+    /// Checks a code. - Throws: `VerifyError` 400, 410 or 404.
+    func check(id: String, code: String, key: APIKeys.Key, context: AuditContext) throws {
+        try mutate(id, key: key, context: context) { w, record, now, db in
+            let matches = ConstantTime.equals(Self.hash(code, id: id), record.codeHash)
+            do {
+                return try w.check(matches: matches, now: now)
+            } catch let rejection as VerifyWorkflow.Rejection where rejection != .notFound {
+                let testNumbers = env.configuration.verify.testNumbers
+                for number in record.numbers where testNumbers[number] == nil {
+                    try VerifyRepository.countFailure(number: number, now: now.millis, on: db)
+                }
+                try AuditLog.append(context.event(.verifyWrongCode, .failure, detail: "id=\(id)"), at: now.millis, on: db)
+                throw rejection
+            }
+        }
+    }
+
+    /// Cancels a request. - Throws: `VerifyError` 409 or 404.
+    func cancel(id: String, key: APIKeys.Key, context: AuditContext) throws {
+        try mutate(id, key: key, context: context) { w, _, now, _ in try w.cancel(now: now) }
+    }
+
+    /// Fires the next step now. - Throws: `VerifyError` 409 or 404.
+    func nextWorkflow(id: String, key: APIKeys.Key, context: AuditContext) throws {
+        try mutate(id, key: key, context: context) { w, _, now, _ in try w.nextWorkflow(now: now) }
+    }
+
+    /// Applies the timeouts due now (the durable timer); returns how many requests moved.
+    @discardableResult
+    func runDue() throws -> Int {
+        let ids = try env.read { try VerifyRepository.due(now: env.nowMillis, limit: 100, on: $0) }
+        for id in ids { try? mutate(id, key: nil, context: nil) { _, _, _, _ in [] } }
+        return ids.count
+    }
+
+    /// A step's message failed for good: move on to the next step (inside the dispatcher's transaction).
+    func deliveryFailed(ref: String, on db: any SQLConnection) throws {
+        let parts = ref.split(separator: ":")
+        guard parts.count == 3, parts[0] == "verify", let step = Int(parts[2]), var record = try VerifyRepository.find(id: String(parts[1]), on: db) else { return }
+        let now = env.clock.now()
+        var w = record.workflow
+        let before = w.status
+        let actions = w.advance(to: now) + w.deliveryFailed(step: step, now: now)
+        record.workflow = w
+        guard try VerifyRepository.save(record, now: now.millis, on: db) else { return }  // moved meanwhile: its own timer goes on
+        try perform(actions, before: before, record: record, context: nil, now: now, on: db)
+    }
+
+    // MARK: Machinery
+
+    private func mutate(_ id: String, key: APIKeys.Key?, context: AuditContext?,
+                        _ event: (inout VerifyWorkflow, VerifyRecord, Date, any SQLConnection) throws -> [VerifyWorkflow.Action]) throws {
+        for _ in 0..<8 {
+            do {
+                let outcome = try env.transaction { db -> VerifyError? in
+                    guard var record = try VerifyRepository.find(id: id, on: db), key == nil || record.apiKeyID == key?.id else { return .notFound(id) }
+                    let now = env.clock.now()
+                    var w = record.workflow
+                    let before = w.status
+                    var actions = w.advance(to: now)
+                    var refusal: VerifyError?
+                    do {
+                        actions += try event(&w, record, now, db)
+                    } catch let rejection as VerifyWorkflow.Rejection {
+                        refusal = Self.map(rejection, id: id)
+                    }
+                    record.workflow = w
+                    guard try VerifyRepository.save(record, now: now.millis, on: db) else { throw VersionConflict() }
+                    try perform(actions, before: before, record: record, context: context, now: now, on: db)
+                    return refusal
+                }
+                if let outcome { throw outcome }
+                return
+            } catch is VersionConflict {
+                continue
+            }
+        }
+        throw APIError.serviceUnavailable
+    }
+
+    private func perform(_ actions: [VerifyWorkflow.Action], before: VerifyWorkflow.Status, record: VerifyRecord, context: AuditContext?,
+                         now: Date, on db: any SQLConnection) throws {
+        var all = actions
+        if before == .inProgress && record.workflow.status != .inProgress && !all.contains(.finish) { all.append(.finish) }
+        let audit = { (kind: AuditEventKind, outcome: AuditOutcome, detail: String) in
+            let event = context?.event(kind, outcome, detail: detail) ?? AuditEvent(kind: kind, outcome: outcome, detail: detail)
+            try AuditLog.append(event, at: now.millis, on: db)
+        }
+        for action in all {
+            switch action {
+            case .fire(let step):
+                if step > 0 { try Outbox(env: env).release(ref: "verify:\(record.id):\(step)", on: db) }
+                if step > 0 { try audit(.verifyStepFired, .success, "id=\(record.id) step=\(step) channel=\(record.steps[step].channel.rawValue)") }
+            case .finish:
+                try VerifyRepository.unlock(requestID: record.id, on: db)
+                try Outbox(env: env).void(refPrefix: "verify:\(record.id):", on: db)
+                switch record.workflow.status {
+                case .completed: try audit(.verifyCompleted, .success, "id=\(record.id)")
+                case .failed: try audit(.verifyTerminated, .failure, "id=\(record.id) too many wrong codes")
+                case .expired: try audit(.verifyExpired, .failure, "id=\(record.id)")
+                case .cancelled: try audit(.verifyCancelled, .success, "id=\(record.id)")
+                case .inProgress: break
+                }
+            }
+        }
+    }
+
+    /// Per-IP, per-key, per-number and per-country buckets, and the per-number failure cap.
+    private func limits(_ s: Start, key: APIKeys.Key, context: AuditContext, now: Date, on db: any SQLConnection) throws -> VerifyError? {
+        let v = env.configuration.verify
+        let ms = now.millis
+        var buckets: [(String, RateLimiter.Limit)] = [
+            ("verify:ip:\(ClientKey.of(address: context.ip))", .init(burst: v.perIPBurst, rate: v.perIPRate)),
+            ("verify:key:\(key.id)", .init(burst: v.perKeyBurst, rate: v.perKeyRate)),
+        ]
+        for code in Set(s.countryCodes) { buckets.append(("verify:country:\(code)", .init(burst: v.perCountryBurst, rate: v.perCountryRate))) }
+        for number in Set(s.steps.map(\.to)) where v.testNumbers[number] == nil {
+            buckets.append(("verify:number:\(number)", .init(burst: v.perNumberBurst, rate: v.perNumberRate)))
+            if try VerifyRepository.failures(number: number, now: ms, on: db) >= v.maxFailuresPerNumber {
+                return .rateLimited(retryAfter: 3600)
+            }
+        }
+        for (key, limit) in buckets {
+            if let wait = try RateLimiter.take(key, limit: limit, nowMillis: ms, on: db) { return .rateLimited(retryAfter: wait) }
+        }
+        return nil
+    }
+
+    /// The running request that holds `number`, after applying its due timeouts
+    /// (a request that ran out lets go of the number here).
+    private func runningRequest(holding number: String, now: Date, on db: any SQLConnection) throws -> String? {
+        guard let holder = try VerifyRepository.lockHolder(number: number, on: db) else { return nil }
+        guard var record = try VerifyRepository.find(id: holder, on: db) else {
+            try VerifyRepository.unlock(requestID: holder, on: db)
+            return nil
+        }
+        var w = record.workflow
+        let before = w.status
+        let actions = w.advance(to: now)
+        guard w.status != .inProgress else { return holder }
+        record.workflow = w
+        guard try VerifyRepository.save(record, now: now.millis, on: db) else { return holder }
+        try perform(actions, before: before, record: record, context: nil, now: now, on: db)
+        return nil
+    }
+
+    private static func map(_ rejection: VerifyWorkflow.Rejection, id: String) -> VerifyError {
+        switch rejection {
+        case .notFound: .notFound(id)
+        case .invalidCode: .invalidCode
+        case .tooManyAttempts: .tooManyAttempts
+        case .cancelTooEarly: .cancelTooEarly(id)
+        case .cancelTooLate: .cancelTooLate(id)
+        case .noMoreSteps: .noMoreEvents
+        }
+    }
+
+    /// What is stored: SHA-256 over the request id and the code.
+    static func hash(_ code: String, id: String) -> String { SHA256.hex(id + ":" + code) }
+
+    /// The text of a step: SMS names the brand and the validity; a voice call
+    /// spells the code one character at a time, twice.
+    static func message(_ channel: Channel, brand: String, code: String, minutes: Int) -> String {
+        let validity = "It is valid for \(minutes) minute\(minutes == 1 ? "" : "s")."
+        switch channel {
+        case .voice:
+            let spelled = code.map(String.init).joined(separator: ", ")
+            return "This is \(brand). Your verification code is \(spelled). Again, your code is \(spelled). \(validity)"
+        default:
+            return "\(brand): your verification code is \(code). \(validity)"
+        }
+    }
+}
