@@ -183,7 +183,7 @@ struct HTTPPlatformTests {
         try Backend.all[0].withServer { server throws in
             let response = try server.get("/health")
             let id = try #require(response.header("x-request-id"))
-            usleep(50_000)
+            #expect(eventually { server.log.all.contains { $0.contains("\"id\":\"\(id)\"") } })
             let line = try #require(server.log.all.first { $0.contains("\"id\":\"\(id)\"") })
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             #expect(object["method"] as? String == "GET")

@@ -187,6 +187,8 @@ struct SessionsTests {
         try Backend.all[0].withServer(TestServer.configuration { $0.dev = false }) { server throws in
             let token = try #require(try server.signUp("l@example.com", password: "unusual secret phrase", verify: false))
             _ = try server.get("/v1/session", token: token)
+            // A request's line is written once it is fully sent, which may trail the client's read.
+            #expect(eventually { server.log.all.contains { $0.contains("\"path\":\"/v1/session\"") } })
             let log = server.log.all.joined(separator: "\n")
             #expect(!log.contains("unusual secret phrase"))
             #expect(!log.contains(token))

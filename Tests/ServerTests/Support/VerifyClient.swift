@@ -1,0 +1,74 @@
+import Foundation
+@testable import TrifactorServer
+
+/// Calls the phone verification API of a `TestServer` with an API key.
+struct VerifyClient {
+    let server: TestServer
+    let apiKey: String
+    let secret: String
+
+    init(_ server: TestServer, name: String = "tests") throws {
+        self.server = server
+        let (key, secret) = try server.env.database.transaction { try APIKeys(env: server.env).create(name: name, on: $0) }
+        apiKey = key.apiKey
+        self.secret = secret
+    }
+
+    var authorization: String { "Basic " + Data("\(apiKey):\(secret)".utf8).base64EncodedString() }
+
+    func call(_ method: String, _ path: String, _ body: [String: Any]? = nil, authorization: String? = nil) throws -> HTTPTestClient.Response {
+        var headers = ["Authorization": authorization ?? self.authorization]
+        var bytes: [UInt8] = []
+        if let body {
+            headers["Content-Type"] = "application/json"
+            bytes = Array(try JSONSerialization.data(withJSONObject: body))
+        }
+        return try server.client().request(method, path, headers: headers, body: bytes)
+    }
+
+    /// Starts a verification; returns the response.
+    func start(_ to: String, channels: [String] = ["sms"], codeLength: Int = 6, extra: [String: Any] = [:]) throws -> HTTPTestClient.Response {
+        var body: [String: Any] = ["brand": "Acme", "code_length": codeLength, "workflow": channels.map { ["channel": $0, "to": to] }]
+        body.merge(extra) { $1 }
+        return try call("POST", "/v2/verify", body)
+    }
+
+    /// Waits until the sender has been handed `count` messages in all (a
+    /// message still pending when its request ends is voided, never sent).
+    func delivered(_ count: Int) -> Bool { eventually { server.sender.sent.count >= count } }
+
+    /// Starts and returns the request id (the start must succeed).
+    func started(_ to: String, channels: [String] = ["sms"], extra: [String: Any] = [:]) throws -> String {
+        let r = try start(to, channels: channels, extra: extra)
+        guard r.status == 202, let id = r.json["request_id"] as? String else { throw HTTPTestClient.Failure(description: "start answered \(r.status): \(r.text)") }
+        return id
+    }
+
+    func check(_ id: String, _ code: String) throws -> HTTPTestClient.Response { try call("POST", "/v2/verify/\(id)", ["code": code]) }
+
+    /// The code in the newest SMS to `to`.
+    func smsCode(to: String) throws -> String? {
+        let listing = try server.get("/dev/outbox?to=\(to)")
+        let sms = (listing.json["messages"] as? [[String: Any]])?.first { $0["channel"] as? String == "sms" }
+        guard let text = sms?["text"] as? String, let r = text.range(of: #"\d{4,10}"#, options: .regularExpression) else { return nil }
+        return String(text[r])
+    }
+
+    /// Messages to `to` as (channel, text, status), newest first.
+    func messages(to: String) throws -> [(channel: String, text: String, status: String)] {
+        let listing = try server.get("/dev/outbox?to=\(to)")
+        return ((listing.json["messages"] as? [[String: Any]]) ?? []).map {
+            ($0["channel"] as? String ?? "", $0["text"] as? String ?? "", $0["status"] as? String ?? "")
+        }
+    }
+}
+
+/// Waits up to `seconds` for `condition`.
+func eventually(_ seconds: Double = 3, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try condition() { return true }
+        usleep(20_000)
+    }
+    return try condition()
+}

@@ -1,0 +1,152 @@
+import Foundation
+import Messaging
+import Testing
+@testable import TrifactorServer
+import TrifactorTestSupport
+
+@Suite("Phone verification: access, validation, limits, delivery")
+struct VerifyPolicyTests {
+    static let mobile = "447400123456"
+
+    @Test("no credentials, a wrong secret and a revoked key get 401; another key's request is not found")
+    func authentication() throws {
+        try Backend.all[0].withServer { server throws in
+            let api = try VerifyClient(server)
+            let none = try server.client().request("POST", "/v2/verify", headers: ["Content-Type": "application/json"], body: Array("{}".utf8))
+            #expect(none.status == 401)
+            #expect(none.header("www-authenticate")?.hasPrefix("Basic") == true)
+            let wrong = "Basic " + Data("\(api.apiKey):not-the-secret".utf8).base64EncodedString()
+            #expect(try api.call("POST", "/v2/verify", [:], authorization: wrong).status == 401)
+            let id = try api.started(Self.mobile)
+            let other = try VerifyClient(server, name: "other tenant")
+            #expect(try other.check(id, "123456").status == 404)
+            #expect(try server.env.database.transaction { try APIKeys(env: server.env).revoke(apiKey: api.apiKey, on: $0) })
+            #expect(try api.check(id, "123456").status == 401)
+            #expect(try server.auditKinds().contains("api_key.rejected"))
+        }
+    }
+
+    @Test("invalid fields are all named in one 422, fixed lines cannot get SMS, and nothing is sent")
+    func validation() throws {
+        try Backend.all[0].withServer { server throws in
+            let api = try VerifyClient(server)
+            let r = try api.call("POST", "/v2/verify", [
+                "brand": "Ac/me", "code_length": 3, "channel_timeout": 5, "locale": "xx-yy", "code": "12",
+                "workflow": [["channel": "sms", "to": "441212345678"], ["channel": "email", "to": "a@b.c"], ["channel": "voice", "to": "+447400123456"]],
+            ])
+            #expect(r.status == 422)
+            #expect(r.json["title"] as? String == "Invalid params")
+            let names = ((r.json["invalid_parameters"] as? [[String: String]]) ?? []).compactMap { $0["name"] }
+            #expect(names == ["brand", "workflow[0].to", "workflow[1].channel", "workflow[2].to", "locale", "channel_timeout", "code_length", "code"])
+            let reason = ((r.json["invalid_parameters"] as? [[String: String]]) ?? []).first { $0["name"] == "workflow[0].to" }?["reason"]
+            #expect(reason?.contains("cannot receive SMS") == true)
+            #expect(try api.call("POST", "/v2/verify", ["workflow": []]).json["invalid_parameters"] != nil)
+            #expect(try api.call("POST", "/v2/verify", ["brand": 42]).status == 422)
+            #expect(try server.get("/dev/outbox").json["messages"] as? [Any] == nil || (try server.get("/dev/outbox").json["messages"] as? [Any])?.isEmpty == true)
+            // A fixed line can still be called.
+            #expect(try api.start("441212345678", channels: ["voice"]).status == 202)
+        }
+    }
+
+    @Test("a number gets five requests per ten minutes, then 429 with Retry-After")
+    func perNumberLimit() throws {
+        try Backend.all[0].withServer { server throws in
+            let api = try VerifyClient(server)
+            for _ in 0..<5 {
+                let id = try api.started(Self.mobile)
+                #expect(try api.check(id, try #require(try api.smsCode(to: Self.mobile))).status == 200)
+            }
+            let limited = try api.start(Self.mobile)
+            #expect(limited.status == 429)
+            #expect(limited.json["title"] as? String == "Rate Limit Hit")
+            #expect(Int(limited.header("retry-after") ?? "") ?? 0 > 0)
+            #expect(try server.auditKinds().contains("verify.refused"))
+        }
+    }
+
+    @Test("wrong codes count per number across requests: a new request does not reset them")
+    func failuresAcrossRequests() throws {
+        let config = TestServer.configuration { $0.verify.maxFailuresPerNumber = 4 }
+        try Backend.all[0].withServer(config) { server throws in
+            let api = try VerifyClient(server)
+            let first = try api.started(Self.mobile)
+            for _ in 0..<3 { _ = try api.check(first, "zzzz") }
+            let second = try api.started(Self.mobile)
+            #expect(try api.check(second, "zzzz").status == 400)
+            server.clock.advance(30)
+            _ = try api.call("DELETE", "/v2/verify/\(second)")
+            #expect(try api.start(Self.mobile).status == 429)
+            server.clock.advance(86_401)
+            #expect(try api.start(Self.mobile).status == 202)
+        }
+    }
+
+    @Test("a test number takes its fixed code and never sends anything")
+    func testNumbers() throws {
+        let config = TestServer.configuration { $0.verify.testNumbers = ["447400123999": "4242"] }
+        try Backend.all[0].withServer(config) { server throws in
+            let api = try VerifyClient(server)
+            let id = try api.started("447400123999", channels: ["sms", "voice"])
+            #expect(try api.call("POST", "/v2/verify/\(id)/next_workflow").status == 200)
+            #expect(try api.messages(to: "447400123999").isEmpty)
+            #expect(try api.check(id, "4242").status == 200)
+            usleep(200_000)
+            #expect(server.sender.sent.isEmpty)
+        }
+    }
+
+    @Test("a message that cannot be delivered moves the workflow to its next step; the caller only sees the request go on", arguments: Backend.all)
+    func deliveryFailure(backend: Backend) throws {
+        try backend.withServer { server throws in
+            server.sender.fail(with: DeliveryError(reason: "carrier refused the number", retryable: false))
+            let api = try VerifyClient(server)
+            let id = try api.started(Self.mobile, channels: ["sms", "voice"])
+            #expect(try eventually { try api.messages(to: Self.mobile).contains { $0.channel == "sms" && $0.status == "failed" } })
+            #expect(try eventually { try api.messages(to: Self.mobile).contains { $0.channel == "voice" } })
+            #expect(try server.auditKinds().contains("delivery.failed"))
+            #expect(try server.auditKinds().contains("verify.step_fired"))
+            // The failed SMS's text is gone; the request itself is still in progress.
+            #expect(try api.messages(to: Self.mobile).first { $0.channel == "sms" }?.text == "")
+            #expect(try api.check(id, "zzzz").status == 400)
+        }
+    }
+
+    @Test("a retryable failure is retried with backoff, and a message left by a stopped server is delivered after restart", arguments: Backend.all)
+    func retryAndRestart(backend: Backend) throws {
+        try backend.withFreshDatabase { database, _ in
+            var id = ""
+            do {
+                let server = try TestServer(database: database)
+                server.sender.fail(with: DeliveryError(reason: "provider timeout", retryable: true))
+                let api = try VerifyClient(server)
+                id = try api.started(Self.mobile)
+                #expect(try eventually { try database.transaction { try $0.queryOne("SELECT attempts FROM outbox WHERE ref LIKE 'verify:%'")?.int("attempts") } == 1 })
+                #expect(try api.messages(to: Self.mobile).first?.status == "pending")
+            }
+            // A new process: the clock has moved past the backoff, the provider works again.
+            let server = try TestServer(database: database)
+            server.clock.advance(5)
+            #expect(try eventually { server.sender.sent.count == 1 })
+            #expect(server.sender.sent.first?.text.contains("Acme") == true)
+            #expect(!id.isEmpty)
+        }
+    }
+
+    @Test("the dev phone shows SMS and calls per number, escaped, and exists only in dev mode")
+    func devPhone() throws {
+        try Backend.all[0].withServer { server throws in
+            let api = try VerifyClient(server)
+            _ = try api.started(Self.mobile, extra: ["brand": "<b>Acme & Co"])
+            let page = try server.get("/dev/phone")
+            #expect(page.status == 200)
+            #expect(page.header("content-type")?.hasPrefix("text/html") == true)
+            #expect(page.text.contains("+447400123456"))
+            #expect(page.text.contains("&lt;b&gt;Acme &amp; Co: your verification code is"))
+            #expect(!page.text.contains("<b>Acme"))
+            #expect(page.text.contains("http-equiv=\"refresh\""))
+        }
+        try Backend.all[0].withServer(TestServer.configuration { $0.dev = false }) { server throws in
+            #expect(try server.get("/dev/phone").status == 404)
+        }
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import TrifactorServer
+import TrifactorTestSupport
+
+@Suite("Phone verification API")
+struct VerifyTests {
+    static let mobile = "447400123456"
+
+    @Test("start, wrong code, right code, then not found — with the texts Vonage clients expect", arguments: Backend.all)
+    func happyPath(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let api = try VerifyClient(server)
+            let start = try api.start(Self.mobile)
+            #expect(start.status == 202)
+            let id = try #require(start.json["request_id"] as? String)
+            #expect(UUID(uuidString: id) != nil)
+            let text = try #require(try api.messages(to: Self.mobile).first?.text)
+            #expect(text.hasPrefix("Acme: your verification code is ") && text.contains("valid for 5 minutes"))
+            let code = try #require(try api.smsCode(to: Self.mobile))
+            #expect(code.count == 6)
+            #expect(api.delivered(1))
+            #expect(server.sender.sent.first?.to == Self.mobile && server.sender.sent.first?.text == text)
+            let wrong = try api.check(id, code == "000000" ? "111111" : "000000")
+            #expect(wrong.status == 400)
+            #expect(wrong.header("content-type") == "application/problem+json")
+            #expect(wrong.json["title"] as? String == "Invalid Code")
+            #expect(wrong.json["detail"] as? String == "The code you provided does not match the expected value.")
+            #expect(wrong.json["instance"] as? String == wrong.header("x-request-id"))
+            let right = try api.check(id, code)
+            #expect(right.status == 200)
+            #expect(right.json["status"] as? String == "completed" && right.json["request_id"] as? String == id)
+            let again = try api.check(id, code)
+            #expect(again.status == 404)
+            #expect(again.json["detail"] as? String == "Request '\(id)' was not found or it has been verified already.")
+            #expect(try server.auditKinds().contains("verify.completed"))
+        }
+    }
+
+    @Test("the third wrong code ends the request with 410, and then even the right code is not found", arguments: Backend.all)
+    func threeStrikes(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let api = try VerifyClient(server)
+            let id = try api.started(Self.mobile)
+            let code = try #require(try api.smsCode(to: Self.mobile))
+            let wrong = code == "999999" ? "888888" : "999999"
+            #expect(try api.check(id, wrong).status == 400)
+            #expect(try api.check(id, wrong).status == 400)
+            let third = try api.check(id, wrong)
+            #expect(third.status == 410)
+            #expect(third.json["detail"] as? String == "An incorrect code has been provided too many times. Workflow terminated.")
+            #expect(try api.check(id, code).status == 404)
+            #expect(try server.auditKinds().contains("verify.terminated"))
+        }
+    }
+
+    @Test("concurrent wrong checks get three tries in all", arguments: Backend.all)
+    func concurrentChecks(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let api = try VerifyClient(server)
+            let id = try api.started(Self.mobile)
+            let code = try #require(try api.smsCode(to: Self.mobile))
+            let wrong = code == "999999" ? "888888" : "999999"
+            let statuses = Mutex<[Int]>([])
+            let port = server.port, auth = api.authorization
+            runThreads(8) { _ in
+                let status = (try? HTTPTestClient(port: port).request("POST", "/v2/verify/\(id)", headers: ["Authorization": auth, "Content-Type": "application/json"],
+                                                                   body: Array(#"{"code":"\#(wrong)"}"#.utf8)).status) ?? 0
+                statuses.withLock { $0.append(status) }
+            }
+            let all = statuses.withLock { $0 }.sorted()
+            #expect(all.filter { $0 == 400 }.count == 2)
+            #expect(all.filter { $0 == 410 }.count == 1)
+            #expect(all.filter { $0 == 404 }.count == 5)
+        }
+    }
+
+    @Test("one running request per number: a second start is 409 naming the first, and nothing is sent for it", arguments: Backend.all)
+    func oneAtATime(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let api = try VerifyClient(server)
+            let id = try api.started(Self.mobile)
+            let second = try api.start(Self.mobile, channels: ["voice"])
+            #expect(second.status == 409)
+            #expect(second.json["detail"] as? String == "Concurrent verifications to the same number are not allowed.")
+            #expect(second.json["request_id"] as? String == id)
+            #expect(try api.messages(to: Self.mobile).count == 1)
+            // Once the first is over, the number is free.
+            #expect(try api.check(id, try #require(try api.smsCode(to: Self.mobile))).status == 200)
+            #expect(try api.start(Self.mobile).status == 202)
+        }
+    }
+
+    @Test("cancel is refused at 29 s, works at 30 s, and is refused once the second step fired", arguments: Backend.all)
+    func cancel(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let api = try VerifyClient(server)
+            let id = try api.started(Self.mobile, channels: ["sms", "voice"])
+            #expect(api.delivered(1))
+            server.clock.advance(29)
+            let early = try api.call("DELETE", "/v2/verify/\(id)")
+            #expect(early.status == 409)
+            #expect(early.json["detail"] as? String == "Verification request [\(id)] can't be cancelled within the first 30 seconds.")
+            server.clock.advance(1)
+            #expect(try api.call("DELETE", "/v2/verify/\(id)").status == 204)
+            #expect(try api.check(id, "1234").status == 404)
+            // The held voice step was voided, never sent.
+            #expect(try api.messages(to: Self.mobile).map(\.channel) == ["sms"])
+
+            let other = "447400123457"
+            let id2 = try api.started(other, channels: ["sms", "voice"])
+            #expect(try api.call("POST", "/v2/verify/\(id2)/next_workflow").status == 200)
+            server.clock.advance(31)
+            let late = try api.call("DELETE", "/v2/verify/\(id2)")
+            #expect(late.status == 409)
+            #expect((late.json["detail"] as? String)?.contains("can't be cancelled now") == true)
+        }
+    }
+
+    @Test("next workflow fires the voice step with the same code spelled out; with no step left it is 409", arguments: Backend.all)
+    func nextWorkflow(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let api = try VerifyClient(server)
+            let id = try api.started(Self.mobile, channels: ["sms", "voice"])
+            let code = try #require(try api.smsCode(to: Self.mobile))
+            #expect(try api.call("POST", "/v2/verify/\(id)/next_workflow").status == 200)
+            let voice = try #require(try api.messages(to: Self.mobile).first { $0.channel == "voice" })
+            #expect(voice.text.contains(code.map(String.init).joined(separator: ", ")))
+            let none = try api.call("POST", "/v2/verify/\(id)/next-workflow")
+            #expect(none.status == 409)
+            #expect(none.json["detail"] as? String == "There are no more events left to trigger.")
+        }
+    }
+
+    @Test("a timed-out step fires the next one from the database timer; after the last the request expires", arguments: Backend.all)
+    func timers(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let api = try VerifyClient(server)
+            let id = try api.started(Self.mobile, channels: ["sms", "voice"], extra: ["channel_timeout": 60])
+            #expect(api.delivered(1))
+            server.clock.advance(60)
+            try VerifyService(env: server.env).runDue()
+            #expect(try api.messages(to: Self.mobile).first?.channel == "voice")
+            server.clock.advance(60)
+            try VerifyService(env: server.env).runDue()
+            #expect(try server.auditKinds().contains("verify.expired"))
+            #expect(try api.check(id, try #require(try api.smsCode(to: Self.mobile))).status == 404)
+            #expect(try api.start(Self.mobile).status == 202)
+        }
+    }
+
+    @Test("a request survives a restart of the server", arguments: Backend.all)
+    func restart(backend: Backend) throws {
+        try backend.withFreshDatabase { database, _ in
+            var id = "", code = "", apiKey = "", secret = ""
+            do {
+                let server = try TestServer(database: database)
+                let api = try VerifyClient(server)
+                (apiKey, secret) = (api.apiKey, api.secret)
+                id = try api.started(Self.mobile)
+                code = try #require(try api.smsCode(to: Self.mobile))
+            }
+            let server = try TestServer(database: database)
+            let auth = "Basic " + Data("\(apiKey):\(secret)".utf8).base64EncodedString()
+            let r = try server.client().request("POST", "/v2/verify/\(id)", headers: ["Authorization": auth, "Content-Type": "application/json"],
+                                                body: Array(#"{"code":"\#(code)"}"#.utf8))
+            #expect(r.status == 200)
+        }
+    }
+}
