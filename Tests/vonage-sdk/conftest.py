@@ -1,0 +1,226 @@
+"""Harness for driving trifactord's Verify v2 API with the official `vonage` SDK.
+
+One server per session: a temp dir with a self-signed certificate for
+localhost, an API key made with `trifactord keys create`, and
+`trifactord serve --dev` over TLS on a free port. The SDK always speaks
+https, so the certificate is trusted through REQUESTS_CA_BUNDLE.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import requests
+from vonage import Auth, HttpClientOptions, Vonage
+
+START_TIMEOUT = 20.0
+STOP_TIMEOUT = 15.0
+
+
+@dataclass
+class Server:
+    """A running trifactord: its port, credentials, certificate and stderr."""
+
+    process: subprocess.Popen
+    port: int
+    api_key: str
+    api_secret: str
+    cert: str
+    lines: list = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def host(self) -> str:
+        return f"localhost:{self.port}"
+
+    def client(self, api_key=None, api_secret=None) -> Vonage:
+        """A Vonage SDK client pointed at this server (other credentials on request)."""
+        return Vonage(
+            Auth(api_key=api_key or self.api_key, api_secret=api_secret or self.api_secret),
+            HttpClientOptions(api_host=self.host, timeout=10),
+        )
+
+    def log_tail(self, n: int = 60) -> str:
+        with self.lock:
+            return "\n".join(self.lines[-n:])
+
+    def outbox(self, to=None) -> list:
+        """GET /dev/outbox[?to=NUMBER]: the messages, newest first."""
+        params = {"to": to} if to else None
+        r = requests.get(
+            f"https://{self.host}/dev/outbox", params=params, verify=self.cert, timeout=5
+        )
+        assert r.status_code == 200, f"GET /dev/outbox -> {r.status_code} {r.text}"
+        return r.json()["messages"]
+
+    def wait_message(self, to: str, channel: str = "sms", timeout: float = 2.0,
+                     exclude_ids=()) -> dict:
+        """The newest `channel` message for `to` (polling up to `timeout` seconds)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for m in self.outbox(to):
+                if m["to"].lstrip("+") == to.lstrip("+") and m["channel"] == channel \
+                        and m["id"] not in exclude_ids:
+                    return m
+            if time.monotonic() >= deadline:
+                raise AssertionError(
+                    f"no {channel} message for {to} in the dev outbox after {timeout}s; "
+                    f"outbox for it: {self.outbox(to)}"
+                )
+            time.sleep(0.05)
+
+    def code_for(self, to: str, timeout: float = 2.0) -> str:
+        """The code in the newest SMS for `to`: the run of 4-10 digits in its text."""
+        text = self.wait_message(to, "sms", timeout)["text"]
+        return sms_code(text)
+
+
+def sms_code(text: str) -> str:
+    m = re.search(r"(?<!\d)\d{4,10}(?!\d)", text)
+    assert m, f"no code (4-10 digits) in SMS text {text!r}"
+    return m.group(0)
+
+
+def voice_code(text: str) -> str:
+    """The digits a voice message spells, separated by ', ' ("1, 2, 3, 4")."""
+    m = re.search(r"(?<!\d)\d(?:, \d){3,9}(?!\d)", text)
+    assert m, f"no spelled code ('1, 2, 3, 4') in voice text {text!r}"
+    return m.group(0).replace(", ", "")
+
+
+_current_server = None
+
+
+def _binary() -> str:
+    path = os.environ.get("TRIFACTORD", ".build/debug/trifactord")
+    resolved = shutil.which(path) if os.sep not in path else path
+    if not resolved or not os.access(resolved, os.X_OK):
+        pytest.fail(
+            f"TRIFACTORD={path!r} is not an executable: build it with "
+            "`swift build --product trifactord` or set TRIFACTORD", pytrace=False
+        )
+    return os.path.abspath(resolved)
+
+
+def _run(cmd, **kw):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, **kw)
+    if p.returncode != 0:
+        pytest.fail(
+            f"{' '.join(cmd)} exited {p.returncode}\nstdout: {p.stdout}\nstderr: {p.stderr}",
+            pytrace=False,
+        )
+    return p.stdout
+
+
+@pytest.fixture(scope="session")
+def server():
+    global _current_server
+    binary = _binary()
+    tmp = Path(tempfile.mkdtemp(prefix="trifactor-sdk."))
+    cert, key, db = tmp / "cert.pem", tmp / "key.pem", tmp / "t.db"
+    database_url = f"sqlite:{db}"
+
+    _run([
+        "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+        "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
+        "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+    ])
+
+    out = _run([binary, "keys", "create", "--name", "sdk-tests", "--json",
+                "--database-url", database_url])
+    try:
+        created = json.loads(out)
+        api_key, api_secret = created["api_key"], created["api_secret"]
+    except (ValueError, KeyError) as e:
+        pytest.fail(f"`keys create --json` printed {out!r}: {e}", pytrace=False)
+
+    process = subprocess.Popen(
+        [binary, "serve", "--listen", "127.0.0.1:0", "--database-url", database_url,
+         "--dev", "--tls-cert", str(cert), "--tls-key", str(key)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True, errors="replace",
+    )
+    lines, lock = [], threading.Lock()
+    listening = {}
+    ready = threading.Event()
+
+    def drain():
+        # Keep reading to EOF so the pipe never fills; remember every line.
+        for raw in process.stderr:
+            line = raw.rstrip("\n")
+            with lock:
+                lines.append(line)
+            if not ready.is_set():
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(event, dict) and event.get("event") == "listening":
+                    listening.update(event)
+                    ready.set()
+        ready.set()  # EOF: wake the waiter
+
+    reader = threading.Thread(target=drain, name="trifactord-stderr", daemon=True)
+    reader.start()
+
+    def stop():
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+        try:
+            return process.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            return None
+
+    if not ready.wait(START_TIMEOUT) or "port" not in listening:
+        stop()
+        with lock:
+            log = "\n".join(lines)
+        shutil.rmtree(tmp, ignore_errors=True)
+        pytest.fail(f"trifactord serve did not report listening (exit {process.returncode}); "
+                    f"stderr:\n{log}", pytrace=False)
+
+    srv = Server(process=process, port=int(listening["port"]), api_key=api_key,
+                 api_secret=api_secret, cert=str(cert), lines=lines, lock=lock)
+    old_bundle = os.environ.get("REQUESTS_CA_BUNDLE")
+    os.environ["REQUESTS_CA_BUNDLE"] = str(cert)
+    _current_server = srv
+    try:
+        yield srv
+    finally:
+        _current_server = None
+        if old_bundle is None:
+            os.environ.pop("REQUESTS_CA_BUNDLE", None)
+        else:
+            os.environ["REQUESTS_CA_BUNDLE"] = old_bundle
+        code = stop()
+        reader.join(timeout=5)
+        shutil.rmtree(tmp, ignore_errors=True)
+        assert code == 0, (
+            f"trifactord exited {code} after SIGTERM (None: killed after {STOP_TIMEOUT}s); "
+            f"stderr tail:\n{srv.log_tail()}"
+        )
+
+
+@pytest.fixture
+def client(server) -> Vonage:
+    """A fresh SDK client per test, with the session's API key."""
+    return server.client()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call" and report.failed and _current_server is not None:
+        report.sections.append(("trifactord stderr (tail)", _current_server.log_tail()))
