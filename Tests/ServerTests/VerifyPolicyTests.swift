@@ -132,6 +132,22 @@ struct VerifyPolicyTests {
         }
     }
 
+    @Test("a message written by a transaction that rolls back is never sent", arguments: Backend.all)
+    func rollbackSendsNothing(backend: Backend) throws {
+        try backend.withServer { server throws in
+            struct Abort: Error {}
+            #expect(throws: Abort.self) {
+                try server.env.database.transaction { db in
+                    try Outbox(env: server.env).enqueue(channel: .sms, to: Self.mobile, text: "never", on: db)
+                    throw Abort()
+                }
+            }
+            usleep(300_000)
+            #expect(try VerifyClient(server).messages(to: Self.mobile).isEmpty)
+            #expect(server.sender.sent.isEmpty)
+        }
+    }
+
     @Test("the dev phone shows SMS and calls per number, escaped, and exists only in dev mode")
     func devPhone() throws {
         try Backend.all[0].withServer { server throws in
