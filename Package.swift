@@ -16,6 +16,7 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // Our one small C target: what Swift cannot call (variadic functions, macros).
         .target(name: "CTrifactorShim", dependencies: ["CMicroHTTPD", "CSQLite"]),
@@ -32,7 +33,7 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["API", "CMicroHTTPD", "CTrifactorShim"], swiftSettings: strict),
         .target(
             name: "TrifactorServer",
-            dependencies: ["API", "Core", "Crypto", "Store", "HTTP", "Phone", "Messaging"],
+            dependencies: ["API", "Core", "Crypto", "Store", "HTTP", "Phone", "Messaging", "CQREncode"],
             resources: [.copy("Resources/common-passwords.txt")],
             swiftSettings: strict
         ),

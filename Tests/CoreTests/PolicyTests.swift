@@ -112,3 +112,17 @@ struct RandomTests {
         #expect(Hex.encode([0x00, 0xab, 0xff]) == "00abff")
     }
 }
+
+@Suite("Base32")
+struct Base32Tests {
+    @Test("RFC 4648 §10 vectors encode without padding and decode with or without it")
+    func vectors() {
+        let cases = [("", ""), ("f", "MY"), ("fo", "MZXQ"), ("foo", "MZXW6"), ("foob", "MZXW6YQ"), ("fooba", "MZXW6YTB"), ("foobar", "MZXW6YTBOI")]
+        for (plain, encoded) in cases {
+            #expect(Base32.encode(Array(plain.utf8)) == encoded)
+            #expect(Base32.decode(encoded) == Array(plain.utf8))
+        }
+        #expect(Base32.decode("mzxw 6ytb oi======") == Array("foobar".utf8))
+        #expect(Base32.decode("MZXW1") == nil)
+    }
+}

@@ -1,0 +1,37 @@
+internal import COpenSSL
+
+/// HMAC through OpenSSL (RFC 2104), for one-time passwords.
+public enum HMAC {
+    /// The hash functions TOTP allows (RFC 6238).
+    public enum Algorithm: String, Sendable, CaseIterable {
+        case sha1 = "SHA1", sha256 = "SHA256", sha512 = "SHA512"
+
+        var digestLength: Int {
+            switch self {
+            case .sha1: 20
+            case .sha256: 32
+            case .sha512: 64
+            }
+        }
+    }
+
+    /// HMAC of `message` under `key`.
+    public static func authenticate(_ message: [UInt8], key: [UInt8], algorithm: Algorithm) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 64)
+        var length: UInt32 = 0
+        let md: OpaquePointer? = switch algorithm {
+        case .sha1: EVP_sha1()
+        case .sha256: EVP_sha256()
+        case .sha512: EVP_sha512()
+        }
+        let result = key.withUnsafeBytes { k in
+            message.withUnsafeBytes { m in
+                COpenSSL.HMAC(md, k.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(key.count),
+                              m.baseAddress?.assumingMemoryBound(to: UInt8.self), m.count, &out, &length)
+            }
+        }
+        // HMAC with a built-in digest fails only when memory runs out.
+        precondition(result != nil && Int(length) == algorithm.digestLength, "HMAC failed")
+        return Array(out.prefix(Int(length)))
+    }
+}

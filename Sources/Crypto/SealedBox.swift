@@ -1,0 +1,63 @@
+internal import COpenSSL
+
+/// AES-256-GCM through OpenSSL: secrets at rest (TOTP seeds) are sealed as
+/// nonce (12 bytes) ‖ ciphertext ‖ tag (16 bytes), with associated data that
+/// binds a sealed value to its row, so a value copied to another row fails.
+public struct SealedBox: Sendable {
+    /// Why opening failed.
+    public enum Failure: Error, Sendable, Equatable {
+        /// The key is not 32 bytes.
+        case invalidKey
+        /// The data was altered, belongs elsewhere, or was sealed under another key.
+        case authenticationFailed
+        /// OpenSSL refused an operation (out of memory).
+        case cryptoFailure
+    }
+
+    private let key: [UInt8]
+
+    /// A box under a 32-byte key.
+    public init(key: [UInt8]) throws(Failure) {
+        guard key.count == 32 else { throw .invalidKey }
+        self.key = key
+    }
+
+    /// Seals `plaintext`, binding it to `associatedData`.
+    public func seal(_ plaintext: [UInt8], associatedData: [UInt8]) throws(Failure) -> [UInt8] {
+        let nonce = SecureRandom.bytes(12)
+        guard let ctx = EVP_CIPHER_CTX_new() else { throw .cryptoFailure }
+        defer { EVP_CIPHER_CTX_free(ctx) }
+        var out = [UInt8](repeating: 0, count: plaintext.count + 16)
+        var tag = [UInt8](repeating: 0, count: 16)
+        var length: Int32 = 0, total: Int32 = 0
+        guard EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nil, key, nonce) == 1,
+              associatedData.isEmpty || EVP_EncryptUpdate(ctx, nil, &length, associatedData, Int32(associatedData.count)) == 1,
+              EVP_EncryptUpdate(ctx, &out, &length, plaintext, Int32(plaintext.count)) == 1
+        else { throw .cryptoFailure }
+        total = length
+        let finished = out.withUnsafeMutableBufferPointer { EVP_EncryptFinal_ex(ctx, $0.baseAddress! + Int(total), &length) }
+        guard finished == 1, EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, 16, &tag) == 1 else { throw .cryptoFailure }
+        total += length
+        return nonce + out.prefix(Int(total)) + tag
+    }
+
+    /// Opens what `seal` made with the same key and associated data.
+    public func open(_ sealed: [UInt8], associatedData: [UInt8]) throws(Failure) -> [UInt8] {
+        guard sealed.count >= 28 else { throw .authenticationFailed }
+        let nonce = Array(sealed.prefix(12)), tag = Array(sealed.suffix(16)), body = Array(sealed.dropFirst(12).dropLast(16))
+        guard let ctx = EVP_CIPHER_CTX_new() else { throw .cryptoFailure }
+        defer { EVP_CIPHER_CTX_free(ctx) }
+        var out = [UInt8](repeating: 0, count: body.count + 16)
+        var length: Int32 = 0
+        var tagCopy = tag
+        guard EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nil, key, nonce) == 1,
+              associatedData.isEmpty || EVP_DecryptUpdate(ctx, nil, &length, associatedData, Int32(associatedData.count)) == 1,
+              EVP_DecryptUpdate(ctx, &out, &length, body, Int32(body.count)) == 1
+        else { throw .cryptoFailure }
+        let total = length
+        guard EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, 16, &tagCopy) == 1 else { throw .cryptoFailure }
+        let finished = out.withUnsafeMutableBufferPointer { EVP_DecryptFinal_ex(ctx, $0.baseAddress! + Int(total), &length) }
+        guard finished == 1 else { throw .authenticationFailed }
+        return Array(out.prefix(Int(total + length)))
+    }
+}
