@@ -23,7 +23,6 @@ public enum Application {
         let database = try openDatabase(url: configuration.databaseURL, poolSize: configuration.databasePoolSize)
         let applied = try database.migrate(Schema.migrations)
         if !applied.isEmpty { logger.log("info", "migrated", ["versions": .string(applied.map(String.init).joined(separator: ","))]) }
-        let env = try Environment(database: database, configuration: configuration, logger: logger)
         var sender: (any MessageSender)?
         if configuration.dev {
             sender = DevPhoneSender { message in
@@ -33,16 +32,17 @@ public enum Application {
         } else {
             logger.log("warn", "no_message_sender", ["detail": "messages stay pending until a provider is configured"])
         }
-        return try start(env, sender: sender)
+        let env = try Environment(database: database, configuration: configuration, logger: logger, sender: sender)
+        return try start(env)
     }
 
     /// Starts the server and the background work over a ready environment.
-    public static func start(_ env: Environment, sender: (any MessageSender)?, extraRoutes: (inout Router) -> Void = { _ in }) throws -> Runtime {
+    public static func start(_ env: Environment, extraRoutes: (inout Router) -> Void = { _ in }) throws -> Runtime {
         var router = router(env)
         extraRoutes(&router)
         let server = HTTPServer(configuration: env.configuration.http, router: router, logger: env.logger)
         try server.start()
-        let dispatcher = sender.map { OutboxDispatcher(env: env, sender: $0, onFailed: deliveryFailed(env)) }
+        let dispatcher = env.sender.map { OutboxDispatcher(env: env, sender: $0, onFailed: deliveryFailed(env)) }
         dispatcher?.start()
         Housekeeping.start(env)
         let timers = VerifyTimers(env: env)

@@ -2,6 +2,7 @@ import Core
 import Crypto
 import Foundation
 import HTTP
+import Messaging
 import Store
 
 /// The dependencies every feature receives: storage, time, randomness,
@@ -14,13 +15,17 @@ public struct Environment: Sendable {
     public let passwordPolicy: PasswordPolicy
     public let configuration: Configuration
     public let logger: Logger
+    /// Where the outbox delivers; nil when no provider is configured (then
+    /// phone verification answers 503 rather than accept what cannot be sent).
+    public let sender: (any MessageSender)?
     /// A hash to verify against when an email is unknown, so that costs the
     /// same Argon2id work as a wrong password.
     let decoyHash: String
 
     /// Dependencies from parts (tests pass their own clock or logger).
     public init(database: any Database, configuration: Configuration, clock: Clock = .system,
-                random: RandomSource = SecureRandom.source, logger: Logger = .standardError) throws {
+                random: RandomSource = SecureRandom.source, logger: Logger = .standardError, sender: (any MessageSender)? = nil) throws {
+        self.sender = sender
         self.database = database
         self.configuration = configuration
         self.clock = clock

@@ -92,6 +92,50 @@ struct VerifyTests {
         }
     }
 
+    @Test("simultaneous starts for one number: exactly one runs, the others get 409", arguments: Backend.all)
+    func simultaneousStarts(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let api = try VerifyClient(server)
+            let port = server.port, auth = api.authorization
+            let statuses = Mutex<[Int]>([])
+            let body = Array(#"{"brand":"Acme","workflow":[{"channel":"sms","to":"447400123456"}]}"#.utf8)
+            runThreads(6) { _ in
+                let status = (try? HTTPTestClient(port: port).request("POST", "/v2/verify", headers: ["Authorization": auth, "Content-Type": "application/json"],
+                                                                   body: body).status) ?? 0
+                statuses.withLock { $0.append(status) }
+            }
+            let all = statuses.withLock { $0 }
+            #expect(all.filter { $0 == 202 }.count == 1)
+            #expect(all.filter { $0 == 409 }.count == 5)
+            #expect(try api.messages(to: Self.mobile).count == 1)
+        }
+    }
+
+    @Test("another API key may verify the same number and learns nothing of the first key's request")
+    func tenants() throws {
+        try Backend.all[0].withServer { server throws in
+            let first = try VerifyClient(server, name: "bank")
+            let second = try VerifyClient(server, name: "shop")
+            let id = try first.started(Self.mobile)
+            let other = try second.start(Self.mobile)
+            #expect(other.status == 202)
+            #expect(other.json["request_id"] as? String != id)
+        }
+    }
+
+    @Test("without a message sender, starting answers 503 unless every number is a test number")
+    func noSender() throws {
+        try Backend.all[0].withFreshDatabase { database, _ in
+            let config = TestServer.configuration { $0.dev = false; $0.verify.testNumbers = ["447400123999": "4242"] }
+            let server = try TestServer(database: database, configuration: config, withSender: false)
+            let api = try VerifyClient(server)
+            let r = try api.start(Self.mobile)
+            #expect(r.status == 503)
+            #expect(r.json["code"] as? String == "delivery_unavailable")
+            #expect(try api.start("447400123999").status == 202)
+        }
+    }
+
     @Test("cancel is refused at 29 s, works at 30 s, and is refused once the second step fired", arguments: Backend.all)
     func cancel(backend: Backend) throws {
         try backend.withServer { server throws in

@@ -78,6 +78,7 @@ public enum Schema {
             ALTER TABLE outbox ADD COLUMN lease_until {{bigint}} NOT NULL DEFAULT 0;
             ALTER TABLE outbox ADD COLUMN delivered_at {{bigint}};
             ALTER TABLE outbox ADD COLUMN last_error TEXT;
+            UPDATE outbox SET status = 'void', body = '' WHERE status = 'pending';
             CREATE INDEX outbox_due ON outbox (status, next_attempt_at);
             CREATE INDEX outbox_ref ON outbox (ref);
             CREATE TABLE api_keys (

@@ -14,6 +14,8 @@ enum Housekeeping {
         var emailCodes = 0
         var sessions = 0
         var verifyFailures = 0
+        var outbox = 0
+        var verifyRequests = 0
     }
 
     /// One pass at `now` (milliseconds).
@@ -30,6 +32,8 @@ enum Housekeeping {
                                               [.int(now - day), .int(now)])
         report.emailCodes = try db.execute("DELETE FROM email_codes WHERE window_started_at < $1", [.int(now - day)])
         report.verifyFailures = try db.execute("DELETE FROM verify_number_failures WHERE window_started_at < $1", [.int(now - day)])
+        report.outbox = try db.execute("DELETE FROM outbox WHERE status IN ('sent', 'failed', 'void') AND created_at < $1", [.int(now - 30 * day)])
+        report.verifyRequests = try db.execute("DELETE FROM verify_requests WHERE finished_at IS NOT NULL AND finished_at < $1", [.int(now - 30 * day)])
         report.sessions = try db.execute("DELETE FROM sessions WHERE ended_at IS NOT NULL AND ended_at < $1", [.int(now - 30 * day)])
         return report
     }

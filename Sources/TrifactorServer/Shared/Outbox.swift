@@ -45,11 +45,12 @@ struct Outbox {
                        [.text(ref), .int(env.nowMillis)]) > 0
     }
 
-    /// Voids every message whose ref starts with `prefix` that has not gone
-    /// out yet, and forgets its text.
-    func void(refPrefix prefix: String, on db: any SQLConnection) throws {
-        try db.execute("UPDATE outbox SET status = 'void', body = '' WHERE ref LIKE $1 AND status IN ('held', 'pending')",
-                       [.text(prefix.replacingOccurrences(of: "%", with: "") + "%")])
+    /// Voids the messages `refs` that have not gone out yet and forgets their
+    /// text; one being sent right now is not retried after.
+    func void(refs: [String], on db: any SQLConnection) throws {
+        for ref in refs {
+            try db.execute("UPDATE outbox SET status = 'void', body = '' WHERE ref = $1 AND status IN ('held', 'pending', 'sending')", [.text(ref)])
+        }
     }
 
     /// Messages newest first (held ones excluded), optionally only those to `recipient`.

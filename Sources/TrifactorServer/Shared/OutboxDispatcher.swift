@@ -35,7 +35,7 @@ final class OutboxDispatcher: Sendable {
                 UPDATE outbox SET status = 'sending', lease_until = $2
                 WHERE seq IN (SELECT seq FROM outbox
                               WHERE (status = 'pending' AND next_attempt_at <= $1) OR (status = 'sending' AND lease_until < $1)
-                              ORDER BY seq LIMIT 16)
+                              ORDER BY seq LIMIT 1)
                   AND ((status = 'pending' AND next_attempt_at <= $1) OR (status = 'sending' AND lease_until < $1))
                 RETURNING seq, id, channel, recipient, body, locale, attempts, ref
                 """, [.int(now), .int(now + Self.leaseMillis)])
@@ -52,29 +52,32 @@ final class OutboxDispatcher: Sendable {
             } else {
                 do { try sender.send(message) } catch { failure = error }
             }
-            try record(seq: seq, attempts: attempts, ref: ref, failure: failure, message: message)
+            try record(seq: seq, lease: now + Self.leaseMillis, attempts: attempts, ref: ref, failure: failure, message: message)
         }
         return claimed.count
     }
 
-    private func record(seq: Int64, attempts: Int, ref: String?, failure: DeliveryError?, message: OutgoingMessage) throws {
+    /// Records the outcome only while this dispatcher still holds the lease
+    /// (another instance may have taken an expired one; a voided message
+    /// must not go back to pending).
+    private func record(seq: Int64, lease: Int64, attempts: Int, ref: String?, failure: DeliveryError?, message: OutgoingMessage) throws {
         try env.transaction { db in
             let now = env.nowMillis
             guard let failure else {
                 // Outside dev mode the text (and the code in it) is not kept once delivered.
                 let body = env.configuration.dev ? message.text : ""
-                try db.execute("UPDATE outbox SET status = 'sent', delivered_at = $2, attempts = $3, body = $4 WHERE seq = $1",
-                               [.int(seq), .int(now), .int(Int64(attempts)), .text(body)])
+                try db.execute("UPDATE outbox SET status = 'sent', delivered_at = $2, attempts = $3, body = $4 WHERE seq = $1 AND status = 'sending' AND lease_until = $5",
+                               [.int(seq), .int(now), .int(Int64(attempts)), .text(body), .int(lease)])
                 return
             }
             if failure.retryable && attempts < Self.maxAttempts {
                 let delay = Int64(min(60, 1 << attempts)) * 1000
-                try db.execute("UPDATE outbox SET status = 'pending', attempts = $2, next_attempt_at = $3, last_error = $4 WHERE seq = $1",
-                               [.int(seq), .int(Int64(attempts)), .int(now + delay), .text(String(failure.reason.prefix(200)))])
+                try db.execute("UPDATE outbox SET status = 'pending', attempts = $2, next_attempt_at = $3, last_error = $4 WHERE seq = $1 AND status = 'sending' AND lease_until = $5",
+                               [.int(seq), .int(Int64(attempts)), .int(now + delay), .text(String(failure.reason.prefix(200))), .int(lease)])
                 return
             }
-            try db.execute("UPDATE outbox SET status = 'failed', attempts = $2, last_error = $3, body = '' WHERE seq = $1",
-                           [.int(seq), .int(Int64(attempts)), .text(String(failure.reason.prefix(200)))])
+            guard try db.execute("UPDATE outbox SET status = 'failed', attempts = $2, last_error = $3, body = '' WHERE seq = $1 AND status = 'sending' AND lease_until = $4",
+                                 [.int(seq), .int(Int64(attempts)), .text(String(failure.reason.prefix(200))), .int(lease)]) == 1 else { return }
             try AuditLog.append(AuditEvent(kind: .deliveryFailed, outcome: .failure, detail: "\(message.channel.rawValue) \(ref ?? message.id): \(failure.reason.prefix(120))"),
                                 at: now, on: db)
             if let ref { try onFailed(ref, db) }

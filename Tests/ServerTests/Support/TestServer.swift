@@ -45,10 +45,11 @@ final class TestServer {
         return c
     }
 
-    init(database: any Database, configuration: Configuration = TestServer.configuration(), extraRoutes: (inout Router) -> Void = { _ in }) throws {
+    init(database: any Database, configuration: Configuration = TestServer.configuration(), withSender: Bool = true,
+         extraRoutes: (inout Router) -> Void = { _ in }) throws {
         try database.migrate(Schema.migrations)
-        let env = try Environment(database: database, configuration: configuration, clock: clock.clock, logger: log.logger)
-        runtime = try Application.start(env, sender: sender, extraRoutes: extraRoutes)
+        let env = try Environment(database: database, configuration: configuration, clock: clock.clock, logger: log.logger, sender: withSender ? sender : nil)
+        runtime = try Application.start(env, extraRoutes: extraRoutes)
     }
 
     deinit { runtime.stop(drainTimeout: 5) }

@@ -39,7 +39,7 @@ struct VerifyError: HTTPResponseError, Sendable, Equatable {
         VerifyError(status: 404, code: "verification_not_found", title: "Not Found",
                     detail: "Request '\(id.prefix(64))' was not found or it has been verified already.")
     }
-    static func concurrent(existing: String) -> VerifyError {
+    static func concurrent(existing: String?) -> VerifyError {
         VerifyError(status: 409, code: "concurrent_verification", title: "Conflict",
                     detail: "Concurrent verifications to the same number are not allowed.", conflictingRequestID: existing)
     }
@@ -51,6 +51,8 @@ struct VerifyError: HTTPResponseError, Sendable, Equatable {
         VerifyError(status: 409, code: "cancel_too_late", title: "Conflict",
                     detail: "Verification request [\(id)] can't be cancelled now. Too many attempts to re-deliver have already been made.")
     }
+    static let deliveryUnavailable = VerifyError(status: 503, code: "delivery_unavailable", title: "Service Unavailable",
+                                                 detail: "No message provider is configured, so no code can be sent.", retryAfter: 60)
     static let noMoreEvents = VerifyError(status: 409, code: "no_more_events", title: "Conflict",
                                           detail: "There are no more events left to trigger.")
     static func invalidParameters(_ fields: [Problem.InvalidParameter]) -> VerifyError {

@@ -59,7 +59,7 @@ enum VerifyRepository {
         let w = r.workflow
         return try db.execute("""
             UPDATE verify_requests SET status = $3, current_step = $4, step_fired_at = $5, next_deadline = $6, wrong_codes = $7,
-              finished_at = $8, version = version + 1
+              finished_at = COALESCE(finished_at, $8), version = version + 1
             WHERE id = $1 AND version = $2
             """, [.text(r.id), .int(r.version), .text(w.status.rawValue), .int(Int64(w.currentStep)), .int(w.stepFiredAt.millis),
                   .int(w.deadline.millis), .int(Int64(w.wrongCodes)), w.status == .inProgress ? .null : .int(now)]) == 1
@@ -71,14 +71,16 @@ enum VerifyRepository {
                      [.int(now), .int(Int64(limit))]).map { try $0.text("id") }
     }
 
-    /// The request holding `number`, if any.
-    static func lockHolder(number: String, on db: any SQLConnection) throws -> String? {
-        try db.queryOne("SELECT request_id FROM verify_locks WHERE number = $1", [.text(number)])?.text("request_id")
+    /// The request holding `lock` (`<api key id>:<number>`), if any.
+    static func lockHolder(_ lock: String, on db: any SQLConnection) throws -> String? {
+        try db.queryOne("SELECT request_id FROM verify_locks WHERE number = $1", [.text(lock)])?.text("request_id")
     }
 
-    /// Takes `number` for `requestID`. - Throws: `StoreError.uniqueViolation` when another request took it meanwhile.
-    static func lock(number: String, requestID: String, on db: any SQLConnection) throws {
-        try db.execute("INSERT INTO verify_locks (number, request_id) VALUES ($1, $2)", [.text(number), .text(requestID)])
+    /// Takes `lock` for `requestID`; false when another request holds it
+    /// (including one that took it a moment ago in another transaction).
+    static func lock(_ lock: String, requestID: String, on db: any SQLConnection) throws -> Bool {
+        try db.execute("INSERT INTO verify_locks (number, request_id) VALUES ($1, $2) ON CONFLICT (number) DO NOTHING",
+                       [.text(lock), .text(requestID)]) == 1
     }
 
     static func unlock(requestID: String, on db: any SQLConnection) throws {

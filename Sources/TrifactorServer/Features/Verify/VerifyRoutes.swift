@@ -17,7 +17,13 @@ struct VerifyRoutes {
         let service = VerifyService(env: env)
         router.add("POST", "/v2/verify") { request in
             let key = try authenticate(request)
-            let start = try Self.validate(try decode(StartVerificationRequest.self, request))
+            let start: VerifyService.Start
+            do {
+                start = try Self.validate(try decode(StartVerificationRequest.self, request))
+            } catch let refusal as VerifyError {
+                try service.refused(refusal, key: key, context: AuditContext(request))
+                throw refusal
+            }
             let id = try service.start(start, key: key, context: AuditContext(request))
             return .json(VerificationStarted(requestID: id), status: 202)
         }

@@ -28,40 +28,54 @@ struct VerifyService {
 
     // MARK: Events
 
-    /// Starts a request; returns its id.
-    /// - Throws: `VerifyError` (429 limits, 409 a request running for a number).
+    /// Starts a request; returns its id. A refused start changes nothing
+    /// (its transaction rolls back: no token, no lock) but the audit entry.
+    /// - Throws: `VerifyError` (429 limits, 409 a request of this key running
+    ///   for a number, 503 when nothing can deliver the messages).
     func start(_ s: Start, key: APIKeys.Key, context: AuditContext) throws -> String {
         let testNumbers = env.configuration.verify.testNumbers
-        let outcome = try env.transaction { db -> Result<String, VerifyError> in
-            let now = env.clock.now()
-            if let refusal = try limits(s, key: key, context: context, now: now, on: db) {
-                try AuditLog.append(context.event(.verifyRefused, .denied, detail: "\(refusal.code) key=\(key.apiKey)"), at: now.millis, on: db)
-                return .failure(refusal)
-            }
-            for number in Set(s.steps.map(\.to)) {
-                if let holder = try runningRequest(holding: number, now: now, on: db) {
-                    try AuditLog.append(context.event(.verifyRefused, .denied, detail: "concurrent key=\(key.apiKey)"), at: now.millis, on: db)
-                    return .failure(.concurrent(existing: holder))
+        do {
+            if env.sender == nil && s.steps.contains(where: { testNumbers[$0.to] == nil }) { throw VerifyError.deliveryUnavailable }
+            return try env.transaction { db -> String in
+                let now = env.clock.now()
+                let id = env.newID()
+                try limits(before: true, s, key: key, context: context, now: now, on: db)
+                // One running request per number and key (as a Vonage account has); the insert
+                // either takes the lock or finds who holds it, even one not yet committed.
+                for number in Set(s.steps.map(\.to)).sorted() {
+                    let lock = "\(key.id):\(number)"
+                    if try VerifyRepository.lock(lock, requestID: id, on: db) { continue }
+                    if let holder = try runningRequest(holding: lock, now: now, on: db) { throw VerifyError.concurrent(existing: holder) }
+                    guard try VerifyRepository.lock(lock, requestID: id, on: db) else { throw VerifyError.concurrent(existing: nil) }
                 }
+                try limits(before: false, s, key: key, context: context, now: now, on: db)
+                let code = s.customCode ?? testNumbers[s.steps[0].to] ?? env.random.digits(s.codeLength)
+                let (workflow, _) = VerifyWorkflow.start(stepCount: s.steps.count, channelTimeout: TimeInterval(s.channelTimeout), now: now)
+                let record = VerifyRecord(id: id, apiKeyID: key.id, brand: s.brand, locale: s.locale, steps: s.steps,
+                                          codeHash: Self.hash(code, id: id), clientRef: s.clientRef, workflow: workflow, version: 1)
+                try VerifyRepository.insert(record, on: db)
+                for (index, step) in s.steps.enumerated() where testNumbers[step.to] == nil {
+                    let minutes = Int((Double((s.steps.count - index) * s.channelTimeout) / 60).rounded(.up))
+                    try Outbox(env: env).enqueue(channel: step.channel, to: step.to, text: Self.message(step.channel, brand: s.brand, code: code, minutes: minutes),
+                                                 ref: "verify:\(id):\(index)", held: index > 0, locale: s.locale, on: db)
+                }
+                try AuditLog.append(context.event(.verifyStarted, .success, detail: "id=\(id) key=\(key.apiKey) steps=\(s.steps.map(\.channel.rawValue).joined(separator: ","))"),
+                                    at: now.millis, on: db)
+                return id
             }
-            let id = env.newID()
-            let code = s.customCode ?? testNumbers[s.steps[0].to] ?? env.random.digits(s.codeLength)
-            let (workflow, _) = VerifyWorkflow.start(stepCount: s.steps.count, channelTimeout: TimeInterval(s.channelTimeout), now: now)
-            let record = VerifyRecord(id: id, apiKeyID: key.id, brand: s.brand, locale: s.locale, steps: s.steps,
-                                      codeHash: Self.hash(code, id: id), clientRef: s.clientRef, workflow: workflow, version: 1)
-            try VerifyRepository.insert(record, on: db)
-            // A concurrent start that took a number first makes this throw, and the transaction roll back.
-            for number in record.numbers { try VerifyRepository.lock(number: number, requestID: id, on: db) }
-            for (index, step) in s.steps.enumerated() where testNumbers[step.to] == nil {
-                let minutes = Int((Double((s.steps.count - index) * s.channelTimeout) / 60).rounded(.up))
-                try Outbox(env: env).enqueue(channel: step.channel, to: step.to, text: Self.message(step.channel, brand: s.brand, code: code, minutes: minutes),
-                                             ref: "verify:\(id):\(index)", held: index > 0, locale: s.locale, on: db)
-            }
-            try AuditLog.append(context.event(.verifyStarted, .success, detail: "id=\(id) key=\(key.apiKey) steps=\(s.steps.map(\.channel.rawValue).joined(separator: ","))"),
-                                at: now.millis, on: db)
-            return .success(id)
+        } catch let refusal as VerifyError {
+            try refused(refusal, key: key, context: context)
+            throw refusal
         }
-        return try outcome.get()
+    }
+
+    /// Audits a refused call in a transaction of its own.
+    func refused(_ refusal: VerifyError, key: APIKeys.Key, context: AuditContext?, id: String? = nil) throws {
+        try env.transaction { db in
+            let detail = "\(refusal.code) key=\(key.apiKey)" + (id.map { " id=\($0)" } ?? "")
+            let event = context?.event(.verifyRefused, .denied, detail: detail) ?? AuditEvent(kind: .verifyRefused, outcome: .denied, detail: detail)
+            try AuditLog.append(event, at: env.nowMillis, on: db)
+        }
     }
 
     /// Checks a code. - Throws: `VerifyError` 400, 410 or 404.
@@ -99,17 +113,23 @@ struct VerifyService {
         return ids.count
     }
 
-    /// A step's message failed for good: move on to the next step (inside the dispatcher's transaction).
+    /// A step's message failed for good: move on to the next step (inside the
+    /// dispatcher's transaction; a concurrent change is re-read, up to 8 times).
     func deliveryFailed(ref: String, on db: any SQLConnection) throws {
         let parts = ref.split(separator: ":")
-        guard parts.count == 3, parts[0] == "verify", let step = Int(parts[2]), var record = try VerifyRepository.find(id: String(parts[1]), on: db) else { return }
-        let now = env.clock.now()
-        var w = record.workflow
-        let before = w.status
-        let actions = w.advance(to: now) + w.deliveryFailed(step: step, now: now)
-        record.workflow = w
-        guard try VerifyRepository.save(record, now: now.millis, on: db) else { return }  // moved meanwhile: its own timer goes on
-        try perform(actions, before: before, record: record, context: nil, now: now, on: db)
+        guard parts.count == 3, parts[0] == "verify", let step = Int(parts[2]) else { return }
+        for _ in 0..<8 {
+            guard var record = try VerifyRepository.find(id: String(parts[1]), on: db) else { return }
+            let now = env.clock.now()
+            var w = record.workflow
+            let before = w.status
+            let actions = w.advance(to: now) + w.deliveryFailed(step: step, now: now)
+            record.workflow = w
+            if try VerifyRepository.save(record, now: now.millis, on: db) {
+                try perform(actions, before: before, record: record, context: nil, now: now, on: db)
+                return
+            }
+        }
     }
 
     // MARK: Machinery
@@ -119,7 +139,10 @@ struct VerifyService {
         for _ in 0..<8 {
             do {
                 let outcome = try env.transaction { db -> VerifyError? in
-                    guard var record = try VerifyRepository.find(id: id, on: db), key == nil || record.apiKeyID == key?.id else { return .notFound(id) }
+                    guard var record = try VerifyRepository.find(id: id, on: db), key == nil || record.apiKeyID == key?.id else {
+                        if let context { try AuditLog.append(context.event(.verifyRefused, .denied, detail: "verification_not_found id=\(id)"), at: env.nowMillis, on: db) }
+                        return .notFound(id)
+                    }
                     let now = env.clock.now()
                     var w = record.workflow
                     let before = w.status
@@ -133,6 +156,9 @@ struct VerifyService {
                     record.workflow = w
                     guard try VerifyRepository.save(record, now: now.millis, on: db) else { throw VersionConflict() }
                     try perform(actions, before: before, record: record, context: context, now: now, on: db)
+                    if let refusal, let context, refusal.status == 409 || refusal.status == 404 {
+                        try AuditLog.append(context.event(.verifyRefused, .denied, detail: "\(refusal.code) id=\(id)"), at: now.millis, on: db)
+                    }
                     return refusal
                 }
                 if let outcome { throw outcome }
@@ -159,7 +185,7 @@ struct VerifyService {
                 if step > 0 { try audit(.verifyStepFired, .success, "id=\(record.id) step=\(step) channel=\(record.steps[step].channel.rawValue)") }
             case .finish:
                 try VerifyRepository.unlock(requestID: record.id, on: db)
-                try Outbox(env: env).void(refPrefix: "verify:\(record.id):", on: db)
+                try Outbox(env: env).void(refs: record.steps.indices.map { "verify:\(record.id):\($0)" }, on: db)
                 switch record.workflow.status {
                 case .completed: try audit(.verifyCompleted, .success, "id=\(record.id)")
                 case .failed: try audit(.verifyTerminated, .failure, "id=\(record.id) too many wrong codes")
@@ -171,31 +197,33 @@ struct VerifyService {
         }
     }
 
-    /// Per-IP, per-key, per-number and per-country buckets, and the per-number failure cap.
-    private func limits(_ s: Start, key: APIKeys.Key, context: AuditContext, now: Date, on db: any SQLConnection) throws -> VerifyError? {
+    /// Token buckets, taken in a fixed order (so two instances never lock
+    /// bucket rows in opposite orders): per IP and key `before` the
+    /// concurrency check, per number (with the failure cap) and per country
+    /// after it, so a refused duplicate spends nothing of the number's budget.
+    private func limits(before: Bool, _ s: Start, key: APIKeys.Key, context: AuditContext, now: Date, on db: any SQLConnection) throws {
         let v = env.configuration.verify
         let ms = now.millis
-        var buckets: [(String, RateLimiter.Limit)] = [
-            ("verify:ip:\(ClientKey.of(address: context.ip))", .init(burst: v.perIPBurst, rate: v.perIPRate)),
-            ("verify:key:\(key.id)", .init(burst: v.perKeyBurst, rate: v.perKeyRate)),
-        ]
-        for code in Set(s.countryCodes) { buckets.append(("verify:country:\(code)", .init(burst: v.perCountryBurst, rate: v.perCountryRate))) }
-        for number in Set(s.steps.map(\.to)) where v.testNumbers[number] == nil {
-            buckets.append(("verify:number:\(number)", .init(burst: v.perNumberBurst, rate: v.perNumberRate)))
-            if try VerifyRepository.failures(number: number, now: ms, on: db) >= v.maxFailuresPerNumber {
-                return .rateLimited(retryAfter: 3600)
+        var buckets: [(String, RateLimiter.Limit)] = []
+        if before {
+            buckets = [("verify:ip:\(ClientKey.of(address: context.ip))", .init(burst: v.perIPBurst, rate: v.perIPRate)),
+                       ("verify:key:\(key.id)", .init(burst: v.perKeyBurst, rate: v.perKeyRate))]
+        } else {
+            for number in Set(s.steps.map(\.to)).sorted() where v.testNumbers[number] == nil {
+                if try VerifyRepository.failures(number: number, now: ms, on: db) >= v.maxFailuresPerNumber { throw VerifyError.rateLimited(retryAfter: 3600) }
+                buckets.append(("verify:number:\(number)", .init(burst: v.perNumberBurst, rate: v.perNumberRate)))
             }
+            for code in Set(s.countryCodes).sorted() { buckets.append(("verify:country:\(code)", .init(burst: v.perCountryBurst, rate: v.perCountryRate))) }
         }
         for (key, limit) in buckets {
-            if let wait = try RateLimiter.take(key, limit: limit, nowMillis: ms, on: db) { return .rateLimited(retryAfter: wait) }
+            if let wait = try RateLimiter.take(key, limit: limit, nowMillis: ms, on: db) { throw VerifyError.rateLimited(retryAfter: wait) }
         }
-        return nil
     }
 
     /// The running request that holds `number`, after applying its due timeouts
     /// (a request that ran out lets go of the number here).
-    private func runningRequest(holding number: String, now: Date, on db: any SQLConnection) throws -> String? {
-        guard let holder = try VerifyRepository.lockHolder(number: number, on: db) else { return nil }
+    private func runningRequest(holding lock: String, now: Date, on db: any SQLConnection) throws -> String? {
+        guard let holder = try VerifyRepository.lockHolder(lock, on: db) else { return nil }
         guard var record = try VerifyRepository.find(id: holder, on: db) else {
             try VerifyRepository.unlock(requestID: holder, on: db)
             return nil
