@@ -50,3 +50,99 @@ public struct CurrentSession: Codable, Sendable, Equatable {
         self.user = user
     }
 }
+
+/// One of the user's sessions, as `GET /v1/sessions` lists them.
+public struct SessionSummary: Codable, Sendable, Equatable {
+    public var id: String
+    public var aal: Int
+    public var methods: [String]
+    public var createdAt: Date
+    public var lastSeenAt: Date
+    public var ip: String?
+    public var userAgent: String?
+    /// True for the session making the request.
+    public var current: Bool
+    public init(id: String, aal: Int, methods: [String], createdAt: Date, lastSeenAt: Date, ip: String?, userAgent: String?, current: Bool) {
+        self.id = id
+        self.aal = aal
+        self.methods = methods
+        self.createdAt = createdAt
+        self.lastSeenAt = lastSeenAt
+        self.ip = ip
+        self.userAgent = userAgent
+        self.current = current
+    }
+    enum CodingKeys: String, CodingKey {
+        case id, aal, methods, createdAt = "created_at", lastSeenAt = "last_seen_at", ip, userAgent = "user_agent", current
+    }
+}
+
+/// `GET /v1/sessions`.
+public struct SessionList: Codable, Sendable, Equatable {
+    public var sessions: [SessionSummary]
+    public init(sessions: [SessionSummary]) { self.sessions = sessions }
+}
+
+/// `POST /v1/authorizations`: describe a sensitive action and pick the factor that confirms it.
+public struct CreateAuthorizationRequest: Codable, Sendable {
+    /// `{type: "transfer", amount: "250.00", currency: "EUR", payee: "Alice Example", source: "…"}`: any JSON object with a `type`.
+    public var action: [String: JSONScalar]
+    public var enrollmentID: String
+    public init(action: [String: JSONScalar], enrollmentID: String) {
+        self.action = action
+        self.enrollmentID = enrollmentID
+    }
+    enum CodingKeys: String, CodingKey { case action, enrollmentID = "enrollment_id" }
+}
+
+/// A string, number or boolean field of an action.
+public enum JSONScalar: Codable, Sendable, Equatable {
+    case string(String), number(Double), bool(Bool)
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if let b = try? c.decode(Bool.self) { self = .bool(b) } else if let d = try? c.decode(Double.self) { self = .number(d) } else { self = .string(try c.decode(String.self)) }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case .string(let s): try c.encode(s)
+        case .number(let d): try c.encode(d)
+        case .bool(let b): try c.encode(b)
+        }
+    }
+
+    /// The text form used for the canonical hash and the summary.
+    public var text: String {
+        switch self {
+        case .string(let s): s
+        case .number(let d): d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : String(d)
+        case .bool(let b): b ? "true" : "false"
+        }
+    }
+}
+
+/// 202 answer: the challenge is on its way.
+public struct AuthorizationCreated: Codable, Sendable, Equatable {
+    public var authorizationID: String
+    /// What the user is asked to confirm.
+    public var summary: String
+    public init(authorizationID: String, summary: String) {
+        self.authorizationID = authorizationID
+        self.summary = summary
+    }
+    enum CodingKeys: String, CodingKey { case authorizationID = "authorization_id", summary }
+}
+
+/// `POST /v1/authorizations/{id}` and its answer.
+public struct ApproveAuthorizationRequest: Codable, Sendable {
+    public var code: String
+    public init(code: String) { self.code = code }
+}
+
+public struct AuthorizationStatus: Codable, Sendable, Equatable {
+    /// `approved`.
+    public var status: String
+    public init(status: String) { self.status = status }
+}

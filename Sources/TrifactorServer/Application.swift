@@ -11,6 +11,10 @@ public enum Application {
         HealthRoutes(env: env).register(on: &router)
         AccountsRoutes(env: env).register(on: &router)
         SessionsRoutes(env: env).register(on: &router)
+        EnrollmentRoutes(env: env).register(on: &router)
+        MFASignIn(env: env).register(on: &router)
+        SessionListRoutes(env: env).register(on: &router)
+        AuthorizationRoutes(env: env).register(on: &router)
         VerifyRoutes(env: env).register(on: &router)
         DevRoutes(env: env).register(on: &router)
         return router

@@ -21,6 +21,9 @@ public struct Environment: Sendable {
     /// A hash to verify against when an email is unknown, so that costs the
     /// same Argon2id work as a wrong password.
     let decoyHash: String
+    /// Seals secrets at rest under the key file's key; nil when there is no
+    /// key file (then TOTP enrollment answers 503).
+    let secretBox: SealedBox?
 
     /// Dependencies from parts (tests pass their own clock or logger).
     public init(database: any Database, configuration: Configuration, clock: Clock = .system,
@@ -34,6 +37,12 @@ public struct Environment: Sendable {
         hasher = try PasswordHasher(opsLimit: configuration.argon2OpsLimit, memLimit: configuration.argon2MemoryKiB * 1024)
         passwordPolicy = PasswordPolicy(blocklist: CommonPasswords.load())
         decoyHash = hasher.decoyHash()
+        secretBox = try KeyFile.load(configuration, logger: logger)
+    }
+
+    /// The lifetimes of a session at assurance level `aal`.
+    func sessionPolicy(aal: Int) -> SessionPolicy {
+        aal >= 2 ? configuration.sessionsAAL2 : configuration.sessions
     }
 
     /// The current time in milliseconds since 1970, as stored.

@@ -48,7 +48,7 @@ struct HTTPPlatformTests {
             #expect(notFound.json["type"] as? String == "urn:trifactor:problem:not_found")
             #expect(notFound.json["request_id"] as? String == notFound.header("x-request-id"))
 
-            let wrongMethod = try server.client().request("PUT", "/v1/sessions", body: [])
+            let wrongMethod = try server.client().request("PUT", "/v1/accounts", body: [])
             #expect(wrongMethod.status == 405)
             #expect(wrongMethod.header("allow") == "POST")
             #expect(wrongMethod.json["code"] as? String == "method_not_allowed")

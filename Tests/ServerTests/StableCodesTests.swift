@@ -39,7 +39,9 @@ struct StableCodesTests {
             "email.verification_failed", "signin.succeeded", "signin.failed", "signin.locked", "signin.rate_limited",
             "password.rehashed", "session.ended", "session.expired", "delivery.failed", "api_key.created", "api_key.revoked",
             "api_key.rejected", "verify.started", "verify.step_fired", "verify.completed", "verify.wrong_code", "verify.terminated",
-            "verify.cancelled", "verify.expired", "verify.refused",
+            "verify.cancelled", "verify.expired", "verify.refused", "mfa.enrollment_started", "mfa.enrolled", "mfa.enrollment_failed",
+            "mfa.removed", "mfa.challenge_sent", "mfa.succeeded", "mfa.failed", "mfa.locked", "recovery_codes.generated", "recovery_code.used",
+            "session.stepped_up", "session.revoked", "authorization.created", "authorization.approved", "authorization.failed", "authorization.used",
         ])
     }
 }

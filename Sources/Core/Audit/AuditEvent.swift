@@ -27,6 +27,22 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case verifyCancelled = "verify.cancelled"
     case verifyExpired = "verify.expired"
     case verifyRefused = "verify.refused"
+    case mfaEnrollmentStarted = "mfa.enrollment_started"
+    case mfaEnrolled = "mfa.enrolled"
+    case mfaEnrollmentFailed = "mfa.enrollment_failed"
+    case mfaRemoved = "mfa.removed"
+    case mfaChallengeSent = "mfa.challenge_sent"
+    case mfaSucceeded = "mfa.succeeded"
+    case mfaFailed = "mfa.failed"
+    case mfaLocked = "mfa.locked"
+    case recoveryCodesGenerated = "recovery_codes.generated"
+    case recoveryCodeUsed = "recovery_code.used"
+    case sessionSteppedUp = "session.stepped_up"
+    case sessionRevoked = "session.revoked"
+    case authorizationCreated = "authorization.created"
+    case authorizationApproved = "authorization.approved"
+    case authorizationFailed = "authorization.failed"
+    case authorizationUsed = "authorization.used"
 }
 
 /// The outcome recorded with an event.

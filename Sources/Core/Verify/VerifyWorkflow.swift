@@ -135,6 +135,17 @@ public struct VerifyWorkflow: Sendable, Equatable {
         return actions
     }
 
+    /// A newer request replaces this one (a second factor challenged again):
+    /// it ends now, whatever the cancel rules say (they protect API callers,
+    /// not Trifactor's own flows).
+    public mutating func supersede(now: Date) -> [Action] {
+        var actions = advance(to: now)
+        guard status == .inProgress else { return actions }
+        status = .cancelled
+        actions.append(.finish)
+        return actions
+    }
+
     /// Step `step`'s message could not be delivered: move on to the next
     /// step now, as if it had timed out (nothing when a later step already fired).
     public mutating func deliveryFailed(step: Int, now: Date) -> [Action] {

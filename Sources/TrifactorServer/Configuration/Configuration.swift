@@ -19,8 +19,19 @@ public struct Configuration: Sendable {
     /// Argon2id cost: passes and memory in KiB.
     public var argon2OpsLimit: UInt64 = 2
     public var argon2MemoryKiB = 19 * 1024
-    /// Session lifetimes.
+    /// Session lifetimes at AAL1 (password only) and AAL2 (a second factor).
     public var sessions = SessionPolicy()
+    public var sessionsAAL2 = SessionPolicy(idleTimeout: 3600, absoluteLifetime: 24 * 3600)
+    /// How recent a password or second-factor proof must be to enroll a factor
+    /// or create recovery codes, and a second-factor proof to remove a factor.
+    public var reauthenticationWindow: TimeInterval = 300
+    /// AES-256 key for secrets at rest (TOTP seeds): 32 bytes, base64, in a file.
+    /// Dev mode creates it when missing.
+    public var keyFile = "data/trifactor.key"
+    /// The issuer shown in authenticator apps.
+    public var totpIssuer = "Trifactor"
+    /// Lockout of the second step after consecutive wrong codes.
+    public var mfaLockout = LockoutPolicy(freeAttempts: 10, baseDelay: 5, maximumDelay: 900)
     /// Lockout after consecutive failed sign-ins.
     public var lockout = LockoutPolicy()
     /// Sign-in attempts per client IP: burst, then a steady rate per second.

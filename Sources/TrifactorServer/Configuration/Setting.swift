@@ -53,6 +53,21 @@ struct Setting: Sendable {
         int("TRIFACTOR_ARGON2_MEMORY_KIB", "--argon2-memory-kib", "Argon2id memory in KiB (m)", "19456", 8...4_194_304) { $0.argon2MemoryKiB = $1 },
         seconds("TRIFACTOR_SESSION_IDLE_TIMEOUT", "--session-idle-timeout", "Seconds a session may sit unused", "1800") { $0.sessions.idleTimeout = $1 },
         seconds("TRIFACTOR_SESSION_LIFETIME", "--session-lifetime", "Seconds a session lives at most", "43200") { $0.sessions.absoluteLifetime = $1 },
+        seconds("TRIFACTOR_SESSION_AAL2_IDLE_TIMEOUT", "--session-aal2-idle-timeout", "Seconds an AAL2 session may sit unused", "3600") { $0.sessionsAAL2.idleTimeout = $1 },
+        seconds("TRIFACTOR_SESSION_AAL2_LIFETIME", "--session-aal2-lifetime", "Seconds an AAL2 session lives at most", "86400") { $0.sessionsAAL2.absoluteLifetime = $1 },
+        seconds("TRIFACTOR_REAUTH_WINDOW", "--reauth-window", "Seconds a proof stays fresh for enrolling or removing factors", "300") { $0.reauthenticationWindow = $1 },
+        Setting(variable: "TRIFACTOR_KEY_FILE", flag: "--key-file", valueName: "FILE",
+                help: "32-byte AES key (base64) sealing TOTP secrets; dev mode creates it", defaultText: "data/trifactor.key") { c, v in
+            guard !v.isEmpty else { return "TRIFACTOR_KEY_FILE must name a file." }
+            c.keyFile = v
+            return nil
+        },
+        Setting(variable: "TRIFACTOR_TOTP_ISSUER", flag: "--totp-issuer", valueName: "NAME",
+                help: "Issuer shown in authenticator apps", defaultText: "Trifactor") { c, v in
+            guard (1...40).contains(v.count), !v.contains(":") else { return "TRIFACTOR_TOTP_ISSUER must be 1 to 40 characters without a colon." }
+            c.totpIssuer = v
+            return nil
+        },
         int("TRIFACTOR_LOCKOUT_FREE_ATTEMPTS", "--lockout-free-attempts", "Failed sign-ins before lockouts start", "5", 1...1000) { $0.lockout.freeAttempts = $1 },
         seconds("TRIFACTOR_LOCKOUT_BASE", "--lockout-base", "First lockout in seconds, doubling per failure", "5") { $0.lockout.baseDelay = $1 },
         seconds("TRIFACTOR_LOCKOUT_MAX", "--lockout-max", "Longest lockout in seconds", "900") { $0.lockout.maximumDelay = $1 },

@@ -118,5 +118,80 @@ public enum Schema {
               window_started_at {{bigint}} NOT NULL
             )
             """),
+        Migration(version: 3, name: "second factors, pending sign-ins, step-up, bound actions", sql: """
+            ALTER TABLE sessions ADD COLUMN mfa_verified_at {{bigint}};
+            CREATE TABLE mfa_factors (
+              id TEXT PRIMARY KEY,
+              user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+              kind TEXT NOT NULL,
+              display_name TEXT NOT NULL,
+              phone TEXT,
+              secret_sealed TEXT,
+              algorithm TEXT,
+              digits INTEGER,
+              period INTEGER,
+              last_step {{bigint}},
+              created_at {{bigint}} NOT NULL,
+              last_used_at {{bigint}},
+              UNIQUE (user_id, phone)
+            );
+            CREATE INDEX mfa_factors_user ON mfa_factors (user_id);
+            CREATE TABLE recovery_codes (
+              id TEXT PRIMARY KEY,
+              factor_id TEXT NOT NULL REFERENCES mfa_factors(id) ON DELETE CASCADE,
+              user_id TEXT NOT NULL,
+              code_hash TEXT NOT NULL,
+              used_at {{bigint}}
+            );
+            CREATE INDEX recovery_codes_user ON recovery_codes (user_id, code_hash);
+            CREATE TABLE mfa_enrollments (
+              token_hash TEXT PRIMARY KEY,
+              user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+              kind TEXT NOT NULL,
+              factor_id TEXT NOT NULL,
+              phone TEXT,
+              secret_sealed TEXT,
+              verify_request_id TEXT,
+              failures INTEGER NOT NULL DEFAULT 0,
+              created_at {{bigint}} NOT NULL,
+              expires_at {{bigint}} NOT NULL,
+              used_at {{bigint}}
+            );
+            CREATE TABLE pending_credentials (
+              token_hash TEXT PRIMARY KEY,
+              user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+              password_verified_at {{bigint}} NOT NULL,
+              expires_at {{bigint}} NOT NULL,
+              used_at {{bigint}}
+            );
+            CREATE TABLE mfa_challenges (
+              id TEXT PRIMARY KEY,
+              user_id TEXT NOT NULL,
+              factor_id TEXT NOT NULL,
+              purpose TEXT NOT NULL,
+              verify_request_id TEXT,
+              created_at {{bigint}} NOT NULL
+            );
+            CREATE INDEX mfa_challenges_purpose ON mfa_challenges (factor_id, purpose, created_at);
+            CREATE TABLE mfa_throttle (
+              user_id TEXT PRIMARY KEY,
+              failures INTEGER NOT NULL,
+              locked_until {{bigint}} NOT NULL,
+              updated_at {{bigint}} NOT NULL
+            );
+            CREATE TABLE authorizations (
+              id TEXT PRIMARY KEY,
+              user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+              factor_id TEXT NOT NULL,
+              action_hash TEXT NOT NULL,
+              summary TEXT NOT NULL,
+              status TEXT NOT NULL,
+              failures INTEGER NOT NULL DEFAULT 0,
+              created_at {{bigint}} NOT NULL,
+              expires_at {{bigint}} NOT NULL,
+              approved_at {{bigint}},
+              used_at {{bigint}}
+            )
+            """),
     ]
 }

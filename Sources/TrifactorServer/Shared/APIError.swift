@@ -54,6 +54,36 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
         APIError(status: 422, code: "invalid_fields", title: "Invalid Fields",
                  detail: "These fields are invalid: \(fields.map(\.name).joined(separator: ", ")).", invalidParams: fields)
     }
+    /// Enrolling needs a verified email.
+    static let unverifiedEmail = APIError(status: 403, code: "unverified_email", title: "Unverified Email",
+                                          detail: "Verify your email address first.")
+    /// The last password or second-factor proof is too old for this.
+    static let reauthenticationRequired = APIError(status: 401, code: "reauthentication_required", title: "Reauthentication Required",
+                                                   detail: "Sign in again (or prove a second factor) to do this.")
+    /// Removing a factor needs a recent second-factor proof.
+    static let secondFactorRequired = APIError(status: 401, code: "second_factor_required", title: "Second Factor Required",
+                                               detail: "Prove a second factor (step up) to do this.")
+    static let secondFactorLimitExceeded = APIError(status: 409, code: "second_factor_limit_exceeded", title: "Too Many Second Factors",
+                                                    detail: "You have the most second factors allowed: remove one first.")
+    static let secondFactorExists = APIError(status: 409, code: "second_factor_exists", title: "Second Factor Exists",
+                                             detail: "This second factor is already enrolled.")
+    static let secondFactorUnusable = APIError(status: 409, code: "second_factor_unusable", title: "Second Factor Unusable",
+                                               detail: "This second factor cannot be used for this.")
+    static let secondFactorNeeded = APIError(status: 409, code: "second_factor_needed", title: "Second Factor Needed",
+                                             detail: "Enroll a phone or an authenticator app first.")
+    static let totpUnavailable = APIError(status: 503, code: "totp_unavailable", title: "Service Unavailable",
+                                          detail: "Authenticator apps are not available: the server has no key file.")
+    static let enrollmentNotFound = APIError(status: 404, code: "enrollment_not_found", title: "Not Found",
+                                             detail: "This enrollment session does not exist, has expired or was used.")
+    static let factorNotFound = APIError(status: 404, code: "factor_not_found", title: "Not Found",
+                                         detail: "There is no such second factor.")
+    static let invalidPendingCredential = APIError(status: 401, code: "invalid_pending_credential", title: "Invalid Pending Credential",
+                                                   detail: "This sign-in has expired or was completed: sign in again.")
+    static let authorizationNotFound = APIError(status: 404, code: "authorization_not_found", title: "Not Found",
+                                                detail: "This authorization does not exist, has expired or was used.")
+    static let authorizationMismatch = APIError(status: 403, code: "authorization_mismatch", title: "Authorization Mismatch",
+                                                detail: "The action differs from the one that was approved.")
+    static let sessionNotFound = APIError(status: 404, code: "session_not_found", title: "Not Found", detail: "There is no such session.")
     /// The database cannot be reached.
     static let serviceUnavailable = APIError(status: 503, code: "service_unavailable", title: "Service Unavailable",
                                              detail: "The service is temporarily unavailable: try again shortly.", retryAfter: 5)

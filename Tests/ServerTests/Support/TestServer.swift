@@ -41,6 +41,7 @@ final class TestServer {
         c.signUpPerIPBurst = 10_000
         c.http.host = "127.0.0.1"
         c.http.port = 0
+        c.keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("trifactor-test-\(UUID().uuidString).key").path
         tweak(&c)
         return c
     }

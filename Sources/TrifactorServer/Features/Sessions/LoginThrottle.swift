@@ -19,7 +19,11 @@ struct LoginThrottle {
 
     /// Counts one attempt for `email`, or refuses it while the address is locked.
     func admit(email: EmailAddress, nowMillis: Int64, on db: any SQLConnection) throws -> Admission {
-        let key = SHA256.hex(email.value)
+        try admit(key: SHA256.hex(email.value), nowMillis: nowMillis, on: db)
+    }
+
+    /// Counts one attempt under `key` (the second step uses `mfa:<user id>`).
+    func admit(key: String, nowMillis: Int64, on db: any SQLConnection) throws -> Admission {
         let counted = try db.queryOne("""
             INSERT INTO login_throttle (email_key, failures, locked_until, updated_at) VALUES ($1, 1, 0, $2)
             ON CONFLICT (email_key) DO UPDATE SET failures = login_throttle.failures + 1, updated_at = $2
@@ -39,6 +43,11 @@ struct LoginThrottle {
 
     /// Clears the count after a successful sign-in.
     func reset(email: EmailAddress, on db: any SQLConnection) throws {
-        try db.execute("DELETE FROM login_throttle WHERE email_key = $1", [.text(SHA256.hex(email.value))])
+        try reset(key: SHA256.hex(email.value), on: db)
+    }
+
+    /// Clears the count under `key`.
+    func reset(key: String, on db: any SQLConnection) throws {
+        try db.execute("DELETE FROM login_throttle WHERE email_key = $1", [.text(key)])
     }
 }

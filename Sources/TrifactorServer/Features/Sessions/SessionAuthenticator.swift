@@ -47,7 +47,7 @@ struct SessionAuthenticator {
             return .done(.failure(session.endReason == "expired" ? .sessionExpired : .unauthenticated))
         }
         let now = env.clock.now()
-        let policy = env.configuration.sessions
+        let policy = env.sessionPolicy(aal: session.aal)
         let created = Date(millis: session.createdAt), lastSeen = Date(millis: session.lastSeenAt)
         if policy.isExpired(created: created, lastSeen: lastSeen, now: now) {
             guard canWrite else { return .needsWrite }
@@ -62,8 +62,7 @@ struct SessionAuthenticator {
         if policy.shouldRecordUse(lastSeen: lastSeen, now: now) {
             guard canWrite else { return .needsWrite }
             try SessionRepository.touch(id: session.id, at: now.millis, on: db)
-            current = SessionRecord(id: session.id, userID: session.userID, aal: session.aal, methods: session.methods,
-                                    createdAt: session.createdAt, lastSeenAt: now.millis, endedAt: nil, endReason: nil)
+            current.lastSeenAt = now.millis
         }
         return .done(.success(Authenticated(session: current, user: user)))
     }

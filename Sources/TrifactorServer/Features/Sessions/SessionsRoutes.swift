@@ -15,6 +15,11 @@ struct SessionsRoutes {
         router.add("DELETE", "/v1/session") { try signOut($0) }
     }
 
+    private enum SignInOutcome {
+        case session(SessionRecord)
+        case secondFactor(MFARequired)
+    }
+
     private enum Gate {
         case proceed(UserRecord?)
         case refused(APIError)
@@ -62,25 +67,35 @@ struct SessionsRoutes {
         let upgraded = env.hasher.needsRehash(user.passwordHash) ? try? env.hasher.hash(password) : nil
 
         let token = SessionToken.generate(env.random)
-        let session = try env.transaction { db -> SessionRecord in
+        let outcome = try env.transaction { db -> SignInOutcome in
             let now = env.nowMillis
             try throttle.reset(email: email, on: db)
             if let upgraded, try AccountRepository.replacePasswordHash(userID: user.id, old: user.passwordHash, new: upgraded, on: db) {
                 try AuditLog.append(context.event(.passwordRehashed, .success, userID: user.id), at: now, on: db)
+            }
+            // A user with second factors gets a pending sign-in, never a session, from the password alone.
+            let hints = try MFASignIn.hints(userID: user.id, on: db)
+            if !hints.isEmpty {
+                try MFARepository.insertPending(tokenHash: SHA256.hex(token), userID: user.id, now: now, on: db)
+                try AuditLog.append(context.event(.signInSucceeded, .success, userID: user.id, detail: "password ok, second factor required"), at: now, on: db)
+                return .secondFactor(MFARequired(pendingCredential: token, hints: hints))
             }
             let session = SessionRecord(id: env.newID(), userID: user.id, aal: AssuranceLevel.aal1.rawValue, methods: [AuthMethod.pwd.rawValue],
                                         createdAt: now, lastSeenAt: now, endedAt: nil, endReason: nil)
             try SessionRepository.insert(session, tokenHash: SHA256.hex(token), passwordVerifiedAt: now, ip: context.ip,
                                          userAgent: context.userAgent, on: db)
             try AuditLog.append(context.event(.signInSucceeded, .success, userID: user.id, detail: "aal=1 methods=pwd"), at: now, on: db)
-            return session
+            return .session(session)
         }
-        return .json(SessionCreated(token: token, session: session.info(policy: env.configuration.sessions)), status: 201)
+        switch outcome {
+        case .session(let session): return .json(SessionCreated(token: token, session: session.info(env)), status: 201)
+        case .secondFactor(let required): return .json(required)
+        }
     }
 
     func current(_ request: Request) throws -> Response {
         let auth = try SessionAuthenticator(env: env).authenticate(request).get()
-        return .json(CurrentSession(session: auth.session.info(policy: env.configuration.sessions), user: auth.user.info))
+        return .json(CurrentSession(session: auth.session.info(env), user: auth.user.info))
     }
 
     func signOut(_ request: Request) throws -> Response {

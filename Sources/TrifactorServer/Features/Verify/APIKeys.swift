@@ -17,6 +17,10 @@ struct APIKeys {
         let revokedAt: Int64?
     }
 
+    /// The key under which Trifactor's own second-factor flows use the
+    /// phone verification service (never stored, never accepted over HTTP).
+    static let internalMFA = Key(id: "internal:mfa", name: "second factors", apiKey: "internal-mfa", createdAt: 0, revokedAt: nil)
+
     let env: Environment
     private static let secretAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 

@@ -20,6 +20,9 @@ struct VerifyService {
         let codeLength: Int
         let customCode: String?
         let clientRef: String?
+        /// What the code confirms, said in the message (Trifactor's own flows:
+        /// "Confirm transfer of EUR 250.00 to Alice Example").
+        var purpose: String? = nil
     }
 
     private struct VersionConflict: Error {}
@@ -56,7 +59,7 @@ struct VerifyService {
                 try VerifyRepository.insert(record, on: db)
                 for (index, step) in s.steps.enumerated() where testNumbers[step.to] == nil {
                     let minutes = Int((Double((s.steps.count - index) * s.channelTimeout) / 60).rounded(.up))
-                    try Outbox(env: env).enqueue(channel: step.channel, to: step.to, text: Self.message(step.channel, brand: s.brand, code: code, minutes: minutes),
+                    try Outbox(env: env).enqueue(channel: step.channel, to: step.to, text: Self.message(step.channel, brand: s.brand, code: code, minutes: minutes, purpose: s.purpose),
                                                  ref: "verify:\(id):\(index)", held: index > 0, locale: s.locale, on: db)
                 }
                 try AuditLog.append(context.event(.verifyStarted, .success, detail: "id=\(id) key=\(key.apiKey) steps=\(s.steps.map(\.channel.rawValue).joined(separator: ","))"),
@@ -103,6 +106,13 @@ struct VerifyService {
     /// Fires the next step now. - Throws: `VerifyError` 409 or 404.
     func nextWorkflow(id: String, key: APIKeys.Key, context: AuditContext) throws {
         try mutate(id, key: key, context: context) { w, _, now, _ in try w.nextWorkflow(now: now) }
+    }
+
+    /// Ends a request at once (a newer challenge of Trifactor's own flows replaces it).
+    func supersede(id: String, key: APIKeys.Key) throws {
+        do {
+            try mutate(id, key: key, context: nil) { w, _, now, _ in w.supersede(now: now) }
+        } catch let error as VerifyError where error.status == 404 {}
     }
 
     /// Applies the timeouts due now (the durable timer); returns how many requests moved.
@@ -206,8 +216,9 @@ struct VerifyService {
         let ms = now.millis
         var buckets: [(String, RateLimiter.Limit)] = []
         if before {
-            buckets = [("verify:ip:\(ClientKey.of(address: context.ip))", .init(burst: v.perIPBurst, rate: v.perIPRate)),
-                       ("verify:key:\(key.id)", .init(burst: v.perKeyBurst, rate: v.perKeyRate))]
+            buckets = [("verify:ip:\(ClientKey.of(address: context.ip))", .init(burst: v.perIPBurst, rate: v.perIPRate))]
+            // Trifactor's own flows are not one tenant: their users are limited per IP and number.
+            if key.id != APIKeys.internalMFA.id { buckets.append(("verify:key:\(key.id)", .init(burst: v.perKeyBurst, rate: v.perKeyRate))) }
         } else {
             for number in Set(s.steps.map(\.to)).sorted() where v.testNumbers[number] == nil {
                 if try VerifyRepository.failures(number: number, now: ms, on: db) >= v.maxFailuresPerNumber { throw VerifyError.rateLimited(retryAfter: 3600) }
@@ -254,13 +265,15 @@ struct VerifyService {
 
     /// The text of a step: SMS names the brand and the validity; a voice call
     /// spells the code one character at a time, twice.
-    static func message(_ channel: Channel, brand: String, code: String, minutes: Int) -> String {
+    static func message(_ channel: Channel, brand: String, code: String, minutes: Int, purpose: String? = nil) -> String {
         let validity = "It is valid for \(minutes) minute\(minutes == 1 ? "" : "s")."
         switch channel {
         case .voice:
             let spelled = code.map(String.init).joined(separator: ", ")
-            return "This is \(brand). Your verification code is \(spelled). Again, your code is \(spelled). \(validity)"
+            let intro = purpose.map { "This is \(brand). \($0)." } ?? "This is \(brand)."
+            return "\(intro) Your verification code is \(spelled). Again, your code is \(spelled). \(validity)"
         default:
+            if let purpose { return "\(brand): \(purpose): code \(code). \(validity)" }
             return "\(brand): your verification code is \(code). \(validity)"
         }
     }

@@ -1,0 +1,131 @@
+import API
+import Core
+import Crypto
+import Foundation
+import HTTP
+import Store
+
+/// The second step of sign-in, step-up on a live session, and the shared
+/// way of proving a factor: the attempt is counted per user before the
+/// check (10 free, then a lockout doubling to 15 minutes), a success resets
+/// the count. Codes are bound to their purpose: one sent for a sign-in does
+/// not work for a step-up or a transfer.
+struct MFASignIn {
+    let env: Environment
+
+    func register(on router: inout Router) {
+        router.add("POST", "/v1/mfa/sign-in/challenges") { try challenge($0) }
+        router.add("POST", "/v1/sessions/mfa") { try complete($0) }
+        router.add("POST", "/v1/session/step-up") { try stepUp($0) }
+    }
+
+    /// The hints shown after the password: every factor, and one entry for
+    /// recovery codes while some are unused.
+    static func hints(userID: String, on db: any SQLConnection) throws -> [MFAHint] {
+        try FactorRepository.list(userID: userID, on: db).compactMap { f in
+            if f.kind == "recovery_code" {
+                return try MFARepository.hasRecoveryCodes(factorID: f.id, on: db) ? MFAHint(enrollmentID: f.id, kind: f.kind, displayName: nil, maskedPhone: nil) : nil
+            }
+            return MFAHint(enrollmentID: f.id, kind: f.kind, displayName: f.displayName, maskedPhone: f.maskedPhone)
+        }
+    }
+
+    private func pending(_ credential: String) throws -> MFARepository.Pending {
+        guard SessionToken.isWellFormed(credential),
+              let p = try env.read({ try MFARepository.pending(tokenHash: SHA256.hex(credential), now: env.nowMillis, on: $0) })
+        else { throw APIError.invalidPendingCredential }
+        return p
+    }
+
+    func challenge(_ request: Request) throws -> Response {
+        let body = try request.decode(MFAChallengeRequest.self)
+        let p = try pending(body.pendingCredential)
+        let factor = try find(body.enrollmentID, userID: p.userID)
+        try send(factor, purpose: Purpose(key: "signin:\(p.tokenHash)", text: "Your sign-in code"), userID: p.userID, request: request)
+        return .json(ChallengeSent(), status: 202)
+    }
+
+    func complete(_ request: Request) throws -> Response {
+        let body = try request.decode(MFASignInRequest.self)
+        let p = try pending(body.pendingCredential)
+        let factor = try find(body.enrollmentID, userID: p.userID)
+        let strategy = try prove(factor, code: body.code, purpose: Purpose(key: "signin:\(p.tokenHash)", text: nil), userID: p.userID, request: request)
+        let token = SessionToken.generate(env.random)
+        let context = AuditContext(request)
+        let session = try env.transaction { db -> SessionRecord in
+            let now = env.nowMillis
+            // Single use: a second completion with the same pending sign-in finds it spent.
+            guard try MFARepository.usePending(tokenHash: p.tokenHash, now: now, on: db) else { throw APIError.invalidPendingCredential }
+            let session = SessionRecord(id: env.newID(), userID: p.userID, aal: AssuranceLevel.aal2.rawValue, methods: ["pwd", strategy.method],
+                                        createdAt: now, lastSeenAt: now, endedAt: nil, endReason: nil, mfaVerifiedAt: now)
+            try SessionRepository.insert(session, tokenHash: SHA256.hex(token), passwordVerifiedAt: p.passwordVerifiedAt, ip: context.ip,
+                                         userAgent: context.userAgent, on: db)
+            try AuditLog.append(context.event(.signInSucceeded, .success, userID: p.userID, detail: "aal=2 methods=pwd,\(strategy.method)"), at: now, on: db)
+            return session
+        }
+        return .json(SessionCreated(token: token, session: session.info(env)), status: 201)
+    }
+
+    func stepUp(_ request: Request) throws -> Response {
+        let auth = try SessionAuthenticator(env: env).authenticate(request).get()
+        let body = try request.decode(StepUpRequest.self)
+        let factor = try find(body.enrollmentID, userID: auth.user.id)
+        let purpose = Purpose(key: "stepup:\(auth.session.id)", text: "Your verification code")
+        guard let code = body.code else {
+            try send(factor, purpose: purpose, userID: auth.user.id, request: request)
+            return .json(ChallengeSent(), status: 202)
+        }
+        let strategy = try prove(factor, code: code, purpose: purpose, userID: auth.user.id, request: request)
+        try env.transaction { db in
+            try SessionRepository.stepUp(id: auth.session.id, method: strategy.method, at: env.nowMillis, on: db)
+            try AuditLog.append(AuditContext(request).event(.sessionSteppedUp, .success, userID: auth.user.id, detail: "method=\(strategy.method)"),
+                                at: env.nowMillis, on: db)
+        }
+        let refreshed = try SessionAuthenticator(env: env).authenticate(request).get()
+        return .json(CurrentSession(session: refreshed.session.info(env), user: refreshed.user.info))
+    }
+
+    // MARK: Shared by sign-in, step-up and authorizations
+
+    func find(_ enrollmentID: String, userID: String) throws -> FactorRecord {
+        guard let f = try env.read({ try FactorRepository.find(id: enrollmentID, userID: userID, on: $0) }) else { throw APIError.factorNotFound }
+        return f
+    }
+
+    /// Sends the challenge of `factor` for `purpose`, and audits it.
+    func send(_ factor: FactorRecord, purpose: Purpose, userID: String, request: Request) throws {
+        guard let strategy = SecondFactors.named(factor.kind, env) else { throw APIError.secondFactorUnusable }
+        try strategy.challenge(factor, purpose: purpose, context: AuditContext(request))
+        try env.transaction { db in
+            try AuditLog.append(AuditContext(request).event(.mfaChallengeSent, .success, userID: userID, detail: "kind=\(factor.kind)"), at: env.nowMillis, on: db)
+        }
+    }
+
+    /// Proves `factor` with `code` for `purpose`, under the per-user lockout.
+    /// - Throws: `APIError.tooManyAttempts` while locked, `APIError.invalidCode` for a wrong code.
+    @discardableResult
+    func prove(_ factor: FactorRecord, code: String, purpose: Purpose, userID: String, request: Request) throws -> any SecondFactor {
+        guard let strategy = SecondFactors.named(factor.kind, env) else { throw APIError.secondFactorUnusable }
+        let context = AuditContext(request)
+        let throttle = LoginThrottle(policy: env.configuration.mfaLockout)
+        let key = "mfa:\(userID)"
+        let admission = try env.transaction { db -> LoginThrottle.Admission in
+            let admission = try throttle.admit(key: key, nowMillis: env.nowMillis, on: db)
+            if case .locked = admission { try AuditLog.append(context.event(.mfaLocked, .denied, userID: userID), at: env.nowMillis, on: db) }
+            return admission
+        }
+        if case .locked(let wait) = admission { throw APIError.tooManyAttempts(retryAfter: wait) }
+        let ok = try strategy.verify(factor, code: code.trimmingCharacters(in: .whitespaces), purpose: purpose, context: context)
+        try env.transaction { db in
+            let now = env.nowMillis
+            if ok {
+                try throttle.reset(key: key, on: db)
+                try FactorRepository.markUsed(id: factor.id, at: now, on: db)
+            }
+            try AuditLog.append(context.event(ok ? .mfaSucceeded : .mfaFailed, ok ? .success : .failure, userID: userID,
+                                              detail: "kind=\(factor.kind) purpose=\(purpose.key.prefix(while: { $0 != ":" }))"), at: now, on: db)
+        }
+        guard ok else { throw APIError.invalidCode }
+        return strategy
+    }
+}
