@@ -93,21 +93,41 @@ enum Authorizations {
         Purpose(key: "authz:\(id):\(hash)", text: summary)
     }
 
+    /// The outcome of spending an authorization.
+    enum Consumption: Equatable {
+        case used
+        /// Unknown, unapproved, expired or already used.
+        case notFound
+        /// The action differs from the approved one: the authorization is now void.
+        case mismatch
+
+        /// The problem to answer, or nil when used.
+        var error: APIError? {
+            switch self {
+            case .used: nil
+            case .notFound: .authorizationNotFound
+            case .mismatch: .authorizationMismatch
+            }
+        }
+    }
+
     /// Spends an approved authorization for `action`, which must be the very
     /// action that was approved; any difference voids the authorization.
-    /// - Throws: `APIError.authorizationNotFound` (unknown, unapproved, expired, used) or `.authorizationMismatch`.
-    static func consume(id: String, userID: String, action: [String: JSONScalar], env: Environment, on db: any SQLConnection) throws {
+    /// Returns rather than throws, so the caller commits the void and the
+    /// audit entry before answering.
+    static func consume(id: String, userID: String, action: [String: JSONScalar], env: Environment, on db: any SQLConnection) throws -> Consumption {
         let now = env.nowMillis
         guard let row = try db.queryOne("SELECT action_hash FROM authorizations WHERE id = $1 AND user_id = $2 AND status = 'approved' AND expires_at > $3",
-                                        [.text(id), .text(userID), .int(now)]) else { throw APIError.authorizationNotFound }
+                                        [.text(id), .text(userID), .int(now)]) else { return .notFound }
         guard ConstantTime.equals(try row.text("action_hash"), canonicalHash(action)) else {
             try db.execute("UPDATE authorizations SET status = 'void' WHERE id = $1", [.text(id)])
             try AuditLog.append(AuditEvent(kind: .authorizationFailed, outcome: .denied, userID: userID, detail: "id=\(id) action changed"), at: now, on: db)
-            throw APIError.authorizationMismatch
+            return .mismatch
         }
         guard try db.execute("UPDATE authorizations SET status = 'used', used_at = $2 WHERE id = $1 AND status = 'approved'", [.text(id), .int(now)]) == 1 else {
-            throw APIError.authorizationNotFound
+            return .notFound
         }
         try AuditLog.append(AuditEvent(kind: .authorizationUsed, outcome: .success, userID: userID, detail: "id=\(id)"), at: now, on: db)
+        return .used
     }
 }

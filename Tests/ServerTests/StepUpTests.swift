@@ -1,0 +1,125 @@
+import API
+import Foundation
+import Testing
+@testable import TrifactorServer
+import TrifactorTestSupport
+
+@Suite("Recovery codes, step-up, sessions and bound actions")
+struct StepUpTests {
+    @Test("recovery codes need another factor, are shown once, each works once, tell the user, and a new set voids the old", arguments: Backend.all)
+    func recoveryCodes(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let user = try MFAClient(server, email: "rec@example.com")
+            #expect(try user.call("POST", "/v1/mfa/recovery-codes").json["code"] as? String == "second_factor_needed")
+            _ = try user.enrollTOTP()
+            let created = try user.call("POST", "/v1/mfa/recovery-codes")
+            #expect(created.status == 201)
+            let codes = try #require(created.json["codes"] as? [String])
+            #expect(codes.count == 10 && Set(codes).count == 10)
+            #expect(codes.allSatisfy { $0.range(of: #"^[2-9A-HJKMNP-Z]{5}-[2-9A-HJKMNP-Z]{5}$"#, options: .regularExpression) != nil })
+            func signIn(_ code: String) throws -> Int {
+                let first = try user.passwordSignIn()
+                let hint = try #require((first.json["hints"] as? [[String: Any]])?.first { $0["kind"] as? String == "recovery_code" })
+                return try server.json("POST", "/v1/sessions/mfa", ["pending_credential": first.json["pending_credential"] as? String ?? "",
+                                                                    "enrollment_id": hint["enrollment_id"] as? String ?? "", "code": code]).status
+            }
+            #expect(try signIn(codes[0].lowercased()) == 201)
+            #expect(try signIn(codes[0]) == 400)
+            #expect(try server.lastMessage(to: "rec@example.com")?.contains("recovery code was just used") == true)
+            #expect(try server.auditKinds().contains("recovery_code.used"))
+            let fresh = try #require(try user.call("POST", "/v1/mfa/recovery-codes").json["codes"] as? [String])
+            #expect(try signIn(codes[1]) == 400)
+            #expect(try signIn(fresh[0]) == 201)
+        }
+    }
+
+    @Test("step-up proves a factor on a live session: AAL2, the method added; removing a factor needs that fresh proof", arguments: Backend.all)
+    func stepUpAndRemove(backend: Backend) throws {
+        try backend.withServer { server throws in
+            var user = try MFAClient(server, email: "step@example.com")
+            let totp = try user.enrollTOTP()
+            #expect(try user.call("DELETE", "/v1/mfa/enrollments/\(totp.id)").json["code"] as? String == "second_factor_required")
+            #expect(try user.call("POST", "/v1/session/step-up", ["enrollment_id": totp.id]).status == 202)
+            let wrong = try user.call("POST", "/v1/session/step-up", ["enrollment_id": totp.id, "code": "12345"])
+            #expect(wrong.status == 400)
+            let up = try user.call("POST", "/v1/session/step-up", ["enrollment_id": totp.id, "code": user.totp(totp.secret, offset: 1)])
+            #expect(up.status == 200)
+            let session = try #require(up.json["session"] as? [String: Any])
+            #expect(session["aal"] as? Int == 2 && session["methods"] as? [String] == ["pwd", "otp"])
+            #expect(try user.call("DELETE", "/v1/mfa/enrollments/\(totp.id)").status == 204)
+            #expect(try user.passwordSignIn().status == 201)  // no factor left: the password is enough again
+            server.clock.advance(301)
+            user.token = try #require(try user.passwordSignIn().json["token"] as? String)
+            #expect(try user.call("DELETE", "/v1/mfa/enrollments/\(totp.id)").status == 401)
+        }
+    }
+
+    @Test("the user lists their sessions and revokes one")
+    func sessions() throws {
+        try Backend.all[0].withServer { server throws in
+            let user = try MFAClient(server, email: "list@example.com")
+            let other = try #require(try user.passwordSignIn().json["token"] as? String)
+            let listed = try #require(try user.call("GET", "/v1/sessions").json["sessions"] as? [[String: Any]])
+            #expect(listed.count == 2)
+            #expect(listed.filter { $0["current"] as? Bool == true }.count == 1)
+            #expect(listed.allSatisfy { $0["ip"] as? String == "127.0.0.1" && $0["user_agent"] as? String == "trifactor-tests" })
+            let otherID = try #require(listed.first { $0["current"] as? Bool == false }?["id"] as? String)
+            #expect(try user.call("DELETE", "/v1/sessions/\(otherID)").status == 204)
+            #expect(try server.get("/v1/session", token: other).status == 401)
+            #expect(try user.call("DELETE", "/v1/sessions/\(otherID)").status == 404)
+            let stranger = try MFAClient(server, email: "stranger@example.com")
+            let mine = try #require((try user.call("GET", "/v1/sessions").json["sessions"] as? [[String: Any]])?.first?["id"] as? String)
+            #expect(try stranger.call("DELETE", "/v1/sessions/\(mine)").status == 404)
+        }
+    }
+
+    @Test("a bound action: the SMS states it, its code approves it once, and any changed field voids it", arguments: Backend.all)
+    func boundAction(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let user = try MFAClient(server, email: "pay@example.com")
+            let phone = try user.enrollPhone("+447400123456")
+            let action: [String: Any] = ["type": "transfer", "amount": "250.00", "currency": "EUR", "payee": "Alice Example", "source": "ACC-1"]
+            let created = try user.call("POST", "/v1/authorizations", ["action": action, "enrollment_id": phone])
+            #expect(created.status == 202)
+            #expect(created.json["summary"] as? String == "Confirm transfer of EUR 250.00 to Alice Example")
+            let id = try #require(created.json["authorization_id"] as? String)
+            let sms = try #require(try user.lastSMS("447400123456"))
+            #expect(sms.contains("Confirm transfer of EUR 250.00 to Alice Example: code "))
+            let code = try #require(try user.lastSMSCode("447400123456"))
+            let approved = try user.call("POST", "/v1/authorizations/\(id)", ["code": code])
+            #expect(approved.status == 200 && approved.json["status"] as? String == "approved")
+            #expect(try user.call("POST", "/v1/authorizations/\(id)", ["code": code]).status == 404)
+
+            let userID = try server.env.database.transaction { try AccountRepository.find(email: "pay@example.com", on: $0)!.id }
+            func consume(_ changes: [String: JSONScalar]) throws -> Authorizations.Consumption {
+                var a: [String: JSONScalar] = ["type": .string("transfer"), "amount": .string("250.00"), "currency": .string("EUR"),
+                                               "payee": .string("Alice Example"), "source": .string("ACC-1")]
+                a.merge(changes) { $1 }
+                return try server.env.database.transaction { try Authorizations.consume(id: id, userID: userID, action: a, env: server.env, on: $0) }
+            }
+            #expect(try consume(["amount": .string("2500.00")]) == .mismatch)
+            // The tampered attempt voided it: even the exact action is refused now.
+            #expect(try consume([:]) == .notFound)
+            #expect(try consume(["payee": .string("Mallory")]) == .notFound)
+        }
+    }
+
+    @Test("an approved action is consumed once with the exact action, and an authorization expires after 5 minutes")
+    func consumeOnceAndExpiry() throws {
+        try Backend.all[0].withServer { server throws in
+            let user = try MFAClient(server, email: "once@example.com")
+            let totp = try user.enrollTOTP()
+            let action: [String: Any] = ["type": "transfer", "amount": "10.00", "currency": "EUR", "payee": "Bob"]
+            let id = try #require(try user.call("POST", "/v1/authorizations", ["action": action, "enrollment_id": totp.id]).json["authorization_id"] as? String)
+            #expect(try user.call("POST", "/v1/authorizations/\(id)", ["code": user.totp(totp.secret, offset: 1)]).status == 200)
+            let userID = try server.env.database.transaction { try AccountRepository.find(email: "once@example.com", on: $0)!.id }
+            let exact: [String: JSONScalar] = ["type": .string("transfer"), "amount": .string("10.00"), "currency": .string("EUR"), "payee": .string("Bob")]
+            #expect(try server.env.database.transaction { try Authorizations.consume(id: id, userID: userID, action: exact, env: server.env, on: $0) } == .used)
+            #expect(try server.env.database.transaction { try Authorizations.consume(id: id, userID: userID, action: exact, env: server.env, on: $0) } == .notFound)
+            let late = try #require(try user.call("POST", "/v1/authorizations", ["action": action, "enrollment_id": totp.id]).json["authorization_id"] as? String)
+            server.clock.advance(301)
+            #expect(try user.call("POST", "/v1/authorizations/\(late)", ["code": user.totp(totp.secret)]).status == 404)
+            #expect(try user.call("POST", "/v1/authorizations", ["action": ["amount": "1"], "enrollment_id": totp.id]).status == 422)
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Core
+import Crypto
+import Foundation
+@testable import TrifactorServer
+
+/// A signed-in user of a `TestServer`, for the second-factor tests.
+struct MFAClient {
+    let server: TestServer
+    let email: String
+    let password = "correct horse battery"
+    var token: String
+
+    /// Signs up, verifies the email and signs in (AAL1).
+    init(_ server: TestServer, email: String, verify: Bool = true) throws {
+        self.server = server
+        self.email = email
+        guard let token = try server.signUp(email, password: password, verify: verify) else { throw HTTPTestClient.Failure(description: "no session") }
+        self.token = token
+    }
+
+    func call(_ method: String, _ path: String, _ body: [String: Any]? = nil, token: String? = nil) throws -> HTTPTestClient.Response {
+        var headers: [String: String] = [:]
+        if let t = token ?? Optional(self.token), !t.isEmpty { headers["Authorization"] = "Bearer \(t)" }
+        var bytes: [UInt8] = []
+        if let body {
+            headers["Content-Type"] = "application/json"
+            bytes = Array(try JSONSerialization.data(withJSONObject: body))
+        }
+        return try server.client().request(method, path, headers: headers, body: bytes)
+    }
+
+    /// The TOTP code of `secret` (base32) at the server's time plus `offset` steps.
+    func totp(_ secret: String, offset: Int = 0) -> String {
+        let step = OneTimePassword.step(unixTime: server.clock.clock.now().timeIntervalSince1970, period: 30)
+        return OneTimePassword.hotp(secret: Base32.decode(secret) ?? [], counter: UInt64(Int64(step) + Int64(offset)), digits: 6, algorithm: .sha1)
+    }
+
+    /// Enrolls an authenticator app; returns (enrollment id, base32 secret). Uses the current step.
+    func enrollTOTP(name: String = "Phone app") throws -> (id: String, secret: String) {
+        let begin = try call("POST", "/v1/mfa/enrollments", ["kind": "totp"])
+        guard begin.status == 202, let session = begin.json["enrollment_session"] as? String, let secret = begin.json["secret"] as? String else {
+            throw HTTPTestClient.Failure(description: "enroll totp: \(begin.status) \(begin.text)")
+        }
+        let done = try call("POST", "/v1/mfa/enrollments/\(session)", ["code": totp(secret), "display_name": name])
+        guard done.status == 201, let id = done.json["enrollment_id"] as? String else { throw HTTPTestClient.Failure(description: "finish totp: \(done.text)") }
+        return (id, secret)
+    }
+
+    /// Enrolls a phone; returns its enrollment id.
+    func enrollPhone(_ phone: String = "+447400123456") throws -> String {
+        let begin = try call("POST", "/v1/mfa/enrollments", ["kind": "phone", "phone": phone])
+        guard begin.status == 202, let session = begin.json["enrollment_session"] as? String else {
+            throw HTTPTestClient.Failure(description: "enroll phone: \(begin.status) \(begin.text)")
+        }
+        guard let code = try lastSMSCode(phone) else { throw HTTPTestClient.Failure(description: "no SMS") }
+        let done = try call("POST", "/v1/mfa/enrollments/\(session)", ["code": code])
+        guard done.status == 201, let id = done.json["enrollment_id"] as? String else { throw HTTPTestClient.Failure(description: "finish phone: \(done.text)") }
+        return id
+    }
+
+    /// The 6-digit code of the newest SMS to `phone`.
+    func lastSMSCode(_ phone: String) throws -> String? {
+        let digits = phone.filter(\.isNumber)
+        let listing = try server.get("/dev/outbox?to=\(digits)")
+        let sms = (listing.json["messages"] as? [[String: Any]])?.first { $0["channel"] as? String == "sms" }
+        guard let text = sms?["text"] as? String, let r = text.range(of: #"\d{6}"#, options: .regularExpression) else { return nil }
+        return String(text[r])
+    }
+
+    /// The newest SMS text to `phone`.
+    func lastSMS(_ phone: String) throws -> String? {
+        let listing = try server.get("/dev/outbox?to=\(phone.filter(\.isNumber))")
+        return ((listing.json["messages"] as? [[String: Any]])?.first { $0["channel"] as? String == "sms" })?["text"] as? String
+    }
+
+    /// Signs in with the password; returns the answer.
+    func passwordSignIn() throws -> HTTPTestClient.Response {
+        try server.json("POST", "/v1/sessions", ["email": email, "password": password])
+    }
+}
