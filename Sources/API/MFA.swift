@@ -8,10 +8,16 @@ public struct StartEnrollmentRequest: Codable, Sendable {
     public var phone: String?
     /// ISO 3166 region of a national `phone` (`US`, `GB`).
     public var country: String?
-    public init(kind: String, phone: String? = nil, country: String? = nil) {
+    /// For totp: `SHA1` (default), `SHA256` or `SHA512`.
+    public var algorithm: String?
+    /// For totp: 6 (default) or 8.
+    public var digits: Int?
+    public init(kind: String, phone: String? = nil, country: String? = nil, algorithm: String? = nil, digits: Int? = nil) {
         self.kind = kind
         self.phone = phone
         self.country = country
+        self.algorithm = algorithm
+        self.digits = digits
     }
 }
 

@@ -58,6 +58,27 @@ struct MFATests {
         }
     }
 
+    @Test("an authenticator app may use SHA256 or SHA512 and 8 digits; other parameters are refused")
+    func totpParameters() throws {
+        try Backend.all[0].withServer { server throws in
+            let user = try MFAClient(server, email: "sha@example.com")
+            #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "totp", "algorithm": "MD5"]).status == 422)
+            #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "totp", "digits": 7]).status == 422)
+            let begin = try user.call("POST", "/v1/mfa/enrollments", ["kind": "totp", "algorithm": "sha256", "digits": 8])
+            let secret = try #require(begin.json["secret"] as? String)
+            #expect((begin.json["otpauth_uri"] as? String)?.hasSuffix("&algorithm=SHA256&digits=8&period=30") == true)
+            let session = try #require(begin.json["enrollment_session"] as? String)
+            #expect(try user.call("POST", "/v1/mfa/enrollments/\(session)", ["code": user.totp(secret)]).status == 400)  // SHA1, 6 digits: wrong
+            let done = try user.call("POST", "/v1/mfa/enrollments/\(session)", ["code": user.totp(secret, digits: 8, algorithm: .sha256)])
+            #expect(done.status == 201)
+            let id = try #require(done.json["enrollment_id"] as? String)
+            let pending = try #require(try user.passwordSignIn().json["pending_credential"] as? String)
+            let signIn = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": id,
+                                                                      "code": user.totp(secret, offset: 1, digits: 8, algorithm: .sha256)])
+            #expect(signIn.status == 201)
+        }
+    }
+
     @Test("a TOTP code is accepted one step either side, refused two steps away, and never twice")
     func totpWindowAndReplay() throws {
         try Backend.all[0].withServer { server throws in

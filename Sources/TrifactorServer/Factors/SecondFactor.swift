@@ -46,6 +46,9 @@ struct EnrollmentDraft: Sendable {
     var displayName: String
     var phone: String?
     var secretSealed: String?
+    /// TOTP parameters.
+    var algorithm: String? = nil
+    var digits: Int? = nil
     var verifyRequestID: String?
     /// Extra answer fields for the client (masked phone, otpauth URI, …).
     var response: EnrollmentStarted

@@ -151,6 +151,8 @@ public enum Schema {
               factor_id TEXT NOT NULL,
               phone TEXT,
               secret_sealed TEXT,
+              algorithm TEXT,
+              digits INTEGER,
               verify_request_id TEXT,
               failures INTEGER NOT NULL DEFAULT 0,
               created_at {{bigint}} NOT NULL,

@@ -30,9 +30,9 @@ struct MFAClient {
     }
 
     /// The TOTP code of `secret` (base32) at the server's time plus `offset` steps.
-    func totp(_ secret: String, offset: Int = 0) -> String {
+    func totp(_ secret: String, offset: Int = 0, digits: Int = 6, algorithm: HMAC.Algorithm = .sha1) -> String {
         let step = OneTimePassword.step(unixTime: server.clock.clock.now().timeIntervalSince1970, period: 30)
-        return OneTimePassword.hotp(secret: Base32.decode(secret) ?? [], counter: UInt64(Int64(step) + Int64(offset)), digits: 6, algorithm: .sha1)
+        return OneTimePassword.hotp(secret: Base32.decode(secret) ?? [], counter: UInt64(Int64(step) + Int64(offset)), digits: digits, algorithm: algorithm)
     }
 
     /// Enrolls an authenticator app; returns (enrollment id, base32 secret). Uses the current step.

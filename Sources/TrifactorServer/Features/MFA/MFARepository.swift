@@ -5,16 +5,16 @@ import Store
 enum MFARepository {
     static func insertEnrollment(_ d: EnrollmentDraft, tokenHash: String, now: Int64, on db: any SQLConnection) throws {
         try db.execute("""
-            INSERT INTO mfa_enrollments (token_hash, user_id, kind, factor_id, phone, secret_sealed, verify_request_id, created_at, expires_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            INSERT INTO mfa_enrollments (token_hash, user_id, kind, factor_id, phone, secret_sealed, algorithm, digits, verify_request_id, created_at, expires_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
             """, [.text(tokenHash), .text(d.userID), .text(d.kind), .text(d.factorID), SQLValue(d.phone), SQLValue(d.secretSealed),
-                  SQLValue(d.verifyRequestID), .int(now), .int(now + 10 * 60_000)])
+                  SQLValue(d.algorithm), SQLValue(d.digits), SQLValue(d.verifyRequestID), .int(now), .int(now + 10 * 60_000)])
     }
 
     /// A live enrollment of `userID` (unused, unexpired, fewer than 5 wrong codes).
     static func enrollment(tokenHash: String, userID: String, now: Int64, on db: any SQLConnection) throws -> EnrollmentDraft? {
         guard let row = try db.queryOne("""
-            SELECT kind, factor_id, phone, secret_sealed, verify_request_id FROM mfa_enrollments
+            SELECT kind, factor_id, phone, secret_sealed, algorithm, digits, verify_request_id FROM mfa_enrollments
             WHERE token_hash = $1 AND user_id = $2 AND used_at IS NULL AND expires_at > $3 AND failures < 5
             """, [.text(tokenHash), .text(userID), .int(now)]) else { return nil }
         let kind = try row.text("kind")
@@ -22,6 +22,7 @@ enum MFARepository {
         return EnrollmentDraft(kind: kind, userID: userID, factorID: try row.text("factor_id"),
                                displayName: kind == "phone" ? "Phone ending \(phone?.suffix(4) ?? "")" : "Authenticator app",
                                phone: phone, secretSealed: try row.optionalText("secret_sealed"),
+                               algorithm: try row.optionalText("algorithm"), digits: try row.optionalInt("digits").map(Int.init),
                                verifyRequestID: try row.optionalText("verify_request_id"), response: .init())
     }
 
