@@ -1,6 +1,6 @@
 # The two commands of the README: `make run` (the server with the demo on an
 # embedded SQLite file) and `make test` (the whole suite: Swift tests on SQLite
-# and PostgreSQL, then the official Vonage Python SDK against trifactord over TLS).
+# and PostgreSQL, then published Python clients (Vonage SDK, pyotp) against trifactord over TLS).
 .PHONY: run test build bench clean
 
 DATA ?= data
@@ -16,7 +16,7 @@ test:
 	@scripts/install-deps.sh test
 	swift build --build-tests
 	scripts/with-postgres.sh swift test --skip-build
-	scripts/sdk-tests.sh
+	scripts/client-tests.sh
 
 build:
 	@scripts/install-deps.sh build

@@ -42,6 +42,10 @@ class Server:
     def host(self) -> str:
         return f"localhost:{self.port}"
 
+    @property
+    def base_url(self) -> str:
+        return f"https://{self.host}"
+
     def client(self, api_key=None, api_secret=None) -> Vonage:
         """A Vonage SDK client pointed at this server (other credentials on request)."""
         return Vonage(
@@ -127,6 +131,8 @@ def server():
     binary = _binary()
     tmp = Path(tempfile.mkdtemp(prefix="trifactor-sdk."))
     cert, key, db = tmp / "cert.pem", tmp / "key.pem", tmp / "t.db"
+    # Dev mode creates the key that seals TOTP secrets when it is missing: keep it in tmp.
+    key_file = tmp / "trifactor.key"
     database_url = f"sqlite:{db}"
 
     _run([
@@ -145,7 +151,7 @@ def server():
 
     process = subprocess.Popen(
         [binary, "serve", "--listen", "127.0.0.1:0", "--database-url", database_url,
-         "--dev", "--tls-cert", str(cert), "--tls-key", str(key)],
+         "--dev", "--tls-cert", str(cert), "--tls-key", str(key), "--key-file", str(key_file)],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         text=True, errors="replace",
     )

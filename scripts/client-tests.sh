@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Usage: scripts/sdk-tests.sh [PYTEST ARGS...]
-# Drives trifactord's Verify v2 API with the official `vonage` Python SDK (Tests/vonage-sdk).
+# Usage: scripts/client-tests.sh [PYTEST ARGS...]
+# Drives trifactord with published Python clients (Tests/python-clients): the official `vonage` SDK
+# against the Verify v2 API, and `pyotp` against TOTP enrollment and sign-in.
 # Creates a venv at .build/sdk-venv when missing (installing Debian's python3-venv when
-# Python's venv module is unusable), installs Tests/vonage-sdk/requirements.txt when it changed,
+# Python's venv module is unusable), installs Tests/python-clients/requirements.txt when it changed,
 # then runs pytest against $TRIFACTORD (default .build/debug/trifactord; build it first with
 # `swift build --product trifactord`). Exits with pytest's status.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 VENV=.build/sdk-venv
-REQS=Tests/vonage-sdk/requirements.txt
+REQS=Tests/python-clients/requirements.txt
 STAMP=$VENV/.requirements.sha256
 
 if [ ! -x "$VENV/bin/python" ]; then
@@ -33,7 +34,7 @@ fi
 export TRIFACTORD="${TRIFACTORD:-.build/debug/trifactord}"
 export PYTHONDONTWRITEBYTECODE=1
 set +e
-"$VENV/bin/python" -m pytest -q -p no:cacheprovider Tests/vonage-sdk "$@"
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider Tests/python-clients "$@"
 status=$?
 set -e
 exit $status
