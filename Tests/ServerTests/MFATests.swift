@@ -22,6 +22,8 @@ struct MFATests {
             let done = try user.call("POST", "/v1/mfa/enrollments/\(session)", ["code": user.totp(secret), "display_name": "Pixel"])
             #expect(done.status == 201)
             #expect(done.json["kind"] as? String == "totp" && done.json["display_name"] as? String == "Pixel")
+            let enrolledID = try #require(done.json["enrollment_id"] as? String)
+            try user.stepUp((enrolledID, secret))
             #expect(try user.call("POST", "/v1/mfa/enrollments/\(session)", ["code": user.totp(secret)]).status == 404)
             let sealed = try server.env.database.transaction { try $0.queryOne("SELECT secret_sealed FROM mfa_factors")!.text("secret_sealed") }
             #expect(!sealed.contains(secret))
@@ -108,7 +110,11 @@ struct MFATests {
             #expect(begin.json["masked_phone"] as? String == "+*******0100")
             let session = try #require(begin.json["enrollment_session"] as? String)
             let code = try #require(try user.lastSMSCode("14155550100"))
-            #expect(try user.call("POST", "/v1/mfa/enrollments/\(session)", ["code": code]).status == 201)
+            let enrolled = try user.call("POST", "/v1/mfa/enrollments/\(session)", ["code": code])
+            #expect(enrolled.status == 201)
+            let phoneID = try #require(enrolled.json["enrollment_id"] as? String)
+            #expect(try user.call("POST", "/v1/session/step-up", ["enrollment_id": phoneID]).status == 202)
+            #expect(try user.call("POST", "/v1/session/step-up", ["enrollment_id": phoneID, "code": try #require(try user.lastSMSCode("14155550100"))]).status == 200)
             #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "phone", "phone": "+14155550100"]).json["code"] as? String == "second_factor_exists")
 
             let first = try user.passwordSignIn()
@@ -133,11 +139,30 @@ struct MFATests {
             let user = try MFAClient(server, email: "rules@example.com")
             #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "phone", "phone": "+441212345678"]).status == 422)
             #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "fingerprint"]).status == 422)
-            for i in 0..<10 { _ = try user.enrollTOTP(name: "app \(i)") }
+            let first = try user.enrollTOTP(name: "app 0")
+            // With a factor, the next one needs a fresh second-factor proof, not just the password.
+            #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "totp"]).json["code"] as? String == "second_factor_required")
+            for i in 1..<10 {
+                try user.stepUp(first)
+                _ = try user.enrollTOTP(name: "app \(i)")
+            }
+            try user.stepUp(first)
             #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "totp"]).json["code"] as? String == "second_factor_limit_exceeded")
+            let fresh = try MFAClient(server, email: "stale@example.com")
             server.clock.advance(301)
-            let stale = try user.call("POST", "/v1/mfa/enrollments", ["kind": "totp"])
+            let stale = try fresh.call("POST", "/v1/mfa/enrollments", ["kind": "totp"])
             #expect(stale.status == 401 && stale.json["code"] as? String == "reauthentication_required")
+        }
+    }
+
+    @Test("enrolling the first factor ends the user's other password-only sessions")
+    func firstFactorEndsOtherSessions() throws {
+        try Backend.all[0].withServer { server throws in
+            let user = try MFAClient(server, email: "thief@example.com")
+            let elsewhere = try #require(try user.passwordSignIn().json["token"] as? String)
+            _ = try user.enrollTOTP()
+            #expect(try server.get("/v1/session", token: elsewhere).status == 401)
+            #expect(try user.call("GET", "/v1/session").status == 200)
         }
     }
 

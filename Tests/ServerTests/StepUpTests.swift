@@ -11,7 +11,9 @@ struct StepUpTests {
         try backend.withServer { server throws in
             let user = try MFAClient(server, email: "rec@example.com")
             #expect(try user.call("POST", "/v1/mfa/recovery-codes").json["code"] as? String == "second_factor_needed")
-            _ = try user.enrollTOTP()
+            let totp = try user.enrollTOTP()
+            #expect(try user.call("POST", "/v1/mfa/recovery-codes").json["code"] as? String == "second_factor_required")
+            try user.stepUp(totp)
             let created = try user.call("POST", "/v1/mfa/recovery-codes")
             #expect(created.status == 201)
             let codes = try #require(created.json["codes"] as? [String])
@@ -27,6 +29,7 @@ struct StepUpTests {
             #expect(try signIn(codes[0]) == 400)
             #expect(try server.lastMessage(to: "rec@example.com")?.contains("recovery code was just used") == true)
             #expect(try server.auditKinds().contains("recovery_code.used"))
+            try user.stepUp(totp)
             let fresh = try #require(try user.call("POST", "/v1/mfa/recovery-codes").json["codes"] as? [String])
             #expect(try signIn(codes[1]) == 400)
             #expect(try signIn(fresh[0]) == 201)
@@ -120,6 +123,18 @@ struct StepUpTests {
             server.clock.advance(301)
             #expect(try user.call("POST", "/v1/authorizations/\(late)", ["code": user.totp(totp.secret)]).status == 404)
             #expect(try user.call("POST", "/v1/authorizations", ["action": ["amount": "1"], "enrollment_id": totp.id]).status == 422)
+            #expect(try user.call("POST", "/v1/authorizations", ["action": ["type": "transfer", "Payee": "x"], "enrollment_id": totp.id]).status == 422)
+            #expect(try user.call("POST", "/v1/authorizations", ["action": ["type": "transfer", "memo": "a\npayee=b"], "enrollment_id": totp.id]).status == 422)
         }
+    }
+
+    @Test("the canonical form of an action is unambiguous: shifted separators and types give other hashes")
+    func canonicalForm() {
+        let a: [String: JSONScalar] = ["type": .string("x"), "a": .string("1;b"), "b": .string("2")]
+        let b: [String: JSONScalar] = ["type": .string("x"), "a": .string("1"), "b": .string(";b2")]
+        #expect(Authorizations.canonicalHash(a) != Authorizations.canonicalHash(b))
+        #expect(Authorizations.canonicalHash(["type": .string("t"), "n": .string("250")]) != Authorizations.canonicalHash(["type": .string("t"), "n": .number(250)]))
+        #expect(Authorizations.canonicalHash(["type": .string("t"), "amount": .string("250.00")])
+                == Authorizations.canonicalHash(["amount": .string("250.00"), "type": .string("t")]))
     }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Glibc
 import HTTP
 
 /// The key that seals secrets at rest: 32 random bytes, base64, in a file
@@ -19,19 +20,27 @@ enum KeyFile {
             try create(at: path)
             logger.log("info", "key_file_created", ["path": .string(path)])
         }
+        if let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int, mode & 0o077 != 0 {
+            logger.log("warn", "key_file_permissions", ["path": .string(path), "detail": "readable by group or others: chmod 600 it"])
+        }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8),
               let key = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), key.count == 32
         else { throw Failure(description: "The key file \(path) must hold 32 bytes in base64 (e.g. openssl rand -base64 32).") }
         return try SealedBox(key: Array(key))
     }
 
-    /// Writes a new random key with mode 0600.
+    /// Writes a new random key, created with mode 0600 from the start, and
+    /// never over a file that appeared meanwhile (O_EXCL).
     static func create(at path: String) throws {
         let url = URL(fileURLWithPath: path)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let text = Data(SecureRandom.bytes(32)).base64EncodedString() + "\n"
-        guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
-            throw Failure(description: "Cannot create the key file \(path).")
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        if fd < 0 && errno == EEXIST { return }
+        guard fd >= 0 else { throw Failure(description: "Cannot create the key file \(path).") }
+        defer { close(fd) }
+        let bytes = Array((Data(SecureRandom.bytes(32)).base64EncodedString() + "\n").utf8)
+        guard bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
+            throw Failure(description: "Cannot write the key file \(path).")
         }
     }
 }

@@ -143,7 +143,7 @@ public enum Schema {
               code_hash TEXT NOT NULL,
               used_at {{bigint}}
             );
-            CREATE INDEX recovery_codes_user ON recovery_codes (user_id, code_hash);
+            CREATE INDEX recovery_codes_factor ON recovery_codes (factor_id, code_hash);
             CREATE TABLE mfa_enrollments (
               token_hash TEXT PRIMARY KEY,
               user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
@@ -168,19 +168,13 @@ public enum Schema {
             );
             CREATE TABLE mfa_challenges (
               id TEXT PRIMARY KEY,
-              user_id TEXT NOT NULL,
+              user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
               factor_id TEXT NOT NULL,
               purpose TEXT NOT NULL,
               verify_request_id TEXT,
               created_at {{bigint}} NOT NULL
             );
             CREATE INDEX mfa_challenges_purpose ON mfa_challenges (factor_id, purpose, created_at);
-            CREATE TABLE mfa_throttle (
-              user_id TEXT PRIMARY KEY,
-              failures INTEGER NOT NULL,
-              locked_until {{bigint}} NOT NULL,
-              updated_at {{bigint}} NOT NULL
-            );
             CREATE TABLE authorizations (
               id TEXT PRIMARY KEY,
               user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
@@ -188,7 +182,6 @@ public enum Schema {
               action_hash TEXT NOT NULL,
               summary TEXT NOT NULL,
               status TEXT NOT NULL,
-              failures INTEGER NOT NULL DEFAULT 0,
               created_at {{bigint}} NOT NULL,
               expires_at {{bigint}} NOT NULL,
               approved_at {{bigint}},

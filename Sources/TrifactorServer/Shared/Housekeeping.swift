@@ -16,6 +16,7 @@ enum Housekeeping {
         var verifyFailures = 0
         var outbox = 0
         var verifyRequests = 0
+        var mfa = 0
     }
 
     /// One pass at `now` (milliseconds).
@@ -34,6 +35,10 @@ enum Housekeeping {
         report.verifyFailures = try db.execute("DELETE FROM verify_number_failures WHERE window_started_at < $1", [.int(now - day)])
         report.outbox = try db.execute("DELETE FROM outbox WHERE status IN ('sent', 'failed', 'void') AND created_at < $1", [.int(now - 30 * day)])
         report.verifyRequests = try db.execute("DELETE FROM verify_requests WHERE finished_at IS NOT NULL AND finished_at < $1", [.int(now - 30 * day)])
+        for (table, column) in [("mfa_challenges", "created_at"), ("mfa_enrollments", "expires_at"), ("pending_credentials", "expires_at"),
+                                ("authorizations", "expires_at")] {
+            report.mfa += try db.execute("DELETE FROM \(table) WHERE \(column) < $1", [.int(now - day)])
+        }
         report.sessions = try db.execute("DELETE FROM sessions WHERE ended_at IS NOT NULL AND ended_at < $1", [.int(now - 30 * day)])
         return report
     }

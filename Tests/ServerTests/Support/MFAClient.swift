@@ -46,6 +46,14 @@ struct MFAClient {
         return (id, secret)
     }
 
+    /// Proves the authenticator app on this session (step-up) in the next
+    /// time step, so later enrollments see a fresh second factor.
+    func stepUp(_ factor: (id: String, secret: String)) throws {
+        server.clock.advance(30)
+        let r = try call("POST", "/v1/session/step-up", ["enrollment_id": factor.id, "code": totp(factor.secret)])
+        guard r.status == 200 else { throw HTTPTestClient.Failure(description: "step-up: \(r.status) \(r.text)") }
+    }
+
     /// Enrolls a phone; returns its enrollment id.
     func enrollPhone(_ phone: String = "+447400123456") throws -> String {
         let begin = try call("POST", "/v1/mfa/enrollments", ["kind": "phone", "phone": phone])

@@ -47,6 +47,9 @@ struct RecoveryCodesFactor: SecondFactor {
         let codes = (0..<10).map { _ in String((0..<10).map { _ in Self.alphabet[Int(env.random.uniform(UInt32(Self.alphabet.count)))] }) }
         try env.transaction { db in
             let now = env.nowMillis
+            // Serialised with removals, so codes never outlive the last real factor.
+            try db.execute("UPDATE users SET id = id WHERE id = $1", [.text(user.id)])
+            guard try FactorRepository.list(userID: user.id, on: db).contains(where: { $0.kind != kind }) else { throw APIError.secondFactorNeeded }
             try db.execute("DELETE FROM mfa_factors WHERE user_id = $1 AND kind = $2", [.text(user.id), .text(kind)])
             let factor = FactorRecord(id: env.newID(), userID: user.id, kind: kind, displayName: "Recovery codes", phone: nil, secretSealed: nil,
                                       createdAt: now, lastUsedAt: nil)

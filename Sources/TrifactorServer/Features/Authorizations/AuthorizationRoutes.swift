@@ -22,9 +22,9 @@ struct AuthorizationRoutes {
         let auth = try SessionAuthenticator(env: env).authenticate(request).get()
         guard auth.user.emailVerifiedAt != nil else { throw APIError.unverifiedEmail }
         let body = try request.decode(CreateAuthorizationRequest.self)
-        guard case .string(let type)? = body.action["type"], !type.isEmpty, body.action.count <= 20,
-              body.action.allSatisfy({ $0.key.count <= 40 && $0.value.text.count <= 200 })
-        else { throw APIError.invalidFields([.init(name: "action", reason: "must be an object with a type and at most 20 short fields")]) }
+        guard Authorizations.isValid(body.action) else {
+            throw APIError.invalidFields([.init(name: "action", reason: "must be an object with a type and at most 20 fields named [a-z0-9_], with values of at most 200 characters and no control characters")])
+        }
         let mfa = MFASignIn(env: env)
         let factor = try mfa.find(body.enrollmentID, userID: auth.user.id)
         let id = env.newID()
@@ -74,9 +74,31 @@ struct AuthorizationRoutes {
 enum Authorizations {
     static let lifetime: Int64 = 5 * 60_000
 
-    /// SHA-256 over the action's canonical form: fields sorted by name, `name=value` lines.
+    /// Field names are `[a-z0-9_]{1,40}`; string values have no control
+    /// characters (they are read out in messages) and at most 200 characters.
+    static func isValid(_ action: [String: JSONScalar]) -> Bool {
+        guard case .string(let type)? = action["type"], !type.isEmpty, action.count <= 20 else { return false }
+        return action.allSatisfy { key, value in
+            (1...40).contains(key.count) && key.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
+                && value.text.count <= 200 && !value.text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        }
+    }
+
+    /// SHA-256 over an unambiguous canonical form: fields sorted by name,
+    /// each as length-prefixed name, a type tag, and length-prefixed value,
+    /// so no two different actions (nor "250" and 250) share a form.
     static func canonicalHash(_ action: [String: JSONScalar]) -> String {
-        SHA256.hex(action.keys.sorted().map { "\($0)=\(action[$0]!.text)" }.joined(separator: "\n"))
+        var form = ""
+        for key in action.keys.sorted() {
+            let value = action[key]!
+            let tag = switch value {
+            case .string: "s"
+            case .number: "n"
+            case .bool: "b"
+            }
+            form += "\(key.utf8.count):\(key)\(tag)\(value.text.utf8.count):\(value.text);"
+        }
+        return SHA256.hex(form)
     }
 
     /// "Confirm transfer of EUR 250.00 to Alice Example", or "Confirm <type>".
@@ -120,7 +142,7 @@ enum Authorizations {
         guard let row = try db.queryOne("SELECT action_hash FROM authorizations WHERE id = $1 AND user_id = $2 AND status = 'approved' AND expires_at > $3",
                                         [.text(id), .text(userID), .int(now)]) else { return .notFound }
         guard ConstantTime.equals(try row.text("action_hash"), canonicalHash(action)) else {
-            try db.execute("UPDATE authorizations SET status = 'void' WHERE id = $1", [.text(id)])
+            guard try db.execute("UPDATE authorizations SET status = 'void' WHERE id = $1 AND status = 'approved'", [.text(id)]) == 1 else { return .notFound }
             try AuditLog.append(AuditEvent(kind: .authorizationFailed, outcome: .denied, userID: userID, detail: "id=\(id) action changed"), at: now, on: db)
             return .mismatch
         }

@@ -24,12 +24,26 @@ struct EnrollmentRoutes {
         router.add("POST", "/v1/mfa/recovery-codes") { try recoveryCodes($0) }
     }
 
-    /// The signed-in user, with a verified email and a fresh proof.
+    /// The signed-in user, with a verified email and a fresh proof: a recent
+    /// password for a first factor, a recent second factor once there is one
+    /// (else a stolen password could add the thief's phone).
     private func freshUser(_ request: Request) throws -> SessionAuthenticator.Authenticated {
         let auth = try SessionAuthenticator(env: env).authenticate(request).get()
         guard auth.user.emailVerifiedAt != nil else { throw APIError.unverifiedEmail }
-        guard auth.session.freshProof(now: env.nowMillis, window: env.configuration.reauthenticationWindow) else { throw APIError.reauthenticationRequired }
+        let window = env.configuration.reauthenticationWindow, now = env.nowMillis
+        let hasFactor = try env.read { try FactorRepository.list(userID: auth.user.id, on: $0) }.contains { $0.kind != "recovery_code" }
+        if hasFactor {
+            guard auth.session.freshSecondFactor(now: now, window: window) else { throw APIError.secondFactorRequired }
+        } else {
+            guard auth.session.freshProof(now: now, window: window) else { throw APIError.reauthenticationRequired }
+        }
         return auth
+    }
+
+    /// Serialises a user's factor changes (a row lock on PostgreSQL; SQLite
+    /// transactions are serial anyway), so limits and "last factor" checks hold.
+    private func lockUser(_ id: String, on db: any SQLConnection) throws {
+        try db.execute("UPDATE users SET id = id WHERE id = $1", [.text(id)])
     }
 
     func begin(_ request: Request) throws -> Response {
@@ -41,7 +55,15 @@ struct EnrollmentRoutes {
         let count = try env.read { try FactorRepository.list(userID: auth.user.id, on: $0) }.filter { $0.kind != "recovery_code" }.count
         guard count < Self.maxFactors else { throw APIError.secondFactorLimitExceeded }
         let context = AuditContext(request)
-        var draft = try factor.beginEnrollment(body, user: auth.user, factorID: env.newID(), context: context)
+        var draft: EnrollmentDraft
+        do {
+            draft = try factor.beginEnrollment(body, user: auth.user, factorID: env.newID(), context: context)
+        } catch let error as APIError {
+            try env.transaction { db in
+                try AuditLog.append(context.event(.mfaEnrollmentFailed, .denied, userID: auth.user.id, detail: "kind=\(factor.kind) \(error.code)"), at: env.nowMillis, on: db)
+            }
+            throw error
+        }
         let token = SessionToken.generate(env.random)
         try env.transaction { db in
             try MFARepository.insertEnrollment(draft, tokenHash: SHA256.hex(token), now: env.nowMillis, on: db)
@@ -58,7 +80,8 @@ struct EnrollmentRoutes {
         guard SessionToken.isWellFormed(token) else { throw APIError.enrollmentNotFound }
         let tokenHash = SHA256.hex(token)
         let context = AuditContext(request)
-        guard var draft = try env.read({ try MFARepository.enrollment(tokenHash: tokenHash, userID: auth.user.id, now: env.nowMillis, on: $0) }),
+        // The attempt is counted first, atomically: five tries in all, however many arrive at once.
+        guard var draft = try env.transaction({ try MFARepository.enrollmentAttempt(tokenHash: tokenHash, userID: auth.user.id, now: env.nowMillis, on: $0) }),
               let factor = SecondFactors.named(draft.kind, env)
         else { throw APIError.enrollmentNotFound }
         if let name = body.displayName?.trimmingCharacters(in: .whitespacesAndNewlines), !name.isEmpty {
@@ -69,7 +92,6 @@ struct EnrollmentRoutes {
         }
         guard let record = try factor.finishEnrollment(draft, code: body.code.trimmingCharacters(in: .whitespaces), context: context) else {
             try env.transaction { db in
-                try MFARepository.countEnrollmentFailure(tokenHash: tokenHash, on: db)
                 try AuditLog.append(context.event(.mfaEnrollmentFailed, .failure, userID: auth.user.id, detail: "kind=\(factor.kind)"), at: env.nowMillis, on: db)
             }
             throw APIError.invalidCode
@@ -77,12 +99,22 @@ struct EnrollmentRoutes {
         let stored = record
         do {
             try env.transaction { db in
+                try lockUser(auth.user.id, on: db)
                 guard try MFARepository.useEnrollment(tokenHash: tokenHash, now: env.nowMillis, on: db) else { throw APIError.enrollmentNotFound }
                 let count = try FactorRepository.list(userID: auth.user.id, on: db).filter { $0.kind != "recovery_code" }.count
                 guard count < Self.maxFactors else { throw APIError.secondFactorLimitExceeded }
                 try FactorRepository.insert(stored, on: db)
                 try AuditLog.append(context.event(.mfaEnrolled, .success, userID: auth.user.id, detail: "kind=\(factor.kind) id=\(stored.id)"),
                                     at: env.nowMillis, on: db)
+                if count == 0 {
+                    // The first factor: password-only sessions elsewhere (perhaps a thief's) end now.
+                    let ended = try db.execute("UPDATE sessions SET ended_at = $3, end_reason = 'second_factor_enrolled' WHERE user_id = $1 AND id <> $2 AND aal < 2 AND ended_at IS NULL",
+                                               [.text(auth.user.id), .text(auth.session.id), .int(env.nowMillis)])
+                    if ended > 0 {
+                        try AuditLog.append(context.event(.sessionRevoked, .success, userID: auth.user.id, detail: "\(ended) password-only sessions ended: first second factor enrolled"),
+                                            at: env.nowMillis, on: db)
+                    }
+                }
             }
         } catch let error as StoreError where error.kind == .uniqueViolation {
             throw APIError.secondFactorExists
@@ -97,12 +129,15 @@ struct EnrollmentRoutes {
         }
         let id = request.parameters["id"] ?? ""
         try env.transaction { db in
+            try lockUser(auth.user.id, on: db)
             guard try FactorRepository.delete(id: id, userID: auth.user.id, on: db) else { throw APIError.factorNotFound }
+            var detail = "id=\(id)"
             // Recovery codes alone are no second factor: they go with the last real one.
-            if try FactorRepository.list(userID: auth.user.id, on: db).allSatisfy({ $0.kind == "recovery_code" }) {
-                try db.execute("DELETE FROM mfa_factors WHERE user_id = $1", [.text(auth.user.id)])
+            if try FactorRepository.list(userID: auth.user.id, on: db).allSatisfy({ $0.kind == "recovery_code" }),
+               try db.execute("DELETE FROM mfa_factors WHERE user_id = $1", [.text(auth.user.id)]) > 0 {
+                detail += ", recovery codes removed with the last factor"
             }
-            try AuditLog.append(AuditContext(request).event(.mfaRemoved, .success, userID: auth.user.id, detail: "id=\(id)"), at: env.nowMillis, on: db)
+            try AuditLog.append(AuditContext(request).event(.mfaRemoved, .success, userID: auth.user.id, detail: detail), at: env.nowMillis, on: db)
         }
         return .noContent
     }

@@ -11,11 +11,13 @@ enum MFARepository {
                   SQLValue(d.algorithm), SQLValue(d.digits), SQLValue(d.verifyRequestID), .int(now), .int(now + 10 * 60_000)])
     }
 
-    /// A live enrollment of `userID` (unused, unexpired, fewer than 5 wrong codes).
-    static func enrollment(tokenHash: String, userID: String, now: Int64, on db: any SQLConnection) throws -> EnrollmentDraft? {
+    /// Counts one attempt at a live enrollment of `userID` (unused,
+    /// unexpired, fewer than 5 attempts) and returns it; nil when there is none.
+    static func enrollmentAttempt(tokenHash: String, userID: String, now: Int64, on db: any SQLConnection) throws -> EnrollmentDraft? {
         guard let row = try db.queryOne("""
-            SELECT kind, factor_id, phone, secret_sealed, algorithm, digits, verify_request_id FROM mfa_enrollments
+            UPDATE mfa_enrollments SET failures = failures + 1
             WHERE token_hash = $1 AND user_id = $2 AND used_at IS NULL AND expires_at > $3 AND failures < 5
+            RETURNING kind, factor_id, phone, secret_sealed, algorithm, digits, verify_request_id
             """, [.text(tokenHash), .text(userID), .int(now)]) else { return nil }
         let kind = try row.text("kind")
         let phone = try row.optionalText("phone")
@@ -24,10 +26,6 @@ enum MFARepository {
                                phone: phone, secretSealed: try row.optionalText("secret_sealed"),
                                algorithm: try row.optionalText("algorithm"), digits: try row.optionalInt("digits").map(Int.init),
                                verifyRequestID: try row.optionalText("verify_request_id"), response: .init())
-    }
-
-    static func countEnrollmentFailure(tokenHash: String, on db: any SQLConnection) throws {
-        try db.execute("UPDATE mfa_enrollments SET failures = failures + 1 WHERE token_hash = $1", [.text(tokenHash)])
     }
 
     /// Spends an enrollment; false when it was spent meanwhile.

@@ -75,9 +75,12 @@ struct MFASignIn {
             try send(factor, purpose: purpose, userID: auth.user.id, request: request)
             return .json(ChallengeSent(), status: 202)
         }
+        // An AAL2 session lives 24 hours at most: an older one cannot be raised, only replaced.
+        let aal2 = env.configuration.sessionsAAL2
+        guard Date(millis: auth.session.createdAt).addingTimeInterval(aal2.absoluteLifetime) > env.clock.now() else { throw APIError.reauthenticationRequired }
         let strategy = try prove(factor, code: code, purpose: purpose, userID: auth.user.id, request: request)
         try env.transaction { db in
-            try SessionRepository.stepUp(id: auth.session.id, method: strategy.method, at: env.nowMillis, on: db)
+            guard try SessionRepository.stepUp(id: auth.session.id, method: strategy.method, at: env.nowMillis, on: db) else { throw APIError.unauthenticated }
             try AuditLog.append(AuditContext(request).event(.sessionSteppedUp, .success, userID: auth.user.id, detail: "method=\(strategy.method)"),
                                 at: env.nowMillis, on: db)
         }
@@ -95,10 +98,14 @@ struct MFASignIn {
     /// Sends the challenge of `factor` for `purpose`, and audits it.
     func send(_ factor: FactorRecord, purpose: Purpose, userID: String, request: Request) throws {
         guard let strategy = SecondFactors.named(factor.kind, env) else { throw APIError.secondFactorUnusable }
-        try strategy.challenge(factor, purpose: purpose, context: AuditContext(request))
+        var failure: (any Error)?
+        do { try strategy.challenge(factor, purpose: purpose, context: AuditContext(request)) } catch { failure = error }
         try env.transaction { db in
-            try AuditLog.append(AuditContext(request).event(.mfaChallengeSent, .success, userID: userID, detail: "kind=\(factor.kind)"), at: env.nowMillis, on: db)
+            let outcome = failure.map { "not sent: \(($0 as? APIError)?.code ?? "error")" } ?? "sent"
+            try AuditLog.append(AuditContext(request).event(.mfaChallengeSent, failure == nil ? .success : .failure, userID: userID,
+                                                            detail: "kind=\(factor.kind) \(outcome)"), at: env.nowMillis, on: db)
         }
+        if let failure { throw failure }
     }
 
     /// Proves `factor` with `code` for `purpose`, under the per-user lockout.

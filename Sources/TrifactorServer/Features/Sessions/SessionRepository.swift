@@ -61,12 +61,15 @@ enum SessionRepository {
     }
 
     /// Records a second-factor proof: AAL2, the method added, the time of the proof.
-    static func stepUp(id: String, method: String, at: Int64, on db: any SQLConnection) throws {
-        guard let row = try db.queryOne("SELECT methods FROM sessions WHERE id = $1", [.text(id)]) else { return }
+    /// - Returns: false when the session ended meanwhile.
+    static func stepUp(id: String, method: String, at: Int64, on db: any SQLConnection) throws -> Bool {
+        // Lock the row first so concurrent step-ups add their methods one after the other.
+        guard try db.execute("UPDATE sessions SET last_seen_at = last_seen_at WHERE id = $1 AND ended_at IS NULL", [.text(id)]) == 1,
+              let row = try db.queryOne("SELECT methods FROM sessions WHERE id = $1", [.text(id)]) else { return false }
         var methods = try row.text("methods").split(separator: " ").map(String.init)
         if !methods.contains(method) { methods.append(method) }
-        try db.execute("UPDATE sessions SET aal = 2, methods = $2, mfa_verified_at = $3, last_seen_at = $3 WHERE id = $1 AND ended_at IS NULL",
-                       [.text(id), .text(methods.joined(separator: " ")), .int(at)])
+        return try db.execute("UPDATE sessions SET aal = 2, methods = $2, mfa_verified_at = $3, last_seen_at = $3 WHERE id = $1 AND ended_at IS NULL",
+                              [.text(id), .text(methods.joined(separator: " ")), .int(at)]) == 1
     }
 
     private static func record(_ row: Row) throws -> SessionRecord {
