@@ -19,6 +19,9 @@ public struct Response: Sendable {
 
     /// A JSON body.
     public static func json(_ value: some Encodable, status: Int = 200) -> Response {
+        if let fast = value as? any FastJSONEncodable {
+            return Response(status: status, headers: [("Content-Type", "application/json")], body: Array(fast.fastJSON.utf8))
+        }
         // Encoding our own Codable wire models cannot fail.
         let data = (try? WireJSON.sharedEncoder.encode(value)) ?? Data("{}".utf8)
         return Response(status: status, headers: [("Content-Type", "application/json")], body: Array(data))

@@ -39,3 +39,20 @@ struct WireFormatTests {
         #expect(object["n"] as? Int == -3 && object["ok"] as? Bool == true && object["ms"] as? Double == 1.5)
     }
 }
+
+@Suite("Hand-written JSON")
+struct FastJSONTests {
+    @Test("the hot-path encodings are byte-for-byte what JSONEncoder writes", arguments: [
+        ("plain", nil as String?), ("Ünïcødé 🔑 \"quoted\" back\\slash /slash\n\t\u{1}\u{8}\u{c}", "Ann </script>"),
+    ])
+    func identical(text: String, displayName: String?) throws {
+        let session = SessionInfo(id: text, aal: 2, methods: ["pwd", text], createdAt: Date(timeIntervalSince1970: 1_795_992_361.123),
+                                  expiresAt: Date(timeIntervalSince1970: -5.5))
+        let user = UserInfo(id: "u", email: text, displayName: displayName, emailVerified: true, createdAt: Date(timeIntervalSince1970: 0))
+        let values: [any (Encodable & FastJSONEncodable)] = [session, user, CurrentSession(session: session, user: user), HealthStatus(status: text)]
+        for value in values {
+            let reference = String(decoding: try WireJSON.encoder().encode(value), as: UTF8.self)
+            #expect(value.fastJSON == reference)
+        }
+    }
+}
