@@ -12,7 +12,16 @@ public struct StartEnrollmentRequest: Codable, Sendable {
     public var algorithm: String?
     /// For totp: 6 (default) or 8.
     public var digits: Int?
-    public init(kind: String, phone: String? = nil, country: String? = nil, algorithm: String? = nil, digits: Int? = nil) {
+    /// For device: the P-256 public key, SubjectPublicKeyInfo DER in base64.
+    public var publicKey: String?
+    /// For device: a name the user recognises (`Ann's iPhone`).
+    public var deviceName: String?
+    enum CodingKeys: String, CodingKey { case kind, phone, country, algorithm, digits, publicKey = "public_key", deviceName = "device_name" }
+
+    public init(kind: String, phone: String? = nil, country: String? = nil, algorithm: String? = nil, digits: Int? = nil,
+                publicKey: String? = nil, deviceName: String? = nil) {
+        self.publicKey = publicKey
+        self.deviceName = deviceName
         self.kind = kind
         self.phone = phone
         self.country = country
@@ -28,7 +37,11 @@ public struct EnrollmentStarted: Codable, Sendable, Equatable {
     public var secret: String?
     public var otpauthURI: String?
     public var qrSVG: String?
-    public init(enrollmentSession: String = "", maskedPhone: String? = nil, secret: String? = nil, otpauthURI: String? = nil, qrSVG: String? = nil) {
+    /// For device: the challenge to sign (base64url).
+    public var challenge: String?
+    public init(enrollmentSession: String = "", maskedPhone: String? = nil, secret: String? = nil, otpauthURI: String? = nil, qrSVG: String? = nil,
+                challenge: String? = nil) {
+        self.challenge = challenge
         self.enrollmentSession = enrollmentSession
         self.maskedPhone = maskedPhone
         self.secret = secret
@@ -36,19 +49,21 @@ public struct EnrollmentStarted: Codable, Sendable, Equatable {
         self.qrSVG = qrSVG
     }
     enum CodingKeys: String, CodingKey {
-        case enrollmentSession = "enrollment_session", maskedPhone = "masked_phone", secret, otpauthURI = "otpauth_uri", qrSVG = "qr_svg"
+        case enrollmentSession = "enrollment_session", maskedPhone = "masked_phone", secret, otpauthURI = "otpauth_uri", qrSVG = "qr_svg", challenge
     }
 }
 
-/// `POST /v1/mfa/enrollments/{enrollment_session}`.
+/// `POST /v1/mfa/enrollments/{enrollment_session}`: a `code`, or for a device a `signature`.
 public struct FinishEnrollmentRequest: Codable, Sendable {
-    public var code: String
+    public var code: String?
+    public var signature: String?
     public var displayName: String?
-    public init(code: String, displayName: String? = nil) {
+    public init(code: String? = nil, signature: String? = nil, displayName: String? = nil) {
         self.code = code
+        self.signature = signature
         self.displayName = displayName
     }
-    enum CodingKeys: String, CodingKey { case code, displayName = "display_name" }
+    enum CodingKeys: String, CodingKey { case code, signature, displayName = "display_name" }
 }
 
 /// An enrolled second factor.
@@ -148,9 +163,19 @@ public struct StepUpRequest: Codable, Sendable {
     enum CodingKeys: String, CodingKey { case enrollmentID = "enrollment_id", code }
 }
 
-/// 202 answer to a challenge: it was sent (or nothing needed sending).
+/// 202 answer to a challenge: it was sent (or nothing needed sending). For
+/// a device key, what it must sign: see `DeviceSignature` in the README.
 public struct ChallengeSent: Codable, Sendable, Equatable {
     /// Always `challenge_sent`.
     public var status: String
-    public init() { status = "challenge_sent" }
+    public var challenge: String?
+    public var purpose: String?
+    public var actionHash: String?
+    public init(challenge: String? = nil, purpose: String? = nil, actionHash: String? = nil) {
+        status = "challenge_sent"
+        self.challenge = challenge
+        self.purpose = purpose
+        self.actionHash = actionHash
+    }
+    enum CodingKeys: String, CodingKey { case status, challenge, purpose, actionHash = "action_hash" }
 }

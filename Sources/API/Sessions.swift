@@ -62,7 +62,11 @@ public struct SessionSummary: Codable, Sendable, Equatable {
     public var userAgent: String?
     /// True for the session making the request.
     public var current: Bool
-    public init(id: String, aal: Int, methods: [String], createdAt: Date, lastSeenAt: Date, ip: String?, userAgent: String?, current: Bool) {
+    /// The device key that proved the second factor, if one did.
+    public var deviceID: String?
+    public init(id: String, aal: Int, methods: [String], createdAt: Date, lastSeenAt: Date, ip: String?, userAgent: String?, current: Bool,
+                deviceID: String? = nil) {
+        self.deviceID = deviceID
         self.id = id
         self.aal = aal
         self.methods = methods
@@ -73,7 +77,7 @@ public struct SessionSummary: Codable, Sendable, Equatable {
         self.current = current
     }
     enum CodingKeys: String, CodingKey {
-        case id, aal, methods, createdAt = "created_at", lastSeenAt = "last_seen_at", ip, userAgent = "user_agent", current
+        case id, aal, methods, createdAt = "created_at", lastSeenAt = "last_seen_at", ip, userAgent = "user_agent", current, deviceID = "device_id"
     }
 }
 
@@ -128,11 +132,16 @@ public struct AuthorizationCreated: Codable, Sendable, Equatable {
     public var authorizationID: String
     /// What the user is asked to confirm.
     public var summary: String
-    public init(authorizationID: String, summary: String) {
+    /// For a device key: what it must sign (with `action_hash`).
+    public var challenge: String?
+    public var actionHash: String?
+    public init(authorizationID: String, summary: String, challenge: String? = nil, actionHash: String? = nil) {
         self.authorizationID = authorizationID
         self.summary = summary
+        self.challenge = challenge
+        self.actionHash = actionHash
     }
-    enum CodingKeys: String, CodingKey { case authorizationID = "authorization_id", summary }
+    enum CodingKeys: String, CodingKey { case authorizationID = "authorization_id", summary, challenge, actionHash = "action_hash" }
 }
 
 /// `POST /v1/authorizations/{id}` and its answer.

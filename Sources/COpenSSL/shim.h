@@ -4,4 +4,5 @@
 #include <openssl/err.h>
 #include <openssl/crypto.h>
 #include <openssl/hmac.h>
+#include <openssl/x509.h>
 #endif

@@ -56,3 +56,32 @@ struct SealedBoxTests {
         #expect(try box.seal([1, 2, 3], associatedData: []) != (try box.seal([1, 2, 3], associatedData: [])))
     }
 }
+
+@Suite("ES256 device keys")
+struct ECDSATests {
+    // Made with: openssl ecparam -name prime256v1 -genkey; openssl pkey -pubout -outform DER; openssl dgst -sha256 -sign
+    static let spki = "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEgW9W5dMAcL0f0S+TRqJQr6IKJUNutuFn1eoH+dMgxJ4DqALvFwLOaEnfEcDre708rC1kb0htxrSPpK3s8gPrDw=="
+    static let signature = "MEUCIFmH2yXu8xQO1GgOACSWZCI15/H8LQzEywSaXCvobpUxAiEA+xjICYpwkbHKFp6pZCBOaw98lDctEfw42SDOtFjraOM="
+
+    @Test("a signature made by OpenSSL verifies; a changed message or signature does not")
+    func knownAnswer() throws {
+        let key = try ECDSAPublicKey(subjectPublicKeyInfo: Array(Data(base64Encoded: Self.spki)!))
+        let sig = Array(Data(base64Encoded: Self.signature)!)
+        #expect(key.isValidSignature(sig, for: Array("trifactor known answer".utf8)))
+        #expect(!key.isValidSignature(sig, for: Array("trifactor known answeR".utf8)))
+        var tampered = sig
+        tampered[10] ^= 1
+        #expect(!key.isValidSignature(tampered, for: Array("trifactor known answer".utf8)))
+        #expect(!key.isValidSignature([], for: []))
+    }
+
+    @Test("keys that are not P-256 SubjectPublicKeyInfo are refused")
+    func refusal() {
+        #expect(throws: ECDSAPublicKey.Failure.notSubjectPublicKeyInfo) { try ECDSAPublicKey(subjectPublicKeyInfo: [1, 2, 3]) }
+        // An Ed25519 key: valid SPKI, wrong algorithm.
+        let ed25519 = Array(Data(base64Encoded: "MCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=")!)
+        #expect(throws: ECDSAPublicKey.Failure.notP256) { try ECDSAPublicKey(subjectPublicKeyInfo: ed25519) }
+    }
+}
+
+import Foundation

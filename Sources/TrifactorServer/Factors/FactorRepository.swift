@@ -14,6 +14,8 @@ struct FactorRecord: Sendable {
     /// TOTP parameters (`SHA1`/`SHA256`/`SHA512`, 6 or 8 digits).
     var algorithm: String? = nil
     var digits: Int? = nil
+    /// Device keys: SubjectPublicKeyInfo DER, base64.
+    var publicKey: String? = nil
     let createdAt: Int64
     let lastUsedAt: Int64?
     /// For TOTP: the step of the enrollment code, the first one the replay guard refuses again.
@@ -37,15 +39,15 @@ struct FactorRecord: Sendable {
 
 /// The `mfa_factors` table.
 enum FactorRepository {
-    private static let columns = "id, user_id, kind, display_name, phone, secret_sealed, algorithm, digits, created_at, last_used_at"
+    private static let columns = "id, user_id, kind, display_name, phone, secret_sealed, algorithm, digits, public_key, created_at, last_used_at"
 
     static func insert(_ f: FactorRecord, on db: any SQLConnection) throws {
         try db.execute("""
-            INSERT INTO mfa_factors (id, user_id, kind, display_name, phone, secret_sealed, algorithm, digits, period, last_step, created_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+            INSERT INTO mfa_factors (id, user_id, kind, display_name, phone, secret_sealed, algorithm, digits, period, last_step, created_at, public_key)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
             """, [.text(f.id), .text(f.userID), .text(f.kind), .text(f.displayName), SQLValue(f.phone), SQLValue(f.secretSealed),
                   SQLValue(f.algorithm), SQLValue(f.digits), f.kind == "totp" ? .int(30) : .null,
-                  SQLValue(f.initialStep), .int(f.createdAt)])
+                  SQLValue(f.initialStep), .int(f.createdAt), SQLValue(f.publicKey)])
     }
 
     static func list(userID: String, on db: any SQLConnection) throws -> [FactorRecord] {
@@ -72,7 +74,8 @@ enum FactorRepository {
     private static func record(_ row: Row) throws -> FactorRecord {
         FactorRecord(id: try row.text("id"), userID: try row.text("user_id"), kind: try row.text("kind"), displayName: try row.text("display_name"),
                      phone: try row.optionalText("phone"), secretSealed: try row.optionalText("secret_sealed"),
-                     algorithm: try row.optionalText("algorithm"), digits: try row.optionalInt("digits").map(Int.init), createdAt: try row.int("created_at"),
+                     algorithm: try row.optionalText("algorithm"), digits: try row.optionalInt("digits").map(Int.init),
+                     publicKey: try row.optionalText("public_key"), createdAt: try row.int("created_at"),
                      lastUsedAt: try row.optionalInt("last_used_at"))
     }
 }

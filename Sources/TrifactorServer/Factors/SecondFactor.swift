@@ -31,8 +31,9 @@ protocol SecondFactor: Sendable {
     /// Checks the proof of an enrollment; the factor to store when it holds.
     func finishEnrollment(_ draft: EnrollmentDraft, code: String, context: AuditContext) throws -> FactorRecord?
 
-    /// Sends what the user needs to answer for `purpose` (a phone code); nothing for factors the user carries.
-    func challenge(_ factor: FactorRecord, purpose: Purpose, context: AuditContext) throws
+    /// Sends what the user needs to answer for `purpose` (a phone code);
+    /// returns what the client must sign, for a device key; nothing for factors the user carries.
+    func challenge(_ factor: FactorRecord, purpose: Purpose, context: AuditContext) throws -> String?
 
     /// Checks `code` for `purpose`; true once, when right.
     func verify(_ factor: FactorRecord, code: String, purpose: Purpose, context: AuditContext) throws -> Bool
@@ -49,6 +50,9 @@ struct EnrollmentDraft: Sendable {
     /// TOTP parameters.
     var algorithm: String? = nil
     var digits: Int? = nil
+    /// Device keys: the SubjectPublicKeyInfo (base64) and the enrollment challenge.
+    var publicKey: String? = nil
+    var challenge: String? = nil
     var verifyRequestID: String?
     /// Extra answer fields for the client (masked phone, otpauth URI, …).
     var response: EnrollmentStarted
@@ -57,7 +61,7 @@ struct EnrollmentDraft: Sendable {
 /// The registry of second factors.
 enum SecondFactors {
     static func all(_ env: Environment) -> [any SecondFactor] {
-        [PhoneFactor(env: env), TOTPFactor(env: env), RecoveryCodesFactor(env: env)]
+        [PhoneFactor(env: env), TOTPFactor(env: env), RecoveryCodesFactor(env: env), DeviceKeyFactor(env: env)]
     }
 
     static func named(_ kind: String, _ env: Environment) -> (any SecondFactor)? {

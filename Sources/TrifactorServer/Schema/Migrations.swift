@@ -120,6 +120,7 @@ public enum Schema {
             """),
         Migration(version: 3, name: "second factors, pending sign-ins, step-up, bound actions", sql: """
             ALTER TABLE sessions ADD COLUMN mfa_verified_at {{bigint}};
+            ALTER TABLE sessions ADD COLUMN device_id TEXT;
             CREATE TABLE mfa_factors (
               id TEXT PRIMARY KEY,
               user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
@@ -127,6 +128,7 @@ public enum Schema {
               display_name TEXT NOT NULL,
               phone TEXT,
               secret_sealed TEXT,
+              public_key TEXT,
               algorithm TEXT,
               digits INTEGER,
               period INTEGER,
@@ -149,10 +151,13 @@ public enum Schema {
               user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
               kind TEXT NOT NULL,
               factor_id TEXT NOT NULL,
+              display_name TEXT NOT NULL,
               phone TEXT,
               secret_sealed TEXT,
               algorithm TEXT,
               digits INTEGER,
+              public_key TEXT,
+              challenge TEXT,
               verify_request_id TEXT,
               failures INTEGER NOT NULL DEFAULT 0,
               created_at {{bigint}} NOT NULL,
@@ -172,7 +177,9 @@ public enum Schema {
               factor_id TEXT NOT NULL,
               purpose TEXT NOT NULL,
               verify_request_id TEXT,
-              created_at {{bigint}} NOT NULL
+              challenge TEXT,
+              created_at {{bigint}} NOT NULL,
+              used_at {{bigint}}
             );
             CREATE INDEX mfa_challenges_purpose ON mfa_challenges (factor_id, purpose, created_at);
             CREATE TABLE authorizations (

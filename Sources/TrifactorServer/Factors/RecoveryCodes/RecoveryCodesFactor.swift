@@ -21,7 +21,7 @@ struct RecoveryCodesFactor: SecondFactor {
 
     func finishEnrollment(_ draft: EnrollmentDraft, code: String, context: AuditContext) throws -> FactorRecord? { nil }
 
-    func challenge(_ factor: FactorRecord, purpose: Purpose, context: AuditContext) throws {}
+    func challenge(_ factor: FactorRecord, purpose: Purpose, context: AuditContext) throws -> String? { nil }
 
     func verify(_ factor: FactorRecord, code: String, purpose: Purpose, context: AuditContext) throws -> Bool {
         let normalized = Self.normalize(code)

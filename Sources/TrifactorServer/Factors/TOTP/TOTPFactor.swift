@@ -37,7 +37,7 @@ struct TOTPFactor: SecondFactor {
                             secretSealed: sealed, algorithm: algorithm, digits: digits, createdAt: env.nowMillis, lastUsedAt: nil, initialStep: Int64(step))
     }
 
-    func challenge(_ factor: FactorRecord, purpose: Purpose, context: AuditContext) throws {}
+    func challenge(_ factor: FactorRecord, purpose: Purpose, context: AuditContext) throws -> String? { nil }
 
     func verify(_ factor: FactorRecord, code: String, purpose: Purpose, context: AuditContext) throws -> Bool {
         guard let sealed = factor.secretSealed,

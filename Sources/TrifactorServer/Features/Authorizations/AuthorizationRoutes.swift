@@ -38,8 +38,8 @@ struct AuthorizationRoutes {
                 """, [.text(id), .text(auth.user.id), .text(factor.id), .text(hash), .text(summary), .int(now), .int(now + Authorizations.lifetime)])
             try AuditLog.append(AuditContext(request).event(.authorizationCreated, .success, userID: auth.user.id, detail: "id=\(id) \(summary)"), at: now, on: db)
         }
-        try mfa.send(factor, purpose: Authorizations.purpose(id: id, hash: hash, summary: summary), userID: auth.user.id, request: request)
-        return .json(AuthorizationCreated(authorizationID: id, summary: summary), status: 202)
+        let challenge = try mfa.send(factor, purpose: Authorizations.purpose(id: id, hash: hash, summary: summary), userID: auth.user.id, request: request)
+        return .json(AuthorizationCreated(authorizationID: id, summary: summary, challenge: challenge, actionHash: challenge.map { _ in hash }), status: 202)
     }
 
     func approve(_ request: Request) throws -> Response {

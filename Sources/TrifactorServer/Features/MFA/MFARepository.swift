@@ -5,10 +5,12 @@ import Store
 enum MFARepository {
     static func insertEnrollment(_ d: EnrollmentDraft, tokenHash: String, now: Int64, on db: any SQLConnection) throws {
         try db.execute("""
-            INSERT INTO mfa_enrollments (token_hash, user_id, kind, factor_id, phone, secret_sealed, algorithm, digits, verify_request_id, created_at, expires_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+            INSERT INTO mfa_enrollments (token_hash, user_id, kind, factor_id, phone, secret_sealed, algorithm, digits, verify_request_id, created_at, expires_at,
+              public_key, challenge, display_name)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
             """, [.text(tokenHash), .text(d.userID), .text(d.kind), .text(d.factorID), SQLValue(d.phone), SQLValue(d.secretSealed),
-                  SQLValue(d.algorithm), SQLValue(d.digits), SQLValue(d.verifyRequestID), .int(now), .int(now + 10 * 60_000)])
+                  SQLValue(d.algorithm), SQLValue(d.digits), SQLValue(d.verifyRequestID), .int(now), .int(now + 10 * 60_000),
+                  SQLValue(d.publicKey), SQLValue(d.challenge), .text(d.displayName)])
     }
 
     /// Counts one attempt at a live enrollment of `userID` (unused,
@@ -17,14 +19,15 @@ enum MFARepository {
         guard let row = try db.queryOne("""
             UPDATE mfa_enrollments SET failures = failures + 1
             WHERE token_hash = $1 AND user_id = $2 AND used_at IS NULL AND expires_at > $3 AND failures < 5
-            RETURNING kind, factor_id, phone, secret_sealed, algorithm, digits, verify_request_id
+            RETURNING kind, factor_id, display_name, phone, secret_sealed, algorithm, digits, verify_request_id, public_key, challenge
             """, [.text(tokenHash), .text(userID), .int(now)]) else { return nil }
         let kind = try row.text("kind")
         let phone = try row.optionalText("phone")
         return EnrollmentDraft(kind: kind, userID: userID, factorID: try row.text("factor_id"),
-                               displayName: kind == "phone" ? "Phone ending \(phone?.suffix(4) ?? "")" : "Authenticator app",
+                               displayName: try row.text("display_name"),
                                phone: phone, secretSealed: try row.optionalText("secret_sealed"),
                                algorithm: try row.optionalText("algorithm"), digits: try row.optionalInt("digits").map(Int.init),
+                               publicKey: try row.optionalText("public_key"), challenge: try row.optionalText("challenge"),
                                verifyRequestID: try row.optionalText("verify_request_id"), response: .init())
     }
 

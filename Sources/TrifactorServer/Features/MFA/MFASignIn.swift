@@ -41,8 +41,8 @@ struct MFASignIn {
         let body = try request.decode(MFAChallengeRequest.self)
         let p = try pending(body.pendingCredential)
         let factor = try find(body.enrollmentID, userID: p.userID)
-        try send(factor, purpose: Purpose(key: "signin:\(p.tokenHash)", text: "Your sign-in code"), userID: p.userID, request: request)
-        return .json(ChallengeSent(), status: 202)
+        let challenge = try send(factor, purpose: Purpose(key: "signin:\(p.tokenHash)", text: "Your sign-in code"), userID: p.userID, request: request)
+        return .json(ChallengeSent(challenge: challenge, purpose: challenge.map { _ in "signin" }), status: 202)
     }
 
     func complete(_ request: Request) throws -> Response {
@@ -56,8 +56,9 @@ struct MFASignIn {
             let now = env.nowMillis
             // Single use: a second completion with the same pending sign-in finds it spent.
             guard try MFARepository.usePending(tokenHash: p.tokenHash, now: now, on: db) else { throw APIError.invalidPendingCredential }
-            let session = SessionRecord(id: env.newID(), userID: p.userID, aal: AssuranceLevel.aal2.rawValue, methods: ["pwd", strategy.method],
+            var session = SessionRecord(id: env.newID(), userID: p.userID, aal: AssuranceLevel.aal2.rawValue, methods: ["pwd", strategy.method],
                                         createdAt: now, lastSeenAt: now, endedAt: nil, endReason: nil, mfaVerifiedAt: now)
+            if factor.kind == "device" { session.deviceID = factor.id }
             try SessionRepository.insert(session, tokenHash: SHA256.hex(token), passwordVerifiedAt: p.passwordVerifiedAt, ip: context.ip,
                                          userAgent: context.userAgent, on: db)
             try AuditLog.append(context.event(.signInSucceeded, .success, userID: p.userID, detail: "aal=2 methods=pwd,\(strategy.method)"), at: now, on: db)
@@ -72,8 +73,8 @@ struct MFASignIn {
         let factor = try find(body.enrollmentID, userID: auth.user.id)
         let purpose = Purpose(key: "stepup:\(auth.session.id)", text: "Your verification code")
         guard let code = body.code else {
-            try send(factor, purpose: purpose, userID: auth.user.id, request: request)
-            return .json(ChallengeSent(), status: 202)
+            let challenge = try send(factor, purpose: purpose, userID: auth.user.id, request: request)
+            return .json(ChallengeSent(challenge: challenge, purpose: challenge.map { _ in "stepup" }), status: 202)
         }
         // An AAL2 session lives 24 hours at most: an older one cannot be raised, only replaced.
         let aal2 = env.configuration.sessionsAAL2
@@ -95,17 +96,21 @@ struct MFASignIn {
         return f
     }
 
-    /// Sends the challenge of `factor` for `purpose`, and audits it.
-    func send(_ factor: FactorRecord, purpose: Purpose, userID: String, request: Request) throws {
+    /// Sends the challenge of `factor` for `purpose`, and audits it; returns
+    /// what a device key must sign, if anything.
+    @discardableResult
+    func send(_ factor: FactorRecord, purpose: Purpose, userID: String, request: Request) throws -> String? {
         guard let strategy = SecondFactors.named(factor.kind, env) else { throw APIError.secondFactorUnusable }
         var failure: (any Error)?
-        do { try strategy.challenge(factor, purpose: purpose, context: AuditContext(request)) } catch { failure = error }
+        var challenge: String?
+        do { challenge = try strategy.challenge(factor, purpose: purpose, context: AuditContext(request)) } catch { failure = error }
         try env.transaction { db in
             let outcome = failure.map { "not sent: \(($0 as? APIError)?.code ?? "error")" } ?? "sent"
             try AuditLog.append(AuditContext(request).event(.mfaChallengeSent, failure == nil ? .success : .failure, userID: userID,
                                                             detail: "kind=\(factor.kind) \(outcome)"), at: env.nowMillis, on: db)
         }
         if let failure { throw failure }
+        return challenge
     }
 
     /// Proves `factor` with `code` for `purpose`, under the per-user lockout.

@@ -15,7 +15,8 @@ struct SessionListRoutes {
                 !env.sessionPolicy(aal: $0.aal).isExpired(created: Date(millis: $0.createdAt), lastSeen: Date(millis: $0.lastSeenAt), now: now)
             }.map {
                 SessionSummary(id: $0.id, aal: $0.aal, methods: $0.methods, createdAt: Date(millis: $0.createdAt), lastSeenAt: Date(millis: $0.lastSeenAt),
-                               ip: $0.ip, userAgent: $0.userAgent, current: $0.id == auth.session.id)
+                               ip: $0.ip, userAgent: $0.userAgent, current: $0.id == auth.session.id,
+                               deviceID: $0.deviceID)
             }))
         }
         router.add("DELETE", "/v1/sessions/:id") { request in

@@ -17,6 +17,8 @@ struct SessionRecord: Sendable {
     var mfaVerifiedAt: Int64? = nil
     var ip: String? = nil
     var userAgent: String? = nil
+    /// The device key that proved the second factor, if one did.
+    var deviceID: String? = nil
 
     /// Whether a password or second-factor proof was made within `window` seconds of `now`.
     func freshProof(now: Int64, window: TimeInterval) -> Bool {
@@ -42,14 +44,14 @@ struct SessionRecord: Sendable {
 enum SessionRepository {
     static func insert(_ s: SessionRecord, tokenHash: String, passwordVerifiedAt: Int64?, ip: String, userAgent: String?, on db: any SQLConnection) throws {
         try db.execute("""
-            INSERT INTO sessions (id, token_hash, user_id, aal, methods, created_at, last_seen_at, password_verified_at, mfa_verified_at, ip, user_agent)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+            INSERT INTO sessions (id, token_hash, user_id, aal, methods, created_at, last_seen_at, password_verified_at, mfa_verified_at, ip, user_agent, device_id)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
             """, [.text(s.id), .text(tokenHash), .text(s.userID), .int(Int64(s.aal)), .text(s.methods.joined(separator: " ")),
                   .int(s.createdAt), .int(s.lastSeenAt), SQLValue(passwordVerifiedAt), SQLValue(s.mfaVerifiedAt), .text(ip),
-                  SQLValue(userAgent.map { String($0.prefix(512)) })])
+                  SQLValue(userAgent.map { String($0.prefix(512)) }), SQLValue(s.deviceID)])
     }
 
-    private static let columns = "id, user_id, aal, methods, created_at, last_seen_at, ended_at, end_reason, password_verified_at, mfa_verified_at, ip, user_agent"
+    private static let columns = "id, user_id, aal, methods, created_at, last_seen_at, ended_at, end_reason, password_verified_at, mfa_verified_at, ip, user_agent, device_id"
 
     static func find(tokenHash: String, on db: any SQLConnection) throws -> SessionRecord? {
         try db.queryOne("SELECT \(columns) FROM sessions WHERE token_hash = $1", [.text(tokenHash)]).map(record)
@@ -77,7 +79,7 @@ enum SessionRepository {
                       methods: try row.text("methods").split(separator: " ").map(String.init), createdAt: try row.int("created_at"),
                       lastSeenAt: try row.int("last_seen_at"), endedAt: try row.optionalInt("ended_at"), endReason: try row.optionalText("end_reason"),
                       passwordVerifiedAt: try row.optionalInt("password_verified_at"), mfaVerifiedAt: try row.optionalInt("mfa_verified_at"),
-                      ip: try row.optionalText("ip"), userAgent: try row.optionalText("user_agent"))
+                      ip: try row.optionalText("ip"), userAgent: try row.optionalText("user_agent"), deviceID: try row.optionalText("device_id"))
     }
 
     static func touch(id: String, at: Int64, on db: any SQLConnection) throws {

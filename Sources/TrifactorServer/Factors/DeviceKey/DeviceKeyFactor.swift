@@ -1,0 +1,100 @@
+import API
+import Core
+import Crypto
+import Foundation
+
+/// A key pair made on the user's device (on an iPhone, in the Secure Enclave,
+/// usable only after Touch ID / Face ID; on Linux, the CLI's sealed key
+/// file): the server keeps the P-256 public key and accepts ES256 signatures
+/// over a documented message that names the challenge, the purpose and, for
+/// a bound action, its hash:
+///
+///     trifactor-device-signature-v1
+///     purpose: enroll | signin | stepup | authz
+///     challenge: <base64url, 32 random bytes>
+///     action: <action hash hex, or ->
+///
+/// (lines joined by "\n", no trailing newline). Each challenge works once,
+/// within 5 minutes.
+struct DeviceKeyFactor: SecondFactor {
+    let env: Environment
+    var kind: String { "device" }
+    /// RFC 8176 `hwk`: proof of possession of a hardware-secured key.
+    var method: String { "hwk" }
+    var enrollable: Bool { true }
+    static let challengeLifetime: Int64 = 5 * 60_000
+
+    func beginEnrollment(_ request: StartEnrollmentRequest, user: UserRecord, factorID: String, context: AuditContext) throws -> EnrollmentDraft {
+        guard let encoded = request.publicKey, let der = Data(base64Encoded: encoded),
+              (try? ECDSAPublicKey(subjectPublicKeyInfo: Array(der))) != nil
+        else { throw APIError.invalidFields([.init(name: "public_key", reason: "must be a P-256 public key (SubjectPublicKeyInfo, DER, base64)")]) }
+        let name = request.deviceName?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        guard (1...64).contains(name.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw APIError.invalidFields([.init(name: "device_name", reason: "must be 1 to 64 characters")])
+        }
+        let canonical = der.base64EncodedString()
+        let taken = try env.read { db in
+            try db.queryOne("SELECT id FROM mfa_factors WHERE user_id = $1 AND public_key = $2", [.text(user.id), .text(canonical)]) != nil
+        }
+        if taken { throw APIError.secondFactorExists }
+        let challenge = Base64URL.encode(env.random.bytes(32))
+        return EnrollmentDraft(kind: kind, userID: user.id, factorID: factorID, displayName: name, publicKey: canonical, challenge: challenge,
+                               response: EnrollmentStarted(challenge: challenge))
+    }
+
+    func finishEnrollment(_ draft: EnrollmentDraft, code: String, context: AuditContext) throws -> FactorRecord? {
+        guard let publicKey = draft.publicKey, let challenge = draft.challenge,
+              Self.verify(signature: code, publicKey: publicKey, message: Self.message(purpose: "enroll", challenge: challenge, action: nil))
+        else { return nil }
+        return FactorRecord(id: draft.factorID, userID: draft.userID, kind: kind, displayName: draft.displayName, phone: nil, secretSealed: nil,
+                            publicKey: publicKey, createdAt: env.nowMillis, lastUsedAt: nil)
+    }
+
+    func challenge(_ factor: FactorRecord, purpose: Purpose, context: AuditContext) throws -> String? {
+        let challenge = Base64URL.encode(env.random.bytes(32))
+        try env.transaction { db in
+            try db.execute("INSERT INTO mfa_challenges (id, user_id, factor_id, purpose, challenge, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+                           [.text(env.newID()), .text(factor.userID), .text(factor.id), .text(purpose.key), .text(challenge), .int(env.nowMillis)])
+        }
+        return challenge
+    }
+
+    func verify(_ factor: FactorRecord, code: String, purpose: Purpose, context: AuditContext) throws -> Bool {
+        guard let publicKey = factor.publicKey else { return false }
+        return try env.transaction { db in
+            let now = env.nowMillis
+            guard let row = try db.queryOne("""
+                SELECT id, challenge FROM mfa_challenges
+                WHERE factor_id = $1 AND purpose = $2 AND used_at IS NULL AND created_at > $3 AND challenge IS NOT NULL
+                ORDER BY created_at DESC, id LIMIT 1
+                """, [.text(factor.id), .text(purpose.key), .int(now - Self.challengeLifetime)]),
+                  let challenge = try row.optionalText("challenge")
+            else { return false }
+            let (label, action) = Self.describe(purpose)
+            guard Self.verify(signature: code, publicKey: publicKey, message: Self.message(purpose: label, challenge: challenge, action: action)) else {
+                return false
+            }
+            // Each challenge works once, even against two requests at the same moment.
+            return try db.execute("UPDATE mfa_challenges SET used_at = $2 WHERE id = $1 AND used_at IS NULL", [.text(try row.text("id")), .int(now)]) == 1
+        }
+    }
+
+    /// The message a device signs.
+    static func message(purpose: String, challenge: String, action: String?) -> [UInt8] {
+        Array("trifactor-device-signature-v1\npurpose: \(purpose)\nchallenge: \(challenge)\naction: \(action ?? "-")".utf8)
+    }
+
+    /// The purpose's label and, for a bound action, its hash.
+    static func describe(_ purpose: Purpose) -> (label: String, action: String?) {
+        let parts = purpose.key.split(separator: ":")
+        let label = String(parts.first ?? "")
+        return (label, label == "authz" && parts.count == 3 ? String(parts[2]) : nil)
+    }
+
+    private static func verify(signature: String, publicKey: String, message: [UInt8]) -> Bool {
+        guard signature.count <= 200, let sig = Data(base64Encoded: signature) ?? Base64URL.decode(signature).map({ Data($0) }),
+              let der = Data(base64Encoded: publicKey), let key = try? ECDSAPublicKey(subjectPublicKeyInfo: Array(der))
+        else { return false }
+        return key.isValidSignature(Array(sig), for: message)
+    }
+}
