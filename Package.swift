@@ -17,6 +17,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(name: "CCBOR", pkgConfig: "libcbor", providers: [.apt(["libcbor-dev"])]),
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // Our one small C target: what Swift cannot call (variadic functions, macros).
         .target(name: "CTrifactorShim", dependencies: ["CMicroHTTPD", "CSQLite"]),
@@ -28,12 +29,13 @@ let package = Package(
         .target(name: "Core", swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["Core", "CSodium", "COpenSSL"], swiftSettings: strict),
         .target(name: "Phone", dependencies: ["CPhoneNumber"], swiftSettings: strict),
+        .target(name: "WebAuthn", dependencies: ["Core", "Crypto", "CCBOR", "COpenSSL"], swiftSettings: strict),
         .target(name: "Messaging", dependencies: ["Core"], swiftSettings: strict),
         .target(name: "Store", dependencies: ["CSQLite", "CPostgres", "CTrifactorShim"], swiftSettings: strict),
         .target(name: "HTTP", dependencies: ["API", "CMicroHTTPD", "CTrifactorShim"], swiftSettings: strict),
         .target(
             name: "TrifactorServer",
-            dependencies: ["API", "Core", "Crypto", "Store", "HTTP", "Phone", "Messaging", "CQREncode"],
+            dependencies: ["API", "Core", "Crypto", "Store", "HTTP", "Phone", "Messaging", "CQREncode", "WebAuthn"],
             resources: [.copy("Resources/common-passwords.txt")],
             swiftSettings: strict
         ),
@@ -44,6 +46,7 @@ let package = Package(
         .testTarget(name: "CoreTests", dependencies: ["Core"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "PhoneTests", dependencies: ["Phone"], swiftSettings: strict),
+        .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "Core"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TrifactorTestSupport"], swiftSettings: strict),
         .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "API", "HTTP", "Store", "Core", "Crypto", "TrifactorTestSupport"], swiftSettings: strict),
     ]

@@ -1,0 +1,4 @@
+#ifndef CCBOR_SHIM_H
+#define CCBOR_SHIM_H
+#include <cbor.h>
+#endif
