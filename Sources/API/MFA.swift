@@ -143,13 +143,17 @@ public struct MFAChallengeRequest: Codable, Sendable {
 public struct MFASignInRequest: Codable, Sendable {
     public var pendingCredential: String
     public var enrollmentID: String
-    public var code: String
-    public init(pendingCredential: String, enrollmentID: String, code: String) {
+    /// The code, or a device's signature.
+    public var code: String?
+    /// A push approval granted on the device instead of a code.
+    public var approvalID: String?
+    public init(pendingCredential: String, enrollmentID: String, code: String? = nil, approvalID: String? = nil) {
         self.pendingCredential = pendingCredential
         self.enrollmentID = enrollmentID
         self.code = code
+        self.approvalID = approvalID
     }
-    enum CodingKeys: String, CodingKey { case pendingCredential = "pending_credential", enrollmentID = "enrollment_id", code }
+    enum CodingKeys: String, CodingKey { case pendingCredential = "pending_credential", enrollmentID = "enrollment_id", code, approvalID = "approval_id" }
 }
 
 /// `POST /v1/session/step-up`: without `code` it sends the challenge.
@@ -171,11 +175,65 @@ public struct ChallengeSent: Codable, Sendable, Equatable {
     public var challenge: String?
     public var purpose: String?
     public var actionHash: String?
-    public init(challenge: String? = nil, purpose: String? = nil, actionHash: String? = nil) {
+    /// Push approval: its id and the number the browser shows, which the user picks on the device.
+    public var approvalID: String?
+    public var number: Int?
+    public init(challenge: String? = nil, purpose: String? = nil, actionHash: String? = nil, approvalID: String? = nil, number: Int? = nil) {
+        self.approvalID = approvalID
+        self.number = number
         status = "challenge_sent"
         self.challenge = challenge
         self.purpose = purpose
         self.actionHash = actionHash
     }
-    enum CodingKeys: String, CodingKey { case status, challenge, purpose, actionHash = "action_hash" }
+    enum CodingKeys: String, CodingKey { case status, challenge, purpose, actionHash = "action_hash", approvalID = "approval_id", number }
+}
+
+/// A sign-in waiting for the device's approval, as the device sees it.
+public struct PendingApproval: Codable, Sendable, Equatable {
+    public var approvalID: String
+    /// Where the sign-in comes from.
+    public var ip: String?
+    public var userAgent: String?
+    public var createdAt: Date
+    public var expiresAt: Date
+    /// Three numbers: the user picks the one the browser shows.
+    public var choices: [Int]
+    public init(approvalID: String, ip: String?, userAgent: String?, createdAt: Date, expiresAt: Date, choices: [Int]) {
+        self.approvalID = approvalID
+        self.ip = ip
+        self.userAgent = userAgent
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.choices = choices
+    }
+    enum CodingKeys: String, CodingKey {
+        case approvalID = "approval_id", ip, userAgent = "user_agent", createdAt = "created_at", expiresAt = "expires_at", choices
+    }
+}
+
+/// `GET /v1/devices/{id}/approvals`.
+public struct PendingApprovals: Codable, Sendable, Equatable {
+    public var approvals: [PendingApproval]
+    public init(approvals: [PendingApproval]) { self.approvals = approvals }
+}
+
+/// `POST /v1/devices/{id}/approvals/{approval_id}`: signed by the device over
+/// purpose `push`, challenge = the approval id, action = `<decision>:<number>`.
+public struct ApprovalDecision: Codable, Sendable {
+    /// `approve` or `deny`.
+    public var decision: String
+    public var number: Int
+    public var signature: String
+    public init(decision: String, number: Int, signature: String) {
+        self.decision = decision
+        self.number = number
+        self.signature = signature
+    }
+}
+
+/// The state of a push approval: `pending`, `approved`, `denied` or `expired`.
+public struct ApprovalState: Codable, Sendable, Equatable {
+    public var status: String
+    public init(status: String) { self.status = status }
 }

@@ -63,8 +63,8 @@ public final class HTTPServer: Sendable {
     private let tls: TLSStrings
 
     /// A server for `router`; call `start()` to listen.
-    public init(configuration: HTTPServerConfiguration, router: Router, logger: Logger = .standardError) {
-        context = ServerContext(configuration: configuration, router: router, logger: logger)
+    public init(configuration: HTTPServerConfiguration, router: Router, logger: Logger = .standardError, hub: LongPollHub = LongPollHub()) {
+        context = ServerContext(configuration: configuration, router: router, logger: logger, hub: hub)
         tls = TLSStrings(certificate: configuration.tlsCertificatePEM, key: configuration.tlsKeyPEM)
     }
 
@@ -110,6 +110,8 @@ public final class HTTPServer: Sendable {
         guard let handle = daemon.withLock({ d -> DaemonHandle? in let h = d; d = nil; return h })?.pointer else { return }
         context.draining.store(true, ordering: .releasing)
         let listener = MHD_quiesce_daemon(handle)
+        // Long polls end now with their timeout answer; they must not hold the drain.
+        context.hub.drain()
         let deadline = Date().addingTimeInterval(drainTimeout)
         while context.inFlight.load(ordering: .acquiring) > 0 && Date() < deadline {
             usleep(10_000)

@@ -74,8 +74,20 @@ func mhdAccessHandler(
         request.parameters = parameters
         switch route.execution {
         case .inline:
-            let response = context.finish(context.respond(request, handler: route.handler), requestID: state.id)
-            return queue(response, on: connection, state: state)
+            let answer = context.respond(request, handler: route.handler)
+            guard let deferral = answer.deferral else {
+                return queue(context.finish(answer, requestID: state.id), on: connection, state: state)
+            }
+            // Park the request: the connection is suspended, no thread waits.
+            MHD_suspend_connection(connection)
+            let handle = ConnectionHandle(pointer: connection)
+            let handler = route.handler
+            context.hub.add(key: deferral.key, timeout: deferral.timeout, request: request, handler: { try context.respond($0, handler: handler) },
+                            onTimeout: deferral.onTimeout) { response in
+                state.state.withLock { $0.response = context.finish(response, requestID: state.id) }
+                MHD_resume_connection(handle.pointer)
+            }
+            return MHD_Result.YES
         case .worker:
             // Suspend before the job can possibly resume us.
             MHD_suspend_connection(connection)

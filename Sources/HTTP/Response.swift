@@ -9,6 +9,8 @@ public struct Response: Sendable {
     public var headers: [(name: String, value: String)]
     /// Body bytes.
     public var body: [UInt8]
+    /// Set by `Response.wait`: the request waits for a `LongPollHub.notify`.
+    public var deferral: Deferral?
 
     /// A response with the given parts.
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
@@ -31,6 +33,14 @@ public struct Response: Sendable {
     public static func problem(_ problem: Problem, headers: [(name: String, value: String)] = []) -> Response {
         let data = (try? WireJSON.sharedEncoder.encode(problem)) ?? Data("{}".utf8)
         return Response(status: problem.status, headers: [("Content-Type", "application/problem+json")] + headers, body: Array(data))
+    }
+
+    /// "Nothing yet": wait up to `timeout` seconds for `hub.notify(key)`,
+    /// then answer `onTimeout`. No thread waits meanwhile.
+    public static func wait(key: String, timeout: TimeInterval, onTimeout: Response) -> Response {
+        var r = Response(status: 0)
+        r.deferral = Deferral(key: key, timeout: timeout, onTimeout: onTimeout)
+        return r
     }
 
     /// 204 No Content.

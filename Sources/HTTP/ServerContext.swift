@@ -10,13 +10,15 @@ final class ServerContext: Sendable {
     let router: Router
     let logger: Logger
     let workers: WorkerPool
+    let hub: LongPollHub
     let inFlight = Atomic<Int>(0)
     /// Set when stopping: answers then carry `Connection: close`.
     let draining = Atomic<Bool>(false)
     private let counter = Atomic<UInt64>(0)
     private let prefix: String
 
-    init(configuration: HTTPServerConfiguration, router: Router, logger: Logger) {
+    init(configuration: HTTPServerConfiguration, router: Router, logger: Logger, hub: LongPollHub) {
+        self.hub = hub
         self.configuration = configuration
         self.router = router
         self.logger = logger

@@ -13,6 +13,7 @@ public enum Application {
         SessionsRoutes(env: env).register(on: &router)
         EnrollmentRoutes(env: env).register(on: &router)
         MFASignIn(env: env).register(on: &router)
+        PushApprovalRoutes(env: env).register(on: &router)
         SessionListRoutes(env: env).register(on: &router)
         AuthorizationRoutes(env: env).register(on: &router)
         VerifyRoutes(env: env).register(on: &router)
@@ -44,7 +45,7 @@ public enum Application {
     public static func start(_ env: Environment, extraRoutes: (inout Router) -> Void = { _ in }) throws -> Runtime {
         var router = router(env)
         extraRoutes(&router)
-        let server = HTTPServer(configuration: env.configuration.http, router: router, logger: env.logger)
+        let server = HTTPServer(configuration: env.configuration.http, router: router, logger: env.logger, hub: env.hub)
         try server.start()
         let dispatcher = env.sender.map { OutboxDispatcher(env: env, sender: $0, onFailed: deliveryFailed(env)) }
         dispatcher?.start()

@@ -18,6 +18,8 @@ public struct Environment: Sendable {
     /// Where the outbox delivers; nil when no provider is configured (then
     /// phone verification answers 503 rather than accept what cannot be sent).
     public let sender: (any MessageSender)?
+    /// Wakes long-polling requests (a device waiting for approvals, a browser waiting for one).
+    public let hub = LongPollHub()
     /// A hash to verify against when an email is unknown, so that costs the
     /// same Argon2id work as a wrong password.
     let decoyHash: String

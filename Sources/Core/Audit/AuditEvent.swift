@@ -43,6 +43,10 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case authorizationApproved = "authorization.approved"
     case authorizationFailed = "authorization.failed"
     case authorizationUsed = "authorization.used"
+    case pushSent = "push.sent"
+    case pushApproved = "push.approved"
+    case pushDenied = "push.denied"
+    case pushWrongNumber = "push.wrong_number"
 }
 
 /// The outcome recorded with an event.

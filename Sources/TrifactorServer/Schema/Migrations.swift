@@ -182,6 +182,23 @@ public enum Schema {
               used_at {{bigint}}
             );
             CREATE INDEX mfa_challenges_purpose ON mfa_challenges (factor_id, purpose, created_at);
+            CREATE TABLE push_approvals (
+              id TEXT PRIMARY KEY,
+              user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+              factor_id TEXT NOT NULL,
+              purpose TEXT NOT NULL,
+              number INTEGER NOT NULL,
+              choices TEXT NOT NULL,
+              ip TEXT,
+              user_agent TEXT,
+              status TEXT NOT NULL,
+              created_at {{bigint}} NOT NULL,
+              expires_at {{bigint}} NOT NULL,
+              decided_at {{bigint}},
+              consumed_at {{bigint}}
+            );
+            CREATE INDEX push_approvals_factor ON push_approvals (factor_id, status);
+            CREATE INDEX push_approvals_user ON push_approvals (user_id, created_at);
             CREATE TABLE authorizations (
               id TEXT PRIMARY KEY,
               user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,

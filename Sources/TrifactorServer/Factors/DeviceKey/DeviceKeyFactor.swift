@@ -91,7 +91,7 @@ struct DeviceKeyFactor: SecondFactor {
         return (label, label == "authz" && parts.count == 3 ? String(parts[2]) : nil)
     }
 
-    private static func verify(signature: String, publicKey: String, message: [UInt8]) -> Bool {
+    static func verify(signature: String, publicKey: String, message: [UInt8]) -> Bool {
         guard signature.count <= 200, let sig = Data(base64Encoded: signature) ?? Base64URL.decode(signature).map({ Data($0) }),
               let der = Data(base64Encoded: publicKey), let key = try? ECDSAPublicKey(subjectPublicKeyInfo: Array(der))
         else { return false }

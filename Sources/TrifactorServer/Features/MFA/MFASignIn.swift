@@ -41,15 +41,32 @@ struct MFASignIn {
         let body = try request.decode(MFAChallengeRequest.self)
         let p = try pending(body.pendingCredential)
         let factor = try find(body.enrollmentID, userID: p.userID)
-        let challenge = try send(factor, purpose: Purpose(key: "signin:\(p.tokenHash)", text: "Your sign-in code"), userID: p.userID, request: request)
-        return .json(ChallengeSent(challenge: challenge, purpose: challenge.map { _ in "signin" }), status: 202)
+        let purpose = Purpose(key: "signin:\(p.tokenHash)", text: "Your sign-in code")
+        let challenge = try send(factor, purpose: purpose, userID: p.userID, request: request)
+        var answer = ChallengeSent(challenge: challenge, purpose: challenge.map { _ in "signin" })
+        if factor.kind == "device" {
+            // Also push it to the device, with a number to match.
+            let push = try PushApprovalRoutes.create(env: env, factor: factor, purpose: purpose, context: AuditContext(request))
+            answer.approvalID = push.id
+            answer.number = push.number
+        }
+        return .json(answer, status: 202)
     }
 
     func complete(_ request: Request) throws -> Response {
         let body = try request.decode(MFASignInRequest.self)
         let p = try pending(body.pendingCredential)
         let factor = try find(body.enrollmentID, userID: p.userID)
-        let strategy = try prove(factor, code: body.code, purpose: Purpose(key: "signin:\(p.tokenHash)", text: nil), userID: p.userID, request: request)
+        let purpose = Purpose(key: "signin:\(p.tokenHash)", text: nil)
+        let strategy: any SecondFactor
+        if let approvalID = body.approvalID, factor.kind == "device" {
+            guard try PushApprovalRoutes.consume(env: env, approvalID: approvalID, factor: factor, purpose: purpose),
+                  let device = SecondFactors.named("device", env) else { throw APIError.invalidCode }
+            strategy = device
+        } else {
+            guard let code = body.code else { throw APIError.invalidFields([.init(name: "code", reason: "is required (or approval_id for a push)")]) }
+            strategy = try prove(factor, code: code, purpose: purpose, userID: p.userID, request: request)
+        }
         let token = SessionToken.generate(env.random)
         let context = AuditContext(request)
         let session = try env.transaction { db -> SessionRecord in

@@ -1,0 +1,151 @@
+import API
+import Core
+import Crypto
+import Foundation
+import HTTP
+import Store
+
+/// Sign-in approved on the phone, with number matching. The browser's
+/// sign-in shows a two-digit number; the enrolled device, polling for its
+/// pending approvals (long-poll: no server thread waits), shows where the
+/// sign-in comes from and three numbers, and answers with a signed decision.
+/// A wrong number denies the sign-in and is audited as a possible fatigue
+/// attack. Approvals live 2 minutes; at most 3 pushes per user per 10 minutes.
+struct PushApprovalRoutes {
+    let env: Environment
+    static let lifetime: Int64 = 2 * 60_000
+    static let maxPerWindow = 3
+    static let window: Int64 = 10 * 60_000
+
+    func register(on router: inout Router) {
+        router.add("GET", "/v1/devices/:id/approvals") { try pending($0) }
+        router.add("POST", "/v1/devices/:id/approvals/:approval") { try decide($0) }
+        router.add("GET", "/v1/mfa/sign-in/approvals/:approval") { try state($0) }
+    }
+
+    /// Creates an approval for a sign-in (called by the sign-in challenge for a device hint).
+    static func create(env: Environment, factor: FactorRecord, purpose: Purpose, context: AuditContext) throws -> (id: String, number: Int) {
+        let number = 10 + Int(env.random.uniform(90))
+        var choices = [number]
+        while choices.count < 3 {
+            let other = 10 + Int(env.random.uniform(90))
+            if !choices.contains(other) { choices.append(other) }
+        }
+        // Shuffle so the right number is not always first.
+        for i in stride(from: 2, to: 0, by: -1) { choices.swapAt(i, Int(env.random.uniform(UInt32(i + 1)))) }
+        let id = env.newID()
+        try env.transaction { db in
+            let now = env.nowMillis
+            try db.execute("UPDATE users SET id = id WHERE id = $1", [.text(factor.userID)])
+            let recent = try db.queryOne("SELECT COUNT(*) AS n FROM push_approvals WHERE user_id = $1 AND created_at > $2",
+                                         [.text(factor.userID), .int(now - window)])?.int("n") ?? 0
+            guard recent < maxPerWindow else { throw APIError.rateLimited(retryAfter: 600) }
+            try db.execute("""
+                INSERT INTO push_approvals (id, user_id, factor_id, purpose, number, choices, ip, user_agent, status, created_at, expires_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10)
+                """, [.text(id), .text(factor.userID), .text(factor.id), .text(purpose.key), .int(Int64(number)),
+                      .text(choices.map(String.init).joined(separator: ",")), .text(context.ip), SQLValue(context.userAgent.map { String($0.prefix(200)) }),
+                      .int(now), .int(now + lifetime)])
+            try AuditLog.append(context.event(.pushSent, .success, userID: factor.userID, detail: "approval=\(id) device=\(factor.id)"), at: now, on: db)
+        }
+        env.hub.notify("device:\(factor.id)")
+        return (id, number)
+    }
+
+    /// Spends an approved approval for `purpose` and `factor`; false otherwise.
+    static func consume(env: Environment, approvalID: String, factor: FactorRecord, purpose: Purpose) throws -> Bool {
+        try env.transaction { db in
+            try db.execute("""
+                UPDATE push_approvals SET consumed_at = $4
+                WHERE id = $1 AND factor_id = $2 AND purpose = $3 AND status = 'approved' AND consumed_at IS NULL AND expires_at > $4
+                """, [.text(approvalID), .text(factor.id), .text(purpose.key), .int(env.nowMillis)]) == 1
+        }
+    }
+
+    /// The device, authenticated by a signature over `poll` and its id with a
+    /// timestamp within a minute: `X-Trifactor-Device-Time`, `X-Trifactor-Device-Signature`.
+    private func device(_ request: Request) throws -> FactorRecord {
+        let id = request.parameters["id"] ?? ""
+        guard let time = request.header("x-trifactor-device-time").flatMap(Int64.init),
+              let signature = request.header("x-trifactor-device-signature"),
+              abs(time * 1000 - env.nowMillis) <= 60_000,
+              let factor = try env.read({ db in
+                  try db.queryOne("SELECT user_id FROM mfa_factors WHERE id = $1 AND kind = 'device'", [.text(id)])
+                      .flatMap { try FactorRepository.find(id: id, userID: try $0.text("user_id"), on: db) }
+              }),
+              let key = factor.publicKey,
+              DeviceKeyFactor.verify(signature: signature, publicKey: key, message: DeviceKeyFactor.message(purpose: "poll", challenge: "\(id):\(time)", action: nil))
+        else { throw APIError.unauthenticated }
+        return factor
+    }
+
+    func pending(_ request: Request) throws -> Response {
+        let factor = try device(request)
+        let approvals = try env.read { db in
+            try db.query("""
+                SELECT id, ip, user_agent, created_at, expires_at, choices FROM push_approvals
+                WHERE factor_id = $1 AND status = 'pending' AND expires_at > $2 ORDER BY created_at
+                """, [.text(factor.id), .int(env.nowMillis)]).map { row in
+                PendingApproval(approvalID: try row.text("id"), ip: try row.optionalText("ip"), userAgent: try row.optionalText("user_agent"),
+                                createdAt: Date(millis: try row.int("created_at")), expiresAt: Date(millis: try row.int("expires_at")),
+                                choices: try row.text("choices").split(separator: ",").compactMap { Int($0) })
+            }
+        }
+        let wait = min(25, max(0, Double(request.query["wait"] ?? "0") ?? 0))
+        if approvals.isEmpty && wait > 0 {
+            return .wait(key: "device:\(factor.id)", timeout: wait, onTimeout: .json(PendingApprovals(approvals: [])))
+        }
+        return .json(PendingApprovals(approvals: approvals))
+    }
+
+    func decide(_ request: Request) throws -> Response {
+        let factor = try device(request)
+        let body = try request.decode(ApprovalDecision.self)
+        guard body.decision == "approve" || body.decision == "deny" else {
+            throw APIError.invalidFields([.init(name: "decision", reason: "must be approve or deny")])
+        }
+        let approvalID = request.parameters["approval"] ?? ""
+        let message = DeviceKeyFactor.message(purpose: "push", challenge: approvalID, action: "\(body.decision):\(body.number)")
+        guard let key = factor.publicKey, DeviceKeyFactor.verify(signature: body.signature, publicKey: key, message: message) else {
+            throw APIError.unauthenticated
+        }
+        let context = AuditContext(request)
+        let status = try env.transaction { db -> String in
+            let now = env.nowMillis
+            guard let row = try db.queryOne("SELECT number FROM push_approvals WHERE id = $1 AND factor_id = $2 AND status = 'pending' AND expires_at > $3",
+                                            [.text(approvalID), .text(factor.id), .int(now)]) else { throw APIError.authorizationNotFound }
+            let right = Int(try row.int("number")) == body.number
+            let status = body.decision == "approve" && right ? "approved" : "denied"
+            guard try db.execute("UPDATE push_approvals SET status = $2, decided_at = $3 WHERE id = $1 AND status = 'pending'",
+                                 [.text(approvalID), .text(status), .int(now)]) == 1 else { throw APIError.authorizationNotFound }
+            if body.decision == "approve" && !right {
+                try AuditLog.append(context.event(.pushWrongNumber, .denied, userID: factor.userID,
+                                                  detail: "approval=\(approvalID) wrong number picked: possible push fatigue attack"), at: now, on: db)
+            } else {
+                try AuditLog.append(context.event(status == "approved" ? .pushApproved : .pushDenied, status == "approved" ? .success : .denied,
+                                                  userID: factor.userID, detail: "approval=\(approvalID)"), at: now, on: db)
+            }
+            return status
+        }
+        env.hub.notify("approval:\(approvalID)")
+        return .json(ApprovalState(status: status))
+    }
+
+    /// The browser's view, with the pending credential that started it; `?wait=N` long-polls.
+    func state(_ request: Request) throws -> Response {
+        let approvalID = request.parameters["approval"] ?? ""
+        guard let credential = request.query["pending_credential"], SessionToken.isWellFormed(credential) else { throw APIError.invalidPendingCredential }
+        let purpose = "signin:\(SHA256.hex(credential))"
+        guard let row = try env.read({ db in
+            try db.queryOne("SELECT status, expires_at FROM push_approvals WHERE id = $1 AND purpose = $2", [.text(approvalID), .text(purpose)])
+        }) else { throw APIError.authorizationNotFound }
+        var status = try row.text("status")
+        let expiresAt = try row.int("expires_at")
+        if status == "pending" && expiresAt <= env.nowMillis { status = "expired" }
+        let wait = min(25, max(0, Double(request.query["wait"] ?? "0") ?? 0))
+        if status == "pending" && wait > 0 {
+            return .wait(key: "approval:\(approvalID)", timeout: wait, onTimeout: .json(ApprovalState(status: "pending")))
+        }
+        return .json(ApprovalState(status: status))
+    }
+}

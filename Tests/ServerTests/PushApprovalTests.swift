@@ -1,0 +1,128 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import TrifactorServer
+import TrifactorTestSupport
+
+@Suite("Push approval with number matching")
+struct PushApprovalTests {
+    struct Setup {
+        let server: TestServer
+        let user: MFAClient
+        let device: DeviceKey
+        let deviceID: String
+    }
+
+    static func setup(_ server: TestServer, email: String) throws -> Setup {
+        let user = try MFAClient(server, email: email)
+        let device = try DeviceKey()
+        return Setup(server: server, user: user, device: device, deviceID: try DeviceKeyTests.enroll(user, device))
+    }
+
+    /// The device's signed headers for polling and deciding.
+    static func deviceHeaders(_ s: Setup) throws -> [String: String] {
+        let time = Int64(s.server.clock.clock.now().timeIntervalSince1970)
+        return ["X-Trifactor-Device-Time": String(time),
+                "X-Trifactor-Device-Signature": try s.device.sign(purpose: "poll", challenge: "\(s.deviceID):\(time)")]
+    }
+
+    static func poll(_ s: Setup, wait: Int = 0) throws -> HTTPTestClient.Response {
+        try s.server.client().request("GET", "/v1/devices/\(s.deviceID)/approvals?wait=\(wait)", headers: try deviceHeaders(s))
+    }
+
+    static func decide(_ s: Setup, _ approval: String, _ decision: String, _ number: Int) throws -> HTTPTestClient.Response {
+        var headers = try deviceHeaders(s)
+        headers["Content-Type"] = "application/json"
+        let signature = try s.device.sign(purpose: "push", challenge: approval, action: "\(decision):\(number)")
+        let body = try JSONSerialization.data(withJSONObject: ["decision": decision, "number": number, "signature": signature])
+        return try s.server.client().request("POST", "/v1/devices/\(s.deviceID)/approvals/\(approval)", headers: headers, body: Array(body))
+    }
+
+    @Test("the browser shows a number, the device picks it and approves, and the sign-in completes with the approval", arguments: Backend.all)
+    func approve(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let s = try Self.setup(server, email: "push@example.com")
+            let pending = try #require(try s.user.passwordSignIn().json["pending_credential"] as? String)
+            let challenge = try server.json("POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": s.deviceID])
+            let approval = try #require(challenge.json["approval_id"] as? String)
+            let number = try #require(challenge.json["number"] as? Int)
+            #expect((10...99).contains(number))
+            let listed = try #require(try Self.poll(s).json["approvals"] as? [[String: Any]])
+            #expect(listed.count == 1)
+            let choices = try #require(listed.first?["choices"] as? [Int])
+            #expect(choices.count == 3 && choices.contains(number) && Set(choices).count == 3)
+            #expect(listed.first?["ip"] as? String == "127.0.0.1" && listed.first?["user_agent"] as? String == "trifactor-tests")
+            // An unsigned or badly signed poll is refused.
+            #expect(try server.get("/v1/devices/\(s.deviceID)/approvals").status == 401)
+            #expect(try Self.decide(s, approval, "approve", number).json["status"] as? String == "approved")
+            let state = try server.get("/v1/mfa/sign-in/approvals/\(approval)?pending_credential=\(pending)")
+            #expect(state.json["status"] as? String == "approved")
+            let done = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": s.deviceID, "approval_id": approval])
+            #expect(done.status == 201)
+            #expect((done.json["session"] as? [String: Any])?["methods"] as? [String] == ["pwd", "hwk"])
+            // Single use.
+            let again = try #require(try s.user.passwordSignIn().json["pending_credential"] as? String)
+            #expect(try server.json("POST", "/v1/sessions/mfa", ["pending_credential": again, "enrollment_id": s.deviceID, "approval_id": approval]).status == 400)
+        }
+    }
+
+    @Test("picking the wrong number denies the sign-in and is audited as a possible fatigue attack")
+    func wrongNumber() throws {
+        try Backend.all[0].withServer { server throws in
+            let s = try Self.setup(server, email: "fatigue@example.com")
+            let pending = try #require(try s.user.passwordSignIn().json["pending_credential"] as? String)
+            let challenge = try server.json("POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": s.deviceID])
+            let approval = try #require(challenge.json["approval_id"] as? String)
+            let number = try #require(challenge.json["number"] as? Int)
+            #expect(try Self.decide(s, approval, "approve", number == 99 ? 98 : number + 1).json["status"] as? String == "denied")
+            #expect(try server.auditKinds().contains("push.wrong_number"))
+            #expect(try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": s.deviceID, "approval_id": approval]).status == 400)
+            #expect(try server.get("/v1/mfa/sign-in/approvals/\(approval)?pending_credential=\(pending)").json["status"] as? String == "denied")
+        }
+    }
+
+    @Test("approvals expire after 2 minutes, and a user gets at most 3 pushes per 10 minutes")
+    func expiryAndLimit() throws {
+        try Backend.all[0].withServer { server throws in
+            let s = try Self.setup(server, email: "expire@example.com")
+            let pending = try #require(try s.user.passwordSignIn().json["pending_credential"] as? String)
+            var ids: [String] = []
+            for _ in 0..<3 {
+                let c = try server.json("POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": s.deviceID])
+                ids.append(try #require(c.json["approval_id"] as? String))
+            }
+            #expect(try server.json("POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": s.deviceID]).status == 429)
+            server.clock.advance(121)
+            #expect(try server.get("/v1/mfa/sign-in/approvals/\(ids[0])?pending_credential=\(pending)").json["status"] as? String == "expired")
+            #expect((try Self.poll(s).json["approvals"] as? [Any])?.isEmpty == true)
+            #expect(try Self.decide(s, ids[0], "approve", 10).status == 404)
+        }
+    }
+
+    @Test("a device's long poll returns as soon as a sign-in asks for approval, and empty after its wait")
+    func longPoll() throws {
+        try Backend.all[0].withServer { server throws in
+            let s = try Self.setup(server, email: "poll@example.com")
+            let started = Date()
+            let empty = try Self.poll(s, wait: 1)
+            #expect(Date().timeIntervalSince(started) >= 0.9)
+            #expect((empty.json["approvals"] as? [Any])?.isEmpty == true)
+
+            let pending = try #require(try s.user.passwordSignIn().json["pending_credential"] as? String)
+            let port = server.port, id = s.deviceID
+            let headers = try Self.deviceHeaders(s)
+            let result = Mutex<(count: Int, seconds: Double)>((0, 0))
+            let poller = Thread {
+                let t0 = Date()
+                let r = try? HTTPTestClient(port: port).request("GET", "/v1/devices/\(id)/approvals?wait=20", headers: headers)
+                result.withLock { $0 = ((r?.json["approvals"] as? [Any])?.count ?? -1, Date().timeIntervalSince(t0)) }
+            }
+            poller.start()
+            usleep(300_000)
+            #expect(server.server.requestsInFlight >= 1)
+            _ = try server.json("POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": s.deviceID])
+            #expect(eventually(5) { result.withLock { $0.count } == 1 })
+            #expect(result.withLock { $0.seconds } < 5)
+        }
+    }
+}
