@@ -36,7 +36,7 @@ let package = Package(
         .target(
             name: "TrifactorServer",
             dependencies: ["API", "Core", "Crypto", "Store", "HTTP", "Phone", "Messaging", "CQREncode", "WebAuthn"],
-            resources: [.copy("Resources/common-passwords.txt")],
+            resources: [.copy("Resources/common-passwords.txt"), .copy("Resources/passkey.js")],
             swiftSettings: strict
         ),
         .executableTarget(name: "trifactord", dependencies: ["TrifactorServer"], swiftSettings: strict),

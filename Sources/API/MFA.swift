@@ -39,9 +39,12 @@ public struct EnrollmentStarted: Codable, Sendable, Equatable {
     public var qrSVG: String?
     /// For device: the challenge to sign (base64url).
     public var challenge: String?
+    /// For passkey: the options for `navigator.credentials.create`.
+    public var options: CreationOptions?
     public init(enrollmentSession: String = "", maskedPhone: String? = nil, secret: String? = nil, otpauthURI: String? = nil, qrSVG: String? = nil,
-                challenge: String? = nil) {
+                challenge: String? = nil, options: CreationOptions? = nil) {
         self.challenge = challenge
+        self.options = options
         self.enrollmentSession = enrollmentSession
         self.maskedPhone = maskedPhone
         self.secret = secret
@@ -49,7 +52,7 @@ public struct EnrollmentStarted: Codable, Sendable, Equatable {
         self.qrSVG = qrSVG
     }
     enum CodingKeys: String, CodingKey {
-        case enrollmentSession = "enrollment_session", maskedPhone = "masked_phone", secret, otpauthURI = "otpauth_uri", qrSVG = "qr_svg", challenge
+        case enrollmentSession = "enrollment_session", maskedPhone = "masked_phone", secret, otpauthURI = "otpauth_uri", qrSVG = "qr_svg", challenge, options
     }
 }
 
@@ -57,13 +60,15 @@ public struct EnrollmentStarted: Codable, Sendable, Equatable {
 public struct FinishEnrollmentRequest: Codable, Sendable {
     public var code: String?
     public var signature: String?
+    /// For passkey: the browser's credential.
+    public var credential: CredentialJSON?
     public var displayName: String?
     public init(code: String? = nil, signature: String? = nil, displayName: String? = nil) {
         self.code = code
         self.signature = signature
         self.displayName = displayName
     }
-    enum CodingKeys: String, CodingKey { case code, signature, displayName = "display_name" }
+    enum CodingKeys: String, CodingKey { case code, signature, credential, displayName = "display_name" }
 }
 
 /// An enrolled second factor.
@@ -147,24 +152,28 @@ public struct MFASignInRequest: Codable, Sendable {
     public var code: String?
     /// A push approval granted on the device instead of a code.
     public var approvalID: String?
+    /// A passkey's assertion instead of a code.
+    public var assertion: CredentialJSON?
     public init(pendingCredential: String, enrollmentID: String, code: String? = nil, approvalID: String? = nil) {
         self.pendingCredential = pendingCredential
         self.enrollmentID = enrollmentID
         self.code = code
         self.approvalID = approvalID
     }
-    enum CodingKeys: String, CodingKey { case pendingCredential = "pending_credential", enrollmentID = "enrollment_id", code, approvalID = "approval_id" }
+    enum CodingKeys: String, CodingKey { case pendingCredential = "pending_credential", enrollmentID = "enrollment_id", code, approvalID = "approval_id", assertion }
 }
 
 /// `POST /v1/session/step-up`: without `code` it sends the challenge.
 public struct StepUpRequest: Codable, Sendable {
     public var enrollmentID: String
     public var code: String?
+    /// A passkey's assertion instead of a code.
+    public var assertion: CredentialJSON?
     public init(enrollmentID: String, code: String? = nil) {
         self.enrollmentID = enrollmentID
         self.code = code
     }
-    enum CodingKeys: String, CodingKey { case enrollmentID = "enrollment_id", code }
+    enum CodingKeys: String, CodingKey { case enrollmentID = "enrollment_id", code, assertion }
 }
 
 /// 202 answer to a challenge: it was sent (or nothing needed sending). For
@@ -178,6 +187,8 @@ public struct ChallengeSent: Codable, Sendable, Equatable {
     /// Push approval: its id and the number the browser shows, which the user picks on the device.
     public var approvalID: String?
     public var number: Int?
+    /// For passkey: the options for `navigator.credentials.get`.
+    public var options: RequestOptions?
     public init(challenge: String? = nil, purpose: String? = nil, actionHash: String? = nil, approvalID: String? = nil, number: Int? = nil) {
         self.approvalID = approvalID
         self.number = number
@@ -186,7 +197,7 @@ public struct ChallengeSent: Codable, Sendable, Equatable {
         self.purpose = purpose
         self.actionHash = actionHash
     }
-    enum CodingKeys: String, CodingKey { case status, challenge, purpose, actionHash = "action_hash", approvalID = "approval_id", number }
+    enum CodingKeys: String, CodingKey { case status, challenge, purpose, actionHash = "action_hash", approvalID = "approval_id", number, options }
 }
 
 /// A sign-in waiting for the device's approval, as the device sees it.

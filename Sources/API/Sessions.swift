@@ -135,19 +135,26 @@ public struct AuthorizationCreated: Codable, Sendable, Equatable {
     /// For a device key: what it must sign (with `action_hash`).
     public var challenge: String?
     public var actionHash: String?
+    /// For a passkey: the options for `navigator.credentials.get` (the challenge covers the action).
+    public var options: RequestOptions?
     public init(authorizationID: String, summary: String, challenge: String? = nil, actionHash: String? = nil) {
         self.authorizationID = authorizationID
         self.summary = summary
         self.challenge = challenge
         self.actionHash = actionHash
     }
-    enum CodingKeys: String, CodingKey { case authorizationID = "authorization_id", summary, challenge, actionHash = "action_hash" }
+    enum CodingKeys: String, CodingKey { case authorizationID = "authorization_id", summary, challenge, actionHash = "action_hash", options }
 }
 
 /// `POST /v1/authorizations/{id}` and its answer.
 public struct ApproveAuthorizationRequest: Codable, Sendable {
-    public var code: String
-    public init(code: String) { self.code = code }
+    public var code: String?
+    /// A passkey's assertion instead of a code.
+    public var assertion: CredentialJSON?
+    public init(code: String? = nil, assertion: CredentialJSON? = nil) {
+        self.code = code
+        self.assertion = assertion
+    }
 }
 
 public struct AuthorizationStatus: Codable, Sendable, Equatable {

@@ -14,6 +14,7 @@ public enum Application {
         EnrollmentRoutes(env: env).register(on: &router)
         MFASignIn(env: env).register(on: &router)
         PushApprovalRoutes(env: env).register(on: &router)
+        PasskeySignIn(env: env).register(on: &router)
         SessionListRoutes(env: env).register(on: &router)
         AuthorizationRoutes(env: env).register(on: &router)
         VerifyRoutes(env: env).register(on: &router)

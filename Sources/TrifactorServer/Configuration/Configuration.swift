@@ -28,6 +28,11 @@ public struct Configuration: Sendable {
     /// AES-256 key for secrets at rest (TOTP seeds): 32 bytes, base64, in a file.
     /// Dev mode creates it when missing.
     public var keyFile = "data/trifactor.key"
+    /// WebAuthn relying party: id (a registrable domain), name, and the
+    /// origins allowed exactly; dev mode also allows http://localhost:<any port>.
+    public var rpID = "localhost"
+    public var rpName = "Trifactor"
+    public var origins: Set<String> = []
     /// The issuer shown in authenticator apps.
     public var totpIssuer = "Trifactor"
     /// Lockout of the second step after consecutive wrong codes.

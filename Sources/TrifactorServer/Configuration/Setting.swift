@@ -62,6 +62,27 @@ struct Setting: Sendable {
             c.keyFile = v
             return nil
         },
+        Setting(variable: "TRIFACTOR_RP_ID", flag: "--rp-id", valueName: "DOMAIN",
+                help: "WebAuthn relying-party id (the site's domain)", defaultText: "localhost") { c, v in
+            guard !v.isEmpty, v.count <= 253, !v.contains("/"), !v.contains(":") else { return "TRIFACTOR_RP_ID must be a domain such as bank.example." }
+            c.rpID = v.lowercased()
+            return nil
+        },
+        Setting(variable: "TRIFACTOR_RP_NAME", flag: "--rp-name", valueName: "NAME",
+                help: "WebAuthn relying-party name shown by browsers", defaultText: "Trifactor") { c, v in
+            guard (1...64).contains(v.count) else { return "TRIFACTOR_RP_NAME must be 1 to 64 characters." }
+            c.rpName = v
+            return nil
+        },
+        Setting(variable: "TRIFACTOR_ORIGINS", flag: "--origins", valueName: "LIST",
+                help: "Web origins allowed for passkeys, exact (https://bank.example,...)", defaultText: "none (dev: http://localhost:*)") { c, v in
+            let list = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard list.allSatisfy({ ($0.hasPrefix("https://") || $0.hasPrefix("http://")) && !$0.hasSuffix("/") }) else {
+                return "TRIFACTOR_ORIGINS must list origins like https://bank.example, without a trailing slash."
+            }
+            c.origins = Set(list)
+            return nil
+        },
         Setting(variable: "TRIFACTOR_TOTP_ISSUER", flag: "--totp-issuer", valueName: "NAME",
                 help: "Issuer shown in authenticator apps", defaultText: "Trifactor") { c, v in
             guard (1...40).contains(v.count), !v.contains(":") else { return "TRIFACTOR_TOTP_ISSUER must be 1 to 40 characters without a colon." }

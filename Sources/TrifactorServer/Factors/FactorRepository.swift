@@ -14,8 +14,14 @@ struct FactorRecord: Sendable {
     /// TOTP parameters (`SHA1`/`SHA256`/`SHA512`, 6 or 8 digits).
     var algorithm: String? = nil
     var digits: Int? = nil
-    /// Device keys: SubjectPublicKeyInfo DER, base64.
+    /// Device keys: SubjectPublicKeyInfo DER, base64; passkeys: the COSE key, base64.
     var publicKey: String? = nil
+    /// Passkeys: credential id (base64url), signature counter, transports, backup flags.
+    var credentialID: String? = nil
+    var signCount: Int64? = nil
+    var transports: String? = nil
+    var backupEligible: Bool? = nil
+    var backedUp: Bool? = nil
     let createdAt: Int64
     let lastUsedAt: Int64?
     /// For TOTP: the step of the enrollment code, the first one the replay guard refuses again.
@@ -39,15 +45,17 @@ struct FactorRecord: Sendable {
 
 /// The `mfa_factors` table.
 enum FactorRepository {
-    private static let columns = "id, user_id, kind, display_name, phone, secret_sealed, algorithm, digits, public_key, created_at, last_used_at"
+    private static let columns = "id, user_id, kind, display_name, phone, secret_sealed, algorithm, digits, public_key, credential_id, sign_count, transports, backup_eligible, backed_up, created_at, last_used_at"
 
     static func insert(_ f: FactorRecord, on db: any SQLConnection) throws {
         try db.execute("""
-            INSERT INTO mfa_factors (id, user_id, kind, display_name, phone, secret_sealed, algorithm, digits, period, last_step, created_at, public_key)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+            INSERT INTO mfa_factors (id, user_id, kind, display_name, phone, secret_sealed, algorithm, digits, period, last_step, created_at, public_key,
+              credential_id, sign_count, transports, backup_eligible, backed_up)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
             """, [.text(f.id), .text(f.userID), .text(f.kind), .text(f.displayName), SQLValue(f.phone), SQLValue(f.secretSealed),
                   SQLValue(f.algorithm), SQLValue(f.digits), f.kind == "totp" ? .int(30) : .null,
-                  SQLValue(f.initialStep), .int(f.createdAt), SQLValue(f.publicKey)])
+                  SQLValue(f.initialStep), .int(f.createdAt), SQLValue(f.publicKey), SQLValue(f.credentialID), SQLValue(f.signCount),
+                  SQLValue(f.transports), f.backupEligible.map { SQLValue($0) } ?? .null, f.backedUp.map { SQLValue($0) } ?? .null])
     }
 
     static func list(userID: String, on db: any SQLConnection) throws -> [FactorRecord] {
@@ -60,6 +68,17 @@ enum FactorRepository {
 
     static func delete(id: String, userID: String, on db: any SQLConnection) throws -> Bool {
         try db.execute("DELETE FROM mfa_factors WHERE id = $1 AND user_id = $2", [.text(id), .text(userID)]) == 1
+    }
+
+    /// The passkey with credential id `credentialID` (base64url), of any user.
+    static func passkey(credentialID: String, on db: any SQLConnection) throws -> FactorRecord? {
+        try db.queryOne("SELECT \(columns) FROM mfa_factors WHERE credential_id = $1 AND kind = 'passkey'", [.text(credentialID)]).map(record)
+    }
+
+    /// Stores a passkey's new signature counter and backup state.
+    static func recordAssertion(id: String, signCount: Int64, backedUp: Bool, at: Int64, on db: any SQLConnection) throws {
+        try db.execute("UPDATE mfa_factors SET sign_count = $2, backed_up = $3, last_used_at = $4 WHERE id = $1",
+                       [.text(id), .int(signCount), SQLValue(backedUp), .int(at)])
     }
 
     static func markUsed(id: String, at: Int64, on db: any SQLConnection) throws {
@@ -75,7 +94,10 @@ enum FactorRepository {
         FactorRecord(id: try row.text("id"), userID: try row.text("user_id"), kind: try row.text("kind"), displayName: try row.text("display_name"),
                      phone: try row.optionalText("phone"), secretSealed: try row.optionalText("secret_sealed"),
                      algorithm: try row.optionalText("algorithm"), digits: try row.optionalInt("digits").map(Int.init),
-                     publicKey: try row.optionalText("public_key"), createdAt: try row.int("created_at"),
+                     publicKey: try row.optionalText("public_key"), credentialID: try row.optionalText("credential_id"),
+                     signCount: try row.optionalInt("sign_count"), transports: try row.optionalText("transports"),
+                     backupEligible: try row.optionalInt("backup_eligible").map { $0 != 0 }, backedUp: try row.optionalInt("backed_up").map { $0 != 0 },
+                     createdAt: try row.int("created_at"),
                      lastUsedAt: try row.optionalInt("last_used_at"))
     }
 }

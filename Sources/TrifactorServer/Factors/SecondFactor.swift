@@ -61,7 +61,7 @@ struct EnrollmentDraft: Sendable {
 /// The registry of second factors.
 enum SecondFactors {
     static func all(_ env: Environment) -> [any SecondFactor] {
-        [PhoneFactor(env: env), TOTPFactor(env: env), RecoveryCodesFactor(env: env), DeviceKeyFactor(env: env)]
+        [PhoneFactor(env: env), TOTPFactor(env: env), RecoveryCodesFactor(env: env), DeviceKeyFactor(env: env), PasskeyFactor(env: env)]
     }
 
     static func named(_ kind: String, _ env: Environment) -> (any SecondFactor)? {

@@ -129,6 +129,11 @@ public enum Schema {
               phone TEXT,
               secret_sealed TEXT,
               public_key TEXT,
+              credential_id TEXT UNIQUE,
+              sign_count {{bigint}},
+              transports TEXT,
+              backup_eligible INTEGER,
+              backed_up INTEGER,
               algorithm TEXT,
               digits INTEGER,
               period INTEGER,
@@ -182,6 +187,11 @@ public enum Schema {
               used_at {{bigint}}
             );
             CREATE INDEX mfa_challenges_purpose ON mfa_challenges (factor_id, purpose, created_at);
+            CREATE TABLE passkey_logins (
+              challenge TEXT PRIMARY KEY,
+              created_at {{bigint}} NOT NULL,
+              used_at {{bigint}}
+            );
             CREATE TABLE push_approvals (
               id TEXT PRIMARY KEY,
               user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,

@@ -36,7 +36,7 @@ enum Housekeeping {
         report.outbox = try db.execute("DELETE FROM outbox WHERE status IN ('sent', 'failed', 'void') AND created_at < $1", [.int(now - 30 * day)])
         report.verifyRequests = try db.execute("DELETE FROM verify_requests WHERE finished_at IS NOT NULL AND finished_at < $1", [.int(now - 30 * day)])
         for (table, column) in [("mfa_challenges", "created_at"), ("mfa_enrollments", "expires_at"), ("pending_credentials", "expires_at"),
-                                ("authorizations", "expires_at"), ("push_approvals", "expires_at")] {
+                                ("authorizations", "expires_at"), ("push_approvals", "expires_at"), ("passkey_logins", "created_at")] {
             report.mfa += try db.execute("DELETE FROM \(table) WHERE \(column) < $1", [.int(now - day)])
         }
         report.sessions = try db.execute("DELETE FROM sessions WHERE ended_at IS NOT NULL AND ended_at < $1", [.int(now - 30 * day)])

@@ -39,7 +39,9 @@ struct AuthorizationRoutes {
             try AuditLog.append(AuditContext(request).event(.authorizationCreated, .success, userID: auth.user.id, detail: "id=\(id) \(summary)"), at: now, on: db)
         }
         let challenge = try mfa.send(factor, purpose: Authorizations.purpose(id: id, hash: hash, summary: summary), userID: auth.user.id, request: request)
-        return .json(AuthorizationCreated(authorizationID: id, summary: summary, challenge: challenge, actionHash: challenge.map { _ in hash }), status: 202)
+        var answer = AuthorizationCreated(authorizationID: id, summary: summary, challenge: challenge, actionHash: challenge.map { _ in hash })
+        answer.options = mfa.challengeAnswer(factor, challenge: challenge, purpose: "authz").options
+        return .json(answer, status: 202)
     }
 
     func approve(_ request: Request) throws -> Response {
@@ -54,7 +56,7 @@ struct AuthorizationRoutes {
         let factor = try mfa.find(try row.text("factor_id"), userID: auth.user.id)
         let purpose = Authorizations.purpose(id: id, hash: try row.text("action_hash"), summary: try row.text("summary"))
         do {
-            try mfa.prove(factor, code: body.code, purpose: purpose, userID: auth.user.id, request: request)
+            try mfa.prove(factor, code: try MFASignIn.proof(code: body.code, assertion: body.assertion), purpose: purpose, userID: auth.user.id, request: request)
         } catch let error as APIError where error == .invalidCode {
             try env.transaction { db in
                 try AuditLog.append(AuditContext(request).event(.authorizationFailed, .failure, userID: auth.user.id, detail: "id=\(id)"), at: env.nowMillis, on: db)

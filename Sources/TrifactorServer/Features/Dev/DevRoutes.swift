@@ -17,6 +17,19 @@ struct DevRoutes {
                 OutboxMessage(id: $0.id, channel: $0.channel, to: $0.to, text: $0.text, createdAt: Date(millis: $0.createdAt), status: $0.status)
             }))
         }
+        router.add("GET", "/dev/passkey") { _ in
+            .html("""
+                <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Trifactor passkeys (dev)</title>
+                <script src="/dev/passkey.js"></script></head>
+                <body><h1>Trifactor passkeys</h1><p>window.trifactor.register(token, name), .secondFactor(email, password), .passwordless()</p></body></html>
+                """)
+        }
+        router.add("GET", "/dev/passkey.js") { _ in
+            guard let url = Bundle.module.url(forResource: "passkey", withExtension: "js"), let data = try? Data(contentsOf: url) else {
+                throw HTTPProblem.notFound
+            }
+            return Response(status: 200, headers: [("Content-Type", "text/javascript; charset=utf-8")], body: Array(data))
+        }
         router.add("GET", "/dev/phone") { request in
             let messages = try env.read { try Outbox(env: env).list(to: Self.recipient(request.query["to"]), limit: 200, on: $0) }
                 .filter { $0.channel == "sms" || $0.channel == "voice" }

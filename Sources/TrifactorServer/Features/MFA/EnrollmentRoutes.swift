@@ -76,8 +76,9 @@ struct EnrollmentRoutes {
     func finish(_ request: Request) throws -> Response {
         let auth = try freshUser(request)
         let body = try request.decode(FinishEnrollmentRequest.self)
-        guard let proof = (body.code ?? body.signature)?.trimmingCharacters(in: .whitespaces), !proof.isEmpty, proof.count <= 200 else {
-            throw APIError.invalidFields([.init(name: "code", reason: "is required (a device sends its signature)")])
+        guard let proof = body.credential.map(PasskeyFactor.encode) ?? (body.code ?? body.signature)?.trimmingCharacters(in: .whitespaces),
+              !proof.isEmpty, proof.count <= 16_384 else {
+            throw APIError.invalidFields([.init(name: "code", reason: "is required (a device sends its signature, a passkey its credential)")])
         }
         let token = request.parameters["session"] ?? ""
         guard SessionToken.isWellFormed(token) else { throw APIError.enrollmentNotFound }

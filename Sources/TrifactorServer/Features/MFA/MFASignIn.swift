@@ -43,7 +43,7 @@ struct MFASignIn {
         let factor = try find(body.enrollmentID, userID: p.userID)
         let purpose = Purpose(key: "signin:\(p.tokenHash)", text: "Your sign-in code")
         let challenge = try send(factor, purpose: purpose, userID: p.userID, request: request)
-        var answer = ChallengeSent(challenge: challenge, purpose: challenge.map { _ in "signin" })
+        var answer = challengeAnswer(factor, challenge: challenge, purpose: "signin")
         if factor.kind == "device" {
             // Also push it to the device, with a number to match.
             let push = try PushApprovalRoutes.create(env: env, factor: factor, purpose: purpose, context: AuditContext(request))
@@ -64,7 +64,7 @@ struct MFASignIn {
                   let device = SecondFactors.named("device", env) else { throw APIError.invalidCode }
             strategy = device
         } else {
-            guard let code = body.code else { throw APIError.invalidFields([.init(name: "code", reason: "is required (or approval_id for a push)")]) }
+            let code = try Self.proof(code: body.code, assertion: body.assertion)
             strategy = try prove(factor, code: code, purpose: purpose, userID: p.userID, request: request)
         }
         let token = SessionToken.generate(env.random)
@@ -89,10 +89,11 @@ struct MFASignIn {
         let body = try request.decode(StepUpRequest.self)
         let factor = try find(body.enrollmentID, userID: auth.user.id)
         let purpose = Purpose(key: "stepup:\(auth.session.id)", text: "Your verification code")
-        guard let code = body.code else {
+        guard body.code != nil || body.assertion != nil else {
             let challenge = try send(factor, purpose: purpose, userID: auth.user.id, request: request)
-            return .json(ChallengeSent(challenge: challenge, purpose: challenge.map { _ in "stepup" }), status: 202)
+            return .json(challengeAnswer(factor, challenge: challenge, purpose: "stepup"), status: 202)
         }
+        let code = try Self.proof(code: body.code, assertion: body.assertion)
         // An AAL2 session lives 24 hours at most: an older one cannot be raised, only replaced.
         let aal2 = env.configuration.sessionsAAL2
         guard Date(millis: auth.session.createdAt).addingTimeInterval(aal2.absoluteLifetime) > env.clock.now() else { throw APIError.reauthenticationRequired }
@@ -107,6 +108,24 @@ struct MFASignIn {
     }
 
     // MARK: Shared by sign-in, step-up and authorizations
+
+    /// The proof in a request: a passkey assertion (as JSON), or a code or signature.
+    static func proof(code: String?, assertion: CredentialJSON?) throws -> String {
+        if let assertion { return PasskeyFactor.encode(assertion) }
+        guard let code, !code.isEmpty, code.count <= 4096 else {
+            throw APIError.invalidFields([.init(name: "code", reason: "is required (or assertion for a passkey)")])
+        }
+        return code
+    }
+
+    /// The answer to a challenge: what a device signs, or a passkey's request options.
+    func challengeAnswer(_ factor: FactorRecord, challenge: String?, purpose label: String) -> ChallengeSent {
+        var answer = ChallengeSent(challenge: challenge, purpose: challenge.map { _ in label })
+        if factor.kind == "passkey", let challenge {
+            answer.options = PasskeyFactor(env: env).requestOptions(challenge: challenge, factors: [factor])
+        }
+        return answer
+    }
 
     func find(_ enrollmentID: String, userID: String) throws -> FactorRecord {
         guard let f = try env.read({ try FactorRepository.find(id: enrollmentID, userID: userID, on: $0) }) else { throw APIError.factorNotFound }

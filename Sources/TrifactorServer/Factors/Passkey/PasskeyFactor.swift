@@ -1,0 +1,139 @@
+import API
+import Core
+import Crypto
+import Foundation
+import Store
+import WebAuthn
+
+/// A WebAuthn passkey with user verification (Touch ID, Face ID, Windows
+/// Hello, Android): the server never sees a fingerprint or a face, only a
+/// signature the authenticator made after the check, and the UV flag saying
+/// so. Registration and assertions are verified step by step (WebAuthn L3
+/// §7.1, §7.2); the COSE key, signature counter, transports and backup flags
+/// are kept. A counter that does not increase marks a possible clone: the
+/// assertion is refused and audited. For a bound action the challenge
+/// carries the action's hash, so the signature covers the action.
+struct PasskeyFactor: SecondFactor {
+    let env: Environment
+    var kind: String { "passkey" }
+    /// RFC 8176: a hardware-bound key (`hwk`) released after user verification.
+    var method: String { "hwk" }
+    var enrollable: Bool { true }
+    static let challengeLifetime: Int64 = 5 * 60_000
+
+    func beginEnrollment(_ request: StartEnrollmentRequest, user: UserRecord, factorID: String, context: AuditContext) throws -> EnrollmentDraft {
+        let challenge = Base64URL.encode(env.random.bytes(32))
+        let existing = try env.read { try FactorRepository.list(userID: user.id, on: $0) }.compactMap { $0.credentialID }
+        let options = CreationOptions(rpID: env.configuration.rpID, rpName: env.configuration.rpName, userID: Base64URL.encode(Array(user.id.utf8)),
+                                      userName: user.email, displayName: user.displayName ?? user.email, challenge: challenge,
+                                      exclude: existing.map { CredentialDescriptor(id: $0) })
+        return EnrollmentDraft(kind: kind, userID: user.id, factorID: factorID, displayName: request.deviceName ?? "Passkey", challenge: challenge,
+                               response: EnrollmentStarted(options: options))
+    }
+
+    func finishEnrollment(_ draft: EnrollmentDraft, code: String, context: AuditContext) throws -> FactorRecord? {
+        guard let credential = Self.decode(code), let attestation = credential.response.attestationObject.flatMap(Base64URL.decode),
+              let clientData = Base64URL.decode(credential.response.clientDataJSON), let challenge = draft.challenge.flatMap(Base64URL.decode)
+        else { return nil }
+        let result: RegistrationResult
+        do {
+            result = try WebAuthnVerifier.verifyRegistration(clientDataJSON: clientData, attestationObject: attestation, expectedChallenge: challenge,
+                                                             rp: relyingParty(clientData), requireUserVerification: true)
+        } catch {
+            try audit(.mfaEnrollmentFailed, .failure, userID: draft.userID, detail: "passkey registration refused: \(error.reason.rawValue)", context: context)
+            return nil
+        }
+        let id = Base64URL.encode(result.credentialID)
+        if try env.read({ try FactorRepository.passkey(credentialID: id, on: $0) }) != nil { throw APIError.secondFactorExists }
+        return FactorRecord(id: draft.factorID, userID: draft.userID, kind: kind, displayName: draft.displayName, phone: nil, secretSealed: nil,
+                            publicKey: Data(result.publicKey.cose).base64EncodedString(), credentialID: id, signCount: Int64(result.signCount),
+                            transports: credential.response.transports?.joined(separator: ","), backupEligible: result.backupEligible,
+                            backedUp: result.backedUp, createdAt: env.nowMillis, lastUsedAt: nil)
+    }
+
+    func challenge(_ factor: FactorRecord, purpose: Purpose, context: AuditContext) throws -> String? {
+        // For a bound action: 16 random bytes and the action's hash, so the signature covers the action.
+        var bytes = env.random.bytes(16)
+        let (_, action) = DeviceKeyFactor.describe(purpose)
+        bytes += action.flatMap(Self.hexBytes) ?? env.random.bytes(16)
+        let challenge = Base64URL.encode(bytes)
+        try env.transaction { db in
+            try db.execute("INSERT INTO mfa_challenges (id, user_id, factor_id, purpose, challenge, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+                           [.text(env.newID()), .text(factor.userID), .text(factor.id), .text(purpose.key), .text(challenge), .int(env.nowMillis)])
+        }
+        return challenge
+    }
+
+    /// The options for `navigator.credentials.get` with `challenge`.
+    func requestOptions(challenge: String, factors: [FactorRecord]) -> RequestOptions {
+        RequestOptions(challenge: challenge, rpID: env.configuration.rpID, allow: factors.compactMap { f in
+            f.credentialID.map { CredentialDescriptor(id: $0, transports: f.transports?.split(separator: ",").map(String.init)) }
+        })
+    }
+
+    func verify(_ factor: FactorRecord, code: String, purpose: Purpose, context: AuditContext) throws -> Bool {
+        guard let credential = Self.decode(code), credential.id == factor.credentialID else { return false }
+        return try env.transaction { db in
+            let now = env.nowMillis
+            guard let row = try db.queryOne("""
+                SELECT id, challenge FROM mfa_challenges
+                WHERE factor_id = $1 AND purpose = $2 AND used_at IS NULL AND created_at > $3 AND challenge IS NOT NULL
+                ORDER BY created_at DESC, id LIMIT 1
+                """, [.text(factor.id), .text(purpose.key), .int(now - Self.challengeLifetime)]),
+                  let challenge = try row.optionalText("challenge").flatMap(Base64URL.decode)
+            else { return false }
+            guard try assert(credential, factor: factor, challenge: challenge, context: context, on: db) else { return false }
+            return try db.execute("UPDATE mfa_challenges SET used_at = $2 WHERE id = $1 AND used_at IS NULL", [.text(try row.text("id")), .int(now)]) == 1
+        }
+    }
+
+    /// Verifies an assertion of `factor` for `challenge` and records its counter.
+    func assert(_ credential: CredentialJSON, factor: FactorRecord, challenge: [UInt8], context: AuditContext, on db: any SQLConnection) throws -> Bool {
+        guard let clientData = Base64URL.decode(credential.response.clientDataJSON),
+              let authData = credential.response.authenticatorData.flatMap(Base64URL.decode),
+              let signature = credential.response.signature.flatMap(Base64URL.decode),
+              let cose = factor.publicKey.flatMap({ Data(base64Encoded: $0) }), let key = try? CredentialPublicKey(cose: Array(cose))
+        else { return false }
+        do {
+            let result = try WebAuthnVerifier.verifyAssertion(clientDataJSON: clientData, authenticatorData: authData, signature: signature,
+                                                              expectedChallenge: challenge, rp: relyingParty(clientData), publicKey: key,
+                                                              storedSignCount: UInt32(clamping: factor.signCount ?? 0), requireUserVerification: true)
+            try FactorRepository.recordAssertion(id: factor.id, signCount: Int64(result.signCount), backedUp: result.backedUp, at: env.nowMillis, on: db)
+            return true
+        } catch let error as WebAuthnError {
+            let detail = error.reason == .signCountRegression
+                ? "passkey \(factor.id) signature counter did not increase: possibly cloned" : "passkey assertion refused: \(error.reason.rawValue)"
+            try AuditLog.append(context.event(.mfaFailed, .failure, userID: factor.userID, detail: detail), at: env.nowMillis, on: db)
+            return false
+        }
+    }
+
+    /// The relying party; dev mode also allows the `http://localhost:<port>` origin the ceremony came from.
+    func relyingParty(_ clientDataJSON: [UInt8]) -> RelyingParty {
+        var origins = env.configuration.origins
+        if env.configuration.dev,
+           let object = try? JSONSerialization.jsonObject(with: Data(clientDataJSON)) as? [String: Any],
+           let origin = object["origin"] as? String, origin.range(of: #"^http://localhost:\d{1,5}$"#, options: .regularExpression) != nil {
+            origins.insert(origin)
+        }
+        return RelyingParty(id: env.configuration.rpID, name: env.configuration.rpName, origins: origins)
+    }
+
+    static func decode(_ code: String) -> CredentialJSON? {
+        try? JSONDecoder().decode(CredentialJSON.self, from: Data(code.utf8))
+    }
+
+    static func encode(_ credential: CredentialJSON) -> String {
+        String(decoding: (try? JSONEncoder().encode(credential)) ?? Data(), as: UTF8.self)
+    }
+
+    private static func hexBytes(_ hex: String) -> [UInt8]? {
+        let chars = Array(hex.utf8)
+        guard chars.count == 64 else { return nil }
+        return stride(from: 0, to: 64, by: 2).compactMap { UInt8(String(decoding: chars[$0..<$0 + 2], as: UTF8.self), radix: 16) }
+    }
+
+    private func audit(_ kind: AuditEventKind, _ outcome: AuditOutcome, userID: String, detail: String, context: AuditContext) throws {
+        try env.transaction { try AuditLog.append(context.event(kind, outcome, userID: userID, detail: detail), at: env.nowMillis, on: $0) }
+    }
+}

@@ -1,0 +1,58 @@
+import API
+import Core
+import Crypto
+import Foundation
+import HTTP
+import Store
+
+/// Passwordless sign-in with a discoverable passkey: options with an empty
+/// allow list, then the assertion names its credential. User verification
+/// is required, so the session is AAL2 (possession and user verification).
+struct PasskeySignIn {
+    let env: Environment
+
+    func register(on router: inout Router) {
+        router.add("POST", "/v1/sessions/passkey/options") { request in
+            let challenge = Base64URL.encode(env.random.bytes(32))
+            try env.transaction { db in
+                let limit = RateLimiter.Limit(burst: env.configuration.signInPerIPBurst, rate: env.configuration.signInPerIPRate)
+                if let wait = try RateLimiter.take("signin:ip:\(ClientKey.of(request))", limit: limit, nowMillis: env.nowMillis, on: db) {
+                    throw APIError.rateLimited(retryAfter: wait)
+                }
+                try db.execute("INSERT INTO passkey_logins (challenge, created_at) VALUES ($1, $2)", [.text(challenge), .int(env.nowMillis)])
+            }
+            return .json(PasskeyOptions(options: RequestOptions(challenge: challenge, rpID: env.configuration.rpID, allow: [])))
+        }
+        router.add("POST", "/v1/sessions/passkey") { try signIn($0) }
+    }
+
+    func signIn(_ request: Request) throws -> Response {
+        let body = try request.decode(PasskeySignInRequest.self)
+        let context = AuditContext(request)
+        let passkeys = PasskeyFactor(env: env)
+        guard let clientData = Base64URL.decode(body.assertion.response.clientDataJSON),
+              let object = try? JSONSerialization.jsonObject(with: Data(clientData)) as? [String: Any],
+              let challengeText = object["challenge"] as? String, let challenge = Base64URL.decode(challengeText)
+        else { throw APIError.invalidCredentials }
+        let token = SessionToken.generate(env.random)
+        let session = try env.transaction { db -> SessionRecord? in
+            let now = env.nowMillis
+            // The challenge must be one we issued, unused and fresh; it is spent either way.
+            guard try db.execute("UPDATE passkey_logins SET used_at = $2 WHERE challenge = $1 AND used_at IS NULL AND created_at > $3",
+                                 [.text(Base64URL.encode(challenge)), .int(now), .int(now - PasskeyFactor.challengeLifetime)]) == 1,
+                  let factor = try FactorRepository.passkey(credentialID: body.assertion.id, on: db),
+                  try passkeys.assert(body.assertion, factor: factor, challenge: challenge, context: context, on: db)
+            else {
+                try AuditLog.append(context.event(.signInFailed, .failure, detail: "passkey"), at: now, on: db)
+                return nil
+            }
+            let session = SessionRecord(id: env.newID(), userID: factor.userID, aal: AssuranceLevel.aal2.rawValue, methods: ["hwk", "user"],
+                                        createdAt: now, lastSeenAt: now, endedAt: nil, endReason: nil, mfaVerifiedAt: now)
+            try SessionRepository.insert(session, tokenHash: SHA256.hex(token), passwordVerifiedAt: nil, ip: context.ip, userAgent: context.userAgent, on: db)
+            try AuditLog.append(context.event(.signInSucceeded, .success, userID: factor.userID, detail: "aal=2 passwordless passkey \(factor.id)"), at: now, on: db)
+            return session
+        }
+        guard let session else { throw APIError.invalidCredentials }
+        return .json(SessionCreated(token: token, session: session.info(env)), status: 201)
+    }
+}

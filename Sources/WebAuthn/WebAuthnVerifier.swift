@@ -1,0 +1,120 @@
+import Core
+import Crypto
+
+/// The relying-party checks of WebAuthn Level 3 §7.1 (registration) and
+/// §7.2 (authentication). Pure functions: the caller supplies the expected
+/// challenge, the stored key and counter, and persists the results.
+public enum WebAuthnVerifier {
+    /// Longest credential ID accepted (WebAuthn §7.1 step 24 / L3: 1023 bytes).
+    public static let maximumCredentialIDLength = 1023
+
+    /// Verifies a registration (`navigator.credentials.create`) response per
+    /// WebAuthn L3 §7.1.
+    ///
+    /// Checks clientDataJSON (type `webauthn.create`, challenge, origin, no
+    /// `crossOrigin: true`), the attestation object (`fmt`, `attStmt`,
+    /// `authData`), the RP ID hash, UP, UV when required, BS only with BE,
+    /// attested credential data, credential ID length, allowed algorithm, and
+    /// the attestation statement: `none` (empty) or `packed` self attestation
+    /// (`alg` equal to the credential key's, `sig` over authData ‖
+    /// SHA-256(clientDataJSON) with the credential key).
+    /// - Important: Attestation certificates (`x5c`) are not verified, so
+    ///   `packed` with `x5c` and every other format are refused.
+    /// - Throws: `WebAuthnError` naming the first check that failed.
+    public static func verifyRegistration(
+        clientDataJSON: [UInt8], attestationObject: [UInt8], expectedChallenge: [UInt8], rp: RelyingParty,
+        requireUserVerification: Bool, allowedAlgorithms: Set<COSEAlgorithm> = [.es256, .edDSA, .rs256]
+    ) throws(WebAuthnError) -> RegistrationResult {
+        try checkClientData(clientDataJSON, type: "webauthn.create", challenge: expectedChallenge, rp: rp)
+        let object = try CBOR.decode(attestationObject)
+        guard case .text(let format)? = object[text: "fmt"], case .map(let statement)? = object[text: "attStmt"],
+              case .bytes(let authDataBytes)? = object[text: "authData"]
+        else { throw WebAuthnError(.malformed, detail: "attestation object lacks fmt/attStmt/authData") }
+
+        let authData = try AuthenticatorData(authDataBytes)
+        try checkFlags(authData, rp: rp, requireUserVerification: requireUserVerification)
+        guard let credentialID = authData.credentialID, let aaguid = authData.aaguid, let key = authData.credentialPublicKey else {
+            throw WebAuthnError(.malformed, detail: "no attested credential data")
+        }
+        guard credentialID.count <= maximumCredentialIDLength else {
+            throw WebAuthnError(.credentialTooLong, detail: "credential ID of \(credentialID.count) bytes")
+        }
+        guard allowedAlgorithms.contains(key.algorithm) else {
+            throw WebAuthnError(.algorithmNotAllowed, detail: "\(key.algorithm)")
+        }
+        switch format {
+        case "none":
+            guard statement.isEmpty else { throw WebAuthnError(.malformed, detail: "non-empty attStmt for none") }
+        case "packed":
+            try verifyPackedSelfAttestation(statement, key: key, signedData: authDataBytes + SHA256.hash(clientDataJSON))
+        default:
+            throw WebAuthnError(.unsupportedAttestation, detail: "fmt \(format)")
+        }
+        return RegistrationResult(
+            credentialID: credentialID, publicKey: key, signCount: authData.signCount,
+            backupEligible: authData.backupEligible, backedUp: authData.backedUp, userVerified: authData.userVerified,
+            aaguid: aaguid, format: format
+        )
+    }
+
+    /// Verifies an assertion (`navigator.credentials.get`) per WebAuthn L3 §7.2.
+    ///
+    /// Checks clientDataJSON (type `webauthn.get`, challenge, origin, no
+    /// `crossOrigin: true`), the RP ID hash, UP, UV when required, BS only
+    /// with BE, the signature over authenticatorData ‖ SHA-256(clientDataJSON)
+    /// with `publicKey`, and the signature counter: when the stored or the new
+    /// counter is non-zero, the new one must be greater.
+    /// - Important: Persist the returned `signCount` only after this returns.
+    /// - Throws: `WebAuthnError` naming the first check that failed;
+    ///   `.signCountRegression` suggests a cloned authenticator.
+    public static func verifyAssertion(
+        clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8], expectedChallenge: [UInt8], rp: RelyingParty,
+        publicKey: CredentialPublicKey, storedSignCount: UInt32, requireUserVerification: Bool
+    ) throws(WebAuthnError) -> AssertionResult {
+        try checkClientData(clientDataJSON, type: "webauthn.get", challenge: expectedChallenge, rp: rp)
+        let authData = try AuthenticatorData(authenticatorData)
+        try checkFlags(authData, rp: rp, requireUserVerification: requireUserVerification)
+        guard publicKey.verify(signature: signature, data: authenticatorData + SHA256.hash(clientDataJSON)) else {
+            throw WebAuthnError(.badSignature, detail: "assertion signature")
+        }
+        if (storedSignCount != 0 || authData.signCount != 0) && authData.signCount <= storedSignCount {
+            throw WebAuthnError(.signCountRegression, detail: "stored \(storedSignCount), received \(authData.signCount)")
+        }
+        return AssertionResult(signCount: authData.signCount, userVerified: authData.userVerified, backedUp: authData.backedUp)
+    }
+
+    // MARK: - Shared steps
+
+    /// clientDataJSON: type, challenge (constant time), origin, crossOrigin.
+    static func checkClientData(_ json: [UInt8], type: String, challenge: [UInt8], rp: RelyingParty) throws(WebAuthnError) {
+        let clientData = try CollectedClientData.parse(json)
+        guard clientData.type == type else { throw WebAuthnError(.wrongType, detail: "type \(clientData.type)") }
+        guard let received = Base64URL.decode(clientData.challenge), ConstantTime.equals(received, challenge) else {
+            throw WebAuthnError(.challengeMismatch)
+        }
+        guard rp.origins.contains(clientData.origin) else { throw WebAuthnError(.originMismatch, detail: "origin \(clientData.origin)") }
+        guard clientData.crossOrigin != true else { throw WebAuthnError(.originMismatch, detail: "crossOrigin true") }
+    }
+
+    /// RP ID hash, UP, UV when required, BS only with BE.
+    static func checkFlags(_ authData: AuthenticatorData, rp: RelyingParty, requireUserVerification: Bool) throws(WebAuthnError) {
+        guard ConstantTime.equals(authData.rpIDHash, SHA256.hash(Array(rp.id.utf8))) else { throw WebAuthnError(.rpIDMismatch) }
+        guard authData.userPresent else { throw WebAuthnError(.userNotPresent) }
+        guard authData.userVerified || !requireUserVerification else { throw WebAuthnError(.userNotVerified) }
+        guard authData.backupEligible || !authData.backedUp else { throw WebAuthnError(.backupStateInconsistent) }
+    }
+
+    /// `packed` self attestation (§8.2): `{alg, sig}` only, `alg` equal to the
+    /// credential key's, `sig` valid under the credential key.
+    static func verifyPackedSelfAttestation(_ statement: [CBOR.Entry], key: CredentialPublicKey, signedData: [UInt8]) throws(WebAuthnError) {
+        let map = CBOR.map(statement)
+        if map[text: "x5c"] != nil || map[text: "ecdaaKeyId"] != nil {
+            throw WebAuthnError(.unsupportedAttestation, detail: "packed with a certificate chain")
+        }
+        guard statement.count == 2, let alg = map[text: "alg"]?.int, case .bytes(let signature)? = map[text: "sig"] else {
+            throw WebAuthnError(.malformed, detail: "packed attStmt is not {alg, sig}")
+        }
+        guard alg == key.algorithm.rawValue else { throw WebAuthnError(.badSignature, detail: "packed alg \(alg) differs from the key's") }
+        guard key.verify(signature: signature, data: signedData) else { throw WebAuthnError(.badSignature, detail: "packed self signature") }
+    }
+}
