@@ -1,9 +1,13 @@
-"""Harness for driving trifactord's Verify v2 API with the official `vonage` SDK.
+"""Harness for driving trifactord with published clients (vonage, pyotp, Playwright, soft-webauthn).
 
-One server per session: a temp dir with a self-signed certificate for
+`server`: one per session, a temp dir with a self-signed certificate for
 localhost, an API key made with `trifactord keys create`, and
 `trifactord serve --dev` over TLS on a free port. The SDK always speaks
 https, so the certificate is trusted through REQUESTS_CA_BUNDLE.
+
+`http_server`: one per session, `trifactord serve --dev` over plain HTTP on a
+free port, for the passkey (WebAuthn) tests: its pages at `http://localhost:PORT`
+are a secure context and that origin is allowed in dev mode.
 """
 
 import json
@@ -34,9 +38,10 @@ class Server:
     port: int
     api_key: str
     api_secret: str
-    cert: str
+    cert: "str | None"  # None: plain HTTP
     lines: list = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    scheme: str = "https"
 
     @property
     def host(self) -> str:
@@ -44,7 +49,12 @@ class Server:
 
     @property
     def base_url(self) -> str:
-        return f"https://{self.host}"
+        return f"{self.scheme}://{self.host}"
+
+    @property
+    def origin(self) -> str:
+        """The WebAuthn origin of pages served by this server."""
+        return self.base_url
 
     def client(self, api_key=None, api_secret=None) -> Vonage:
         """A Vonage SDK client pointed at this server (other credentials on request)."""
@@ -52,6 +62,38 @@ class Server:
             Auth(api_key=api_key or self.api_key, api_secret=api_secret or self.api_secret),
             HttpClientOptions(api_host=self.host, timeout=10),
         )
+
+    def call(self, method: str, path: str, body=None, token=None) -> requests.Response:
+        """One JSON request to this server (Bearer `token` when given)."""
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return requests.request(method, self.base_url + path, json=body, headers=headers,
+                                verify=self.cert or True, timeout=10)
+
+    def expect(self, status: int, method: str, path: str, body=None, token=None):
+        """The answer's JSON (None when empty), asserting its status."""
+        r = self.call(method, path, body, token)
+        shown = {k: ("…" if k == "password" else v) for k, v in body.items()} \
+            if isinstance(body, dict) else body
+        assert r.status_code == status, (
+            f"{method} {path} {shown} -> {r.status_code} {r.headers.get('Content-Type')} {r.text}"
+        )
+        return r.json() if r.content else None
+
+    def create_account(self, email: str, password: str, display_name: str) -> None:
+        """Sign up and verify the email with the 6-digit code from the dev outbox."""
+        self.expect(202, "POST", "/v1/accounts",
+                    {"email": email, "password": password, "display_name": display_name})
+        text = self.wait_message(email, "email")["text"]
+        m = re.search(r"(?<!\d)\d{6}(?!\d)", text)
+        assert m, f"no 6-digit code in email text {text!r}"
+        self.expect(200, "POST", "/v1/accounts/verify-email", {"email": email, "code": m.group(0)})
+
+    def sign_in(self, email: str, password: str) -> str:
+        """Password sign-in of a user without MFA: the AAL1 session's token."""
+        created = self.expect(201, "POST", "/v1/sessions", {"email": email, "password": password})
+        assert created.get("token"), created
+        assert created["session"]["aal"] == 1, created
+        return created["token"]
 
     def log_tail(self, n: int = 60) -> str:
         with self.lock:
@@ -61,7 +103,7 @@ class Server:
         """GET /dev/outbox[?to=NUMBER]: the messages, newest first."""
         params = {"to": to} if to else None
         r = requests.get(
-            f"https://{self.host}/dev/outbox", params=params, verify=self.cert, timeout=5
+            f"{self.base_url}/dev/outbox", params=params, verify=self.cert or True, timeout=5
         )
         assert r.status_code == 200, f"GET /dev/outbox -> {r.status_code} {r.text}"
         return r.json()["messages"]
@@ -101,7 +143,7 @@ def voice_code(text: str) -> str:
     return m.group(0).replace(", ", "")
 
 
-_current_server = None
+_current_servers = []  # the running servers, for their stderr tails in failure reports
 
 
 def _binary() -> str:
@@ -125,9 +167,73 @@ def _run(cmd, **kw):
     return p.stdout
 
 
+class _Daemon:
+    """`trifactord serve` started with `args`, its stderr drained into `lines`."""
+
+    def __init__(self, binary: str, args: list, tmp: Path):
+        self.process = subprocess.Popen(
+            [binary, "serve", *args],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True, errors="replace",
+        )
+        self.lines, self.lock = [], threading.Lock()
+        listening = {}
+        ready = threading.Event()
+        process, lines, lock = self.process, self.lines, self.lock
+
+        def drain():
+            # Keep reading to EOF so the pipe never fills; remember every line.
+            for raw in process.stderr:
+                line = raw.rstrip("\n")
+                with lock:
+                    lines.append(line)
+                if not ready.is_set():
+                    try:
+                        event = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(event, dict) and event.get("event") == "listening":
+                        listening.update(event)
+                        ready.set()
+            ready.set()  # EOF: wake the waiter
+
+        self.reader = threading.Thread(target=drain, name="trifactord-stderr", daemon=True)
+        self.reader.start()
+
+        if not ready.wait(START_TIMEOUT) or "port" not in listening:
+            self.stop()
+            with lock:
+                log = "\n".join(lines)
+            shutil.rmtree(tmp, ignore_errors=True)
+            pytest.fail(f"trifactord serve did not report listening (exit {process.returncode}); "
+                        f"stderr:\n{log}", pytrace=False)
+        self.port = int(listening["port"])
+
+    def stop(self):
+        """SIGTERM, then the exit code (None: killed after STOP_TIMEOUT)."""
+        process = self.process
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+        try:
+            return process.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            return None
+
+    def close(self, srv: "Server", tmp: Path):
+        """Stop, clean up `tmp`, and assert a clean exit."""
+        code = self.stop()
+        self.reader.join(timeout=5)
+        shutil.rmtree(tmp, ignore_errors=True)
+        assert code == 0, (
+            f"trifactord exited {code} after SIGTERM (None: killed after {STOP_TIMEOUT}s); "
+            f"stderr tail:\n{srv.log_tail()}"
+        )
+
+
 @pytest.fixture(scope="session")
 def server():
-    global _current_server
     binary = _binary()
     tmp = Path(tempfile.mkdtemp(prefix="trifactor-sdk."))
     cert, key, db = tmp / "cert.pem", tmp / "key.pem", tmp / "t.db"
@@ -149,73 +255,45 @@ def server():
     except (ValueError, KeyError) as e:
         pytest.fail(f"`keys create --json` printed {out!r}: {e}", pytrace=False)
 
-    process = subprocess.Popen(
-        [binary, "serve", "--listen", "127.0.0.1:0", "--database-url", database_url,
-         "--dev", "--tls-cert", str(cert), "--tls-key", str(key), "--key-file", str(key_file)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        text=True, errors="replace",
-    )
-    lines, lock = [], threading.Lock()
-    listening = {}
-    ready = threading.Event()
-
-    def drain():
-        # Keep reading to EOF so the pipe never fills; remember every line.
-        for raw in process.stderr:
-            line = raw.rstrip("\n")
-            with lock:
-                lines.append(line)
-            if not ready.is_set():
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(event, dict) and event.get("event") == "listening":
-                    listening.update(event)
-                    ready.set()
-        ready.set()  # EOF: wake the waiter
-
-    reader = threading.Thread(target=drain, name="trifactord-stderr", daemon=True)
-    reader.start()
-
-    def stop():
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-        try:
-            return process.wait(timeout=STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            return None
-
-    if not ready.wait(START_TIMEOUT) or "port" not in listening:
-        stop()
-        with lock:
-            log = "\n".join(lines)
-        shutil.rmtree(tmp, ignore_errors=True)
-        pytest.fail(f"trifactord serve did not report listening (exit {process.returncode}); "
-                    f"stderr:\n{log}", pytrace=False)
-
-    srv = Server(process=process, port=int(listening["port"]), api_key=api_key,
-                 api_secret=api_secret, cert=str(cert), lines=lines, lock=lock)
+    daemon = _Daemon(binary, [
+        "--listen", "127.0.0.1:0", "--database-url", database_url,
+        "--dev", "--tls-cert", str(cert), "--tls-key", str(key), "--key-file", str(key_file),
+    ], tmp)
+    srv = Server(process=daemon.process, port=daemon.port, api_key=api_key,
+                 api_secret=api_secret, cert=str(cert), lines=daemon.lines, lock=daemon.lock)
     old_bundle = os.environ.get("REQUESTS_CA_BUNDLE")
     os.environ["REQUESTS_CA_BUNDLE"] = str(cert)
-    _current_server = srv
+    _current_servers.append(srv)
     try:
         yield srv
     finally:
-        _current_server = None
+        _current_servers.remove(srv)
         if old_bundle is None:
             os.environ.pop("REQUESTS_CA_BUNDLE", None)
         else:
             os.environ["REQUESTS_CA_BUNDLE"] = old_bundle
-        code = stop()
-        reader.join(timeout=5)
-        shutil.rmtree(tmp, ignore_errors=True)
-        assert code == 0, (
-            f"trifactord exited {code} after SIGTERM (None: killed after {STOP_TIMEOUT}s); "
-            f"stderr tail:\n{srv.log_tail()}"
-        )
+        daemon.close(srv, tmp)
+
+
+@pytest.fixture(scope="session")
+def http_server():
+    """trifactord serve --dev without TLS, for WebAuthn: `http://localhost:PORT` is a secure
+    context, the relying-party id defaults to `localhost`, and dev mode allows the origin
+    `http://localhost:<port>`. No API key: the passkey tests use the user-facing API only."""
+    binary = _binary()
+    tmp = Path(tempfile.mkdtemp(prefix="trifactor-http."))
+    daemon = _Daemon(binary, [
+        "--dev", "--listen", "127.0.0.1:0", "--database-url", f"sqlite:{tmp / 't.db'}",
+        "--key-file", str(tmp / "k.key"),
+    ], tmp)
+    srv = Server(process=daemon.process, port=daemon.port, api_key="", api_secret="", cert=None,
+                 lines=daemon.lines, lock=daemon.lock, scheme="http")
+    _current_servers.append(srv)
+    try:
+        yield srv
+    finally:
+        _current_servers.remove(srv)
+        daemon.close(srv, tmp)
 
 
 @pytest.fixture
@@ -228,5 +306,6 @@ def client(server) -> Vonage:
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    if report.when == "call" and report.failed and _current_server is not None:
-        report.sections.append(("trifactord stderr (tail)", _current_server.log_tail()))
+    if report.when == "call" and report.failed:
+        for srv in list(_current_servers):
+            report.sections.append((f"trifactord {srv.base_url} stderr (tail)", srv.log_tail()))
