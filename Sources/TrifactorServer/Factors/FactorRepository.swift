@@ -70,6 +70,27 @@ enum FactorRepository {
         try db.execute("DELETE FROM mfa_factors WHERE id = $1 AND user_id = $2", [.text(id), .text(userID)]) == 1
     }
 
+    /// Stores a challenge issued to `factor` for `purpose` (device keys, passkeys).
+    static func insertChallenge(_ challenge: String, factor: FactorRecord, purpose: String, id: String, at: Int64, on db: any SQLConnection) throws {
+        try db.execute("INSERT INTO mfa_challenges (id, user_id, factor_id, purpose, challenge, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+                       [.text(id), .text(factor.userID), .text(factor.id), .text(purpose), .text(challenge), .int(at)])
+    }
+
+    /// The newest unused challenge of `factorID` for `purpose` issued after `since`: (row id, challenge).
+    static func latestChallenge(factorID: String, purpose: String, since: Int64, on db: any SQLConnection) throws -> (id: String, challenge: String)? {
+        guard let row = try db.queryOne("""
+            SELECT id, challenge FROM mfa_challenges
+            WHERE factor_id = $1 AND purpose = $2 AND used_at IS NULL AND created_at > $3 AND challenge IS NOT NULL
+            ORDER BY created_at DESC, id LIMIT 1
+            """, [.text(factorID), .text(purpose), .int(since)]), let challenge = try row.optionalText("challenge") else { return nil }
+        return (try row.text("id"), challenge)
+    }
+
+    /// Spends a challenge; false when it was spent meanwhile (each works once).
+    static func spendChallenge(id: String, at: Int64, on db: any SQLConnection) throws -> Bool {
+        try db.execute("UPDATE mfa_challenges SET used_at = $2 WHERE id = $1 AND used_at IS NULL", [.text(id), .int(at)]) == 1
+    }
+
     /// The passkey with credential id `credentialID` (base64url), of any user.
     static func passkey(credentialID: String, on db: any SQLConnection) throws -> FactorRecord? {
         try db.queryOne("SELECT \(columns) FROM mfa_factors WHERE credential_id = $1 AND kind = 'passkey'", [.text(credentialID)]).map(record)

@@ -52,10 +52,7 @@ struct DeviceKeyFactor: SecondFactor {
 
     func challenge(_ factor: FactorRecord, purpose: Purpose, context: AuditContext) throws -> String? {
         let challenge = Base64URL.encode(env.random.bytes(32))
-        try env.transaction { db in
-            try db.execute("INSERT INTO mfa_challenges (id, user_id, factor_id, purpose, challenge, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
-                           [.text(env.newID()), .text(factor.userID), .text(factor.id), .text(purpose.key), .text(challenge), .int(env.nowMillis)])
-        }
+        try env.transaction { try FactorRepository.insertChallenge(challenge, factor: factor, purpose: purpose.key, id: env.newID(), at: env.nowMillis, on: $0) }
         return challenge
     }
 
@@ -63,19 +60,14 @@ struct DeviceKeyFactor: SecondFactor {
         guard let publicKey = factor.publicKey else { return false }
         return try env.transaction { db in
             let now = env.nowMillis
-            guard let row = try db.queryOne("""
-                SELECT id, challenge FROM mfa_challenges
-                WHERE factor_id = $1 AND purpose = $2 AND used_at IS NULL AND created_at > $3 AND challenge IS NOT NULL
-                ORDER BY created_at DESC, id LIMIT 1
-                """, [.text(factor.id), .text(purpose.key), .int(now - Self.challengeLifetime)]),
-                  let challenge = try row.optionalText("challenge")
-            else { return false }
+            guard let (rowID, challenge) = try FactorRepository.latestChallenge(factorID: factor.id, purpose: purpose.key,
+                                                                                since: now - Self.challengeLifetime, on: db) else { return false }
             let (label, action) = Self.describe(purpose)
             guard Self.verify(signature: code, publicKey: publicKey, message: Self.message(purpose: label, challenge: challenge, action: action)) else {
                 return false
             }
             // Each challenge works once, even against two requests at the same moment.
-            return try db.execute("UPDATE mfa_challenges SET used_at = $2 WHERE id = $1 AND used_at IS NULL", [.text(try row.text("id")), .int(now)]) == 1
+            return try FactorRepository.spendChallenge(id: rowID, at: now, on: db)
         }
     }
 

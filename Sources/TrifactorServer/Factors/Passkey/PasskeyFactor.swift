@@ -57,10 +57,7 @@ struct PasskeyFactor: SecondFactor {
         let (_, action) = DeviceKeyFactor.describe(purpose)
         bytes += action.flatMap(Self.hexBytes) ?? env.random.bytes(16)
         let challenge = Base64URL.encode(bytes)
-        try env.transaction { db in
-            try db.execute("INSERT INTO mfa_challenges (id, user_id, factor_id, purpose, challenge, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
-                           [.text(env.newID()), .text(factor.userID), .text(factor.id), .text(purpose.key), .text(challenge), .int(env.nowMillis)])
-        }
+        try env.transaction { try FactorRepository.insertChallenge(challenge, factor: factor, purpose: purpose.key, id: env.newID(), at: env.nowMillis, on: $0) }
         return challenge
     }
 
@@ -75,15 +72,12 @@ struct PasskeyFactor: SecondFactor {
         guard let credential = Self.decode(code), credential.id == factor.credentialID else { return false }
         return try env.transaction { db in
             let now = env.nowMillis
-            guard let row = try db.queryOne("""
-                SELECT id, challenge FROM mfa_challenges
-                WHERE factor_id = $1 AND purpose = $2 AND used_at IS NULL AND created_at > $3 AND challenge IS NOT NULL
-                ORDER BY created_at DESC, id LIMIT 1
-                """, [.text(factor.id), .text(purpose.key), .int(now - Self.challengeLifetime)]),
-                  let challenge = try row.optionalText("challenge").flatMap(Base64URL.decode)
+            guard let (rowID, text) = try FactorRepository.latestChallenge(factorID: factor.id, purpose: purpose.key,
+                                                                           since: now - Self.challengeLifetime, on: db),
+                  let challenge = Base64URL.decode(text)
             else { return false }
             guard try assert(credential, factor: factor, challenge: challenge, context: context, on: db) else { return false }
-            return try db.execute("UPDATE mfa_challenges SET used_at = $2 WHERE id = $1 AND used_at IS NULL", [.text(try row.text("id")), .int(now)]) == 1
+            return try FactorRepository.spendChallenge(id: rowID, at: now, on: db)
         }
     }
 
