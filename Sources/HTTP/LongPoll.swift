@@ -37,6 +37,8 @@ public final class LongPollHub: Sendable {
 
     private struct State {
         var waiters: [UInt64: Waiter] = [:]
+        /// Waiters whose handler is being re-run right now (never twice at once).
+        var running: Set<UInt64> = []
         var woken: Set<String> = []
         var nextID: UInt64 = 0
         var stopping = false
@@ -45,6 +47,15 @@ public final class LongPollHub: Sendable {
     private let state = Mutex(State())
     private let condition = NSCondition()
     private let started = Atomic<Bool>(false)
+    /// Signalled when the hub thread has exited.
+    private let exited = DispatchSemaphore(value: 0)
+    /// Where re-runs execute (the server's worker pool); set by the server.
+    private let runner = Mutex<(@Sendable (@escaping @Sendable () -> Void) -> Bool)?>(nil)
+
+    /// Re-runs go to `run` (returns false when it cannot take the job now).
+    func attach(run: @escaping @Sendable (@escaping @Sendable () -> Void) -> Bool) {
+        runner.withLock { $0 = run }
+    }
 
     public init() {}
 
@@ -72,7 +83,9 @@ public final class LongPollHub: Sendable {
         if !started.exchange(true, ordering: .acquiringAndReleasing) { startThread() }
     }
 
-    /// Answers every waiter with its timeout answer and refuses new ones (server stopping).
+    /// Answers every waiter with its timeout answer, refuses new ones, and
+    /// returns once the hub thread has exited (server stopping), so nothing
+    /// touches a connection after libmicrohttpd stops.
     func drain() {
         let all = state.withLock { s -> [Waiter] in
             s.stopping = true
@@ -82,6 +95,18 @@ public final class LongPollHub: Sendable {
         }
         for w in all { w.answer(w.onTimeout) }
         notify("")
+        if started.load(ordering: .acquiring) { exited.wait() }
+    }
+
+    /// Re-runs a waiter's handler; answers if it has something (and nobody answered first).
+    private func rerun(_ w: Waiter) {
+        let response = (try? w.handler(w.request)) ?? w.onTimeout
+        let answer = state.withLock { s -> Bool in
+            s.running.remove(w.id)
+            guard response.deferral == nil || w.deadline <= Date() else { return false }
+            return s.waiters.removeValue(forKey: w.id) != nil
+        }
+        if answer { w.answer(response.deferral == nil ? response : w.onTimeout) }
     }
 
     private func startThread() {
@@ -97,18 +122,21 @@ public final class LongPollHub: Sendable {
                 let (expired, due) = state.withLock { s -> ([Waiter], [Waiter]) in
                     let expired = s.waiters.values.filter { $0.deadline <= now }
                     for w in expired { s.waiters[w.id] = nil }
-                    let due = s.waiters.values.filter { sweep || s.woken.contains($0.key) }
+                    let due = s.waiters.values.filter { (sweep || s.woken.contains($0.key)) && !s.running.contains($0.id) }
+                    for w in due { s.running.insert(w.id) }
                     s.woken = []
                     return (expired, due)
                 }
                 for w in expired { w.answer(w.onTimeout) }
+                let run = runner.withLock { $0 }
                 for w in due {
-                    let response = (try? w.handler(w.request)) ?? w.onTimeout
-                    guard response.deferral == nil else { continue }
-                    // Answer only if nobody else (expiry, drain) did first.
-                    if state.withLock({ $0.waiters.removeValue(forKey: w.id) != nil }) { w.answer(response) }
+                    let job: @Sendable () -> Void = { [self] in rerun(w) }
+                    // Off this thread, on the worker pool; when it is full, the next sweep retries.
+                    if let run, run(job) { continue }
+                    state.withLock { _ = $0.running.remove(w.id) }
                 }
             }
+            exited.signal()
         }
         thread.name = "trifactor-long-poll"
         thread.start()

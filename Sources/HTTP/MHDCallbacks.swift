@@ -82,7 +82,7 @@ func mhdAccessHandler(
             MHD_suspend_connection(connection)
             let handle = ConnectionHandle(pointer: connection)
             let handler = route.handler
-            context.hub.add(key: deferral.key, timeout: deferral.timeout, request: request, handler: { try context.respond($0, handler: handler) },
+            context.hub.add(key: deferral.key, timeout: deferral.timeout, request: request, handler: { context.respond($0, handler: handler) },
                             onTimeout: deferral.onTimeout) { response in
                 state.state.withLock { $0.response = context.finish(response, requestID: state.id) }
                 MHD_resume_connection(handle.pointer)
@@ -93,7 +93,9 @@ func mhdAccessHandler(
             MHD_suspend_connection(connection)
             let sendableConnection = ConnectionHandle(pointer: connection)
             let accepted = context.workers.submit { [request] in
-                let response = context.finish(context.respond(request, handler: route.handler), requestID: request.id)
+                let answer = context.respond(request, handler: route.handler)
+                // Waiting is for inline routes; a worker route that asks to wait gets its timeout answer.
+                let response = context.finish(answer.deferral?.onTimeout ?? answer, requestID: request.id)
                 state.state.withLock { $0.response = response }
                 MHD_resume_connection(sendableConnection.pointer)
             }

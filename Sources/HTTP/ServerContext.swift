@@ -23,6 +23,8 @@ final class ServerContext: Sendable {
         self.router = router
         self.logger = logger
         workers = WorkerPool(threads: max(1, configuration.workerThreads), capacity: max(1, configuration.workerQueueLimit), niceness: 5)
+        let pool = workers
+        hub.attach { pool.submit($0) }
         // A per-process random prefix keeps ids unique across restarts and instances.
         prefix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
     }

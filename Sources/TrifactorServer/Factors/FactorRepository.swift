@@ -96,10 +96,14 @@ enum FactorRepository {
         try db.queryOne("SELECT \(columns) FROM mfa_factors WHERE credential_id = $1 AND kind = 'passkey'", [.text(credentialID)]).map(record)
     }
 
-    /// Stores a passkey's new signature counter and backup state.
-    static func recordAssertion(id: String, signCount: Int64, backedUp: Bool, at: Int64, on db: any SQLConnection) throws {
-        try db.execute("UPDATE mfa_factors SET sign_count = $2, backed_up = $3, last_used_at = $4 WHERE id = $1",
-                       [.text(id), .int(signCount), SQLValue(backedUp), .int(at)])
+    /// Stores a passkey's new signature counter and backup state, only if
+    /// the counter moves forward (or both are zero) in the database itself:
+    /// false when a concurrent assertion got there first (a possible clone).
+    static func recordAssertion(id: String, signCount: Int64, backedUp: Bool, at: Int64, on db: any SQLConnection) throws -> Bool {
+        try db.execute("""
+            UPDATE mfa_factors SET sign_count = $2, backed_up = $3, last_used_at = $4
+            WHERE id = $1 AND (sign_count < $2 OR (sign_count = 0 AND $2 = 0))
+            """, [.text(id), .int(signCount), SQLValue(backedUp), .int(at)]) == 1
     }
 
     static func markUsed(id: String, at: Int64, on db: any SQLConnection) throws {

@@ -140,7 +140,8 @@ public enum Schema {
               last_step {{bigint}},
               created_at {{bigint}} NOT NULL,
               last_used_at {{bigint}},
-              UNIQUE (user_id, phone)
+              UNIQUE (user_id, phone),
+              UNIQUE (user_id, public_key)
             );
             CREATE INDEX mfa_factors_user ON mfa_factors (user_id);
             CREATE TABLE recovery_codes (

@@ -40,7 +40,8 @@ struct PasskeyFactor: SecondFactor {
             result = try WebAuthnVerifier.verifyRegistration(clientDataJSON: clientData, attestationObject: attestation, expectedChallenge: challenge,
                                                              rp: relyingParty(clientData), requireUserVerification: true)
         } catch {
-            try audit(.mfaEnrollmentFailed, .failure, userID: draft.userID, detail: "passkey registration refused: \(error.reason.rawValue)", context: context)
+            // The enrollment route audits the failure; the reason goes to the log.
+            env.logger.log("info", "passkey_registration_refused", ["reason": .string(error.reason.rawValue)])
             return nil
         }
         let id = Base64URL.encode(result.credentialID)
@@ -76,8 +77,9 @@ struct PasskeyFactor: SecondFactor {
                                                                            since: now - Self.challengeLifetime, on: db),
                   let challenge = Base64URL.decode(text)
             else { return false }
-            guard try assert(credential, factor: factor, challenge: challenge, context: context, on: db) else { return false }
-            return try FactorRepository.spendChallenge(id: rowID, at: now, on: db)
+            // Claimed first: a failed or raced attempt spends the challenge too.
+            guard try FactorRepository.spendChallenge(id: rowID, at: now, on: db) else { return false }
+            return try assert(credential, factor: factor, challenge: challenge, context: context, on: db)
         }
     }
 
@@ -92,7 +94,11 @@ struct PasskeyFactor: SecondFactor {
             let result = try WebAuthnVerifier.verifyAssertion(clientDataJSON: clientData, authenticatorData: authData, signature: signature,
                                                               expectedChallenge: challenge, rp: relyingParty(clientData), publicKey: key,
                                                               storedSignCount: UInt32(clamping: factor.signCount ?? 0), requireUserVerification: true)
-            try FactorRepository.recordAssertion(id: factor.id, signCount: Int64(result.signCount), backedUp: result.backedUp, at: env.nowMillis, on: db)
+            guard try FactorRepository.recordAssertion(id: factor.id, signCount: Int64(result.signCount), backedUp: result.backedUp, at: env.nowMillis, on: db) else {
+                try AuditLog.append(context.event(.mfaFailed, .failure, userID: factor.userID,
+                                                  detail: "passkey \(factor.id) signature counter did not increase: possibly cloned"), at: env.nowMillis, on: db)
+                return false
+            }
             return true
         } catch let error as WebAuthnError {
             let detail = error.reason == .signCountRegression
@@ -127,7 +133,4 @@ struct PasskeyFactor: SecondFactor {
         return stride(from: 0, to: 64, by: 2).compactMap { UInt8(String(decoding: chars[$0..<$0 + 2], as: UTF8.self), radix: 16) }
     }
 
-    private func audit(_ kind: AuditEventKind, _ outcome: AuditOutcome, userID: String, detail: String, context: AuditContext) throws {
-        try env.transaction { try AuditLog.append(context.event(kind, outcome, userID: userID, detail: detail), at: env.nowMillis, on: $0) }
-    }
 }

@@ -42,7 +42,7 @@ struct PhoneFactor: SecondFactor {
     func challenge(_ factor: FactorRecord, purpose: Purpose, context: AuditContext) throws -> String? {
         guard let digits = factor.phone, let number = try? PhoneNumber(parsing: digits) else { throw APIError.secondFactorUnusable }
         let requestID = try send(to: number, purpose: purpose.text, context: context)
-        try env.transaction { db in
+        _ = try env.transaction { db in
             try db.execute("INSERT INTO mfa_challenges (id, user_id, factor_id, purpose, verify_request_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
                            [.text(env.newID()), .text(factor.userID), .text(factor.id), .text(purpose.key), .text(requestID), .int(env.nowMillis)])
         }

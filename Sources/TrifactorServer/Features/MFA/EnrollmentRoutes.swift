@@ -50,7 +50,7 @@ struct EnrollmentRoutes {
         let auth = try freshUser(request)
         let body = try request.decode(StartEnrollmentRequest.self)
         guard let factor = SecondFactors.named(body.kind, env), factor.enrollable else {
-            throw APIError.invalidFields([.init(name: "kind", reason: "must be phone or totp")])
+            throw APIError.invalidFields([.init(name: "kind", reason: "must be phone, totp, device or passkey")])
         }
         let count = try env.read { try FactorRepository.list(userID: auth.user.id, on: $0) }.filter { $0.kind != "recovery_code" }.count
         guard count < Self.maxFactors else { throw APIError.secondFactorLimitExceeded }

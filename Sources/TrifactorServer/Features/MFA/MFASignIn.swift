@@ -46,9 +46,10 @@ struct MFASignIn {
         var answer = challengeAnswer(factor, challenge: challenge, purpose: "signin")
         if factor.kind == "device" {
             // Also push it to the device, with a number to match.
-            let push = try PushApprovalRoutes.create(env: env, factor: factor, purpose: purpose, context: AuditContext(request))
-            answer.approvalID = push.id
-            answer.number = push.number
+            if let push = try PushApprovalRoutes.create(env: env, factor: factor, purpose: purpose, context: AuditContext(request)) {
+                answer.approvalID = push.id
+                answer.number = push.number
+            }
         }
         return .json(answer, status: 202)
     }
@@ -59,9 +60,14 @@ struct MFASignIn {
         let factor = try find(body.enrollmentID, userID: p.userID)
         let purpose = Purpose(key: "signin:\(p.tokenHash)", text: nil)
         let strategy: any SecondFactor
-        if let approvalID = body.approvalID, factor.kind == "device" {
-            guard try PushApprovalRoutes.consume(env: env, approvalID: approvalID, factor: factor, purpose: purpose),
-                  let device = SecondFactors.named("device", env) else { throw APIError.invalidCode }
+        if let approvalID = body.approvalID, factor.kind == "device", let device = SecondFactors.named("device", env) {
+            let ok = try PushApprovalRoutes.consume(env: env, approvalID: approvalID, factor: factor, purpose: purpose)
+            try env.transaction { db in
+                if ok { try FactorRepository.markUsed(id: factor.id, at: env.nowMillis, on: db) }
+                try AuditLog.append(AuditContext(request).event(ok ? .mfaSucceeded : .mfaFailed, ok ? .success : .failure, userID: p.userID,
+                                                                detail: "kind=device push approval=\(approvalID)"), at: env.nowMillis, on: db)
+            }
+            guard ok else { throw APIError.invalidCode }
             strategy = device
         } else {
             let code = try Self.proof(code: body.code, assertion: body.assertion)

@@ -24,7 +24,8 @@ struct PushApprovalRoutes {
     }
 
     /// Creates an approval for a sign-in (called by the sign-in challenge for a device hint).
-    static func create(env: Environment, factor: FactorRecord, purpose: Purpose, context: AuditContext) throws -> (id: String, number: Int) {
+    /// - Returns: nil when the user had 3 pushes in the last 10 minutes (then only the device signature path is offered).
+    static func create(env: Environment, factor: FactorRecord, purpose: Purpose, context: AuditContext) throws -> (id: String, number: Int)? {
         let number = 10 + Int(env.random.uniform(90))
         var choices = [number]
         while choices.count < 3 {
@@ -34,12 +35,12 @@ struct PushApprovalRoutes {
         // Shuffle so the right number is not always first.
         for i in stride(from: 2, to: 0, by: -1) { choices.swapAt(i, Int(env.random.uniform(UInt32(i + 1)))) }
         let id = env.newID()
-        try env.transaction { db in
+        let created = try env.transaction { db -> Bool in
             let now = env.nowMillis
             try db.execute("UPDATE users SET id = id WHERE id = $1", [.text(factor.userID)])
             let recent = try db.queryOne("SELECT COUNT(*) AS n FROM push_approvals WHERE user_id = $1 AND created_at > $2",
                                          [.text(factor.userID), .int(now - window)])?.int("n") ?? 0
-            guard recent < maxPerWindow else { throw APIError.rateLimited(retryAfter: 600) }
+            guard recent < maxPerWindow else { return false }
             try db.execute("""
                 INSERT INTO push_approvals (id, user_id, factor_id, purpose, number, choices, ip, user_agent, status, created_at, expires_at)
                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10)
@@ -47,6 +48,13 @@ struct PushApprovalRoutes {
                       .text(choices.map(String.init).joined(separator: ",")), .text(context.ip), SQLValue(context.userAgent.map { String($0.prefix(200)) }),
                       .int(now), .int(now + lifetime)])
             try AuditLog.append(context.event(.pushSent, .success, userID: factor.userID, detail: "approval=\(id) device=\(factor.id)"), at: now, on: db)
+            return true
+        }
+        guard created else {
+            try env.transaction { db in
+                try AuditLog.append(context.event(.pushDenied, .denied, userID: factor.userID, detail: "push limit reached: 3 per 10 minutes"), at: env.nowMillis, on: db)
+            }
+            return nil
         }
         env.hub.notify("device:\(factor.id)")
         return (id, number)
@@ -66,9 +74,9 @@ struct PushApprovalRoutes {
     /// timestamp within a minute: `X-Trifactor-Device-Time`, `X-Trifactor-Device-Signature`.
     private func device(_ request: Request) throws -> FactorRecord {
         let id = request.parameters["id"] ?? ""
-        guard let time = request.header("x-trifactor-device-time").flatMap(Int64.init),
+        guard let time = request.header("x-trifactor-device-time").flatMap(Int64.init), (0...4_102_444_800).contains(time),
               let signature = request.header("x-trifactor-device-signature"),
-              abs(time * 1000 - env.nowMillis) <= 60_000,
+              abs(time - env.nowMillis / 1000) <= 30,
               let factor = try env.read({ db in
                   try db.queryOne("SELECT user_id FROM mfa_factors WHERE id = $1 AND kind = 'device'", [.text(id)])
                       .flatMap { try FactorRepository.find(id: id, userID: try $0.text("user_id"), on: db) }
@@ -106,10 +114,14 @@ struct PushApprovalRoutes {
         }
         let approvalID = request.parameters["approval"] ?? ""
         let message = DeviceKeyFactor.message(purpose: "push", challenge: approvalID, action: "\(body.decision):\(body.number)")
+        let context = AuditContext(request)
         guard let key = factor.publicKey, DeviceKeyFactor.verify(signature: body.signature, publicKey: key, message: message) else {
+            try env.transaction { db in
+                try AuditLog.append(context.event(.pushDenied, .failure, userID: factor.userID, detail: "approval=\(approvalID) decision with a bad signature refused"),
+                                    at: env.nowMillis, on: db)
+            }
             throw APIError.unauthenticated
         }
-        let context = AuditContext(request)
         let status = try env.transaction { db -> String in
             let now = env.nowMillis
             guard let row = try db.queryOne("SELECT number FROM push_approvals WHERE id = $1 AND factor_id = $2 AND status = 'pending' AND expires_at > $3",
@@ -119,8 +131,16 @@ struct PushApprovalRoutes {
             guard try db.execute("UPDATE push_approvals SET status = $2, decided_at = $3 WHERE id = $1 AND status = 'pending'",
                                  [.text(approvalID), .text(status), .int(now)]) == 1 else { throw APIError.authorizationNotFound }
             if body.decision == "approve" && !right {
+                // The whole sign-in ends: its pending credential and any other push for it.
+                let purpose = try db.queryOne("SELECT purpose FROM push_approvals WHERE id = $1", [.text(approvalID)])?.text("purpose") ?? ""
+                if purpose.hasPrefix("signin:") {
+                    try db.execute("UPDATE pending_credentials SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL",
+                                   [.text(String(purpose.dropFirst("signin:".count))), .int(now)])
+                    try db.execute("UPDATE push_approvals SET status = 'denied', decided_at = $2 WHERE purpose = $1 AND status = 'pending'",
+                                   [.text(purpose), .int(now)])
+                }
                 try AuditLog.append(context.event(.pushWrongNumber, .denied, userID: factor.userID,
-                                                  detail: "approval=\(approvalID) wrong number picked: possible push fatigue attack"), at: now, on: db)
+                                                  detail: "approval=\(approvalID) wrong number picked: possible push fatigue attack; sign-in ended"), at: now, on: db)
             } else {
                 try AuditLog.append(context.event(status == "approved" ? .pushApproved : .pushDenied, status == "approved" ? .success : .denied,
                                                   userID: factor.userID, detail: "approval=\(approvalID)"), at: now, on: db)
