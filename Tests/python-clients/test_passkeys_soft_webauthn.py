@@ -183,3 +183,32 @@ def test_soft_webauthn_without_uv_is_refused(http_server):
     listed = server.expect(200, "GET", "/v1/mfa/enrollments", token=token)
     assert listed["enrollments"] == [], listed
     server.sign_in(email, PASSWORD)
+
+
+def test_soft_webauthn_passkey_approves_a_bound_action_whose_hash_is_in_the_challenge(http_server):
+    server = http_server
+    email, token = new_user(server, "soft-authz")
+    device = UVDevice()
+    session, options = begin_enrollment(server, token)
+    enrolled = server.expect(201, "POST", f"/v1/mfa/enrollments/{session}",
+                             {"credential": credential_json(device.create(creation_options(options), server.origin))},
+                             token=token)
+    action = {"type": "transfer", "amount": "250.00", "currency": "EUR", "payee": "Alice Example", "source": "ACC-1"}
+    created = server.expect(202, "POST", "/v1/authorizations",
+                            {"action": action, "enrollment_id": enrolled["enrollment_id"]}, token=token)
+    assert created["summary"] == "Confirm transfer of EUR 250.00 to Alice Example", created
+    req = created["options"]
+    # The challenge ends with the action's hash, so the signature covers the action.
+    assert unb64url(req["challenge"])[-32:] == bytes.fromhex(created["action_hash"]), created
+    # A signature over another challenge (another action) is refused...
+    forged = dict(req, challenge=b64url(unb64url(req["challenge"])[:16] + bytes(32)))
+    r = server.call("POST", f"/v1/authorizations/{created['authorization_id']}",
+                    {"assertion": credential_json(device.get(request_options(forged), server.origin))}, token=token)
+    assert r.status_code == 400, f"assertion over another action -> {r.status_code} {r.text}"
+    # ...and the spent challenge cannot be retried: a fresh authorization is needed.
+    created = server.expect(202, "POST", "/v1/authorizations",
+                            {"action": action, "enrollment_id": enrolled["enrollment_id"]}, token=token)
+    approved = server.expect(200, "POST", f"/v1/authorizations/{created['authorization_id']}",
+                             {"assertion": credential_json(device.get(request_options(created["options"]), server.origin))},
+                             token=token)
+    assert approved["status"] == "approved", approved
