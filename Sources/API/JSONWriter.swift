@@ -61,8 +61,9 @@ public struct JSONWriter {
         text += object
     }
 
-    /// A JSON string literal as JSONEncoder writes it (slashes unescaped).
-    static func string(_ s: String, into out: inout String) {
+    /// Appends `s` as a JSON string literal, as JSONEncoder writes it
+    /// (slashes unescaped, control characters escaped).
+    public static func string(_ s: String, into out: inout String) {
         out += "\""
         for scalar in s.unicodeScalars {
             switch scalar {

@@ -1,3 +1,4 @@
+import API
 import Foundation
 import Glibc
 
@@ -50,19 +51,6 @@ public struct Logger: Sendable {
 
     /// Appends `text` as a JSON string literal (RFC 8259 escaping).
     static func append(_ text: String, to line: inout String) {
-        line += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": line += "\\\""
-            case "\\": line += "\\\\"
-            case "\n": line += "\\n"
-            case "\r": line += "\\r"
-            case "\t": line += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7f:
-                line += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
-            default: line.unicodeScalars.append(scalar)
-            }
-        }
-        line += "\""
+        JSONWriter.string(text, into: &line)
     }
 }
