@@ -248,3 +248,33 @@ public struct ApprovalState: Codable, Sendable, Equatable {
     public var status: String
     public init(status: String) { self.status = status }
 }
+
+/// `POST /v1/sessions/push`: passwordless sign-in approved on the phone.
+public struct PushSignInRequest: Codable, Sendable {
+    public var email: String
+    public init(email: String) { self.email = email }
+}
+
+/// 202 answer: show `number`; poll the approval; then complete.
+public struct PushSignInStarted: Codable, Sendable, Equatable {
+    public var pendingCredential: String
+    public var approvalID: String
+    public var number: Int
+    public init(pendingCredential: String, approvalID: String, number: Int) {
+        self.pendingCredential = pendingCredential
+        self.approvalID = approvalID
+        self.number = number
+    }
+    enum CodingKeys: String, CodingKey { case pendingCredential = "pending_credential", approvalID = "approval_id", number }
+}
+
+/// `POST /v1/sessions/push/complete`.
+public struct PushSignInComplete: Codable, Sendable {
+    public var pendingCredential: String
+    public var approvalID: String
+    public init(pendingCredential: String, approvalID: String) {
+        self.pendingCredential = pendingCredential
+        self.approvalID = approvalID
+    }
+    enum CodingKeys: String, CodingKey { case pendingCredential = "pending_credential", approvalID = "approval_id" }
+}

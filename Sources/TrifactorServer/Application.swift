@@ -15,6 +15,7 @@ public enum Application {
         MFASignIn(env: env).register(on: &router)
         PushApprovalRoutes(env: env).register(on: &router)
         PasskeySignIn(env: env).register(on: &router)
+        PushSignIn(env: env).register(on: &router)
         SessionListRoutes(env: env).register(on: &router)
         AuthorizationRoutes(env: env).register(on: &router)
         VerifyRoutes(env: env).register(on: &router)

@@ -145,3 +145,50 @@ struct DeviceHeaderTests {
         }
     }
 }
+
+@Suite("Passwordless push sign-in")
+struct PasswordlessPushTests {
+    @Test("with only the email, the device approves and the sign-in gets an AAL1 hwk session", arguments: Backend.all)
+    func approve(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let s = try PushApprovalTests.setup(server, email: "nopass@example.com")
+            let started = try server.json("POST", "/v1/sessions/push", ["email": "nopass@example.com"])
+            #expect(started.status == 202)
+            let pending = try #require(started.json["pending_credential"] as? String)
+            let approval = try #require(started.json["approval_id"] as? String)
+            let number = try #require(started.json["number"] as? Int)
+            #expect((try PushApprovalTests.poll(s).json["approvals"] as? [[String: Any]])?.first?["approval_id"] as? String == approval)
+            // Before the approval nothing completes.
+            #expect(try server.json("POST", "/v1/sessions/push/complete", ["pending_credential": pending, "approval_id": approval]).status == 400)
+            #expect(try PushApprovalTests.decide(s, approval, "approve", number).json["status"] as? String == "approved")
+            let done = try server.json("POST", "/v1/sessions/push/complete", ["pending_credential": pending, "approval_id": approval])
+            #expect(done.status == 201)
+            let session = try #require(done.json["session"] as? [String: Any])
+            #expect(session["aal"] as? Int == 1 && session["methods"] as? [String] == ["hwk"])
+            // Its pending credential never stands in for a password at the second step.
+            #expect(try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": s.deviceID, "approval_id": approval]).status == 401)
+        }
+    }
+
+    @Test("an unknown address and one without a device get the same answers as a real one, and the same limit")
+    func noEnumeration() throws {
+        try Backend.all[0].withServer { server throws in
+            _ = try PushApprovalTests.setup(server, email: "real@example.com")
+            _ = try MFAClient(server, email: "nodevice@example.com")
+            for email in ["real@example.com", "nodevice@example.com", "ghost@example.com"] {
+                let started = try server.json("POST", "/v1/sessions/push", ["email": email])
+                #expect(started.status == 202)
+                #expect(Set(started.json.keys) == ["pending_credential", "approval_id", "number"])
+                let pending = try #require(started.json["pending_credential"] as? String)
+                let approval = try #require(started.json["approval_id"] as? String)
+                #expect(try server.get("/v1/mfa/sign-in/approvals/\(approval)?pending_credential=\(pending)").json["status"] as? String == "pending")
+                #expect(try server.json("POST", "/v1/sessions/push/complete", ["pending_credential": pending, "approval_id": approval]).status == 400)
+                for _ in 0..<2 { _ = try server.json("POST", "/v1/sessions/push", ["email": email]) }
+                #expect(try server.json("POST", "/v1/sessions/push", ["email": email]).status == 429)
+            }
+            server.clock.advance(121)
+            let listed = try server.env.database.transaction { try $0.query("SELECT id FROM push_approvals WHERE factor_id = ''", []) }
+            #expect(listed.count == 6)  // the decoys, which no device ever sees
+        }
+    }
+}

@@ -195,7 +195,8 @@ public enum Schema {
             );
             CREATE TABLE push_approvals (
               id TEXT PRIMARY KEY,
-              user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+              user_id TEXT REFERENCES users(id) ON DELETE CASCADE,
+              email_key TEXT,
               factor_id TEXT NOT NULL,
               purpose TEXT NOT NULL,
               number INTEGER NOT NULL,
@@ -210,6 +211,7 @@ public enum Schema {
             );
             CREATE INDEX push_approvals_factor ON push_approvals (factor_id, status);
             CREATE INDEX push_approvals_user ON push_approvals (user_id, created_at);
+            CREATE INDEX push_approvals_email ON push_approvals (email_key, created_at);
             CREATE TABLE authorizations (
               id TEXT PRIMARY KEY,
               user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,

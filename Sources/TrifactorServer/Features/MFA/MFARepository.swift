@@ -42,9 +42,10 @@ enum MFARepository {
         let passwordVerifiedAt: Int64
     }
 
-    static func insertPending(tokenHash: String, userID: String, now: Int64, on db: any SQLConnection) throws {
+    /// A pending sign-in; `passwordless` ones (a push started from the email) record no password proof (0).
+    static func insertPending(tokenHash: String, userID: String, now: Int64, passwordless: Bool = false, on db: any SQLConnection) throws {
         try db.execute("INSERT INTO pending_credentials (token_hash, user_id, password_verified_at, expires_at) VALUES ($1, $2, $3, $4)",
-                       [.text(tokenHash), .text(userID), .int(now), .int(now + 5 * 60_000)])
+                       [.text(tokenHash), .text(userID), .int(passwordless ? 0 : now), .int(now + 5 * 60_000)])
     }
 
     /// A pending sign-in that is unused and unexpired.

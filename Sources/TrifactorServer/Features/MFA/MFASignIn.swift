@@ -30,9 +30,12 @@ struct MFASignIn {
         }
     }
 
+    /// A pending sign-in whose password was proven (a passwordless push's
+    /// pending credential never reaches this second step).
     private func pending(_ credential: String) throws -> MFARepository.Pending {
         guard SessionToken.isWellFormed(credential),
-              let p = try env.read({ try MFARepository.pending(tokenHash: SHA256.hex(credential), now: env.nowMillis, on: $0) })
+              let p = try env.read({ try MFARepository.pending(tokenHash: SHA256.hex(credential), now: env.nowMillis, on: $0) }),
+              p.passwordVerifiedAt > 0
         else { throw APIError.invalidPendingCredential }
         return p
     }

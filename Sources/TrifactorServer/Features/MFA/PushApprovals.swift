@@ -25,15 +25,32 @@ struct PushApprovalRoutes {
 
     /// Creates an approval for a sign-in (called by the sign-in challenge for a device hint).
     /// - Returns: nil when the user had 3 pushes in the last 10 minutes (then only the device signature path is offered).
-    static func create(env: Environment, factor: FactorRecord, purpose: Purpose, context: AuditContext) throws -> (id: String, number: Int)? {
+    /// The number to match and three choices holding it, shuffled.
+    static func numbers(_ env: Environment) -> (number: Int, choices: [Int]) {
         let number = 10 + Int(env.random.uniform(90))
         var choices = [number]
         while choices.count < 3 {
             let other = 10 + Int(env.random.uniform(90))
             if !choices.contains(other) { choices.append(other) }
         }
-        // Shuffle so the right number is not always first.
         for i in stride(from: 2, to: 0, by: -1) { choices.swapAt(i, Int(env.random.uniform(UInt32(i + 1)))) }
+        return (number, choices)
+    }
+
+    /// Writes an approval row; `factorID` empty and `userID` nil for a decoy
+    /// (a push for an address without a device, which no device ever sees).
+    static func insert(id: String, userID: String?, factorID: String, emailKey: String?, purpose: String, number: Int, choices: [Int],
+                       context: AuditContext, now: Int64, on db: any SQLConnection) throws {
+        try db.execute("""
+            INSERT INTO push_approvals (id, user_id, factor_id, purpose, number, choices, ip, user_agent, status, created_at, expires_at, email_key)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10, $11)
+            """, [.text(id), SQLValue(userID), .text(factorID), .text(purpose), .int(Int64(number)),
+                  .text(choices.map(String.init).joined(separator: ",")), .text(context.ip), SQLValue(context.userAgent.map { String($0.prefix(200)) }),
+                  .int(now), .int(now + lifetime), SQLValue(emailKey)])
+    }
+
+    static func create(env: Environment, factor: FactorRecord, purpose: Purpose, context: AuditContext) throws -> (id: String, number: Int)? {
+        let (number, choices) = numbers(env)
         let id = env.newID()
         let created = try env.transaction { db -> Bool in
             let now = env.nowMillis
@@ -41,12 +58,8 @@ struct PushApprovalRoutes {
             let recent = try db.queryOne("SELECT COUNT(*) AS n FROM push_approvals WHERE user_id = $1 AND created_at > $2",
                                          [.text(factor.userID), .int(now - window)])?.int("n") ?? 0
             guard recent < maxPerWindow else { return false }
-            try db.execute("""
-                INSERT INTO push_approvals (id, user_id, factor_id, purpose, number, choices, ip, user_agent, status, created_at, expires_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10)
-                """, [.text(id), .text(factor.userID), .text(factor.id), .text(purpose.key), .int(Int64(number)),
-                      .text(choices.map(String.init).joined(separator: ",")), .text(context.ip), SQLValue(context.userAgent.map { String($0.prefix(200)) }),
-                      .int(now), .int(now + lifetime)])
+            try insert(id: id, userID: factor.userID, factorID: factor.id, emailKey: nil, purpose: purpose.key, number: number, choices: choices,
+                       context: context, now: now, on: db)
             try AuditLog.append(context.event(.pushSent, .success, userID: factor.userID, detail: "approval=\(id) device=\(factor.id)"), at: now, on: db)
             return true
         }
