@@ -37,7 +37,7 @@ public enum Application {
                                                  "to": .string(message.to), "text": .string(message.text)])
             }
         } else {
-            logger.log("warn", "no_message_sender", ["detail": "messages stay pending until a provider is configured"])
+            logger.log("warn", "no_message_sender", ["detail": "emails stay pending and phone codes are refused (503) until a provider is configured"])
         }
         let env = try Environment(database: database, configuration: configuration, logger: logger, sender: sender)
         return try start(env)

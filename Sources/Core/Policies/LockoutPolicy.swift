@@ -1,23 +1,23 @@
 import Foundation
 
 /// Throttling of consecutive failed attempts against one account
-/// (NIST SP 800-63B §5.2.2). The first `freeAttempts` failures cost nothing;
-/// each further failure locks the account for `baseDelay` doubled per failure,
-/// never longer than `maximumDelay`.
+/// (NIST SP 800-63B §5.2.2). The failure numbered `freeAttempts` locks the
+/// account for `baseDelay`; each further failure doubles that, never longer
+/// than `maximumDelay`.
 ///
 /// - Important: An attacker who knows an email can keep its account locked,
 ///   but never for more than `maximumDelay` after their last try, and the
 ///   per-address rate limit bounds how often they can try. A success resets
 ///   the count.
 public struct LockoutPolicy: Sendable, Equatable {
-    /// Failures allowed before any lockout.
+    /// The consecutive failure that starts the lockouts (the earlier ones cost nothing).
     public var freeAttempts: Int
     /// Lockout after the first failure past `freeAttempts`.
     public var baseDelay: TimeInterval
     /// Upper bound of any lockout.
     public var maximumDelay: TimeInterval
 
-    /// Defaults: 5 free attempts, then 5 s doubling, at most 15 minutes.
+    /// Defaults: the 5th failure locks for 5 s, doubling per failure, at most 15 minutes.
     public init(freeAttempts: Int = 5, baseDelay: TimeInterval = 5, maximumDelay: TimeInterval = 900) {
         self.freeAttempts = freeAttempts
         self.baseDelay = baseDelay

@@ -25,7 +25,7 @@ public enum Trifactord {
 
     /// Runs the command line `arguments` (without the program name); returns the exit status.
     public static func main(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32 {
-        guard let verb = arguments.first else { return fail("Tell trifactord what to do: serve, migrate, audit tail or users list (see trifactord --help).") }
+        guard let verb = arguments.first else { return fail("Tell trifactord what to do: serve, migrate, audit tail, users list or keys (see trifactord --help).") }
         var rest = Array(arguments.dropFirst())
         switch verb {
         case "--help", "-h", "help":

@@ -84,12 +84,12 @@ struct Setting: Sendable {
             return nil
         },
         Setting(variable: "TRIFACTOR_TOTP_ISSUER", flag: "--totp-issuer", valueName: "NAME",
-                help: "Issuer shown in authenticator apps", defaultText: "Trifactor") { c, v in
+                help: "Issuer shown in authenticator apps and named in phone codes", defaultText: "Trifactor") { c, v in
             guard (1...40).contains(v.count), !v.contains(":") else { return "TRIFACTOR_TOTP_ISSUER must be 1 to 40 characters without a colon." }
             c.totpIssuer = v
             return nil
         },
-        int("TRIFACTOR_LOCKOUT_FREE_ATTEMPTS", "--lockout-free-attempts", "Failed sign-ins before lockouts start", "5", 1...1000) { $0.lockout.freeAttempts = $1 },
+        int("TRIFACTOR_LOCKOUT_FREE_ATTEMPTS", "--lockout-free-attempts", "Consecutive failed sign-ins at which lockouts start", "5", 1...1000) { $0.lockout.freeAttempts = $1 },
         seconds("TRIFACTOR_LOCKOUT_BASE", "--lockout-base", "First lockout in seconds, doubling per failure", "5") { $0.lockout.baseDelay = $1 },
         seconds("TRIFACTOR_LOCKOUT_MAX", "--lockout-max", "Longest lockout in seconds", "900") { $0.lockout.maximumDelay = $1 },
         rate("TRIFACTOR_SIGNIN_IP_BURST", "--signin-ip-burst", "Sign-in attempts per client IP in a burst", "30") { $0.signInPerIPBurst = $1 },
@@ -102,8 +102,8 @@ struct Setting: Sendable {
         rate("TRIFACTOR_VERIFY_NUMBER_RATE", "--verify-number-rate", "Phone verifications per number per second after the burst", "0.00833") { $0.verify.perNumberRate = $1 },
         rate("TRIFACTOR_VERIFY_KEY_BURST", "--verify-key-burst", "Phone verifications per API key in a burst", "100") { $0.verify.perKeyBurst = $1 },
         rate("TRIFACTOR_VERIFY_KEY_RATE", "--verify-key-rate", "Phone verifications per API key per second after the burst", "10") { $0.verify.perKeyRate = $1 },
-        rate("TRIFACTOR_VERIFY_IP_BURST", "--verify-ip-burst", "Phone verification calls per client IP in a burst", "30") { $0.verify.perIPBurst = $1 },
-        rate("TRIFACTOR_VERIFY_IP_RATE", "--verify-ip-rate", "Phone verification calls per client IP per second after the burst", "0.5") { $0.verify.perIPRate = $1 },
+        rate("TRIFACTOR_VERIFY_IP_BURST", "--verify-ip-burst", "Phone verification starts per client IP in a burst", "30") { $0.verify.perIPBurst = $1 },
+        rate("TRIFACTOR_VERIFY_IP_RATE", "--verify-ip-rate", "Phone verification starts per client IP per second after the burst", "0.5") { $0.verify.perIPRate = $1 },
         rate("TRIFACTOR_VERIFY_COUNTRY_BURST", "--verify-country-burst", "Phone verifications per country calling code in a burst", "200") { $0.verify.perCountryBurst = $1 },
         rate("TRIFACTOR_VERIFY_COUNTRY_RATE", "--verify-country-rate", "Phone verifications per country calling code per second after the burst", "2") { $0.verify.perCountryRate = $1 },
         int("TRIFACTOR_VERIFY_MAX_FAILURES", "--verify-max-failures", "Wrong codes per number per day before it is refused", "10", 1...1000) { $0.verify.maxFailuresPerNumber = $1 },

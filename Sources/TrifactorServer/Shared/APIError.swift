@@ -71,6 +71,9 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
                                                detail: "This second factor cannot be used for this.")
     static let secondFactorNeeded = APIError(status: 409, code: "second_factor_needed", title: "Second Factor Needed",
                                              detail: "Enroll a phone or an authenticator app first.")
+    /// No message provider is configured, so no phone code can be sent.
+    static let deliveryUnavailable = APIError(status: 503, code: "delivery_unavailable", title: "Service Unavailable",
+                                              detail: "No message provider is configured, so no code can be sent.", retryAfter: 60)
     static let totpUnavailable = APIError(status: 503, code: "totp_unavailable", title: "Service Unavailable",
                                           detail: "Authenticator apps are not available: the server has no key file.")
     static let enrollmentNotFound = APIError(status: 404, code: "enrollment_not_found", title: "Not Found",

@@ -73,7 +73,7 @@ struct PhoneFactor: SecondFactor {
         } catch let error as VerifyError where error.status == 429 {
             throw APIError.rateLimited(retryAfter: error.retryAfter ?? 60)
         } catch let error as VerifyError where error.status == 503 {
-            throw APIError.serviceUnavailable
+            throw APIError.deliveryUnavailable
         }
     }
 

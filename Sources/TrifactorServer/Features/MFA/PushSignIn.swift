@@ -60,7 +60,7 @@ struct PushSignIn {
 
     func complete(_ request: Request) throws -> Response {
         let body = try request.decode(PushSignInComplete.self)
-        guard SessionToken.isWellFormed(body.pendingCredential) else { throw APIError.invalidCode }
+        guard SessionToken.isWellFormed(body.pendingCredential) else { throw APIError.invalidPendingCredential }
         let tokenHash = SHA256.hex(body.pendingCredential)
         let context = AuditContext(request)
         let token = SessionToken.generate(env.random)

@@ -31,7 +31,7 @@ struct VerifyRoutes {
             let key = try authenticate(request)
             let id = try requestID(request)
             let body = try decode(CheckCodeRequest.self, request)
-            guard let code = body.code, (1...10).contains(code.count), code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+            guard let code = body.code, (4...10).contains(code.count), code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
                 throw VerifyError.invalidParameters([.init(name: "code", reason: "must be 4 to 10 letters or digits")])
             }
             try service.check(id: id, code: code, key: key, context: AuditContext(request))
