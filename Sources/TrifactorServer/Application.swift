@@ -49,14 +49,25 @@ public enum Application {
         extraRoutes(&router)
         let server = HTTPServer(configuration: env.configuration.http, router: router, logger: env.logger, hub: env.hub)
         try server.start()
-        let dispatcher = env.sender.map { OutboxDispatcher(env: env, sender: $0, onFailed: deliveryFailed(env)) }
-        dispatcher?.start()
-        Housekeeping.start(env)
-        let timers = VerifyTimers(env: env)
-        timers.start()
+        var tasks: [PeriodicTask] = []
+        if let sender = env.sender {
+            let dispatcher = OutboxDispatcher(env: env, sender: sender, onFailed: deliveryFailed(env))
+            tasks.append(PeriodicTask(name: "outbox", interval: 0.1, logger: env.logger) { try dispatcher.runOnce() > 0 })
+        }
+        // Phone verification deadlines live in the database; this applies the due ones (a restart loses none).
+        tasks.append(PeriodicTask(name: "verify-timers", interval: 1, logger: env.logger) {
+            // A full batch means more may be due: go again at once.
+            try VerifyService(env: env).runDue() == VerifyService.dueBatch
+        })
+        tasks.append(PeriodicTask(name: "housekeeping", interval: 600, logger: env.logger) {
+            let r = try env.transaction { try Housekeeping.purge(now: env.nowMillis, on: $0) }
+            if r != Housekeeping.Report() { env.logger.log("info", "housekeeping", ["purged": .string(String(describing: r))]) }
+            return false
+        })
+        for task in tasks { task.start() }
         env.logger.log("info", "listening", ["host": .string(env.configuration.http.host), "port": .int(server.port),
                                              "tls": .bool(env.configuration.http.usesTLS), "dev": .bool(env.configuration.dev)])
-        return Runtime(server: server, env: env, dispatcher: dispatcher, timers: timers)
+        return Runtime(server: server, env: env, tasks: tasks)
     }
 
     /// Routes a message that failed for good to the feature that sent it.
@@ -71,20 +82,17 @@ public enum Application {
 public final class Runtime: Sendable {
     public let server: HTTPServer
     public let env: Environment
-    let dispatcher: OutboxDispatcher?
-    let timers: VerifyTimers
+    let tasks: [PeriodicTask]
 
-    init(server: HTTPServer, env: Environment, dispatcher: OutboxDispatcher?, timers: VerifyTimers) {
+    init(server: HTTPServer, env: Environment, tasks: [PeriodicTask]) {
         self.server = server
         self.env = env
-        self.dispatcher = dispatcher
-        self.timers = timers
+        self.tasks = tasks
     }
 
     /// Stops taking requests, finishes those in flight, then stops delivering.
     public func stop(drainTimeout: TimeInterval) {
         server.stop(drainTimeout: drainTimeout)
-        dispatcher?.stop()
-        timers.stop()
+        for task in tasks { task.stop() }
     }
 }

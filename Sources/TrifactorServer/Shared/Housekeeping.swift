@@ -42,26 +42,4 @@ enum Housekeeping {
         report.sessions = try db.execute("DELETE FROM sessions WHERE ended_at IS NOT NULL AND ended_at < $1", [.int(now - 30 * day)])
         return report
     }
-
-    /// Runs a pass now and then every `interval` seconds on a background
-    /// thread for the life of the process; failures are logged and retried
-    /// at the next pass.
-    static func start(_ env: Environment, interval: TimeInterval = 600) {
-        let thread = Thread {
-            while true {
-                do {
-                    let r = try env.transaction { try purge(now: env.nowMillis, on: $0) }
-                    if r != Report() {
-                        env.logger.log("info", "housekeeping", ["rate_limits": .int(r.rateLimits), "login_throttle": .int(r.loginThrottle),
-                                                                "email_codes": .int(r.emailCodes), "sessions": .int(r.sessions)])
-                    }
-                } catch {
-                    env.logger.log("error", "housekeeping_failed", ["error": .string(String(reflecting: error))])
-                }
-                Thread.sleep(forTimeInterval: interval)
-            }
-        }
-        thread.name = "trifactor-housekeeping"
-        thread.start()
-    }
 }

@@ -2,7 +2,6 @@ import Foundation
 import HTTP
 import Messaging
 import Store
-import Synchronization
 
 /// Delivers the outbox: claims due messages with a lease (so two instances
 /// never send the same one), hands each to the `MessageSender` outside any
@@ -18,7 +17,6 @@ final class OutboxDispatcher: Sendable {
     private let env: Environment
     private let sender: any MessageSender
     private let onFailed: @Sendable (_ ref: String, _ db: any SQLConnection) throws -> Void
-    private let stopping = Atomic<Bool>(false)
 
     init(env: Environment, sender: any MessageSender, onFailed: @escaping @Sendable (String, any SQLConnection) throws -> Void) {
         self.env = env
@@ -84,24 +82,6 @@ final class OutboxDispatcher: Sendable {
         }
     }
 
-    /// Runs `runOnce` on a background thread every `interval` seconds until `stop()`.
-    func start(interval: TimeInterval = 0.1) {
-        let thread = Thread { [self] in
-            while !stopping.load(ordering: .acquiring) {
-                do {
-                    if try runOnce() > 0 { continue }
-                } catch {
-                    env.logger.log("error", "outbox_dispatch_failed", ["error": .string(String(reflecting: error))])
-                }
-                Thread.sleep(forTimeInterval: interval)
-            }
-        }
-        thread.name = "trifactor-outbox"
-        thread.start()
-    }
-
-    /// Asks the background thread to end after its current pass.
-    func stop() { stopping.store(true, ordering: .releasing) }
 }
 
 import Core

@@ -115,11 +115,20 @@ struct VerifyService {
         } catch let error as VerifyError where error.status == 404 {}
     }
 
+    /// Requests the timer looks at per pass.
+    static let dueBatch = 100
+
     /// Applies the timeouts due now (the durable timer); returns how many requests moved.
     @discardableResult
     func runDue() throws -> Int {
-        let ids = try env.read { try VerifyRepository.due(now: env.nowMillis, limit: 100, on: $0) }
-        for id in ids { try? mutate(id, key: nil, context: nil) { _, _, _, _ in [] } }
+        let ids = try env.read { try VerifyRepository.due(now: env.nowMillis, limit: Self.dueBatch, on: $0) }
+        for id in ids {
+            do {
+                try mutate(id, key: nil, context: nil) { _, _, _, _ in [] }
+            } catch {
+                env.logger.log("error", "verify_timer_failed", ["id": .string(id), "error": .string(String(reflecting: error))])
+            }
+        }
         return ids.count
     }
 
