@@ -42,7 +42,8 @@ struct DeviceKeyFactor: SecondFactor {
                                response: EnrollmentStarted(challenge: challenge))
     }
 
-    func finishEnrollment(_ draft: EnrollmentDraft, code: String, context: AuditContext) throws -> FactorRecord? {
+    func finishEnrollment(_ draft: EnrollmentDraft, proof: Proof, context: AuditContext) throws -> FactorRecord? {
+        guard let code = proof.code else { return nil }
         guard let publicKey = draft.publicKey, let challenge = draft.challenge,
               Self.verify(signature: code, publicKey: publicKey, message: Self.message(purpose: "enroll", challenge: challenge, action: nil))
         else { return nil }
@@ -56,14 +57,15 @@ struct DeviceKeyFactor: SecondFactor {
         return challenge
     }
 
-    func verify(_ factor: FactorRecord, code: String, purpose: Purpose, context: AuditContext) throws -> Bool {
+    func verify(_ factor: FactorRecord, proof: Proof, purpose: Purpose, context: AuditContext) throws -> Bool {
+        guard let code = proof.code else { return false }
         guard let publicKey = factor.publicKey else { return false }
         return try env.transaction { db in
             let now = env.nowMillis
             guard let (rowID, challenge) = try FactorRepository.latestChallenge(factorID: factor.id, purpose: purpose.key,
                                                                                 since: now - Self.challengeLifetime, on: db) else { return false }
-            let (label, action) = Self.describe(purpose)
-            guard Self.verify(signature: code, publicKey: publicKey, message: Self.message(purpose: label, challenge: challenge, action: action)) else {
+            guard Self.verify(signature: code, publicKey: publicKey,
+                              message: Self.message(purpose: purpose.label, challenge: challenge, action: purpose.actionHash)) else {
                 return false
             }
             // Each challenge works once, even against two requests at the same moment.
@@ -74,13 +76,6 @@ struct DeviceKeyFactor: SecondFactor {
     /// The message a device signs.
     static func message(purpose: String, challenge: String, action: String?) -> [UInt8] {
         Array("trifactor-device-signature-v1\npurpose: \(purpose)\nchallenge: \(challenge)\naction: \(action ?? "-")".utf8)
-    }
-
-    /// The purpose's label and, for a bound action, its hash.
-    static func describe(_ purpose: Purpose) -> (label: String, action: String?) {
-        let parts = purpose.key.split(separator: ":")
-        let label = String(parts.first ?? "")
-        return (label, label == "authz" && parts.count == 3 ? String(parts[2]) : nil)
     }
 
     static func verify(signature: String, publicKey: String, message: [UInt8]) -> Bool {

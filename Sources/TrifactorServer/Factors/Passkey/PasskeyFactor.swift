@@ -31,8 +31,8 @@ struct PasskeyFactor: SecondFactor {
                                response: EnrollmentStarted(options: options))
     }
 
-    func finishEnrollment(_ draft: EnrollmentDraft, code: String, context: AuditContext) throws -> FactorRecord? {
-        guard let credential = Self.decode(code), let attestation = credential.response.attestationObject.flatMap(Base64URL.decode),
+    func finishEnrollment(_ draft: EnrollmentDraft, proof: Proof, context: AuditContext) throws -> FactorRecord? {
+        guard let credential = proof.credential, let attestation = credential.response.attestationObject.flatMap(Base64URL.decode),
               let clientData = Base64URL.decode(credential.response.clientDataJSON), let challenge = draft.challenge.flatMap(Base64URL.decode)
         else { return nil }
         let result: RegistrationResult
@@ -55,8 +55,7 @@ struct PasskeyFactor: SecondFactor {
     func challenge(_ factor: FactorRecord, purpose: Purpose, context: AuditContext) throws -> String? {
         // For a bound action: 16 random bytes and the action's hash, so the signature covers the action.
         var bytes = env.random.bytes(16)
-        let (_, action) = DeviceKeyFactor.describe(purpose)
-        bytes += action.flatMap(Self.hexBytes) ?? env.random.bytes(16)
+        bytes += purpose.actionHash.flatMap(Self.hexBytes) ?? env.random.bytes(16)
         let challenge = Base64URL.encode(bytes)
         try env.transaction { try FactorRepository.insertChallenge(challenge, factor: factor, purpose: purpose.key, id: env.newID(), at: env.nowMillis, on: $0) }
         return challenge
@@ -69,8 +68,8 @@ struct PasskeyFactor: SecondFactor {
         })
     }
 
-    func verify(_ factor: FactorRecord, code: String, purpose: Purpose, context: AuditContext) throws -> Bool {
-        guard let credential = Self.decode(code), credential.id == factor.credentialID else { return false }
+    func verify(_ factor: FactorRecord, proof: Proof, purpose: Purpose, context: AuditContext) throws -> Bool {
+        guard let credential = proof.credential, credential.id == factor.credentialID else { return false }
         return try env.transaction { db in
             let now = env.nowMillis
             guard let (rowID, text) = try FactorRepository.latestChallenge(factorID: factor.id, purpose: purpose.key,
@@ -117,14 +116,6 @@ struct PasskeyFactor: SecondFactor {
             origins.insert(origin)
         }
         return RelyingParty(id: env.configuration.rpID, name: env.configuration.rpName, origins: origins)
-    }
-
-    static func decode(_ code: String) -> CredentialJSON? {
-        try? JSONDecoder().decode(CredentialJSON.self, from: Data(code.utf8))
-    }
-
-    static func encode(_ credential: CredentialJSON) -> String {
-        String(decoding: (try? JSONEncoder().encode(credential)) ?? Data(), as: UTF8.self)
     }
 
     private static func hexBytes(_ hex: String) -> [UInt8]? {

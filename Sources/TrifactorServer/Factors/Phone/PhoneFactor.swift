@@ -33,7 +33,8 @@ struct PhoneFactor: SecondFactor {
                                phone: number.digits, verifyRequestID: requestID, response: EnrollmentStarted(maskedPhone: number.masked))
     }
 
-    func finishEnrollment(_ draft: EnrollmentDraft, code: String, context: AuditContext) throws -> FactorRecord? {
+    func finishEnrollment(_ draft: EnrollmentDraft, proof: Proof, context: AuditContext) throws -> FactorRecord? {
+        guard let code = proof.code else { return nil }
         guard let id = draft.verifyRequestID, try check(id, code: code, context: context) else { return nil }
         return FactorRecord(id: draft.factorID, userID: draft.userID, kind: kind, displayName: draft.displayName, phone: draft.phone,
                             secretSealed: nil, createdAt: env.nowMillis, lastUsedAt: nil)
@@ -49,7 +50,8 @@ struct PhoneFactor: SecondFactor {
         return nil
     }
 
-    func verify(_ factor: FactorRecord, code: String, purpose: Purpose, context: AuditContext) throws -> Bool {
+    func verify(_ factor: FactorRecord, proof: Proof, purpose: Purpose, context: AuditContext) throws -> Bool {
+        guard let code = proof.code else { return false }
         let requestID = try env.read { db in
             try db.queryOne("SELECT verify_request_id FROM mfa_challenges WHERE factor_id = $1 AND purpose = $2 ORDER BY created_at DESC, id LIMIT 1",
                             [.text(factor.id), .text(purpose.key)])?.optionalText("verify_request_id")

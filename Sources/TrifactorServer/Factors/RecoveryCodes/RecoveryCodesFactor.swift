@@ -19,11 +19,12 @@ struct RecoveryCodesFactor: SecondFactor {
         throw APIError.invalidFields([.init(name: "kind", reason: "recovery codes are created with POST /v1/mfa/recovery-codes")])
     }
 
-    func finishEnrollment(_ draft: EnrollmentDraft, code: String, context: AuditContext) throws -> FactorRecord? { nil }
+    func finishEnrollment(_ draft: EnrollmentDraft, proof: Proof, context: AuditContext) throws -> FactorRecord? { nil }
 
     func challenge(_ factor: FactorRecord, purpose: Purpose, context: AuditContext) throws -> String? { nil }
 
-    func verify(_ factor: FactorRecord, code: String, purpose: Purpose, context: AuditContext) throws -> Bool {
+    func verify(_ factor: FactorRecord, proof: Proof, purpose: Purpose, context: AuditContext) throws -> Bool {
+        guard let code = proof.code else { return false }
         let normalized = Self.normalize(code)
         guard normalized.count == 10 else { return false }
         return try env.transaction { db in

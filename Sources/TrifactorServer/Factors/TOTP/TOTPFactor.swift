@@ -29,7 +29,8 @@ struct TOTPFactor: SecondFactor {
                                response: EnrollmentStarted(secret: base32, otpauthURI: uri, qrSVG: try QRCode.svg(uri)))
     }
 
-    func finishEnrollment(_ draft: EnrollmentDraft, code: String, context: AuditContext) throws -> FactorRecord? {
+    func finishEnrollment(_ draft: EnrollmentDraft, proof: Proof, context: AuditContext) throws -> FactorRecord? {
+        guard let code = proof.code else { return nil }
         let algorithm = draft.algorithm ?? "SHA1", digits = draft.digits ?? 6
         guard let sealed = draft.secretSealed,
               let step = try matchingStep(sealed: sealed, factorID: draft.factorID, code: code, algorithm: algorithm, digits: digits) else { return nil }
@@ -39,7 +40,8 @@ struct TOTPFactor: SecondFactor {
 
     func challenge(_ factor: FactorRecord, purpose: Purpose, context: AuditContext) throws -> String? { nil }
 
-    func verify(_ factor: FactorRecord, code: String, purpose: Purpose, context: AuditContext) throws -> Bool {
+    func verify(_ factor: FactorRecord, proof: Proof, purpose: Purpose, context: AuditContext) throws -> Bool {
+        guard let code = proof.code else { return false }
         guard let sealed = factor.secretSealed,
               let step = try matchingStep(sealed: sealed, factorID: factor.id, code: code, algorithm: factor.algorithm ?? "SHA1", digits: factor.digits ?? 6)
         else { return false }

@@ -56,7 +56,7 @@ struct AuthorizationRoutes {
         let factor = try mfa.find(try row.text("factor_id"), userID: auth.user.id)
         let purpose = Authorizations.purpose(id: id, hash: try row.text("action_hash"), summary: try row.text("summary"))
         do {
-            try mfa.prove(factor, code: try MFASignIn.proof(code: body.code, assertion: body.assertion), purpose: purpose, userID: auth.user.id, request: request)
+            try mfa.prove(factor, proof: try Proof.from(code: body.code, credential: body.assertion), purpose: purpose, userID: auth.user.id, request: request)
         } catch let error as APIError where error == .invalidCode {
             try env.transaction { db in
                 try AuditLog.append(AuditContext(request).event(.authorizationFailed, .failure, userID: auth.user.id, detail: "id=\(id)"), at: env.nowMillis, on: db)
@@ -114,7 +114,7 @@ enum Authorizations {
 
     /// A code is bound to the authorization and to the action's hash.
     static func purpose(id: String, hash: String, summary: String) -> Purpose {
-        Purpose(key: "authz:\(id):\(hash)", text: summary)
+        Purpose.authorization(id: id, actionHash: hash, summary: summary)
     }
 
     /// The outcome of spending an authorization.

@@ -76,10 +76,7 @@ struct EnrollmentRoutes {
     func finish(_ request: Request) throws -> Response {
         let auth = try freshUser(request)
         let body = try request.decode(FinishEnrollmentRequest.self)
-        guard let proof = body.credential.map(PasskeyFactor.encode) ?? (body.code ?? body.signature)?.trimmingCharacters(in: .whitespaces),
-              !proof.isEmpty, proof.count <= 16_384 else {
-            throw APIError.invalidFields([.init(name: "code", reason: "is required (a device sends its signature, a passkey its credential)")])
-        }
+        let proof = try Proof.from(code: body.code ?? body.signature, credential: body.credential)
         let token = request.parameters["session"] ?? ""
         guard SessionToken.isWellFormed(token) else { throw APIError.enrollmentNotFound }
         let tokenHash = SHA256.hex(token)
@@ -94,7 +91,7 @@ struct EnrollmentRoutes {
             }
             draft.displayName = name
         }
-        guard let record = try factor.finishEnrollment(draft, code: proof, context: context) else {
+        guard let record = try factor.finishEnrollment(draft, proof: proof, context: context) else {
             try env.transaction { db in
                 try AuditLog.append(context.event(.mfaEnrollmentFailed, .failure, userID: auth.user.id, detail: "kind=\(factor.kind)"), at: env.nowMillis, on: db)
             }

@@ -44,7 +44,7 @@ struct MFASignIn {
         let body = try request.decode(MFAChallengeRequest.self)
         let p = try pending(body.pendingCredential)
         let factor = try find(body.enrollmentID, userID: p.userID)
-        let purpose = Purpose(key: "signin:\(p.tokenHash)", text: "Your sign-in code")
+        let purpose = Purpose.signIn(pendingHash: p.tokenHash, text: "Your sign-in code")
         let challenge = try send(factor, purpose: purpose, userID: p.userID, request: request)
         var answer = challengeAnswer(factor, challenge: challenge, purpose: "signin")
         if factor.kind == "device" {
@@ -61,7 +61,7 @@ struct MFASignIn {
         let body = try request.decode(MFASignInRequest.self)
         let p = try pending(body.pendingCredential)
         let factor = try find(body.enrollmentID, userID: p.userID)
-        let purpose = Purpose(key: "signin:\(p.tokenHash)", text: nil)
+        let purpose = Purpose.signIn(pendingHash: p.tokenHash)
         let strategy: any SecondFactor
         if let approvalID = body.approvalID, factor.kind == "device", let device = SecondFactors.named("device", env) {
             let ok = try PushApprovalRoutes.consume(env: env, approvalID: approvalID, factor: factor, purpose: purpose)
@@ -73,8 +73,7 @@ struct MFASignIn {
             guard ok else { throw APIError.invalidCode }
             strategy = device
         } else {
-            let code = try Self.proof(code: body.code, assertion: body.assertion)
-            strategy = try prove(factor, code: code, purpose: purpose, userID: p.userID, request: request)
+            strategy = try prove(factor, proof: try Proof.from(code: body.code, credential: body.assertion), purpose: purpose, userID: p.userID, request: request)
         }
         let token = SessionToken.generate(env.random)
         let context = AuditContext(request)
@@ -97,16 +96,16 @@ struct MFASignIn {
         let auth = try SessionAuthenticator(env: env).authenticate(request).get()
         let body = try request.decode(StepUpRequest.self)
         let factor = try find(body.enrollmentID, userID: auth.user.id)
-        let purpose = Purpose(key: "stepup:\(auth.session.id)", text: "Your verification code")
+        let purpose = Purpose.stepUp(sessionID: auth.session.id, text: "Your verification code")
         guard body.code != nil || body.assertion != nil else {
             let challenge = try send(factor, purpose: purpose, userID: auth.user.id, request: request)
             return .json(challengeAnswer(factor, challenge: challenge, purpose: "stepup"), status: 202)
         }
-        let code = try Self.proof(code: body.code, assertion: body.assertion)
+        let proof = try Proof.from(code: body.code, credential: body.assertion)
         // An AAL2 session lives 24 hours at most: an older one cannot be raised, only replaced.
         let aal2 = env.configuration.sessionsAAL2
         guard Date(millis: auth.session.createdAt).addingTimeInterval(aal2.absoluteLifetime) > env.clock.now() else { throw APIError.reauthenticationRequired }
-        let strategy = try prove(factor, code: code, purpose: purpose, userID: auth.user.id, request: request)
+        let strategy = try prove(factor, proof: proof, purpose: purpose, userID: auth.user.id, request: request)
         try env.transaction { db in
             guard try SessionRepository.stepUp(id: auth.session.id, method: strategy.method, at: env.nowMillis, on: db) else { throw APIError.unauthenticated }
             try AuditLog.append(AuditContext(request).event(.sessionSteppedUp, .success, userID: auth.user.id, detail: "method=\(strategy.method)"),
@@ -117,15 +116,6 @@ struct MFASignIn {
     }
 
     // MARK: Shared by sign-in, step-up and authorizations
-
-    /// The proof in a request: a passkey assertion (as JSON), or a code or signature.
-    static func proof(code: String?, assertion: CredentialJSON?) throws -> String {
-        if let assertion { return PasskeyFactor.encode(assertion) }
-        guard let code, !code.isEmpty, code.count <= 4096 else {
-            throw APIError.invalidFields([.init(name: "code", reason: "is required (or assertion for a passkey)")])
-        }
-        return code
-    }
 
     /// The answer to a challenge: what a device signs, or a passkey's request options.
     func challengeAnswer(_ factor: FactorRecord, challenge: String?, purpose label: String) -> ChallengeSent {
@@ -161,7 +151,7 @@ struct MFASignIn {
     /// Proves `factor` with `code` for `purpose`, under the per-user lockout.
     /// - Throws: `APIError.tooManyAttempts` while locked, `APIError.invalidCode` for a wrong code.
     @discardableResult
-    func prove(_ factor: FactorRecord, code: String, purpose: Purpose, userID: String, request: Request) throws -> any SecondFactor {
+    func prove(_ factor: FactorRecord, proof: Proof, purpose: Purpose, userID: String, request: Request) throws -> any SecondFactor {
         guard let strategy = SecondFactors.named(factor.kind, env) else { throw APIError.secondFactorUnusable }
         let context = AuditContext(request)
         let throttle = LoginThrottle(policy: env.configuration.mfaLockout)
@@ -172,7 +162,7 @@ struct MFASignIn {
             return admission
         }
         if case .locked(let wait) = admission { throw APIError.tooManyAttempts(retryAfter: wait) }
-        let ok = try strategy.verify(factor, code: code.trimmingCharacters(in: .whitespaces), purpose: purpose, context: context)
+        let ok = try strategy.verify(factor, proof: proof, purpose: purpose, context: context)
         try env.transaction { db in
             let now = env.nowMillis
             if ok {

@@ -168,7 +168,7 @@ struct PushApprovalRoutes {
     func state(_ request: Request) throws -> Response {
         let approvalID = request.parameters["approval"] ?? ""
         guard let credential = request.query["pending_credential"], SessionToken.isWellFormed(credential) else { throw APIError.invalidPendingCredential }
-        let purpose = "signin:\(SHA256.hex(credential))"
+        let purpose = Purpose.signIn(pendingHash: SHA256.hex(credential)).key
         guard let row = try env.read({ db in
             try db.queryOne("SELECT status, expires_at FROM push_approvals WHERE id = $1 AND purpose = $2", [.text(approvalID), .text(purpose)])
         }) else { throw APIError.authorizationNotFound }

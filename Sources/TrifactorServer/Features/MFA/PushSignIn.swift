@@ -25,7 +25,7 @@ struct PushSignIn {
         guard let email = EmailAddress(body.email) else { throw APIError.invalidFields([.init(name: "email", reason: "is not a valid email address")]) }
         let context = AuditContext(request)
         let token = SessionToken.generate(env.random)
-        let purpose = "signin:\(SHA256.hex(token))"
+        let purpose = Purpose.signIn(pendingHash: SHA256.hex(token)).key
         let emailKey = SHA256.hex(email.value)
         let (number, choices) = PushApprovalRoutes.numbers(env)
         let id = env.newID()
@@ -71,7 +71,7 @@ struct PushSignIn {
                 UPDATE push_approvals SET consumed_at = $3
                 WHERE id = $1 AND purpose = $2 AND status = 'approved' AND consumed_at IS NULL AND expires_at > $3
                 RETURNING factor_id
-                """, [.text(body.approvalID), .text("signin:\(tokenHash)"), .int(now)]),
+                """, [.text(body.approvalID), .text(Purpose.signIn(pendingHash: tokenHash).key), .int(now)]),
                   try MFARepository.usePending(tokenHash: tokenHash, now: now, on: db),
                   let userID = try db.queryOne("SELECT user_id FROM mfa_factors WHERE id = $1", [.text(try row.text("factor_id"))])?.text("user_id")
             else { return nil }
