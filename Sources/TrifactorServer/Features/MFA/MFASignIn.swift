@@ -75,21 +75,14 @@ struct MFASignIn {
         } else {
             strategy = try prove(factor, proof: try Proof.from(code: body.code, credential: body.assertion), purpose: purpose, userID: p.userID, request: request)
         }
-        let token = SessionToken.generate(env.random)
-        let context = AuditContext(request)
-        let session = try env.transaction { db -> SessionRecord in
-            let now = env.nowMillis
+        let issued = try env.transaction { db in
             // Single use: a second completion with the same pending sign-in finds it spent.
-            guard try MFARepository.usePending(tokenHash: p.tokenHash, now: now, on: db) else { throw APIError.invalidPendingCredential }
-            var session = SessionRecord(id: env.newID(), userID: p.userID, aal: AssuranceLevel.aal2.rawValue, methods: ["pwd", strategy.method],
-                                        createdAt: now, lastSeenAt: now, endedAt: nil, endReason: nil, mfaVerifiedAt: now)
-            if factor.kind == "device" { session.deviceID = factor.id }
-            try SessionRepository.insert(session, tokenHash: SHA256.hex(token), passwordVerifiedAt: p.passwordVerifiedAt, ip: context.ip,
-                                         userAgent: context.userAgent, on: db)
-            try AuditLog.append(context.event(.signInSucceeded, .success, userID: p.userID, detail: "aal=2 methods=pwd,\(strategy.method)"), at: now, on: db)
-            return session
+            guard try MFARepository.usePending(tokenHash: p.tokenHash, now: env.nowMillis, on: db) else { throw APIError.invalidPendingCredential }
+            let proofs = SessionIssuer.Proofs(aal: .aal2, methods: ["pwd", strategy.method], passwordVerifiedAt: p.passwordVerifiedAt, secondFactor: true,
+                                              deviceID: factor.kind == "device" ? factor.id : nil)
+            return try SessionIssuer(env: env).issue(userID: p.userID, proofs, context: AuditContext(request), detail: "factor=\(factor.id)", on: db)
         }
-        return .json(SessionCreated(token: token, session: session.info(env)), status: 201)
+        return .json(SessionCreated(token: issued.token, session: issued.session.info(env)), status: 201)
     }
 
     func stepUp(_ request: Request) throws -> Response {

@@ -34,8 +34,7 @@ struct PasskeySignIn {
               let object = try? JSONSerialization.jsonObject(with: Data(clientData)) as? [String: Any],
               let challengeText = object["challenge"] as? String, let challenge = Base64URL.decode(challengeText)
         else { throw APIError.invalidCredentials }
-        let token = SessionToken.generate(env.random)
-        let session = try env.transaction { db -> SessionRecord? in
+        let issued = try env.transaction { db -> (token: String, session: SessionRecord)? in
             let now = env.nowMillis
             // The challenge must be one we issued, unused and fresh; it is spent either way.
             guard try db.execute("UPDATE passkey_logins SET used_at = $2 WHERE challenge = $1 AND used_at IS NULL AND created_at > $3",
@@ -46,13 +45,10 @@ struct PasskeySignIn {
                 try AuditLog.append(context.event(.signInFailed, .failure, detail: "passkey"), at: now, on: db)
                 return nil
             }
-            let session = SessionRecord(id: env.newID(), userID: factor.userID, aal: AssuranceLevel.aal2.rawValue, methods: ["hwk", "user"],
-                                        createdAt: now, lastSeenAt: now, endedAt: nil, endReason: nil, mfaVerifiedAt: now)
-            try SessionRepository.insert(session, tokenHash: SHA256.hex(token), passwordVerifiedAt: nil, ip: context.ip, userAgent: context.userAgent, on: db)
-            try AuditLog.append(context.event(.signInSucceeded, .success, userID: factor.userID, detail: "aal=2 passwordless passkey \(factor.id)"), at: now, on: db)
-            return session
+            let proofs = SessionIssuer.Proofs(aal: .aal2, methods: ["hwk", "user"], passwordVerifiedAt: nil, secondFactor: true)
+            return try SessionIssuer(env: env).issue(userID: factor.userID, proofs, context: context, detail: "passwordless passkey=\(factor.id)", on: db)
         }
-        guard let session else { throw APIError.invalidCredentials }
-        return .json(SessionCreated(token: token, session: session.info(env)), status: 201)
+        guard let issued else { throw APIError.invalidCredentials }
+        return .json(SessionCreated(token: issued.token, session: issued.session.info(env)), status: 201)
     }
 }

@@ -63,8 +63,7 @@ struct PushSignIn {
         guard SessionToken.isWellFormed(body.pendingCredential) else { throw APIError.invalidPendingCredential }
         let tokenHash = SHA256.hex(body.pendingCredential)
         let context = AuditContext(request)
-        let token = SessionToken.generate(env.random)
-        let session = try env.transaction { db -> SessionRecord? in
+        let issued = try env.transaction { db -> (token: String, session: SessionRecord)? in
             let now = env.nowMillis
             // The approval first: a decoy is never approved, so it fails here like an unapproved real one.
             guard let row = try db.queryOne("""
@@ -76,15 +75,11 @@ struct PushSignIn {
                   let userID = try db.queryOne("SELECT user_id FROM mfa_factors WHERE id = $1", [.text(try row.text("factor_id"))])?.text("user_id")
             else { return nil }
             let deviceID = try row.text("factor_id")
-            var session = SessionRecord(id: env.newID(), userID: userID, aal: AssuranceLevel.aal1.rawValue, methods: ["hwk"],
-                                        createdAt: now, lastSeenAt: now, endedAt: nil, endReason: nil)
-            session.deviceID = deviceID
-            try SessionRepository.insert(session, tokenHash: SHA256.hex(token), passwordVerifiedAt: nil, ip: context.ip, userAgent: context.userAgent, on: db)
             try FactorRepository.markUsed(id: deviceID, at: now, on: db)
-            try AuditLog.append(context.event(.signInSucceeded, .success, userID: userID, detail: "aal=1 passwordless push device=\(deviceID)"), at: now, on: db)
-            return session
+            let proofs = SessionIssuer.Proofs(aal: .aal1, methods: ["hwk"], passwordVerifiedAt: nil, secondFactor: false, deviceID: deviceID)
+            return try SessionIssuer(env: env).issue(userID: userID, proofs, context: context, detail: "passwordless push", on: db)
         }
-        guard let session else { throw APIError.invalidCode }
-        return .json(SessionCreated(token: token, session: session.info(env)), status: 201)
+        guard let issued else { throw APIError.invalidCode }
+        return .json(SessionCreated(token: issued.token, session: issued.session.info(env)), status: 201)
     }
 }

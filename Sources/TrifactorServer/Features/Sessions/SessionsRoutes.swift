@@ -16,7 +16,7 @@ struct SessionsRoutes {
     }
 
     private enum SignInOutcome {
-        case session(SessionRecord)
+        case session(token: String, SessionRecord)
         case secondFactor(MFARequired)
     }
 
@@ -66,7 +66,6 @@ struct SessionsRoutes {
         }
         let upgraded = env.hasher.needsRehash(user.passwordHash) ? try? env.hasher.hash(password) : nil
 
-        let token = SessionToken.generate(env.random)
         let outcome = try env.transaction { db -> SignInOutcome in
             let now = env.nowMillis
             try throttle.reset(email: email, on: db)
@@ -76,19 +75,17 @@ struct SessionsRoutes {
             // A user with second factors gets a pending sign-in, never a session, from the password alone.
             let hints = try MFASignIn.hints(userID: user.id, on: db)
             if !hints.isEmpty {
+                let token = SessionToken.generate(env.random)
                 try MFARepository.insertPending(tokenHash: SHA256.hex(token), userID: user.id, now: now, on: db)
                 try AuditLog.append(context.event(.signInSucceeded, .success, userID: user.id, detail: "password ok, second factor required"), at: now, on: db)
                 return .secondFactor(MFARequired(pendingCredential: token, hints: hints))
             }
-            let session = SessionRecord(id: env.newID(), userID: user.id, aal: AssuranceLevel.aal1.rawValue, methods: [AuthMethod.pwd.rawValue],
-                                        createdAt: now, lastSeenAt: now, endedAt: nil, endReason: nil)
-            try SessionRepository.insert(session, tokenHash: SHA256.hex(token), passwordVerifiedAt: now, ip: context.ip,
-                                         userAgent: context.userAgent, on: db)
-            try AuditLog.append(context.event(.signInSucceeded, .success, userID: user.id, detail: "aal=1 methods=pwd"), at: now, on: db)
-            return .session(session)
+            let proofs = SessionIssuer.Proofs(aal: .aal1, methods: [AuthMethod.pwd.rawValue], passwordVerifiedAt: now, secondFactor: false)
+            let issued = try SessionIssuer(env: env).issue(userID: user.id, proofs, context: context, detail: "", on: db)
+            return .session(token: issued.token, issued.session)
         }
         switch outcome {
-        case .session(let session): return .json(SessionCreated(token: token, session: session.info(env)), status: 201)
+        case .session(let token, let session): return .json(SessionCreated(token: token, session: session.info(env)), status: 201)
         case .secondFactor(let required): return .json(required)
         }
     }
