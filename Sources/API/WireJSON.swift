@@ -19,6 +19,9 @@ public enum WireJSON {
     /// building one per response was a measurable cost.
     public static let sharedEncoder = encoder()
 
+    /// One shared decoder (thread-safe once configured), for request bodies.
+    public static let sharedDecoder = decoder()
+
     /// A decoder for API bodies.
     public static func decoder() -> JSONDecoder {
         let d = JSONDecoder()

@@ -1,4 +1,5 @@
 internal import CSodium
+import Core
 
 /// Argon2id password hashing through libsodium's `crypto_pwhash_str`. The
 /// parameters travel inside the hash string (`$argon2id$v=19$m=…,t=…,p=1$…`),
@@ -60,10 +61,6 @@ public struct PasswordHasher: Sendable {
     /// A hash of a random password, to verify against when an account does not
     /// exist, so that an unknown email costs the same time as a wrong password.
     public func decoyHash() -> String {
-        (try? hash(Hex.randomToken())) ?? "$argon2id$v=19$m=19456,t=2,p=1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+        (try? hash(Hex.encode(SecureRandom.bytes(16)))) ?? "$argon2id$v=19$m=19456,t=2,p=1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
     }
-}
-
-private enum Hex {
-    static func randomToken() -> String { SecureRandom.bytes(16).map { String($0, radix: 16) }.joined() }
 }

@@ -51,11 +51,11 @@ public struct Request: Sendable {
         guard contentType == "application/json" else {
             throw HTTPProblem.unsupportedMediaType
         }
-        guard (try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])) != nil else {
-            throw HTTPProblem.malformedJSON
-        }
         do {
-            return try WireJSON.decoder().decode(T.self, from: Data(body))
+            return try WireJSON.sharedDecoder.decode(T.self, from: Data(body))
+        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+            // Not JSON at all (rather than a field of the wrong shape).
+            throw HTTPProblem.malformedJSON
         } catch let error as DecodingError {
             throw HTTPProblem.invalidFields(Self.invalidParameters(error))
         }

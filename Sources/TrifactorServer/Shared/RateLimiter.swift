@@ -12,13 +12,12 @@ struct RateLimiter {
         let rate: Double
     }
 
-    /// Takes one token from the bucket `key`. Returns nil when granted, or the
-    /// whole seconds to wait before a token is available.
-    static func take(_ key: String, limit: Limit, nowMillis: Int64, on db: any SQLConnection) throws -> Int? {
-        // $2 and $5 are both now: PostgreSQL deduces one type per parameter.
-        // refill = min(burst, tokens + elapsed seconds × rate), written with CASE so both dialects agree.
+    /// One upsert that refills and spends in place. $2 and $5 are both now:
+    /// PostgreSQL deduces one type per parameter. refill = min(burst, tokens
+    /// + elapsed seconds × rate), written with CASE so both dialects agree.
+    private static let sql: String = {
         let refill = "CASE WHEN rate_limits.tokens + (CAST($5 AS DOUBLE PRECISION) - rate_limits.updated_at) / 1000.0 * CAST($4 AS DOUBLE PRECISION) > CAST($3 AS DOUBLE PRECISION) THEN CAST($3 AS DOUBLE PRECISION) ELSE rate_limits.tokens + (CAST($5 AS DOUBLE PRECISION) - rate_limits.updated_at) / 1000.0 * CAST($4 AS DOUBLE PRECISION) END"
-        let sql = """
+        return """
             INSERT INTO rate_limits (key, tokens, updated_at, granted) VALUES ($1, CAST($3 AS DOUBLE PRECISION) - 1, $2, 1)
             ON CONFLICT (key) DO UPDATE SET
               tokens = CASE WHEN \(refill) >= 1 THEN \(refill) - 1 ELSE \(refill) END,
@@ -26,6 +25,11 @@ struct RateLimiter {
               updated_at = $2
             RETURNING tokens, granted
             """
+    }()
+
+    /// Takes one token from the bucket `key`. Returns nil when granted, or the
+    /// whole seconds to wait before a token is available.
+    static func take(_ key: String, limit: Limit, nowMillis: Int64, on db: any SQLConnection) throws -> Int? {
         guard let row = try db.queryOne(sql, [.text(key), .int(nowMillis), .double(limit.burst), .double(limit.rate), .double(Double(nowMillis))]) else {
             return nil
         }
