@@ -6,24 +6,20 @@
 struct MHD_Daemon *trifactor_mhd_start(const struct trifactor_mhd_options *o, const char **error_out) {
     struct sockaddr_storage storage;
     memset(&storage, 0, sizeof storage);
-    socklen_t length = 0;
     unsigned int ipv6 = 0;
     struct sockaddr_in *v4 = (struct sockaddr_in *)&storage;
     struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&storage;
     if (inet_pton(AF_INET, o->bind_address, &v4->sin_addr) == 1) {
         v4->sin_family = AF_INET;
         v4->sin_port = htons(o->port);
-        length = sizeof *v4;
     } else if (inet_pton(AF_INET6, o->bind_address, &v6->sin6_addr) == 1) {
         v6->sin6_family = AF_INET6;
         v6->sin6_port = htons(o->port);
-        length = sizeof *v6;
         ipv6 = MHD_USE_IPv6;
     } else {
         *error_out = "the listen address is not an IPv4 or IPv6 literal";
         return NULL;
     }
-    (void)length;
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | ipv6;
     int tls = o->tls_cert_pem != NULL && o->tls_key_pem != NULL;
     if (tls) {

@@ -64,9 +64,6 @@ public struct HTTPProblem: HTTPResponseError, Sendable {
         let names = fields.map(\.name).joined(separator: ", ")
         return HTTPProblem(status: 422, code: "invalid_fields", title: "Invalid Fields", detail: "These fields are invalid: \(names).", invalidParams: fields)
     }
-    public static func tooManyRequests(retryAfter seconds: Int) -> HTTPProblem {
-        HTTPProblem(status: 429, code: "rate_limited", title: "Too Many Requests", detail: "Too many requests: try again in \(seconds) seconds.", headers: [("Retry-After", String(seconds))])
-    }
     public static let overloaded = HTTPProblem(status: 503, code: "overloaded", title: "Service Unavailable", detail: "The server is busy: try again in a moment.", headers: [("Retry-After", "1")])
     public static let internalError = HTTPProblem(status: 500, code: "internal_error", title: "Internal Server Error", detail: "Something went wrong on our side. Quote the request id if you report it.")
 }

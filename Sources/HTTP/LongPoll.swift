@@ -67,9 +67,6 @@ public final class LongPollHub: Sendable {
         condition.unlock()
     }
 
-    /// Requests waiting now.
-    public var waiting: Int { state.withLock { $0.waiters.count } }
-
     func add(key: String, timeout: TimeInterval, request: Request, handler: @escaping Router.Handler, onTimeout: Response,
              answer: @escaping @Sendable (Response) -> Void) {
         let stopping = state.withLock { s -> Bool in

@@ -5,19 +5,6 @@ public struct Row: Sendable {
     /// Values, in the same order as `columns`.
     public let values: [SQLValue]
 
-    /// A row from parallel arrays of column names and values (names are lower-cased).
-    public init(columns: [String], values: [SQLValue]) {
-        precondition(columns.count == values.count, "Row: columns and values differ in length")
-        self.columns = columns.map { $0.lowercased() }
-        self.values = values
-    }
-
-    /// A row from a dictionary (handy for test doubles); columns are sorted by name.
-    public init(_ dictionary: [String: SQLValue]) {
-        let sorted = dictionary.sorted { $0.key < $1.key }
-        self.init(columns: sorted.map(\.key), values: sorted.map(\.value))
-    }
-
     /// Internal fast path: names are already lower-cased and shared between the rows of a result.
     init(lowercasedColumns: [String], values: [SQLValue]) {
         self.columns = lowercasedColumns

@@ -24,7 +24,6 @@ public enum SQLValue: Sendable, Hashable {
     public init(_ v: Bool) { self = .int(v ? 1 : 0) }
 
     /// True for `.null`.
-    public var isNull: Bool { self == .null }
 
     /// The name of the case, for error details (never the value: it may be a secret).
     var typeName: String {

@@ -42,6 +42,11 @@ public struct VerifyWorkflow: Sendable, Equatable {
     }
 
     public static let maxWrongCodes = 3
+
+    /// Whether `code` has the shape of a verification code: 4 to 10 ASCII letters or digits.
+    public static func isValidCode(_ code: String) -> Bool {
+        (4...10).contains(code.count) && code.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+    }
     public static let cancelGrace: TimeInterval = 30
 
     public let stepCount: Int

@@ -9,12 +9,9 @@ public struct Configuration: Sendable {
     public var databaseURL = "sqlite:data/trifactor.db"
     /// Connections per process.
     public var databasePoolSize = 4
-    /// `HOST:PORT` to listen on.
-    public var listenHost = "127.0.0.1"
-    public var listenPort = 8080
     /// Dev mode: the outbox is printed and served at /dev/outbox.
     public var dev = false
-    /// HTTP settings (threads, worker pool, body limit).
+    /// HTTP settings: where to listen (127.0.0.1:8080), threads, worker pool, body limit, TLS.
     public var http = HTTPServerConfiguration()
     /// Argon2id cost: passes and memory in KiB.
     public var argon2OpsLimit: UInt64 = 2

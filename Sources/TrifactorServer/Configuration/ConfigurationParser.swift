@@ -46,8 +46,6 @@ enum ConfigurationParser {
         if (config.http.tlsCertificatePEM == nil) != (config.http.tlsKeyPEM == nil) {
             throw Failure(description: "TLS needs both a certificate (--tls-cert) and a key (--tls-key).")
         }
-        config.http.host = config.listenHost
-        config.http.port = config.listenPort
         return config
     }
 

@@ -1,3 +1,4 @@
+import Core
 import Foundation
 
 /// One configurable value: its environment variable, its flag, the help text,
@@ -15,7 +16,8 @@ struct Setting: Sendable {
     static let all: [Setting] = [
         Setting(variable: "TRIFACTOR_DATABASE_URL", flag: "--database-url", valueName: "URL",
                 help: "Database: sqlite:PATH (embedded) or postgres://USER@HOST:PORT/DB", defaultText: "sqlite:data/trifactor.db") { c, v in
-            guard v.hasPrefix("sqlite:") || v.hasPrefix("postgres:") || v.hasPrefix("postgresql://") else {
+            let scheme = v.lowercased()
+            guard scheme.hasPrefix("sqlite:") || scheme.hasPrefix("postgres:") || scheme.hasPrefix("postgresql://") else {
                 return "The database URL must start with sqlite: or postgres://."
             }
             c.databaseURL = v
@@ -30,8 +32,8 @@ struct Setting: Sendable {
             var host = String(v[..<colon])
             if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
             if host == "localhost" { host = "127.0.0.1" }
-            c.listenHost = host
-            c.listenPort = port
+            c.http.host = host
+            c.http.port = port
             return nil
         },
         Setting(variable: "TRIFACTOR_DEV", flag: "--dev", valueName: "0|1",
@@ -114,7 +116,7 @@ struct Setting: Sendable {
                 let parts = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
                 guard parts.count == 2, let first = parts[0].first, first != "0", parts[0].count >= 7, parts[0].count <= 15,
                       parts[0].allSatisfy({ $0.isASCII && $0.isNumber }),
-                      (4...10).contains(parts[1].count), parts[1].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+                      VerifyWorkflow.isValidCode(parts[1])
                 else { return "TRIFACTOR_TEST_NUMBERS must look like 447400123999=1234,15555550100=654321 (E.164 digits = a 4-10 character code)." }
                 numbers[parts[0]] = parts[1]
             }

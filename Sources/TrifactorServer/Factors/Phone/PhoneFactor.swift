@@ -1,3 +1,4 @@
+import Core
 import API
 import Foundation
 import Messaging
@@ -81,7 +82,7 @@ struct PhoneFactor: SecondFactor {
 
     /// True when `code` completes the verification `id`; false for a wrong, used or expired one.
     private func check(_ id: String, code: String, context: AuditContext) throws -> Bool {
-        guard (4...10).contains(code.count), code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return false }
+        guard VerifyWorkflow.isValidCode(code) else { return false }
         do {
             try VerifyService(env: env).check(id: id, code: code, key: APIKeys.internalMFA, context: context)
             return true

@@ -1,3 +1,4 @@
+import Core
 import API
 import Foundation
 import HTTP
@@ -31,7 +32,7 @@ struct VerifyRoutes {
             let key = try authenticate(request)
             let id = try requestID(request)
             let body = try decode(CheckCodeRequest.self, request)
-            guard let code = body.code, (4...10).contains(code.count), code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+            guard let code = body.code, VerifyWorkflow.isValidCode(code) else {
                 throw VerifyError.invalidParameters([.init(name: "code", reason: "must be 4 to 10 letters or digits")])
             }
             try service.check(id: id, code: code, key: key, context: AuditContext(request))
@@ -112,7 +113,7 @@ struct VerifyRoutes {
         if !(15...900).contains(timeout) { invalid.append(.init(name: "channel_timeout", reason: "must be 15 to 900 seconds")) }
         let length = body.codeLength ?? 4
         if !(4...10).contains(length) { invalid.append(.init(name: "code_length", reason: "must be 4 to 10")) }
-        if let code = body.code, !((4...10).contains(code.count) && code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })) {
+        if let code = body.code, !VerifyWorkflow.isValidCode(code) {
             invalid.append(.init(name: "code", reason: "must be 4 to 10 letters or digits"))
         }
         if let ref = body.clientRef, ref.isEmpty || ref.count > 40 { invalid.append(.init(name: "client_ref", reason: "must be 1 to 40 characters")) }
