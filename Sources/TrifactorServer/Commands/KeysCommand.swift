@@ -1,5 +1,6 @@
 import API
 import Foundation
+import HTTP
 import Store
 
 /// `trifactord keys create --name NAME [--json] | list [--json] | revoke KEY`.
@@ -26,11 +27,14 @@ enum KeysCommand {
             }
         }
         let config = try ConfigurationParser.parse(arguments: remaining, environment: environment)
-        let database = try openDatabase(url: config.databaseURL, poolSize: 1)
-        defer { database.close() }
-        try database.migrate(Schema.migrations)
-        let env = try Environment(database: database, configuration: config)
-        let keys = APIKeys(env: env)
+        try ListCommands.withDatabase(config) { database in
+            // A quiet environment: the server's start-up warnings (key file, sender) are not this command's.
+            let env = try Environment(database: database, configuration: config, logger: Logger { _ in })
+            try run(sub, name: name, target: target, json: json, keys: APIKeys(env: env), database: database)
+        }
+    }
+
+    private static func run(_ sub: String, name: String?, target: String?, json: Bool, keys: APIKeys, database: any Database) throws {
         switch sub {
         case "create":
             let trimmed = name?.trimmingCharacters(in: .whitespaces) ?? ""

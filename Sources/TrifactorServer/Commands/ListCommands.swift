@@ -5,7 +5,7 @@ import Store
 /// `trifactord audit tail` and `trifactord users list`.
 enum ListCommands {
     static func auditTail(_ config: Configuration, _ options: ListingOptions) throws {
-        let entries = try withDatabase(config) { db in try db.transaction { try AuditLog.tail(limit: options.limit, on: $0) } }
+        let entries = try withDatabase(config) { db in try db.read { try AuditLog.tail(limit: options.limit, on: $0) } }
         if options.json {
             for e in entries {
                 let object: [String: Any] = ["seq": e.seq, "at": WireJSON.format(e.at), "kind": e.kind, "outcome": e.outcome,
@@ -24,7 +24,7 @@ enum ListCommands {
     }
 
     static func usersList(_ config: Configuration, _ options: ListingOptions) throws {
-        let users = try withDatabase(config) { db in try db.transaction { try AccountRepository.list(limit: options.limit, on: $0) } }
+        let users = try withDatabase(config) { db in try db.read { try AccountRepository.list(limit: options.limit, on: $0) } }
         if options.json {
             let data = try WireJSON.encoder().encode(users.map(\.info))
             print(String(decoding: data, as: UTF8.self))
@@ -39,7 +39,7 @@ enum ListCommands {
 
     /// Opens the configured database (migrated, so a new one lists nothing
     /// rather than failing) for one command.
-    private static func withDatabase<T>(_ config: Configuration, _ body: (any Database) throws -> T) throws -> T {
+    static func withDatabase<T>(_ config: Configuration, _ body: (any Database) throws -> T) throws -> T {
         let database = try openDatabase(url: config.databaseURL, poolSize: 1)
         defer { database.close() }
         try database.migrate(Schema.migrations)

@@ -104,7 +104,7 @@ struct Setting: Sendable {
         rate("TRIFACTOR_VERIFY_NUMBER_RATE", "--verify-number-rate", "Phone verifications per number per second after the burst", "0.00833") { $0.verify.perNumberRate = $1 },
         rate("TRIFACTOR_VERIFY_KEY_BURST", "--verify-key-burst", "Phone verifications per API key in a burst", "100") { $0.verify.perKeyBurst = $1 },
         rate("TRIFACTOR_VERIFY_KEY_RATE", "--verify-key-rate", "Phone verifications per API key per second after the burst", "10") { $0.verify.perKeyRate = $1 },
-        rate("TRIFACTOR_VERIFY_IP_BURST", "--verify-ip-burst", "Phone verification starts per client IP in a burst", "30") { $0.verify.perIPBurst = $1 },
+        rate("TRIFACTOR_VERIFY_IP_BURST", "--verify-ip-burst", "Phone verification starts and rejected credentials per client IP in a burst", "30") { $0.verify.perIPBurst = $1 },
         rate("TRIFACTOR_VERIFY_IP_RATE", "--verify-ip-rate", "Phone verification starts per client IP per second after the burst", "0.5") { $0.verify.perIPRate = $1 },
         rate("TRIFACTOR_VERIFY_COUNTRY_BURST", "--verify-country-burst", "Phone verifications per country calling code in a burst", "200") { $0.verify.perCountryBurst = $1 },
         rate("TRIFACTOR_VERIFY_COUNTRY_RATE", "--verify-country-rate", "Phone verifications per country calling code per second after the burst", "2") { $0.verify.perCountryRate = $1 },

@@ -28,6 +28,13 @@ final class OutboxDispatcher: Sendable {
     @discardableResult
     func runOnce() throws -> Int {
         let now = env.nowMillis
+        // Most passes find nothing: look without the write lock first.
+        let due = try env.read { db in
+            try db.queryOne("""
+                SELECT seq FROM outbox WHERE (status = 'pending' AND next_attempt_at <= $1) OR (status = 'sending' AND lease_until < $1) LIMIT 1
+                """, [.int(now)]) != nil
+        }
+        guard due else { return 0 }
         let claimed = try env.transaction { db in
             try db.query("""
                 UPDATE outbox SET status = 'sending', lease_until = $2

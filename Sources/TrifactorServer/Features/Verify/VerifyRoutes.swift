@@ -52,14 +52,20 @@ struct VerifyRoutes {
         }
     }
 
+    /// The API key of the request, read without the write lock. A rejected
+    /// one spends a token of the client's bucket before it is audited, so
+    /// wrong credentials cannot fill the audit log at will.
     private func authenticate(_ request: Request) throws -> APIKeys.Key {
-        let key = try env.transaction { db -> APIKeys.Key? in
-            if let key = try APIKeys(env: env).authenticate(request, on: db) { return key }
+        if let key = try env.read({ try APIKeys(env: env).authenticate(request, on: $0) }) { return key }
+        let v = env.configuration.verify
+        let wait = try env.transaction { db -> Int? in
+            if let wait = try RateLimiter.take("verify:ip:\(ClientKey.of(request))", limit: .init(burst: v.perIPBurst, rate: v.perIPRate),
+                                               nowMillis: env.nowMillis, on: db) { return wait }
             try AuditLog.append(AuditContext(request).event(.apiKeyRejected, .denied), at: env.nowMillis, on: db)
             return nil
         }
-        guard let key else { throw VerifyError.unauthorized }
-        return key
+        if let wait { throw VerifyError.rateLimited(retryAfter: wait) }
+        throw VerifyError.unauthorized
     }
 
     /// The `{id}` of the path; anything that is not a UUID cannot exist.
