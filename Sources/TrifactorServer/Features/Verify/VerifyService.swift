@@ -138,17 +138,11 @@ struct VerifyService {
         let parts = ref.split(separator: ":")
         guard parts.count == 3, parts[0] == "verify", let step = Int(parts[2]) else { return }
         for _ in 0..<8 {
-            guard var record = try VerifyRepository.find(id: String(parts[1]), on: db) else { return }
+            guard let record = try VerifyRepository.find(id: String(parts[1]), on: db) else { return }
             let now = env.clock.now()
-            var w = record.workflow
-            let before = w.status
-            let actions = w.advance(to: now) + w.deliveryFailed(step: step, now: now)
-            record.workflow = w
-            if try VerifyRepository.save(record, now: now.millis, on: db) {
-                try perform(actions, before: before, record: record, context: nil, now: now, on: db)
-                return
-            }
+            if try apply(record, now: now, context: nil, on: db, { $0.deliveryFailed(step: step, now: now) }).saved { return }
         }
+        env.logger.log("error", "verify_delivery_failure_lost", ["ref": .string(ref), "detail": "changed concurrently 8 times; its timer moves it on"])
     }
 
     // MARK: Machinery
@@ -158,23 +152,14 @@ struct VerifyService {
         for _ in 0..<8 {
             do {
                 let outcome = try env.transaction { db -> VerifyError? in
-                    guard var record = try VerifyRepository.find(id: id, on: db), key == nil || record.apiKeyID == key?.id else {
+                    guard let record = try VerifyRepository.find(id: id, on: db), key == nil || record.apiKeyID == key?.id else {
                         if let context { try AuditLog.append(context.event(.verifyRefused, .denied, detail: "verification_not_found id=\(id)"), at: env.nowMillis, on: db) }
                         return .notFound(id)
                     }
                     let now = env.clock.now()
-                    var w = record.workflow
-                    let before = w.status
-                    var actions = w.advance(to: now)
-                    var refusal: VerifyError?
-                    do {
-                        actions += try event(&w, record, now, db)
-                    } catch let rejection as VerifyWorkflow.Rejection {
-                        refusal = Self.map(rejection, id: id)
-                    }
-                    record.workflow = w
-                    guard try VerifyRepository.save(record, now: now.millis, on: db) else { throw VersionConflict() }
-                    try perform(actions, before: before, record: record, context: context, now: now, on: db)
+                    let result = try apply(record, now: now, context: context, on: db) { try event(&$0, record, now, db) }
+                    guard result.saved else { throw VersionConflict() }
+                    let refusal = result.rejection.map { Self.map($0, id: id) }
                     if let refusal, let context, refusal.status == 409 || refusal.status == 404 {
                         try AuditLog.append(context.event(.verifyRefused, .denied, detail: "\(refusal.code) id=\(id)"), at: now.millis, on: db)
                     }
@@ -187,6 +172,28 @@ struct VerifyService {
             }
         }
         throw APIError.serviceUnavailable
+    }
+
+    /// Moves `record` by its due timeouts and then `change` (whose rejection,
+    /// if any, is returned: the workflow may have changed before it), saves it
+    /// with the version check, and performs the resulting actions.
+    /// - Returns: `saved` false on a version conflict (nothing saved or performed).
+    private func apply(_ record: VerifyRecord, now: Date, context: AuditContext?, on db: any SQLConnection,
+                       _ change: (inout VerifyWorkflow) throws -> [VerifyWorkflow.Action]) throws -> (saved: Bool, rejection: VerifyWorkflow.Rejection?) {
+        var moved = record
+        var w = record.workflow
+        let before = w.status
+        var actions = w.advance(to: now)
+        var rejection: VerifyWorkflow.Rejection?
+        do {
+            actions += try change(&w)
+        } catch let r as VerifyWorkflow.Rejection {
+            rejection = r
+        }
+        moved.workflow = w
+        guard try VerifyRepository.save(moved, now: now.millis, on: db) else { return (false, nil) }
+        try perform(actions, before: before, record: moved, context: context, now: now, on: db)
+        return (true, rejection)
     }
 
     private func perform(_ actions: [VerifyWorkflow.Action], before: VerifyWorkflow.Status, record: VerifyRecord, context: AuditContext?,
@@ -244,18 +251,14 @@ struct VerifyService {
     /// (a request that ran out lets go of the number here).
     private func runningRequest(holding lock: String, now: Date, on db: any SQLConnection) throws -> String? {
         guard let holder = try VerifyRepository.lockHolder(lock, on: db) else { return nil }
-        guard var record = try VerifyRepository.find(id: holder, on: db) else {
+        guard let record = try VerifyRepository.find(id: holder, on: db) else {
             try VerifyRepository.unlock(requestID: holder, on: db)
             return nil
         }
-        var w = record.workflow
-        let before = w.status
-        let actions = w.advance(to: now)
-        guard w.status != .inProgress else { return holder }
-        record.workflow = w
-        guard try VerifyRepository.save(record, now: now.millis, on: db) else { return holder }
-        try perform(actions, before: before, record: record, context: nil, now: now, on: db)
-        return nil
+        var probe = record.workflow
+        _ = probe.advance(to: now)
+        guard probe.status != .inProgress else { return holder }
+        return try apply(record, now: now, context: nil, on: db, { _ in [] }).saved ? nil : holder
     }
 
     private static func map(_ rejection: VerifyWorkflow.Rejection, id: String) -> VerifyError {
