@@ -155,6 +155,24 @@ struct MFATests {
         }
     }
 
+    @Test("factor names are checked before anything is spent: too long or with control characters is a 422")
+    func names() throws {
+        try Backend.all[0].withServer { server throws in
+            let user = try MFAClient(server, email: "names@example.com")
+            let long = String(repeating: "x", count: 65)
+            #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "passkey", "device_name": long]).status == 422)
+            #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "device", "public_key": try DeviceKey().publicKey, "device_name": "a\u{7}b"]).status == 422)
+            let begin = try user.call("POST", "/v1/mfa/enrollments", ["kind": "totp"])
+            let session = try #require(begin.json["enrollment_session"] as? String)
+            let secret = try #require(begin.json["secret"] as? String)
+            for _ in 0..<6 {
+                #expect(try user.call("POST", "/v1/mfa/enrollments/\(session)", ["code": user.totp(secret), "display_name": long]).status == 422)
+            }
+            // Six refused names spent none of the five attempts.
+            #expect(try user.call("POST", "/v1/mfa/enrollments/\(session)", ["code": user.totp(secret), "display_name": "Phone"]).status == 201)
+        }
+    }
+
     @Test("enrolling the first factor ends the user's other password-only sessions")
     func firstFactorEndsOtherSessions() throws {
         try Backend.all[0].withServer { server throws in

@@ -108,6 +108,18 @@ struct EnrollmentDraft: Sendable {
     var response: EnrollmentStarted
 }
 
+/// A name the user gives a factor or a device: trimmed, at most 64
+/// characters, no control characters; nil when absent or blank.
+enum FactorName {
+    static func parse(_ raw: String?, field: String) throws -> String? {
+        guard let name = raw?.trimmingCharacters(in: .whitespacesAndNewlines), !name.isEmpty else { return nil }
+        guard name.count <= 64, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw APIError.invalidFields([.init(name: field, reason: "must be 1 to 64 characters, without control characters")])
+        }
+        return name
+    }
+}
+
 /// The registry of second factors.
 enum SecondFactors {
     static func all(_ env: Environment) -> [any SecondFactor] {

@@ -28,9 +28,8 @@ struct DeviceKeyFactor: SecondFactor {
         guard let encoded = request.publicKey, let der = Data(base64Encoded: encoded),
               (try? ECDSAPublicKey(subjectPublicKeyInfo: Array(der))) != nil
         else { throw APIError.invalidFields([.init(name: "public_key", reason: "must be a P-256 public key (SubjectPublicKeyInfo, DER, base64)")]) }
-        let name = request.deviceName?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        guard (1...64).contains(name.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw APIError.invalidFields([.init(name: "device_name", reason: "must be 1 to 64 characters")])
+        guard let name = try FactorName.parse(request.deviceName, field: "device_name") else {
+            throw APIError.invalidFields([.init(name: "device_name", reason: "is required for a device")])
         }
         let canonical = der.base64EncodedString()
         let taken = try env.read { db in

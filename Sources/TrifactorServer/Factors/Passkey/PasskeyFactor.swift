@@ -27,7 +27,7 @@ struct PasskeyFactor: SecondFactor {
         let options = CreationOptions(rpID: env.configuration.rpID, rpName: env.configuration.rpName, userID: Base64URL.encode(Array(user.id.utf8)),
                                       userName: user.email, displayName: user.displayName ?? user.email, challenge: challenge,
                                       exclude: existing.map { CredentialDescriptor(id: $0) })
-        return EnrollmentDraft(kind: kind, userID: user.id, factorID: factorID, displayName: request.deviceName ?? "Passkey", challenge: challenge,
+        return EnrollmentDraft(kind: kind, userID: user.id, factorID: factorID, displayName: try FactorName.parse(request.deviceName, field: "device_name") ?? "Passkey", challenge: challenge,
                                response: EnrollmentStarted(options: options))
     }
 

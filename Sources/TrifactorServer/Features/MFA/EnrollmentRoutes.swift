@@ -77,6 +77,7 @@ struct EnrollmentRoutes {
         let auth = try freshUser(request)
         let body = try request.decode(FinishEnrollmentRequest.self)
         let proof = try Proof.from(code: body.code ?? body.signature, credential: body.credential)
+        let name = try FactorName.parse(body.displayName, field: "display_name")
         let token = request.parameters["session"] ?? ""
         guard SessionToken.isWellFormed(token) else { throw APIError.enrollmentNotFound }
         let tokenHash = SHA256.hex(token)
@@ -85,12 +86,7 @@ struct EnrollmentRoutes {
         guard var draft = try env.transaction({ try MFARepository.enrollmentAttempt(tokenHash: tokenHash, userID: auth.user.id, now: env.nowMillis, on: $0) }),
               let factor = SecondFactors.named(draft.kind, env)
         else { throw APIError.enrollmentNotFound }
-        if let name = body.displayName?.trimmingCharacters(in: .whitespacesAndNewlines), !name.isEmpty {
-            guard name.count <= 64, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw APIError.invalidFields([.init(name: "display_name", reason: "must be at most 64 characters, without control characters")])
-            }
-            draft.displayName = name
-        }
+        if let name { draft.displayName = name }
         guard let record = try factor.finishEnrollment(draft, proof: proof, context: context) else {
             try env.transaction { db in
                 try AuditLog.append(context.event(.mfaEnrollmentFailed, .failure, userID: auth.user.id, detail: "kind=\(factor.kind)"), at: env.nowMillis, on: db)
