@@ -71,6 +71,12 @@ public struct Environment: Sendable {
         }
     }
 
+    /// Records `event` now, in a transaction of its own (for outcomes whose
+    /// request changes nothing else, such as a refusal).
+    func audit(_ event: AuditEvent) throws {
+        try transaction { try AuditLog.append(event, at: nowMillis, on: $0) }
+    }
+
     /// A new random identifier (128 bits, UUID text form).
     func newID() -> String {
         var b = random.bytes(16)

@@ -39,6 +39,8 @@ public struct Configuration: Sendable {
     /// Sign-in attempts per client IP: burst, then a steady rate per second.
     public var signInPerIPBurst = 30.0
     public var signInPerIPRate = 0.5
+    /// The sign-in bucket per client IP.
+    var signInPerIP: RateLimiter.Limit { .init(burst: signInPerIPBurst, rate: signInPerIPRate) }
     /// Sign-ups per client IP: burst, then a steady rate per second.
     public var signUpPerIPBurst = 10.0
     public var signUpPerIPRate = 0.1

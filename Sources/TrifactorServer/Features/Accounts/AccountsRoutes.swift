@@ -70,7 +70,7 @@ struct AccountsRoutes {
         }
         let code = body.code.trimmingCharacters(in: .whitespaces)
         let context = AuditContext(request)
-        let limit = RateLimiter.Limit(burst: env.configuration.signInPerIPBurst, rate: env.configuration.signInPerIPRate)
+        let limit = env.configuration.signInPerIP
         // The failure count must be committed even when the answer is an error.
         let outcome = try env.transaction { db -> EmailVerification.Outcome in
             if let wait = try RateLimiter.take("code:ip:\(ClientKey.of(request))", limit: limit, nowMillis: env.nowMillis, on: db) {

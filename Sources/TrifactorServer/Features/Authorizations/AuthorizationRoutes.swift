@@ -58,9 +58,7 @@ struct AuthorizationRoutes {
         do {
             try mfa.prove(factor, proof: try Proof.from(code: body.code, credential: body.assertion), purpose: purpose, userID: auth.user.id, request: request)
         } catch let error as APIError where error == .invalidCode {
-            try env.transaction { db in
-                try AuditLog.append(AuditContext(request).event(.authorizationFailed, .failure, userID: auth.user.id, detail: "id=\(id)"), at: env.nowMillis, on: db)
-            }
+            try env.audit(AuditContext(request).event(.authorizationFailed, .failure, userID: auth.user.id, detail: "id=\(id)"))
             throw error
         }
         try env.transaction { db in

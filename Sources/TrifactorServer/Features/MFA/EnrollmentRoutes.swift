@@ -59,9 +59,7 @@ struct EnrollmentRoutes {
         do {
             draft = try factor.beginEnrollment(body, user: auth.user, factorID: env.newID(), context: context)
         } catch let error as APIError {
-            try env.transaction { db in
-                try AuditLog.append(context.event(.mfaEnrollmentFailed, .denied, userID: auth.user.id, detail: "kind=\(factor.kind) \(error.code)"), at: env.nowMillis, on: db)
-            }
+            try env.audit(context.event(.mfaEnrollmentFailed, .denied, userID: auth.user.id, detail: "kind=\(factor.kind) \(error.code)"))
             throw error
         }
         let token = SessionToken.generate(env.random)
@@ -88,9 +86,7 @@ struct EnrollmentRoutes {
         else { throw APIError.enrollmentNotFound }
         if let name { draft.displayName = name }
         guard let record = try factor.finishEnrollment(draft, proof: proof, context: context) else {
-            try env.transaction { db in
-                try AuditLog.append(context.event(.mfaEnrollmentFailed, .failure, userID: auth.user.id, detail: "kind=\(factor.kind)"), at: env.nowMillis, on: db)
-            }
+            try env.audit(context.event(.mfaEnrollmentFailed, .failure, userID: auth.user.id, detail: "kind=\(factor.kind)"))
             throw APIError.invalidCode
         }
         let stored = record

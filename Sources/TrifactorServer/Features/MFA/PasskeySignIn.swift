@@ -15,7 +15,7 @@ struct PasskeySignIn {
         router.add("POST", "/v1/sessions/passkey/options") { request in
             let challenge = Base64URL.encode(env.random.bytes(32))
             try env.transaction { db in
-                let limit = RateLimiter.Limit(burst: env.configuration.signInPerIPBurst, rate: env.configuration.signInPerIPRate)
+                let limit = env.configuration.signInPerIP
                 if let wait = try RateLimiter.take("signin:ip:\(ClientKey.of(request))", limit: limit, nowMillis: env.nowMillis, on: db) {
                     throw APIError.rateLimited(retryAfter: wait)
                 }

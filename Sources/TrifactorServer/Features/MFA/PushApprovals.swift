@@ -64,9 +64,7 @@ struct PushApprovalRoutes {
             return true
         }
         guard created else {
-            try env.transaction { db in
-                try AuditLog.append(context.event(.pushDenied, .denied, userID: factor.userID, detail: "push limit reached: 3 per 10 minutes"), at: env.nowMillis, on: db)
-            }
+            try env.audit(context.event(.pushDenied, .denied, userID: factor.userID, detail: "push limit reached: 3 per 10 minutes"))
             return nil
         }
         env.hub.notify("device:\(factor.id)")
@@ -129,10 +127,7 @@ struct PushApprovalRoutes {
         let message = DeviceKeyFactor.message(purpose: "push", challenge: approvalID, action: "\(body.decision):\(body.number)")
         let context = AuditContext(request)
         guard let key = factor.publicKey, DeviceKeyFactor.verify(signature: body.signature, publicKey: key, message: message) else {
-            try env.transaction { db in
-                try AuditLog.append(context.event(.pushDenied, .failure, userID: factor.userID, detail: "approval=\(approvalID) decision with a bad signature refused"),
-                                    at: env.nowMillis, on: db)
-            }
+            try env.audit(context.event(.pushDenied, .failure, userID: factor.userID, detail: "approval=\(approvalID) decision with a bad signature refused"))
             throw APIError.unauthenticated
         }
         let status = try env.transaction { db -> String in

@@ -29,7 +29,7 @@ struct PushSignIn {
         let emailKey = SHA256.hex(email.value)
         let (number, choices) = PushApprovalRoutes.numbers(env)
         let id = env.newID()
-        let ipLimit = RateLimiter.Limit(burst: env.configuration.signInPerIPBurst, rate: env.configuration.signInPerIPRate)
+        let ipLimit = env.configuration.signInPerIP
         let device = try env.transaction { db -> FactorRecord? in
             let now = env.nowMillis
             if let wait = try RateLimiter.take("signin:ip:\(ClientKey.of(request))", limit: ipLimit, nowMillis: now, on: db) {

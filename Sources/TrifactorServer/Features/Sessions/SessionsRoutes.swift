@@ -36,7 +36,7 @@ struct SessionsRoutes {
         guard !body.password.isEmpty, body.password.utf8.count <= 4096 else { throw APIError.invalidCredentials }
         let context = AuditContext(request)
         let throttle = LoginThrottle(policy: env.configuration.lockout)
-        let ipLimit = RateLimiter.Limit(burst: env.configuration.signInPerIPBurst, rate: env.configuration.signInPerIPRate)
+        let ipLimit = env.configuration.signInPerIP
 
         let gate = try env.transaction { db -> Gate in
             let now = env.nowMillis
@@ -59,9 +59,7 @@ struct SessionsRoutes {
         let password = PasswordPolicy.normalize(body.password)
         let matches = env.hasher.verify(password, hash: user?.passwordHash ?? env.decoyHash) && user != nil
         guard let user, matches else {
-            try env.transaction { db in
-                try AuditLog.append(context.event(.signInFailed, .failure, userID: user?.id), at: env.nowMillis, on: db)
-            }
+            try env.audit(context.event(.signInFailed, .failure, userID: user?.id))
             throw APIError.invalidCredentials
         }
         let upgraded = env.hasher.needsRehash(user.passwordHash) ? try? env.hasher.hash(password) : nil

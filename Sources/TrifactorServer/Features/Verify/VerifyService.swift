@@ -74,11 +74,8 @@ struct VerifyService {
 
     /// Audits a refused call in a transaction of its own.
     func refused(_ refusal: VerifyError, key: APIKeys.Key, context: AuditContext?, id: String? = nil) throws {
-        try env.transaction { db in
-            let detail = "\(refusal.code) key=\(key.apiKey)" + (id.map { " id=\($0)" } ?? "")
-            let event = context?.event(.verifyRefused, .denied, detail: detail) ?? AuditEvent(kind: .verifyRefused, outcome: .denied, detail: detail)
-            try AuditLog.append(event, at: env.nowMillis, on: db)
-        }
+        let detail = "\(refusal.code) key=\(key.apiKey)" + (id.map { " id=\($0)" } ?? "")
+        try env.audit(context?.event(.verifyRefused, .denied, detail: detail) ?? AuditEvent(kind: .verifyRefused, outcome: .denied, detail: detail))
     }
 
     /// Checks a code. - Throws: `VerifyError` 400, 410 or 404.
