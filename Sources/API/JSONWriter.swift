@@ -64,6 +64,13 @@ public struct JSONWriter {
     /// Appends `s` as a JSON string literal, as JSONEncoder writes it
     /// (slashes unescaped, control characters escaped).
     public static func string(_ s: String, into out: inout String) {
+        // Most strings need no escaping: append them whole (this runs per field of every answer and log line).
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5c }) {
+            out += "\""
+            out += s
+            out += "\""
+            return
+        }
         out += "\""
         for scalar in s.unicodeScalars {
             switch scalar {

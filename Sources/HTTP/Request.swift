@@ -37,9 +37,13 @@ public struct Request: Sendable {
     /// The token of an `Authorization: Bearer …` header.
     public var bearerToken: String? {
         guard let value = header("authorization") else { return nil }
-        let parts = value.split(separator: " ", maxSplits: 1)
+        let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        return parts[1].trimmingCharacters(in: .whitespaces)
+        // Spaces around the token are dropped by hand (cheaper than trimmingCharacters on this hot path).
+        var token = parts[1]
+        while token.first == " " || token.first == "\t" { token.removeFirst() }
+        while token.last == " " || token.last == "\t" { token.removeLast() }
+        return String(token)
     }
 
     /// Decodes the JSON body into `T`.

@@ -224,3 +224,17 @@ struct HousekeepingTests {
         }
     }
 }
+
+@Suite("Bearer tokens")
+struct BearerTokenTests {
+    @Test("the token is read whatever the spacing and the scheme's case")
+    func spacing() throws {
+        try Backend.all[0].withServer { server throws in
+            let token = try #require(try server.signUp("spaces@example.com"))
+            for header in ["Bearer \(token)", "bearer \(token)", "Bearer   \(token)  ", "BEARER\t\(token)"] {
+                let r = try server.client().request("GET", "/v1/session", headers: ["Authorization": header])
+                #expect(r.status == (header.hasPrefix("BEARER\t") ? 401 : 200), "\(header.prefix(9))")
+            }
+        }
+    }
+}
