@@ -3,21 +3,27 @@ extension CBOR {
     /// returns the length of the first item.
     ///
     /// libcbor allocates an array or map as large as its declared count before
-    /// it learns the input is too short (a 5-byte input can cost gigabytes);
-    /// this pre-check refuses such counts, indefinite lengths and deep
-    /// nesting before `cbor_load` runs.
-    /// - Throws: `.malformed` when the item is truncated, indefinite, nests
-    ///   deeper than `maximumDepth` or uses a reserved head.
+    /// it learns the input is too short (a 5-byte input can cost gigabytes),
+    /// and asserts (aborting the process) when a float reaches its
+    /// simple-value accessors. This pre-check refuses, before `cbor_load`
+    /// runs: such counts, containers larger than WebAuthn needs, inputs of
+    /// too many items, indefinite lengths, deep nesting, floats and every
+    /// simple value but `false`, `true` and `null`.
+    /// - Throws: `.malformed` when the item breaks any of these rules or is
+    ///   truncated.
     static func scanItem(_ bytes: ArraySlice<UInt8>) throws(WebAuthnError) -> Int {
         var cursor = bytes.startIndex
         var pending = 1  // items still to read at the current level
         var stack: [Int] = []
+        var items = 0
         while true {
             while pending == 0 {
                 guard let outer = stack.popLast() else { return cursor - bytes.startIndex }
                 pending = outer
             }
             pending -= 1
+            items += 1
+            guard items <= maximumItemCount else { throw WebAuthnError(.malformed, detail: "CBOR holds too many items") }
             guard cursor < bytes.endIndex else { throw WebAuthnError(.malformed, detail: "CBOR truncated") }
             let initial = bytes[cursor]
             cursor += 1
@@ -39,21 +45,27 @@ extension CBOR {
                 guard argument <= remaining else { throw WebAuthnError(.malformed, detail: "CBOR string truncated") }
                 cursor += Int(argument)
             case 4, 5:
-                let children = major == 5 ? argument.multipliedReportingOverflow(by: 2) : (partialValue: argument, overflow: false)
-                guard !children.overflow, children.partialValue <= remaining else {
+                guard argument <= UInt64(maximumContainerCount) else {
+                    throw WebAuthnError(.malformed, detail: "CBOR container of \(argument) elements")
+                }
+                let children = major == 5 ? argument * 2 : argument
+                guard children <= remaining else {
                     throw WebAuthnError(.malformed, detail: "CBOR container larger than its input")
                 }
-                if children.partialValue > 0 {
+                if children > 0 {
                     guard stack.count + 1 < maximumDepth else { throw WebAuthnError(.malformed, detail: "CBOR nested too deeply") }
                     stack.append(pending)
-                    pending = Int(children.partialValue)
+                    pending = Int(children)
                 }
             case 6:
                 guard stack.count + 1 < maximumDepth else { throw WebAuthnError(.malformed, detail: "CBOR nested too deeply") }
                 stack.append(pending)
                 pending = 1
+            case 7:
+                // false (20), true (21) and null (22) only: no floats, undefined or other simple values.
+                guard (20...22).contains(info) else { throw WebAuthnError(.malformed, detail: "CBOR float or simple value \(info)") }
             default:
-                break  // integers and simple values: the head is the whole item
+                break  // integers: the head is the whole item
             }
         }
     }

@@ -3,9 +3,15 @@ internal import CCBOR
 /// A decoded CBOR data item: the subset WebAuthn needs, in pure Swift.
 /// Decoded from libcbor by `CBOR.decode(_:)`; the rest of the module never
 /// touches C.
-enum CBOR: Equatable, Sendable {
+///
+/// Only what WebAuthn uses gets through: integers, byte and text strings,
+/// arrays, maps, tags, `true`, `false` and `null`. Floats, `undefined` and
+/// other simple values are refused by the pre-scan (`scanItem`), before
+/// libcbor sees them: libcbor asserts on a float passed to its simple-value
+/// accessors, which would abort the process.
+package enum CBOR: Hashable, Sendable {
     /// A key/value pair of a map, in the order they were encoded.
-    struct Entry: Equatable, Sendable {
+    package struct Entry: Hashable, Sendable {
         let key: CBOR
         let value: CBOR
     }
@@ -20,11 +26,15 @@ enum CBOR: Equatable, Sendable {
     indirect case tagged(UInt64, CBOR)
     case bool(Bool)
     case null
-    /// Floats, undefined and other simple values (never used by WebAuthn).
-    case other
 
     /// Deepest nesting accepted (WebAuthn structures need 4).
     static let maximumDepth = 16
+    /// Most elements of one array or entries of one map (a COSE key has at
+    /// most 6, an attestation object 3, a `packed` statement with its
+    /// certificate chain a handful).
+    static let maximumContainerCount = 64
+    /// Most data items in one decoded input, nested ones included.
+    static let maximumItemCount = 1024
 
     /// The value as a signed integer when it is one that fits in `Int`.
     var int: Int? {
@@ -51,7 +61,7 @@ enum CBOR: Equatable, Sendable {
     /// - Returns: the item and how many bytes it took (trailing bytes are the caller's business).
     /// - Throws: `.malformed` when the bytes do not start with a well-formed,
     ///   definite-length item, nest too deep, or a map repeats a key.
-    static func decodePrefix(_ bytes: ArraySlice<UInt8>) throws(WebAuthnError) -> (item: CBOR, length: Int) {
+    package static func decodePrefix(_ bytes: ArraySlice<UInt8>) throws(WebAuthnError) -> (item: CBOR, length: Int) {
         guard !bytes.isEmpty else { throw WebAuthnError(.malformed, detail: "empty CBOR") }
         let itemLength = try scanItem(bytes)
         var result = cbor_load_result()
@@ -72,7 +82,7 @@ enum CBOR: Equatable, Sendable {
     }
 
     /// Decodes `bytes`, which must hold exactly one CBOR item.
-    static func decode(_ bytes: [UInt8]) throws(WebAuthnError) -> CBOR {
+    package static func decode(_ bytes: [UInt8]) throws(WebAuthnError) -> CBOR {
         let (item, length) = try decodePrefix(bytes[...])
         guard length == bytes.count else { throw WebAuthnError(.malformed, detail: "trailing bytes after CBOR item") }
         return item
@@ -114,13 +124,14 @@ enum CBOR: Equatable, Sendable {
             let count = cbor_map_size(item)
             guard count > 0, let handle = cbor_map_handle(item) else { return .map([]) }
             var entries: [Entry] = []
+            var keys = Set<CBOR>(minimumCapacity: count)
             entries.reserveCapacity(count)
             for index in 0..<count {
                 guard let key = handle[index].key, let value = handle[index].value else {
                     throw WebAuthnError(.malformed, detail: "missing map entry")
                 }
                 let entry = Entry(key: try convert(key, depth: depth + 1), value: try convert(value, depth: depth + 1))
-                guard !entries.contains(where: { $0.key == entry.key }) else { throw WebAuthnError(.malformed, detail: "duplicate map key") }
+                guard keys.insert(entry.key).inserted else { throw WebAuthnError(.malformed, detail: "duplicate map key") }
                 entries.append(entry)
             }
             return .map(entries)
@@ -133,8 +144,17 @@ enum CBOR: Equatable, Sendable {
             }
             return .tagged(cbor_tag_value(item), try convert(tagged, depth: depth + 1))
         }
-        if cbor_is_bool(item) { return .bool(cbor_get_bool(item)) }
-        if cbor_is_null(item) { return .null }
-        return .other
+        if cbor_isa_float_ctrl(item) {
+            // The pre-scan lets only the one-byte simple values through; checked
+            // again here because libcbor's accessors assert on floats.
+            guard cbor_float_get_width(item) == CBOR_FLOAT_0 else { throw WebAuthnError(.malformed, detail: "CBOR float") }
+            switch Int(cbor_ctrl_value(item)) {
+            case Int(CBOR_CTRL_FALSE.rawValue): return .bool(false)
+            case Int(CBOR_CTRL_TRUE.rawValue): return .bool(true)
+            case Int(CBOR_CTRL_NULL.rawValue): return .null
+            default: throw WebAuthnError(.malformed, detail: "CBOR simple value other than true, false and null")
+            }
+        }
+        throw WebAuthnError(.malformed, detail: "unknown CBOR item")
     }
 }

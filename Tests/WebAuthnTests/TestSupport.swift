@@ -36,7 +36,6 @@ enum CBORWriter {
         case .tagged(let tag, let inner): head(6, tag) + encode(inner)
         case .bool(let b): [b ? 0xf5 : 0xf4]
         case .null: [0xf6]
-        case .other: [0xf7]
         }
     }
 
