@@ -7,13 +7,40 @@ public struct RelyingParty: Sendable {
     public let name: String
     /// Origins allowed in clientDataJSON, compared exactly.
     public let origins: Set<String>
+    /// Whether `http://localhost:<any port>` is allowed too (development only).
+    public let allowsAnyLocalhostPort: Bool
 
     /// A relying party with the given RP ID, display name and allowed origins.
-    public init(id: String, name: String, origins: Set<String>) {
+    /// - Important: `allowsAnyLocalhostPort` is for development: any program
+    ///   listening on a local port could then run ceremonies.
+    public init(id: String, name: String, origins: Set<String>, allowsAnyLocalhostPort: Bool = false) {
         self.id = id
         self.name = name
         self.origins = origins
+        self.allowsAnyLocalhostPort = allowsAnyLocalhostPort
     }
+
+    /// Whether clientDataJSON may name `origin`.
+    func allows(origin: String) -> Bool {
+        if origins.contains(origin) { return true }
+        guard allowsAnyLocalhostPort, origin.hasPrefix("http://localhost:") else { return false }
+        let port = origin.utf8.dropFirst("http://localhost:".utf8.count)
+        return (1...5).contains(port.count) && port.allSatisfy { (0x30...0x39).contains($0) }
+    }
+}
+
+/// An assertion whose form and relying-party checks passed (client data
+/// type, origin and `crossOrigin`; authenticator data layout, RP ID hash and
+/// flags): what remains needs stored state, the challenge that was issued
+/// and the credential's key and counter. Made by
+/// `WebAuthnVerifier.parseAssertion`, before any database work.
+public struct ParsedAssertion: Sendable {
+    /// The challenge the client data names (compare it with the issued one).
+    public let challenge: [UInt8]
+    let clientDataJSON: [UInt8]
+    let authenticatorData: [UInt8]
+    let authData: AuthenticatorData
+    let signature: [UInt8]
 }
 
 /// A verified registration: what the server stores for the new credential.

@@ -25,7 +25,8 @@ public enum WebAuthnVerifier {
         clientDataJSON: [UInt8], attestationObject: [UInt8], expectedChallenge: [UInt8], rp: RelyingParty,
         requireUserVerification: Bool, allowedAlgorithms: Set<COSEAlgorithm> = [.es256, .edDSA, .rs256]
     ) throws(WebAuthnError) -> RegistrationResult {
-        try checkClientData(clientDataJSON, type: "webauthn.create", challenge: expectedChallenge, rp: rp)
+        let challenge = try checkClientData(clientDataJSON, type: "webauthn.create", rp: rp)
+        guard ConstantTime.equals(challenge, expectedChallenge) else { throw WebAuthnError(.challengeMismatch) }
         let object = try CBOR.decode(attestationObject)
         guard case .text(let format)? = object[text: "fmt"], case .map(let statement)? = object[text: "attStmt"],
               case .bytes(let authDataBytes)? = object[text: "authData"]
@@ -57,13 +58,8 @@ public enum WebAuthnVerifier {
         )
     }
 
-    /// Verifies an assertion (`navigator.credentials.get`) per WebAuthn L3 §7.2.
-    ///
-    /// Checks clientDataJSON (type `webauthn.get`, challenge, origin, no
-    /// `crossOrigin: true`), the RP ID hash, UP, UV when required, BS only
-    /// with BE, the signature over authenticatorData ‖ SHA-256(clientDataJSON)
-    /// with `publicKey`, and the signature counter: when the stored or the new
-    /// counter is non-zero, the new one must be greater.
+    /// Verifies an assertion (`navigator.credentials.get`) per WebAuthn L3 §7.2:
+    /// `parseAssertion` followed by `verifyAssertion(_:expectedChallenge:publicKey:storedSignCount:)`.
     /// - Important: Persist the returned `signCount` only after this returns.
     /// - Throws: `WebAuthnError` naming the first check that failed;
     ///   `.signCountRegression` suggests a cloned authenticator.
@@ -71,29 +67,58 @@ public enum WebAuthnVerifier {
         clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8], expectedChallenge: [UInt8], rp: RelyingParty,
         publicKey: CredentialPublicKey, storedSignCount: UInt32, requireUserVerification: Bool
     ) throws(WebAuthnError) -> AssertionResult {
-        try checkClientData(clientDataJSON, type: "webauthn.get", challenge: expectedChallenge, rp: rp)
+        let parsed = try parseAssertion(clientDataJSON: clientDataJSON, authenticatorData: authenticatorData, signature: signature,
+                                        rp: rp, requireUserVerification: requireUserVerification)
+        return try verifyAssertion(parsed, expectedChallenge: expectedChallenge, publicKey: publicKey, storedSignCount: storedSignCount)
+    }
+
+    /// The checks of §7.2 that need no stored state: clientDataJSON (type
+    /// `webauthn.get`, a base64url challenge, origin, no `crossOrigin: true`),
+    /// the authenticator data's layout, RP ID hash, UP, UV when required, and
+    /// BS only with BE. Run it before opening a transaction.
+    /// - Throws: `WebAuthnError` naming the first check that failed.
+    public static func parseAssertion(
+        clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8], rp: RelyingParty, requireUserVerification: Bool
+    ) throws(WebAuthnError) -> ParsedAssertion {
+        let challenge = try checkClientData(clientDataJSON, type: "webauthn.get", rp: rp)
         let authData = try AuthenticatorData(authenticatorData)
         try checkFlags(authData, rp: rp, requireUserVerification: requireUserVerification)
-        guard publicKey.verify(signature: signature, data: authenticatorData + SHA256.hash(clientDataJSON)) else {
+        guard !signature.isEmpty, signature.count <= 1024 else { throw WebAuthnError(.malformed, detail: "signature of \(signature.count) bytes") }
+        return ParsedAssertion(challenge: challenge, clientDataJSON: clientDataJSON, authenticatorData: authenticatorData, authData: authData,
+                               signature: signature)
+    }
+
+    /// The rest of §7.2: the challenge is the one issued (constant time), the
+    /// signature over authenticatorData ‖ SHA-256(clientDataJSON) verifies
+    /// under `publicKey`, and when the stored or the new counter is non-zero,
+    /// the new one is greater.
+    /// - Important: Persist the returned `signCount` only after this returns.
+    /// - Throws: `.challengeMismatch`, `.badSignature`, or
+    ///   `.signCountRegression` (a possibly cloned authenticator).
+    public static func verifyAssertion(
+        _ parsed: ParsedAssertion, expectedChallenge: [UInt8], publicKey: CredentialPublicKey, storedSignCount: UInt32
+    ) throws(WebAuthnError) -> AssertionResult {
+        guard ConstantTime.equals(parsed.challenge, expectedChallenge) else { throw WebAuthnError(.challengeMismatch) }
+        guard publicKey.verify(signature: parsed.signature, data: parsed.authenticatorData + SHA256.hash(parsed.clientDataJSON)) else {
             throw WebAuthnError(.badSignature, detail: "assertion signature")
         }
-        if (storedSignCount != 0 || authData.signCount != 0) && authData.signCount <= storedSignCount {
-            throw WebAuthnError(.signCountRegression, detail: "stored \(storedSignCount), received \(authData.signCount)")
+        let signCount = parsed.authData.signCount
+        if (storedSignCount != 0 || signCount != 0) && signCount <= storedSignCount {
+            throw WebAuthnError(.signCountRegression, detail: "stored \(storedSignCount), received \(signCount)")
         }
-        return AssertionResult(signCount: authData.signCount, userVerified: authData.userVerified, backedUp: authData.backedUp)
+        return AssertionResult(signCount: signCount, userVerified: parsed.authData.userVerified, backedUp: parsed.authData.backedUp)
     }
 
     // MARK: - Shared steps
 
-    /// clientDataJSON: type, challenge (constant time), origin, crossOrigin.
-    static func checkClientData(_ json: [UInt8], type: String, challenge: [UInt8], rp: RelyingParty) throws(WebAuthnError) {
+    /// clientDataJSON: type, origin, crossOrigin; returns the challenge it names.
+    static func checkClientData(_ json: [UInt8], type: String, rp: RelyingParty) throws(WebAuthnError) -> [UInt8] {
         let clientData = try CollectedClientData.parse(json)
         guard clientData.type == type else { throw WebAuthnError(.wrongType, detail: "type \(clientData.type)") }
-        guard let received = Base64URL.decode(clientData.challenge), ConstantTime.equals(received, challenge) else {
-            throw WebAuthnError(.challengeMismatch)
-        }
-        guard rp.origins.contains(clientData.origin) else { throw WebAuthnError(.originMismatch, detail: "origin \(clientData.origin)") }
+        guard let challenge = Base64URL.decode(clientData.challenge) else { throw WebAuthnError(.challengeMismatch) }
+        guard rp.allows(origin: clientData.origin) else { throw WebAuthnError(.originMismatch, detail: "origin \(clientData.origin)") }
         guard clientData.crossOrigin != true else { throw WebAuthnError(.originMismatch, detail: "crossOrigin true") }
+        return challenge
     }
 
     /// RP ID hash, UP, UV when required, BS only with BE.

@@ -38,7 +38,7 @@ struct PasskeyFactor: SecondFactor {
         let result: RegistrationResult
         do {
             result = try WebAuthnVerifier.verifyRegistration(clientDataJSON: clientData, attestationObject: attestation, expectedChallenge: challenge,
-                                                             rp: relyingParty(clientData), requireUserVerification: true)
+                                                             rp: relyingParty, requireUserVerification: true)
         } catch {
             // The enrollment route audits the failure; the reason goes to the log.
             env.logger.log("info", "passkey_registration_refused", ["reason": .string(error.reason.rawValue)])
@@ -70,6 +70,14 @@ struct PasskeyFactor: SecondFactor {
 
     func verify(_ factor: FactorRecord, proof: Proof, purpose: Purpose, context: AuditContext) throws -> Bool {
         guard let credential = proof.credential, credential.id == factor.credentialID else { return false }
+        // Everything that needs no stored state is checked before the transaction opens.
+        let parsed: ParsedAssertion
+        do {
+            parsed = try parse(credential)
+        } catch {
+            try env.audit(context.event(.mfaFailed, .failure, userID: factor.userID, detail: "passkey assertion refused: \(error.reason.rawValue)"))
+            return false
+        }
         return try env.transaction { db in
             let now = env.nowMillis
             guard let (rowID, text) = try FactorRepository.latestChallenge(factorID: factor.id, purpose: purpose.key,
@@ -78,21 +86,28 @@ struct PasskeyFactor: SecondFactor {
             else { return false }
             // Claimed first: a failed or raced attempt spends the challenge too.
             guard try FactorRepository.spendChallenge(id: rowID, at: now, on: db) else { return false }
-            return try assert(credential, factor: factor, challenge: challenge, context: context, on: db)
+            return try assert(parsed, factor: factor, challenge: challenge, context: context, on: db)
         }
     }
 
-    /// Verifies an assertion of `factor` for `challenge` and records its counter.
-    func assert(_ credential: CredentialJSON, factor: FactorRecord, challenge: [UInt8], context: AuditContext, on db: any SQLConnection) throws -> Bool {
+    /// The checks of an assertion that need no stored state (WebAuthn §7.2
+    /// up to the challenge): run before any transaction opens.
+    /// - Throws: `WebAuthnError` when the assertion is malformed or fails them.
+    func parse(_ credential: CredentialJSON) throws(WebAuthnError) -> ParsedAssertion {
         guard let clientData = Base64URL.decode(credential.response.clientDataJSON),
               let authData = credential.response.authenticatorData.flatMap(Base64URL.decode),
-              let signature = credential.response.signature.flatMap(Base64URL.decode),
-              let cose = factor.publicKey.flatMap({ Data(base64Encoded: $0) }), let key = try? CredentialPublicKey(cose: Array(cose))
-        else { return false }
+              let signature = credential.response.signature.flatMap(Base64URL.decode)
+        else { throw WebAuthnError(.malformed, detail: "assertion fields are not base64url") }
+        return try WebAuthnVerifier.parseAssertion(clientDataJSON: clientData, authenticatorData: authData, signature: signature,
+                                                   rp: relyingParty, requireUserVerification: true)
+    }
+
+    /// Verifies a parsed assertion of `factor` for `challenge` and records its counter.
+    func assert(_ parsed: ParsedAssertion, factor: FactorRecord, challenge: [UInt8], context: AuditContext, on db: any SQLConnection) throws -> Bool {
+        guard let cose = factor.publicKey.flatMap({ Data(base64Encoded: $0) }), let key = try? CredentialPublicKey(cose: Array(cose)) else { return false }
         do {
-            let result = try WebAuthnVerifier.verifyAssertion(clientDataJSON: clientData, authenticatorData: authData, signature: signature,
-                                                              expectedChallenge: challenge, rp: relyingParty(clientData), publicKey: key,
-                                                              storedSignCount: UInt32(clamping: factor.signCount ?? 0), requireUserVerification: true)
+            let result = try WebAuthnVerifier.verifyAssertion(parsed, expectedChallenge: challenge, publicKey: key,
+                                                              storedSignCount: UInt32(clamping: factor.signCount ?? 0))
             guard try FactorRepository.recordAssertion(id: factor.id, signCount: Int64(result.signCount), backedUp: result.backedUp, at: env.nowMillis, on: db) else {
                 try AuditLog.append(context.event(.mfaFailed, .failure, userID: factor.userID,
                                                   detail: "passkey \(factor.id) signature counter did not increase: possibly cloned"), at: env.nowMillis, on: db)
@@ -107,15 +122,10 @@ struct PasskeyFactor: SecondFactor {
         }
     }
 
-    /// The relying party; dev mode also allows the `http://localhost:<port>` origin the ceremony came from.
-    func relyingParty(_ clientDataJSON: [UInt8]) -> RelyingParty {
-        var origins = env.configuration.origins
-        if env.configuration.dev,
-           let object = try? JSONSerialization.jsonObject(with: Data(clientDataJSON)) as? [String: Any],
-           let origin = object["origin"] as? String, origin.range(of: #"^http://localhost:\d{1,5}$"#, options: .regularExpression) != nil {
-            origins.insert(origin)
-        }
-        return RelyingParty(id: env.configuration.rpID, name: env.configuration.rpName, origins: origins)
+    /// The relying party; dev mode also allows `http://localhost:<any port>`.
+    var relyingParty: RelyingParty {
+        RelyingParty(id: env.configuration.rpID, name: env.configuration.rpName, origins: env.configuration.origins,
+                     allowsAnyLocalhostPort: env.configuration.dev)
     }
 
     private static func hexBytes(_ hex: String) -> [UInt8]? {

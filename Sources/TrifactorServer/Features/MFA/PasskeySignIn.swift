@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 import HTTP
 import Store
+import WebAuthn
 
 /// Passwordless sign-in with a discoverable passkey: options with an empty
 /// allow list, then the assertion names its credential. User verification
@@ -30,17 +31,21 @@ struct PasskeySignIn {
         let body = try request.decode(PasskeySignInRequest.self)
         let context = AuditContext(request)
         let passkeys = PasskeyFactor(env: env)
-        guard let clientData = Base64URL.decode(body.assertion.response.clientDataJSON),
-              let object = try? JSONSerialization.jsonObject(with: Data(clientData)) as? [String: Any],
-              let challengeText = object["challenge"] as? String, let challenge = Base64URL.decode(challengeText)
-        else { throw APIError.invalidCredentials }
+        // Everything that needs no stored state is checked before the transaction opens.
+        let parsed: ParsedAssertion
+        do {
+            parsed = try passkeys.parse(body.assertion)
+        } catch {
+            try env.audit(context.event(.signInFailed, .failure, detail: "passkey assertion refused: \(error.reason.rawValue)"))
+            throw APIError.invalidCredentials
+        }
         let issued = try env.transaction { db -> (token: String, session: SessionRecord)? in
             let now = env.nowMillis
             // The challenge must be one we issued, unused and fresh; it is spent either way.
             guard try db.execute("UPDATE passkey_logins SET used_at = $2 WHERE challenge = $1 AND used_at IS NULL AND created_at > $3",
-                                 [.text(Base64URL.encode(challenge)), .int(now), .int(now - PasskeyFactor.challengeLifetime)]) == 1,
+                                 [.text(Base64URL.encode(parsed.challenge)), .int(now), .int(now - PasskeyFactor.challengeLifetime)]) == 1,
                   let factor = try FactorRepository.passkey(credentialID: body.assertion.id, on: db),
-                  try passkeys.assert(body.assertion, factor: factor, challenge: challenge, context: context, on: db)
+                  try passkeys.assert(parsed, factor: factor, challenge: parsed.challenge, context: context, on: db)
             else {
                 try AuditLog.append(context.event(.signInFailed, .failure, detail: "passkey"), at: now, on: db)
                 return nil
