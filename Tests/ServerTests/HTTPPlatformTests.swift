@@ -73,6 +73,28 @@ struct HTTPPlatformTests {
         }
     }
 
+    @Test("a number that does not fit its integer field is an invalid field (422 naming it), not malformed JSON")
+    func numbersThatDoNotFit() throws {
+        try Backend.all[0].withServer { server throws in
+            let user = try MFAClient(server, email: "digits@example.com")
+            for digits in ["6.5", "9223372036854775808", "1e308", "-9223372036854775809"] {
+                let response = try server.client().request("POST", "/v1/mfa/enrollments",
+                                                           headers: ["Content-Type": "application/json", "Authorization": "Bearer \(user.token)"],
+                                                           body: Array(#"{"kind":"totp","digits":\#(digits)}"#.utf8))
+                #expect(response.status == 422, "digits \(digits)")
+                #expect(response.json["code"] as? String == "invalid_fields")
+                #expect((response.json["invalid_params"] as? [[String: Any]])?.first?["name"] as? String == "digits")
+            }
+            // Broken JSON stays malformed, and a fitting number is accepted.
+            let broken = try server.client().request("POST", "/v1/mfa/enrollments",
+                                                     headers: ["Content-Type": "application/json", "Authorization": "Bearer \(user.token)"],
+                                                     body: Array(#"{"kind":"totp","digits":6.5"#.utf8))
+            #expect(broken.status == 400)
+            #expect(broken.json["code"] as? String == "malformed_json")
+            #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "totp", "digits": 8]).status == 202)
+        }
+    }
+
     @Test("a 2 MiB body is refused with 413 before it is read")
     func bodyTooLarge() throws {
         try Backend.all[0].withServer { server throws in
