@@ -5,4 +5,5 @@
 #include <openssl/crypto.h>
 #include <openssl/hmac.h>
 #include <openssl/x509.h>
+#include <openssl/bn.h>
 #endif

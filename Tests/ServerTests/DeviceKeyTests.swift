@@ -36,6 +36,28 @@ struct DeviceKeyTests {
         }
     }
 
+    @Test("one key is one factor: bytes after the key are refused, and another encoding of an enrolled key is a duplicate", arguments: Backend.all)
+    func oneKeyOneFactor(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let user = try MFAClient(server, email: "device@example.com")
+            try user.stepUp(try user.enrollTOTP())
+            let device = try DeviceKey()
+            _ = try Self.enroll(user, device)
+            let der = try #require(Data(base64Encoded: try device.publicKey))
+            for trailing: [UInt8] in [[0x00], [0x30, 0x00], Array(repeating: 0x41, count: 40)] {
+                let padded = (der + trailing).base64EncodedString()
+                let response = try user.call("POST", "/v1/mfa/enrollments", ["kind": "device", "public_key": padded, "device_name": "Again"])
+                #expect(response.status == 422)
+                #expect((response.json["invalid_params"] as? [[String: Any]])?.first?["name"] as? String == "public_key")
+            }
+            let compressed = try user.call("POST", "/v1/mfa/enrollments", ["kind": "device", "public_key": try device.compressedPublicKey, "device_name": "Again"])
+            #expect(compressed.status == 409)
+            #expect(compressed.json["code"] as? String == "second_factor_exists")
+            let factors = try user.call("GET", "/v1/mfa/enrollments").json["enrollments"] as? [[String: Any]]
+            #expect(factors?.filter { $0["kind"] as? String == "device" }.count == 1)
+        }
+    }
+
     @Test("sign-in with a device signature: AAL2 with hwk, the device recorded on the session, each challenge once", arguments: Backend.all)
     func signIn(backend: Backend) throws {
         try backend.withServer { server throws in

@@ -17,6 +17,13 @@ struct DeviceKey {
         get throws { try Self.openssl(["pkey", "-in", privateKey.path, "-pubout", "-outform", "DER"]).base64EncodedString() }
     }
 
+    /// The same public key with its point compressed (another valid encoding of it).
+    var compressedPublicKey: String {
+        get throws {
+            try Self.openssl(["ec", "-in", privateKey.path, "-pubout", "-outform", "DER", "-conv_form", "compressed"]).base64EncodedString()
+        }
+    }
+
     /// An ES256 signature (DER, base64) over the device message.
     func sign(purpose: String, challenge: String, action: String? = nil) throws -> String {
         let message = "trifactor-device-signature-v1\npurpose: \(purpose)\nchallenge: \(challenge)\naction: \(action ?? "-")"

@@ -26,16 +26,18 @@ struct DeviceKeyFactor: SecondFactor {
 
     func beginEnrollment(_ request: StartEnrollmentRequest, user: UserRecord, factorID: String, context: AuditContext) throws -> EnrollmentDraft {
         guard let encoded = request.publicKey, let der = Data(base64Encoded: encoded),
-              (try? ECDSAPublicKey(subjectPublicKeyInfo: Array(der))) != nil
+              let key = try? ECDSAPublicKey(subjectPublicKeyInfo: Array(der))
         else { throw APIError.invalidFields([.init(name: "public_key", reason: "must be a P-256 public key (SubjectPublicKeyInfo, DER, base64)")]) }
         guard let name = try FactorName.parse(request.deviceName, field: "device_name") else {
             throw APIError.invalidFields([.init(name: "device_name", reason: "is required for a device")])
         }
-        let canonical = der.base64EncodedString()
-        let taken = try env.read { db in
-            try db.queryOne("SELECT id FROM mfa_factors WHERE user_id = $1 AND public_key = $2", [.text(user.id), .text(canonical)]) != nil
+        // One key, one factor: compared in canonical form, whatever encoding either side used.
+        let canonical = Data(key.canonicalSubjectPublicKeyInfo).base64EncodedString()
+        let enrolled = try env.read { db in
+            try db.query("SELECT public_key FROM mfa_factors WHERE user_id = $1 AND kind = $2", [.text(user.id), .text(kind)])
+                .compactMap { try $0.optionalText("public_key") }
         }
-        if taken { throw APIError.secondFactorExists }
+        if enrolled.contains(where: { Self.canonical($0) == canonical }) { throw APIError.secondFactorExists }
         let challenge = Base64URL.encode(env.random.bytes(32))
         return EnrollmentDraft(kind: kind, userID: user.id, factorID: factorID, displayName: name, publicKey: canonical, challenge: challenge,
                                response: EnrollmentStarted(challenge: challenge))
@@ -75,6 +77,12 @@ struct DeviceKeyFactor: SecondFactor {
     /// The message a device signs.
     static func message(purpose: String, challenge: String, action: String?) -> [UInt8] {
         Array("trifactor-device-signature-v1\npurpose: \(purpose)\nchallenge: \(challenge)\naction: \(action ?? "-")".utf8)
+    }
+
+    /// The canonical base64 SubjectPublicKeyInfo of a stored key.
+    static func canonical(_ publicKey: String) -> String? {
+        guard let der = Data(base64Encoded: publicKey), let key = try? ECDSAPublicKey(subjectPublicKeyInfo: Array(der)) else { return nil }
+        return Data(key.canonicalSubjectPublicKeyInfo).base64EncodedString()
     }
 
     static func verify(signature: String, publicKey: String, message: [UInt8]) -> Bool {
