@@ -8,7 +8,7 @@ DATA ?= data
 run:
 	@scripts/install-deps.sh build
 	swift build -c release --product trifactord
-	@mkdir -p $(DATA)
+	@install -d -m 700 $(DATA)
 	TRIFACTOR_DEV=$${TRIFACTOR_DEV:-1} TRIFACTOR_DATABASE_URL=$${TRIFACTOR_DATABASE_URL:-sqlite:$(DATA)/trifactor.db} \
 	  .build/release/trifactord serve
 

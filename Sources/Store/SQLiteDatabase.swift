@@ -1,5 +1,6 @@
 internal import CSQLite
 import Foundation
+import Glibc
 
 /// A SQLite file database behind a pool of connections (WAL mode, so readers never block the writer).
 ///
@@ -9,19 +10,44 @@ final class SQLiteDatabase: Database {
     let dialect = SQLDialect.sqlite
     private let pool: ConnectionPool<SQLiteConnection>
 
-    /// Opens the file at `path`, creating it and its parent directory if needed.
+    /// Opens the file at `path`, creating it (mode 0600) and its parent
+    /// directory (0700) if needed. SQLite gives the `-wal` and `-shm` files
+    /// the database file's mode.
+    /// - Throws: `.exposedFile` when the file, its `-wal` or its `-shm` can
+    ///   be read by group or others; `.unavailable` when it cannot be opened.
     init(path: String, poolSize: Int) throws {
         guard sqlite3_threadsafe() != 0 else {
             throw StoreError(.unavailable, detail: "this SQLite library was built without thread support")
         }
+        try Self.prepareFiles(at: path)
+        pool = ConnectionPool(capacity: poolSize, timeout: 10) { try SQLiteConnection(path: path) }
+        try pool.warmUp()
+    }
+
+    /// Creates the directory and the file for their owner alone, and refuses
+    /// files that others can read: they hold password hashes, sealed secrets,
+    /// phone numbers and pending messages.
+    private static func prepareFiles(at path: String) throws {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw StoreError(.unavailable, detail: "cannot create \(directory.path): \(error)")
         }
-        pool = ConnectionPool(capacity: poolSize, timeout: 10) { try SQLiteConnection(path: path) }
-        try pool.warmUp()
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd >= 0 {
+            Glibc.close(fd)
+        } else if errno != EEXIST {
+            throw StoreError(.unavailable, detail: "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        let exposed = [path, path + "-wal", path + "-shm"].filter { file in
+            var info = stat()
+            return stat(file, &info) == 0 && info.st_mode & 0o077 != 0
+        }
+        guard exposed.isEmpty else {
+            throw StoreError(.exposedFile, detail: "\(exposed.joined(separator: ", ")) can be read by group or others; "
+                             + "run: chmod 600 \(exposed.joined(separator: " "))")
+        }
     }
 
     @discardableResult func transaction<T>(_ body: (any SQLConnection) throws -> T) throws -> T {

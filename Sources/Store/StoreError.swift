@@ -19,6 +19,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, CustomDebugS
         case decoding = "store.decoding"
         /// A schema migration failed or the migration list is inconsistent.
         case migration = "store.migration"
+        /// A database file can be read by users other than its owner; the
+        /// detail names the files and the `chmod` that fixes them.
+        case exposedFile = "store.exposed_file"
     }
 
     /// What went wrong.
@@ -48,6 +51,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, CustomDebugS
         case .query: "a database statement failed"
         case .decoding: "a database value had an unexpected type"
         case .migration: "a database migration failed"
+        case .exposedFile: "a database file can be read by other users"
         }
         return "\(message) (\(code))"
     }

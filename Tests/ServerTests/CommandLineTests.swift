@@ -33,6 +33,8 @@ struct CommandLineTests {
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        // A command that should have failed at once must not hang the suite.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if process.isRunning { process.terminate() } }
         let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return Run(status: process.terminationStatus, out: String(decoding: o, as: UTF8.self), err: String(decoding: e, as: UTF8.self))
@@ -79,6 +81,26 @@ struct CommandLineTests {
         #expect(r.status != 0)
         #expect(r.err.hasPrefix("trifactord: "))
         #expect(r.err.split(separator: "\n").count == 1)
+    }
+
+    @Test("a database or key file that others can read stops the server with the chmod to run")
+    func exposedFiles() throws {
+        let db = Self.temporaryDatabase()
+        let path = String(db.dropFirst("sqlite:".count))
+        #expect(try Self.run(["migrate", "--database-url", db]).status == 0)
+        chmod(path, 0o644)
+        let exposed = try Self.run(["serve", "--database-url", db, "--listen", "127.0.0.1:0"])
+        #expect(exposed.status != 0)
+        #expect(exposed.err.contains("chmod 600 \(path)"), "\(exposed.err)")
+        #expect(exposed.err.split(separator: "\n").count == 1)
+        chmod(path, 0o600)
+
+        let key = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("t.key").path
+        try Data((Data(repeating: 7, count: 32).base64EncodedString() + "\n").utf8).write(to: URL(fileURLWithPath: key))
+        chmod(key, 0o640)
+        let keyExposed = try Self.run(["serve", "--database-url", db, "--listen", "127.0.0.1:0", "--key-file", key])
+        #expect(keyExposed.status != 0)
+        #expect(keyExposed.err.contains("chmod 600 \(key)"), "\(keyExposed.err)")
     }
 
     @Test("migrate applies the schema once; audit tail and users list read it")

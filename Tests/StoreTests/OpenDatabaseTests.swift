@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Store
 import Testing
 import TrifactorTestSupport
@@ -36,6 +37,41 @@ struct OpenDatabaseTests {
         try database.ping()
         #expect(database.dialect == .sqlite)
         #expect(FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test("a new SQLite database is for its owner alone: directory 0700, the file, its -wal and -shm 0600, whatever the umask")
+    func sqliteFileModes() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-modes-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("data/t.db").path
+        let previous = umask(0o022)
+        defer { umask(previous) }
+        let database = try openDatabase(url: "sqlite:\(path)")
+        try database.transaction { try $0.execute("CREATE TABLE t (x INTEGER)") }
+        func mode(_ file: String) throws -> Int { try #require(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int) }
+        #expect(try mode(directory.appendingPathComponent("data").path) == 0o700)
+        for file in [path, path + "-wal", path + "-shm"] {
+            #expect(try mode(file) == 0o600, "\(file)")
+        }
+        database.close()
+    }
+
+    @Test("a SQLite file, -wal or -shm that group or others can read is refused, naming the chmod to run", arguments: ["", "-wal", "-shm"])
+    func sqliteExposedFile(suffix: String) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-exposed-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("t.db").path
+        let database = try openDatabase(url: "sqlite:\(path)")
+        try database.transaction { try $0.execute("CREATE TABLE t (x INTEGER)") }
+        chmod(path + suffix, 0o644)
+        do {
+            _ = try openDatabase(url: "sqlite:\(path)")
+            Issue.record("an exposed file was opened")
+        } catch let error as StoreError {
+            #expect(error.kind == .exposedFile)
+            #expect(error.detail.contains("chmod 600 \(path + suffix)"))
+        }
+        database.close()
     }
 
     @Test(

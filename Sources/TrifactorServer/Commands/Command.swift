@@ -61,6 +61,8 @@ public enum Trifactord {
         do {
             try body()
             return 0
+        } catch let error as StoreError where error.kind == .exposedFile {
+            return fail("The database cannot be used safely: \(error.detail).")
         } catch let error as StoreError {
             return fail("The database cannot be used: \(error.description). Check TRIFACTOR_DATABASE_URL or --database-url.")
         } catch {

@@ -5,8 +5,9 @@ import HTTP
 
 /// The key that seals secrets at rest: 32 random bytes, base64, in a file
 /// readable by its owner only. Dev mode creates it when missing; otherwise a
-/// missing file leaves TOTP unavailable (and says so at start-up), and an
-/// unreadable or malformed one stops the server.
+/// missing file leaves TOTP unavailable (and says so at start-up). A file
+/// that group or others can read, or that is unreadable or malformed, stops
+/// the server.
 enum KeyFile {
     struct Failure: Error, CustomStringConvertible { let description: String }
 
@@ -20,8 +21,9 @@ enum KeyFile {
             try create(at: path)
             logger.log("info", "key_file_created", ["path": .string(path)])
         }
-        if let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int, mode & 0o077 != 0 {
-            logger.log("warn", "key_file_permissions", ["path": .string(path), "detail": "readable by group or others: chmod 600 it"])
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & 0o077 != 0 {
+            throw Failure(description: "The key file \(path) can be read by group or others; run: chmod 600 \(path)")
         }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8),
               let key = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), key.count == 32
@@ -33,7 +35,8 @@ enum KeyFile {
     /// never over a file that appeared meanwhile (O_EXCL).
     static func create(at path: String) throws {
         let url = URL(fileURLWithPath: path)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         if fd < 0 && errno == EEXIST { return }
         guard fd >= 0 else { throw Failure(description: "Cannot create the key file \(path).") }
