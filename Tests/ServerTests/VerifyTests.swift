@@ -1,4 +1,5 @@
 import Foundation
+import Store
 import Synchronization
 import Testing
 @testable import TrifactorServer
@@ -73,6 +74,40 @@ struct VerifyTests {
             #expect(all.filter { $0 == 400 }.count == 2)
             #expect(all.filter { $0 == 410 }.count == 1)
             #expect(all.filter { $0 == 404 }.count == 5)
+        }
+    }
+
+    @Test("racing checks on two instances of one database never get a 5xx: each request ends once, by its code or its third wrong one",
+          arguments: Backend.all)
+    func racingChecksOnTwoInstances(backend: Backend) throws {
+        let configuration = TestServer.configuration {
+            $0.verify.testNumbers = ["447400123999": "1234"]
+            $0.verify.perKeyBurst = 10_000
+            $0.verify.perIPBurst = 10_000
+        }
+        try backend.withFreshDatabase { database, url in
+            let first = try TestServer(database: database, configuration: configuration)
+            let secondDatabase = try openDatabase(url: url, poolSize: 4)
+            let second = try TestServer(database: secondDatabase, configuration: configuration)
+            let api = try VerifyClient(first)
+            let ports = [first.port, second.port], auth = api.authorization
+            for round in 0..<10 {
+                let id = try api.started("447400123999")
+                let statuses = Mutex<[Int]>([])
+                runThreads(16) { index in
+                    let code = index == 7 ? "1234" : "9999"
+                    let status = (try? HTTPTestClient(port: ports[(index + round) % 2]).request(
+                        "POST", "/v2/verify/\(id)", headers: ["Authorization": auth, "Content-Type": "application/json"],
+                        body: Array(#"{"code":"\#(code)"}"#.utf8)).status) ?? 0
+                    statuses.withLock { $0.append(status) }
+                }
+                let all = statuses.withLock { $0 }
+                #expect(all.allSatisfy { [200, 400, 404, 410].contains($0) }, "round \(round): \(all.sorted())")
+                #expect(all.filter { $0 == 200 || $0 == 410 }.count == 1, "round \(round): \(all.sorted())")
+                #expect(all.filter { $0 == 400 }.count <= 2, "round \(round): \(all.sorted())")
+            }
+            second.runtime.stop(drainTimeout: 5)
+            secondDatabase.close()
         }
     }
 

@@ -47,12 +47,14 @@ final class PeriodicTask: @unchecked Sendable {
         thread.start()
     }
 
-    /// Ends the loop after its current pass and waits for it.
+    /// Ends the loop after its current pass and waits for it. Calling it
+    /// again returns at once.
     func stop() {
         condition.lock()
+        let first = !stopping
         stopping = true
         condition.broadcast()
         condition.unlock()
-        exited.wait()
+        if first { exited.wait() }
     }
 }

@@ -39,6 +39,13 @@ enum VerifyRepository {
                   .int(w.deadline.millis), .int(Int64(w.wrongCodes)), .int(w.createdAt.millis)])
     }
 
+    /// Locks the request's row until the transaction ends, so concurrent
+    /// changes wait for each other instead of failing the version check (a row
+    /// lock on PostgreSQL; SQLite's write transactions are serial anyway).
+    static func lock(id: String, on db: any SQLConnection) throws {
+        try db.execute("UPDATE verify_requests SET version = version WHERE id = $1", [.text(id)])
+    }
+
     static func find(id: String, on db: any SQLConnection) throws -> VerifyRecord? {
         guard let row = try db.queryOne("""
             SELECT id, api_key_id, brand, locale, steps, channel_timeout, code_hash, client_ref, status, current_step,

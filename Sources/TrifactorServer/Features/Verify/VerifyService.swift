@@ -130,10 +130,12 @@ struct VerifyService {
     }
 
     /// A step's message failed for good: move on to the next step (inside the
-    /// dispatcher's transaction; a concurrent change is re-read, up to 8 times).
+    /// dispatcher's transaction, with the request's row locked; a concurrent
+    /// change is re-read, up to 8 times).
     func deliveryFailed(ref: String, on db: any SQLConnection) throws {
         let parts = ref.split(separator: ":")
         guard parts.count == 3, parts[0] == "verify", let step = Int(parts[2]) else { return }
+        try VerifyRepository.lock(id: String(parts[1]), on: db)
         for _ in 0..<8 {
             guard let record = try VerifyRepository.find(id: String(parts[1]), on: db) else { return }
             let now = env.clock.now()
@@ -149,6 +151,8 @@ struct VerifyService {
         for _ in 0..<8 {
             do {
                 let outcome = try env.transaction { db -> VerifyError? in
+                    // Racing checks wait for each other here rather than fail the version check.
+                    try VerifyRepository.lock(id: id, on: db)
                     guard let record = try VerifyRepository.find(id: id, on: db), key == nil || record.apiKeyID == key?.id else {
                         if let context { try AuditLog.append(context.event(.verifyRefused, .denied, detail: "verification_not_found id=\(id)"), at: env.nowMillis, on: db) }
                         return .notFound(id)
@@ -168,6 +172,7 @@ struct VerifyService {
                 continue
             }
         }
+        env.logger.log("error", "verify_conflict", ["id": .string(id), "detail": "changed concurrently 8 times in a row; answered 503"])
         throw APIError.serviceUnavailable
     }
 
