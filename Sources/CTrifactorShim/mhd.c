@@ -40,9 +40,12 @@ struct MHD_Daemon *trifactor_mhd_start(const struct trifactor_mhd_options *o, co
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&storage,
         MHD_OPTION_THREAD_POOL_SIZE, o->thread_pool_size,
         MHD_OPTION_CONNECTION_LIMIT, o->connection_limit,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->per_ip_connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, o->connection_timeout_seconds,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->connection_memory_limit,
         MHD_OPTION_NOTIFY_COMPLETED, o->completed_handler, o->completed_handler_cls,
+        MHD_OPTION_URI_LOG_CALLBACK, o->uri_log_handler, o->uri_log_handler_cls,
+        MHD_OPTION_NOTIFY_CONNECTION, o->notify_connection_handler, o->notify_connection_handler_cls,
         MHD_OPTION_ARRAY, tls_options,
         MHD_OPTION_END);
     if (daemon == NULL) {
@@ -55,6 +58,16 @@ struct MHD_Daemon *trifactor_mhd_start(const struct trifactor_mhd_options *o, co
 uint16_t trifactor_mhd_bound_port(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info == NULL ? 0 : info->port;
+}
+
+void *trifactor_mhd_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
+
+int trifactor_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
 }
 
 int trifactor_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t length) {

@@ -55,6 +55,17 @@ public struct HTTPProblem: HTTPResponseError, Sendable {
         HTTPProblem(status: 405, code: "method_not_allowed", title: "Method Not Allowed",
                     detail: "This path accepts \(allowed.joined(separator: ", ")).", headers: [("Allow", allowed.joined(separator: ", "))])
     }
+    /// A request whose head breaks HTTP/1.1's framing rules; the connection is closed after it.
+    public static func malformedRequest(_ detail: String) -> HTTPProblem {
+        HTTPProblem(status: 400, code: "malformed_request", title: "Bad Request", detail: detail, headers: [("Connection", "close")])
+    }
+    public static let uriTooLong = HTTPProblem(
+        status: 414, code: "uri_too_long", title: "URI Too Long",
+        detail: "The request target is longer than \(RequestHead.maximumTargetBytes) bytes or has more than \(RequestHead.maximumQueryArguments) query arguments.",
+        headers: [("Connection", "close")])
+    public static let transferCodingNotImplemented = HTTPProblem(
+        status: 501, code: "transfer_coding_not_implemented", title: "Not Implemented",
+        detail: "Only the chunked transfer coding is accepted.", headers: [("Connection", "close")])
     public static let malformedJSON = HTTPProblem(status: 400, code: "malformed_json", title: "Malformed JSON", detail: "The request body is not well-formed JSON.")
     public static func payloadTooLarge(limit: Int) -> HTTPProblem {
         HTTPProblem(status: 413, code: "payload_too_large", title: "Payload Too Large", detail: "The request body is larger than \(limit) bytes.")

@@ -19,16 +19,31 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxBodyBytes: Int
     /// Most simultaneous connections.
     public var connectionLimit: Int
-    /// Seconds an idle connection is kept.
+    /// Most simultaneous connections from one client address (0: no limit).
+    /// Behind a reverse proxy every connection comes from the proxy: raise it
+    /// above the proxy's own connection count, or set 0.
+    public var connectionsPerIP: Int
+    /// Seconds a connection may stay silent (libmicrohttpd's own timeout,
+    /// which also bounds a client that stops reading an answer).
     public var connectionTimeout: Int
+    /// Seconds a client has to send a request's head, counted from the
+    /// connection's start or the previous answer on it (so also the longest
+    /// idle keep-alive).
+    public var headerTimeout: TimeInterval
+    /// Seconds a client has to send a request's body once its head arrived.
+    public var bodyTimeout: TimeInterval
     /// PEM certificate chain and private key: serve HTTPS when both are set.
     public var tlsCertificatePEM: String?
     public var tlsKeyPEM: String?
 
-    /// Defaults: 4 HTTP threads (more than cores: a thread may wait on the database), a worker per core, 64 queued jobs, 64 KiB bodies.
+    /// Defaults: 4 HTTP threads (more than cores: a thread may wait on the
+    /// database), a worker per core, 64 queued jobs, 64 KiB bodies, 1,024
+    /// connections of which 64 per client address, 10 s for a head, 30 s for
+    /// a body or of silence.
     public init(host: String = "127.0.0.1", port: Int = 8080, httpThreads: Int = 4,
                 workerThreads: Int = ProcessInfo.processInfo.activeProcessorCount, workerQueueLimit: Int = 64,
-                maxBodyBytes: Int = 64 * 1024, connectionLimit: Int = 1024, connectionTimeout: Int = 60) {
+                maxBodyBytes: Int = 64 * 1024, connectionLimit: Int = 1024, connectionsPerIP: Int = 64, connectionTimeout: Int = 30,
+                headerTimeout: TimeInterval = 10, bodyTimeout: TimeInterval = 30) {
         self.host = host
         self.port = port
         self.httpThreads = httpThreads
@@ -36,7 +51,10 @@ public struct HTTPServerConfiguration: Sendable {
         self.workerQueueLimit = workerQueueLimit
         self.maxBodyBytes = maxBodyBytes
         self.connectionLimit = connectionLimit
+        self.connectionsPerIP = connectionsPerIP
         self.connectionTimeout = connectionTimeout
+        self.headerTimeout = headerTimeout
+        self.bodyTimeout = bodyTimeout
     }
 
     /// Whether the server speaks TLS.
@@ -79,10 +97,12 @@ public final class HTTPServer: Sendable {
         let handle: OpaquePointer? = c.host.withCString { host in
             var options = trifactor_mhd_options(
                 bind_address: host, port: UInt16(clamping: c.port), thread_pool_size: UInt32(c.httpThreads),
-                connection_limit: UInt32(c.connectionLimit), connection_timeout_seconds: UInt32(c.connectionTimeout),
-                connection_memory_limit: 32 * 1024,
+                connection_limit: UInt32(c.connectionLimit), per_ip_connection_limit: UInt32(c.connectionsPerIP),
+                connection_timeout_seconds: UInt32(c.connectionTimeout), connection_memory_limit: Self.connectionMemory,
                 access_handler: mhdAccessHandler, access_handler_cls: cls,
                 completed_handler: mhdCompletedHandler, completed_handler_cls: cls,
+                uri_log_handler: mhdURILog, uri_log_handler_cls: cls,
+                notify_connection_handler: mhdNotifyConnection, notify_connection_handler_cls: cls,
                 tls_cert_pem: tls.certificate, tls_key_pem: tls.key)
             return trifactor_mhd_start(&options, &errorMessage)
         }
@@ -91,7 +111,15 @@ public final class HTTPServer: Sendable {
             throw HTTPServerError(description: "Cannot listen on \(c.host):\(c.port): \(reason).")
         }
         daemon.withLock { $0 = DaemonHandle(pointer: handle) }
+        context.connections.start()
     }
+
+    /// Each connection's memory pool. libmicrohttpd zeroes it for every
+    /// request, so it is kept small: half holds the read buffer (so a
+    /// request head may take 16 KiB; a longer one gets 414 or 431), the rest
+    /// the parsed header fields and query arguments, which the limits of
+    /// `RequestHead` keep well inside it.
+    static let connectionMemory = 32 * 1024
 
     /// The port actually bound (after asking for port 0).
     public var port: Int {
@@ -118,6 +146,7 @@ public final class HTTPServer: Sendable {
         }
         context.workers.stopAndWait()
         MHD_stop_daemon(handle)
+        context.connections.stop()
         // With internal threads the listening socket may be closed only after the daemon stopped.
         if listener >= 0 { close(listener) }
     }

@@ -5,31 +5,93 @@ import Foundation
 // libmicrohttpd's callbacks. They capture nothing: the server context comes
 // through `cls`, the per-request state through `*con_cls`.
 
-/// Called several times per request: first with the headers (we only set up
-/// state, so that libmicrohttpd keeps the connection alive), then once per
-/// body chunk, then with no data when the body is complete (we answer), and
-/// once more after a worker resumed a suspended connection.
+/// Called when a connection opens and when it closes: registers it with the
+/// guard that enforces the head and body deadlines.
+func mhdNotifyConnection(cls: UnsafeMutableRawPointer?, connection: OpaquePointer?, socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                         code: MHD_ConnectionNotificationCode) {
+    guard let cls, let connection, let socketContext else { return }
+    let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    if code == .CONNECTION_NOTIFY_STARTED {
+        socketContext.pointee = Unmanaged.passRetained(context.connections.opened(connection)).toOpaque()
+    } else if let raw = socketContext.pointee {
+        context.connections.closed(Unmanaged<ConnectionRecord>.fromOpaque(raw).takeRetainedValue())
+        socketContext.pointee = nil
+    }
+}
+
+/// Called with the raw request target as soon as the request line is read,
+/// before libmicrohttpd decodes it or splits its arguments: makes the
+/// request's state, and refuses a target that is too large at once (the
+/// arguments of a large one can exhaust the connection's memory pool, after
+/// which libmicrohttpd never answers).
+func mhdURILog(cls: UnsafeMutableRawPointer?, uri: UnsafePointer<CChar>?, connection: OpaquePointer?) -> UnsafeMutableRawPointer? {
+    guard let cls else { return nil }
+    let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    let length = uri.map { strlen($0) } ?? 0
+    let state = RequestState(id: context.nextRequestID(), rawTargetEnd: uri.map { UInt(bitPattern: $0) + UInt(length) } ?? 0)
+    context.inFlight.add(1, ordering: .releasing)
+    if let uri, let problem = RequestHead.checkTarget(UnsafeRawBufferPointer(start: uri, count: length)) {
+        let response = problemResponse(problem, context: context, state: state)
+        state.state.withLock {
+            // The log line names the path only (no query), and at most 100 bytes of it.
+            let target = UnsafeRawBufferPointer(start: uri, count: length)
+            $0.path = String(decoding: target.prefix { $0 != UInt8(ascii: "?") }.prefix(100), as: UTF8.self)
+            $0.problem = problem
+            if problem.status == 414 {
+                $0.refused = true
+                $0.status = 414
+            }
+        }
+        if problem.status == 414, let connection {
+            context.connections.refuse(record(connection), response: context.configuration.usesTLS ? nil : serialized(response))
+        }
+    }
+    return Unmanaged.passRetained(state).toOpaque()
+}
+
+/// Called several times per request: first when the head is complete (we
+/// check it and set up state, so that libmicrohttpd keeps the connection
+/// alive), then once per body chunk, then with no data when the body is
+/// complete (we answer), and once more after a worker resumed a suspended
+/// connection.
 func mhdAccessHandler(
     cls: UnsafeMutableRawPointer?, connection: OpaquePointer?, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
     version: UnsafePointer<CChar>?, uploadData: UnsafePointer<CChar>?, uploadDataSize: UnsafeMutablePointer<Int>?,
     conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
 ) -> MHD_Result {
-    guard let cls, let connection, let conCls, let uploadDataSize else { return MHD_Result.NO }
+    guard let cls, let connection, let conCls, let uploadDataSize, let raw = conCls.pointee else { return MHD_Result.NO }
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
-
-    guard let raw = conCls.pointee else {
-        let state = RequestState(id: context.nextRequestID(), method: method.map { String(cString: $0) } ?? "",
-                                 path: url.map { String(cString: $0) } ?? "/")
-        conCls.pointee = Unmanaged.passRetained(state).toOpaque()
-        context.inFlight.add(1, ordering: .releasing)
-        if let length = header(connection, "content-length").flatMap(Int.init), length > context.configuration.maxBodyBytes {
+    let state = Unmanaged<RequestState>.fromOpaque(raw).takeUnretainedValue()
+    let first = state.state.withLock { s -> (first: Bool, refused: Bool, problem: HTTPProblem?) in
+        defer { s.headSeen = true }
+        if !s.headSeen {
+            s.method = method.map { String(cString: $0) } ?? ""
+            if s.problem == nil { s.path = url.map { String(cString: $0) } ?? "/" }
+        }
+        return (!s.headSeen, s.refused, s.problem)
+    }
+    if first.first {
+        if first.refused { return MHD_Result.NO }
+        context.connections.headReceived(record(connection))
+        let fields = headerFields(connection)
+        let versionText = version.map { String(cString: $0) } ?? ""
+        // The version follows the raw target at once, unless a NUL byte cut the target short.
+        let cutAtNUL = !versionText.isEmpty && version.map { UInt(bitPattern: $0) } != state.rawTargetEnd + 1
+        if let problem = first.problem ?? (cutAtNUL ? .malformedRequest("The request target contains NUL.") : nil)
+            ?? RequestHead.checkFields(fields, version: versionText) {
+            // Answered before a byte of the body is read; the connection closes after it.
+            state.state.withLock { $0.dispatched = true }
+            return queue(problemResponse(problem, context: context, state: state), on: connection, state: state)
+        }
+        if let length = fields.first(where: { $0.name.lowercased() == "content-length" }).flatMap({ Int($0.value.trimmingCharacters(in: .whitespaces)) }),
+           length > context.configuration.maxBodyBytes {
             // Refuse before reading a byte of it; libmicrohttpd then closes the connection.
             state.state.withLock { $0.dispatched = true }
             return queue(tooLarge(context: context, state: state), on: connection, state: state)
         }
+        state.state.withLock { $0.headers = fields }
         return MHD_Result.YES
     }
-    let state = Unmanaged<RequestState>.fromOpaque(raw).takeUnretainedValue()
 
     if uploadDataSize.pointee > 0 {
         let size = uploadDataSize.pointee
@@ -52,19 +114,21 @@ func mhdAccessHandler(
     }
 
     // The body is complete, or a worker has resumed us.
-    let step = state.state.withLock { s -> (ready: Response?, dispatched: Bool, body: [UInt8], tooLarge: Bool) in
-        let r = (s.response, s.dispatched, s.body, s.discarded > 0)
+    let step = state.state.withLock { s -> (ready: Response?, dispatched: Bool, body: [UInt8], tooLarge: Bool, method: String, path: String,
+                                            headers: [(name: String, value: String)]) in
+        let r = (s.response, s.dispatched, s.body, s.discarded > 0, s.method, s.path, s.headers)
         s.dispatched = true
         return r
     }
     if let ready = step.ready { return queue(ready, on: connection, state: state) }
     if step.dispatched { return MHD_Result.YES }  // a spurious call while a worker runs
+    context.connections.requestReceived(record(connection))
     if step.tooLarge { return queue(tooLarge(context: context, state: state), on: connection, state: state) }
 
-
-    var request = Request(id: state.id, method: state.method, path: state.path, query: values(connection, .GET_ARGUMENT_KIND),
-                          headers: values(connection, .HEADER_KIND, lowercase: true), body: step.body,
-                          remoteAddress: clientAddress(connection))
+    var headers: [String: String] = [:]
+    for field in step.headers { headers[field.name.lowercased()] = field.value }
+    var request = Request(id: state.id, method: step.method, path: step.path, query: values(connection, .GET_ARGUMENT_KIND),
+                          headers: headers, body: step.body, remoteAddress: clientAddress(connection))
     switch context.router.match(method: request.method, path: request.path) {
     case .notFound:
         return queue(problemResponse(HTTPProblem.notFound, context: context, state: state), on: connection, state: state)
@@ -128,9 +192,10 @@ func mhdCompletedHandler(
     conCls.pointee = nil
     let elapsed = ContinuousClock.now - state.started
     let millis = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-    let status = state.state.withLock { $0.status }
+    let (status, method, path) = state.state.withLock { ($0.status, $0.method, $0.path) }
+    if let connection { context.connections.answered(record(connection)) }
     var fields: [String: Logger.Value] = [
-        "id": .string(state.id), "method": .string(state.method), "path": .string(state.path),
+        "id": .string(state.id), "method": .string(method), "path": .string(path),
         "status": .int(status), "duration_ms": .double((millis * 1000).rounded() / 1000),
     ]
     if termination != .REQUEST_TERMINATED_COMPLETED_OK { fields["aborted"] = .bool(true) }
@@ -162,30 +227,48 @@ private func queue(_ response: Response, on connection: OpaquePointer, state: Re
     return MHD_queue_response(connection, UInt32(response.status), handle)
 }
 
-private func header(_ connection: OpaquePointer, _ name: String) -> String? {
-    MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
-}
-
 private final class ValueCollector {
-    var values: [String: String] = [:]
-    var lowercase = false
+    var fields: [(name: String, value: String)] = []
 }
 
 private func collect(cls: UnsafeMutableRawPointer?, kind: MHD_ValueKind, key: UnsafePointer<CChar>?, value: UnsafePointer<CChar>?) -> MHD_Result {
     guard let cls, let key else { return MHD_Result.YES }
     let collector = Unmanaged<ValueCollector>.fromOpaque(cls).takeUnretainedValue()
-    let name = String(cString: key)
-    collector.values[collector.lowercase ? name.lowercased() : name] = value.map { String(cString: $0) } ?? ""
+    collector.fields.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
     return MHD_Result.YES
 }
 
-private func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind, lowercase: Bool = false) -> [String: String] {
+/// The values of `kind` in the order received, names as sent (repeated names included).
+private func fields(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [(name: String, value: String)] {
     let collector = ValueCollector()
-    collector.lowercase = lowercase
     withExtendedLifetime(collector) {
         _ = MHD_get_connection_values(connection, kind, collect, Unmanaged.passUnretained(collector).toOpaque())
     }
-    return collector.values
+    return collector.fields
+}
+
+/// The header fields in the order received.
+private func headerFields(_ connection: OpaquePointer) -> [(name: String, value: String)] { fields(connection, .HEADER_KIND) }
+
+/// Query arguments (the last of a repeated name wins).
+private func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [String: String] {
+    var values: [String: String] = [:]
+    for field in fields(connection, kind) { values[field.name] = field.value }
+    return values
+}
+
+/// The connection's record in the guard.
+private func record(_ connection: OpaquePointer) -> ConnectionRecord? {
+    trifactor_mhd_socket_context(connection).map { Unmanaged<ConnectionRecord>.fromOpaque($0).takeUnretainedValue() }
+}
+
+/// `response` as HTTP/1.1 bytes, for the rare answer written past libmicrohttpd.
+private func serialized(_ response: Response) -> [UInt8] {
+    let reasons = [400: "Bad Request", 414: "URI Too Long"]
+    var head = "HTTP/1.1 \(response.status) \(reasons[response.status] ?? "Error")\r\n"
+    for (name, value) in response.headers where name.lowercased() != "connection" { head += "\(name): \(value)\r\n" }
+    head += "Content-Length: \(response.body.count)\r\nConnection: close\r\n\r\n"
+    return Array(head.utf8) + response.body
 }
 
 private func clientAddress(_ connection: OpaquePointer) -> String {

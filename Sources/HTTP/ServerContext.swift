@@ -11,6 +11,8 @@ final class ServerContext: Sendable {
     let logger: Logger
     let workers: WorkerPool
     let hub: LongPollHub
+    /// Head and body deadlines of the open connections.
+    let connections: ConnectionGuard
     let inFlight = Atomic<Int>(0)
     /// Set when stopping: answers then carry `Connection: close`.
     let draining = Atomic<Bool>(false)
@@ -22,6 +24,7 @@ final class ServerContext: Sendable {
         self.configuration = configuration
         self.router = router
         self.logger = logger
+        connections = ConnectionGuard(headerTimeout: configuration.headerTimeout, bodyTimeout: configuration.bodyTimeout, logger: logger)
         workers = WorkerPool(threads: max(1, configuration.workerThreads), capacity: max(1, configuration.workerQueueLimit), niceness: 5)
         let pool = workers
         hub.attach { pool.submit($0) }

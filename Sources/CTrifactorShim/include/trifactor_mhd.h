@@ -14,12 +14,20 @@ struct trifactor_mhd_options {
     uint16_t port;                 /* 0 picks a free port */
     unsigned int thread_pool_size; /* internal epoll threads */
     unsigned int connection_limit;
+    unsigned int per_ip_connection_limit; /* 0: no limit per client address */
     unsigned int connection_timeout_seconds;
     size_t connection_memory_limit;
     MHD_AccessHandlerCallback access_handler;
     void *access_handler_cls;
     MHD_RequestCompletedCallback completed_handler;
     void *completed_handler_cls;
+    /* Called with the raw request target once the request line is read; its
+       result becomes the request's *con_cls. */
+    void *(*uri_log_handler)(void *cls, const char *uri, struct MHD_Connection *connection);
+    void *uri_log_handler_cls;
+    /* Called when a connection opens and when it closes (before its socket is closed). */
+    MHD_NotifyConnectionCallback notify_connection_handler;
+    void *notify_connection_handler_cls;
     const char *tls_cert_pem;      /* PEM certificate chain, or NULL for plain HTTP */
     const char *tls_key_pem;       /* PEM private key, or NULL */
 };
@@ -31,6 +39,12 @@ struct MHD_Daemon *trifactor_mhd_start(const struct trifactor_mhd_options *optio
 
 /* The port the daemon listens on (useful after asking for port 0); 0 if unknown. */
 uint16_t trifactor_mhd_bound_port(struct MHD_Daemon *daemon);
+
+/* The socket context set in the connection notification callback, or NULL. */
+void *trifactor_mhd_socket_context(struct MHD_Connection *connection);
+
+/* The connection's socket, or -1. */
+int trifactor_mhd_connection_fd(struct MHD_Connection *connection);
 
 /* The client's IP address as text into buffer; returns 0 on success. */
 int trifactor_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t length);

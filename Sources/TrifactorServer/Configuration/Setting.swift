@@ -48,6 +48,16 @@ struct Setting: Sendable {
         pem("TRIFACTOR_TLS_CERT", "--tls-cert", "PEM certificate chain: serve HTTPS (with --tls-key)") { $0.http.tlsCertificatePEM = $1 },
         pem("TRIFACTOR_TLS_KEY", "--tls-key", "PEM private key for --tls-cert") { $0.http.tlsKeyPEM = $1 },
         int("TRIFACTOR_MAX_BODY_BYTES", "--max-body-bytes", "Largest request body; larger ones get 413", "65536", 1024...16_777_216) { $0.http.maxBodyBytes = $1 },
+        int("TRIFACTOR_MAX_CONNECTIONS", "--max-connections", "Most simultaneous connections", "1024", 16...1_000_000) { $0.http.connectionLimit = $1 },
+        int("TRIFACTOR_MAX_CONNECTIONS_PER_IP", "--max-connections-per-ip", "Most simultaneous connections from one client address (0: no limit)",
+            "64", 0...1_000_000) { $0.http.connectionsPerIP = $1 },
+        seconds("TRIFACTOR_HEADER_TIMEOUT", "--header-timeout", "Seconds to send a request's head, from connecting or the previous answer", "10") {
+            $0.http.headerTimeout = $1
+        },
+        seconds("TRIFACTOR_BODY_TIMEOUT", "--body-timeout", "Seconds to send a request's body once its head arrived", "30") { $0.http.bodyTimeout = $1 },
+        int("TRIFACTOR_IDLE_TIMEOUT", "--idle-timeout", "Seconds a connection may stay silent, reading or writing", "30", 1...3600) {
+            $0.http.connectionTimeout = $1
+        },
         int("TRIFACTOR_HTTP_THREADS", "--http-threads", "HTTP (epoll) threads", "4", 1...64) { $0.http.httpThreads = $1 },
         int("TRIFACTOR_WORKER_THREADS", "--worker-threads", "Threads for password hashing", "number of cores", 1...64) { $0.http.workerThreads = $1 },
         int("TRIFACTOR_WORKER_QUEUE", "--worker-queue", "Hashing jobs that may wait; more get 503", "64", 1...100_000) { $0.http.workerQueueLimit = $1 },

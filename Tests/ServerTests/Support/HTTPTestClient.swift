@@ -21,15 +21,24 @@ final class HTTPTestClient {
     private let fd: Int32
     private var buffer: [UInt8] = []
 
-    /// Connects to 127.0.0.1:`port`.
-    init(port: Int) throws {
+    /// Connects to 127.0.0.1:`port`, from the loopback address `source` when given (127.0.0.2, …).
+    init(port: Int, source: String? = nil, timeout: Int = 30) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket failed") }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else { close(fd); throw Failure(description: "bind to \(source) failed") }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        var timeout = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let rc = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -101,6 +110,23 @@ final class HTTPTestClient {
         var byte: UInt8 = 0
         return recv(fd, &byte, 1, 0) == 0
     }
+
+    /// Everything the server sends until it closes the connection, or nil
+    /// when it keeps it open past the receive timeout.
+    func readToEnd() -> [UInt8]? {
+        var all = buffer
+        buffer = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n == 0 { return all }
+            if n < 0 { return errno == ECONNRESET ? all : nil }
+            all.append(contentsOf: chunk[..<n])
+        }
+    }
+
+    /// Stops sending (the server reads the end of the stream).
+    func finishSending() { shutdown(fd, Int32(SHUT_WR)) }
 
     private func fill() throws {
         var chunk = [UInt8](repeating: 0, count: 65536)
