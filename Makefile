@@ -1,7 +1,7 @@
 # The two commands of the README: `make run` (the server with the demo on an
 # embedded SQLite file) and `make test` (the whole suite: Swift tests on SQLite
 # and PostgreSQL, then published Python clients (Vonage SDK, pyotp) against trifactord over TLS).
-.PHONY: run test build bench clean
+.PHONY: run test build bench fuzz clean
 
 DATA ?= data
 
@@ -21,6 +21,11 @@ test:
 build:
 	@scripts/install-deps.sh build
 	swift build
+
+# Coverage-guided fuzzing of the parsers of attacker bytes, FUZZ_SECONDS per harness.
+fuzz:
+	@scripts/install-deps.sh build
+	fuzz/run.sh $${FUZZ_SECONDS:-60}
 
 bench:
 	@scripts/install-deps.sh bench

@@ -41,12 +41,19 @@ let package = Package(
         ),
         .executableTarget(name: "trifactord", dependencies: ["TrifactorServer"], swiftSettings: strict),
 
+        // Fuzzing (`make fuzz`): one harness per parser of attacker bytes, and a
+        // runner that is libFuzzer's target when built with -DFUZZING and a
+        // replayer otherwise. The test suite replays fuzz/corpus through the harnesses.
+        .target(name: "FuzzHarnesses", dependencies: ["API", "Crypto", "HTTP", "WebAuthn"], path: "fuzz/Harnesses", swiftSettings: strict),
+        .executableTarget(name: "trifactor-fuzz", dependencies: ["FuzzHarnesses"], path: "fuzz/Runner", swiftSettings: strict),
+
         // Helpers shared by the test targets: backends (SQLite file, PostgreSQL schema), threads.
         .target(name: "TrifactorTestSupport", dependencies: ["Store"], path: "Tests/Support", swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["Core"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "PhoneTests", dependencies: ["Phone"], swiftSettings: strict),
         .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "Core"], swiftSettings: strict),
+        .testTarget(name: "FuzzCorpusTests", dependencies: ["FuzzHarnesses"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TrifactorTestSupport"], swiftSettings: strict),
         .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "API", "HTTP", "Store", "Core", "Crypto", "TrifactorTestSupport"], swiftSettings: strict),
     ]

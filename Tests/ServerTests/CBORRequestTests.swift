@@ -33,18 +33,8 @@ struct CBORRequestTests {
           arguments: Backend.all)
     func halfFloatExtensions(backend: Backend) throws {
         try backend.withServer { server in
-            let user = try MFAClient(server, email: "float@example.com")
-            let credentialID = Base64URL.encode(Array(repeating: 7, count: 16))
-            try Self.registerPasskey(on: server, email: user.email, credentialID: credentialID)
-            let options = try server.json("POST", "/v1/sessions/passkey/options", [:] as [String: String])
-            let challenge = try #require((options.json["options"] as? [String: Any])?["challenge"] as? String)
-            let clientData = #"{"type":"webauthn.get","challenge":"\#(challenge)","origin":"http://localhost:8080"}"#
             let authData = SHA256.hash(Array("localhost".utf8)) + [0x85, 0, 0, 0, 1] + [0xf9, 0x00, 0x00]
-            let signIn = try server.json("POST", "/v1/sessions/passkey", ["assertion": [
-                "id": credentialID, "type": "public-key",
-                "response": ["clientDataJSON": Base64URL.encode(Array(clientData.utf8)), "authenticatorData": Base64URL.encode(authData),
-                             "signature": Base64URL.encode([0x30, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01])],
-            ]])
+            let signIn = try Self.passwordlessSignIn(on: server, authenticatorData: authData)
             #expect(signIn.status == 401)
             #expect(try server.get("/health").status == 200)
         }
@@ -53,22 +43,27 @@ struct CBORRequestTests {
     @Test("a passwordless sign-in with an 11,000-entry extensions map is refused", arguments: Backend.all)
     func hugeExtensionsMap(backend: Backend) throws {
         try backend.withServer { server in
-            let user = try MFAClient(server, email: "map@example.com")
-            let credentialID = Base64URL.encode(Array(repeating: 9, count: 16))
-            try Self.registerPasskey(on: server, email: user.email, credentialID: credentialID)
-            let options = try server.json("POST", "/v1/sessions/passkey/options", [:] as [String: String])
-            let challenge = try #require((options.json["options"] as? [String: Any])?["challenge"] as? String)
-            let clientData = #"{"type":"webauthn.get","challenge":"\#(challenge)","origin":"http://localhost:8080"}"#
             var map: [UInt8] = [0xb9, 0x2a, 0xf8]  // a map of 11,000 entries
             for key in 0..<11_000 { map += [0x19, UInt8(key >> 8), UInt8(key & 0xff), 0xf6] }
             let authData = SHA256.hash(Array("localhost".utf8)) + [0x85, 0, 0, 0, 1] + map
-            let signIn = try server.json("POST", "/v1/sessions/passkey", ["assertion": [
-                "id": credentialID, "type": "public-key",
-                "response": ["clientDataJSON": Base64URL.encode(Array(clientData.utf8)), "authenticatorData": Base64URL.encode(authData),
-                             "signature": Base64URL.encode([0x30, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01])],
-            ]])
+            let signIn = try Self.passwordlessSignIn(on: server, authenticatorData: authData)
             #expect(signIn.status == 401)
         }
+    }
+
+    /// A passwordless sign-in with a registered passkey's id, fresh options, and `authenticatorData`.
+    static func passwordlessSignIn(on server: TestServer, authenticatorData: [UInt8]) throws -> HTTPTestClient.Response {
+        let user = try MFAClient(server, email: "hostile@example.com")
+        let credentialID = Base64URL.encode(Array(repeating: 7, count: 16))
+        try registerPasskey(on: server, email: user.email, credentialID: credentialID)
+        let options = try server.json("POST", "/v1/sessions/passkey/options", [:] as [String: String])
+        let challenge = try #require((options.json["options"] as? [String: Any])?["challenge"] as? String)
+        let clientData = #"{"type":"webauthn.get","challenge":"\#(challenge)","origin":"http://localhost:8080"}"#
+        return try server.json("POST", "/v1/sessions/passkey", ["assertion": [
+            "id": credentialID, "type": "public-key",
+            "response": ["clientDataJSON": Base64URL.encode(Array(clientData.utf8)), "authenticatorData": Base64URL.encode(authenticatorData),
+                         "signature": Base64URL.encode([0x30, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01])],
+        ]])
     }
 
     /// Stores a passkey factor for the user with a real P-256 COSE key (from `openssl`) and `credentialID`.
