@@ -9,6 +9,8 @@ let package = Package(
     name: "Trifactor",
     products: [
         .executable(name: "trifactord", targets: ["trifactord"]),
+        /// The wire models of Trifactor's HTTP API, shared by the server and its clients.
+        .library(name: "API", targets: ["API"]),
     ],
     targets: [
         // C libraries from Debian, as system library targets.
@@ -26,16 +28,17 @@ let package = Package(
 
         // Floors, bottom up. A module imports only those below it.
         .target(name: "API", swiftSettings: strict),
+        .target(name: "Logging", dependencies: ["API"], swiftSettings: strict),
         .target(name: "Core", swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["Core", "CSodium", "COpenSSL"], swiftSettings: strict),
         .target(name: "Phone", dependencies: ["CPhoneNumber"], swiftSettings: strict),
         .target(name: "WebAuthn", dependencies: ["Core", "Crypto", "CCBOR", "COpenSSL"], swiftSettings: strict),
         .target(name: "Messaging", dependencies: ["Core"], swiftSettings: strict),
         .target(name: "Store", dependencies: ["CSQLite", "CPostgres", "CTrifactorShim"], swiftSettings: strict),
-        .target(name: "HTTP", dependencies: ["API", "CMicroHTTPD", "CTrifactorShim"], swiftSettings: strict),
+        .target(name: "HTTP", dependencies: ["API", "Logging", "CMicroHTTPD", "CTrifactorShim"], swiftSettings: strict),
         .target(
             name: "TrifactorServer",
-            dependencies: ["API", "Core", "Crypto", "Store", "HTTP", "Phone", "Messaging", "CQREncode", "WebAuthn"],
+            dependencies: ["API", "Core", "Crypto", "Logging", "Store", "HTTP", "Phone", "Messaging", "CQREncode", "WebAuthn"],
             resources: [.copy("Resources/common-passwords.txt"), .copy("Resources/passkey.js")],
             swiftSettings: strict
         ),
@@ -55,6 +58,6 @@ let package = Package(
         .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "Core"], swiftSettings: strict),
         .testTarget(name: "FuzzCorpusTests", dependencies: ["FuzzHarnesses"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TrifactorTestSupport"], swiftSettings: strict),
-        .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "API", "HTTP", "Store", "Core", "Crypto", "TrifactorTestSupport"], swiftSettings: strict),
+        .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "API", "HTTP", "Logging", "Store", "Core", "Crypto", "TrifactorTestSupport"], swiftSettings: strict),
     ]
 )

@@ -12,3 +12,9 @@ int trifactor_nice_current_thread(int increment) {
     if (current == -1 && errno != 0) return -1;
     return setpriority(PRIO_PROCESS, (id_t)tid, current + increment);
 }
+
+static _Thread_local int on_http_thread;
+
+void trifactor_mark_http_thread(void) { on_http_thread = 1; }
+
+int trifactor_is_http_thread(void) { return on_http_thread; }

@@ -1,5 +1,6 @@
 internal import CTrifactorShim
 import Foundation
+import Logging
 import Glibc
 import Synchronization
 

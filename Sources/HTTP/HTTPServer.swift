@@ -1,6 +1,7 @@
 internal import CMicroHTTPD
 internal import CTrifactorShim
 import Foundation
+import Logging
 import Synchronization
 
 /// Settings of the HTTP listener.
@@ -11,10 +12,17 @@ public struct HTTPServerConfiguration: Sendable {
     public var port: Int
     /// libmicrohttpd's internal epoll threads.
     public var httpThreads: Int
-    /// Threads for slow work (Argon2id).
+    /// Threads for password hashing (Argon2id).
     public var workerThreads: Int
-    /// Jobs that may wait for a worker before new ones get 503.
+    /// Hashing jobs that may wait for a thread before new ones get 503.
     public var workerQueueLimit: Int
+    /// Threads that run handlers using the database (as many as the
+    /// database pool has connections: more would only wait for one).
+    public var databaseThreads: Int
+    /// Requests that may wait for a database thread before new ones get 503.
+    public var databaseQueueLimit: Int
+    /// Threads that re-run woken long polls.
+    public var longPollThreads: Int
     /// Largest accepted request body in bytes (413 above).
     public var maxBodyBytes: Int
     /// Most simultaneous connections.
@@ -42,6 +50,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// a body or of silence.
     public init(host: String = "127.0.0.1", port: Int = 8080, httpThreads: Int = 4,
                 workerThreads: Int = ProcessInfo.processInfo.activeProcessorCount, workerQueueLimit: Int = 64,
+                databaseThreads: Int = 4, databaseQueueLimit: Int = 1024, longPollThreads: Int = 2,
                 maxBodyBytes: Int = 64 * 1024, connectionLimit: Int = 1024, connectionsPerIP: Int = 64, connectionTimeout: Int = 30,
                 headerTimeout: TimeInterval = 10, bodyTimeout: TimeInterval = 30) {
         self.host = host
@@ -49,6 +58,9 @@ public struct HTTPServerConfiguration: Sendable {
         self.httpThreads = httpThreads
         self.workerThreads = workerThreads
         self.workerQueueLimit = workerQueueLimit
+        self.databaseThreads = databaseThreads
+        self.databaseQueueLimit = databaseQueueLimit
+        self.longPollThreads = longPollThreads
         self.maxBodyBytes = maxBodyBytes
         self.connectionLimit = connectionLimit
         self.connectionsPerIP = connectionsPerIP
@@ -126,6 +138,10 @@ public final class HTTPServer: Sendable {
         daemon.withLock { d in d.map { Int(trifactor_mhd_bound_port($0.pointer)) } ?? 0 }
     }
 
+    /// Whether the calling thread is one of libmicrohttpd's (where no
+    /// handler may wait on the database).
+    public static var isHTTPThread: Bool { trifactor_is_http_thread() != 0 }
+
     /// Requests begun and not yet answered.
     public var requestsInFlight: Int { context.inFlight.load(ordering: .acquiring) }
 
@@ -145,6 +161,8 @@ public final class HTTPServer: Sendable {
             usleep(10_000)
         }
         context.workers.stopAndWait()
+        context.databaseWorkers.stopAndWait()
+        context.longPollWorkers.stopAndWait()
         MHD_stop_daemon(handle)
         context.connections.stop()
         // With internal threads the listening socket may be closed only after the daemon stopped.

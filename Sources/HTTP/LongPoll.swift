@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 
 /// A handler's answer "nothing yet": the connection is suspended (no thread

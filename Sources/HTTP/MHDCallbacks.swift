@@ -1,6 +1,7 @@
 internal import CMicroHTTPD
 internal import CTrifactorShim
 import Foundation
+import Logging
 
 // libmicrohttpd's callbacks. They capture nothing: the server context comes
 // through `cls`, the per-request state through `*con_cls`.
@@ -60,6 +61,7 @@ func mhdAccessHandler(
     conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
 ) -> MHD_Result {
     guard let cls, let connection, let conCls, let uploadDataSize, let raw = conCls.pointee else { return MHD_Result.NO }
+    trifactor_mark_http_thread()
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     let state = Unmanaged<RequestState>.fromOpaque(raw).takeUnretainedValue()
     let first = state.state.withLock { s -> (first: Bool, refused: Bool, problem: HTTPProblem?) in
@@ -136,40 +138,30 @@ func mhdAccessHandler(
         return queue(problemResponse(HTTPProblem.methodNotAllowed(allowed: allowed), context: context, state: state), on: connection, state: state)
     case .found(let route, let parameters):
         request.parameters = parameters
-        switch route.execution {
-        case .inline:
-            let answer = context.respond(request, handler: route.handler)
-            guard let deferral = answer.deferral else {
-                return queue(context.finish(answer, requestID: state.id), on: connection, state: state)
-            }
-            // Park the request: the connection is suspended, no thread waits.
+        if route.execution == .inline || route.fast != nil {
+            let answer = route.fast.map { fast in context.respondFast(request, fast) } ?? context.respond(request, handler: route.handler)
+            if let answer, answer.deferral == nil { return queue(context.finish(answer, requestID: state.id), on: connection, state: state) }
+            // Suspend before anything can resume us: a long poll parks, a missed fast path goes on to its executor.
             MHD_suspend_connection(connection)
-            let handle = ConnectionHandle(pointer: connection)
-            let handler = route.handler
-            context.hub.add(key: deferral.key, timeout: deferral.timeout, request: request, handler: { context.respond($0, handler: handler) },
-                            onTimeout: deferral.onTimeout) { response in
-                state.state.withLock { $0.response = context.finish(response, requestID: state.id) }
-                MHD_resume_connection(handle.pointer)
+            if let deferral = answer?.deferral {
+                context.park(deferral, request: request, handler: route.handler, state: state, connection: ConnectionHandle(pointer: connection))
+                return MHD_Result.YES
             }
-            return MHD_Result.YES
-        case .worker:
-            // Suspend before the job can possibly resume us.
+        } else {
             MHD_suspend_connection(connection)
-            let sendableConnection = ConnectionHandle(pointer: connection)
-            let accepted = context.workers.submit { [request] in
-                let answer = context.respond(request, handler: route.handler)
-                // Waiting is for inline routes; a worker route that asks to wait gets its timeout answer.
-                let response = context.finish(answer.deferral?.onTimeout ?? answer, requestID: request.id)
-                state.state.withLock { $0.response = response }
-                MHD_resume_connection(sendableConnection.pointer)
-            }
-            if !accepted {
-                let response = problemResponse(HTTPProblem.overloaded, context: context, state: state)
-                state.state.withLock { $0.response = response }
-                MHD_resume_connection(connection)
-            }
-            return MHD_Result.YES
         }
+        let handle = ConnectionHandle(pointer: connection)
+        let accepted = context.executor(for: route.execution).submit { [request] in
+            let answer = context.respond(request, handler: route.handler)
+            if let deferral = answer.deferral {
+                context.park(deferral, request: request, handler: route.handler, state: state, connection: handle)
+            } else {
+                context.answer(answer, state: state, connection: handle)
+            }
+        }
+        if !accepted { context.answer(Response.problem(HTTPProblem.overloaded.problem(requestID: state.id), headers: HTTPProblem.overloaded.headers),
+                                      state: state, connection: handle) }
+        return MHD_Result.YES
     }
 }
 

@@ -5,19 +5,28 @@ public struct Router: Sendable {
     /// Handles one request. Throw an `HTTPResponseError` for a problem answer.
     public typealias Handler = @Sendable (Request) throws -> Response
 
-    /// Where a handler runs.
+    /// A handler that answers from memory on the HTTP thread, or returns nil
+    /// to send the request on to the route's executor.
+    public typealias FastHandler = @Sendable (Request) throws -> Response?
+
+    /// Where a handler runs. The connection is suspended while a handler
+    /// runs anywhere but inline, so no HTTP thread ever waits.
     public enum Execution: Sendable {
-        /// On the HTTP thread: fast work only (a few database statements).
+        /// On the HTTP thread: pure work only (no database, no file, no lock
+        /// that can be held long). In debug builds, taking a database
+        /// connection there is a precondition failure.
         case inline
-        /// On the bounded worker pool, the connection suspended meanwhile:
-        /// work that is slow by design (Argon2id).
-        case worker
+        /// On the bounded database executor: every handler that touches the store.
+        case database
+        /// On the password-hashing pool: work that is slow by design (Argon2id).
+        case hashing
     }
 
     struct Route: Sendable {
         let method: String
         let segments: [Substring]
         let execution: Execution
+        let fast: FastHandler?
         let handler: Handler
     }
 
@@ -26,9 +35,16 @@ public struct Router: Sendable {
     /// An empty router.
     public init() {}
 
-    /// Adds a route.
-    public mutating func add(_ method: String, _ pattern: String, execution: Execution = .inline, _ handler: @escaping Handler) {
-        routes.append(Route(method: method, segments: pattern.split(separator: "/"), execution: execution, handler: handler))
+    /// Adds a route; its handler runs on the database executor unless said otherwise.
+    public mutating func add(_ method: String, _ pattern: String, execution: Execution = .database, _ handler: @escaping Handler) {
+        routes.append(Route(method: method, segments: pattern.split(separator: "/"), execution: execution, fast: nil, handler: handler))
+    }
+
+    /// Adds a route with a fast path: `fast` runs on the HTTP thread and
+    /// answers from memory when it can; when it returns nil, `handler` runs
+    /// on the database executor.
+    public mutating func add(_ method: String, _ pattern: String, fast: @escaping FastHandler, _ handler: @escaping Handler) {
+        routes.append(Route(method: method, segments: pattern.split(separator: "/"), execution: .database, fast: fast, handler: handler))
     }
 
     enum Match {

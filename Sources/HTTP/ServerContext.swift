@@ -1,5 +1,7 @@
 import API
+internal import CMicroHTTPD
 import Foundation
+import Logging
 import Synchronization
 
 /// What the C callbacks reach through their `cls` pointer: the routes, the
@@ -9,7 +11,12 @@ final class ServerContext: Sendable {
     let configuration: HTTPServerConfiguration
     let router: Router
     let logger: Logger
+    /// Password hashing (Argon2id): kept apart so that it never waits behind database work.
     let workers: WorkerPool
+    /// Handlers that use the database (the default), with the connection suspended meanwhile.
+    let databaseWorkers: WorkerPool
+    /// Re-runs of long polls woken by a notification.
+    let longPollWorkers: WorkerPool
     let hub: LongPollHub
     /// Head and body deadlines of the open connections.
     let connections: ConnectionGuard
@@ -25,8 +32,11 @@ final class ServerContext: Sendable {
         self.router = router
         self.logger = logger
         connections = ConnectionGuard(headerTimeout: configuration.headerTimeout, bodyTimeout: configuration.bodyTimeout, logger: logger)
-        workers = WorkerPool(threads: max(1, configuration.workerThreads), capacity: max(1, configuration.workerQueueLimit), niceness: 5)
-        let pool = workers
+        workers = WorkerPool(name: "hashing", threads: max(1, configuration.workerThreads), capacity: max(1, configuration.workerQueueLimit), niceness: 5)
+        databaseWorkers = WorkerPool(name: "database", threads: max(1, configuration.databaseThreads),
+                                     capacity: max(1, configuration.databaseQueueLimit), niceness: 0)
+        longPollWorkers = WorkerPool(name: "long-poll", threads: max(1, configuration.longPollThreads), capacity: 4096, niceness: 0)
+        let pool = longPollWorkers
         hub.attach { pool.submit($0) }
         // A per-process random prefix keeps ids unique across restarts and instances.
         prefix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
@@ -35,6 +45,37 @@ final class ServerContext: Sendable {
     /// A new request id: `<process prefix>-<sequence>`.
     func nextRequestID() -> String {
         "\(prefix)-\(counter.add(1, ordering: .relaxed).newValue)"
+    }
+
+    /// The pool a route's handler runs on.
+    func executor(for execution: Router.Execution) -> WorkerPool {
+        execution == .hashing ? workers : databaseWorkers
+    }
+
+    /// Stores the final answer of a suspended request and resumes its connection.
+    func answer(_ response: Response, state: RequestState, connection: ConnectionHandle) {
+        let finished = finish(response, requestID: state.id)
+        state.state.withLock { $0.response = finished }
+        MHD_resume_connection(connection.pointer)
+    }
+
+    /// Parks a suspended request in the long-poll hub until a notification or its deadline.
+    func park(_ deferral: Deferral, request: Request, handler: @escaping Router.Handler, state: RequestState, connection: ConnectionHandle) {
+        hub.add(key: deferral.key, timeout: deferral.timeout, request: request, handler: { [self] in respond($0, handler: handler) },
+                onTimeout: deferral.onTimeout) { [self] response in
+            answer(response, state: state, connection: connection)
+        }
+    }
+
+    /// Runs a route's fast path on the HTTP thread; nil sends the request on to the route's executor.
+    func respondFast(_ request: Request, _ fast: Router.FastHandler) -> Response? {
+        do {
+            return try fast(request)
+        } catch let error as any HTTPResponseError {
+            return Response.problem(error.problem(requestID: request.id), headers: error.headers)
+        } catch {
+            return nil
+        }
     }
 
     /// Runs the handler for `request` and turns every failure into problem+json.

@@ -18,7 +18,7 @@ final class WorkerPool: @unchecked Sendable {
     /// Starts `threads` workers whose nice value is raised by `niceness`
     /// (so they yield the CPU to the HTTP threads), with room for `capacity`
     /// waiting jobs.
-    init(threads: Int, capacity: Int, niceness: Int32) {
+    init(name: String, threads: Int, capacity: Int, niceness: Int32) {
         self.capacity = capacity
         running = threads
         for index in 0..<threads {
@@ -27,7 +27,7 @@ final class WorkerPool: @unchecked Sendable {
                 _ = trifactor_nice_current_thread(niceness)
                 run()
             }
-            thread.name = "trifactor-worker-\(index)"
+            thread.name = "trifactor-\(name)-\(index)"
             thread.start()
         }
     }

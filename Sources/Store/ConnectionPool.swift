@@ -1,4 +1,21 @@
 import Foundation
+import Synchronization
+
+/// A check run before any connection is taken from any pool, so a caller
+/// can forbid database work where it must never happen (the server forbids
+/// it on its HTTP threads in debug builds).
+public enum DatabaseAccess {
+    private static let check = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// Runs `check` before every connection is taken from now on.
+    public static func onAcquire(_ check: (@Sendable () -> Void)?) {
+        self.check.withLock { $0 = check }
+    }
+
+    static func checkAcquire() {
+        check.withLock { $0 }?()
+    }
+}
 
 /// A blocking pool of at most `capacity` connections, created lazily by `factory`.
 ///
@@ -49,6 +66,7 @@ final class ConnectionPool<Connection: BackendConnection>: @unchecked Sendable {
     }
 
     private func acquire() throws -> Connection {
+        DatabaseAccess.checkAcquire()
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         while true {

@@ -31,7 +31,8 @@ public protocol Database: Sendable {
     /// Versions already applied, ascending (empty on a new database).
     /// - Throws: `StoreError`.
     func appliedMigrations() throws -> [Int]
-    /// A cheap round trip (`SELECT 1`) for readiness checks.
+    /// A cheap round trip (`SELECT 1`) for readiness checks, on a connection
+    /// of its own (it does not wait for the pool, nor for a write lock).
     /// - Throws: `StoreError` `.unavailable` when the database cannot be reached.
     func ping() throws
     /// Closes idle connections now and the others as they are returned; later calls fail with `.unavailable`.

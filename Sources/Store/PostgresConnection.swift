@@ -18,6 +18,8 @@ final class PostgresConnection: BackendConnection {
         }
         handle = connection
         try executeScript("SET client_min_messages = warning")  // NOTICEs would spam stderr
+        // A lock held elsewhere fails the statement after 5 s (busy, so a 503), as SQLite's busy timeout does.
+        try executeScript("SET lock_timeout = '5s'")
     }
 
     deinit { PQfinish(handle) }

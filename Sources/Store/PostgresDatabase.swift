@@ -6,12 +6,15 @@ internal import CPostgres
 final class PostgresDatabase: Database {
     let dialect = SQLDialect.postgres
     private let pool: ConnectionPool<PostgresConnection>
+    /// One connection of its own for `ping`, so readiness is known while the pool is busy.
+    private let probe: ConnectionPool<PostgresConnection>
     private let poolSize: Int
 
     /// Connects to `conninfo` and keeps up to `poolSize` connections.
     init(conninfo: String, poolSize: Int) throws {
         self.poolSize = poolSize
         pool = ConnectionPool(capacity: poolSize, timeout: 10) { try PostgresConnection(conninfo: conninfo) }
+        probe = ConnectionPool(capacity: 1, timeout: 2) { try PostgresConnection(conninfo: conninfo) }
         try pool.warmUp()
     }
 
@@ -46,11 +49,12 @@ final class PostgresDatabase: Database {
     }
 
     func ping() throws {
-        _ = try transaction { try $0.query("SELECT 1", []) }
+        _ = try probe.withConnection { try $0.query("SELECT 1", []) }
     }
 
     func close() {
         pool.close()
+        probe.close()
     }
 
     /// Checks that libpq understands `conninfo` (URL or keyword string), without connecting.

@@ -9,6 +9,8 @@ import Glibc
 final class SQLiteDatabase: Database {
     let dialect = SQLDialect.sqlite
     private let pool: ConnectionPool<SQLiteConnection>
+    /// One connection of its own for `ping`, so readiness is known while the pool is busy.
+    private let probe: ConnectionPool<SQLiteConnection>
 
     /// Opens the file at `path`, creating it (mode 0600) and its parent
     /// directory (0700) if needed. SQLite gives the `-wal` and `-shm` files
@@ -21,6 +23,7 @@ final class SQLiteDatabase: Database {
         }
         try Self.prepareFiles(at: path)
         pool = ConnectionPool(capacity: poolSize, timeout: 10) { try SQLiteConnection(path: path) }
+        probe = ConnectionPool(capacity: 1, timeout: 2) { try SQLiteConnection(path: path) }
         try pool.warmUp()
     }
 
@@ -68,10 +71,11 @@ final class SQLiteDatabase: Database {
     }
 
     func ping() throws {
-        _ = try pool.withConnection { try $0.query("SELECT 1", []) }
+        _ = try probe.withConnection { try $0.query("SELECT 1", []) }
     }
 
     func close() {
         pool.close()
+        probe.close()
     }
 }

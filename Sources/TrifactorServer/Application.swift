@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import HTTP
 import Messaging
 import Store
@@ -6,9 +7,9 @@ import Store
 /// Trifactor's HTTP application: every feature's routes over one environment.
 public enum Application {
     /// The router with every feature registered.
-    public static func router(_ env: Environment) -> Router {
+    static func router(_ env: Environment, probe: ReadinessProbe) -> Router {
         var router = Router()
-        HealthRoutes(env: env).register(on: &router)
+        HealthRoutes(probe: probe).register(on: &router)
         AccountsRoutes(env: env).register(on: &router)
         SessionsRoutes(env: env).register(on: &router)
         EnrollmentRoutes(env: env).register(on: &router)
@@ -45,11 +46,19 @@ public enum Application {
 
     /// Starts the server and the background work over a ready environment.
     public static func start(_ env: Environment, extraRoutes: (inout Router) -> Void = { _ in }) throws -> Runtime {
-        var router = router(env)
+        let probe = ReadinessProbe(database: env.database, logger: env.logger)
+        probe.check()
+        var router = router(env, probe: probe)
         extraRoutes(&router)
-        let server = HTTPServer(configuration: env.configuration.http, router: router, logger: env.logger, hub: env.hub)
+        var http = env.configuration.http
+        http.databaseThreads = env.configuration.databasePoolSize
+        let server = HTTPServer(configuration: http, router: router, logger: env.logger, hub: env.hub)
+        #if DEBUG
+        // A regression that waits on the database on an HTTP thread stops the tests at once.
+        DatabaseAccess.onAcquire { precondition(!HTTPServer.isHTTPThread, "database work on an HTTP thread: give the route an executor") }
+        #endif
         try server.start()
-        var tasks: [PeriodicTask] = []
+        var tasks: [PeriodicTask] = [PeriodicTask(name: "readiness", interval: 1, logger: env.logger) { probe.check(); return false }]
         if let sender = env.sender {
             let dispatcher = OutboxDispatcher(env: env, sender: sender, onFailed: deliveryFailed(env))
             tasks.append(PeriodicTask(name: "outbox", interval: 0.1, logger: env.logger) { try dispatcher.runOnce() > 0 })

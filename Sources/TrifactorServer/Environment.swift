@@ -1,6 +1,7 @@
 import Core
 import Crypto
 import Foundation
+import Logging
 import HTTP
 import Messaging
 import Store

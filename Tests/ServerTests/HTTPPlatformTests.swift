@@ -27,6 +27,8 @@ struct HTTPPlatformTests {
         try Backend.all[0].withServer { server throws in
             #expect(try server.get("/ready").status == 200)
             server.env.database.close()
+            // The probe notices within its second.
+            #expect(try eventually { try server.get("/ready").status == 503 })
             let ready = try server.get("/ready")
             #expect(ready.status == 503)
             #expect(ready.json["status"] as? String == "unavailable")
@@ -155,7 +157,7 @@ struct HTTPPlatformTests {
         var config = TestServer.configuration()
         config.http.workerThreads = 1
         config.http.workerQueueLimit = 1
-        let slow: (inout HTTP.Router) -> Void = { $0.add("GET", "/test/slow", execution: .worker) { _ in usleep(400_000); return .noContent } }
+        let slow: (inout HTTP.Router) -> Void = { $0.add("GET", "/test/slow", execution: .hashing) { _ in usleep(400_000); return .noContent } }
         try Backend.all[0].withServer(config, extraRoutes: slow) { server throws in
             let clients = try (0..<5).map { _ in try server.client() }
             for c in clients { try c.send(HTTPTestClient.head("GET", "/test/slow", headers: [:], contentLength: nil)) }
@@ -171,7 +173,7 @@ struct HTTPPlatformTests {
     func stopWithSuspended() throws {
         var config = TestServer.configuration()
         config.http.workerThreads = 1
-        let slow: (inout HTTP.Router) -> Void = { $0.add("GET", "/test/slow", execution: .worker) { _ in usleep(200_000); return .noContent } }
+        let slow: (inout HTTP.Router) -> Void = { $0.add("GET", "/test/slow", execution: .hashing) { _ in usleep(200_000); return .noContent } }
         try Backend.all[0].withServer(config, extraRoutes: slow) { server throws in
             let clients = try (0..<3).map { _ in try server.client() }
             for c in clients { try c.send(HTTPTestClient.head("GET", "/test/slow", headers: [:], contentLength: nil)) }
@@ -188,7 +190,7 @@ struct HTTPPlatformTests {
     func fastDuringSlow() throws {
         var config = TestServer.configuration()
         config.http.workerThreads = 1
-        let slow: (inout HTTP.Router) -> Void = { $0.add("GET", "/test/slow", execution: .worker) { _ in usleep(1_000_000); return .noContent } }
+        let slow: (inout HTTP.Router) -> Void = { $0.add("GET", "/test/slow", execution: .hashing) { _ in usleep(1_000_000); return .noContent } }
         try Backend.all[0].withServer(config, extraRoutes: slow) { server throws in
             let busy = try server.client()
             try busy.send(HTTPTestClient.head("GET", "/test/slow", headers: [:], contentLength: nil))

@@ -1,5 +1,6 @@
 import API
 import Foundation
+import Logging
 import HTTP
 import Store
 

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import Glibc
-import HTTP
+import Logging
 
 /// The key that seals secrets at rest: 32 random bytes, base64, in a file
 /// readable by its owner only. Dev mode creates it when missing; otherwise a

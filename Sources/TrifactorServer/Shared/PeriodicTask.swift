@@ -1,5 +1,5 @@
 import Foundation
-import HTTP
+import Logging
 
 /// Background work on a thread of its own, run every `interval` seconds (at
 /// once again when a pass says it did something) until `stop()`, which wakes

@@ -1,5 +1,6 @@
 import Core
 import Foundation
+import Logging
 import HTTP
 import Store
 import Synchronization

@@ -11,7 +11,7 @@ struct AccountsRoutes {
     let env: Environment
 
     func register(on router: inout Router) {
-        router.add("POST", "/v1/accounts", execution: .worker) { try signUp($0) }
+        router.add("POST", "/v1/accounts", execution: .hashing) { try signUp($0) }
         router.add("POST", "/v1/accounts/verify-email") { try verifyEmail($0) }
         router.add("POST", "/v1/accounts/verify-email/resend") { try resend($0) }
     }

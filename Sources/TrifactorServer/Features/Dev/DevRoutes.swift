@@ -17,14 +17,14 @@ struct DevRoutes {
                 OutboxMessage(id: $0.id, channel: $0.channel, to: $0.to, text: $0.text, createdAt: Date(millis: $0.createdAt), status: $0.status)
             }))
         }
-        router.add("GET", "/dev/passkey") { _ in
+        router.add("GET", "/dev/passkey", execution: .inline) { _ in
             .html("""
                 <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Trifactor passkeys (dev)</title>
                 <script src="/dev/passkey.js"></script></head>
                 <body><h1>Trifactor passkeys</h1><p>window.trifactor.register(token, name), .secondFactor(email, password), .passwordless()</p></body></html>
                 """)
         }
-        router.add("GET", "/dev/passkey.js") { _ in
+        router.add("GET", "/dev/passkey.js", execution: .inline) { _ in
             guard let url = Bundle.module.url(forResource: "passkey", withExtension: "js"), let data = try? Data(contentsOf: url) else {
                 throw HTTPProblem.notFound
             }

@@ -10,7 +10,7 @@ struct SessionsRoutes {
     let env: Environment
 
     func register(on router: inout Router) {
-        router.add("POST", "/v1/sessions", execution: .worker) { try signIn($0) }
+        router.add("POST", "/v1/sessions", execution: .hashing) { try signIn($0) }
         router.add("GET", "/v1/session") { try current($0) }
         router.add("DELETE", "/v1/session") { try signOut($0) }
     }
