@@ -118,19 +118,20 @@ final class ConnectionGuard: Sendable {
 /// One connection's socket and what it owes by when. Kept alive by a
 /// retained pointer in libmicrohttpd's socket context.
 final class ConnectionRecord: Sendable {
-    enum Phase: UInt8 { case none = 0, head = 1, body = 2 }
+    enum Phase: UInt64 { case none = 0, head = 1, body = 2 }
     let fd: Int32
-    private let phase = Atomic<UInt8>(0)
-    private let deadline = Atomic<UInt64>(0)
+    /// The phase in the low 2 bits, the deadline (ns) above them: one word,
+    /// so the sweeper never pairs one phase with another phase's deadline.
+    private let state = Atomic<UInt64>(0)
 
     init(fd: Int32) { self.fd = fd }
 
     func expect(_ next: Phase, by nanoseconds: UInt64) {
-        deadline.store(nanoseconds, ordering: .relaxed)
-        phase.store(next.rawValue, ordering: .releasing)
+        state.store(next == .none ? 0 : nanoseconds << 2 | next.rawValue, ordering: .releasing)
     }
 
     var expectation: (Phase, UInt64) {
-        (Phase(rawValue: phase.load(ordering: .acquiring)) ?? .none, deadline.load(ordering: .relaxed))
+        let value = state.load(ordering: .acquiring)
+        return (Phase(rawValue: value & 3) ?? .none, value >> 2)
     }
 }

@@ -163,8 +163,9 @@ public final class HTTPServer: Sendable {
         context.workers.stopAndWait()
         context.databaseWorkers.stopAndWait()
         context.longPollWorkers.stopAndWait()
-        MHD_stop_daemon(handle)
+        // Before the daemon closes its sockets: their numbers are reused at once, by other servers too.
         context.connections.stop()
+        MHD_stop_daemon(handle)
         // With internal threads the listening socket may be closed only after the daemon stopped.
         if listener >= 0 { close(listener) }
     }

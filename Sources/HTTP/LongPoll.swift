@@ -3,8 +3,8 @@ import Logging
 import Synchronization
 
 /// A handler's answer "nothing yet": the connection is suspended (no thread
-/// is held) until `notify(key)` or a periodic re-check finds something, or
-/// until the deadline, when `onTimeout` is sent.
+/// is held) until `notify(key)` re-runs the handler and it finds something,
+/// or until the deadline, when `onTimeout` is sent.
 public final class Deferral: Sendable {
     /// What wakes this request: `LongPollHub.notify(key)`.
     public let key: String
@@ -21,9 +21,12 @@ public final class Deferral: Sendable {
 }
 
 /// Long-polling without threads: waiting requests sit here with their
-/// connections suspended. `notify` re-runs the handlers waiting on a key at
-/// once; every second all of them are re-run anyway (so a change made by
-/// another instance is seen too), and expired ones get their timeout answer.
+/// connections suspended. `notify(key)` re-runs the handlers waiting on that
+/// key at once (on the long-poll executor); nothing else re-runs them, so
+/// a thousand waiters cost nothing while nothing changes. A change made by
+/// another instance arrives as a `notify` too (PostgreSQL `LISTEN`), and
+/// `notifyAll` re-runs everyone when such news may have been missed. At its
+/// deadline a waiter gets its timeout answer.
 public final class LongPollHub: Sendable {
     struct Waiter: Sendable {
         let id: UInt64
@@ -40,7 +43,11 @@ public final class LongPollHub: Sendable {
         var waiters: [UInt64: Waiter] = [:]
         /// Waiters whose handler is being re-run right now (never twice at once).
         var running: Set<UInt64> = []
+        /// Running waiters woken again meanwhile: they run once more, so no change is missed.
+        var dirty: Set<UInt64> = []
         var woken: Set<String> = []
+        var wakeAll = false
+        var reruns = 0
         var nextID: UInt64 = 0
         var stopping = false
     }
@@ -63,6 +70,22 @@ public final class LongPollHub: Sendable {
     /// Wakes the requests waiting on `key` now.
     public func notify(_ key: String) {
         state.withLock { _ = $0.woken.insert(key) }
+        wake()
+    }
+
+    /// Wakes every waiting request (notifications may have been lost).
+    public func notifyAll() {
+        state.withLock { $0.wakeAll = true }
+        wake()
+    }
+
+    /// Requests waiting now.
+    public var waiting: Int { state.withLock { $0.waiters.count } }
+
+    /// Handler re-runs so far (each costs a request's work).
+    public var reruns: Int { state.withLock { $0.reruns } }
+
+    private func wake() {
         condition.lock()
         condition.signal()
         condition.unlock()
@@ -79,6 +102,7 @@ public final class LongPollHub: Sendable {
         }
         if stopping { answer(onTimeout) }
         if !started.exchange(true, ordering: .acquiringAndReleasing) { startThread() }
+        wake()  // the hub thread may be asleep until a later deadline than this one
     }
 
     /// Answers every waiter with its timeout answer, refuses new ones, and
@@ -96,41 +120,56 @@ public final class LongPollHub: Sendable {
         if started.load(ordering: .acquiring) { exited.wait() }
     }
 
-    /// Re-runs a waiter's handler; answers if it has something (and nobody answered first).
+    /// Re-runs a waiter's handler; answers if it has something (and nobody
+    /// answered first). Runs again when woken while it ran.
     private func rerun(_ w: Waiter) {
-        let response = (try? w.handler(w.request)) ?? w.onTimeout
-        let answer = state.withLock { s -> Bool in
-            s.running.remove(w.id)
-            guard response.deferral == nil || w.deadline <= Date() else { return false }
-            return s.waiters.removeValue(forKey: w.id) != nil
+        while true {
+            let response = (try? w.handler(w.request)) ?? w.onTimeout
+            let (answer, again) = state.withLock { s -> (Bool, Bool) in
+                if response.deferral == nil || w.deadline <= Date() {
+                    s.running.remove(w.id)
+                    s.dirty.remove(w.id)
+                    return (s.waiters.removeValue(forKey: w.id) != nil, false)
+                }
+                if s.dirty.remove(w.id) != nil {
+                    s.reruns += 1
+                    return (false, true)
+                }
+                s.running.remove(w.id)
+                return (false, false)
+            }
+            if answer { w.answer(response.deferral == nil ? response : w.onTimeout) }
+            if !again { return }
         }
-        if answer { w.answer(response.deferral == nil ? response : w.onTimeout) }
     }
 
     private func startThread() {
         let thread = Thread { [self] in
-            var lastSweep = Date.distantPast
             while !state.withLock({ $0.stopping }) {
+                // Sleep until the nearest deadline or a notification; never on a fixed beat.
+                let next = state.withLock { s in s.woken.isEmpty && !s.wakeAll ? s.waiters.values.map(\.deadline).min() : Date() }
                 condition.lock()
-                _ = condition.wait(until: Date().addingTimeInterval(0.25))
+                _ = condition.wait(until: next ?? Date().addingTimeInterval(60))
                 condition.unlock()
                 let now = Date()
-                let sweep = now.timeIntervalSince(lastSweep) >= 1
-                if sweep { lastSweep = now }
                 let (expired, due) = state.withLock { s -> ([Waiter], [Waiter]) in
                     let expired = s.waiters.values.filter { $0.deadline <= now }
                     for w in expired { s.waiters[w.id] = nil }
-                    let due = s.waiters.values.filter { (sweep || s.woken.contains($0.key)) && !s.running.contains($0.id) }
+                    let woken = s.waiters.values.filter { s.wakeAll || s.woken.contains($0.key) }
+                    for w in woken where s.running.contains(w.id) { s.dirty.insert(w.id) }
+                    let due = woken.filter { !s.running.contains($0.id) }
                     for w in due { s.running.insert(w.id) }
+                    s.reruns += due.count
                     s.woken = []
+                    s.wakeAll = false
                     return (expired, due)
                 }
                 for w in expired { w.answer(w.onTimeout) }
                 let run = runner.withLock { $0 }
                 for w in due {
                     let job: @Sendable () -> Void = { [self] in rerun(w) }
-                    // Off this thread, on the worker pool; when it is full, the next sweep retries.
                     if let run, run(job) { continue }
+                    // The executor is full: this waiter runs again at the next notification, or times out.
                     state.withLock { _ = $0.running.remove(w.id) }
                 }
             }

@@ -37,4 +37,21 @@ public protocol Database: Sendable {
     func ping() throws
     /// Closes idle connections now and the others as they are returned; later calls fail with `.unavailable`.
     func close()
+    /// Tells every process listening on `channel` of this database about
+    /// `payload` (PostgreSQL `NOTIFY`, sent at once, outside any transaction).
+    /// Does nothing on SQLite, whose database belongs to one process.
+    /// - Throws: `StoreError`.
+    func notify(channel: String, payload: String) throws
+    /// Starts listening on `channel` (PostgreSQL `LISTEN` on a connection and
+    /// a thread of their own); nil on SQLite, where there is no other process
+    /// to hear from. `onReconnect` runs after a lost connection is back, since
+    /// notifications may have been missed.
+    /// - Important: `channel` is a fixed identifier of the program, never input.
+    func listen(channel: String, onNotification: @escaping @Sendable (String) -> Void, onReconnect: @escaping @Sendable () -> Void) -> (any DatabaseListener)?
+}
+
+/// A running `LISTEN`; stop it before closing the database.
+public protocol DatabaseListener: Sendable {
+    /// Stops listening and waits for the listening thread to end.
+    func stop()
 }

@@ -9,10 +9,12 @@ final class PostgresDatabase: Database {
     /// One connection of its own for `ping`, so readiness is known while the pool is busy.
     private let probe: ConnectionPool<PostgresConnection>
     private let poolSize: Int
+    private let conninfo: String
 
     /// Connects to `conninfo` and keeps up to `poolSize` connections.
     init(conninfo: String, poolSize: Int) throws {
         self.poolSize = poolSize
+        self.conninfo = conninfo
         pool = ConnectionPool(capacity: poolSize, timeout: 10) { try PostgresConnection(conninfo: conninfo) }
         probe = ConnectionPool(capacity: 1, timeout: 2) { try PostgresConnection(conninfo: conninfo) }
         try pool.warmUp()
@@ -55,6 +57,14 @@ final class PostgresDatabase: Database {
     func close() {
         pool.close()
         probe.close()
+    }
+
+    func notify(channel: String, payload: String) throws {
+        _ = try pool.withConnection { try $0.query("SELECT pg_notify($1, $2)", [.text(channel), .text(payload)]) }
+    }
+
+    func listen(channel: String, onNotification: @escaping @Sendable (String) -> Void, onReconnect: @escaping @Sendable () -> Void) -> (any DatabaseListener)? {
+        PostgresListener(conninfo: conninfo, channel: channel, onNotification: onNotification, onReconnect: onReconnect)
     }
 
     /// Checks that libpq understands `conninfo` (URL or keyword string), without connecting.

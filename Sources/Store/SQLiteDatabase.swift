@@ -78,4 +78,11 @@ final class SQLiteDatabase: Database {
         pool.close()
         probe.close()
     }
+
+    /// One process owns the file: there is nobody else to tell.
+    func notify(channel: String, payload: String) throws {}
+
+    func listen(channel: String, onNotification: @escaping @Sendable (String) -> Void, onReconnect: @escaping @Sendable () -> Void) -> (any DatabaseListener)? {
+        nil
+    }
 }

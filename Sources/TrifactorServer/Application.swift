@@ -74,9 +74,10 @@ public enum Application {
             return false
         })
         for task in tasks { task.start() }
+        let listener = ChangeFeed.listen(hub: env.hub, database: env.database)
         env.logger.log("info", "listening", ["host": .string(env.configuration.http.host), "port": .int(server.port),
                                              "tls": .bool(env.configuration.http.usesTLS), "dev": .bool(env.configuration.dev)])
-        return Runtime(server: server, env: env, tasks: tasks)
+        return Runtime(server: server, env: env, tasks: tasks, listener: listener)
     }
 
     /// Routes a message that failed for good to the feature that sent it.
@@ -92,16 +93,19 @@ public final class Runtime: Sendable {
     public let server: HTTPServer
     public let env: Environment
     let tasks: [PeriodicTask]
+    let listener: (any DatabaseListener)?
 
-    init(server: HTTPServer, env: Environment, tasks: [PeriodicTask]) {
+    init(server: HTTPServer, env: Environment, tasks: [PeriodicTask], listener: (any DatabaseListener)?) {
         self.server = server
         self.env = env
         self.tasks = tasks
+        self.listener = listener
     }
 
-    /// Stops taking requests, finishes those in flight, then stops delivering.
+    /// Stops taking requests, finishes those in flight, then stops delivering and listening.
     public func stop(drainTimeout: TimeInterval) {
         server.stop(drainTimeout: drainTimeout)
         for task in tasks { task.stop() }
+        listener?.stop()
     }
 }

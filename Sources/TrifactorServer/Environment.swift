@@ -21,6 +21,8 @@ public struct Environment: Sendable {
     public let sender: (any MessageSender)?
     /// Wakes long-polling requests (a device waiting for approvals, a browser waiting for one).
     public let hub = LongPollHub()
+    /// Publishes changes to this process's long polls and to the other instances.
+    var changes: ChangeFeed { ChangeFeed.live(hub: hub, database: database, logger: logger) }
     /// A hash to verify against when an email is unknown, so that costs the
     /// same Argon2id work as a wrong password.
     let decoyHash: String

@@ -67,7 +67,7 @@ struct PushApprovalRoutes {
             try env.audit(context.event(.pushDenied, .denied, userID: factor.userID, detail: "push limit reached: 3 per 10 minutes"))
             return nil
         }
-        env.hub.notify("device:\(factor.id)")
+        env.changes.publish("device:\(factor.id)")
         return (id, number)
     }
 
@@ -155,7 +155,7 @@ struct PushApprovalRoutes {
             }
             return status
         }
-        env.hub.notify("approval:\(approvalID)")
+        env.changes.publish("approval:\(approvalID)")
         return .json(ApprovalState(status: status))
     }
 

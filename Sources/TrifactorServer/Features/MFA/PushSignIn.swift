@@ -54,7 +54,7 @@ struct PushSignIn {
             }
             return device
         }
-        if let device { env.hub.notify("device:\(device.id)") }
+        if let device { env.changes.publish("device:\(device.id)") }
         return .json(PushSignInStarted(pendingCredential: token, approvalID: id, number: number), status: 202)
     }
 
