@@ -68,13 +68,19 @@ public enum Application {
             // A full batch means more may be due: go again at once.
             try VerifyService(env: env).runDue() == VerifyService.dueBatch
         })
+        // Session uses seen in memory, written once a second in one transaction.
+        tasks.append(PeriodicTask(name: "session-uses", interval: 1, logger: env.logger) {
+            let uses = env.sessionCache.drainTouches()
+            if !uses.isEmpty { try env.transaction { try SessionRepository.touch(uses, on: $0) } }
+            return false
+        })
         tasks.append(PeriodicTask(name: "housekeeping", interval: 600, logger: env.logger) {
             let r = try env.transaction { try Housekeeping.purge(now: env.nowMillis, on: $0) }
             if r != Housekeeping.Report() { env.logger.log("info", "housekeeping", ["purged": .string(String(describing: r))]) }
             return false
         })
         for task in tasks { task.start() }
-        let listener = ChangeFeed.listen(hub: env.hub, database: env.database)
+        let listener = ChangeFeed.listen(local: env.local, lost: { [hub = env.hub] in hub.notifyAll() }, database: env.database)
         env.logger.log("info", "listening", ["host": .string(env.configuration.http.host), "port": .int(server.port),
                                              "tls": .bool(env.configuration.http.usesTLS), "dev": .bool(env.configuration.dev)])
         return Runtime(server: server, env: env, tasks: tasks, listener: listener)

@@ -21,8 +21,17 @@ public struct Environment: Sendable {
     public let sender: (any MessageSender)?
     /// Wakes long-polling requests (a device waiting for approvals, a browser waiting for one).
     public let hub = LongPollHub()
-    /// Publishes changes to this process's long polls and to the other instances.
-    var changes: ChangeFeed { ChangeFeed.live(hub: hub, database: database, logger: logger) }
+    /// Live sessions in memory, for the session check on the HTTP thread.
+    let sessionCache = SessionCache()
+    /// Publishes changes to this process's long polls and session cache, and to the other instances.
+    var changes: ChangeFeed { ChangeFeed.live(local: local, database: database, logger: logger) }
+    /// Where this process hears of a change (its own or another instance's).
+    var local: @Sendable (String) -> Void {
+        { [hub, sessionCache] key in
+            hub.notify(key)
+            sessionCache.invalidate(key)
+        }
+    }
     /// A hash to verify against when an email is unknown, so that costs the
     /// same Argon2id work as a wrong password.
     let decoyHash: String

@@ -2,8 +2,10 @@ import HTTP
 import Logging
 import Store
 
-/// News of a change that others wait for: a device's pending approvals, an
-/// approval's decision, a session that ended. Published after the change
+/// News of a change that others wait for or keep copies of: a device's
+/// pending approvals (`device:<id>`), an approval's decision
+/// (`approval:<id>`), a session or a user's sessions that changed
+/// (`session:<id>`, `user:<id>`). Published after the change
 /// commits, it wakes the long polls of this process at once and reaches
 /// the other instances on the same PostgreSQL through `NOTIFY` (they wake
 /// theirs from `LISTEN`). On SQLite, one process owns the data and the
@@ -14,10 +16,10 @@ struct ChangeFeed: Sendable {
 
     let publish: @Sendable (_ key: String) -> Void
 
-    /// Wakes `hub` and tells the other instances through `database`.
-    static func live(hub: LongPollHub, database: any Database, logger: Logger) -> ChangeFeed {
+    /// Hands the news to `local` (long polls, session cache) and tells the other instances through `database`.
+    static func live(local: @escaping @Sendable (String) -> Void, database: any Database, logger: Logger) -> ChangeFeed {
         ChangeFeed { key in
-            hub.notify(key)
+            local(key)
             do {
                 try database.notify(channel: channel, payload: key)
             } catch {
@@ -27,9 +29,11 @@ struct ChangeFeed: Sendable {
         }
     }
 
-    /// Delivers the other instances' news to `hub` (PostgreSQL only); after
-    /// a lost connection every waiter looks again, since news may be missed.
-    static func listen(hub: LongPollHub, database: any Database) -> (any DatabaseListener)? {
-        database.listen(channel: channel, onNotification: { hub.notify($0) }, onReconnect: { hub.notifyAll() })
+    /// Delivers the other instances' news to `local` (PostgreSQL only);
+    /// after a lost connection every waiter looks again (`lost`), since news
+    /// may have been missed (the session cache forgets within its second anyway).
+    static func listen(local: @escaping @Sendable (String) -> Void, lost: @escaping @Sendable () -> Void,
+                       database: any Database) -> (any DatabaseListener)? {
+        database.listen(channel: channel, onNotification: local, onReconnect: lost)
     }
 }

@@ -72,14 +72,14 @@ struct AccountsRoutes {
         let context = AuditContext(request)
         let limit = env.configuration.signInPerIP
         // The failure count must be committed even when the answer is an error.
-        let outcome = try env.transaction { db -> EmailVerification.Outcome in
+        let outcome = try env.transaction { db -> (EmailVerification.Outcome, userID: String?) in
             if let wait = try RateLimiter.take("code:ip:\(ClientKey.of(request))", limit: limit, nowMillis: env.nowMillis, on: db) {
-                return .rateLimited(retryAfter: wait)
+                return (.rateLimited(retryAfter: wait), nil)
             }
             guard let user = try AccountRepository.find(email: email.value, on: db) else {
                 // An unknown address writes too, so both paths cost a commit alike.
                 try AuditLog.append(context.event(.emailVerificationFailed, .failure, detail: "unknown address"), at: env.nowMillis, on: db)
-                return .unusable
+                return (.unusable, nil)
             }
             let outcome = code.count == EmailVerification.codeLength && code.allSatisfy(\.isASCII) && code.allSatisfy(\.isNumber)
                 ? try EmailVerification(env: env).check(code, for: user, on: db) : .wrong
@@ -88,10 +88,10 @@ struct AccountsRoutes {
             } else {
                 try AuditLog.append(context.event(.emailVerificationFailed, .failure, userID: user.id), at: env.nowMillis, on: db)
             }
-            return outcome
+            return (outcome, user.id)
         }
-        switch outcome {
-        case .verified: break
+        switch outcome.0 {
+        case .verified: env.changes.publish("user:\(outcome.userID ?? "")")
         case .rateLimited(let wait): throw APIError.rateLimited(retryAfter: wait)
         case .wrong, .unusable: throw APIError.invalidCode
         }

@@ -112,6 +112,8 @@ struct EnrollmentRoutes {
         } catch let error as StoreError where error.kind == .uniqueViolation {
             throw APIError.secondFactorExists
         }
+        // A first factor ended the user's password-only sessions.
+        env.changes.publish("user:\(auth.user.id)")
         return .json(stored.api, status: 201)
     }
 
@@ -132,6 +134,7 @@ struct EnrollmentRoutes {
             }
             try AuditLog.append(AuditContext(request).event(.mfaRemoved, .success, userID: auth.user.id, detail: detail), at: env.nowMillis, on: db)
         }
+        env.changes.publish("user:\(auth.user.id)")
         return .noContent
     }
 

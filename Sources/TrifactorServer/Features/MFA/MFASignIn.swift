@@ -104,6 +104,7 @@ struct MFASignIn {
             try AuditLog.append(AuditContext(request).event(.sessionSteppedUp, .success, userID: auth.user.id, detail: "method=\(strategy.method)"),
                                 at: env.nowMillis, on: db)
         }
+        env.changes.publish("session:\(auth.session.id)")
         let refreshed = try SessionAuthenticator(env: env).authenticate(request).get()
         return .json(CurrentSession(session: refreshed.session.info(env), user: refreshed.user.info))
     }

@@ -14,18 +14,38 @@ struct SessionAuthenticator {
         let user: UserRecord
     }
 
-    /// The session of `request`'s bearer token, its use recorded, in its own
-    /// transactions: a read-only one (the usual case, no write lock), and a
-    /// write only when the use must be recorded or the session has just expired.
+    /// The session of `request`'s bearer token, its use recorded (in memory,
+    /// written in batches): from the session cache while its entry is fresh,
+    /// else from a read-only transaction (no write lock), and a write only
+    /// when the session has just expired.
     /// - Returns: the session and user, or `APIError.unauthenticated` for a
     ///   missing, unknown or ended token, `APIError.sessionExpired` once a
     ///   lifetime has run out.
     func authenticate(_ request: Request) throws -> Result<Authenticated, APIError> {
+        if let cached = cached(request) { return .success(cached) }
         if case .done(let result) = try env.read({ try check(request, on: $0, canWrite: false) }) { return result }
         guard case .done(let result) = try env.transaction({ try check(request, on: $0, canWrite: true) }) else {
             return .failure(.unauthenticated)
         }
         return result
+    }
+
+    /// The session from the cache alone (no I/O, for the HTTP thread): nil
+    /// when it is not cached, or has expired (the database path records that).
+    func cached(_ request: Request) -> Authenticated? {
+        guard let token = request.bearerToken, SessionToken.isWellFormed(token) else { return nil }
+        let tokenHash = SHA256.hex(token)
+        guard let entry = env.sessionCache.lookup(tokenHash) else { return nil }
+        let now = env.clock.now()
+        let policy = env.sessionPolicy(aal: entry.session.aal)
+        let lastSeen = Date(millis: entry.session.lastSeenAt)
+        guard !policy.isExpired(created: Date(millis: entry.session.createdAt), lastSeen: lastSeen, now: now) else { return nil }
+        var session = entry.session
+        if policy.shouldRecordUse(lastSeen: lastSeen, now: now) {
+            env.sessionCache.touch(tokenHash, sessionID: session.id, at: now.millis)
+            session.lastSeenAt = now.millis
+        }
+        return Authenticated(session: session, user: entry.user)
     }
 
     /// The same inside a write transaction the caller already holds.
@@ -40,9 +60,9 @@ struct SessionAuthenticator {
     }
 
     private func check(_ request: Request, on db: any SQLConnection, canWrite: Bool) throws -> Check {
-        guard let token = request.bearerToken, SessionToken.isWellFormed(token),
-              let session = try SessionRepository.find(tokenHash: SHA256.hex(token), on: db)
-        else { return .done(.failure(.unauthenticated)) }
+        guard let token = request.bearerToken, SessionToken.isWellFormed(token) else { return .done(.failure(.unauthenticated)) }
+        let tokenHash = SHA256.hex(token)
+        guard let session = try SessionRepository.find(tokenHash: tokenHash, on: db) else { return .done(.failure(.unauthenticated)) }
         if session.endedAt != nil {
             return .done(.failure(session.endReason == "expired" ? .sessionExpired : .unauthenticated))
         }
@@ -59,9 +79,10 @@ struct SessionAuthenticator {
         }
         guard let user = try AccountRepository.find(id: session.userID, on: db) else { return .done(.failure(.unauthenticated)) }
         var current = session
+        env.sessionCache.store(tokenHash, session: session, user: user)
         if policy.shouldRecordUse(lastSeen: lastSeen, now: now) {
-            guard canWrite else { return .needsWrite }
-            try SessionRepository.touch(id: session.id, at: now.millis, on: db)
+            // Written with the next batch of uses, not in this request.
+            env.sessionCache.touch(tokenHash, sessionID: session.id, at: now.millis)
             current.lastSeenAt = now.millis
         }
         return .done(.success(Authenticated(session: current, user: user)))

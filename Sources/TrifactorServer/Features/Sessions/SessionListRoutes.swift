@@ -28,6 +28,7 @@ struct SessionListRoutes {
                 else { throw APIError.sessionNotFound }
                 try AuditLog.append(AuditContext(request).event(.sessionRevoked, .success, userID: auth.user.id, detail: "id=\(id)"), at: env.nowMillis, on: db)
             }
+            env.changes.publish("session:\(id)")
             return .noContent
         }
     }

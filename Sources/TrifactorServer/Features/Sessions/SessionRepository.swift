@@ -82,8 +82,11 @@ enum SessionRepository {
                       ip: try row.optionalText("ip"), userAgent: try row.optionalText("user_agent"), deviceID: try row.optionalText("device_id"))
     }
 
-    static func touch(id: String, at: Int64, on db: any SQLConnection) throws {
-        try db.execute("UPDATE sessions SET last_seen_at = $2 WHERE id = $1 AND last_seen_at < $2", [.text(id), .int(at)])
+    /// Records uses: each session's last-seen time moves forward, never back.
+    static func touch(_ uses: [String: Int64], on db: any SQLConnection) throws {
+        for (id, at) in uses.sorted(by: { $0.key < $1.key }) {
+            try db.execute("UPDATE sessions SET last_seen_at = $2 WHERE id = $1 AND last_seen_at < $2", [.text(id), .int(at)])
+        }
     }
 
     /// Ends a live session; false when it had already ended (so the caller

@@ -11,7 +11,10 @@ struct SessionsRoutes {
 
     func register(on router: inout Router) {
         router.add("POST", "/v1/sessions", execution: .hashing) { try signIn($0) }
-        router.add("GET", "/v1/session") { try current($0) }
+        // The session check of every page: from the session cache on the HTTP thread when it can be.
+        router.add("GET", "/v1/session", fast: { request in
+            SessionAuthenticator(env: env).cached(request).map { .json(CurrentSession(session: $0.session.info(env), user: $0.user.info)) }
+        }) { try current($0) }
         router.add("DELETE", "/v1/session") { try signOut($0) }
     }
 
@@ -94,7 +97,7 @@ struct SessionsRoutes {
     }
 
     func signOut(_ request: Request) throws -> Response {
-        let result = try env.transaction { db -> Result<Void, APIError> in
+        let result = try env.transaction { db -> Result<SessionAuthenticator.Authenticated, APIError> in
             switch try SessionAuthenticator(env: env).authenticate(request, on: db) {
             case .failure(let error): return .failure(error)
             case .success(let auth):
@@ -102,10 +105,11 @@ struct SessionsRoutes {
                 if try SessionRepository.end(id: auth.session.id, at: now, reason: "signed_out", on: db) {
                     try AuditLog.append(AuditContext(request).event(.sessionEnded, .success, userID: auth.user.id), at: now, on: db)
                 }
-                return .success(())
+                return .success(auth)
             }
         }
-        try result.get()
+        let auth = try result.get()
+        env.changes.publish("session:\(auth.session.id)")
         return .noContent
     }
 }

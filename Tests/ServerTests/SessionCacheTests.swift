@@ -1,0 +1,84 @@
+import Foundation
+import Store
+import Testing
+@testable import TrifactorServer
+import TrifactorTestSupport
+
+/// The session check answers from memory on the HTTP thread, and every
+/// change that ends or alters a session reaches it at once.
+@Suite("Session cache")
+struct SessionCacheTests {
+    @Test("a cached session answers with the database gone: no database I/O on the hot path")
+    func noDatabaseOnHotPath() throws {
+        try Backend.all[0].withServer { server in
+            let token = try #require(try server.signUp("hot@example.com"))
+            #expect(try server.get("/v1/session", token: token).status == 200)  // loads the cache
+            server.env.database.close()
+            let cached = try server.get("/v1/session", token: token)
+            #expect(cached.status == 200)
+            #expect(cached.json["user"].flatMap { $0 as? [String: Any] }?["email"] as? String == "hot@example.com")
+            // Anything not cached still needs the database, and says so.
+            #expect(try server.get("/v1/session", token: String(repeating: "A", count: 43)).status == 503)
+        }
+    }
+
+    @Test("sign-out, revocation, step-up and a removed factor reach the cached session at once", arguments: Backend.all)
+    func invalidation(backend: Backend) throws {
+        try backend.withServer { server in
+            let user = try MFAClient(server, email: "cache@example.com")
+            #expect(try server.get("/v1/session", token: user.token).status == 200)
+            let totp = try user.enrollTOTP()
+            // The step-up raises the cached session to AAL2 at once.
+            #expect(try server.get("/v1/session", token: user.token).json["session"].flatMap { $0 as? [String: Any] }?["aal"] as? Int == 1)
+            try user.stepUp(totp)
+            #expect(try server.get("/v1/session", token: user.token).json["session"].flatMap { $0 as? [String: Any] }?["aal"] as? Int == 2)
+
+            // Another session revokes this one.
+            let other = try #require(try server.json("POST", "/v1/sessions", ["email": user.email, "password": user.password]).json["pending_credential"] as? String)
+            server.clock.advance(30)
+            let second = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": other, "enrollment_id": totp.id, "code": user.totp(totp.secret)])
+            let secondToken = try #require(second.json["token"] as? String)
+            #expect(try server.get("/v1/session", token: secondToken).status == 200)
+            let id = try #require(server.get("/v1/session", token: user.token).json["session"].flatMap { $0 as? [String: Any] }?["id"] as? String)
+            #expect(try user.call("DELETE", "/v1/sessions/\(id)", token: secondToken).status == 204)
+            #expect(try server.get("/v1/session", token: user.token).status == 401)
+
+            // Signing out ends the other one at once too.
+            #expect(try user.call("DELETE", "/v1/session", token: secondToken).status == 204)
+            #expect(try server.get("/v1/session", token: secondToken).status == 401)
+        }
+    }
+
+    @Test("uses seen in memory reach the database in the next batch, moving last-seen forward")
+    func usesAreBatched() throws {
+        try Backend.all[0].withServer { server in
+            let token = try #require(try server.signUp("seen@example.com"))
+            func lastSeen() throws -> Int64 {
+                try server.env.database.read { try $0.queryOne("SELECT last_seen_at FROM sessions")!.int("last_seen_at") }
+            }
+            let before = try lastSeen()
+            server.clock.advance(120)  // beyond the 1-minute slice in which a use is not written again
+            #expect(try server.get("/v1/session", token: token).status == 200)
+            #expect(try eventually(3) { try lastSeen() == before + 120_000 })
+        }
+    }
+
+    @Test("a sign-out on one instance ends the session cached by another at once", .enabled(if: Backend.postgresURL != nil))
+    func acrossInstances() throws {
+        let backend = try #require(Backend.all.first { $0.dialect == .postgres })
+        try backend.withFreshDatabase { database, url in
+            let first = try TestServer(database: database)
+            let secondDatabase = try openDatabase(url: url, poolSize: 2)
+            let second = try TestServer(database: secondDatabase)
+            let token = try #require(try first.signUp("twice@example.com"))
+            #expect(try first.get("/v1/session", token: token).status == 200)
+            #expect(try second.get("/v1/session", token: token).status == 200)  // now cached on both
+            #expect(try HTTPTestClient(port: second.port).request("DELETE", "/v1/session", headers: ["Authorization": "Bearer \(token)"]).status == 204)
+            let started = ContinuousClock.now
+            #expect(try eventually(2) { try first.get("/v1/session", token: token).status == 401 })
+            #expect(ContinuousClock.now - started < .milliseconds(900))
+            second.runtime.stop(drainTimeout: 5)
+            secondDatabase.close()
+        }
+    }
+}
