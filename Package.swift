@@ -58,6 +58,6 @@ let package = Package(
         .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "Core"], swiftSettings: strict),
         .testTarget(name: "FuzzCorpusTests", dependencies: ["FuzzHarnesses"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TrifactorTestSupport"], swiftSettings: strict),
-        .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "API", "HTTP", "Logging", "Store", "Core", "Crypto", "TrifactorTestSupport"], swiftSettings: strict),
+        .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "API", "HTTP", "Logging", "Store", "Core", "Crypto", "WebAuthn", "TrifactorTestSupport"], swiftSettings: strict),
     ]
 )

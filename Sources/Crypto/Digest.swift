@@ -20,4 +20,7 @@ public enum SHA256 {
     /// The digest of a string's UTF-8 bytes, as lower-case hex (how secrets
     /// such as session tokens and codes are stored).
     public static func hex(_ text: String) -> String { Hex.encode(hash(Array(text.utf8))) }
+
+    /// The digest of `bytes`, as lower-case hex.
+    public static func hex(_ bytes: [UInt8]) -> String { Hex.encode(hash(bytes)) }
 }

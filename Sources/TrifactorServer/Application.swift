@@ -1,36 +1,134 @@
+import Core
+import Crypto
 import Foundation
-import Logging
 import HTTP
+import Logging
 import Messaging
 import Store
+import WebAuthn
 
-/// Trifactor's HTTP application: every feature's routes over one environment.
+/// Everything trifactord runs on, built once from the configuration: the
+/// composition root. Each service receives only the dependencies it uses;
+/// building this does no I/O (the database is opened, the key file and the
+/// password blocklist read, before).
+struct Services: Sendable {
+    let configuration: Configuration
+    let transactions: Transactions
+    let clock: Clock
+    let logger: Logger
+    /// Where the outbox delivers; nil when no provider is configured (then
+    /// phone verification answers 503 rather than accept what cannot be sent).
+    let sender: (any MessageSender)?
+    let hub: LongPollHub
+    let sessionCache: SessionCache
+    let changes: ChangeFeed
+    let accounts: AccountService
+    let sessions: SessionService
+    let factors: SecondFactors
+    let secondFactors: SecondFactorService
+    let enrollments: EnrollmentService
+    let push: PushService
+    let passwordless: PasswordlessService
+    let authorizations: AuthorizationService
+    let verifications: PhoneVerificationService
+    let keys: APIKeys
+
+    var database: any Database { transactions.database }
+
+    /// The live graph over an open `database`.
+    /// - Parameters:
+    ///   - sealer: seals TOTP secrets; nil without a key file (then TOTP enrollment answers 503).
+    ///   - blocklist: the common passwords sign-up refuses.
+    /// - Throws: `PasswordHasher.Failure` for Argon2id parameters libsodium refuses.
+    static func live(database: any Database, configuration c: Configuration, sealer: SealedBox?, blocklist: [String], sender: (any MessageSender)?,
+                     clock: Clock = .system, random: RandomSource = SecureRandom.source, logger: Logger = .standardError) throws -> Services {
+        let transactions = Transactions(database: database, logger: logger)
+        let hub = LongPollHub()
+        let cache = SessionCache()
+        let changes = ChangeFeed.live(local: local(hub: hub, cache: cache), database: database, logger: logger)
+        let outbox = Outbox(random: random)
+        let hashing = try PasswordHashing.argon2id(opsLimit: c.argon2OpsLimit, memoryKiB: c.argon2MemoryKiB)
+        let policies = SessionPolicies(aal1: c.sessions, aal2: c.sessionsAAL2)
+        let issuer = SessionIssuer(random: random)
+        let verifications = PhoneVerificationService(transactions: transactions, clock: clock, random: random, outbox: outbox, logger: logger,
+                                                     settings: c.verify, canDeliver: sender != nil)
+        let relyingParty = RelyingParty(id: c.rpID, name: c.rpName, origins: c.origins, allowsAnyLocalhostPort: c.dev)
+        let factors = SecondFactors(
+            phone: PhoneFactor(transactions: transactions, random: random, verifications: verifications, brand: c.totpIssuer),
+            totp: TOTPFactor(random: random, sealer: sealer, issuer: c.totpIssuer),
+            recoveryCodes: RecoveryCodesFactor(transactions: transactions, clock: clock, random: random, outbox: outbox),
+            device: DeviceKeyFactor(transactions: transactions, random: random),
+            passkey: PasskeyFactor(transactions: transactions, random: random, relyingParty: relyingParty, logger: logger))
+        let push = PushService(transactions: transactions, clock: clock, random: random, changes: changes)
+        let secondFactors = SecondFactorService(transactions: transactions, clock: clock, random: random, factors: factors, lockout: c.mfaLockout,
+                                                issuer: issuer, push: push, policies: policies, changes: changes)
+        let sessions = SessionService(
+            transactions: transactions, clock: clock, random: random, hashing: hashing, policies: policies, lockout: c.lockout,
+            signInPerIP: c.signInPerIP, cache: cache, changes: changes, issuer: issuer,
+            hints: { try secondFactors.hints($0, on: $1) },
+            startSecondStep: { try secondFactors.startPending($0, passwordVerifiedAt: $1, now: $1, on: $2) })
+        let signUpLimit = RateLimiter.Limit(burst: c.signUpPerIPBurst, rate: c.signUpPerIPRate)
+        let accounts = AccountService(
+            transactions: transactions, clock: clock, random: random, hashing: hashing, passwordPolicy: PasswordPolicy(blocklist: blocklist),
+            verification: EmailVerification(random: random, outbox: outbox), outbox: outbox, changes: changes,
+            limits: .init(signUpPerIP: signUpLimit, codePerIP: c.signInPerIP, resendPerIP: signUpLimit,
+                          resendPerEmail: .init(burst: c.resendPerEmailBurst, rate: c.resendPerEmailRate)))
+        return Services(
+            configuration: c, transactions: transactions, clock: clock, logger: logger, sender: sender, hub: hub, sessionCache: cache, changes: changes,
+            accounts: accounts, sessions: sessions, factors: factors, secondFactors: secondFactors,
+            enrollments: EnrollmentService(transactions: transactions, clock: clock, random: random, factors: factors,
+                                           reauthenticationWindow: c.reauthenticationWindow, changes: changes),
+            push: push,
+            passwordless: PasswordlessService(transactions: transactions, clock: clock, random: random, signInPerIP: c.signInPerIP, issuer: issuer,
+                                              passkeys: factors.passkey, push: push, changes: changes),
+            authorizations: AuthorizationService(transactions: transactions, clock: clock, random: random, secondFactors: secondFactors),
+            verifications: verifications, keys: APIKeys(random: random, clock: clock))
+    }
+
+    /// The local half of the change feed: this process's long polls and session cache.
+    var local: @Sendable (String) -> Void { Self.local(hub: hub, cache: sessionCache) }
+
+    private static func local(hub: LongPollHub, cache: SessionCache) -> @Sendable (String) -> Void {
+        { key in
+            hub.notify(key)
+            cache.invalidate(key)
+        }
+    }
+}
+
+/// Trifactor's HTTP application: every feature's routes over the services.
 public enum Application {
     /// The router with every feature registered.
-    static func router(_ env: Environment, probe: ReadinessProbe) -> Router {
+    /// - Throws: `ResourceFailure` when a file the dev pages need is missing.
+    static func router(_ s: Services, probe: ReadinessProbe) throws -> Router {
         var router = Router()
         HealthRoutes(probe: probe).register(on: &router)
-        AccountsRoutes(env: env).register(on: &router)
-        SessionsRoutes(env: env).register(on: &router)
-        EnrollmentRoutes(env: env).register(on: &router)
-        MFASignIn(env: env).register(on: &router)
-        PushApprovalRoutes(env: env).register(on: &router)
-        PasskeySignIn(env: env).register(on: &router)
-        PushSignIn(env: env).register(on: &router)
-        SessionListRoutes(env: env).register(on: &router)
-        AuthorizationRoutes(env: env).register(on: &router)
-        VerifyRoutes(env: env).register(on: &router)
-        DevRoutes(env: env).register(on: &router)
+        var routes = APIRoutes(router: router, sessions: s.sessions)
+        AccountsRoutes(accounts: s.accounts).register(on: &routes)
+        SessionsRoutes(sessions: s.sessions).register(on: &routes)
+        let policies = s.sessions.policies
+        let mfa = MFARoutes(enrollments: s.enrollments, secondFactors: s.secondFactors, passkeys: s.factors.passkey, policies: policies)
+        mfa.register(on: &routes)
+        PushRoutes(push: s.push, passwordless: s.passwordless, policies: policies).register(on: &routes)
+        AuthorizationRoutes(authorizations: s.authorizations, mfa: mfa).register(on: &routes)
+        router = routes.router
+        let v = s.configuration.verify
+        VerifyRoutes(verifications: s.verifications, keys: s.keys, transactions: s.transactions, clock: s.clock,
+                     perIP: .init(burst: v.perIPBurst, rate: v.perIPRate)).register(on: &router)
+        if s.configuration.dev { try DevRoutes(transactions: s.transactions).register(on: &router) }
         return router
     }
 
-    /// Opens the database, migrates it, and starts listening, with the dev
-    /// phone as the message sender in dev mode.
-    /// - Throws: a `StoreError` or `HTTPServerError` whose description is one sentence.
+    /// Opens the database, migrates it, reads the key file and the password
+    /// blocklist, and starts listening, with the dev phone as the message
+    /// sender in dev mode.
+    /// - Throws: a `StoreError`, `HTTPServerError`, `KeyFile.Failure` or `ResourceFailure` whose description is one sentence.
     public static func start(_ configuration: Configuration, logger: Logger = .standardError) throws -> Runtime {
+        let blocklist = try CommonPasswords.load()
         let database = try openDatabase(url: configuration.databaseURL, poolSize: configuration.databasePoolSize)
         let applied = try database.migrate(Schema.migrations)
         if !applied.isEmpty { logger.log("info", "migrated", ["versions": .string(applied.map(String.init).joined(separator: ","))]) }
+        let sealer = try KeyFile.load(configuration, logger: logger)
         var sender: (any MessageSender)?
         if configuration.dev {
             sender = DevPhoneSender { message in
@@ -40,72 +138,79 @@ public enum Application {
         } else {
             logger.log("warn", "no_message_sender", ["detail": "emails stay pending and phone codes are refused (503) until a provider is configured"])
         }
-        let env = try Environment(database: database, configuration: configuration, logger: logger, sender: sender)
-        return try start(env)
+        let services = try Services.live(database: database, configuration: configuration, sealer: sealer, blocklist: blocklist, sender: sender,
+                                         logger: logger)
+        return try start(services)
     }
 
-    /// Starts the server and the background work over a ready environment.
-    public static func start(_ env: Environment, extraRoutes: (inout Router) -> Void = { _ in }) throws -> Runtime {
-        let probe = ReadinessProbe(database: env.database, logger: env.logger)
+    /// Starts the server and the background work over ready services.
+    /// `tasks` runs the background loops on threads of their own; tests pass
+    /// `.manual` and drive them with `Runtime.tick()`.
+    static func start(_ s: Services, tasks mode: PeriodicTask.Mode = .threads, extraRoutes: (inout Router) -> Void = { _ in }) throws -> Runtime {
+        let probe = ReadinessProbe(database: s.database, logger: s.logger)
         probe.check()
-        var router = router(env, probe: probe)
+        var router = try router(s, probe: probe)
         extraRoutes(&router)
-        var http = env.configuration.http
-        http.databaseThreads = env.configuration.databasePoolSize
-        let server = HTTPServer(configuration: http, router: router, logger: env.logger, hub: env.hub)
+        var http = s.configuration.http
+        http.databaseThreads = s.configuration.databasePoolSize
+        let server = HTTPServer(configuration: http, router: router, logger: s.logger, hub: s.hub)
         #if DEBUG
         // A regression that waits on the database on an HTTP thread stops the tests at once.
         DatabaseAccess.onAcquire { precondition(!HTTPServer.isHTTPThread, "database work on an HTTP thread: give the route an executor") }
         #endif
         try server.start()
-        var tasks: [PeriodicTask] = [PeriodicTask(name: "readiness", interval: 1, logger: env.logger) { probe.check(); return false }]
-        if let sender = env.sender {
-            let dispatcher = OutboxDispatcher(env: env, sender: sender, onFailed: deliveryFailed(env))
-            tasks.append(PeriodicTask(name: "outbox", interval: 0.1, logger: env.logger) { try dispatcher.runOnce() > 0 })
+        var tasks: [PeriodicTask] = [PeriodicTask(name: "readiness", interval: 1, mode: mode, logger: s.logger) { probe.check(); return false }]
+        if let sender = s.sender {
+            let verifications = s.verifications
+            let dispatcher = OutboxDispatcher(transactions: s.transactions, clock: s.clock, sender: sender, keepsDelivered: s.configuration.dev) { ref, db in
+                if ref.hasPrefix("verify:") { try verifications.deliveryFailed(ref: ref, on: db) }
+            }
+            tasks.append(PeriodicTask(name: "outbox", interval: 0.1, mode: mode, logger: s.logger) { try dispatcher.runOnce() > 0 })
         }
         // Phone verification deadlines live in the database; this applies the due ones (a restart loses none).
-        tasks.append(PeriodicTask(name: "verify-timers", interval: 1, logger: env.logger) {
+        tasks.append(PeriodicTask(name: "verify-timers", interval: 1, mode: mode, logger: s.logger) {
             // A full batch means more may be due: go again at once.
-            try VerifyService(env: env).runDue() == VerifyService.dueBatch
+            try s.verifications.runDue() == PhoneVerificationService.dueBatch
         })
         // Session uses seen in memory, written once a second in one transaction.
-        tasks.append(PeriodicTask(name: "session-uses", interval: 1, logger: env.logger) {
-            let uses = env.sessionCache.drainTouches()
-            if !uses.isEmpty { try env.transaction { try SessionRepository.touch(uses, on: $0) } }
+        tasks.append(PeriodicTask(name: "session-uses", interval: 1, mode: mode, logger: s.logger) {
+            try s.sessions.writeUses()
             return false
         })
-        tasks.append(PeriodicTask(name: "housekeeping", interval: 600, logger: env.logger) {
-            let r = try env.transaction { try Housekeeping.purge(now: env.nowMillis, on: $0) }
-            if r != Housekeeping.Report() { env.logger.log("info", "housekeeping", ["purged": .string(String(describing: r))]) }
+        tasks.append(PeriodicTask(name: "housekeeping", interval: 600, mode: mode, logger: s.logger) {
+            let r = try s.transactions.write { try Housekeeping.purge(now: s.clock.now().millis, on: $0) }
+            if r != Housekeeping.Report() { s.logger.log("info", "housekeeping", ["purged": .string(String(describing: r))]) }
             return false
         })
         for task in tasks { task.start() }
-        let listener = ChangeFeed.listen(local: env.local, lost: { [hub = env.hub] in hub.notifyAll() }, database: env.database)
-        env.logger.log("info", "listening", ["host": .string(env.configuration.http.host), "port": .int(server.port),
-                                             "tls": .bool(env.configuration.http.usesTLS), "dev": .bool(env.configuration.dev)])
-        return Runtime(server: server, env: env, tasks: tasks, listener: listener)
-    }
-
-    /// Routes a message that failed for good to the feature that sent it.
-    static func deliveryFailed(_ env: Environment) -> @Sendable (String, any SQLConnection) throws -> Void {
-        { ref, db in
-            if ref.hasPrefix("verify:") { try VerifyService(env: env).deliveryFailed(ref: ref, on: db) }
-        }
+        let hub = s.hub
+        let listener = ChangeFeed.listen(local: s.local, lost: { hub.notifyAll() }, database: s.database)
+        s.logger.log("info", "listening", ["host": .string(s.configuration.http.host), "port": .int(server.port),
+                                           "tls": .bool(s.configuration.http.usesTLS), "dev": .bool(s.configuration.dev)])
+        return Runtime(server: server, services: s, tasks: tasks, listener: listener)
     }
 }
 
 /// A running Trifactor: the HTTP server and its background work.
 public final class Runtime: Sendable {
     public let server: HTTPServer
-    public let env: Environment
+    let services: Services
     let tasks: [PeriodicTask]
     let listener: (any DatabaseListener)?
 
-    init(server: HTTPServer, env: Environment, tasks: [PeriodicTask], listener: (any DatabaseListener)?) {
+    init(server: HTTPServer, services: Services, tasks: [PeriodicTask], listener: (any DatabaseListener)?) {
         self.server = server
-        self.env = env
+        self.services = services
         self.tasks = tasks
         self.listener = listener
+    }
+
+    /// The database it serves.
+    public var database: any Database { services.database }
+
+    /// Runs one pass of every background loop now (tests drive them this way).
+    func tick() {
+        for task in tasks { task.tick() }
     }
 
     /// Stops taking requests, finishes those in flight, then stops delivering and listening.

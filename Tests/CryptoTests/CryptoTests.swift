@@ -56,3 +56,26 @@ struct CryptoTests {
         #expect(SecureRandom.bytes(32) != SecureRandom.bytes(32))
     }
 }
+
+@Suite("Hex and secret bytes")
+struct HexAndSecureBytesTests {
+    @Test("hex round-trips through libsodium and refuses what is not hex of whole bytes")
+    func hex() {
+        #expect(Hex.encode([0x00, 0xab, 0xff]) == "00abff")
+        #expect(Hex.decode("00abff") == [0x00, 0xab, 0xff])
+        #expect(Hex.decode("00ABFF") == [0x00, 0xab, 0xff])
+        #expect(Hex.decode("abc") == nil)
+        #expect(Hex.decode("zz") == nil)
+        #expect(Hex.decode("") == [])
+    }
+
+    @Test("secret bytes compare by content and never print it")
+    func secureBytes() {
+        let a = SecureBytes([1, 2, 3]), b = SecureBytes([1, 2, 3]), c = SecureBytes([1, 2, 4]), d = SecureBytes([1, 2])
+        #expect(a == b)
+        #expect(a != c)
+        #expect(a != d)
+        #expect(String(describing: a) == "SecureBytes(3 bytes)")
+        #expect(a.withUnsafeBytes { Array($0) } == [1, 2, 3])
+    }
+}

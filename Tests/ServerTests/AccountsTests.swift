@@ -13,7 +13,7 @@ struct AccountsTests {
             #expect(response.status == 202)
             #expect(response.json["status"] as? String == "verification_sent")
             #expect(try server.lastCode(to: "Ann@example.com")?.count == 6)
-            let users = try server.env.database.transaction { try AccountRepository.list(limit: 10, on: $0) }
+            let users = try server.database.transaction { try AccountRepository.list(limit: 10, on: $0) }
             #expect(users.map(\.email) == ["Ann@example.com"])
             #expect(users.first?.passwordHash.hasPrefix("$argon2id$") == true)
             #expect(try server.auditKinds() == ["account.created", "email.verification_sent"])
@@ -31,7 +31,7 @@ struct AccountsTests {
             // The original password still works; the second one does not.
             #expect(try server.json("POST", "/v1/sessions", ["email": "bob@example.com", "password": "correct horse battery"]).status == 201)
             #expect(try server.json("POST", "/v1/sessions", ["email": "bob@example.com", "password": "another fine password"]).status == 401)
-            let count = try server.env.database.transaction { try AccountRepository.list(limit: 10, on: $0) }.count
+            let count = try server.database.transaction { try AccountRepository.list(limit: 10, on: $0) }.count
             #expect(count == 1)
         }
     }
@@ -104,7 +104,7 @@ struct AccountsTests {
             let wrong = code == "123456" ? "654321" : "123456"
             let port = server.port
             runThreads(12) { _ in _ = try? HTTPTestClient(port: port).json("POST", "/v1/accounts/verify-email", ["email": "par@example.com", "code": wrong]) }
-            let failures = try server.env.database.transaction { try $0.queryOne("SELECT failures FROM email_codes")!.int("failures") }
+            let failures = try server.database.transaction { try $0.queryOne("SELECT failures FROM email_codes")!.int("failures") }
             #expect(failures == 5)
             #expect(try server.json("POST", "/v1/accounts/verify-email", ["email": "par@example.com", "code": code]).status == 400)
         }

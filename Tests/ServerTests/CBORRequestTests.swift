@@ -4,6 +4,7 @@ import Foundation
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport
+import WebAuthn
 
 /// Requests that carry hostile CBOR: each gets a clear refusal and the
 /// server keeps answering. A half float once reached libcbor's simple-value
@@ -71,11 +72,12 @@ struct CBORRequestTests {
         let spki = try #require(Data(base64Encoded: try DeviceKey().publicKey))
         let point = Array(spki.suffix(64))
         let cose: [UInt8] = [0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20] + point[0..<32] + [0x22, 0x58, 0x20] + point[32..<64]
-        try server.env.database.transaction { db in
+        let passkey = Passkey(credentialID: credentialID, key: try CredentialPublicKey(cose: cose), signCount: 0, transports: [],
+                              backupEligible: false, backedUp: false)
+        try server.database.transaction { db in
             let user = try #require(try AccountRepository.find(email: email, on: db))
-            try FactorRepository.insert(FactorRecord(id: "passkey-\(credentialID)", userID: user.id, kind: "passkey", displayName: "Test passkey",
-                                                     phone: nil, secretSealed: nil, publicKey: Data(cose).base64EncodedString(),
-                                                     credentialID: credentialID, signCount: 0, createdAt: server.env.nowMillis, lastUsedAt: nil), on: db)
+            try FactorRepository.insert(Factor(id: FactorID("passkey-\(credentialID)"), userID: user.id, displayName: "Test passkey",
+                                               createdAt: server.nowMillis, lastUsedAt: nil, credential: .passkey(passkey)), on: db)
         }
     }
 }

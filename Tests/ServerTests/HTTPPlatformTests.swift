@@ -26,7 +26,7 @@ struct HTTPPlatformTests {
     func readiness() throws {
         try Backend.all[0].withServer { server throws in
             #expect(try server.get("/ready").status == 200)
-            server.env.database.close()
+            server.database.close()
             // The probe notices within its second.
             #expect(try eventually { try server.get("/ready").status == 503 })
             let ready = try server.get("/ready")

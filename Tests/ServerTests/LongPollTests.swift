@@ -31,14 +31,14 @@ struct LongPollTests {
                 try client.send(HTTPTestClient.head("GET", "/v1/devices/\(s.deviceID)/approvals?wait=25", headers: headers, contentLength: nil))
                 pollers.append(client)
             }
-            #expect(try eventually(10) { server.env.hub.waiting == 1000 })
+            #expect(try eventually(10) { server.services.hub.waiting == 1000 })
             // Other suites run in parallel and start threads of their own: a thread per poll would be 1,000.
             #expect(Self.threads() - threadsBefore < 100, "threads grew from \(threadsBefore) to \(Self.threads())")
 
             // Nothing changes for 2 s: no handler runs again (before, every waiter re-ran every second).
-            let rerunsBefore = server.env.hub.reruns
+            let rerunsBefore = server.services.hub.reruns
             sleep(2)
-            #expect(server.env.hub.reruns == rerunsBefore)
+            #expect(server.services.hub.reruns == rerunsBefore)
 
             let signIn = try s.user.passwordSignIn()
             #expect(signIn.status == 200)
@@ -66,7 +66,7 @@ struct LongPollTests {
             let headers = try PushApprovalTests.deviceHeaders(s)
             let poller = try HTTPTestClient(port: first.port, timeout: 30)
             try poller.send(HTTPTestClient.head("GET", "/v1/devices/\(s.deviceID)/approvals?wait=20", headers: headers, contentLength: nil))
-            #expect(try eventually(5) { first.env.hub.waiting == 1 })
+            #expect(try eventually(5) { first.services.hub.waiting == 1 })
 
             let signIn = try HTTPTestClient(port: second.port).json("POST", "/v1/sessions", ["email": s.user.email, "password": s.user.password])
             let pending = try #require(signIn.json["pending_credential"] as? String)

@@ -25,7 +25,7 @@ struct MFATests {
             let enrolledID = try #require(done.json["enrollment_id"] as? String)
             try user.stepUp((enrolledID, secret))
             #expect(try user.call("POST", "/v1/mfa/enrollments/\(session)", ["code": user.totp(secret)]).status == 404)
-            let sealed = try server.env.database.transaction { try $0.queryOne("SELECT secret_sealed FROM mfa_factors")!.text("secret_sealed") }
+            let sealed = try server.database.transaction { try $0.queryOne("SELECT secret_sealed FROM mfa_factors")!.text("secret_sealed") }
             #expect(!sealed.contains(secret))
             let listed = try user.call("GET", "/v1/mfa/enrollments").json["enrollments"] as? [[String: Any]]
             #expect(listed?.count == 1 && listed?.first?["kind"] as? String == "totp")
@@ -37,14 +37,14 @@ struct MFATests {
         try backend.withServer { server throws in
             let user = try MFAClient(server, email: "pend@example.com")
             let totp = try user.enrollTOTP()
-            let sessionsBefore = try server.env.database.transaction { try $0.queryOne("SELECT COUNT(*) AS n FROM sessions")!.int("n") }
+            let sessionsBefore = try server.database.transaction { try $0.queryOne("SELECT COUNT(*) AS n FROM sessions")!.int("n") }
             let first = try user.passwordSignIn()
             #expect(first.status == 200)
             #expect(first.json["mfa_required"] as? Bool == true && first.json["token"] == nil)
             let hints = try #require(first.json["hints"] as? [[String: Any]])
             #expect(hints.map { $0["kind"] as? String } == ["totp"])
             #expect(hints.first?["enrollment_id"] as? String == totp.id)
-            #expect(try server.env.database.transaction { try $0.queryOne("SELECT COUNT(*) AS n FROM sessions")!.int("n") } == sessionsBefore)
+            #expect(try server.database.transaction { try $0.queryOne("SELECT COUNT(*) AS n FROM sessions")!.int("n") } == sessionsBefore)
             let pending = try #require(first.json["pending_credential"] as? String)
             #expect(try server.json("POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": totp.id]).status == 202)
             // The enrollment used the current step: the next one signs in.

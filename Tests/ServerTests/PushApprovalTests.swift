@@ -187,7 +187,7 @@ struct PasswordlessPushTests {
                 #expect(try server.json("POST", "/v1/sessions/push", ["email": email]).status == 429)
             }
             server.clock.advance(121)
-            let listed = try server.env.database.transaction { try $0.query("SELECT id FROM push_approvals WHERE factor_id = ''", []) }
+            let listed = try server.database.transaction { try $0.query("SELECT id FROM push_approvals WHERE factor_id = ''", []) }
             #expect(listed.count == 6)  // the decoys, which no device ever sees
         }
     }

@@ -19,7 +19,7 @@ struct SessionsTests {
             #expect(session["aal"] as? Int == 1)
             #expect(session["methods"] as? [String] == ["pwd"])
             // Only the token's SHA-256 is stored.
-            let stored = try server.env.database.transaction { try $0.query("SELECT token_hash FROM sessions", []) }.map { try $0.text("token_hash") }
+            let stored = try server.database.transaction { try $0.query("SELECT token_hash FROM sessions", []) }.map { try $0.text("token_hash") }
             #expect(stored == [SHA256.hex(token)])
 
             let current = try server.get("/v1/session", token: token)
@@ -172,7 +172,7 @@ struct SessionsTests {
             let strong = TestServer.configuration { $0.argon2OpsLimit = 2 }
             let server = try TestServer(database: database, configuration: strong)
             func hash() throws -> String {
-                try server.env.database.transaction { try AccountRepository.find(email: "w@example.com", on: $0)!.passwordHash }
+                try server.database.transaction { try AccountRepository.find(email: "w@example.com", on: $0)!.passwordHash }
             }
             #expect(try hash().contains("t=1"))
             #expect(try server.json("POST", "/v1/sessions", ["email": "w@example.com", "password": "correct horse battery"]).status == 201)
@@ -209,17 +209,17 @@ struct HousekeepingTests {
             _ = try server.json("POST", "/v1/sessions", ["email": "nobody@example.com", "password": "guess"])
             _ = try server.client().request("DELETE", "/v1/session", headers: ["Authorization": "Bearer \(token)"])
             func counts() throws -> [Int64] {
-                try server.env.database.transaction { db in
+                try server.database.transaction { db in
                     try ["rate_limits", "login_throttle", "email_codes", "sessions"].map { try db.queryOne("SELECT COUNT(*) AS n FROM \($0)")!.int("n") }
                 }
             }
             let before = try counts()
             #expect(before.allSatisfy { $0 > 0 })
             // Nothing is stale yet.
-            let now = server.env.nowMillis
-            #expect(try server.env.database.transaction { try Housekeeping.purge(now: now, on: $0) } == Housekeeping.Report())
+            let now = server.nowMillis
+            #expect(try server.database.transaction { try Housekeeping.purge(now: now, on: $0) } == Housekeeping.Report())
             let later = now + 31 * Housekeeping.day
-            _ = try server.env.database.transaction { try Housekeeping.purge(now: later, on: $0) }
+            _ = try server.database.transaction { try Housekeeping.purge(now: later, on: $0) }
             #expect(try counts() == [0, 0, 0, 0])
         }
     }

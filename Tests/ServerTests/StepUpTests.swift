@@ -93,12 +93,12 @@ struct StepUpTests {
             #expect(approved.status == 200 && approved.json["status"] as? String == "approved")
             #expect(try user.call("POST", "/v1/authorizations/\(id)", ["code": code]).status == 404)
 
-            let userID = try server.env.database.transaction { try AccountRepository.find(email: "pay@example.com", on: $0)!.id }
-            func consume(_ changes: [String: JSONScalar]) throws -> Authorizations.Consumption {
+            let userID = try server.database.transaction { try AccountRepository.find(email: "pay@example.com", on: $0)!.id }
+            func consume(_ changes: [String: JSONScalar]) throws -> AuthorizationService.Consumption {
                 var a: [String: JSONScalar] = ["type": .string("transfer"), "amount": .string("250.00"), "currency": .string("EUR"),
                                                "payee": .string("Alice Example"), "source": .string("ACC-1")]
                 a.merge(changes) { $1 }
-                return try server.env.database.transaction { try Authorizations.consume(id: id, userID: userID, action: a, env: server.env, on: $0) }
+                return try server.database.transaction { try AuthorizationService.consume(AuthorizationID(id), userID: userID, action: a, now: server.nowMillis, on: $0) }
             }
             #expect(try consume(["amount": .string("2500.00")]) == .mismatch)
             // The tampered attempt voided it: even the exact action is refused now.
@@ -115,10 +115,10 @@ struct StepUpTests {
             let action: [String: Any] = ["type": "transfer", "amount": "10.00", "currency": "EUR", "payee": "Bob"]
             let id = try #require(try user.call("POST", "/v1/authorizations", ["action": action, "enrollment_id": totp.id]).json["authorization_id"] as? String)
             #expect(try user.call("POST", "/v1/authorizations/\(id)", ["code": user.totp(totp.secret, offset: 1)]).status == 200)
-            let userID = try server.env.database.transaction { try AccountRepository.find(email: "once@example.com", on: $0)!.id }
+            let userID = try server.database.transaction { try AccountRepository.find(email: "once@example.com", on: $0)!.id }
             let exact: [String: JSONScalar] = ["type": .string("transfer"), "amount": .string("10.00"), "currency": .string("EUR"), "payee": .string("Bob")]
-            #expect(try server.env.database.transaction { try Authorizations.consume(id: id, userID: userID, action: exact, env: server.env, on: $0) } == .used)
-            #expect(try server.env.database.transaction { try Authorizations.consume(id: id, userID: userID, action: exact, env: server.env, on: $0) } == .notFound)
+            #expect(try server.database.transaction { try AuthorizationService.consume(AuthorizationID(id), userID: userID, action: exact, now: server.nowMillis, on: $0) } == .used)
+            #expect(try server.database.transaction { try AuthorizationService.consume(AuthorizationID(id), userID: userID, action: exact, now: server.nowMillis, on: $0) } == .notFound)
             let late = try #require(try user.call("POST", "/v1/authorizations", ["action": action, "enrollment_id": totp.id]).json["authorization_id"] as? String)
             server.clock.advance(301)
             #expect(try user.call("POST", "/v1/authorizations/\(late)", ["code": user.totp(totp.secret)]).status == 404)
@@ -132,9 +132,9 @@ struct StepUpTests {
     func canonicalForm() {
         let a: [String: JSONScalar] = ["type": .string("x"), "a": .string("1;b"), "b": .string("2")]
         let b: [String: JSONScalar] = ["type": .string("x"), "a": .string("1"), "b": .string(";b2")]
-        #expect(Authorizations.canonicalHash(a) != Authorizations.canonicalHash(b))
-        #expect(Authorizations.canonicalHash(["type": .string("t"), "n": .string("250")]) != Authorizations.canonicalHash(["type": .string("t"), "n": .number(250)]))
-        #expect(Authorizations.canonicalHash(["type": .string("t"), "amount": .string("250.00")])
-                == Authorizations.canonicalHash(["amount": .string("250.00"), "type": .string("t")]))
+        #expect(AuthorizationService.canonicalHash(a) != AuthorizationService.canonicalHash(b))
+        #expect(AuthorizationService.canonicalHash(["type": .string("t"), "n": .string("250")]) != AuthorizationService.canonicalHash(["type": .string("t"), "n": .number(250)]))
+        #expect(AuthorizationService.canonicalHash(["type": .string("t"), "amount": .string("250.00")])
+                == AuthorizationService.canonicalHash(["amount": .string("250.00"), "type": .string("t")]))
     }
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Messaging
 import Testing
@@ -20,7 +21,7 @@ struct VerifyPolicyTests {
             let id = try api.started(Self.mobile)
             let other = try VerifyClient(server, name: "other tenant")
             #expect(try other.check(id, "123456").status == 404)
-            #expect(try server.env.database.transaction { try APIKeys(env: server.env).revoke(apiKey: api.apiKey, on: $0) })
+            #expect(try server.database.transaction { try server.services.keys.revoke(apiKey: api.apiKey, on: $0) })
             #expect(try api.check(id, "123456").status == 401)
             #expect(try server.auditKinds().contains("api_key.rejected"))
         }
@@ -90,7 +91,7 @@ struct VerifyPolicyTests {
             #expect(try api.call("POST", "/v2/verify/\(id)/next_workflow").status == 200)
             #expect(try api.messages(to: "447400123999").isEmpty)
             #expect(try api.check(id, "4242").status == 200)
-            usleep(200_000)
+            server.tick()
             #expect(server.sender.sent.isEmpty)
         }
     }
@@ -101,8 +102,9 @@ struct VerifyPolicyTests {
             server.sender.fail(with: DeliveryError(reason: "carrier refused the number", retryable: false))
             let api = try VerifyClient(server)
             let id = try api.started(Self.mobile, channels: ["sms", "voice"])
-            #expect(try eventually { try api.messages(to: Self.mobile).contains { $0.channel == "sms" && $0.status == "failed" } })
-            #expect(try eventually { try api.messages(to: Self.mobile).contains { $0.channel == "voice" } })
+            server.tick()
+            #expect(try api.messages(to: Self.mobile).contains { $0.channel == "sms" && $0.status == "failed" })
+            #expect(try api.messages(to: Self.mobile).contains { $0.channel == "voice" })
             #expect(try server.auditKinds().contains("delivery.failed"))
             #expect(try server.auditKinds().contains("verify.step_fired"))
             // The failed SMS's text is gone; the request itself is still in progress.
@@ -120,13 +122,17 @@ struct VerifyPolicyTests {
                 server.sender.fail(with: DeliveryError(reason: "provider timeout", retryable: true))
                 let api = try VerifyClient(server)
                 id = try api.started(Self.mobile)
-                #expect(try eventually { try database.transaction { try $0.queryOne("SELECT attempts FROM outbox WHERE ref LIKE 'verify:%'")?.int("attempts") } == 1 })
+                server.tick()
+                #expect(try database.transaction { try $0.queryOne("SELECT attempts FROM outbox WHERE ref LIKE 'verify:%'")?.int("attempts") } == 1)
                 #expect(try api.messages(to: Self.mobile).first?.status == "pending")
             }
             // A new process: the clock has moved past the backoff, the provider works again.
             let server = try TestServer(database: database)
+            server.tick()
+            #expect(server.sender.sent.isEmpty)  // not before its backoff
             server.clock.advance(5)
-            #expect(try eventually { server.sender.sent.count == 1 })
+            server.tick()
+            #expect(server.sender.sent.count == 1)
             #expect(server.sender.sent.first?.text.contains("Acme") == true)
             #expect(!id.isEmpty)
         }
@@ -137,12 +143,12 @@ struct VerifyPolicyTests {
         try backend.withServer { server throws in
             struct Abort: Error {}
             #expect(throws: Abort.self) {
-                try server.env.database.transaction { db in
-                    try Outbox(env: server.env).enqueue(channel: .sms, to: Self.mobile, text: "never", on: db)
+                try server.database.transaction { db in
+                    try Outbox(random: SecureRandom.source).enqueue(channel: .sms, to: Self.mobile, text: "never", now: server.nowMillis, on: db)
                     throw Abort()
                 }
             }
-            usleep(300_000)
+            server.tick()
             #expect(try VerifyClient(server).messages(to: Self.mobile).isEmpty)
             #expect(server.sender.sent.isEmpty)
         }

@@ -19,15 +19,3 @@ public enum Base64URL {
         return Data(base64Encoded: base64).map(Array.init)
     }
 }
-
-/// Lower-case hexadecimal.
-public enum Hex {
-    /// Encodes bytes as lower-case hex.
-    public static func encode(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 0x0f)]) }
-        return String(decoding: out, as: UTF8.self)
-    }
-}

@@ -10,10 +10,52 @@ public enum AssuranceLevel: Int, Sendable, Codable, Comparable {
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 }
 
-/// An authentication method reference (RFC 8176 names) recorded on a session.
+/// An authentication method reference recorded on a session: the values of
+/// RFC 8176's registry, spelled as there, and `lookup` (a code from a list,
+/// for recovery codes), which that registry lacks.
 public enum AuthMethod: String, Sendable, Codable, CaseIterable {
+    /// Biometric facial recognition.
+    case face
+    /// Biometric fingerprint.
+    case fpt
+    /// Geolocation.
+    case geo
+    /// Proof of possession of a hardware-secured key.
+    case hwk
+    /// Biometric iris scan.
+    case iris
+    /// Knowledge-based authentication.
+    case kba
+    /// Multiple-channel authentication.
+    case mca
+    /// Multiple-factor authentication.
+    case mfa
+    /// One-time password (an authenticator app).
+    case otp
+    /// Personal identification number.
+    case pin
     /// Password.
     case pwd
+    /// Risk-based authentication.
+    case rba
+    /// Biometric retina scan.
+    case retina
+    /// Smart card.
+    case sc
+    /// A code sent by SMS (or read out by a voice call) to a phone.
+    case sms
+    /// Proof of possession of a software-secured key.
+    case swk
+    /// Confirmation by telephone call.
+    case tel
+    /// User presence test (here: user verification by the authenticator).
+    case user
+    /// Biometric voiceprint.
+    case vbm
+    /// Windows integrated authentication.
+    case wia
+    /// A one-time code from a list (recovery codes); not in RFC 8176.
+    case lookup
 }
 
 /// Lifetimes of a session: an idle timeout, renewed by use, and an absolute

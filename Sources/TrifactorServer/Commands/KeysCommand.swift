@@ -1,7 +1,7 @@
 import API
+import Core
+import Crypto
 import Foundation
-import Logging
-import HTTP
 import Store
 
 /// `trifactord keys create --name NAME [--json] | list [--json] | revoke KEY`.
@@ -29,9 +29,7 @@ enum KeysCommand {
         }
         let config = try ConfigurationParser.parse(arguments: remaining, environment: environment)
         try ListCommands.withDatabase(config) { database in
-            // A quiet environment: the server's start-up warnings (key file, sender) are not this command's.
-            let env = try Environment(database: database, configuration: config, logger: Logger { _ in })
-            try run(sub, name: name, target: target, json: json, keys: APIKeys(env: env), database: database)
+            try run(sub, name: name, target: target, json: json, keys: APIKeys(random: SecureRandom.source, clock: .system), database: database)
         }
     }
 

@@ -21,7 +21,7 @@ enum ServeCommand {
         sigwait(&signals, &received)
         logger.log("info", "stopping", ["signal": .int(Int(received)), "in_flight": .int(runtime.server.requestsInFlight)])
         runtime.stop(drainTimeout: configuration.drainTimeout)
-        runtime.env.database.close()
+        runtime.database.close()
         logger.log("info", "stopped")
     }
 }

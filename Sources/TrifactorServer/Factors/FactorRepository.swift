@@ -1,128 +1,171 @@
-import API
+import Crypto
 import Foundation
 import Phone
 import Store
+import WebAuthn
 
-/// A stored second factor.
-struct FactorRecord: Sendable {
-    let id: String
-    let userID: String
-    let kind: String
-    let displayName: String
-    let phone: String?
-    let secretSealed: String?
-    /// TOTP parameters (`SHA1`/`SHA256`/`SHA512`, 6 or 8 digits).
-    var algorithm: String? = nil
-    var digits: Int? = nil
-    /// Device keys: SubjectPublicKeyInfo DER, base64; passkeys: the COSE key, base64.
-    var publicKey: String? = nil
-    /// Passkeys: credential id (base64url), signature counter, transports, backup flags.
-    var credentialID: String? = nil
-    var signCount: Int64? = nil
-    var transports: String? = nil
-    var backupEligible: Bool? = nil
-    var backedUp: Bool? = nil
-    let createdAt: Int64
-    let lastUsedAt: Int64?
-    /// For TOTP: the step of the enrollment code, the first one the replay guard refuses again.
-    var initialStep: Int64? = nil
-
-    /// `+*******0100`.
-    var maskedPhone: String? { phone.map { FactorRecord.mask("+" + $0) } }
-
-    var api: EnrolledFactor {
-        EnrolledFactor(enrollmentID: id, kind: kind, displayName: displayName, maskedPhone: maskedPhone, enrolledAt: Date(millis: createdAt),
-                       lastUsedAt: lastUsedAt.map { Date(millis: $0) })
-    }
-
-    /// Every digit but the last four as `*`.
-    static func mask(_ e164: String) -> String {
-        let digits = e164.filter(\.isNumber)
-        let keep = digits.suffix(4)
-        return "+" + String(repeating: "*", count: max(0, digits.count - keep.count)) + keep
-    }
-}
-
-/// The `mfa_factors` table.
+/// The `mfa_factors`, `mfa_challenges` and `recovery_codes` tables: each
+/// factor row is decoded here, once, into its kind's credential; a row that
+/// does not decode is a decoding error, never a factor with defaults.
 enum FactorRepository {
-    private static let columns = "id, user_id, kind, display_name, phone, secret_sealed, algorithm, digits, public_key, credential_id, sign_count, transports, backup_eligible, backed_up, created_at, last_used_at"
+    private static let columns = """
+        id, user_id, kind, display_name, phone, secret_sealed, algorithm, digits, public_key, credential_id, sign_count, transports,
+        backup_eligible, backed_up, created_at, last_used_at
+        """
 
-    static func insert(_ f: FactorRecord, on db: any SQLConnection) throws {
+    /// Stores `factor`; `initialStep` seeds a TOTP factor's replay guard (the enrollment code's step).
+    static func insert(_ factor: Factor, initialStep: Int64? = nil, on db: any SQLConnection) throws {
+        var phone: String?, sealed: String?, algorithm: String?, digits: Int?, period: Int?, publicKey: String?
+        var credentialID: String?, signCount: Int64?, transports: SQLValue = .null, backupEligible: Bool?, backedUp: Bool?
+        switch factor.credential {
+        case .phone(let number): phone = number.digits
+        case .totp(let secret):
+            sealed = Data(secret.sealed).base64EncodedString()
+            algorithm = secret.algorithm.rawValue
+            digits = secret.digits
+            period = TOTPFactor.period
+        case .recoveryCodes: break
+        case .device(let key): publicKey = Data(key.canonicalSubjectPublicKeyInfo).base64EncodedString()
+        case .passkey(let passkey):
+            publicKey = Data(passkey.key.cose).base64EncodedString()
+            credentialID = passkey.credentialID
+            signCount = Int64(passkey.signCount)
+            transports = StoredList.encode(passkey.transports)
+            backupEligible = passkey.backupEligible
+            backedUp = passkey.backedUp
+        }
         try db.execute("""
             INSERT INTO mfa_factors (id, user_id, kind, display_name, phone, secret_sealed, algorithm, digits, period, last_step, created_at, public_key,
               credential_id, sign_count, transports, backup_eligible, backed_up)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
-            """, [.text(f.id), .text(f.userID), .text(f.kind), .text(f.displayName), SQLValue(f.phone), SQLValue(f.secretSealed),
-                  SQLValue(f.algorithm), SQLValue(f.digits), f.kind == "totp" ? .int(30) : .null,
-                  SQLValue(f.initialStep), .int(f.createdAt), SQLValue(f.publicKey), SQLValue(f.credentialID), SQLValue(f.signCount),
-                  SQLValue(f.transports), f.backupEligible.map { SQLValue($0) } ?? .null, f.backedUp.map { SQLValue($0) } ?? .null])
+            """, [factor.id.sql, factor.userID.sql, factor.kind.sql, .text(factor.displayName), SQLValue(phone), SQLValue(sealed),
+                  SQLValue(algorithm), SQLValue(digits), SQLValue(period), SQLValue(initialStep), .int(factor.createdAt), SQLValue(publicKey),
+                  SQLValue(credentialID), SQLValue(signCount), transports, backupEligible.map { SQLValue($0) } ?? .null,
+                  backedUp.map { SQLValue($0) } ?? .null])
     }
 
-    static func list(userID: String, on db: any SQLConnection) throws -> [FactorRecord] {
-        try db.query("SELECT \(columns) FROM mfa_factors WHERE user_id = $1 ORDER BY created_at, id", [.text(userID)]).map(record)
+    static func list(_ userID: UserID, on db: any SQLConnection) throws -> [Factor] {
+        try db.query("SELECT \(columns) FROM mfa_factors WHERE user_id = $1 ORDER BY created_at, id", [userID.sql]).map(decode)
     }
 
-    static func find(id: String, userID: String, on db: any SQLConnection) throws -> FactorRecord? {
-        try db.queryOne("SELECT \(columns) FROM mfa_factors WHERE id = $1 AND user_id = $2", [.text(id), .text(userID)]).map(record)
+    static func find(_ id: FactorID, userID: UserID, on db: any SQLConnection) throws -> Factor? {
+        try db.queryOne("SELECT \(columns) FROM mfa_factors WHERE id = $1 AND user_id = $2", [id.sql, userID.sql]).map(decode)
     }
 
-    static func delete(id: String, userID: String, on db: any SQLConnection) throws -> Bool {
-        try db.execute("DELETE FROM mfa_factors WHERE id = $1 AND user_id = $2", [.text(id), .text(userID)]) == 1
-    }
-
-    /// Stores a challenge issued to `factor` for `purpose` (device keys, passkeys).
-    static func insertChallenge(_ challenge: String, factor: FactorRecord, purpose: String, id: String, at: Int64, on db: any SQLConnection) throws {
-        try db.execute("INSERT INTO mfa_challenges (id, user_id, factor_id, purpose, challenge, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
-                       [.text(id), .text(factor.userID), .text(factor.id), .text(purpose), .text(challenge), .int(at)])
-    }
-
-    /// The newest unused challenge of `factorID` for `purpose` issued after `since`: (row id, challenge).
-    static func latestChallenge(factorID: String, purpose: String, since: Int64, on db: any SQLConnection) throws -> (id: String, challenge: String)? {
-        guard let row = try db.queryOne("""
-            SELECT id, challenge FROM mfa_challenges
-            WHERE factor_id = $1 AND purpose = $2 AND used_at IS NULL AND created_at > $3 AND challenge IS NOT NULL
-            ORDER BY created_at DESC, id LIMIT 1
-            """, [.text(factorID), .text(purpose), .int(since)]), let challenge = try row.optionalText("challenge") else { return nil }
-        return (try row.text("id"), challenge)
-    }
-
-    /// Spends a challenge; false when it was spent meanwhile (each works once).
-    static func spendChallenge(id: String, at: Int64, on db: any SQLConnection) throws -> Bool {
-        try db.execute("UPDATE mfa_challenges SET used_at = $2 WHERE id = $1 AND used_at IS NULL", [.text(id), .int(at)]) == 1
+    /// A device factor by id, of any user (a device authenticates by its key, not a session).
+    static func device(_ id: FactorID, on db: any SQLConnection) throws -> Factor? {
+        try db.queryOne("SELECT \(columns) FROM mfa_factors WHERE id = $1 AND kind = 'device'", [id.sql]).map(decode)
     }
 
     /// The passkey with credential id `credentialID` (base64url), of any user.
-    static func passkey(credentialID: String, on db: any SQLConnection) throws -> FactorRecord? {
-        try db.queryOne("SELECT \(columns) FROM mfa_factors WHERE credential_id = $1 AND kind = 'passkey'", [.text(credentialID)]).map(record)
+    static func passkey(credentialID: String, on db: any SQLConnection) throws -> Factor? {
+        try db.queryOne("SELECT \(columns) FROM mfa_factors WHERE credential_id = $1 AND kind = 'passkey'", [.text(credentialID)]).map(decode)
+    }
+
+    static func delete(_ id: FactorID, userID: UserID, on db: any SQLConnection) throws -> Bool {
+        try db.execute("DELETE FROM mfa_factors WHERE id = $1 AND user_id = $2", [id.sql, userID.sql]) == 1
+    }
+
+    /// Deletes the user's factors of `kind`; returns how many.
+    @discardableResult
+    static func delete(kind: FactorKind, userID: UserID, on db: any SQLConnection) throws -> Int {
+        try db.execute("DELETE FROM mfa_factors WHERE user_id = $1 AND kind = $2", [userID.sql, kind.sql])
+    }
+
+    static func markUsed(_ id: FactorID, at: Int64, on db: any SQLConnection) throws {
+        try db.execute("UPDATE mfa_factors SET last_used_at = $2 WHERE id = $1", [id.sql, .int(at)])
+    }
+
+    /// Moves the TOTP replay guard to `step`; false when that step (or a later one) was already used.
+    static func advanceStep(_ id: FactorID, to step: Int64, on db: any SQLConnection) throws -> Bool {
+        try db.execute("UPDATE mfa_factors SET last_step = $2 WHERE id = $1 AND (last_step IS NULL OR last_step < $2)", [id.sql, .int(step)]) == 1
     }
 
     /// Stores a passkey's new signature counter and backup state, only if
     /// the counter moves forward (or both are zero) in the database itself:
     /// false when a concurrent assertion got there first (a possible clone).
-    static func recordAssertion(id: String, signCount: Int64, backedUp: Bool, at: Int64, on db: any SQLConnection) throws -> Bool {
+    static func recordAssertion(_ id: FactorID, signCount: UInt32, backedUp: Bool, at: Int64, on db: any SQLConnection) throws -> Bool {
         try db.execute("""
             UPDATE mfa_factors SET sign_count = $2, backed_up = $3, last_used_at = $4
             WHERE id = $1 AND (sign_count < $2 OR (sign_count = 0 AND $2 = 0))
-            """, [.text(id), .int(signCount), SQLValue(backedUp), .int(at)]) == 1
+            """, [id.sql, .int(Int64(signCount)), SQLValue(backedUp), .int(at)]) == 1
     }
 
-    static func markUsed(id: String, at: Int64, on db: any SQLConnection) throws {
-        try db.execute("UPDATE mfa_factors SET last_used_at = $2 WHERE id = $1", [.text(id), .int(at)])
+    // MARK: Challenges (device keys, passkeys, phone verifications)
+
+    /// Stores what was issued to `factor` for `purpose`: the challenge a device or passkey signs, or the phone verification sent.
+    static func insertChallenge(id: ChallengeID, factor: Factor, purpose: Purpose, challenge: String?, verification: VerificationID?,
+                                at: Int64, on db: any SQLConnection) throws {
+        try db.execute("""
+            INSERT INTO mfa_challenges (id, user_id, factor_id, purpose, challenge, verify_request_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+            """, [id.sql, factor.userID.sql, factor.id.sql, purpose.sql, SQLValue(challenge), SQLValue(verification?.raw), .int(at)])
     }
 
-    /// Moves the TOTP replay guard to `step`; false when that step (or a later one) was already used.
-    static func advanceStep(id: String, to step: Int64, on db: any SQLConnection) throws -> Bool {
-        try db.execute("UPDATE mfa_factors SET last_step = $2 WHERE id = $1 AND (last_step IS NULL OR last_step < $2)", [.text(id), .int(step)]) == 1
+    /// The newest unused challenge of `factor` for `purpose` issued after `since`.
+    static func latestChallenge(_ factor: FactorID, purpose: Purpose, since: Int64,
+                                on db: any SQLConnection) throws -> (id: ChallengeID, challenge: String)? {
+        guard let row = try db.queryOne("""
+            SELECT id, challenge FROM mfa_challenges
+            WHERE factor_id = $1 AND purpose = $2 AND used_at IS NULL AND created_at > $3 AND challenge IS NOT NULL
+            ORDER BY created_at DESC, id LIMIT 1
+            """, [factor.sql, purpose.sql, .int(since)]), let challenge = try row.optionalText("challenge") else { return nil }
+        return (try row.id("id"), challenge)
     }
 
-    private static func record(_ row: Row) throws -> FactorRecord {
-        FactorRecord(id: try row.text("id"), userID: try row.text("user_id"), kind: try row.text("kind"), displayName: try row.text("display_name"),
-                     phone: try row.optionalText("phone"), secretSealed: try row.optionalText("secret_sealed"),
-                     algorithm: try row.optionalText("algorithm"), digits: try row.optionalInt("digits").map(Int.init),
-                     publicKey: try row.optionalText("public_key"), credentialID: try row.optionalText("credential_id"),
-                     signCount: try row.optionalInt("sign_count"), transports: try row.optionalText("transports"),
-                     backupEligible: try row.optionalInt("backup_eligible").map { $0 != 0 }, backedUp: try row.optionalInt("backed_up").map { $0 != 0 },
-                     createdAt: try row.int("created_at"),
-                     lastUsedAt: try row.optionalInt("last_used_at"))
+    /// Spends a challenge; false when it was spent meanwhile (each works once, even against two requests at the same moment).
+    static func spendChallenge(_ id: ChallengeID, at: Int64, on db: any SQLConnection) throws -> Bool {
+        try db.execute("UPDATE mfa_challenges SET used_at = $2 WHERE id = $1 AND used_at IS NULL", [id.sql, .int(at)]) == 1
+    }
+
+    /// The newest phone verification sent to `factor` for `purpose` (a code may be tried again until the verification ends).
+    static func latestVerification(_ factor: FactorID, purpose: Purpose, on db: any SQLConnection) throws -> VerificationID? {
+        try db.queryOne("""
+            SELECT verify_request_id FROM mfa_challenges WHERE factor_id = $1 AND purpose = $2 AND verify_request_id IS NOT NULL
+            ORDER BY created_at DESC, id LIMIT 1
+            """, [factor.sql, purpose.sql])?.optionalID("verify_request_id")
+    }
+
+    // MARK: Decoding
+
+    private static func decode(_ row: Row) throws -> Factor {
+        let kind: FactorKind = try row.value("kind")
+        let id: FactorID = try row.id("id")
+        func required<T>(_ value: T?, _ column: String) throws -> T {
+            guard let value else { throw StoreError(.decoding, detail: "\(kind.rawValue) factor \(id.raw) has no \(column)") }
+            return value
+        }
+        let credential: FactorCredential
+        switch kind {
+        case .phone:
+            let digits = try required(try row.optionalText("phone"), "phone")
+            do { credential = .phone(try PhoneNumber(parsing: digits)) } catch {
+                throw StoreError(.decoding, detail: "phone factor \(id.raw) holds a number libphonenumber refuses")
+            }
+        case .totp:
+            let sealed = try required(try row.optionalText("secret_sealed").flatMap { Data(base64Encoded: $0) }, "secret_sealed")
+            let algorithm = try required(try row.optionalText("algorithm").flatMap(HMAC.Algorithm.init(rawValue:)), "algorithm")
+            let digits = Int(try required(try row.optionalInt("digits"), "digits"))
+            credential = .totp(TOTPSecret(sealed: Array(sealed), algorithm: algorithm, digits: digits))
+        case .recoveryCode:
+            credential = .recoveryCodes
+        case .device:
+            let der = try required(try row.optionalText("public_key").flatMap { Data(base64Encoded: $0) }, "public_key")
+            do { credential = .device(try ECDSAPublicKey(subjectPublicKeyInfo: Array(der))) } catch {
+                throw StoreError(.decoding, detail: "device factor \(id.raw) holds a key OpenSSL refuses")
+            }
+        case .passkey:
+            let cose = try required(try row.optionalText("public_key").flatMap { Data(base64Encoded: $0) }, "public_key")
+            let key: CredentialPublicKey
+            do { key = try CredentialPublicKey(cose: Array(cose)) } catch {
+                throw StoreError(.decoding, detail: "passkey factor \(id.raw) holds a COSE key that does not parse")
+            }
+            credential = .passkey(Passkey(
+                credentialID: try required(try row.optionalText("credential_id"), "credential_id"), key: key,
+                signCount: UInt32(clamping: try row.optionalInt("sign_count") ?? 0),
+                transports: StoredList.decode(try row.optionalText("transports") ?? ""),
+                backupEligible: (try row.optionalInt("backup_eligible") ?? 0) != 0, backedUp: (try row.optionalInt("backed_up") ?? 0) != 0))
+        }
+        return Factor(id: id, userID: try row.id("user_id"), displayName: try row.text("display_name"), createdAt: try row.int("created_at"),
+                      lastUsedAt: try row.optionalInt("last_used_at"), credential: credential)
     }
 }

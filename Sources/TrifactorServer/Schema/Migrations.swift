@@ -225,5 +225,8 @@ public enum Schema {
               used_at {{bigint}}
             )
             """),
+        Migration(version: 4, name: "one list codec: session methods joined by commas", sql: """
+            UPDATE sessions SET methods = REPLACE(methods, ' ', ',')
+            """),
     ]
 }

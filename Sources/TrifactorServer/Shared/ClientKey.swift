@@ -1,12 +1,9 @@
 import Glibc
-import HTTP
 
 /// The key a client's per-IP limits are counted under: the IPv4 address, or
 /// the /64 prefix of an IPv6 address (one subscriber usually holds a whole
 /// /64, so counting single IPv6 addresses would let them rotate freely).
 enum ClientKey {
-    static func of(_ request: Request) -> String { of(address: request.remoteAddress) }
-
     static func of(address: String) -> String {
         var v6 = in6_addr()
         guard address.contains(":"), inet_pton(AF_INET6, address, &v6) == 1 else { return address }

@@ -1,6 +1,4 @@
 import Foundation
-import Logging
-import HTTP
 import Store
 
 /// Deletes rows that no longer guard anything, so that limiter and code

@@ -1,3 +1,4 @@
+import Core
 import Foundation
 import Messaging
 import Store
@@ -16,33 +17,33 @@ import Store
 struct Outbox {
     /// A stored message.
     struct Message: Sendable {
-        let id: String
-        let channel: String
+        let id: MessageID
+        let channel: Channel
         let to: String
         let text: String
         let createdAt: Int64
-        let status: String
+        let status: OutboxStatus
     }
 
-    let env: Environment
+    let random: RandomSource
 
-    /// Queues a message; `held` ones wait for `release(ref:)`. `ref` names
-    /// what the message belongs to (`verify:<id>:<step>`), for release, void
-    /// and delivery-failure handling.
+    /// Queues a message at `now` (ms); `held` ones wait for `release(ref:)`.
+    /// `ref` names what the message belongs to (`verify:<id>:<step>`), for
+    /// release, void and delivery-failure handling.
     func enqueue(channel: Channel, to: String, text: String, ref: String? = nil, held: Bool = false, locale: String = "en-us",
-                 on db: any SQLConnection) throws {
+                 now: Int64, on db: any SQLConnection) throws {
         try db.execute("""
             INSERT INTO outbox (id, channel, recipient, body, status, created_at, ref, locale, next_attempt_at)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $6)
-            """, [.text(env.newID()), .text(channel.rawValue), .text(to), .text(text), .text(held ? "held" : "pending"),
-                  .int(env.nowMillis), SQLValue(ref), .text(locale)])
+            """, [MessageID.random(using: random).sql, .text(channel.rawValue), .text(to), .text(text), (held ? OutboxStatus.held : .pending).sql,
+                  .int(now), SQLValue(ref), .text(locale)])
     }
 
-    /// Makes the held message `ref` due now; false when there is none.
+    /// Makes the held message `ref` due at `now`; false when there is none.
     @discardableResult
-    func release(ref: String, on db: any SQLConnection) throws -> Bool {
+    func release(ref: String, now: Int64, on db: any SQLConnection) throws -> Bool {
         try db.execute("UPDATE outbox SET status = 'pending', next_attempt_at = $2, created_at = $2 WHERE ref = $1 AND status = 'held'",
-                       [.text(ref), .int(env.nowMillis)]) > 0
+                       [.text(ref), .int(now)]) > 0
     }
 
     /// Voids the messages `refs` that have not gone out yet and forgets their
@@ -54,7 +55,7 @@ struct Outbox {
     }
 
     /// Messages newest first (held ones excluded), optionally only those to `recipient`.
-    func list(to recipient: String?, limit: Int, on db: any SQLConnection) throws -> [Message] {
+    static func list(to recipient: String?, limit: Int, on db: any SQLConnection) throws -> [Message] {
         let rows: [Row]
         let columns = "id, channel, recipient, body, status, created_at"
         if let recipient {
@@ -66,8 +67,8 @@ struct Outbox {
                                 [.int(Int64(limit))])
         }
         return try rows.map {
-            Message(id: try $0.text("id"), channel: try $0.text("channel"), to: try $0.text("recipient"), text: try $0.text("body"),
-                    createdAt: try $0.int("created_at"), status: try $0.text("status"))
+            Message(id: try $0.id("id"), channel: try $0.value("channel"), to: try $0.text("recipient"), text: try $0.text("body"),
+                    createdAt: try $0.int("created_at"), status: try $0.value("status"))
         }
     }
 }

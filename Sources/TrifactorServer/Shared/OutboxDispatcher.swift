@@ -1,6 +1,5 @@
+import Core
 import Foundation
-import Logging
-import HTTP
 import Messaging
 import Store
 
@@ -15,28 +14,34 @@ final class OutboxDispatcher: Sendable {
     static let maxAttempts = 5
     static let leaseMillis: Int64 = 30_000
 
-    private let env: Environment
+    private let transactions: Transactions
+    private let clock: Clock
     private let sender: any MessageSender
+    /// Dev mode keeps a delivered message's text (the dev outbox shows it).
+    private let keepsDelivered: Bool
     private let onFailed: @Sendable (_ ref: String, _ db: any SQLConnection) throws -> Void
 
-    init(env: Environment, sender: any MessageSender, onFailed: @escaping @Sendable (String, any SQLConnection) throws -> Void) {
-        self.env = env
+    init(transactions: Transactions, clock: Clock, sender: any MessageSender, keepsDelivered: Bool,
+         onFailed: @escaping @Sendable (String, any SQLConnection) throws -> Void) {
+        self.transactions = transactions
+        self.clock = clock
         self.sender = sender
+        self.keepsDelivered = keepsDelivered
         self.onFailed = onFailed
     }
 
     /// Delivers what is due now; returns how many messages were handled.
     @discardableResult
     func runOnce() throws -> Int {
-        let now = env.nowMillis
+        let now = clock.now().millis
         // Most passes find nothing: look without the write lock first.
-        let due = try env.read { db in
+        let due = try transactions.read { db in
             try db.queryOne("""
                 SELECT seq FROM outbox WHERE (status = 'pending' AND next_attempt_at <= $1) OR (status = 'sending' AND lease_until < $1) LIMIT 1
                 """, [.int(now)]) != nil
         }
         guard due else { return 0 }
-        let claimed = try env.transaction { db in
+        let claimed = try transactions.write { db in
             try db.query("""
                 UPDATE outbox SET status = 'sending', lease_until = $2
                 WHERE seq IN (SELECT seq FROM outbox
@@ -48,7 +53,7 @@ final class OutboxDispatcher: Sendable {
         }
         for row in claimed {
             let seq = try row.int("seq")
-            let message = OutgoingMessage(id: try row.text("id"), channel: Channel(rawValue: try row.text("channel")) ?? .sms,
+            let message = OutgoingMessage(id: try row.text("id"), channel: try row.value("channel"),
                                           to: try row.text("recipient"), text: try row.text("body"), locale: try row.text("locale"))
             let attempts = Int(try row.int("attempts")) + 1
             let ref = try row.optionalText("ref")
@@ -67,11 +72,11 @@ final class OutboxDispatcher: Sendable {
     /// (another instance may have taken an expired one; a voided message
     /// must not go back to pending).
     private func record(seq: Int64, lease: Int64, attempts: Int, ref: String?, failure: DeliveryError?, message: OutgoingMessage) throws {
-        try env.transaction { db in
-            let now = env.nowMillis
+        try transactions.write { db in
+            let now = clock.now().millis
             guard let failure else {
                 // Outside dev mode the text (and the code in it) is not kept once delivered.
-                let body = env.configuration.dev ? message.text : ""
+                let body = keepsDelivered ? message.text : ""
                 try db.execute("UPDATE outbox SET status = 'sent', delivered_at = $2, attempts = $3, body = $4 WHERE seq = $1 AND status = 'sending' AND lease_until = $5",
                                [.int(seq), .int(now), .int(Int64(attempts)), .text(body), .int(lease)])
                 return

@@ -1,4 +1,5 @@
 import Core
+import Crypto
 import Foundation
 import Logging
 import HTTP
@@ -22,15 +23,20 @@ final class LogCapture: Sendable {
 }
 
 /// The real server on a free loopback port, over a fresh database of the
-/// given backend, with a hand-moved clock and a captured log.
+/// given backend, with a hand-moved clock and a captured log. Its background
+/// loops (outbox, phone verification timers, session uses, housekeeping)
+/// run only when a test calls `tick()`.
 final class TestServer {
     let runtime: Runtime
     var server: HTTPServer { runtime.server }
-    var env: Environment { runtime.env }
+    var services: Services { runtime.services }
+    var database: any Database { runtime.database }
     let sender = TestSender()
     let clock = TestClock()
     let log = LogCapture()
     var port: Int { server.port }
+    /// The test clock's time in stored milliseconds.
+    var nowMillis: Int64 { clock.clock.now().millis }
 
     /// Defaults for tests: dev mode, cheap Argon2id, generous IP limits.
     static func configuration(_ tweak: (inout Configuration) -> Void = { _ in }) -> Configuration {
@@ -50,9 +56,14 @@ final class TestServer {
     init(database: any Database, configuration: Configuration = TestServer.configuration(), withSender: Bool = true,
          extraRoutes: (inout Router) -> Void = { _ in }) throws {
         try database.migrate(Schema.migrations)
-        let env = try Environment(database: database, configuration: configuration, clock: clock.clock, logger: log.logger, sender: withSender ? sender : nil)
-        runtime = try Application.start(env, extraRoutes: extraRoutes)
+        let sealer = try SealedBox(key: SecureRandom.bytes(32))
+        let services = try Services.live(database: database, configuration: configuration, sealer: sealer, blocklist: try CommonPasswords.load(),
+                                         sender: withSender ? sender : nil, clock: clock.clock, logger: log.logger)
+        runtime = try Application.start(services, tasks: .manual, extraRoutes: extraRoutes)
     }
+
+    /// Runs one pass of every background loop (the outbox delivers what is due, timers fire, uses are written).
+    func tick() { runtime.tick() }
 
     deinit { runtime.stop(drainTimeout: 5) }
 
@@ -91,7 +102,7 @@ final class TestServer {
 
     /// Audit event kinds, oldest first.
     func auditKinds() throws -> [String] {
-        try env.database.transaction { try AuditLog.tail(limit: 1000, on: $0) }.map(\.kind)
+        try database.transaction { try AuditLog.tail(limit: 1000, on: $0) }.map(\.kind)
     }
 }
 

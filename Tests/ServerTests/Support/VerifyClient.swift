@@ -9,7 +9,7 @@ struct VerifyClient {
 
     init(_ server: TestServer, name: String = "tests") throws {
         self.server = server
-        let (key, secret) = try server.env.database.transaction { try APIKeys(env: server.env).create(name: name, on: $0) }
+        let (key, secret) = try server.database.transaction { try server.services.keys.create(name: name, on: $0) }
         apiKey = key.apiKey
         self.secret = secret
     }
@@ -35,7 +35,10 @@ struct VerifyClient {
 
     /// Waits until the sender has been handed `count` messages in all (a
     /// message still pending when its request ends is voided, never sent).
-    func delivered(_ count: Int) -> Bool { eventually { server.sender.sent.count >= count } }
+    func delivered(_ count: Int) -> Bool {
+        server.tick()
+        return server.sender.sent.count >= count
+    }
 
     /// Starts and returns the request id (the start must succeed).
     func started(_ to: String, channels: [String] = ["sms"], extra: [String: Any] = [:]) throws -> String {

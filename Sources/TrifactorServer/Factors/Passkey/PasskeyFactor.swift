@@ -2,6 +2,7 @@ import API
 import Core
 import Crypto
 import Foundation
+import Logging
 import Store
 import WebAuthn
 
@@ -14,80 +15,68 @@ import WebAuthn
 /// assertion is refused and audited. For a bound action the challenge
 /// carries the action's hash, so the signature covers the action.
 struct PasskeyFactor: SecondFactor {
-    let env: Environment
-    var kind: String { "passkey" }
-    /// RFC 8176: a hardware-bound key (`hwk`) released after user verification.
-    var method: String { "hwk" }
-    var enrollable: Bool { true }
+    let transactions: Transactions
+    let random: RandomSource
+    let relyingParty: RelyingParty
+    let logger: Logger
+    var kind: FactorKind { .passkey }
     static let challengeLifetime: Int64 = 5 * 60_000
 
-    func beginEnrollment(_ request: StartEnrollmentRequest, user: UserRecord, factorID: String, context: AuditContext) throws -> EnrollmentDraft {
-        let challenge = Base64URL.encode(env.random.bytes(32))
-        let existing = try env.read { try FactorRepository.list(userID: user.id, on: $0) }.compactMap { $0.credentialID }
-        let options = CreationOptions(rpID: env.configuration.rpID, rpName: env.configuration.rpName, userID: Base64URL.encode(Array(user.id.utf8)),
-                                      userName: user.email, displayName: user.displayName ?? user.email, challenge: challenge,
-                                      exclude: existing.map { CredentialDescriptor(id: $0) })
-        return EnrollmentDraft(kind: kind, userID: user.id, factorID: factorID, displayName: try FactorName.parse(request.deviceName, field: "device_name") ?? "Passkey", challenge: challenge,
-                               response: EnrollmentStarted(options: options))
+    func beginEnrollment(_ request: StartEnrollmentRequest, user: UserRecord, factorID: FactorID, client: AuditContext, now: Date) throws -> EnrollmentStart {
+        let name = try FactorName.parse(request.deviceName, field: "device_name") ?? "Passkey"
+        let challenge = Base64URL.encode(random.bytes(32))
+        let existing = try transactions.read { try FactorRepository.list(user.id, on: $0) }.compactMap { factor -> CredentialDescriptor? in
+            if case .passkey(let passkey) = factor.credential { return CredentialDescriptor(id: passkey.credentialID) }
+            return nil
+        }
+        let options = CreationOptions(rpID: relyingParty.id, rpName: relyingParty.name, userID: Base64URL.encode(Array(user.id.raw.utf8)),
+                                      userName: user.email, displayName: user.displayName ?? user.email, challenge: challenge, exclude: existing)
+        return EnrollmentStart(pending: .passkey(challenge: challenge), displayName: name, offer: .passkey(options))
     }
 
-    func finishEnrollment(_ draft: EnrollmentDraft, proof: Proof, context: AuditContext) throws -> FactorRecord? {
-        guard let credential = proof.credential, let attestation = credential.response.attestationObject.flatMap(Base64URL.decode),
-              let clientData = Base64URL.decode(credential.response.clientDataJSON), let challenge = draft.challenge.flatMap(Base64URL.decode)
+    func finishEnrollment(_ draft: EnrollmentDraft, proof: EnrollmentProof, client: AuditContext, now: Date) throws -> EnrolledCredential? {
+        guard case .registration(let credential) = proof, case .passkey(let challengeText) = draft.pending,
+              let attestation = credential.response.attestationObject.flatMap(Base64URL.decode),
+              let clientData = Base64URL.decode(credential.response.clientDataJSON), let challenge = Base64URL.decode(challengeText)
         else { return nil }
         let result: RegistrationResult
         do {
             result = try WebAuthnVerifier.verifyRegistration(clientDataJSON: clientData, attestationObject: attestation, expectedChallenge: challenge,
                                                              rp: relyingParty, requireUserVerification: true)
         } catch {
-            // The enrollment route audits the failure; the reason goes to the log.
-            env.logger.log("info", "passkey_registration_refused", ["reason": .string(error.reason.rawValue)])
+            // The enrollment service audits the failure; the reason goes to the log.
+            logger.log("info", "passkey_registration_refused", ["reason": .string(error.reason.rawValue)])
             return nil
         }
         let id = Base64URL.encode(result.credentialID)
-        if try env.read({ try FactorRepository.passkey(credentialID: id, on: $0) }) != nil { throw APIError.secondFactorExists }
-        return FactorRecord(id: draft.factorID, userID: draft.userID, kind: kind, displayName: draft.displayName, phone: nil, secretSealed: nil,
-                            publicKey: Data(result.publicKey.cose).base64EncodedString(), credentialID: id, signCount: Int64(result.signCount),
-                            transports: credential.response.transports?.joined(separator: ","), backupEligible: result.backupEligible,
-                            backedUp: result.backedUp, createdAt: env.nowMillis, lastUsedAt: nil)
+        if try transactions.read({ try FactorRepository.passkey(credentialID: id, on: $0) }) != nil { throw SecondFactorFailure.exists }
+        let transports = (credential.response.transports ?? []).filter { !$0.isEmpty && $0.count <= 32 && !$0.contains(",") }.prefix(8)
+        return EnrolledCredential(credential: .passkey(Passkey(credentialID: id, key: result.publicKey, signCount: result.signCount,
+                                                               transports: Array(transports), backupEligible: result.backupEligible,
+                                                               backedUp: result.backedUp)))
     }
 
-    func challenge(_ factor: FactorRecord, purpose: Purpose, context: AuditContext) throws -> String? {
+    func challenge(_ factor: Factor, purpose: Purpose, message: String?, client: AuditContext, now: Date) throws -> ChallengeIssued {
+        guard case .passkey(let passkey) = factor.credential else { throw SecondFactorFailure.unusable }
         // For a bound action: 16 random bytes and the action's hash, so the signature covers the action.
-        var bytes = env.random.bytes(16)
-        bytes += purpose.actionHash.flatMap(Self.hexBytes) ?? env.random.bytes(16)
+        let bytes = random.bytes(16) + (purpose.actionHash.flatMap { Hex.decode($0) } ?? random.bytes(16))
         let challenge = Base64URL.encode(bytes)
-        try env.transaction { try FactorRepository.insertChallenge(challenge, factor: factor, purpose: purpose.key, id: env.newID(), at: env.nowMillis, on: $0) }
-        return challenge
+        try transactions.write { db in
+            try FactorRepository.insertChallenge(id: .random(using: random), factor: factor, purpose: purpose, challenge: challenge, verification: nil,
+                                                 at: now.millis, on: db)
+        }
+        return .passkey(requestOptions(challenge: challenge, allow: [passkey.descriptor]))
     }
 
-    /// The options for `navigator.credentials.get` with `challenge`.
-    func requestOptions(challenge: String, factors: [FactorRecord]) -> RequestOptions {
-        RequestOptions(challenge: challenge, rpID: env.configuration.rpID, allow: factors.compactMap { f in
-            f.credentialID.map { CredentialDescriptor(id: $0, transports: f.transports?.split(separator: ",").map(String.init)) }
-        })
-    }
-
-    func verify(_ factor: FactorRecord, proof: Proof, purpose: Purpose, context: AuditContext) throws -> Bool {
-        guard let credential = proof.credential, credential.id == factor.credentialID else { return false }
-        // Everything that needs no stored state is checked before the transaction opens.
-        let parsed: ParsedAssertion
-        do {
-            parsed = try parse(credential)
-        } catch {
-            try env.audit(context.event(.mfaFailed, .failure, userID: factor.userID, detail: "passkey assertion refused: \(error.reason.rawValue)"))
-            return false
-        }
-        return try env.transaction { db in
-            let now = env.nowMillis
-            guard let (rowID, text) = try FactorRepository.latestChallenge(factorID: factor.id, purpose: purpose.key,
-                                                                           since: now - Self.challengeLifetime, on: db),
-                  let challenge = Base64URL.decode(text)
-            else { return false }
-            // Claimed first: a failed or raced attempt spends the challenge too.
-            guard try FactorRepository.spendChallenge(id: rowID, at: now, on: db) else { return false }
-            return try assert(parsed, factor: factor, challenge: challenge, context: context, on: db)
-        }
+    func verify(_ factor: Factor, proof: Proof, purpose: Purpose, client: AuditContext, now: Date, on db: any SQLConnection) throws -> Bool {
+        guard case .assertion(let credentialID, let parsed) = proof, case .passkey(let passkey) = factor.credential,
+              credentialID == passkey.credentialID,
+              let (id, text) = try FactorRepository.latestChallenge(factor.id, purpose: purpose, since: now.millis - Self.challengeLifetime, on: db),
+              let challenge = Base64URL.decode(text)
+        else { return false }
+        // Claimed first: a failed or raced attempt spends the challenge too.
+        guard try FactorRepository.spendChallenge(id, at: now.millis, on: db) else { return false }
+        return try assert(parsed, factor: factor, passkey: passkey, challenge: challenge, client: client, now: now, on: db)
     }
 
     /// The checks of an assertion that need no stored state (WebAuthn §7.2
@@ -102,36 +91,31 @@ struct PasskeyFactor: SecondFactor {
                                                    rp: relyingParty, requireUserVerification: true)
     }
 
-    /// Verifies a parsed assertion of `factor` for `challenge` and records its counter.
-    func assert(_ parsed: ParsedAssertion, factor: FactorRecord, challenge: [UInt8], context: AuditContext, on db: any SQLConnection) throws -> Bool {
-        guard let cose = factor.publicKey.flatMap({ Data(base64Encoded: $0) }), let key = try? CredentialPublicKey(cose: Array(cose)) else { return false }
+    /// The proof a passkey credential makes: parsed now, refused like a wrong code if it fails its stateless checks.
+    func proof(_ credential: CredentialJSON) -> Proof {
+        do { return .assertion(credentialID: credential.id, try parse(credential)) } catch { return .refusedAssertion(error) }
+    }
+
+    /// Verifies a parsed assertion of `passkey` for `challenge` and records its counter.
+    func assert(_ parsed: ParsedAssertion, factor: Factor, passkey: Passkey, challenge: [UInt8], client: AuditContext, now: Date,
+                on db: any SQLConnection) throws -> Bool {
+        let clone = "passkey \(factor.id.raw) signature counter did not increase: possibly cloned"
         do {
-            let result = try WebAuthnVerifier.verifyAssertion(parsed, expectedChallenge: challenge, publicKey: key,
-                                                              storedSignCount: UInt32(clamping: factor.signCount ?? 0))
-            guard try FactorRepository.recordAssertion(id: factor.id, signCount: Int64(result.signCount), backedUp: result.backedUp, at: env.nowMillis, on: db) else {
-                try AuditLog.append(context.event(.mfaFailed, .failure, userID: factor.userID,
-                                                  detail: "passkey \(factor.id) signature counter did not increase: possibly cloned"), at: env.nowMillis, on: db)
+            let result = try WebAuthnVerifier.verifyAssertion(parsed, expectedChallenge: challenge, publicKey: passkey.key, storedSignCount: passkey.signCount)
+            guard try FactorRepository.recordAssertion(factor.id, signCount: result.signCount, backedUp: result.backedUp, at: now.millis, on: db) else {
+                try AuditLog.append(client.event(.mfaFailed, .failure, userID: factor.userID, detail: clone), at: now.millis, on: db)
                 return false
             }
             return true
         } catch let error as WebAuthnError {
-            let detail = error.reason == .signCountRegression
-                ? "passkey \(factor.id) signature counter did not increase: possibly cloned" : "passkey assertion refused: \(error.reason.rawValue)"
-            try AuditLog.append(context.event(.mfaFailed, .failure, userID: factor.userID, detail: detail), at: env.nowMillis, on: db)
+            let detail = error.reason == .signCountRegression ? clone : "passkey assertion refused: \(error.reason.rawValue)"
+            try AuditLog.append(client.event(.mfaFailed, .failure, userID: factor.userID, detail: detail), at: now.millis, on: db)
             return false
         }
     }
 
-    /// The relying party; dev mode also allows `http://localhost:<any port>`.
-    var relyingParty: RelyingParty {
-        RelyingParty(id: env.configuration.rpID, name: env.configuration.rpName, origins: env.configuration.origins,
-                     allowsAnyLocalhostPort: env.configuration.dev)
+    /// The options for `navigator.credentials.get` with `challenge`.
+    func requestOptions(challenge: String, allow: [CredentialDescriptor]) -> RequestOptions {
+        RequestOptions(challenge: challenge, rpID: relyingParty.id, allow: allow)
     }
-
-    private static func hexBytes(_ hex: String) -> [UInt8]? {
-        let chars = Array(hex.utf8)
-        guard chars.count == 64 else { return nil }
-        return stride(from: 0, to: 64, by: 2).compactMap { UInt8(String(decoding: chars[$0..<$0 + 2], as: UTF8.self), radix: 16) }
-    }
-
 }

@@ -2,6 +2,7 @@ import API
 import Core
 import Crypto
 import Foundation
+import Store
 
 /// An authenticator app (RFC 6238): a 160-bit secret from the CSPRNG, sealed
 /// at rest with AES-256-GCM under the key file's key; SHA1 and 6 digits by
@@ -9,61 +10,59 @@ import Foundation
 /// The current step and one either side are accepted, and the last accepted
 /// step is remembered so a code is never accepted twice (RFC 6238 §5.2).
 struct TOTPFactor: SecondFactor {
-    let env: Environment
-    var kind: String { "totp" }
-    var method: String { "otp" }
-    var enrollable: Bool { true }
+    let random: RandomSource
+    /// Seals secrets at rest; nil without a key file (then enrollment is refused).
+    let sealer: SealedBox?
+    /// Shown in authenticator apps.
+    let issuer: String
+    var kind: FactorKind { .totp }
     static let period = 30
 
-    func beginEnrollment(_ request: StartEnrollmentRequest, user: UserRecord, factorID: String, context: AuditContext) throws -> EnrollmentDraft {
-        guard let box = env.secretBox else { throw APIError.totpUnavailable }
-        let algorithm = (request.algorithm ?? "SHA1").uppercased(), digits = request.digits ?? 6
-        guard HMAC.Algorithm(rawValue: algorithm) != nil else { throw APIError.invalidFields([.init(name: "algorithm", reason: "must be SHA1, SHA256 or SHA512")]) }
-        guard digits == 6 || digits == 8 else { throw APIError.invalidFields([.init(name: "digits", reason: "must be 6 or 8")]) }
-        let secret = env.random.bytes(20)
-        let sealed = try box.seal(secret, associatedData: Self.associatedData(factorID))
-        let base32 = Base32.encode(secret)
-        let uri = Self.uri(issuer: env.configuration.totpIssuer, account: user.email, secret: base32, algorithm: algorithm, digits: digits)
-        return EnrollmentDraft(kind: kind, userID: user.id, factorID: factorID, displayName: "Authenticator app",
-                               secretSealed: Data(sealed).base64EncodedString(), algorithm: algorithm, digits: digits,
-                               response: EnrollmentStarted(secret: base32, otpauthURI: uri, qrSVG: try QRCode.svg(uri)))
+    func beginEnrollment(_ request: StartEnrollmentRequest, user: UserRecord, factorID: FactorID, client: AuditContext, now: Date) throws -> EnrollmentStart {
+        guard let sealer else { throw SecondFactorFailure.totpUnavailable }
+        guard let algorithm = HMAC.Algorithm(rawValue: (request.algorithm ?? "SHA1").uppercased()) else {
+            throw CommonFailure.invalid("algorithm", "must be SHA1, SHA256 or SHA512")
+        }
+        let digits = request.digits ?? 6
+        guard digits == 6 || digits == 8 else { throw CommonFailure.invalid("digits", "must be 6 or 8") }
+        let secret = SecureBytes(random.bytes(20))
+        let sealed = try secret.withUnsafeBytes { try sealer.seal(Array($0), associatedData: Self.associatedData(factorID)) }
+        let base32 = secret.withUnsafeBytes { Base32.encode(Array($0)) }
+        let uri = Self.uri(issuer: issuer, account: user.email, secret: base32, algorithm: algorithm.rawValue, digits: digits)
+        return EnrollmentStart(pending: .totp(TOTPSecret(sealed: sealed, algorithm: algorithm, digits: digits)), displayName: "Authenticator app",
+                               offer: .totp(secret: base32, otpauthURI: uri, qrSVG: try QRCode.svg(uri)))
     }
 
-    func finishEnrollment(_ draft: EnrollmentDraft, proof: Proof, context: AuditContext) throws -> FactorRecord? {
-        guard let code = proof.code else { return nil }
-        let algorithm = draft.algorithm ?? "SHA1", digits = draft.digits ?? 6
-        guard let sealed = draft.secretSealed,
-              let step = try matchingStep(sealed: sealed, factorID: draft.factorID, code: code, algorithm: algorithm, digits: digits) else { return nil }
-        return FactorRecord(id: draft.factorID, userID: draft.userID, kind: kind, displayName: draft.displayName, phone: nil,
-                            secretSealed: sealed, algorithm: algorithm, digits: digits, createdAt: env.nowMillis, lastUsedAt: nil, initialStep: Int64(step))
+    func finishEnrollment(_ draft: EnrollmentDraft, proof: EnrollmentProof, client: AuditContext, now: Date) throws -> EnrolledCredential? {
+        guard case .code(let code) = proof, case .totp(let secret) = draft.pending,
+              let step = try matchingStep(secret, factorID: draft.factorID, code: code, now: now) else { return nil }
+        return EnrolledCredential(credential: .totp(secret), initialStep: Int64(step))
     }
 
-    func challenge(_ factor: FactorRecord, purpose: Purpose, context: AuditContext) throws -> String? { nil }
+    func challenge(_ factor: Factor, purpose: Purpose, message: String?, client: AuditContext, now: Date) throws -> ChallengeIssued { .none }
 
-    func verify(_ factor: FactorRecord, proof: Proof, purpose: Purpose, context: AuditContext) throws -> Bool {
-        guard let code = proof.code else { return false }
-        guard let sealed = factor.secretSealed,
-              let step = try matchingStep(sealed: sealed, factorID: factor.id, code: code, algorithm: factor.algorithm ?? "SHA1", digits: factor.digits ?? 6)
-        else { return false }
+    func verify(_ factor: Factor, proof: Proof, purpose: Purpose, client: AuditContext, now: Date, on db: any SQLConnection) throws -> Bool {
+        guard case .code(let code) = proof, case .totp(let secret) = factor.credential,
+              let step = try matchingStep(secret, factorID: factor.id, code: code, now: now) else { return false }
         // A replay (this step or an older one already used) fails here, atomically.
-        return try env.transaction { try FactorRepository.advanceStep(id: factor.id, to: Int64(step), on: $0) }
+        return try FactorRepository.advanceStep(factor.id, to: Int64(step), on: db)
     }
 
     /// The step among now−1, now, now+1 whose code is `code`; all three are computed and compared in constant time.
-    func matchingStep(sealed: String, factorID: String, code: String, algorithm: String, digits: Int) throws -> UInt64? {
-        guard code.count == digits, code.allSatisfy({ $0.isASCII && $0.isNumber }), let hmac = HMAC.Algorithm(rawValue: algorithm) else { return nil }
-        guard let box = env.secretBox, let bytes = Data(base64Encoded: sealed) else { throw APIError.totpUnavailable }
-        let secret = try box.open(Array(bytes), associatedData: Self.associatedData(factorID))
-        let now = OneTimePassword.step(unixTime: env.clock.now().timeIntervalSince1970, period: Self.period)
+    func matchingStep(_ totp: TOTPSecret, factorID: FactorID, code: String, now: Date) throws -> UInt64? {
+        guard code.count == totp.digits, code.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        guard let sealer else { throw SecondFactorFailure.totpUnavailable }
+        let secret = SecureBytes(try sealer.open(totp.sealed, associatedData: Self.associatedData(factorID)))
+        let current = OneTimePassword.step(unixTime: now.timeIntervalSince1970, period: Self.period)
         var match: UInt64?
-        for step in [now - 1, now, now + 1] {
-            let candidate = OneTimePassword.hotp(secret: secret, counter: step, digits: digits, algorithm: hmac)
+        for step in [current - 1, current, current + 1] {
+            let candidate = secret.withUnsafeBytes { OneTimePassword.hotp(secret: Array($0), counter: step, digits: totp.digits, algorithm: totp.algorithm) }
             if ConstantTime.equals(candidate, code) { match = step }
         }
         return match
     }
 
-    static func associatedData(_ factorID: String) -> [UInt8] { Array("trifactor:totp:\(factorID)".utf8) }
+    static func associatedData(_ factorID: FactorID) -> [UInt8] { Array("trifactor:totp:\(factorID.raw)".utf8) }
 
     /// `otpauth://totp/Issuer:account?secret=…&issuer=…&algorithm=SHA1&digits=6&period=30`.
     static func uri(issuer: String, account: String, secret: String, algorithm: String, digits: Int) -> String {

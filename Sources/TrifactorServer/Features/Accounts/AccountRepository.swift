@@ -4,7 +4,7 @@ import Store
 
 /// A stored user.
 struct UserRecord: Sendable {
-    let id: String
+    let id: UserID
     let email: String
     let displayName: String?
     let passwordHash: String
@@ -13,7 +13,7 @@ struct UserRecord: Sendable {
 
     /// The user as the API shows it.
     var info: UserInfo {
-        UserInfo(id: id, email: email, displayName: displayName, emailVerified: emailVerifiedAt != nil, createdAt: Date(millis: createdAt))
+        UserInfo(id: id.raw, email: email, displayName: displayName, emailVerified: emailVerifiedAt != nil, createdAt: Date(millis: createdAt))
     }
 }
 
@@ -25,25 +25,32 @@ enum AccountRepository {
         try db.queryOne("SELECT \(columns) FROM users WHERE email = $1", [.text(email)]).map(record)
     }
 
-    static func find(id: String, on db: any SQLConnection) throws -> UserRecord? {
-        try db.queryOne("SELECT \(columns) FROM users WHERE id = $1", [.text(id)]).map(record)
+    static func find(id: UserID, on db: any SQLConnection) throws -> UserRecord? {
+        try db.queryOne("SELECT \(columns) FROM users WHERE id = $1", [id.sql]).map(record)
     }
 
     /// Inserts a user. - Throws: `StoreError` `.uniqueViolation` when the email is taken.
     static func insert(_ user: UserRecord, on db: any SQLConnection) throws {
         try db.execute(
             "INSERT INTO users (id, email, display_name, password_hash, email_verified_at, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
-            [.text(user.id), .text(user.email), SQLValue(user.displayName), .text(user.passwordHash), SQLValue(user.emailVerifiedAt), .int(user.createdAt)])
+            [user.id.sql, .text(user.email), SQLValue(user.displayName), .text(user.passwordHash), SQLValue(user.emailVerifiedAt), .int(user.createdAt)])
     }
 
-    static func markEmailVerified(userID: String, at: Int64, on db: any SQLConnection) throws {
-        try db.execute("UPDATE users SET email_verified_at = $2 WHERE id = $1 AND email_verified_at IS NULL", [.text(userID), .int(at)])
+    /// Serialises changes to one user's factors, sessions and pushes until the
+    /// transaction ends (a row lock on PostgreSQL; SQLite's writers are serial
+    /// anyway), so limits and "last factor" checks hold under races.
+    static func lock(_ id: UserID, on db: any SQLConnection) throws {
+        try db.execute("UPDATE users SET id = id WHERE id = $1", [id.sql])
+    }
+
+    static func markEmailVerified(_ id: UserID, at: Int64, on db: any SQLConnection) throws {
+        try db.execute("UPDATE users SET email_verified_at = $2 WHERE id = $1 AND email_verified_at IS NULL", [id.sql, .int(at)])
     }
 
     /// Replaces the password hash only if it is still `old` (an upgrade never
     /// overwrites a change made meanwhile).
-    static func replacePasswordHash(userID: String, old: String, new: String, on db: any SQLConnection) throws -> Bool {
-        try db.execute("UPDATE users SET password_hash = $3 WHERE id = $1 AND password_hash = $2", [.text(userID), .text(old), .text(new)]) == 1
+    static func replacePasswordHash(_ id: UserID, old: String, new: String, on db: any SQLConnection) throws -> Bool {
+        try db.execute("UPDATE users SET password_hash = $3 WHERE id = $1 AND password_hash = $2", [id.sql, .text(old), .text(new)]) == 1
     }
 
     /// Users, newest first.
@@ -52,7 +59,7 @@ enum AccountRepository {
     }
 
     private static func record(_ row: Row) throws -> UserRecord {
-        UserRecord(id: try row.text("id"), email: try row.text("email"), displayName: try row.optionalText("display_name"),
+        UserRecord(id: try row.id("id"), email: try row.text("email"), displayName: try row.optionalText("display_name"),
                    passwordHash: try row.text("password_hash"), emailVerifiedAt: try row.optionalInt("email_verified_at"),
                    createdAt: try row.int("created_at"))
     }

@@ -8,17 +8,17 @@ import Store
 /// 10 minutes to live. Five wrong codes kill the code, and a new code
 /// within the same 10-minute window keeps the failures counted so far, so
 /// resending never buys an attacker more guesses (NIST SP 800-63B §5.2.2).
-struct EmailVerification {
+struct EmailVerification: Sendable {
     static let lifetimeMillis: Int64 = 10 * 60 * 1000
     static let maxFailures = 5
     static let codeLength = 6
 
-    let env: Environment
+    let random: RandomSource
+    let outbox: Outbox
 
     /// Issues a new code for `user` and queues the email that carries it.
-    func issue(for user: UserRecord, on db: any SQLConnection) throws {
-        let code = env.random.digits(Self.codeLength)
-        let now = env.nowMillis
+    func issue(for user: UserRecord, now: Int64, on db: any SQLConnection) throws {
+        let code = random.digits(Self.codeLength)
         // A new window (and a clean failure count) only once the previous window is over.
         try db.execute("""
             INSERT INTO email_codes (user_id, code_hash, expires_at, window_started_at, failures) VALUES ($1, $2, $3, $4, 0)
@@ -27,32 +27,36 @@ struct EmailVerification {
               expires_at = excluded.expires_at,
               failures = CASE WHEN email_codes.window_started_at + $5 <= $4 THEN 0 ELSE email_codes.failures END,
               window_started_at = CASE WHEN email_codes.window_started_at + $5 <= $4 THEN $4 ELSE email_codes.window_started_at END
-            """, [.text(user.id), .text(Self.hash(code, userID: user.id)), .int(now + Self.lifetimeMillis), .int(now), .int(Self.lifetimeMillis)])
-        try Outbox(env: env).enqueue(channel: .email, to: user.email,
-                                     text: "Your Trifactor verification code is \(code). It expires in 10 minutes. Never share it.", on: db)
+            """, [user.id.sql, .text(Self.hash(code, userID: user.id)), .int(now + Self.lifetimeMillis), .int(now), .int(Self.lifetimeMillis)])
+        try outbox.enqueue(channel: .email, to: user.email,
+                           text: "Your Trifactor verification code is \(code). It expires in 10 minutes. Never share it.", now: now, on: db)
     }
 
-    enum Outcome: Equatable { case verified, wrong, unusable, rateLimited(retryAfter: Int) }
+    enum Outcome: Equatable { case verified, wrong, unusable }
 
     /// Checks `code` for `user`. The attempt is counted before the comparison,
     /// in one statement that also refuses a dead or expired code, so parallel
     /// guesses (on any number of instances) get five tries in all; a match
     /// then spends the code and verifies the email.
-    func check(_ code: String, for user: UserRecord, on db: any SQLConnection) throws -> Outcome {
-        let now = env.nowMillis
+    func check(_ code: String, for user: UserRecord, now: Int64, on db: any SQLConnection) throws -> Outcome {
         guard let row = try db.queryOne("""
             UPDATE email_codes SET failures = failures + 1
             WHERE user_id = $1 AND failures < $2 AND expires_at > $3
             RETURNING code_hash
-            """, [.text(user.id), .int(Int64(Self.maxFailures)), .int(now)])
+            """, [user.id.sql, .int(Int64(Self.maxFailures)), .int(now)])
         else { return .unusable }
         guard ConstantTime.equals(Self.hash(code, userID: user.id), try row.text("code_hash")) else { return .wrong }
         // Spend it; a concurrent use of the same code finds no row.
-        guard try db.execute("DELETE FROM email_codes WHERE user_id = $1", [.text(user.id)]) == 1 else { return .unusable }
-        try AccountRepository.markEmailVerified(userID: user.id, at: now, on: db)
+        guard try db.execute("DELETE FROM email_codes WHERE user_id = $1", [user.id.sql]) == 1 else { return .unusable }
+        try AccountRepository.markEmailVerified(user.id, at: now, on: db)
         return .verified
     }
 
+    /// Whether `code` has the shape of a code at all.
+    static func isWellFormed(_ code: String) -> Bool {
+        code.count == codeLength && code.allSatisfy { $0.isASCII && $0.isNumber }
+    }
+
     /// What is stored: SHA-256 over the user id and the code.
-    static func hash(_ code: String, userID: String) -> String { SHA256.hex(userID + ":" + code) }
+    static func hash(_ code: String, userID: UserID) -> String { SHA256.hex(userID.raw + ":" + code) }
 }

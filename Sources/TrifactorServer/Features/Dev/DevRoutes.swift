@@ -4,17 +4,30 @@ import Foundation
 import HTTP
 
 /// Dev mode only (404 otherwise): `GET /dev/outbox[?to=ADDRESS]`, the
-/// messages Trifactor sent or is sending, newest first, and `GET /dev/phone`,
-/// the demo's phone: SMS and voice messages per number, refreshing itself.
+/// messages Trifactor sent or is sending, newest first; `GET /dev/phone`,
+/// the demo's phone: SMS and voice messages per number, refreshing itself;
+/// and `GET /dev/passkey`, a page whose script drives passkey ceremonies.
 struct DevRoutes {
-    let env: Environment
+    let transactions: Transactions
+    /// The passkey page's script, read once at start-up.
+    let passkeyScript: [UInt8]
+
+    /// The routes, with the script read from the bundle.
+    /// - Throws: `ResourceFailure` when the bundle lacks it.
+    init(transactions: Transactions) throws {
+        self.transactions = transactions
+        guard let url = Bundle.module.url(forResource: "passkey", withExtension: "js"), let data = try? Data(contentsOf: url) else {
+            throw ResourceFailure(description: "The resource passkey.js is missing from trifactord's bundle: reinstall it.")
+        }
+        passkeyScript = Array(data)
+    }
 
     func register(on router: inout Router) {
-        guard env.configuration.dev else { return }
         router.add("GET", "/dev/outbox") { request in
-            let messages = try env.read { try Outbox(env: env).list(to: Self.recipient(request.query["to"]), limit: 100, on: $0) }
+            let messages = try transactions.read { try Outbox.list(to: Self.recipient(request.query["to"]), limit: 100, on: $0) }
             return .json(OutboxListing(messages: messages.map {
-                OutboxMessage(id: $0.id, channel: $0.channel, to: $0.to, text: $0.text, createdAt: Date(millis: $0.createdAt), status: $0.status)
+                OutboxMessage(id: $0.id.raw, channel: $0.channel.rawValue, to: $0.to, text: $0.text, createdAt: Date(millis: $0.createdAt),
+                              status: $0.status.rawValue)
             }))
         }
         router.add("GET", "/dev/passkey", execution: .inline) { _ in
@@ -24,15 +37,13 @@ struct DevRoutes {
                 <body><h1>Trifactor passkeys</h1><p>window.trifactor.register(token, name), .secondFactor(email, password), .passwordless()</p></body></html>
                 """)
         }
+        let script = passkeyScript
         router.add("GET", "/dev/passkey.js", execution: .inline) { _ in
-            guard let url = Bundle.module.url(forResource: "passkey", withExtension: "js"), let data = try? Data(contentsOf: url) else {
-                throw HTTPProblem.notFound
-            }
-            return Response(status: 200, headers: [("Content-Type", "text/javascript; charset=utf-8")], body: Array(data))
+            Response(status: 200, headers: [("Content-Type", "text/javascript; charset=utf-8")], body: script)
         }
         router.add("GET", "/dev/phone") { request in
-            let messages = try env.read { try Outbox(env: env).list(to: Self.recipient(request.query["to"]), limit: 200, on: $0) }
-                .filter { $0.channel == "sms" || $0.channel == "voice" }
+            let messages = try transactions.read { try Outbox.list(to: Self.recipient(request.query["to"]), limit: 200, on: $0) }
+                .filter { $0.channel == .sms || $0.channel == .voice }
             var response = Response.html(DevPhonePage.render(messages))
             // The page's own inline style, and nothing else.
             response.headers.append(("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"))
@@ -62,8 +73,8 @@ enum DevPhonePage {
         for number in numbers {
             body += "<section><h2>+\(escape(number))</h2>"
             for m in byNumber[number] ?? [] {
-                let icon = m.channel == "voice" ? "📞 call" : "💬 sms"
-                body += "<article class=\"\(m.channel)\"><header>\(icon) · \(escape(WireJSON.format(Date(millis: m.createdAt)))) · \(escape(m.status))</header>"
+                let icon = m.channel == .voice ? "📞 call" : "💬 sms"
+                body += "<article class=\"\(m.channel.rawValue)\"><header>\(icon) · \(escape(WireJSON.format(Date(millis: m.createdAt)))) · \(escape(m.status.rawValue))</header>"
                 body += "<p>\(escape(m.text))</p></article>"
             }
             body += "</section>"

@@ -1,34 +1,112 @@
+import Crypto
 import Foundation
+import Phone
 import Store
+
+/// An enrollment in progress: what the new factor will hold once its
+/// possession is proven.
+struct EnrollmentDraft: Sendable {
+    let userID: UserID
+    let factorID: FactorID
+    var displayName: String
+    let pending: PendingEnrollment
+
+    var kind: FactorKind { pending.kind }
+}
+
+/// What each kind of enrollment waits for.
+enum PendingEnrollment: Sendable {
+    /// A code sent to the number by this verification.
+    case phone(PhoneNumber, verification: VerificationID)
+    /// A code from the app holding this secret.
+    case totp(TOTPSecret)
+    /// The device's signature over this challenge with this key.
+    case device(ECDSAPublicKey, challenge: String)
+    /// A registration for this challenge.
+    case passkey(challenge: String)
+
+    var kind: FactorKind {
+        switch self {
+        case .phone: .phone
+        case .totp: .totp
+        case .device: .device
+        case .passkey: .passkey
+        }
+    }
+}
+
+/// A sign-in whose password was proven (or a passwordless push's), waiting for its second step.
+struct PendingSignIn: Sendable {
+    let tokenHash: String
+    let userID: UserID
+    /// When the password was checked; nil for a passwordless push.
+    let passwordVerifiedAt: Int64?
+}
 
 /// The `mfa_enrollments` and `pending_credentials` tables.
 enum MFARepository {
+    static let enrollmentLifetime: Int64 = 10 * 60_000
+    static let pendingLifetime: Int64 = 5 * 60_000
+    static let enrollmentAttempts = 5
+
     static func insertEnrollment(_ d: EnrollmentDraft, tokenHash: String, now: Int64, on db: any SQLConnection) throws {
+        var phone: String?, sealed: String?, algorithm: String?, digits: Int?, verification: String?, publicKey: String?, challenge: String?
+        switch d.pending {
+        case .phone(let number, let id):
+            phone = number.digits
+            verification = id.raw
+        case .totp(let secret):
+            sealed = Data(secret.sealed).base64EncodedString()
+            algorithm = secret.algorithm.rawValue
+            digits = secret.digits
+        case .device(let key, let c):
+            publicKey = Data(key.canonicalSubjectPublicKeyInfo).base64EncodedString()
+            challenge = c
+        case .passkey(let c):
+            challenge = c
+        }
         try db.execute("""
             INSERT INTO mfa_enrollments (token_hash, user_id, kind, factor_id, phone, secret_sealed, algorithm, digits, verify_request_id, created_at, expires_at,
               public_key, challenge, display_name)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-            """, [.text(tokenHash), .text(d.userID), .text(d.kind), .text(d.factorID), SQLValue(d.phone), SQLValue(d.secretSealed),
-                  SQLValue(d.algorithm), SQLValue(d.digits), SQLValue(d.verifyRequestID), .int(now), .int(now + 10 * 60_000),
-                  SQLValue(d.publicKey), SQLValue(d.challenge), .text(d.displayName)])
+            """, [.text(tokenHash), d.userID.sql, d.kind.sql, d.factorID.sql, SQLValue(phone), SQLValue(sealed), SQLValue(algorithm), SQLValue(digits),
+                  SQLValue(verification), .int(now), .int(now + enrollmentLifetime), SQLValue(publicKey), SQLValue(challenge), .text(d.displayName)])
     }
 
     /// Counts one attempt at a live enrollment of `userID` (unused,
     /// unexpired, fewer than 5 attempts) and returns it; nil when there is none.
-    static func enrollmentAttempt(tokenHash: String, userID: String, now: Int64, on db: any SQLConnection) throws -> EnrollmentDraft? {
+    static func enrollmentAttempt(tokenHash: String, userID: UserID, now: Int64, on db: any SQLConnection) throws -> EnrollmentDraft? {
         guard let row = try db.queryOne("""
             UPDATE mfa_enrollments SET failures = failures + 1
-            WHERE token_hash = $1 AND user_id = $2 AND used_at IS NULL AND expires_at > $3 AND failures < 5
+            WHERE token_hash = $1 AND user_id = $2 AND used_at IS NULL AND expires_at > $3 AND failures < $4
             RETURNING kind, factor_id, display_name, phone, secret_sealed, algorithm, digits, verify_request_id, public_key, challenge
-            """, [.text(tokenHash), .text(userID), .int(now)]) else { return nil }
-        let kind = try row.text("kind")
-        let phone = try row.optionalText("phone")
-        return EnrollmentDraft(kind: kind, userID: userID, factorID: try row.text("factor_id"),
-                               displayName: try row.text("display_name"),
-                               phone: phone, secretSealed: try row.optionalText("secret_sealed"),
-                               algorithm: try row.optionalText("algorithm"), digits: try row.optionalInt("digits").map(Int.init),
-                               publicKey: try row.optionalText("public_key"), challenge: try row.optionalText("challenge"),
-                               verifyRequestID: try row.optionalText("verify_request_id"), response: .init())
+            """, [.text(tokenHash), userID.sql, .int(now), .int(Int64(enrollmentAttempts))]) else { return nil }
+        let kind: FactorKind = try row.value("kind")
+        func required<T>(_ value: T?, _ column: String) throws -> T {
+            guard let value else { throw StoreError(.decoding, detail: "\(kind.rawValue) enrollment has no \(column)") }
+            return value
+        }
+        let pending: PendingEnrollment
+        switch kind {
+        case .phone:
+            let digits = try required(try row.optionalText("phone"), "phone")
+            guard let number = try? PhoneNumber(parsing: digits) else { throw StoreError(.decoding, detail: "enrollment phone does not parse") }
+            pending = .phone(number, verification: try required(try row.optionalID("verify_request_id"), "verify_request_id"))
+        case .totp:
+            pending = .totp(TOTPSecret(
+                sealed: Array(try required(try row.optionalText("secret_sealed").flatMap { Data(base64Encoded: $0) }, "secret_sealed")),
+                algorithm: try required(try row.optionalText("algorithm").flatMap(HMAC.Algorithm.init(rawValue:)), "algorithm"),
+                digits: Int(try required(try row.optionalInt("digits"), "digits"))))
+        case .device:
+            let der = try required(try row.optionalText("public_key").flatMap { Data(base64Encoded: $0) }, "public_key")
+            guard let key = try? ECDSAPublicKey(subjectPublicKeyInfo: Array(der)) else { throw StoreError(.decoding, detail: "enrollment key does not parse") }
+            pending = .device(key, challenge: try required(try row.optionalText("challenge"), "challenge"))
+        case .passkey:
+            pending = .passkey(challenge: try required(try row.optionalText("challenge"), "challenge"))
+        case .recoveryCode:
+            throw StoreError(.decoding, detail: "recovery codes are never enrolled")
+        }
+        return EnrollmentDraft(userID: userID, factorID: try row.id("factor_id"), displayName: try row.text("display_name"), pending: pending)
     }
 
     /// Spends an enrollment; false when it was spent meanwhile.
@@ -36,23 +114,18 @@ enum MFARepository {
         try db.execute("UPDATE mfa_enrollments SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL", [.text(tokenHash), .int(now)]) == 1
     }
 
-    struct Pending: Sendable {
-        let tokenHash: String
-        let userID: String
-        let passwordVerifiedAt: Int64
-    }
-
-    /// A pending sign-in; `passwordless` ones (a push started from the email) record no password proof (0).
-    static func insertPending(tokenHash: String, userID: String, now: Int64, passwordless: Bool = false, on db: any SQLConnection) throws {
+    /// Starts a pending sign-in; a passwordless push's records no password proof.
+    static func insertPending(tokenHash: String, userID: UserID, passwordVerifiedAt: Int64?, now: Int64, on db: any SQLConnection) throws {
         try db.execute("INSERT INTO pending_credentials (token_hash, user_id, password_verified_at, expires_at) VALUES ($1, $2, $3, $4)",
-                       [.text(tokenHash), .text(userID), .int(passwordless ? 0 : now), .int(now + 5 * 60_000)])
+                       [.text(tokenHash), userID.sql, .int(passwordVerifiedAt ?? 0), .int(now + pendingLifetime)])
     }
 
     /// A pending sign-in that is unused and unexpired.
-    static func pending(tokenHash: String, now: Int64, on db: any SQLConnection) throws -> Pending? {
+    static func pending(tokenHash: String, now: Int64, on db: any SQLConnection) throws -> PendingSignIn? {
         try db.queryOne("SELECT user_id, password_verified_at FROM pending_credentials WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2",
                         [.text(tokenHash), .int(now)]).map {
-            Pending(tokenHash: tokenHash, userID: try $0.text("user_id"), passwordVerifiedAt: try $0.int("password_verified_at"))
+            let proven = try $0.int("password_verified_at")
+            return PendingSignIn(tokenHash: tokenHash, userID: try $0.id("user_id"), passwordVerifiedAt: proven > 0 ? proven : nil)
         }
     }
 
@@ -62,8 +135,8 @@ enum MFARepository {
                        [.text(tokenHash), .int(now)]) == 1
     }
 
-    /// Whether the user has unused recovery codes.
-    static func hasRecoveryCodes(factorID: String, on db: any SQLConnection) throws -> Bool {
-        try db.queryOne("SELECT 1 AS one FROM recovery_codes WHERE factor_id = $1 AND used_at IS NULL LIMIT 1", [.text(factorID)]) != nil
+    /// Whether the recovery-code factor `factorID` has unused codes.
+    static func hasRecoveryCodes(_ factorID: FactorID, on db: any SQLConnection) throws -> Bool {
+        try db.queryOne("SELECT 1 AS one FROM recovery_codes WHERE factor_id = $1 AND used_at IS NULL LIMIT 1", [factorID.sql]) != nil
     }
 }

@@ -22,8 +22,18 @@ struct LoginThrottle {
         try admit(key: SHA256.hex(email.value), nowMillis: nowMillis, on: db)
     }
 
-    /// Counts one attempt under `key` (the second step uses `mfa:<user id>`).
-    func admit(key: String, nowMillis: Int64, on db: any SQLConnection) throws -> Admission {
+    /// Counts the second step's attempts of `userID` (their own key).
+    func admit(secondFactorOf userID: UserID, nowMillis: Int64, on db: any SQLConnection) throws -> Admission {
+        try admit(key: "mfa:\(userID.raw)", nowMillis: nowMillis, on: db)
+    }
+
+    /// Clears the second step's count of `userID`.
+    func reset(secondFactorOf userID: UserID, on db: any SQLConnection) throws {
+        try reset(key: "mfa:\(userID.raw)", on: db)
+    }
+
+    /// Counts one attempt under `key`.
+    private func admit(key: String, nowMillis: Int64, on db: any SQLConnection) throws -> Admission {
         let counted = try db.queryOne("""
             INSERT INTO login_throttle (email_key, failures, locked_until, updated_at) VALUES ($1, 1, 0, $2)
             ON CONFLICT (email_key) DO UPDATE SET failures = login_throttle.failures + 1, updated_at = $2
@@ -47,7 +57,7 @@ struct LoginThrottle {
     }
 
     /// Clears the count under `key`.
-    func reset(key: String, on db: any SQLConnection) throws {
+    private func reset(key: String, on db: any SQLConnection) throws {
         try db.execute("DELETE FROM login_throttle WHERE email_key = $1", [.text(key)])
     }
 }

@@ -34,7 +34,7 @@ final class SessionCache: Sendable {
 
     private let shards: [Locked] = (0..<16).map { _ in Locked() }
     /// Uses not yet written: session id → last seen (ms).
-    private let touches = Mutex<[String: Int64]>([:])
+    private let touches = Mutex<[SessionID: Int64]>([:])
     private let lifetime: UInt64
     private let capacity: Int
 
@@ -72,13 +72,13 @@ final class SessionCache: Sendable {
     }
 
     /// Records a use of the session at `millis`: kept in the entry, written by the next `drainTouches`.
-    func touch(_ tokenHash: String, sessionID: String, at millis: Int64) {
+    func touch(_ tokenHash: String, sessionID: SessionID, at millis: Int64) {
         shard(tokenHash).shard.withLock { s in s.entries[tokenHash]?.session.lastSeenAt = millis }
         touches.withLock { pending in pending[sessionID] = max(pending[sessionID] ?? 0, millis) }
     }
 
     /// The uses recorded since the last call.
-    func drainTouches() -> [String: Int64] {
+    func drainTouches() -> [SessionID: Int64] {
         touches.withLock { pending in
             defer { pending = [:] }
             return pending
@@ -88,10 +88,10 @@ final class SessionCache: Sendable {
     /// Drops what a change made stale: `session:<id>` or `user:<id>` (other keys are ignored).
     func invalidate(_ key: String) {
         if key.hasPrefix("session:") {
-            let id = key.dropFirst("session:".count)
+            let id = SessionID(String(key.dropFirst("session:".count)))
             for locked in shards { locked.shard.withLock { s in s.entries = s.entries.filter { $0.value.session.id != id } } }
         } else if key.hasPrefix("user:") {
-            let id = key.dropFirst("user:".count)
+            let id = UserID(String(key.dropFirst("user:".count)))
             for locked in shards { locked.shard.withLock { s in s.entries = s.entries.filter { $0.value.user.id != id } } }
         }
     }

@@ -1,50 +1,51 @@
 import Core
 import Crypto
 import Foundation
-import HTTP
 import Store
 
-/// API keys for the phone verification API: a public key id and a secret
-/// shown once. Only the secret's SHA-256 is stored (it has 190 bits of
-/// entropy, so a slow hash would add nothing), compared in constant time.
-struct APIKeys {
-    /// A stored key.
-    struct Key: Sendable {
-        let id: String
-        let name: String
-        let apiKey: String
-        let createdAt: Int64
-        let revokedAt: Int64?
-    }
+/// An API key of the phone verification API.
+struct APIKey: Sendable {
+    let id: APIKeyID
+    let name: String
+    /// The public part, sent as the Basic user name.
+    let apiKey: String
+    let createdAt: Int64
+    let revokedAt: Int64?
 
     /// The key under which Trifactor's own second-factor flows use the
     /// phone verification service (never stored, never accepted over HTTP).
-    static let internalMFA = Key(id: "internal:mfa", name: "second factors", apiKey: "internal-mfa", createdAt: 0, revokedAt: nil)
+    static let internalMFA = APIKey(id: APIKeyID("internal:mfa"), name: "second factors", apiKey: "internal-mfa", createdAt: 0, revokedAt: nil)
+}
 
-    let env: Environment
+/// API keys: a public key id and a secret shown once. Only the secret's
+/// SHA-256 is stored (it has 190 bits of entropy, so a slow hash would add
+/// nothing), compared in constant time.
+struct APIKeys: Sendable {
+    let random: RandomSource
+    let clock: Clock
     private static let secretAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
     /// Creates a key named `name`; returns it and its secret (the only time the secret exists in clear).
-    func create(name: String, on db: any SQLConnection) throws -> (Key, secret: String) {
-        let secret = String((0..<32).map { _ in Self.secretAlphabet[Int(env.random.uniform(UInt32(Self.secretAlphabet.count)))] })
-        let key = Key(id: env.newID(), name: name, apiKey: Hex.encode(env.random.bytes(8)), createdAt: env.nowMillis, revokedAt: nil)
+    func create(name: String, on db: any SQLConnection) throws -> (APIKey, secret: String) {
+        let secret = String((0..<32).map { _ in Self.secretAlphabet[Int(random.uniform(UInt32(Self.secretAlphabet.count)))] })
+        let key = APIKey(id: .random(using: random), name: name, apiKey: Hex.encode(random.bytes(8)), createdAt: clock.now().millis, revokedAt: nil)
         try db.execute("INSERT INTO api_keys (id, name, api_key, secret_hash, created_at) VALUES ($1, $2, $3, $4, $5)",
-                       [.text(key.id), .text(name), .text(key.apiKey), .text(SHA256.hex(secret)), .int(key.createdAt)])
+                       [key.id.sql, .text(name), .text(key.apiKey), .text(SHA256.hex(secret)), .int(key.createdAt)])
         try AuditLog.append(AuditEvent(kind: .apiKeyCreated, outcome: .success, detail: "key=\(key.apiKey) name=\(name)"), at: key.createdAt, on: db)
         return (key, secret)
     }
 
     /// Every key, newest first.
-    func list(on db: any SQLConnection) throws -> [Key] {
+    func list(on db: any SQLConnection) throws -> [APIKey] {
         try db.query("SELECT id, name, api_key, created_at, revoked_at FROM api_keys ORDER BY created_at DESC, api_key", []).map {
-            Key(id: try $0.text("id"), name: try $0.text("name"), apiKey: try $0.text("api_key"), createdAt: try $0.int("created_at"),
-                revokedAt: try $0.optionalInt("revoked_at"))
+            APIKey(id: try $0.id("id"), name: try $0.text("name"), apiKey: try $0.text("api_key"), createdAt: try $0.int("created_at"),
+                   revokedAt: try $0.optionalInt("revoked_at"))
         }
     }
 
     /// Revokes `apiKey`; false when there is no such live key.
     func revoke(apiKey: String, on db: any SQLConnection) throws -> Bool {
-        let now = env.nowMillis
+        let now = clock.now().millis
         guard try db.execute("UPDATE api_keys SET revoked_at = $2 WHERE api_key = $1 AND revoked_at IS NULL", [.text(apiKey), .int(now)]) == 1 else {
             return false
         }
@@ -52,9 +53,9 @@ struct APIKeys {
         return true
     }
 
-    /// The live key that `request`'s HTTP Basic credentials name, or nil.
-    func authenticate(_ request: Request, on db: any SQLConnection) throws -> Key? {
-        guard let value = request.header("authorization"), value.lowercased().hasPrefix("basic "),
+    /// The live key that an `Authorization: Basic …` value names, or nil.
+    func authenticate(authorization value: String?, on db: any SQLConnection) throws -> APIKey? {
+        guard let value, value.lowercased().hasPrefix("basic "),
               let decoded = Data(base64Encoded: String(value.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
               let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":")
         else { return nil }
@@ -67,6 +68,6 @@ struct APIKeys {
             return nil
         }
         guard ConstantTime.equals(SHA256.hex(secret), try row.text("secret_hash")), try row.optionalInt("revoked_at") == nil else { return nil }
-        return Key(id: try row.text("id"), name: try row.text("name"), apiKey: try row.text("api_key"), createdAt: try row.int("created_at"), revokedAt: nil)
+        return APIKey(id: try row.id("id"), name: try row.text("name"), apiKey: try row.text("api_key"), createdAt: try row.int("created_at"), revokedAt: nil)
     }
 }

@@ -6,13 +6,28 @@ import Store
 /// A stored phone verification: its workflow value plus what the workflow
 /// does not need to know (brand, numbers, code hash, owner).
 struct VerifyRecord: Sendable {
-    struct Step: Sendable, Equatable {
+    /// One step of the workflow, stored as `channel:digits`.
+    struct Step: StoredValue, Equatable {
         let channel: Channel
         let to: String
+
+        init(channel: Channel, to: String) {
+            self.channel = channel
+            self.to = to
+        }
+
+        var rawValue: String { "\(channel.rawValue):\(to)" }
+
+        init?(rawValue: String) {
+            let parts = rawValue.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, let channel = Channel(rawValue: String(parts[0])), !parts[1].isEmpty,
+                  parts[1].allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            self.init(channel: channel, to: String(parts[1]))
+        }
     }
 
-    let id: String
-    let apiKeyID: String
+    let id: VerificationID
+    let apiKeyID: APIKeyID
     let brand: String
     let locale: String
     let steps: [Step]
@@ -34,7 +49,7 @@ enum VerifyRepository {
             INSERT INTO verify_requests (id, api_key_id, brand, locale, steps, channel_timeout, code_hash, client_ref, status,
               current_step, step_fired_at, next_deadline, wrong_codes, created_at, version)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 1)
-            """, [.text(r.id), .text(r.apiKeyID), .text(r.brand), .text(r.locale), .text(encode(r.steps)), .int(Int64(w.channelTimeout)),
+            """, [r.id.sql, r.apiKeyID.sql, .text(r.brand), .text(r.locale), StoredList.encode(r.steps), .int(Int64(w.channelTimeout)),
                   .text(r.codeHash), SQLValue(r.clientRef), .text(w.status.rawValue), .int(Int64(w.currentStep)), .int(w.stepFiredAt.millis),
                   .int(w.deadline.millis), .int(Int64(w.wrongCodes)), .int(w.createdAt.millis)])
     }
@@ -42,21 +57,25 @@ enum VerifyRepository {
     /// Locks the request's row until the transaction ends, so concurrent
     /// changes wait for each other instead of failing the version check (a row
     /// lock on PostgreSQL; SQLite's write transactions are serial anyway).
-    static func lock(id: String, on db: any SQLConnection) throws {
-        try db.execute("UPDATE verify_requests SET version = version WHERE id = $1", [.text(id)])
+    static func lock(_ id: VerificationID, on db: any SQLConnection) throws {
+        try db.execute("UPDATE verify_requests SET version = version WHERE id = $1", [id.sql])
     }
 
-    static func find(id: String, on db: any SQLConnection) throws -> VerifyRecord? {
+    static func find(_ id: VerificationID, on db: any SQLConnection) throws -> VerifyRecord? {
         guard let row = try db.queryOne("""
             SELECT id, api_key_id, brand, locale, steps, channel_timeout, code_hash, client_ref, status, current_step,
                    step_fired_at, wrong_codes, created_at, version FROM verify_requests WHERE id = $1
-            """, [.text(id)]) else { return nil }
-        let steps = decode(try row.text("steps"))
+            """, [id.sql]) else { return nil }
+        let steps: [VerifyRecord.Step] = try row.list("steps")
+        let statusText = try row.text("status")
+        guard let status = VerifyWorkflow.Status(rawValue: statusText) else {
+            throw StoreError(.decoding, detail: "verification \(id.raw) has status \(statusText.prefix(20))")
+        }
         let workflow = VerifyWorkflow(
             stepCount: steps.count, channelTimeout: TimeInterval(try row.int("channel_timeout")), createdAt: Date(millis: try row.int("created_at")),
-            status: VerifyWorkflow.Status(rawValue: try row.text("status")) ?? .expired, currentStep: Int(try row.int("current_step")),
+            status: status, currentStep: Int(try row.int("current_step")),
             stepFiredAt: Date(millis: try row.int("step_fired_at")), wrongCodes: Int(try row.int("wrong_codes")))
-        return VerifyRecord(id: try row.text("id"), apiKeyID: try row.text("api_key_id"), brand: try row.text("brand"), locale: try row.text("locale"),
+        return VerifyRecord(id: try row.id("id"), apiKeyID: try row.id("api_key_id"), brand: try row.text("brand"), locale: try row.text("locale"),
                             steps: steps, codeHash: try row.text("code_hash"), clientRef: try row.optionalText("client_ref"),
                             workflow: workflow, version: try row.int("version"))
     }
@@ -68,30 +87,30 @@ enum VerifyRepository {
             UPDATE verify_requests SET status = $3, current_step = $4, step_fired_at = $5, next_deadline = $6, wrong_codes = $7,
               finished_at = COALESCE(finished_at, $8), version = version + 1
             WHERE id = $1 AND version = $2
-            """, [.text(r.id), .int(r.version), .text(w.status.rawValue), .int(Int64(w.currentStep)), .int(w.stepFiredAt.millis),
+            """, [r.id.sql, .int(r.version), .text(w.status.rawValue), .int(Int64(w.currentStep)), .int(w.stepFiredAt.millis),
                   .int(w.deadline.millis), .int(Int64(w.wrongCodes)), w.status == .inProgress ? .null : .int(now)]) == 1
     }
 
-    /// Ids of running requests whose current step timed out by `now`.
-    static func due(now: Int64, limit: Int, on db: any SQLConnection) throws -> [String] {
+    /// Running requests whose current step timed out by `now`.
+    static func due(now: Int64, limit: Int, on db: any SQLConnection) throws -> [VerificationID] {
         try db.query("SELECT id FROM verify_requests WHERE status = 'in_progress' AND next_deadline <= $1 ORDER BY next_deadline LIMIT $2",
-                     [.int(now), .int(Int64(limit))]).map { try $0.text("id") }
+                     [.int(now), .int(Int64(limit))]).map { try $0.id("id") }
     }
 
     /// The request holding `lock` (`<api key id>:<number>`), if any.
-    static func lockHolder(_ lock: String, on db: any SQLConnection) throws -> String? {
-        try db.queryOne("SELECT request_id FROM verify_locks WHERE number = $1", [.text(lock)])?.text("request_id")
+    static func lockHolder(_ lock: String, on db: any SQLConnection) throws -> VerificationID? {
+        try db.queryOne("SELECT request_id FROM verify_locks WHERE number = $1", [.text(lock)])?.id("request_id")
     }
 
     /// Takes `lock` for `requestID`; false when another request holds it
     /// (including one that took it a moment ago in another transaction).
-    static func lock(_ lock: String, requestID: String, on db: any SQLConnection) throws -> Bool {
+    static func lock(_ lock: String, requestID: VerificationID, on db: any SQLConnection) throws -> Bool {
         try db.execute("INSERT INTO verify_locks (number, request_id) VALUES ($1, $2) ON CONFLICT (number) DO NOTHING",
-                       [.text(lock), .text(requestID)]) == 1
+                       [.text(lock), requestID.sql]) == 1
     }
 
-    static func unlock(requestID: String, on db: any SQLConnection) throws {
-        try db.execute("DELETE FROM verify_locks WHERE request_id = $1", [.text(requestID)])
+    static func unlock(requestID: VerificationID, on db: any SQLConnection) throws {
+        try db.execute("DELETE FROM verify_locks WHERE request_id = $1", [requestID.sql])
     }
 
     /// Counts a wrong code against `number` (a window of a day that a new
@@ -114,17 +133,5 @@ enum VerifyRepository {
               try row.int("window_started_at") + Housekeeping.day > now
         else { return 0 }
         return Int(try row.int("failures"))
-    }
-
-    private static func encode(_ steps: [VerifyRecord.Step]) -> String {
-        steps.map { "\($0.channel.rawValue):\($0.to)" }.joined(separator: ",")
-    }
-
-    private static func decode(_ text: String) -> [VerifyRecord.Step] {
-        text.split(separator: ",").compactMap { item in
-            let parts = item.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2, let channel = Channel(rawValue: String(parts[0])) else { return nil }
-            return VerifyRecord.Step(channel: channel, to: String(parts[1]))
-        }
     }
 }

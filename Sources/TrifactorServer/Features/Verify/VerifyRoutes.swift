@@ -1,5 +1,5 @@
-import Core
 import API
+import Core
 import Foundation
 import HTTP
 import Messaging
@@ -8,85 +8,92 @@ import Phone
 /// The phone verification API, wire-compatible with Vonage Verify v2:
 /// `POST /v2/verify`, `POST /v2/verify/{id}`, `DELETE /v2/verify/{id}`,
 /// `POST /v2/verify/{id}/next_workflow` (also spelled `next-workflow`).
-/// HTTP Basic with an API key and secret (`trifactord keys create`).
+/// HTTP Basic with an API key and secret (`trifactord keys create`). Every
+/// answer, errors included, has Vonage's shape.
 struct VerifyRoutes {
-    let env: Environment
+    let verifications: PhoneVerificationService
+    let keys: APIKeys
+    let transactions: Transactions
+    let clock: Clock
+    let perIP: RateLimiter.Limit
     static let locales: Set<String> = ["en-us", "en-gb", "es-es", "es-mx", "es-us", "it-it", "fr-fr", "de-de", "ru-ru", "hi-in",
                                        "pt-br", "pt-pt", "id-id", "ja-jp"]
 
     func register(on router: inout Router) {
-        let service = VerifyService(env: env)
-        router.add("POST", "/v2/verify") { request in
+        add(&router, "POST", "/v2/verify") { request in
             let key = try authenticate(request)
-            let start: VerifyService.Start
+            let client = AuditContext(request)
+            let start: PhoneVerificationService.Start
             do {
-                start = try Self.validate(try decode(StartVerificationRequest.self, request))
-            } catch let refusal as VerifyError {
-                try service.refused(refusal, key: key, context: AuditContext(request))
+                do {
+                    start = try Self.validate(try request.decode(StartVerificationRequest.self))
+                } catch let problem as HTTPProblem where problem.status == 422 {
+                    throw PhoneVerificationFailure.invalidParameters((problem.invalidParams ?? []).map { FieldProblem(name: $0.name, reason: $0.reason) })
+                }
+            } catch let refusal as PhoneVerificationFailure {
+                try verifications.refused(refusal, key: key, client: client)
                 throw refusal
             }
-            let id = try service.start(start, key: key, context: AuditContext(request))
-            return .json(VerificationStarted(requestID: id), status: 202)
+            let id = try verifications.start(start, key: key, client: client)
+            return .json(VerificationStarted(requestID: id.raw), status: 202)
         }
-        router.add("POST", "/v2/verify/:id") { request in
+        add(&router, "POST", "/v2/verify/:id") { request in
             let key = try authenticate(request)
-            let id = try requestID(request)
-            let body = try decode(CheckCodeRequest.self, request)
+            let id = try Self.requestID(request)
+            let body = try request.decode(CheckCodeRequest.self)
             guard let code = body.code, VerifyWorkflow.isValidCode(code) else {
-                throw VerifyError.invalidParameters([.init(name: "code", reason: "must be 4 to 10 letters or digits")])
+                throw PhoneVerificationFailure.invalidParameters([FieldProblem(name: "code", reason: "must be 4 to 10 letters or digits")])
             }
-            try service.check(id: id, code: code, key: key, context: AuditContext(request))
-            return .json(CodeChecked(requestID: id))
+            try verifications.check(id, code: code, key: key, client: AuditContext(request))
+            return .json(CodeChecked(requestID: id.raw))
         }
-        router.add("DELETE", "/v2/verify/:id") { request in
+        add(&router, "DELETE", "/v2/verify/:id") { request in
             let key = try authenticate(request)
-            try service.cancel(id: try requestID(request), key: key, context: AuditContext(request))
+            try verifications.cancel(try Self.requestID(request), key: key, client: AuditContext(request))
             return .noContent
         }
         for spelling in ["next_workflow", "next-workflow"] {
-            router.add("POST", "/v2/verify/:id/\(spelling)") { request in
+            add(&router, "POST", "/v2/verify/:id/\(spelling)") { request in
                 let key = try authenticate(request)
-                try service.nextWorkflow(id: try requestID(request), key: key, context: AuditContext(request))
+                try verifications.nextWorkflow(try Self.requestID(request), key: key, client: AuditContext(request))
                 return Response(status: 200)
             }
+        }
+    }
+
+    /// A route whose every failure is answered in Vonage's shape.
+    private func add(_ router: inout Router, _ method: String, _ path: String, _ handler: @escaping @Sendable (Request) throws -> Response) {
+        router.add(method, path) { request in
+            do { return try handler(request) } catch { throw VonageProblem.answer(error) }
         }
     }
 
     /// The API key of the request, read without the write lock. A rejected
     /// one spends a token of the client's bucket before it is audited, so
     /// wrong credentials cannot fill the audit log at will.
-    private func authenticate(_ request: Request) throws -> APIKeys.Key {
-        if let key = try env.read({ try APIKeys(env: env).authenticate(request, on: $0) }) { return key }
-        let v = env.configuration.verify
-        let wait = try env.transaction { db -> Int? in
-            if let wait = try RateLimiter.take("verify:ip:\(ClientKey.of(request))", limit: .init(burst: v.perIPBurst, rate: v.perIPRate),
-                                               nowMillis: env.nowMillis, on: db) { return wait }
-            try AuditLog.append(AuditContext(request).event(.apiKeyRejected, .denied), at: env.nowMillis, on: db)
+    private func authenticate(_ request: Request) throws -> APIKey {
+        if let key = try transactions.read({ try keys.authenticate(authorization: request.header("authorization"), on: $0) }) { return key }
+        let client = AuditContext(request)
+        let now = clock.now().millis
+        let wait = try transactions.write { db -> Int? in
+            if let wait = try RateLimiter.take("verify:ip:\(client.clientKey)", limit: perIP, nowMillis: now, on: db) { return wait }
+            try AuditLog.append(client.event(.apiKeyRejected, .denied), at: now, on: db)
             return nil
         }
-        if let wait { throw VerifyError.rateLimited(retryAfter: wait) }
-        throw VerifyError.unauthorized
+        if let wait { throw PhoneVerificationFailure.rateLimited(retryAfter: wait) }
+        throw PhoneVerificationFailure.unauthorized
     }
 
     /// The `{id}` of the path; anything that is not a UUID cannot exist.
-    private func requestID(_ request: Request) throws -> String {
+    private static func requestID(_ request: Request) throws -> VerificationID {
         let id = request.parameters["id"] ?? ""
-        guard id.count == 36, UUID(uuidString: id) != nil else { throw VerifyError.notFound(id) }
-        return id.lowercased()
-    }
-
-    /// JSON decoding whose field errors read the way Vonage clients expect.
-    private func decode<T: Decodable>(_ type: T.Type, _ request: Request) throws -> T {
-        do {
-            return try request.decode(type)
-        } catch let problem as HTTPProblem where problem.status == 422 {
-            throw VerifyError.invalidParameters(problem.invalidParams ?? [])
-        }
+        guard id.count == 36, UUID(uuidString: id) != nil else { throw PhoneVerificationFailure.notFound(VerificationID(id)) }
+        return VerificationID(id.lowercased())
     }
 
     /// Checks every field, reporting all that are wrong at once.
-    static func validate(_ body: StartVerificationRequest) throws -> VerifyService.Start {
-        var invalid: [Problem.InvalidParameter] = []
+    static func validate(_ body: StartVerificationRequest) throws -> PhoneVerificationService.Start {
+        var invalid: [FieldProblem] = []
         let brand = body.brand ?? ""
         if brand.isEmpty || brand.count > 18 || brand.contains(where: { "/{}:$".contains($0) }) || brand.unicodeScalars.contains(where: { $0.value < 0x20 }) {
             invalid.append(.init(name: "brand", reason: "must be 1 to 18 characters, without / { } : $"))
@@ -123,7 +130,7 @@ struct VerifyRoutes {
             invalid.append(.init(name: "code", reason: "must be 4 to 10 letters or digits"))
         }
         if let ref = body.clientRef, ref.isEmpty || ref.count > 40 { invalid.append(.init(name: "client_ref", reason: "must be 1 to 40 characters")) }
-        guard invalid.isEmpty else { throw VerifyError.invalidParameters(invalid) }
+        guard invalid.isEmpty else { throw PhoneVerificationFailure.invalidParameters(invalid) }
         return .init(brand: brand, locale: locale, steps: steps, countryCodes: countries, channelTimeout: timeout, codeLength: length,
                      customCode: body.code, clientRef: body.clientRef)
     }

@@ -1,0 +1,3 @@
+import Messaging
+
+extension Channel: StoredValue {}

@@ -1,0 +1,23 @@
+/// A push approval's state.
+enum ApprovalStatus: String, StoredValue {
+    case pending, approved, denied
+}
+
+/// A bound action's authorization: approved once, used once, or voided by a changed action.
+enum AuthorizationState: String, StoredValue {
+    case pending, approved, used, void
+}
+
+/// Why a session ended.
+enum SessionEndReason: String, StoredValue {
+    case signedOut = "signed_out"
+    case expired
+    case revoked
+    /// The user's first second factor ended their password-only sessions.
+    case secondFactorEnrolled = "second_factor_enrolled"
+}
+
+/// Where an outbox message is (see `Outbox`).
+enum OutboxStatus: String, StoredValue {
+    case held, pending, sending, sent, failed, void
+}

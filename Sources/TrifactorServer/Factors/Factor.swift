@@ -1,0 +1,84 @@
+import API
+import Crypto
+import Foundation
+import Phone
+import WebAuthn
+
+/// A stored second factor, its row decoded once (in `FactorRepository`)
+/// into what its kind holds: strategies never re-check optionals or
+/// re-parse keys.
+struct Factor: Sendable {
+    let id: FactorID
+    let userID: UserID
+    let displayName: String
+    let createdAt: Int64
+    let lastUsedAt: Int64?
+    let credential: FactorCredential
+
+    var kind: FactorKind { credential.kind }
+
+    /// The factor as the API lists it.
+    var api: EnrolledFactor {
+        EnrolledFactor(enrollmentID: id.raw, kind: kind.rawValue, displayName: displayName, maskedPhone: credential.phone?.masked,
+                       enrolledAt: Date(millis: createdAt), lastUsedAt: lastUsedAt.map { Date(millis: $0) })
+    }
+}
+
+/// What each kind of factor holds.
+enum FactorCredential: Sendable {
+    /// A phone that receives codes by SMS, or hears them by voice.
+    case phone(PhoneNumber)
+    /// An authenticator app's secret, sealed at rest.
+    case totp(TOTPSecret)
+    /// A set of recovery codes (in their own table).
+    case recoveryCodes
+    /// A P-256 key on a device.
+    case device(ECDSAPublicKey)
+    /// A WebAuthn credential.
+    case passkey(Passkey)
+
+    var kind: FactorKind {
+        switch self {
+        case .phone: .phone
+        case .totp: .totp
+        case .recoveryCodes: .recoveryCode
+        case .device: .device
+        case .passkey: .passkey
+        }
+    }
+
+    var phone: PhoneNumber? {
+        if case .phone(let number) = self { return number }
+        return nil
+    }
+}
+
+/// An authenticator app's parameters and its secret, sealed with AES-256-GCM
+/// under the key file's key and bound to its factor id.
+struct TOTPSecret: Sendable {
+    let sealed: [UInt8]
+    let algorithm: HMAC.Algorithm
+    let digits: Int
+}
+
+/// A WebAuthn credential as stored: its id, COSE key, counter and flags.
+struct Passkey: Sendable {
+    /// base64url, as the browser names it.
+    let credentialID: String
+    let key: CredentialPublicKey
+    let signCount: UInt32
+    let transports: [String]
+    let backupEligible: Bool
+    let backedUp: Bool
+
+    var descriptor: CredentialDescriptor { CredentialDescriptor(id: credentialID, transports: transports.isEmpty ? nil : transports) }
+}
+
+/// What a user presents: a code (or a device's signature), or a passkey's
+/// assertion, parsed and checked as far as it can be before any transaction.
+enum Proof: Sendable {
+    case code(String)
+    case assertion(credentialID: String, ParsedAssertion)
+    /// A passkey assertion that failed its stateless checks (refused like a wrong code).
+    case refusedAssertion(WebAuthnError)
+}

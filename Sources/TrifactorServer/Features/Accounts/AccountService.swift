@@ -1,0 +1,131 @@
+import Core
+import Crypto
+import Foundation
+import Store
+
+/// Sign-up, email verification and resending the code. Answers never tell
+/// whether an address is registered: sign-up hashes before it looks, a
+/// known address gets a warning email instead of an account, and resend
+/// answers the same for every address.
+struct AccountService: Sendable {
+    /// The rate limits of the accounts feature.
+    struct Limits: Sendable {
+        var signUpPerIP: RateLimiter.Limit
+        /// Code attempts per IP (the sign-in bucket).
+        var codePerIP: RateLimiter.Limit
+        var resendPerIP: RateLimiter.Limit
+        var resendPerEmail: RateLimiter.Limit
+    }
+
+    let transactions: Transactions
+    let clock: Clock
+    let random: RandomSource
+    let hashing: PasswordHashing
+    let passwordPolicy: PasswordPolicy
+    let verification: EmailVerification
+    let outbox: Outbox
+    let changes: ChangeFeed
+    let limits: Limits
+
+    /// Creates an account and sends its verification code, or warns the
+    /// owner of a known address; the same outcome either way.
+    /// - Throws: `CommonFailure.invalidFields` (email, password, display name), `.rateLimited`, `.unavailable`.
+    func signUp(email rawEmail: String, password: String, displayName rawName: String?, client: AuditContext) throws {
+        var invalid: [FieldProblem] = []
+        let email = EmailAddress(rawEmail)
+        if email == nil { invalid.append(FieldProblem(name: "email", reason: "is not a valid email address")) }
+        if let violation = passwordPolicy.violation(password, email: email) {
+            invalid.append(FieldProblem(name: "password", reason: passwordPolicy.explain(violation)))
+        }
+        let displayName = rawName?.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let displayName, displayName.count > 100 || displayName.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            invalid.append(FieldProblem(name: "display_name", reason: "must be at most 100 characters, without control characters"))
+        }
+        guard invalid.isEmpty, let email else { throw CommonFailure.invalidFields(invalid) }
+
+        let now = clock.now().millis
+        if let wait = try transactions.write({ try RateLimiter.take("signup:ip:\(client.clientKey)", limit: limits.signUpPerIP, nowMillis: now, on: $0) }) {
+            throw CommonFailure.rateLimited(retryAfter: wait)
+        }
+        // Hash before looking, so a known email costs the same time as a new one.
+        let hash = try hashing.hash(PasswordPolicy.normalize(password))
+        do {
+            try transactions.write { db in
+                if let existing = try AccountRepository.find(email: email.value, on: db) {
+                    try outbox.enqueue(channel: .email, to: existing.email, text: """
+                        Someone tried to create a Trifactor account with this email address. If it was you, sign in instead; \
+                        otherwise you can ignore this message: nothing has changed.
+                        """, now: now, on: db)
+                    try AuditLog.append(client.event(.signupForExistingEmail, .denied, userID: existing.id), at: now, on: db)
+                    return
+                }
+                let user = UserRecord(id: .random(using: random), email: email.value, displayName: displayName?.isEmpty == true ? nil : displayName,
+                                      passwordHash: hash, emailVerifiedAt: nil, createdAt: now)
+                try AccountRepository.insert(user, on: db)
+                try verification.issue(for: user, now: now, on: db)
+                try AuditLog.append(client.event(.accountCreated, .success, userID: user.id), at: now, on: db)
+                try AuditLog.append(client.event(.emailVerificationSent, .success, userID: user.id), at: now, on: db)
+            }
+        } catch let error as StoreError where error.kind == .uniqueViolation {
+            // A concurrent sign-up took the address first: the same outcome as for a known email.
+        }
+    }
+
+    /// Verifies the email of `email`'s account with `code`. A failure is
+    /// counted and committed before the answer.
+    /// - Throws: `AccountFailure.invalidCode` (wrong, expired, used, tried too
+    ///   often, or no such account: one answer), `CommonFailure.invalidFields`, `.rateLimited`.
+    func verifyEmail(email rawEmail: String, code rawCode: String, client: AuditContext) throws {
+        guard let email = EmailAddress(rawEmail) else { throw CommonFailure.invalid("email", "is not a valid email address") }
+        let code = rawCode.trimmingCharacters(in: .whitespaces)
+        let now = clock.now().millis
+        enum Result { case verified(UserID), refused(any Error) }
+        let result = try transactions.write { db -> Result in
+            if let wait = try RateLimiter.take("code:ip:\(client.clientKey)", limit: limits.codePerIP, nowMillis: now, on: db) {
+                return .refused(CommonFailure.rateLimited(retryAfter: wait))
+            }
+            guard let user = try AccountRepository.find(email: email.value, on: db) else {
+                // An unknown address writes too, so both paths cost a commit alike.
+                try AuditLog.append(client.event(.emailVerificationFailed, .failure, detail: "unknown address"), at: now, on: db)
+                return .refused(AccountFailure.invalidCode)
+            }
+            let outcome = EmailVerification.isWellFormed(code) ? try verification.check(code, for: user, now: now, on: db) : .wrong
+            guard outcome == .verified else {
+                try AuditLog.append(client.event(.emailVerificationFailed, .failure, userID: user.id), at: now, on: db)
+                return .refused(AccountFailure.invalidCode)
+            }
+            try AuditLog.append(client.event(.emailVerified, .success, userID: user.id), at: now, on: db)
+            return .verified(user.id)
+        }
+        switch result {
+        case .verified(let id): changes.publish("user:\(id.raw)")
+        case .refused(let failure): throw failure
+        }
+    }
+
+    /// Sends a new code to an unverified address; the same answer for unknown,
+    /// unverified and verified ones.
+    /// - Throws: `CommonFailure.invalidFields`, `.rateLimited`.
+    func resend(email rawEmail: String, client: AuditContext) throws {
+        guard let email = EmailAddress(rawEmail) else { throw CommonFailure.invalid("email", "is not a valid email address") }
+        let now = clock.now().millis
+        let wait = try transactions.write { db -> Int? in
+            if let wait = try RateLimiter.take("resend:ip:\(client.clientKey)", limit: limits.resendPerIP, nowMillis: now, on: db) { return wait }
+            if let wait = try RateLimiter.take("resend:email:\(SHA256.hex(email.value))", limit: limits.resendPerEmail, nowMillis: now, on: db) {
+                return wait
+            }
+            if let user = try AccountRepository.find(email: email.value, on: db), user.emailVerifiedAt == nil {
+                try verification.issue(for: user, now: now, on: db)
+                try AuditLog.append(client.event(.emailVerificationSent, .success, userID: user.id), at: now, on: db)
+            }
+            return nil
+        }
+        if let wait { throw CommonFailure.rateLimited(retryAfter: wait) }
+    }
+}
+
+/// The accounts feature's own refusal.
+enum AccountFailure: Error, Equatable {
+    /// An email code that is wrong, expired, used, tried too often, or for no account.
+    case invalidCode
+}

@@ -1,0 +1,148 @@
+import API
+import Core
+import Crypto
+import Foundation
+import Store
+
+/// Bound actions (transaction signing, PSD2 dynamic linking): an action is
+/// described first; the server keeps the SHA-256 of its canonical form and
+/// sends a challenge that states it; a proof for that authorization approves
+/// that exact action once, within 5 minutes. Endpoints that move money call
+/// `consume` with their own request's action.
+struct AuthorizationService: Sendable {
+    static let lifetime: Int64 = 5 * 60_000
+
+    let transactions: Transactions
+    let clock: Clock
+    let random: RandomSource
+    let secondFactors: SecondFactorService
+
+    /// An authorization waiting for its proof.
+    struct Created: Sendable {
+        let id: AuthorizationID
+        let summary: String
+        let actionHash: String
+        let challenge: ChallengeIssued
+    }
+
+    /// Describes `action` and sends the challenge of the caller's factor `factorID` for it.
+    /// - Throws: `AuthorizationFailure.unverifiedEmail`, `CommonFailure.invalidFields`, `SecondFactorFailure.factorNotFound`.
+    func create(_ action: [String: JSONScalar], factorID: FactorID, by caller: Caller, client: AuditContext) throws -> Created {
+        guard caller.user.emailVerifiedAt != nil else { throw AuthorizationFailure.unverifiedEmail }
+        guard Self.isValid(action) else {
+            throw CommonFailure.invalid("action", "must be an object with a type and at most 20 fields named [a-z0-9_], with values of at most 200 characters and no control characters")
+        }
+        let now = clock.now()
+        let id = AuthorizationID.random(using: random)
+        let hash = Self.canonicalHash(action)
+        let summary = Self.summary(action)
+        let factor = try transactions.write { db -> Factor in
+            let factor = try SecondFactorService.factor(factorID, of: caller.user.id, on: db)
+            try db.execute("""
+                INSERT INTO authorizations (id, user_id, factor_id, action_hash, summary, status, created_at, expires_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                """, [id.sql, caller.user.id.sql, factor.id.sql, .text(hash), .text(summary), AuthorizationState.pending.sql, .int(now.millis),
+                      .int(now.millis + Self.lifetime)])
+            try AuditLog.append(client.event(.authorizationCreated, .success, userID: caller.user.id, detail: "id=\(id.raw) \(summary)"), at: now.millis, on: db)
+            return factor
+        }
+        let challenge = try secondFactors.send(factor, purpose: .authorization(id, actionHash: hash), message: summary, client: client, now: now)
+        return Created(id: id, summary: summary, actionHash: hash, challenge: challenge)
+    }
+
+    /// Approves authorization `id` of the caller with a proof of its factor.
+    /// - Throws: `AuthorizationFailure.notFound`, `SecondFactorFailure.invalidCode`, `.locked`.
+    func approve(_ id: AuthorizationID, proof: Proof, by caller: Caller, client: AuditContext) throws {
+        let now = clock.now()
+        try secondFactors.prove(proof, client: client, now: now, resolve: { db in
+            guard let row = try db.queryOne("""
+                SELECT factor_id, action_hash FROM authorizations WHERE id = $1 AND user_id = $2 AND status = 'pending' AND expires_at > $3
+                """, [id.sql, caller.user.id.sql, .int(now.millis)]) else { throw AuthorizationFailure.notFound }
+            return (try SecondFactorService.factor(try row.id("factor_id"), of: caller.user.id, on: db), caller.user.id,
+                    .authorization(id, actionHash: try row.text("action_hash")))
+        }, onFailure: { db in
+            try AuditLog.append(client.event(.authorizationFailed, .failure, userID: caller.user.id, detail: "id=\(id.raw)"), at: now.millis, on: db)
+        }, then: { db, _ -> Result<Void, any Error> in
+            guard try db.execute("UPDATE authorizations SET status = 'approved', approved_at = $2 WHERE id = $1 AND status = 'pending' AND expires_at > $2",
+                                 [id.sql, .int(now.millis)]) == 1 else { return .failure(AuthorizationFailure.notFound) }
+            try AuditLog.append(client.event(.authorizationApproved, .success, userID: caller.user.id, detail: "id=\(id.raw)"), at: now.millis, on: db)
+            return .success(())
+        })
+    }
+
+    /// The outcome of spending an authorization.
+    enum Consumption: Equatable {
+        case used
+        /// Unknown, unapproved, expired or already used.
+        case notFound
+        /// The action differs from the approved one: the authorization is now void.
+        case mismatch
+    }
+
+    /// Spends an approved authorization for `action`, which must be the very
+    /// action that was approved; any difference voids the authorization.
+    /// Returns rather than throws, so the caller commits the void and the
+    /// audit entry before answering.
+    static func consume(_ id: AuthorizationID, userID: UserID, action: [String: JSONScalar], now: Int64, on db: any SQLConnection) throws -> Consumption {
+        guard let row = try db.queryOne("SELECT action_hash FROM authorizations WHERE id = $1 AND user_id = $2 AND status = 'approved' AND expires_at > $3",
+                                        [id.sql, userID.sql, .int(now)]) else { return .notFound }
+        guard ConstantTime.equals(try row.text("action_hash"), canonicalHash(action)) else {
+            guard try db.execute("UPDATE authorizations SET status = 'void' WHERE id = $1 AND status = 'approved'", [id.sql]) == 1 else { return .notFound }
+            try AuditLog.append(AuditEvent(kind: .authorizationFailed, outcome: .denied, userID: userID.raw, detail: "id=\(id.raw) action changed"), at: now, on: db)
+            return .mismatch
+        }
+        guard try db.execute("UPDATE authorizations SET status = 'used', used_at = $2 WHERE id = $1 AND status = 'approved'", [id.sql, .int(now)]) == 1 else {
+            return .notFound
+        }
+        try AuditLog.append(AuditEvent(kind: .authorizationUsed, outcome: .success, userID: userID.raw, detail: "id=\(id.raw)"), at: now, on: db)
+        return .used
+    }
+
+    // MARK: The rules of bound actions
+
+    /// Field names are `[a-z0-9_]{1,40}`; string values have no control
+    /// characters (they are read out in messages) and at most 200 characters.
+    static func isValid(_ action: [String: JSONScalar]) -> Bool {
+        guard case .string(let type)? = action["type"], !type.isEmpty, action.count <= 20 else { return false }
+        return action.allSatisfy { key, value in
+            (1...40).contains(key.count) && key.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
+                && value.text.count <= 200 && !value.text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        }
+    }
+
+    /// SHA-256 over an unambiguous canonical form: fields sorted by name,
+    /// each as length-prefixed name, a type tag, and length-prefixed value,
+    /// so no two different actions (nor "250" and 250) share a form.
+    static func canonicalHash(_ action: [String: JSONScalar]) -> String {
+        var form = ""
+        for key in action.keys.sorted() {
+            guard let value = action[key] else { continue }
+            let tag = switch value {
+            case .string: "s"
+            case .number: "n"
+            case .bool: "b"
+            }
+            form += "\(key.utf8.count):\(key)\(tag)\(value.text.utf8.count):\(value.text);"
+        }
+        return SHA256.hex(form)
+    }
+
+    /// "Confirm transfer of EUR 250.00 to Alice Example", or "Confirm <type>".
+    static func summary(_ action: [String: JSONScalar]) -> String {
+        let type = action["type"]?.text ?? "action"
+        if type == "transfer", let amount = action["amount"]?.text, let payee = action["payee"]?.text {
+            return "Confirm transfer of \(action["currency"]?.text ?? "") \(amount) to \(payee)".replacingOccurrences(of: "  ", with: " ")
+        }
+        return "Confirm \(type)"
+    }
+}
+
+/// Refusals of bound actions.
+enum AuthorizationFailure: Error, Equatable {
+    /// Unknown, expired, used, or another user's.
+    case notFound
+    /// The action differs from the approved one (the authorization is void).
+    case mismatch
+    /// A bound action needs a verified email.
+    case unverifiedEmail
+}

@@ -1,0 +1,83 @@
+import API
+import Foundation
+import HTTP
+
+/// The device's side of push approvals (`GET /v1/devices/{id}/approvals`,
+/// a long poll; `POST /v1/devices/{id}/approvals/{approval}`), the
+/// browser's (`GET /v1/mfa/sign-in/approvals/{approval}`, a long poll), and
+/// passwordless sign-in with a passkey or a push.
+struct PushRoutes {
+    let push: PushService
+    let passwordless: PasswordlessService
+    let policies: SessionPolicies
+    /// The longest wait a long poll may ask for, in seconds.
+    static let maximumWait = 25.0
+
+    func register(on routes: inout APIRoutes) {
+        routes.add("GET", "/v1/devices/:id/approvals") { request in
+            let device = try authenticatedDevice(request)
+            let approvals = try push.pending(for: device)
+            let wait = Self.wait(request)
+            if approvals.isEmpty && wait > 0 {
+                return .wait(key: "device:\(device.id.raw)", timeout: wait, onTimeout: .json(PendingApprovals(approvals: [])))
+            }
+            return .json(PendingApprovals(approvals: approvals))
+        }
+        routes.add("POST", "/v1/devices/:id/approvals/:approval") { request in
+            let device = try authenticatedDevice(request)
+            let body = try request.decode(ApprovalDecision.self)
+            let status = try push.decide(ApprovalID(request.parameters["approval"] ?? ""), by: device, decision: body.decision, number: body.number,
+                                         signature: body.signature, client: AuditContext(request))
+            return .json(ApprovalState(status: status.rawValue))
+        }
+        routes.add("GET", "/v1/mfa/sign-in/approvals/:approval") { request in
+            let id = ApprovalID(request.parameters["approval"] ?? "")
+            let status = try push.state(id, pendingCredential: request.query["pending_credential"])
+            let wait = Self.wait(request)
+            if status == ApprovalStatus.pending.rawValue && wait > 0 {
+                return .wait(key: "approval:\(id.raw)", timeout: wait, onTimeout: .json(ApprovalState(status: status)))
+            }
+            return .json(ApprovalState(status: status))
+        }
+
+        routes.add("POST", "/v1/sessions/passkey/options") { request in
+            .json(PasskeyOptions(options: try passwordless.passkeyOptions(client: AuditContext(request))))
+        }
+        routes.add("POST", "/v1/sessions/passkey") { request in
+            let body = try request.decode(PasskeySignInRequest.self)
+            let issued = try passwordless.signIn(with: body.assertion, client: AuditContext(request))
+            return .json(SessionCreated(token: issued.token, session: issued.session.info(policies)), status: 201)
+        }
+        routes.add("POST", "/v1/sessions/push") { request in
+            let body = try request.decode(PushSignInRequest.self)
+            let (credential, approval) = try passwordless.startPush(email: body.email, client: AuditContext(request))
+            return .json(PushSignInStarted(pendingCredential: credential, approvalID: approval.id.raw, number: approval.number), status: 202)
+        }
+        routes.add("POST", "/v1/sessions/push/complete") { request in
+            let body = try request.decode(PushSignInComplete.self)
+            let issued = try passwordless.completePush(pendingCredential: body.pendingCredential, approvalID: ApprovalID(body.approvalID),
+                                                       client: AuditContext(request))
+            return .json(SessionCreated(token: issued.token, session: issued.session.info(policies)), status: 201)
+        }
+    }
+
+    /// The device named in the path, by its signed headers `X-Trifactor-Device-Time` and `X-Trifactor-Device-Signature`.
+    private func authenticatedDevice(_ request: Request) throws -> Factor {
+        try push.device(FactorID(request.parameters["id"] ?? ""), time: request.header("x-trifactor-device-time"),
+                        signature: request.header("x-trifactor-device-signature"))
+    }
+
+    /// `?wait=N`: seconds to wait for news, 0 to 25.
+    private static func wait(_ request: Request) -> Double {
+        min(maximumWait, max(0, Double(request.query["wait"] ?? "0") ?? 0))
+    }
+}
+
+/// The push feature's problems.
+extension PushFailure: APIFailure {
+    var problem: APIError {
+        switch self {
+        case .notFound: .authorizationNotFound
+        }
+    }
+}

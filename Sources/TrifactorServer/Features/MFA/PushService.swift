@@ -1,0 +1,187 @@
+import API
+import Core
+import Crypto
+import Foundation
+import HTTP
+import Store
+
+/// Sign-in approved on the phone, with number matching. The browser's
+/// sign-in shows a two-digit number; the enrolled device, polling for its
+/// pending approvals (a long poll: no server thread waits), shows where the
+/// sign-in comes from and three numbers, and answers with a signed decision.
+/// A wrong number denies the sign-in and is audited as a possible fatigue
+/// attack. Approvals live 2 minutes; at most 3 pushes per user per 10 minutes.
+struct PushService: Sendable {
+    static let lifetime: Int64 = 2 * 60_000
+    static let maxPerWindow = 3
+    static let window: Int64 = 10 * 60_000
+    /// How far a device's clock may be from ours.
+    static let clockSkew: Int64 = 30
+
+    /// A push that was sent.
+    struct Created: Sendable {
+        let id: ApprovalID
+        let number: Int
+    }
+
+    let transactions: Transactions
+    let clock: Clock
+    let random: RandomSource
+    let changes: ChangeFeed
+
+    /// The number to match and three choices holding it, shuffled.
+    func numbers() -> (number: Int, choices: [Int]) {
+        let number = 10 + Int(random.uniform(90))
+        var choices = [number]
+        while choices.count < 3 {
+            let other = 10 + Int(random.uniform(90))
+            if !choices.contains(other) { choices.append(other) }
+        }
+        for i in stride(from: 2, to: 0, by: -1) { choices.swapAt(i, Int(random.uniform(UInt32(i + 1)))) }
+        return (number, choices)
+    }
+
+    /// Writes an approval row; no user and no factor for a decoy (a push
+    /// for an address without a device, which no device ever sees).
+    static func insert(id: ApprovalID, userID: UserID?, factorID: FactorID?, emailKey: String?, purpose: Purpose, number: Int, choices: [Int],
+                       client: AuditContext, now: Int64, on db: any SQLConnection) throws {
+        try db.execute("""
+            INSERT INTO push_approvals (id, user_id, factor_id, purpose, number, choices, ip, user_agent, status, created_at, expires_at, email_key)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+            """, [id.sql, SQLValue(userID?.raw), .text(factorID?.raw ?? ""), purpose.sql, .int(Int64(number)),
+                  StoredList.encode(choices.map(String.init)), .text(client.ip), SQLValue(client.userAgent.map { String($0.prefix(200)) }),
+                  ApprovalStatus.pending.sql, .int(now), .int(now + lifetime), SQLValue(emailKey)])
+    }
+
+    /// Pushes a sign-in of `factor`'s user to that device.
+    /// - Returns: nil when the user had 3 pushes in the last 10 minutes (then only the device signature path is offered).
+    func create(for factor: Factor, purpose: Purpose, client: AuditContext, now: Date) throws -> Created? {
+        let (number, choices) = numbers()
+        let id = ApprovalID.random(using: random)
+        let created = try transactions.write { db -> Bool in
+            try AccountRepository.lock(factor.userID, on: db)
+            let recent = try db.queryOne("SELECT COUNT(*) AS n FROM push_approvals WHERE user_id = $1 AND created_at > $2",
+                                         [factor.userID.sql, .int(now.millis - Self.window)])?.int("n") ?? 0
+            guard recent < Self.maxPerWindow else {
+                try AuditLog.append(client.event(.pushDenied, .denied, userID: factor.userID, detail: "push limit reached: 3 per 10 minutes"),
+                                    at: now.millis, on: db)
+                return false
+            }
+            try Self.insert(id: id, userID: factor.userID, factorID: factor.id, emailKey: nil, purpose: purpose, number: number, choices: choices,
+                            client: client, now: now.millis, on: db)
+            try AuditLog.append(client.event(.pushSent, .success, userID: factor.userID, detail: "approval=\(id.raw) device=\(factor.id.raw)"),
+                                at: now.millis, on: db)
+            return true
+        }
+        guard created else { return nil }
+        changes.publish("device:\(factor.id.raw)")
+        return Created(id: id, number: number)
+    }
+
+    /// Spends an approved approval of `factor` for `purpose`, in the caller's transaction; false otherwise.
+    func consume(_ id: ApprovalID, factor: Factor, purpose: Purpose, now: Int64, on db: any SQLConnection) throws -> Bool {
+        try db.execute("""
+            UPDATE push_approvals SET consumed_at = $4
+            WHERE id = $1 AND factor_id = $2 AND purpose = $3 AND status = 'approved' AND consumed_at IS NULL AND expires_at > $4
+            """, [id.sql, factor.id.sql, purpose.sql, .int(now)]) == 1
+    }
+
+    // MARK: The device's side
+
+    /// The device `id`, authenticated by its signature over `poll`, its id and
+    /// a time within 30 seconds of ours.
+    /// - Throws: `CommonFailure.unauthenticated`.
+    func device(_ id: FactorID, time: String?, signature: String?) throws -> Factor {
+        let now = clock.now().millis / 1000
+        guard let time = time.flatMap(Int64.init), (0...4_102_444_800).contains(time), abs(time - now) <= Self.clockSkew, let signature,
+              let factor = try transactions.read({ try FactorRepository.device(id, on: $0) }), case .device(let key) = factor.credential,
+              DeviceKeyFactor.isValid(signature: signature, key: key, message: DeviceKeyFactor.message(purpose: "poll", challenge: "\(id.raw):\(time)", action: nil))
+        else { throw CommonFailure.unauthenticated }
+        return factor
+    }
+
+    /// The approvals waiting for `device`, oldest first.
+    func pending(for device: Factor) throws -> [PendingApproval] {
+        let now = clock.now().millis
+        return try transactions.read { db in
+            try db.query("""
+                SELECT id, ip, user_agent, created_at, expires_at, choices FROM push_approvals
+                WHERE factor_id = $1 AND status = 'pending' AND expires_at > $2 ORDER BY created_at
+                """, [device.id.sql, .int(now)]).map { row in
+                PendingApproval(approvalID: try row.text("id"), ip: try row.optionalText("ip"), userAgent: try row.optionalText("user_agent"),
+                                createdAt: Date(millis: try row.int("created_at")), expiresAt: Date(millis: try row.int("expires_at")),
+                                choices: try StoredList.decode(try row.text("choices")).map { item in
+                                    guard let n = Int(item) else { throw StoreError(.decoding, detail: "choice \(item.prefix(8)) is not a number") }
+                                    return n
+                                })
+            }
+        }
+    }
+
+    /// A device's decision: `approve` with the number it picked, or `deny`,
+    /// signed over the approval id, the decision and the number. Approving
+    /// with a wrong number ends the whole sign-in.
+    /// - Throws: `CommonFailure.unauthenticated` for a bad signature,
+    ///   `.invalidFields` for another decision, `PushFailure.notFound`.
+    func decide(_ id: ApprovalID, by device: Factor, decision: String, number: Int, signature: String, client: AuditContext) throws -> ApprovalStatus {
+        guard decision == "approve" || decision == "deny" else { throw CommonFailure.invalid("decision", "must be approve or deny") }
+        let now = clock.now().millis
+        let message = DeviceKeyFactor.message(purpose: "push", challenge: id.raw, action: "\(decision):\(number)")
+        guard case .device(let key) = device.credential, DeviceKeyFactor.isValid(signature: signature, key: key, message: message) else {
+            try transactions.write {
+                try AuditLog.append(client.event(.pushDenied, .failure, userID: device.userID, detail: "approval=\(id.raw) decision with a bad signature refused"),
+                                    at: now, on: $0)
+            }
+            throw CommonFailure.unauthenticated
+        }
+        let status = try transactions.write { db -> ApprovalStatus in
+            guard let row = try db.queryOne("SELECT number, purpose FROM push_approvals WHERE id = $1 AND factor_id = $2 AND status = 'pending' AND expires_at > $3",
+                                            [id.sql, device.id.sql, .int(now)]) else { throw PushFailure.notFound }
+            let right = Int(try row.int("number")) == number
+            let status: ApprovalStatus = decision == "approve" && right ? .approved : .denied
+            guard try db.execute("UPDATE push_approvals SET status = $2, decided_at = $3 WHERE id = $1 AND status = 'pending'",
+                                 [id.sql, status.sql, .int(now)]) == 1 else { throw PushFailure.notFound }
+            if decision == "approve" && !right {
+                // The whole sign-in ends: its pending credential and any other push for it.
+                let purpose = try Purpose(stored: try row.text("purpose"))
+                if case .signIn(let pendingHash) = purpose {
+                    try db.execute("UPDATE pending_credentials SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL", [.text(pendingHash), .int(now)])
+                    try db.execute("UPDATE push_approvals SET status = 'denied', decided_at = $2 WHERE purpose = $1 AND status = 'pending'",
+                                   [purpose.sql, .int(now)])
+                }
+                try AuditLog.append(client.event(.pushWrongNumber, .denied, userID: device.userID,
+                                                 detail: "approval=\(id.raw) wrong number picked: possible push fatigue attack; sign-in ended"), at: now, on: db)
+            } else {
+                try AuditLog.append(client.event(status == .approved ? .pushApproved : .pushDenied, status == .approved ? .success : .denied,
+                                                 userID: device.userID, detail: "approval=\(id.raw)"), at: now, on: db)
+            }
+            return status
+        }
+        changes.publish("approval:\(id.raw)")
+        return status
+    }
+
+    // MARK: The browser's side
+
+    /// The state of approval `id` of the sign-in whose pending credential is `pendingCredential`:
+    /// `pending`, `approved`, `denied` or `expired`.
+    /// - Throws: `SecondFactorFailure.invalidPendingCredential`, `PushFailure.notFound`.
+    func state(_ id: ApprovalID, pendingCredential: String?) throws -> String {
+        guard let credential = pendingCredential, SessionToken.isWellFormed(credential) else { throw SecondFactorFailure.invalidPendingCredential }
+        let purpose = Purpose.signIn(pendingHash: SHA256.hex(credential))
+        let now = clock.now().millis
+        guard let row = try transactions.read({ db in
+            try db.queryOne("SELECT status, expires_at FROM push_approvals WHERE id = $1 AND purpose = $2", [id.sql, purpose.sql])
+        }) else { throw PushFailure.notFound }
+        let status: ApprovalStatus = try row.value("status")
+        let expiresAt = try row.int("expires_at")
+        if status == .pending && expiresAt <= now { return "expired" }
+        return status.rawValue
+    }
+}
+
+/// Refusals about push approvals.
+enum PushFailure: Error, Equatable {
+    /// No such pending approval (unknown, decided, expired, or another device's).
+    case notFound
+}

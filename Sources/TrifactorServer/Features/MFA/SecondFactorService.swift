@@ -1,0 +1,211 @@
+import API
+import Core
+import Crypto
+import Foundation
+import Store
+
+/// Proving a second factor: the sign-in's second step, step-up on a live
+/// session, and (through `prove`) bound actions. The attempt is counted per
+/// user and committed before the check (10 free, then a lockout doubling to
+/// 15 minutes); then one transaction checks the proof, spends what it used,
+/// and commits the outcome with everything that follows from it (the
+/// session, the approval, the audit rows). Codes are bound to their purpose.
+struct SecondFactorService: Sendable {
+    let transactions: Transactions
+    let clock: Clock
+    let random: RandomSource
+    let factors: SecondFactors
+    let lockout: LockoutPolicy
+    let issuer: SessionIssuer
+    let push: PushService
+    let policies: SessionPolicies
+    let changes: ChangeFeed
+
+    /// How a second step is answered.
+    enum Answer: Sendable {
+        case proof(Proof)
+        /// A push the device approved.
+        case approval(ApprovalID)
+    }
+
+    // MARK: Sign-in
+
+    /// The factors a user can prove after the password: every standalone
+    /// factor, and recovery codes while some are unused.
+    func hints(_ userID: UserID, on db: any SQLConnection) throws -> [SessionService.Hint] {
+        try FactorRepository.list(userID, on: db).compactMap { f in
+            if f.kind == .recoveryCode {
+                return try MFARepository.hasRecoveryCodes(f.id, on: db) ? SessionService.Hint(factorID: f.id, kind: f.kind, displayName: nil, maskedPhone: nil) : nil
+            }
+            return SessionService.Hint(factorID: f.id, kind: f.kind, displayName: f.displayName, maskedPhone: f.credential.phone?.masked)
+        }
+    }
+
+    /// Starts the second step of a password sign-in; returns its credential (shown once, stored hashed).
+    func startPending(_ userID: UserID, passwordVerifiedAt: Int64, now: Int64, on db: any SQLConnection) throws -> String {
+        let credential = SessionToken.generate(random)
+        try MFARepository.insertPending(tokenHash: SHA256.hex(credential), userID: userID, passwordVerifiedAt: passwordVerifiedAt, now: now, on: db)
+        return credential
+    }
+
+    /// Sends (or issues) the challenge of a sign-in's factor; for a device, also pushes it with a number to match.
+    /// - Throws: `SecondFactorFailure.invalidPendingCredential`, `.factorNotFound`, the strategy's refusals.
+    func signInChallenge(pendingCredential: String, factorID: FactorID, client: AuditContext) throws -> (ChallengeIssued, push: PushService.Created?) {
+        let now = clock.now()
+        let (pending, factor) = try transactions.read { db in
+            let pending = try Self.passwordPending(pendingCredential, now: now.millis, on: db)
+            return (pending, try Self.factor(factorID, of: pending.userID, on: db))
+        }
+        let purpose = Purpose.signIn(pendingHash: pending.tokenHash)
+        let issued = try send(factor, purpose: purpose, message: "Your sign-in code", client: client, now: now)
+        let pushed = factor.kind == .device ? try push.create(for: factor, purpose: purpose, client: client, now: now) : nil
+        return (issued, pushed)
+    }
+
+    /// Completes a password sign-in with its second factor: a session at AAL2.
+    /// - Throws: `SecondFactorFailure.invalidCode`, `.locked`, `.invalidPendingCredential`, `.factorNotFound`.
+    func completeSignIn(pendingCredential: String, factorID: FactorID, answer: Answer, client: AuditContext) throws -> (token: String, session: SessionRecord) {
+        let now = clock.now()
+        guard SessionToken.isWellFormed(pendingCredential) else { throw SecondFactorFailure.invalidPendingCredential }
+        let tokenHash = SHA256.hex(pendingCredential)
+        let purpose = Purpose.signIn(pendingHash: tokenHash)
+        // In the proof's transaction: the pending sign-in is spent (once) and the session issued.
+        let issue = { (db: any SQLConnection, pending: PendingSignIn, factor: Factor, method: AuthMethod)
+            throws -> Result<(token: String, session: SessionRecord), any Error> in
+            guard try MFARepository.usePending(tokenHash: tokenHash, now: now.millis, on: db) else {
+                return .failure(SecondFactorFailure.invalidPendingCredential)
+            }
+            let proofs = SessionIssuer.Proofs(aal: .aal2, methods: [.pwd, method], passwordVerifiedAt: pending.passwordVerifiedAt, secondFactor: true,
+                                              deviceID: factor.kind == .device ? factor.id : nil)
+            return .success(try issuer.issue(userID: pending.userID, proofs, client: client, detail: "factor=\(factor.id.raw)", now: now.millis, on: db))
+        }
+        switch answer {
+        case .proof(let proof):
+            var pending: PendingSignIn?
+            return try prove(proof, client: client, now: now, resolve: { db in
+                let p = try Self.passwordPending(pendingCredential, now: now.millis, on: db)
+                pending = p
+                return (try Self.factor(factorID, of: p.userID, on: db), p.userID, purpose)
+            }, then: { db, factor in
+                guard let pending else { return .failure(SecondFactorFailure.invalidPendingCredential) }
+                return try issue(db, pending, factor, factor.kind.method)
+            })
+        case .approval(let approvalID):
+            // A device's approval is single use and signed by the device: no attempt to count.
+            let outcome = try transactions.write { db -> Result<(token: String, session: SessionRecord), any Error> in
+                let pending = try Self.passwordPending(pendingCredential, now: now.millis, on: db)
+                let factor = try Self.factor(factorID, of: pending.userID, on: db)
+                guard factor.kind == .device else { return .failure(SecondFactorFailure.unusable) }
+                let approved = try push.consume(approvalID, factor: factor, purpose: purpose, now: now.millis, on: db)
+                try AuditLog.append(client.event(approved ? .mfaSucceeded : .mfaFailed, approved ? .success : .failure, userID: pending.userID,
+                                                 detail: "kind=device push approval=\(approvalID.raw)"), at: now.millis, on: db)
+                guard approved else { return .failure(SecondFactorFailure.invalidCode) }
+                try FactorRepository.markUsed(factor.id, at: now.millis, on: db)
+                return try issue(db, pending, factor, .hwk)
+            }
+            return try outcome.get()
+        }
+    }
+
+    // MARK: Step-up
+
+    /// Sends (or issues) a step-up challenge for one of the caller's factors.
+    func stepUpChallenge(_ caller: Caller, factorID: FactorID, client: AuditContext) throws -> ChallengeIssued {
+        let now = clock.now()
+        let factor = try transactions.read { try Self.factor(factorID, of: caller.user.id, on: $0) }
+        return try send(factor, purpose: .stepUp(caller.session.id), message: "Your verification code", client: client, now: now)
+    }
+
+    /// Raises the caller's session to AAL2 with a proof of one of their factors.
+    /// - Throws: `SecondFactorFailure.reauthenticationRequired` for a session
+    ///   older than an AAL2 session may live, `.invalidCode`, `.locked`.
+    func stepUp(_ caller: Caller, factorID: FactorID, proof: Proof, client: AuditContext) throws -> SessionRecord {
+        let now = clock.now()
+        // An AAL2 session lives 24 hours at most: an older one cannot be raised, only replaced.
+        guard Date(millis: caller.session.createdAt).addingTimeInterval(policies.aal2.absoluteLifetime) > now else {
+            throw SecondFactorFailure.reauthenticationRequired
+        }
+        let method = try prove(proof, client: client, now: now, resolve: { db in
+            (try Self.factor(factorID, of: caller.user.id, on: db), caller.user.id, .stepUp(caller.session.id))
+        }, then: { db, factor -> Result<AuthMethod, any Error> in
+            let method = factor.kind.method
+            guard try SessionRepository.stepUp(caller.session.id, method: method, at: now.millis, on: db) else { return .failure(CommonFailure.unauthenticated) }
+            try AuditLog.append(client.event(.sessionSteppedUp, .success, userID: caller.user.id, detail: "method=\(method.rawValue)"), at: now.millis, on: db)
+            return .success(method)
+        })
+        changes.publish("session:\(caller.session.id.raw)")
+        var raised = caller.session
+        raised.aal = .aal2
+        if !raised.methods.contains(method) { raised.methods.append(method) }
+        raised.mfaVerifiedAt = now.millis
+        raised.lastSeenAt = now.millis
+        return raised
+    }
+
+    // MARK: Shared by sign-in, step-up and authorizations
+
+    /// One of `userID`'s factors. - Throws: `SecondFactorFailure.factorNotFound`.
+    static func factor(_ id: FactorID, of userID: UserID, on db: any SQLConnection) throws -> Factor {
+        guard let factor = try FactorRepository.find(id, userID: userID, on: db) else { throw SecondFactorFailure.factorNotFound }
+        return factor
+    }
+
+    /// A pending sign-in whose password was proven (a passwordless push's pending credential never reaches this second step).
+    static func passwordPending(_ credential: String, now: Int64, on db: any SQLConnection) throws -> PendingSignIn {
+        guard SessionToken.isWellFormed(credential), let pending = try MFARepository.pending(tokenHash: SHA256.hex(credential), now: now, on: db),
+              pending.passwordVerifiedAt != nil
+        else { throw SecondFactorFailure.invalidPendingCredential }
+        return pending
+    }
+
+    /// Sends the challenge of `factor` for `purpose`, and audits it.
+    func send(_ factor: Factor, purpose: Purpose, message: String?, client: AuditContext, now: Date) throws -> ChallengeIssued {
+        var failure: (any Error)?
+        var issued = ChallengeIssued.none
+        do { issued = try factors.strategy(factor.kind).challenge(factor, purpose: purpose, message: message, client: client, now: now) } catch { failure = error }
+        let outcome = failure.map { "not sent: \(String(describing: $0).prefix(60))" } ?? "sent"
+        try transactions.write { db in
+            try AuditLog.append(client.event(.mfaChallengeSent, failure == nil ? .success : .failure, userID: factor.userID,
+                                             detail: "kind=\(factor.kind.rawValue) \(outcome)"), at: now.millis, on: db)
+        }
+        if let failure { throw failure }
+        return issued
+    }
+
+    /// Proves a factor with `proof`, under the per-user lockout, in two
+    /// transactions. In the first, `resolve` finds the factor, whose it is
+    /// and the purpose, and the attempt is counted and committed. In the second the
+    /// proof is checked and spent, and on success `then` runs, all committed
+    /// together (a failure `then` returns is committed too, with the proof
+    /// spent; so is a wrong proof's audit row and `onFailure`'s writes).
+    /// - Throws: `SecondFactorFailure.locked` while locked, `.invalidCode` for
+    ///   a wrong proof, what `resolve` throws, or what `then` returned.
+    @discardableResult
+    func prove<T>(_ proof: Proof, client: AuditContext, now: Date,
+                  resolve: (any SQLConnection) throws -> (Factor, UserID, Purpose),
+                  onFailure: (any SQLConnection) throws -> Void = { _ in },
+                  then: (any SQLConnection, Factor) throws -> Result<T, any Error>) throws -> T {
+        let throttle = LoginThrottle(policy: lockout)
+        let (factor, userID, purpose, admission) = try transactions.write { db -> (Factor, UserID, Purpose, LoginThrottle.Admission) in
+            let (factor, userID, purpose) = try resolve(db)
+            let admission = try throttle.admit(secondFactorOf: userID, nowMillis: now.millis, on: db)
+            if case .locked = admission { try AuditLog.append(client.event(.mfaLocked, .denied, userID: userID), at: now.millis, on: db) }
+            return (factor, userID, purpose, admission)
+        }
+        if case .locked(let wait) = admission { throw SecondFactorFailure.locked(retryAfter: wait) }
+        let strategy = factors.strategy(factor.kind)
+        let detail = "kind=\(factor.kind.rawValue) purpose=\(purpose.label)"
+        let outcome = try transactions.write { db -> Result<T, any Error> in
+            guard try strategy.verify(factor, proof: proof, purpose: purpose, client: client, now: now, on: db) else {
+                try AuditLog.append(client.event(.mfaFailed, .failure, userID: userID, detail: detail), at: now.millis, on: db)
+                try onFailure(db)
+                return .failure(SecondFactorFailure.invalidCode)
+            }
+            try throttle.reset(secondFactorOf: userID, on: db)
+            try FactorRepository.markUsed(factor.id, at: now.millis, on: db)
+            try AuditLog.append(client.event(.mfaSucceeded, .success, userID: userID, detail: detail), at: now.millis, on: db)
+            return try then(db, factor)
+        }
+        return try outcome.get()
+    }
+}

@@ -1,0 +1,69 @@
+import API
+import Core
+import HTTP
+
+/// A failure a service throws that Trifactor's own API answers with a
+/// problem. Each feature declares its failures' problems in its routes file:
+/// that is where the HTTP shape is chosen, and nowhere below.
+protocol APIFailure: Error {
+    var problem: APIError { get }
+}
+
+/// Trifactor's own routes (not the Vonage-compatible ones). Handlers decode,
+/// call one service and encode; a service's failure becomes its problem
+/// here, at the boundary. Authenticated routes get the caller established
+/// once, before the handler.
+struct APIRoutes {
+    private(set) var router: Router
+    let sessions: SessionService
+
+    init(router: Router = Router(), sessions: SessionService) {
+        self.router = router
+        self.sessions = sessions
+    }
+
+    /// A route whose handler runs on `execution` (the database executor unless said otherwise).
+    mutating func add(_ method: String, _ path: String, execution: Router.Execution = .database, _ handler: @escaping @Sendable (Request) throws -> Response) {
+        router.add(method, path, execution: execution, Self.answeringFailures(handler))
+    }
+
+    /// A route for a signed-in caller: no session (or an ended one) is a 401 before the handler runs.
+    mutating func authenticated(_ method: String, _ path: String, execution: Router.Execution = .database,
+                                _ handler: @escaping @Sendable (Request, Caller) throws -> Response) {
+        let sessions = sessions
+        add(method, path, execution: execution) { request in
+            try handler(request, try sessions.authenticate(token: request.bearerToken, client: AuditContext(request)))
+        }
+    }
+
+    /// A route with a fast path answered from memory on the HTTP thread (nil: not there; the handler runs).
+    mutating func add(_ method: String, _ path: String, fast: @escaping @Sendable (Request) throws -> Response?,
+                      _ handler: @escaping @Sendable (Request) throws -> Response) {
+        router.add(method, path, fast: { request in
+            do { return try fast(request) } catch let failure as any APIFailure { throw failure.problem }
+        }, Self.answeringFailures(handler))
+    }
+
+    private static func answeringFailures(_ handler: @escaping @Sendable (Request) throws -> Response) -> Router.Handler {
+        { request in
+            do {
+                return try handler(request)
+            } catch let failure as any APIFailure {
+                throw failure.problem
+            }
+        }
+    }
+}
+
+/// The problems of the failures every feature shares.
+extension CommonFailure: APIFailure {
+    var problem: APIError {
+        switch self {
+        case .invalidFields(let fields): .invalidFields(fields.map { Problem.InvalidParameter(name: $0.name, reason: $0.reason) })
+        case .rateLimited(let wait): .rateLimited(retryAfter: wait)
+        case .unavailable: .serviceUnavailable
+        case .unauthenticated: .unauthenticated
+        case .sessionExpired: .sessionExpired
+        }
+    }
+}
