@@ -85,7 +85,7 @@ func mhdAccessHandler(
             state.state.withLock { $0.dispatched = true }
             return queue(problemResponse(problem, context: context, state: state), on: connection, state: state)
         }
-        if let length = fields.first(where: { $0.name.lowercased() == "content-length" }).flatMap({ Int($0.value.trimmingCharacters(in: .whitespaces)) }),
+        if let length = fields.first(where: { ASCII.equalsIgnoringCase($0.name, "content-length") }).flatMap({ Int($0.value.trimmingCharacters(in: .whitespaces)) }),
            length > context.configuration.maxBodyBytes {
             // Refuse before reading a byte of it; libmicrohttpd then closes the connection.
             state.state.withLock { $0.dispatched = true }
@@ -128,7 +128,7 @@ func mhdAccessHandler(
     if step.tooLarge { return queue(tooLarge(context: context, state: state), on: connection, state: state) }
 
     var headers: [String: String] = [:]
-    for field in step.headers { headers[field.name.lowercased()] = field.value }
+    for field in step.headers { headers[ASCII.lowercased(field.name)] = field.value }
     var request = Request(id: state.id, method: step.method, path: step.path, query: values(connection, .GET_ARGUMENT_KIND),
                           headers: headers, body: step.body, remoteAddress: clientAddress(connection))
     switch context.router.match(method: request.method, path: request.path) {
@@ -186,12 +186,8 @@ func mhdCompletedHandler(
     let millis = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
     let (status, method, path) = state.state.withLock { ($0.status, $0.method, $0.path) }
     if let connection { context.connections.answered(record(connection)) }
-    var fields: [String: Logger.Value] = [
-        "id": .string(state.id), "method": .string(method), "path": .string(path),
-        "status": .int(status), "duration_ms": .double((millis * 1000).rounded() / 1000),
-    ]
-    if termination != .REQUEST_TERMINATED_COMPLETED_OK { fields["aborted"] = .bool(true) }
-    context.logger.log("info", "request", fields)
+    context.logger.request(id: state.id, method: method, path: path, status: status, durationMillis: (millis * 1000).rounded() / 1000,
+                           aborted: termination != .REQUEST_TERMINATED_COMPLETED_OK)
     context.inFlight.subtract(1, ordering: .releasing)
 }
 

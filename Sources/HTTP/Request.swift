@@ -32,15 +32,13 @@ public struct Request: Sendable {
     }
 
     /// A header by case-insensitive name.
-    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+    public func header(_ name: String) -> String? { headers[ASCII.lowercased(name)] }
 
     /// The token of an `Authorization: Bearer …` header.
     public var bearerToken: String? {
-        guard let value = header("authorization") else { return nil }
-        let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        guard let value = headers["authorization"], ASCII.hasPrefix(value, ignoringCase: "bearer ") else { return nil }
         // Spaces around the token are dropped by hand (cheaper than trimmingCharacters on this hot path).
-        var token = parts[1]
+        var token = Substring(value).dropFirst(7)
         while token.first == " " || token.first == "\t" { token.removeFirst() }
         while token.last == " " || token.last == "\t" { token.removeLast() }
         return String(token)

@@ -50,20 +50,17 @@ package enum RequestHead {
             guard !field.name.isEmpty, field.name.utf8.allSatisfy(isTokenByte) else {
                 return .malformedRequest("A header field name is not a token.")
             }
-            switch field.name.lowercased() {
-            case "host":
+            if ASCII.equalsIgnoringCase(field.name, "host") {
                 hosts += 1
-            case "content-length":
+            } else if ASCII.equalsIgnoringCase(field.name, "content-length") {
                 let value = trimmed(field.value)
                 guard !value.isEmpty, value.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
                     return .malformedRequest("Content-Length is not a number.")
                 }
                 lengths.append(value)
-            case "transfer-encoding":
+            } else if ASCII.equalsIgnoringCase(field.name, "transfer-encoding") {
                 hasTransferEncoding = true
                 codings += field.value.split(separator: ",").map { trimmed($0).lowercased() }.filter { !$0.isEmpty }
-            default:
-                break
             }
         }
         if version == "HTTP/1.1" && hosts != 1 { return .malformedRequest("An HTTP/1.1 request needs exactly one Host field.") }

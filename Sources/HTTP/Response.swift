@@ -53,6 +53,7 @@ public struct Response: Sendable {
 
     /// The value of a header by case-insensitive name.
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        let wanted = ASCII.lowercased(name)
+        return headers.first { ASCII.equalsIgnoringCase($0.name, wanted) }?.value
     }
 }

@@ -3,7 +3,8 @@ import Foundation
 import Glibc
 
 /// Structured logging: one JSON object per line on standard error, written
-/// with a single `write(2)` so lines from several threads never interleave.
+/// in batches of whole lines (`LogBuffer`) so lines from several threads
+/// never interleave.
 /// Lines are built by hand (fixed key order: time, level, event, then the
 /// fields sorted by name): this runs once per request, and Foundation's
 /// `JSONSerialization` with sorted keys cost more than the request itself.
@@ -17,12 +18,11 @@ public struct Logger: Sendable {
 
     private let sink: @Sendable (String) -> Void
 
-    /// A logger writing to file descriptor 2.
-    public static let standardError = Logger { line in
-        var bytes = Array(line.utf8)
-        bytes.append(0x0a)
-        bytes.withUnsafeBytes { _ = Glibc.write(2, $0.baseAddress, $0.count) }
-    }
+    /// A logger writing to file descriptor 2, in batches (at most 20 ms late).
+    public static let standardError = Logger { LogBuffer.standardError.append($0) }
+
+    /// Writes the lines still waiting for standard error (before exiting).
+    public static func flushStandardError() { LogBuffer.standardError.flush() }
 
     /// A logger that hands each line to `sink` (tests).
     public init(sink: @escaping @Sendable (String) -> Void) { self.sink = sink }
@@ -45,6 +45,28 @@ public struct Logger: Sendable {
             case .bool(let b): line += b ? "true" : "false"
             }
         }
+        line += "}"
+        sink(line)
+    }
+
+    /// Writes the line of one answered request: `{"time":…,"level":"info",
+    /// "event":"request", ["aborted":true,] "duration_ms":…, "id":…,
+    /// "method":…, "path":…, "status":…}`, the fields in the order `log`
+    /// sorts them, without building a dictionary (this runs per request).
+    public func request(id: String, method: String, path: String, status: Int, durationMillis: Double, aborted: Bool) {
+        var line = "{\"time\":\(Date().timeIntervalSince1970),\"level\":\"info\",\"event\":\"request\","
+        line.reserveCapacity(160 + path.utf8.count)
+        if aborted { line += "\"aborted\":true," }
+        line += "\"duration_ms\":"
+        line += durationMillis.isFinite ? String(durationMillis) : "null"
+        line += ",\"id\":"
+        Self.append(id, to: &line)
+        line += ",\"method\":"
+        Self.append(method, to: &line)
+        line += ",\"path\":"
+        Self.append(path, to: &line)
+        line += ",\"status\":"
+        line += String(status)
         line += "}"
         sink(line)
     }

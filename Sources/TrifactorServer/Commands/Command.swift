@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Glibc
 import Store
 
@@ -25,6 +26,8 @@ public enum Trifactord {
 
     /// Runs the command line `arguments` (without the program name); returns the exit status.
     public static func main(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32 {
+        // Log lines are written in batches: whatever waits goes out before the process exits.
+        defer { Logger.flushStandardError() }
         guard let verb = arguments.first else { return fail("Tell trifactord what to do: serve, migrate, audit tail, users list or keys (see trifactord --help).") }
         var rest = Array(arguments.dropFirst())
         switch verb {

@@ -23,6 +23,7 @@ enum ServeCommand {
         runtime.stop(drainTimeout: configuration.drainTimeout)
         runtime.database.close()
         logger.log("info", "stopped")
+        Logger.flushStandardError()
     }
 }
 

@@ -21,6 +21,8 @@ final class SessionCache: Sendable {
         let user: UserRecord
         /// Monotonic time (ns) it was read from the database.
         let loadedAt: UInt64
+        /// The session check's answer, as last rendered for the session's last-seen time.
+        var rendered: (lastSeenAt: Int64, body: [UInt8])? = nil
     }
 
     private struct Shard {
@@ -69,6 +71,16 @@ final class SessionCache: Sendable {
             if s.entries.count >= capacity / shards.count { s.entries.removeAll(keepingCapacity: true) }
             s.entries[tokenHash] = entry
         }
+    }
+
+    /// The answer rendered for `tokenHash`'s session at last-seen time
+    /// `lastSeenAt`, rendered now by `render` if it was not yet (it only
+    /// changes when the session's use is recorded: once a minute or so).
+    func rendered(_ tokenHash: String, lastSeenAt: Int64, render: () -> [UInt8]) -> [UInt8] {
+        if let kept = shard(tokenHash).shard.withLock({ $0.entries[tokenHash]?.rendered }), kept.lastSeenAt == lastSeenAt { return kept.body }
+        let body = render()
+        shard(tokenHash).shard.withLock { $0.entries[tokenHash]?.rendered = (lastSeenAt, body) }
+        return body
     }
 
     /// Records a use of the session at `millis`: kept in the entry, written by the next `drainTouches`.

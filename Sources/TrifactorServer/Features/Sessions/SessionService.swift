@@ -143,6 +143,12 @@ struct SessionService: Sendable {
         return Caller(user: entry.user, session: recordUse(entry.session, tokenHash: tokenHash, now: now), tokenHash: tokenHash)
     }
 
+    /// The session check's answer for a cached `caller`, rendered by `render`
+    /// once per change of the session's last-seen time.
+    func cachedAnswer(_ caller: Caller, render: () -> [UInt8]) -> [UInt8] {
+        cache.rendered(caller.tokenHash, lastSeenAt: caller.session.lastSeenAt, render: render)
+    }
+
     /// Notes a use in memory when the session's slice of the idle timeout has passed.
     private func recordUse(_ session: SessionRecord, tokenHash: String, now: Date) -> SessionRecord {
         guard policies[session.aal].shouldRecordUse(lastSeen: Date(millis: session.lastSeenAt), now: now) else { return session }
