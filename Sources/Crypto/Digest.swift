@@ -1,19 +1,17 @@
-internal import COpenSSL
+internal import CSodium
 import Core
 
-/// SHA-256 through OpenSSL's EVP interface.
+/// SHA-256 through libsodium (`crypto_hash_sha256`): it hashes every session
+/// token on the session check's hot path, where OpenSSL's EVP interface
+/// spent longer looking the algorithm up than hashing.
 public enum SHA256 {
     /// The 32-byte digest of `bytes`.
     public static func hash(_ bytes: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let ok = bytes.withUnsafeBytes { input in
-            out.withUnsafeMutableBytes { output in
-                EVP_Digest(input.baseAddress, input.count, output.baseAddress!.assumingMemoryBound(to: UInt8.self), &length, EVP_sha256(), nil)
-            }
-        }
-        // EVP_Digest with a built-in algorithm fails only when memory runs out.
-        precondition(ok == 1 && length == 32, "EVP_Digest(SHA-256) failed")
+        _ = Sodium.ready
+        var out = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
+        let rc = bytes.withUnsafeBufferPointer { input in crypto_hash_sha256(&out, input.baseAddress, UInt64(input.count)) }
+        // crypto_hash_sha256 has no failure but a null pointer, which Swift never passes.
+        precondition(rc == 0, "crypto_hash_sha256 failed")
         return out
     }
 

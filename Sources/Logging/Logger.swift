@@ -54,11 +54,13 @@ public struct Logger: Sendable {
     /// "method":…, "path":…, "status":…}`, the fields in the order `log`
     /// sorts them, without building a dictionary (this runs per request).
     public func request(id: String, method: String, path: String, status: Int, durationMillis: Double, aborted: Bool) {
-        var line = "{\"time\":\(Date().timeIntervalSince1970),\"level\":\"info\",\"event\":\"request\","
+        var line = "{\"time\":"
         line.reserveCapacity(160 + path.utf8.count)
+        Self.appendFixed(Date().timeIntervalSince1970, decimals: 6, to: &line)
+        line += ",\"level\":\"info\",\"event\":\"request\","
         if aborted { line += "\"aborted\":true," }
         line += "\"duration_ms\":"
-        line += durationMillis.isFinite ? String(durationMillis) : "null"
+        Self.appendFixed(durationMillis, decimals: 3, to: &line)
         line += ",\"id\":"
         Self.append(id, to: &line)
         line += ",\"method\":"
@@ -69,6 +71,23 @@ public struct Logger: Sendable {
         line += String(status)
         line += "}"
         sink(line)
+    }
+
+    /// Appends a non-negative finite `value` with `decimals` decimals by integer
+    /// arithmetic (Swift's `Double` description costs as much as the rest of the line).
+    static func appendFixed(_ value: Double, decimals: Int, to line: inout String) {
+        guard value.isFinite, value >= 0, value < 1e12 else {
+            line += value.isFinite ? String(value) : "null"
+            return
+        }
+        var scale: Int64 = 1
+        for _ in 0..<decimals { scale *= 10 }
+        let scaled = Int64((value * Double(scale)).rounded())
+        line += String(scaled / scale)
+        guard decimals > 0 else { return }
+        let fraction = String(scaled % scale)
+        line += "."
+        line += String(repeating: "0", count: decimals - fraction.count) + fraction
     }
 
     /// Appends `text` as a JSON string literal (RFC 8259 escaping).
