@@ -22,7 +22,7 @@ let package = Package(
         .systemLibrary(name: "CCBOR", pkgConfig: "libcbor", providers: [.apt(["libcbor-dev"])]),
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // Our one small C target: what Swift cannot call (variadic functions, macros).
-        .target(name: "CTrifactorShim", dependencies: ["CMicroHTTPD", "CSQLite"]),
+        .target(name: "CTrifactorShim", dependencies: ["CMicroHTTPD", "CSQLite", "COpenSSL"]),
         // libphonenumber is C++: a C header over a small C++ file of ours.
         .target(name: "CPhoneNumber", linkerSettings: [.linkedLibrary("phonenumber"), .linkedLibrary("stdc++")]),
 
@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "API", swiftSettings: strict),
         .target(name: "Logging", dependencies: ["API"], swiftSettings: strict),
         .target(name: "Core", swiftSettings: strict),
-        .target(name: "Crypto", dependencies: ["Core", "CSodium", "COpenSSL"], swiftSettings: strict),
+        .target(name: "Crypto", dependencies: ["Core", "CSodium", "COpenSSL", "CTrifactorShim"], swiftSettings: strict),
         .target(name: "Phone", dependencies: ["CPhoneNumber"], swiftSettings: strict),
         .target(name: "WebAuthn", dependencies: ["Core", "Crypto", "CCBOR", "COpenSSL"], swiftSettings: strict),
         .target(name: "Messaging", dependencies: ["Core"], swiftSettings: strict),

@@ -1,3 +1,5 @@
+import Crypto
+
 /// A credential public key (COSE_Key, RFC 9052/9053, RFC 8230) parsed from
 /// CBOR and turned into an OpenSSL key.
 ///
@@ -10,7 +12,7 @@ public struct CredentialPublicKey: Sendable {
     public let algorithm: COSEAlgorithm
     /// The COSE_Key bytes as received (what the server stores).
     public let cose: [UInt8]
-    private let key: EVPPublicKey
+    private let key: PublicKey
 
     /// COSE_Key parameter labels.
     private enum Label {
@@ -32,32 +34,36 @@ public struct CredentialPublicKey: Sendable {
         guard let algorithm = COSEAlgorithm(rawValue: algValue) else {
             throw WebAuthnError(.unsupportedKey, detail: "COSE alg \(algValue)")
         }
-        let spki: [UInt8]
-        switch (kty, algorithm) {
-        case (2, .es256):
-            guard map[int: Label.d] == nil else { throw WebAuthnError(.malformed, detail: "private key in COSE key") }
-            guard map[int: Label.crv]?.int == 1 else { throw WebAuthnError(.unsupportedKey, detail: "EC2 curve is not P-256") }
-            guard case .bytes(let x)? = map[int: Label.x], case .bytes(let y)? = map[int: Label.y], x.count == 32, y.count == 32 else {
-                throw WebAuthnError(.malformed, detail: "EC2 x/y are not 32-byte strings")
+        do {
+            switch (kty, algorithm) {
+            case (2, .es256):
+                guard map[int: Label.d] == nil else { throw WebAuthnError(.malformed, detail: "private key in COSE key") }
+                guard map[int: Label.crv]?.int == 1 else { throw WebAuthnError(.unsupportedKey, detail: "EC2 curve is not P-256") }
+                guard case .bytes(let x)? = map[int: Label.x], case .bytes(let y)? = map[int: Label.y], x.count == 32, y.count == 32 else {
+                    throw WebAuthnError(.malformed, detail: "EC2 x/y are not 32-byte strings")
+                }
+                key = try PublicKey(p256X: x, y: y)
+            case (1, .edDSA):
+                guard map[int: Label.d] == nil else { throw WebAuthnError(.malformed, detail: "private key in COSE key") }
+                guard map[int: Label.crv]?.int == 6 else { throw WebAuthnError(.unsupportedKey, detail: "OKP curve is not Ed25519") }
+                guard case .bytes(let x)? = map[int: Label.x], x.count == 32 else {
+                    throw WebAuthnError(.malformed, detail: "OKP x is not a 32-byte string")
+                }
+                key = try PublicKey(ed25519: x)
+            case (3, .rs256):
+                guard map[int: Label.rsaD] == nil else { throw WebAuthnError(.malformed, detail: "private key in COSE key") }
+                guard case .bytes(let n)? = map[int: Label.rsaN], case .bytes(let e)? = map[int: Label.rsaE],
+                      !n.isEmpty, n.count <= 1024, !e.isEmpty, e.count <= 8
+                else { throw WebAuthnError(.malformed, detail: "RSA n/e missing or out of range") }
+                key = try PublicKey(rsaModulus: n, exponent: e)
+            default:
+                throw WebAuthnError(.unsupportedKey, detail: "kty \(kty) with alg \(algValue)")
             }
-            spki = DER.p256Prefix + [0x04] + x + y
-        case (1, .edDSA):
-            guard map[int: Label.d] == nil else { throw WebAuthnError(.malformed, detail: "private key in COSE key") }
-            guard map[int: Label.crv]?.int == 6 else { throw WebAuthnError(.unsupportedKey, detail: "OKP curve is not Ed25519") }
-            guard case .bytes(let x)? = map[int: Label.x], x.count == 32 else {
-                throw WebAuthnError(.malformed, detail: "OKP x is not a 32-byte string")
-            }
-            spki = DER.ed25519Prefix + x
-        case (3, .rs256):
-            guard map[int: Label.rsaD] == nil else { throw WebAuthnError(.malformed, detail: "private key in COSE key") }
-            guard case .bytes(let n)? = map[int: Label.rsaN], case .bytes(let e)? = map[int: Label.rsaE],
-                  !n.isEmpty, n.count <= 1024, !e.isEmpty, e.count <= 8
-            else { throw WebAuthnError(.malformed, detail: "RSA n/e missing or out of range") }
-            spki = DER.rsaSubjectPublicKeyInfo(modulus: n, exponent: e)
-        default:
-            throw WebAuthnError(.unsupportedKey, detail: "kty \(kty) with alg \(algValue)")
+        } catch let error as WebAuthnError {
+            throw error
+        } catch {
+            throw WebAuthnError(.unsupportedKey, detail: "OpenSSL refused the key: \(error)")
         }
-        self.key = try EVPPublicKey(subjectPublicKeyInfo: spki, for: algorithm)
         self.algorithm = algorithm
         self.cose = cose
     }
@@ -66,6 +72,6 @@ public struct CredentialPublicKey: Sendable {
     /// SHA-256 (ES256), Ed25519 pure (EdDSA), or RSASSA-PKCS1-v1_5 with
     /// SHA-256 (RS256).
     public func verify(signature: [UInt8], data: [UInt8]) -> Bool {
-        key.verify(signature: signature, message: data)
+        key.isValidSignature(signature, for: data)
     }
 }
