@@ -24,14 +24,19 @@ public enum HMAC {
         case .sha256: EVP_sha256()
         case .sha512: EVP_sha512()
         }
-        let result = key.withUnsafeBytes { k in
-            message.withUnsafeBytes { m in
-                COpenSSL.HMAC(md, k.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(key.count),
-                              m.baseAddress?.assumingMemoryBound(to: UInt8.self), m.count, &out, &length)
+        // OpenSSL wants a real pointer even for an empty key: lend it one
+        // byte of storage and say the key is zero bytes long.
+        let keyStorage = key.isEmpty ? [0] : key
+        OpenSSLError.clear()
+        let result = keyStorage.withUnsafeBufferPointer { k in
+            message.withUnsafeBufferPointer { m in
+                COpenSSL.HMAC(md, k.baseAddress, Int32(key.count), m.baseAddress, m.count, &out, &length)
             }
         }
-        // HMAC with a built-in digest fails only when memory runs out.
-        precondition(result != nil && Int(length) == algorithm.digestLength, "HMAC failed")
+        // HMAC with a built-in digest fails only when memory runs out: nothing to recover.
+        guard result != nil, Int(length) == algorithm.digestLength else {
+            fatalError("HMAC-\(algorithm.rawValue): \(OpenSSLError.last("HMAC"))")
+        }
         return Array(out.prefix(Int(length)))
     }
 }

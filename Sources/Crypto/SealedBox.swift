@@ -10,33 +10,41 @@ public struct SealedBox: Sendable {
         case invalidKey
         /// The data was altered, belongs elsewhere, or was sealed under another key.
         case authenticationFailed
-        /// OpenSSL refused an operation (out of memory).
-        case cryptoFailure
+        /// OpenSSL refused an operation (out of memory): which, and its code.
+        case cryptoFailure(OpenSSLError)
     }
 
-    private let key: [UInt8]
+    private let key: SecureBytes
 
-    /// A box under a 32-byte key.
+    /// A box under a 32-byte key, copied into memory that is wiped when the box goes.
     public init(key: [UInt8]) throws(Failure) {
         guard key.count == 32 else { throw .invalidKey }
-        self.key = key
+        self.key = SecureBytes(key)
+    }
+
+    /// Runs `body` with the key's bytes for OpenSSL.
+    private func withKey<T>(_ body: (UnsafePointer<UInt8>) -> T) -> T {
+        key.withUnsafeBytes { body($0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
     }
 
     /// Seals `plaintext`, binding it to `associatedData`.
     public func seal(_ plaintext: [UInt8], associatedData: [UInt8]) throws(Failure) -> [UInt8] {
         let nonce = SecureRandom.bytes(12)
-        guard let ctx = EVP_CIPHER_CTX_new() else { throw .cryptoFailure }
+        OpenSSLError.clear()
+        guard let ctx = EVP_CIPHER_CTX_new() else { throw .cryptoFailure(.last("EVP_CIPHER_CTX_new")) }
         defer { EVP_CIPHER_CTX_free(ctx) }
         var out = [UInt8](repeating: 0, count: plaintext.count + 16)
         var tag = [UInt8](repeating: 0, count: 16)
         var length: Int32 = 0, total: Int32 = 0
-        guard EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nil, key, nonce) == 1,
+        guard withKey({ EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nil, $0, nonce) }) == 1,
               associatedData.isEmpty || EVP_EncryptUpdate(ctx, nil, &length, associatedData, Int32(associatedData.count)) == 1,
               EVP_EncryptUpdate(ctx, &out, &length, plaintext, Int32(plaintext.count)) == 1
-        else { throw .cryptoFailure }
+        else { throw .cryptoFailure(.last("EVP_EncryptUpdate")) }
         total = length
         let finished = out.withUnsafeMutableBufferPointer { EVP_EncryptFinal_ex(ctx, $0.baseAddress! + Int(total), &length) }
-        guard finished == 1, EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, 16, &tag) == 1 else { throw .cryptoFailure }
+        guard finished == 1, EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, 16, &tag) == 1 else {
+            throw .cryptoFailure(.last("EVP_EncryptFinal_ex"))
+        }
         total += length
         return nonce + out.prefix(Int(total)) + tag
     }
@@ -45,19 +53,26 @@ public struct SealedBox: Sendable {
     public func open(_ sealed: [UInt8], associatedData: [UInt8]) throws(Failure) -> [UInt8] {
         guard sealed.count >= 28 else { throw .authenticationFailed }
         let nonce = Array(sealed.prefix(12)), tag = Array(sealed.suffix(16)), body = Array(sealed.dropFirst(12).dropLast(16))
-        guard let ctx = EVP_CIPHER_CTX_new() else { throw .cryptoFailure }
+        OpenSSLError.clear()
+        guard let ctx = EVP_CIPHER_CTX_new() else { throw .cryptoFailure(.last("EVP_CIPHER_CTX_new")) }
         defer { EVP_CIPHER_CTX_free(ctx) }
         var out = [UInt8](repeating: 0, count: body.count + 16)
         var length: Int32 = 0
         var tagCopy = tag
-        guard EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nil, key, nonce) == 1,
+        guard withKey({ EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nil, $0, nonce) }) == 1,
               associatedData.isEmpty || EVP_DecryptUpdate(ctx, nil, &length, associatedData, Int32(associatedData.count)) == 1,
               EVP_DecryptUpdate(ctx, &out, &length, body, Int32(body.count)) == 1
-        else { throw .cryptoFailure }
+        else { throw .cryptoFailure(.last("EVP_DecryptUpdate")) }
         let total = length
-        guard EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, 16, &tagCopy) == 1 else { throw .cryptoFailure }
+        guard EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, 16, &tagCopy) == 1 else {
+            throw .cryptoFailure(.last("EVP_CIPHER_CTX_ctrl(SET_TAG)"))
+        }
         let finished = out.withUnsafeMutableBufferPointer { EVP_DecryptFinal_ex(ctx, $0.baseAddress! + Int(total), &length) }
-        guard finished == 1 else { throw .authenticationFailed }
+        guard finished == 1 else {
+            // A wrong tag is the expected failure; its queue entry is not news.
+            OpenSSLError.clear()
+            throw .authenticationFailed
+        }
         return Array(out.prefix(Int(total + length)))
     }
 }

@@ -11,8 +11,15 @@ public enum SecureRandom {
         return out
     }
 
+    /// A uniformly distributed integer in `0..<upperBound` (`randombytes_uniform`).
+    public static func uniform(_ upperBound: UInt32) -> UInt32 {
+        precondition(upperBound > 0, "upper bound must be positive")
+        _ = Sodium.ready
+        return randombytes_uniform(upperBound)
+    }
+
     /// The live random source for domain code.
-    public static let source = RandomSource { SecureRandom.bytes($0) }
+    public static let source = RandomSource(bytes: { SecureRandom.bytes($0) }, uniform: { SecureRandom.uniform($0) })
 }
 
 /// Comparisons whose time does not depend on where the inputs differ.

@@ -104,11 +104,14 @@ public final class HTTPServer: Sendable {
     /// - Throws: `HTTPServerError` when the address cannot be bound.
     public func start() throws {
         let cls = Unmanaged.passUnretained(context).toOpaque()
-        var errorMessage: UnsafePointer<CChar>? = nil
         let c = context.configuration
-        let handle: OpaquePointer? = c.host.withCString { host in
+        guard let address = SocketAddress(literal: c.host, port: UInt16(clamping: c.port)) else {
+            throw HTTPServerError(description: "Cannot listen on \(c.host):\(c.port): the listen address is not an IPv4 or IPv6 literal.")
+        }
+        var result = TRIFACTOR_MHD_STARTED
+        let handle: OpaquePointer? = address.withSockaddr { sockaddr in
             var options = trifactor_mhd_options(
-                bind_address: host, port: UInt16(clamping: c.port), thread_pool_size: UInt32(c.httpThreads),
+                address: sockaddr, thread_pool_size: UInt32(c.httpThreads),
                 connection_limit: UInt32(c.connectionLimit), per_ip_connection_limit: UInt32(c.connectionsPerIP),
                 connection_timeout_seconds: UInt32(c.connectionTimeout), connection_memory_limit: Self.connectionMemory,
                 access_handler: mhdAccessHandler, access_handler_cls: cls,
@@ -116,10 +119,14 @@ public final class HTTPServer: Sendable {
                 uri_log_handler: mhdURILog, uri_log_handler_cls: cls,
                 notify_connection_handler: mhdNotifyConnection, notify_connection_handler_cls: cls,
                 tls_cert_pem: tls.certificate, tls_key_pem: tls.key)
-            return trifactor_mhd_start(&options, &errorMessage)
+            return trifactor_mhd_start(&options, &result)
         }
         guard let handle else {
-            let reason = errorMessage.map { String(cString: $0) } ?? "unknown reason"
+            let reason = switch (result, tls.certificate != nil) {
+            case (TRIFACTOR_MHD_NO_TLS, _): "this libmicrohttpd was built without TLS support"
+            case (_, true): "the HTTPS listener could not start (address in use, or the certificate or key is not valid PEM)"
+            case (_, false): "the HTTP listener could not start (address in use or not available)"
+            }
             throw HTTPServerError(description: "Cannot listen on \(c.host):\(c.port): \(reason).")
         }
         daemon.withLock { $0 = DaemonHandle(pointer: handle) }

@@ -260,7 +260,5 @@ private func serialized(_ response: Response) -> [UInt8] {
 }
 
 private func clientAddress(_ connection: OpaquePointer) -> String {
-    var buffer = [CChar](repeating: 0, count: 64)
-    guard trifactor_mhd_client_address(connection, &buffer, buffer.count) == 0 else { return "unknown" }
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    trifactor_mhd_client_address(connection).flatMap(SocketAddress.text(of:)) ?? "unknown"
 }

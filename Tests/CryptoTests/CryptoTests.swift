@@ -78,4 +78,16 @@ struct HexAndSecureBytesTests {
         #expect(String(describing: a) == "SecureBytes(3 bytes)")
         #expect(a.withUnsafeBytes { Array($0) } == [1, 2, 3])
     }
+
+    @Test("the live random source draws every value below the bound, and none at or above it")
+    func uniform() {
+        var seen = Set<UInt32>()
+        for _ in 0..<2_000 {
+            let value = SecureRandom.source.uniform(10)
+            #expect(value < 10)
+            seen.insert(value)
+        }
+        #expect(seen.count == 10)
+        #expect(SecureRandom.source.uniform(1) == 0)
+    }
 }

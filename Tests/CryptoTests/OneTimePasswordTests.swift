@@ -31,6 +31,12 @@ struct OneTimePasswordTests {
         let mac = HMAC.authenticate(Array("what do ya want for nothing?".utf8), key: Array("Jefe".utf8), algorithm: .sha256)
         #expect(mac.map { String(format: "%02x", $0) }.joined() == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
     }
+
+    @Test("an empty key and message give the published HMAC-SHA256 of nothing")
+    func emptyKey() {
+        let mac = HMAC.authenticate([], key: [], algorithm: .sha256)
+        #expect(mac.map { String(format: "%02x", $0) }.joined() == "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")
+    }
 }
 
 @Suite("AES-256-GCM sealed boxes")

@@ -216,4 +216,24 @@ struct HTTPPlatformTests {
             #expect(object["duration_ms"] is Double)
         }
     }
+
+    @Test("handlers see the client's address as the kernel reports it")
+    func clientAddress() throws {
+        let echo: (inout HTTP.Router) -> Void = { $0.add("GET", "/test/address") { request in .html(request.remoteAddress) } }
+        try Backend.all[0].withServer(extraRoutes: echo) { server throws in
+            let client = try HTTPTestClient(port: server.port, source: "127.0.0.7")
+            try client.send(HTTPTestClient.head("GET", "/test/address", headers: [:], contentLength: nil))
+            #expect(try client.readResponse().text == "127.0.0.7")
+        }
+    }
+
+    @Test("a listen address that is not an IP literal is refused with a sentence that names it")
+    func listenAddress() throws {
+        var configuration = TestServer.configuration().http
+        configuration.host = "localhost"
+        let server = HTTPServer(configuration: configuration, router: Router())
+        #expect { try server.start() } throws: { error in
+            "\(error)".contains("localhost") && "\(error)".contains("not an IPv4 or IPv6 literal")
+        }
+    }
 }

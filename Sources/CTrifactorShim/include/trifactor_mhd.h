@@ -10,8 +10,7 @@
 /* Options for trifactor_mhd_start: the fixed-argument form of the variadic
    MHD_start_daemon that Swift cannot call. */
 struct trifactor_mhd_options {
-    const char *bind_address;      /* IPv4 or IPv6 literal */
-    uint16_t port;                 /* 0 picks a free port */
+    const struct sockaddr *address; /* an AF_INET or AF_INET6 address and port (0 picks a free port) */
     unsigned int thread_pool_size; /* internal epoll threads */
     unsigned int connection_limit;
     unsigned int per_ip_connection_limit; /* 0: no limit per client address */
@@ -32,10 +31,16 @@ struct trifactor_mhd_options {
     const char *tls_key_pem;       /* PEM private key, or NULL */
 };
 
+enum trifactor_mhd_start_result {
+    TRIFACTOR_MHD_STARTED = 0,
+    TRIFACTOR_MHD_NO_TLS = 1,      /* TLS asked for, libmicrohttpd built without it */
+    TRIFACTOR_MHD_NOT_STARTED = 2, /* MHD_start_daemon returned NULL (bind failed, bad PEM) */
+};
+
 /* Starts a daemon with an internal epoll thread pool and suspend/resume,
    serving TLS (GnuTLS inside libmicrohttpd) when a certificate and key are given.
-   Returns NULL and sets *error_out to a static message on failure. */
-struct MHD_Daemon *trifactor_mhd_start(const struct trifactor_mhd_options *options, const char **error_out);
+   Returns NULL on failure, and says why in *result. */
+struct MHD_Daemon *trifactor_mhd_start(const struct trifactor_mhd_options *options, enum trifactor_mhd_start_result *result);
 
 /* The port the daemon listens on (useful after asking for port 0); 0 if unknown. */
 uint16_t trifactor_mhd_bound_port(struct MHD_Daemon *daemon);
@@ -46,6 +51,6 @@ void *trifactor_mhd_socket_context(struct MHD_Connection *connection);
 /* The connection's socket, or -1. */
 int trifactor_mhd_connection_fd(struct MHD_Connection *connection);
 
-/* The client's IP address as text into buffer; returns 0 on success. */
-int trifactor_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t length);
+/* The client's socket address (owned by libmicrohttpd), or NULL. */
+const struct sockaddr *trifactor_mhd_client_address(struct MHD_Connection *connection);
 #endif

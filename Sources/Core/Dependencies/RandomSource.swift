@@ -4,12 +4,20 @@ public struct RandomSource: Sendable {
     /// Returns `count` random bytes.
     public var bytes: @Sendable (_ count: Int) -> [UInt8]
 
-    /// A source that draws from the given closure.
-    public init(bytes: @escaping @Sendable (Int) -> [UInt8]) { self.bytes = bytes }
+    /// Returns a uniformly distributed integer in `0..<upperBound` (`upperBound` > 0).
+    public var uniform: @Sendable (_ upperBound: UInt32) -> UInt32
 
-    /// A uniformly distributed integer in `0..<upperBound`, by rejection
-    /// sampling so that no value is more likely than another.
-    public func uniform(_ upperBound: UInt32) -> UInt32 {
+    /// A source that draws bytes from `bytes`, and integers from `uniform`
+    /// when given (the live source passes libsodium's `randombytes_uniform`),
+    /// else by rejection sampling over `bytes`.
+    public init(bytes: @escaping @Sendable (Int) -> [UInt8], uniform: (@Sendable (UInt32) -> UInt32)? = nil) {
+        self.bytes = bytes
+        self.uniform = uniform ?? { upperBound in Self.rejectionSample(upperBound, bytes) }
+    }
+
+    /// A uniformly distributed integer in `0..<upperBound` from `bytes`, by
+    /// rejection sampling so that no value is more likely than another.
+    static func rejectionSample(_ upperBound: UInt32, _ bytes: (Int) -> [UInt8]) -> UInt32 {
         precondition(upperBound > 0, "upper bound must be positive")
         let limit = UInt32.max - (UInt32.max % upperBound)
         while true {
