@@ -11,6 +11,9 @@ public struct Response: Sendable {
     public var body: [UInt8]
     /// Set by `Response.wait`: the request waits for a `LongPollHub.notify`.
     public var deferral: Deferral?
+    /// Set when the body could not be encoded: the server answers 500
+    /// internal_error instead, and logs this cause.
+    public internal(set) var encodingFailure: String?
 
     /// A response with the given parts.
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
@@ -24,15 +27,29 @@ public struct Response: Sendable {
         if let fast = value as? any FastJSONEncodable {
             return Response(status: status, headers: [("Content-Type", "application/json")], body: Array(fast.fastJSON.utf8))
         }
-        // Encoding our own Codable wire models cannot fail.
-        let data = (try? WireJSON.sharedEncoder.encode(value)) ?? Data("{}".utf8)
-        return Response(status: status, headers: [("Content-Type", "application/json")], body: Array(data))
+        do {
+            let data = try WireJSON.sharedEncoder.encode(value)
+            return Response(status: status, headers: [("Content-Type", "application/json")], body: Array(data))
+        } catch {
+            // A value JSON cannot carry (a non-finite number): never answer
+            // half a document or an empty one; the server turns this into 500.
+            var failed = Response(status: 500)
+            failed.encodingFailure = "encoding \(type(of: value)) as JSON failed: \(error)"
+            return failed
+        }
     }
 
     /// An `application/problem+json` body.
     public static func problem(_ problem: Problem, headers: [(name: String, value: String)] = []) -> Response {
-        let data = (try? WireJSON.sharedEncoder.encode(problem)) ?? Data("{}".utf8)
-        return Response(status: problem.status, headers: [("Content-Type", "application/problem+json")] + headers, body: Array(data))
+        let body: [UInt8]
+        if let data = try? WireJSON.sharedEncoder.encode(problem) {
+            body = Array(data)
+        } else {
+            // Strings and integers always encode; should that ever change, the
+            // answer is still a well-formed problem, not an empty body.
+            body = Array(#"{"type":"about:blank","title":"Internal Server Error","status":500,"code":"internal_error"}"#.utf8)
+        }
+        return Response(status: problem.status, headers: [("Content-Type", "application/problem+json")] + headers, body: body)
     }
 
     /// "Nothing yet": wait up to `timeout` seconds for `hub.notify(key)`,

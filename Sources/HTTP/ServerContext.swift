@@ -70,7 +70,7 @@ final class ServerContext: Sendable {
     /// Runs a route's fast path on the HTTP thread; nil sends the request on to the route's executor.
     func respondFast(_ request: Request, _ fast: Router.FastHandler) -> Response? {
         do {
-            return try fast(request)
+            return try fast(request).map { checked($0, request) }
         } catch let error as any HTTPResponseError {
             return Response.problem(error.problem(requestID: request.id), headers: error.headers)
         } catch {
@@ -81,13 +81,20 @@ final class ServerContext: Sendable {
     /// Runs the handler for `request` and turns every failure into problem+json.
     func respond(_ request: Request, handler: Router.Handler) -> Response {
         do {
-            return try handler(request)
+            return checked(try handler(request), request)
         } catch let error as any HTTPResponseError {
             return Response.problem(error.problem(requestID: request.id), headers: error.headers)
         } catch {
             logger.log("error", "unhandled_error", ["request_id": .string(request.id), "error": .string(String(reflecting: error))])
             return Response.problem(HTTPProblem.internalError.problem(requestID: request.id))
         }
+    }
+
+    /// `response`, or 500 internal_error (logged with its cause) when its body could not be encoded.
+    func checked(_ response: Response, _ request: Request) -> Response {
+        guard let failure = response.encodingFailure ?? response.deferral?.onTimeout.encodingFailure else { return response }
+        logger.log("error", "unhandled_error", ["request_id": .string(request.id), "error": .string(failure)])
+        return Response.problem(HTTPProblem.internalError.problem(requestID: request.id))
     }
 
     /// Headers every answer carries.

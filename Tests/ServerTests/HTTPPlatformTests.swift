@@ -152,6 +152,18 @@ struct HTTPPlatformTests {
         }
     }
 
+    @Test("a body that cannot be encoded answers 500 internal_error, never an empty or partial document")
+    func unencodableBody() throws {
+        let nan: (inout HTTP.Router) -> Void = { $0.add("GET", "/test/nan") { _ in .json(["ratio": Double.nan]) } }
+        try Backend.all[0].withServer(extraRoutes: nan) { server throws in
+            let response = try server.get("/test/nan")
+            #expect(response.status == 500)
+            #expect(response.json["code"] as? String == "internal_error")
+            let id = try #require(response.json["request_id"] as? String)
+            #expect(server.log.all.contains { $0.contains(id) && $0.contains("as JSON failed") })
+        }
+    }
+
     @Test("slow work beyond the worker queue is refused with 503 and Retry-After")
     func workerQueueBound() throws {
         var config = TestServer.configuration()
