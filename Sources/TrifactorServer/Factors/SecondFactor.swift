@@ -13,9 +13,10 @@ protocol SecondFactor: Sendable {
     /// - Throws: `CommonFailure.invalidFields`, `SecondFactorFailure`.
     func beginEnrollment(_ request: StartEnrollmentRequest, user: UserRecord, factorID: FactorID, client: AuditContext, now: Date) throws -> EnrollmentStart
 
-    /// Checks the proof of an enrollment, outside any transaction; what the
-    /// factor will hold when it is right, nil when it is not.
-    func finishEnrollment(_ draft: EnrollmentDraft, proof: EnrollmentProof, client: AuditContext, now: Date) throws -> EnrolledCredential?
+    /// Checks the proof of an enrollment inside the transaction that stores
+    /// the factor (spending what it uses, as `verify` does); what the factor
+    /// will hold when it is right, nil when it is not.
+    func finishEnrollment(_ draft: EnrollmentDraft, proof: EnrollmentProof, client: AuditContext, now: Date, on db: any SQLConnection) throws -> EnrolledCredential?
 
     /// Sends (a phone code) or issues (what a device or passkey signs) what
     /// the user answers for `purpose`; nothing for factors the user carries.

@@ -39,7 +39,7 @@ struct DeviceKeyFactor: SecondFactor {
         return EnrollmentStart(pending: .device(key, challenge: challenge), displayName: name, offer: .device(challenge: challenge))
     }
 
-    func finishEnrollment(_ draft: EnrollmentDraft, proof: EnrollmentProof, client: AuditContext, now: Date) throws -> EnrolledCredential? {
+    func finishEnrollment(_ draft: EnrollmentDraft, proof: EnrollmentProof, client: AuditContext, now: Date, on db: any SQLConnection) throws -> EnrolledCredential? {
         guard case .code(let signature) = proof, case .device(let key, let challenge) = draft.pending,
               Self.isValid(signature: signature, key: key, message: Self.message(purpose: "enroll", challenge: challenge, action: nil))
         else { return nil }

@@ -34,7 +34,7 @@ struct PasskeyFactor: SecondFactor {
         return EnrollmentStart(pending: .passkey(challenge: challenge), displayName: name, offer: .passkey(options))
     }
 
-    func finishEnrollment(_ draft: EnrollmentDraft, proof: EnrollmentProof, client: AuditContext, now: Date) throws -> EnrolledCredential? {
+    func finishEnrollment(_ draft: EnrollmentDraft, proof: EnrollmentProof, client: AuditContext, now: Date, on db: any SQLConnection) throws -> EnrolledCredential? {
         guard case .registration(let credential) = proof, case .passkey(let challengeText) = draft.pending,
               let attestation = credential.response.attestationObject.flatMap(Base64URL.decode),
               let clientData = Base64URL.decode(credential.response.clientDataJSON), let challenge = Base64URL.decode(challengeText)
@@ -49,7 +49,7 @@ struct PasskeyFactor: SecondFactor {
             return nil
         }
         let id = Base64URL.encode(result.credentialID)
-        if try transactions.read({ try FactorRepository.passkey(credentialID: id, on: $0) }) != nil { throw SecondFactorFailure.exists }
+        if try FactorRepository.passkey(credentialID: id, on: db) != nil { throw SecondFactorFailure.exists }
         let transports = (credential.response.transports ?? []).filter { !$0.isEmpty && $0.count <= 32 && !$0.contains(",") }.prefix(8)
         return EnrolledCredential(credential: .passkey(Passkey(credentialID: id, key: result.publicKey, signCount: result.signCount,
                                                                transports: Array(transports), backupEligible: result.backupEligible,

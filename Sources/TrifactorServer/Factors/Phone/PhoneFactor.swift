@@ -34,11 +34,9 @@ struct PhoneFactor: SecondFactor {
                                offer: .phone(maskedPhone: number.masked))
     }
 
-    func finishEnrollment(_ draft: EnrollmentDraft, proof: EnrollmentProof, client: AuditContext, now: Date) throws -> EnrolledCredential? {
+    func finishEnrollment(_ draft: EnrollmentDraft, proof: EnrollmentProof, client: AuditContext, now: Date, on db: any SQLConnection) throws -> EnrolledCredential? {
         guard case .code(let code) = proof, case .phone(let number, let verification) = draft.pending else { return nil }
-        let completed = try transactions.write { db in
-            try verifications.check(verification, code: code, key: .internalMFA, client: client, now: now, on: db)
-        }
+        let completed = try verifications.check(verification, code: code, key: .internalMFA, client: client, now: now, on: db)
         return completed ? EnrolledCredential(credential: .phone(number)) : nil
     }
 

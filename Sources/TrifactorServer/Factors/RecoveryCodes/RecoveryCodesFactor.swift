@@ -21,7 +21,7 @@ struct RecoveryCodesFactor: SecondFactor {
         throw CommonFailure.invalid("kind", "recovery codes are created with POST /v1/mfa/recovery-codes")
     }
 
-    func finishEnrollment(_ draft: EnrollmentDraft, proof: EnrollmentProof, client: AuditContext, now: Date) throws -> EnrolledCredential? { nil }
+    func finishEnrollment(_ draft: EnrollmentDraft, proof: EnrollmentProof, client: AuditContext, now: Date, on db: any SQLConnection) throws -> EnrolledCredential? { nil }
 
     func challenge(_ factor: Factor, purpose: Purpose, message: String?, client: AuditContext, now: Date) throws -> ChallengeIssued { .none }
 

@@ -33,7 +33,7 @@ struct TOTPFactor: SecondFactor {
                                offer: .totp(secret: base32, otpauthURI: uri, qrSVG: try QRCode.svg(uri)))
     }
 
-    func finishEnrollment(_ draft: EnrollmentDraft, proof: EnrollmentProof, client: AuditContext, now: Date) throws -> EnrolledCredential? {
+    func finishEnrollment(_ draft: EnrollmentDraft, proof: EnrollmentProof, client: AuditContext, now: Date, on db: any SQLConnection) throws -> EnrolledCredential? {
         guard case .code(let code) = proof, case .totp(let secret) = draft.pending,
               let step = try matchingStep(secret, factorID: draft.factorID, code: code, now: now) else { return nil }
         return EnrolledCredential(credential: .totp(secret), initialStep: Int64(step))

@@ -52,35 +52,41 @@ struct EnrollmentService: Sendable {
         return (start.offer, token)
     }
 
-    /// Finishes an enrollment with its proof of possession. The attempt is
-    /// counted first, atomically: five tries in all, however many arrive at
-    /// once. The first factor ends the user's other password-only sessions.
-    /// - Throws: `SecondFactorFailure.enrollmentNotFound`, `.invalidCode`, `.exists`, `.limitExceeded`.
+    /// Finishes an enrollment with its proof of possession, in two
+    /// transactions. The first checks the caller's proof is fresh and counts
+    /// the attempt (five tries in all, however many arrive at once). The
+    /// second checks the proof and, when it is right, stores the factor: a
+    /// proof and the factor it makes commit together, and a wrong proof
+    /// commits only its audit line (and the phone verification's own count).
+    /// The first factor ends the user's other password-only sessions.
+    /// - Throws: `SecondFactorFailure.enrollmentNotFound`, `.invalidCode`, `.exists`, `.limitExceeded`,
+    ///   and the freshness refusals of `begin`.
     func finish(session token: String, proof: EnrollmentProof, displayName rawName: String?, by caller: Caller, client: AuditContext) throws -> Factor {
         let now = clock.now()
-        let enrolled = try transactions.read { try FactorRepository.list(caller.user.id, on: $0) }
-        try requireFreshProof(caller, enrolled: enrolled, now: now)
         let name = try FactorName.parse(rawName, field: "display_name")
         guard SessionToken.isWellFormed(token) else { throw SecondFactorFailure.enrollmentNotFound }
         let tokenHash = SHA256.hex(token)
-        guard var draft = try transactions.write({ try MFARepository.enrollmentAttempt(tokenHash: tokenHash, userID: caller.user.id, now: now.millis, on: $0) })
-        else { throw SecondFactorFailure.enrollmentNotFound }
+        guard var draft = try transactions.write({ db in
+            try requireFreshProof(caller, enrolled: try FactorRepository.list(caller.user.id, on: db), now: now)
+            return try MFARepository.enrollmentAttempt(tokenHash: tokenHash, userID: caller.user.id, now: now.millis, on: db)
+        }) else { throw SecondFactorFailure.enrollmentNotFound }
         if let name { draft.displayName = name }
-        guard let enrolledCredential = try factors.strategy(draft.kind).finishEnrollment(draft, proof: proof, client: client, now: now) else {
-            try transactions.write {
-                try AuditLog.append(client.event(.mfaEnrollmentFailed, .failure, userID: caller.user.id, detail: "kind=\(draft.kind.rawValue)"), at: now.millis, on: $0)
-            }
-            throw SecondFactorFailure.invalidCode
-        }
-        let factor = Factor(id: draft.factorID, userID: caller.user.id, displayName: draft.displayName, createdAt: now.millis, lastUsedAt: nil,
-                            credential: enrolledCredential.credential)
+        let strategy = factors.strategy(draft.kind)
+        let stored: Factor?
         do {
-            try transactions.write { db in
+            stored = try transactions.write { db -> Factor? in
                 try AccountRepository.lock(caller.user.id, on: db)
+                guard let enrolled = try strategy.finishEnrollment(draft, proof: proof, client: client, now: now, on: db) else {
+                    try AuditLog.append(client.event(.mfaEnrollmentFailed, .failure, userID: caller.user.id, detail: "kind=\(draft.kind.rawValue)"),
+                                        at: now.millis, on: db)
+                    return nil
+                }
                 guard try MFARepository.useEnrollment(tokenHash: tokenHash, now: now.millis, on: db) else { throw SecondFactorFailure.enrollmentNotFound }
                 let count = try FactorRepository.list(caller.user.id, on: db).filter(\.kind.isStandalone).count
                 guard count < Self.maxFactors else { throw SecondFactorFailure.limitExceeded }
-                try FactorRepository.insert(factor, initialStep: enrolledCredential.initialStep, on: db)
+                let factor = Factor(id: draft.factorID, userID: caller.user.id, displayName: draft.displayName, createdAt: now.millis, lastUsedAt: nil,
+                                    credential: enrolled.credential)
+                try FactorRepository.insert(factor, initialStep: enrolled.initialStep, on: db)
                 try AuditLog.append(client.event(.mfaEnrolled, .success, userID: caller.user.id, detail: "kind=\(factor.kind.rawValue) id=\(factor.id.raw)"),
                                     at: now.millis, on: db)
                 if count == 0 {
@@ -91,10 +97,12 @@ struct EnrollmentService: Sendable {
                                                          detail: "\(ended) password-only sessions ended: first second factor enrolled"), at: now.millis, on: db)
                     }
                 }
+                return factor
             }
         } catch let error as StoreError where error.kind == .uniqueViolation {
             throw SecondFactorFailure.exists
         }
+        guard let factor = stored else { throw SecondFactorFailure.invalidCode }
         changes.publish("user:\(caller.user.id.raw)")
         return factor
     }
