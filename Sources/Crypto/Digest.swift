@@ -21,4 +21,15 @@ public enum SHA256 {
 
     /// The digest of `bytes`, as lower-case hex.
     public static func hex(_ bytes: [UInt8]) -> String { Hex.encode(hash(bytes)) }
+
+    /// The digest of a secret, as lower-case hex, hashed where it lies (no copy).
+    public static func hex(_ secret: SecureBytes) -> String {
+        _ = Sodium.ready
+        var out = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
+        let rc = secret.withUnsafeBytes { input in
+            crypto_hash_sha256(&out, input.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(input.count))
+        }
+        precondition(rc == 0, "crypto_hash_sha256 failed")
+        return Hex.encode(out)
+    }
 }

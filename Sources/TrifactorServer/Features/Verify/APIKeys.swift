@@ -54,12 +54,17 @@ struct APIKeys: Sendable {
     }
 
     /// The live key that an `Authorization: Basic …` value names, or nil.
+    /// The secret is copied once out of the header into memory that is wiped
+    /// when this returns, and only its hash is compared.
     func authenticate(authorization value: String?, on db: any SQLConnection) throws -> APIKey? {
-        guard let value, value.lowercased().hasPrefix("basic "),
-              let decoded = Data(base64Encoded: String(value.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-              let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":")
+        guard let value, value.count <= 512, value.lowercased().hasPrefix("basic "),
+              var decoded = Data(base64Encoded: String(value.dropFirst(6)).trimmingCharacters(in: .whitespaces))
         else { return nil }
-        let apiKey = String(text[..<colon]), secret = String(text[text.index(after: colon)...])
+        defer { decoded.resetBytes(in: 0..<decoded.count) }
+        guard let colon = decoded.firstIndex(of: UInt8(ascii: ":")),
+              let apiKey = String(bytes: decoded[..<colon], encoding: .utf8)
+        else { return nil }
+        let secret = SecureBytes(Array(decoded[(colon + 1)...]))
         guard apiKey.count <= 64, secret.count <= 128,
               let row = try db.queryOne("SELECT id, name, api_key, secret_hash, created_at, revoked_at FROM api_keys WHERE api_key = $1", [.text(apiKey)])
         else {
