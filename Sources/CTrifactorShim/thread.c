@@ -15,6 +15,10 @@ int trifactor_nice_current_thread(int increment) {
 
 static _Thread_local int on_http_thread;
 
-void trifactor_mark_http_thread(void) { on_http_thread = 1; }
+int trifactor_set_http_thread(int on) {
+    int previous = on_http_thread;
+    on_http_thread = on;
+    return previous;
+}
 
 int trifactor_is_http_thread(void) { return on_http_thread; }

@@ -149,6 +149,40 @@ public final class HTTPServer: Sendable {
     /// handler may wait on the database).
     public static var isHTTPThread: Bool { trifactor_is_http_thread() != 0 }
 
+    /// Answers a request without a socket, as a connection would: the same
+    /// routing, executors, long-poll parking, problem mapping, headers and
+    /// log line. Inline and fast-path handlers run on the calling thread,
+    /// marked as an HTTP thread for that time (so the debug check against
+    /// database work there holds); the call waits for the answer. For tests
+    /// and tools; the server need not be listening.
+    public func respond(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = [],
+                        remoteAddress: String = "127.0.0.1") -> Response {
+        let id = context.nextRequestID()
+        let started = ContinuousClock.now
+        context.inFlight.add(1, ordering: .releasing)
+        defer {
+            context.inFlight.subtract(1, ordering: .releasing)
+        }
+        var lowered: [String: String] = [:]
+        for (name, value) in headers { lowered[ASCII.lowercased(name)] = value }
+        let answer: Response
+        if body.count > context.configuration.maxBodyBytes {
+            let problem = HTTPProblem.payloadTooLarge(limit: context.configuration.maxBodyBytes)
+            answer = context.finish(Response.problem(problem.problem(requestID: id), headers: problem.headers), requestID: id)
+        } else {
+            let request = Request(id: id, method: method, path: path, query: query, headers: lowered, body: body, remoteAddress: remoteAddress)
+            let later = Later()
+            let previous = trifactor_set_http_thread(1)
+            let ready = context.dispatch(request, suspend: {}) { later.fulfil($0) }
+            _ = trifactor_set_http_thread(previous)
+            answer = ready ?? later.wait()
+        }
+        let elapsed = ContinuousClock.now - started
+        let millis = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        context.logger.request(id: id, method: method, path: path, status: answer.status, durationMillis: (millis * 1000).rounded() / 1000, aborted: false)
+        return answer
+    }
+
     /// Requests begun and not yet answered.
     public var requestsInFlight: Int { context.inFlight.load(ordering: .acquiring) }
 
@@ -193,5 +227,21 @@ private final class TLSStrings: @unchecked Sendable {
     deinit {
         free(certificate)
         free(key)
+    }
+}
+
+/// An answer that another thread delivers once.
+private final class Later: Sendable {
+    private let state = Mutex<Response?>(nil)
+    private let ready = DispatchSemaphore(value: 0)
+
+    func fulfil(_ response: Response) {
+        state.withLock { $0 = response }
+        ready.signal()
+    }
+
+    func wait() -> Response {
+        ready.wait()
+        return state.withLock { $0! }
     }
 }

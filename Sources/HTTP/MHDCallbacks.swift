@@ -61,7 +61,7 @@ func mhdAccessHandler(
     conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
 ) -> MHD_Result {
     guard let cls, let connection, let conCls, let uploadDataSize, let raw = conCls.pointee else { return MHD_Result.NO }
-    trifactor_mark_http_thread()
+    _ = trifactor_set_http_thread(1)
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     let state = Unmanaged<RequestState>.fromOpaque(raw).takeUnretainedValue()
     let first = state.state.withLock { s -> (first: Bool, refused: Bool, problem: HTTPProblem?) in
@@ -129,40 +129,14 @@ func mhdAccessHandler(
 
     var headers: [String: String] = [:]
     for field in step.headers { headers[ASCII.lowercased(field.name)] = field.value }
-    var request = Request(id: state.id, method: step.method, path: step.path, query: values(connection, .GET_ARGUMENT_KIND),
+    let request = Request(id: state.id, method: step.method, path: step.path, query: values(connection, .GET_ARGUMENT_KIND),
                           headers: headers, body: step.body, remoteAddress: clientAddress(connection))
-    switch context.router.match(method: request.method, path: request.path) {
-    case .notFound:
-        return queue(problemResponse(HTTPProblem.notFound, context: context, state: state), on: connection, state: state)
-    case .methodNotAllowed(let allowed):
-        return queue(problemResponse(HTTPProblem.methodNotAllowed(allowed: allowed), context: context, state: state), on: connection, state: state)
-    case .found(let route, let parameters):
-        request.parameters = parameters
-        if route.execution == .inline || route.fast != nil {
-            let answer = route.fast.map { fast in context.respondFast(request, fast) } ?? context.respond(request, handler: route.handler)
-            if let answer, answer.deferral == nil { return queue(context.finish(answer, requestID: state.id), on: connection, state: state) }
-            // Suspend before anything can resume us: a long poll parks, a missed fast path goes on to its executor.
-            MHD_suspend_connection(connection)
-            if let deferral = answer?.deferral {
-                context.park(deferral, request: request, handler: route.handler, state: state, connection: ConnectionHandle(pointer: connection))
-                return MHD_Result.YES
-            }
-        } else {
-            MHD_suspend_connection(connection)
-        }
-        let handle = ConnectionHandle(pointer: connection)
-        let accepted = context.executor(for: route.execution).submit { [request] in
-            let answer = context.respond(request, handler: route.handler)
-            if let deferral = answer.deferral {
-                context.park(deferral, request: request, handler: route.handler, state: state, connection: handle)
-            } else {
-                context.answer(answer, state: state, connection: handle)
-            }
-        }
-        if !accepted { context.answer(Response.problem(HTTPProblem.overloaded.problem(requestID: state.id), headers: HTTPProblem.overloaded.headers),
-                                      state: state, connection: handle) }
-        return MHD_Result.YES
+    let handle = ConnectionHandle(pointer: connection)
+    let ready = context.dispatch(request, suspend: { MHD_suspend_connection(connection) }) { finished in
+        ServerContext.answer(finished, state: state, connection: handle)
     }
+    if let ready { return queue(ready, on: connection, state: state) }
+    return MHD_Result.YES
 }
 
 /// A connection pointer handed to a worker. `@unchecked Sendable`:

@@ -52,19 +52,59 @@ final class ServerContext: Sendable {
         execution == .hashing ? workers : databaseWorkers
     }
 
-    /// Stores the final answer of a suspended request and resumes its connection.
-    func answer(_ response: Response, state: RequestState, connection: ConnectionHandle) {
-        let finished = finish(response, requestID: state.id)
-        state.state.withLock { $0.response = finished }
-        MHD_resume_connection(connection.pointer)
+    /// Routes `request` and runs its handler where the route says: inline
+    /// or on the fast path (on the calling thread), else on its executor,
+    /// parking long polls in the hub. Returns the answer when it is ready at
+    /// once; otherwise calls `suspend` before anything can call `deliver`,
+    /// and `deliver` later, from another thread, with the answer. Every
+    /// answer has been through `finish`. One path for libmicrohttpd's
+    /// connections and for in-process requests.
+    func dispatch(_ incoming: Request, suspend: () -> Void, deliver: @escaping @Sendable (Response) -> Void) -> Response? {
+        var request = incoming
+        switch router.match(method: request.method, path: request.path) {
+        case .notFound:
+            return finish(Response.problem(HTTPProblem.notFound.problem(requestID: request.id), headers: HTTPProblem.notFound.headers), requestID: request.id)
+        case .methodNotAllowed(let allowed):
+            let problem = HTTPProblem.methodNotAllowed(allowed: allowed)
+            return finish(Response.problem(problem.problem(requestID: request.id), headers: problem.headers), requestID: request.id)
+        case .found(let route, let parameters):
+            request.parameters = parameters
+            let id = request.id
+            let park: @Sendable (Deferral, Request) -> Void = { [self] deferral, request in
+                hub.add(key: deferral.key, timeout: deferral.timeout, request: request, handler: { [self] in respond($0, handler: route.handler) },
+                        onTimeout: deferral.onTimeout) { [self] response in deliver(finish(response, requestID: id)) }
+            }
+            if route.execution == .inline || route.fast != nil {
+                let answer = route.fast.map { fast in respondFast(request, fast) } ?? respond(request, handler: route.handler)
+                if let answer, answer.deferral == nil { return finish(answer, requestID: id) }
+                // Suspend before anything can resume us: a long poll parks, a missed fast path goes on to its executor.
+                suspend()
+                if let deferral = answer?.deferral {
+                    park(deferral, request)
+                    return nil
+                }
+            } else {
+                suspend()
+            }
+            let accepted = executor(for: route.execution).submit { [self, request] in
+                let answer = respond(request, handler: route.handler)
+                if let deferral = answer.deferral {
+                    park(deferral, request)
+                } else {
+                    deliver(finish(answer, requestID: id))
+                }
+            }
+            if !accepted {
+                deliver(finish(Response.problem(HTTPProblem.overloaded.problem(requestID: id), headers: HTTPProblem.overloaded.headers), requestID: id))
+            }
+            return nil
+        }
     }
 
-    /// Parks a suspended request in the long-poll hub until a notification or its deadline.
-    func park(_ deferral: Deferral, request: Request, handler: @escaping Router.Handler, state: RequestState, connection: ConnectionHandle) {
-        hub.add(key: deferral.key, timeout: deferral.timeout, request: request, handler: { [self] in respond($0, handler: handler) },
-                onTimeout: deferral.onTimeout) { [self] response in
-            answer(response, state: state, connection: connection)
-        }
+    /// Stores the final (finished) answer of a suspended request and resumes its connection.
+    static func answer(_ finished: Response, state: RequestState, connection: ConnectionHandle) {
+        state.state.withLock { $0.response = finished }
+        MHD_resume_connection(connection.pointer)
     }
 
     /// Runs a route's fast path on the HTTP thread; nil sends the request on to the route's executor.

@@ -1,3 +1,4 @@
+import API
 import Foundation
 import Store
 import Testing
@@ -6,12 +7,13 @@ import TrifactorTestSupport
 
 @Suite("Accounts and email verification")
 struct AccountsTests {
-    @Test("sign-up answers 202 and sends a 6-digit code; the email is stored normalised", arguments: Backend.all)
-    func signUp(backend: Backend) throws {
-        try backend.withServer { server throws in
+    @Test("sign-up answers 202 and sends a 6-digit code; the email is stored normalised",
+          arguments: Backend.all, Transport.allCases)
+    func signUp(backend: Backend, transport: Transport) throws {
+        try backend.withServer(transport: transport) { server throws in
             let response = try server.json("POST", "/v1/accounts", ["email": "  Ann@Example.COM ", "password": "correct horse battery", "display_name": "Ann"])
             #expect(response.status == 202)
-            #expect(response.json["status"] as? String == "verification_sent")
+            #expect(try response.decode(VerificationSent.self).status == "verification_sent")
             #expect(try server.lastCode(to: "Ann@example.com")?.count == 6)
             let users = try server.database.transaction { try AccountRepository.list(limit: 10, on: $0) }
             #expect(users.map(\.email) == ["Ann@example.com"])
@@ -42,7 +44,9 @@ struct AccountsTests {
             func reasons(_ body: [String: Any]) -> [String: String] {
                 guard let r = try? server.json("POST", "/v1/accounts", body) else { return [:] }
                 #expect(r.status == 422)
-                return Dictionary(uniqueKeysWithValues: ((r.json["invalid_params"] as? [[String: String]]) ?? []).map { ($0["name"]!, $0["reason"]!) })
+                let refused = (try? r.problem.invalidParams) ?? nil
+                #expect(refused != nil)
+                return Dictionary(uniqueKeysWithValues: (refused ?? []).map { ($0.name, $0.reason) })
             }
             #expect(reasons(["email": "a@example.com", "password": "short"])["password"]?.contains("at least 8") == true)
             #expect(reasons(["email": "a@example.com", "password": "password1"])["password"]?.contains("common") == true)
@@ -63,16 +67,16 @@ struct AccountsTests {
             let code = try #require(try server.lastCode(to: "c@example.com"))
             let wrong = try server.json("POST", "/v1/accounts/verify-email", ["email": "c@example.com", "code": code == "000000" ? "111111" : "000000"])
             #expect(wrong.status == 400)
-            #expect(wrong.json["code"] as? String == "invalid_code")
+            #expect(try wrong.problem.code == "invalid_code")
             let right = try server.json("POST", "/v1/accounts/verify-email", ["email": "c@example.com", "code": code])
             #expect(right.status == 200)
             let again = try server.json("POST", "/v1/accounts/verify-email", ["email": "c@example.com", "code": code])
             #expect(again.status == 400)
             let unknown = try server.json("POST", "/v1/accounts/verify-email", ["email": "nobody@example.com", "code": code])
             #expect(unknown.status == 400)
-            #expect(unknown.json["detail"] as? String == wrong.json["detail"] as? String)
-            let token = try #require(server.json("POST", "/v1/sessions", ["email": "c@example.com", "password": "correct horse battery"]).json["token"] as? String)
-            #expect((try server.get("/v1/session", token: token).json["user"] as? [String: Any])?["email_verified"] as? Bool == true)
+            #expect(try unknown.problem.detail == wrong.problem.detail)
+            let token = try server.json("POST", "/v1/sessions", ["email": "c@example.com", "password": "correct horse battery"]).decode(SessionCreated.self).token
+            #expect(try server.get("/v1/session", token: token).decode(CurrentSession.self).user.emailVerified)
         }
     }
 
@@ -148,7 +152,7 @@ struct AccountsTests {
             for _ in 0..<4 { statuses.append(try server.json("POST", "/v1/accounts/verify-email/resend", ["email": "f@example.com"]).status) }
             #expect(statuses == [202, 202, 202, 429])
             let limited = try server.json("POST", "/v1/accounts/verify-email/resend", ["email": "f@example.com"])
-            #expect(limited.json["code"] as? String == "rate_limited")
+            #expect(try limited.problem.code == "rate_limited")
             #expect(Int(limited.header("retry-after") ?? "") ?? 0 > 0)
             server.clock.advance(301)
             #expect(try server.json("POST", "/v1/accounts/verify-email/resend", ["email": "f@example.com"]).status == 202)
@@ -169,11 +173,12 @@ struct AccountsTests {
         try Backend.all[0].withServer { server throws in
             _ = try server.json("POST", "/v1/accounts", ["email": "g@example.com", "password": "correct horse battery"])
             _ = try server.json("POST", "/v1/accounts", ["email": "h@example.com", "password": "correct horse battery"])
-            let all = try #require(try server.get("/dev/outbox").json["messages"] as? [[String: Any]])
-            #expect(all.map { $0["to"] as? String } == ["h@example.com", "g@example.com"])
-            #expect(Set(all.flatMap { $0.keys }) == ["id", "channel", "to", "text", "created_at", "status"])
-            let one = try #require(try server.get("/dev/outbox?to=g@example.com").json["messages"] as? [[String: Any]])
-            #expect(one.count == 1)
+            let listing = try server.get("/dev/outbox")
+            #expect(try listing.decode(OutboxListing.self).messages.map(\.to) == ["h@example.com", "g@example.com"])
+            // The wire shape itself: exactly these keys.
+            let raw = try #require(try listing.wireObject()["messages"] as? [[String: Any]])
+            #expect(Set(raw.flatMap { $0.keys }) == ["id", "channel", "to", "text", "created_at", "status"])
+            #expect(try server.outbox(to: "g@example.com").count == 1)
         }
         try Backend.all[0].withServer(TestServer.configuration { $0.dev = false }) { server throws in
             #expect(try server.get("/dev/outbox").status == 404)

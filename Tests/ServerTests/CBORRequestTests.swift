@@ -1,3 +1,4 @@
+import API
 import Core
 import Crypto
 import Foundation
@@ -17,9 +18,9 @@ struct CBORRequestTests {
             let user = try MFAClient(server, email: "float@example.com")
             let begin = try user.call("POST", "/v1/mfa/enrollments", ["kind": "passkey"])
             #expect(begin.status == 202)
-            let session = try #require(begin.json["enrollment_session"] as? String)
-            let options = try #require(begin.json["options"] as? [String: Any])
-            let challenge = try #require(options["challenge"] as? String)
+            let started = try begin.decode(EnrollmentStarted.self)
+            let session = started.enrollmentSession
+            let challenge = try #require(started.options?.challenge)
             let clientData = #"{"type":"webauthn.create","challenge":"\#(challenge)","origin":"http://localhost:8080"}"#
             let finish = try user.call("POST", "/v1/mfa/enrollments/\(session)", ["credential": [
                 "id": "AAAA", "type": "public-key",
@@ -58,7 +59,7 @@ struct CBORRequestTests {
         let credentialID = Base64URL.encode(Array(repeating: 7, count: 16))
         try registerPasskey(on: server, email: user.email, credentialID: credentialID)
         let options = try server.json("POST", "/v1/sessions/passkey/options", [:] as [String: String])
-        let challenge = try #require((options.json["options"] as? [String: Any])?["challenge"] as? String)
+        let challenge = try options.decode(PasskeyOptions.self).options.challenge
         let clientData = #"{"type":"webauthn.get","challenge":"\#(challenge)","origin":"http://localhost:8080"}"#
         return try server.json("POST", "/v1/sessions/passkey", ["assertion": [
             "id": credentialID, "type": "public-key",

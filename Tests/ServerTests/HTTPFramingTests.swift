@@ -1,3 +1,4 @@
+import API
 import Foundation
 import Glibc
 import HTTP
@@ -41,7 +42,7 @@ struct HTTPFramingTests {
             let responses = try Self.exchange(server, Self.smuggle(fields, body: body))
             #expect(responses.count == 1, "\(responses.map(\.status))")
             #expect(responses.first?.status == status)
-            #expect(responses.first?.json["code"] as? String == code)
+            #expect(try responses.first?.problem.code == code)
             #expect(responses.first?.header("connection")?.lowercased() == "close")
         }
     }
@@ -76,7 +77,7 @@ struct HTTPFramingTests {
         try Backend.all[0].withServer { server in
             let responses = try Self.exchange(server, Array("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
             #expect(responses.map(\.status) == [400])
-            #expect(responses.first?.json["code"] as? String == "malformed_request")
+            #expect(try responses.first?.problem.code == "malformed_request")
         }
     }
 
@@ -87,7 +88,7 @@ struct HTTPFramingTests {
             let started = ContinuousClock.now
             let responses = try Self.exchange(server, Array("GET /health?\(many) HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
             #expect(responses.map(\.status) == [414])
-            #expect(responses.first?.json["code"] as? String == "uri_too_long")
+            #expect(try responses.first?.problem.code == "uri_too_long")
             #expect(ContinuousClock.now - started < .seconds(4))
             let long = String(repeating: "a", count: 9000)
             #expect(try Self.exchange(server, Array("GET /health?\(long) HTTP/1.1\r\nHost: x\r\n\r\n".utf8)).map(\.status) == [414])
@@ -155,7 +156,15 @@ struct RawResponse {
     let body: [UInt8]
 
     func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
-    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
+    /// The body as an RFC 7807 problem; anything else throws, which fails the test.
+    var problem: Problem {
+        get throws {
+            guard header("content-type") == "application/problem+json" else {
+                throw HTTPTestClient.Failure(description: "\(status) is not a problem: \(String(decoding: body.prefix(200), as: UTF8.self))")
+            }
+            return try WireDecoder.decode(Problem.self, body)
+        }
+    }
 
     /// Splits `bytes` into responses framed by Content-Length, or nil when
     /// anything (a repeated head, stray bytes) does not fit that framing.

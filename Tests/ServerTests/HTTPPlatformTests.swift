@@ -1,3 +1,4 @@
+import API
 import Foundation
 import HTTP
 import Testing
@@ -17,7 +18,7 @@ struct HTTPPlatformTests {
             #expect(first.header("connection")?.lowercased() != "close")
             let second = try client.request("GET", "/ready")
             #expect(second.status == 200)
-            #expect(second.json["status"] as? String == "ok")
+            #expect(try second.decode(HealthStatus.self).status == "ok")
             #expect(first.header("x-request-id") != second.header("x-request-id"))
         }
     }
@@ -31,12 +32,12 @@ struct HTTPPlatformTests {
             #expect(try eventually { try server.get("/ready").status == 503 })
             let ready = try server.get("/ready")
             #expect(ready.status == 503)
-            #expect(ready.json["status"] as? String == "unavailable")
+            #expect(try ready.decode(HealthStatus.self).status == "unavailable")
             #expect(try server.get("/health").status == 200)
             // A request that needs the database gets a problem, not a hang or a crash.
             let signIn = try server.json("POST", "/v1/sessions", ["email": "a@example.com", "password": "whatever it is"])
             #expect(signIn.status == 503)
-            #expect(signIn.json["code"] as? String == "service_unavailable")
+            #expect(try signIn.problem.code == "service_unavailable")
         }
     }
 
@@ -46,32 +47,31 @@ struct HTTPPlatformTests {
             let notFound = try server.get("/no/such/path")
             #expect(notFound.status == 404)
             #expect(notFound.header("content-type") == "application/problem+json")
-            #expect(notFound.json["code"] as? String == "not_found")
-            #expect(notFound.json["type"] as? String == "urn:trifactor:problem:not_found")
-            #expect(notFound.json["request_id"] as? String == notFound.header("x-request-id"))
+            #expect(try notFound.problem.code == "not_found")
+            #expect(try notFound.problem.type == "urn:trifactor:problem:not_found")
+            #expect(try notFound.problem.requestID == notFound.header("x-request-id"))
 
             let wrongMethod = try server.client().request("PUT", "/v1/accounts", body: [])
             #expect(wrongMethod.status == 405)
             #expect(wrongMethod.header("allow") == "POST")
-            #expect(wrongMethod.json["code"] as? String == "method_not_allowed")
+            #expect(try wrongMethod.problem.code == "method_not_allowed")
 
             let malformed = try server.client().request("POST", "/v1/sessions", headers: ["Content-Type": "application/json"], body: Array(#"{"email": "#.utf8))
             #expect(malformed.status == 400)
-            #expect(malformed.json["code"] as? String == "malformed_json")
+            #expect(try malformed.problem.code == "malformed_json")
 
             let notJSON = try server.client().request("POST", "/v1/sessions", headers: ["Content-Type": "text/plain"], body: Array("hi".utf8))
             #expect(notJSON.status == 415)
-            #expect(notJSON.json["code"] as? String == "unsupported_media_type")
+            #expect(try notJSON.problem.code == "unsupported_media_type")
 
             let missing = try server.json("POST", "/v1/sessions", ["email": "a@example.com"])
             #expect(missing.status == 422)
-            #expect(missing.json["code"] as? String == "invalid_fields")
-            let fields = (missing.json["invalid_params"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
-            #expect(fields == ["password"])
+            #expect(try missing.problem.code == "invalid_fields")
+            #expect(try missing.problem.invalidParams?.map(\.name) == ["password"])
 
             let wrongType = try server.json("POST", "/v1/sessions", ["email": 42, "password": "x"])
             #expect(wrongType.status == 422)
-            #expect((wrongType.json["invalid_params"] as? [[String: Any]])?.first?["name"] as? String == "email")
+            #expect(try wrongType.problem.invalidParams?.first?.name == "email")
         }
     }
 
@@ -84,15 +84,15 @@ struct HTTPPlatformTests {
                                                            headers: ["Content-Type": "application/json", "Authorization": "Bearer \(user.token)"],
                                                            body: Array(#"{"kind":"totp","digits":\#(digits)}"#.utf8))
                 #expect(response.status == 422, "digits \(digits)")
-                #expect(response.json["code"] as? String == "invalid_fields")
-                #expect((response.json["invalid_params"] as? [[String: Any]])?.first?["name"] as? String == "digits")
+                #expect(try response.problem.code == "invalid_fields")
+                #expect(try response.problem.invalidParams?.first?.name == "digits")
             }
             // Broken JSON stays malformed, and a fitting number is accepted.
             let broken = try server.client().request("POST", "/v1/mfa/enrollments",
                                                      headers: ["Content-Type": "application/json", "Authorization": "Bearer \(user.token)"],
                                                      body: Array(#"{"kind":"totp","digits":6.5"#.utf8))
             #expect(broken.status == 400)
-            #expect(broken.json["code"] as? String == "malformed_json")
+            #expect(try broken.problem.code == "malformed_json")
             #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "totp", "digits": 8]).status == 202)
         }
     }
@@ -105,7 +105,7 @@ struct HTTPPlatformTests {
             try client.send(HTTPTestClient.head("POST", "/v1/accounts", headers: ["Content-Type": "application/json"], contentLength: body.count))
             let response = try client.readResponse()
             #expect(response.status == 413)
-            #expect(response.json["code"] as? String == "payload_too_large")
+            #expect(try response.problem.code == "payload_too_large")
         }
     }
 
@@ -145,9 +145,9 @@ struct HTTPPlatformTests {
         try Backend.all[0].withServer(extraRoutes: { $0.add("GET", "/test/crash") { _ in throw Secret() } }) { server throws in
             let response = try server.get("/test/crash")
             #expect(response.status == 500)
-            #expect(response.json["code"] as? String == "internal_error")
+            #expect(try response.problem.code == "internal_error")
             #expect(!response.text.contains("hunter2"))
-            let id = try #require(response.json["request_id"] as? String)
+            let id = try #require(response.problem.requestID)
             #expect(server.log.all.contains { $0.contains(id) && $0.contains("unhandled_error") && $0.contains("hunter2") })
         }
     }
@@ -158,8 +158,8 @@ struct HTTPPlatformTests {
         try Backend.all[0].withServer(extraRoutes: nan) { server throws in
             let response = try server.get("/test/nan")
             #expect(response.status == 500)
-            #expect(response.json["code"] as? String == "internal_error")
-            let id = try #require(response.json["request_id"] as? String)
+            #expect(try response.problem.code == "internal_error")
+            let id = try #require(response.problem.requestID)
             #expect(server.log.all.contains { $0.contains(id) && $0.contains("as JSON failed") })
         }
     }
@@ -177,7 +177,7 @@ struct HTTPPlatformTests {
             let refused = responses.filter { $0.status == 503 }
             #expect(responses.filter { $0.status == 204 }.count >= 1)
             #expect(refused.count >= 2)
-            #expect(refused.allSatisfy { $0.header("retry-after") == "1" && $0.json["code"] as? String == "overloaded" })
+            #expect(try refused.allSatisfy { try $0.header("retry-after") == "1" && $0.problem.code == "overloaded" })
         }
     }
 

@@ -1,3 +1,4 @@
+import API
 import Foundation
 import Glibc
 import Store
@@ -42,13 +43,13 @@ struct LongPollTests {
 
             let signIn = try s.user.passwordSignIn()
             #expect(signIn.status == 200)
-            let pending = try #require(signIn.json["pending_credential"] as? String)
+            let pending = try signIn.decode(MFARequired.self).pendingCredential
             let challenge = try server.json("POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": s.deviceID])
             #expect(challenge.status == 202)
             var answered = 0
             for client in pollers {
                 let response = try client.readResponse()
-                if (response.json["approvals"] as? [Any])?.count == 1 { answered += 1 }
+                if (try? response.decode(PendingApprovals.self))?.approvals.count == 1 { answered += 1 }
             }
             #expect(answered == 1000)
         }
@@ -69,13 +70,13 @@ struct LongPollTests {
             #expect(try eventually(5) { first.services.hub.waiting == 1 })
 
             let signIn = try HTTPTestClient(port: second.port).json("POST", "/v1/sessions", ["email": s.user.email, "password": s.user.password])
-            let pending = try #require(signIn.json["pending_credential"] as? String)
+            let pending = try signIn.decode(MFARequired.self).pendingCredential
             let started = ContinuousClock.now
             let challenge = try HTTPTestClient(port: second.port).json("POST", "/v1/mfa/sign-in/challenges",
                                                                         ["pending_credential": pending, "enrollment_id": s.deviceID])
             #expect(challenge.status == 202)
             let response = try poller.readResponse()
-            #expect((response.json["approvals"] as? [Any])?.count == 1)
+            #expect((try? response.decode(PendingApprovals.self))?.approvals.count == 1)
             #expect(ContinuousClock.now - started < .seconds(3))
             second.runtime.stop(drainTimeout: 5)
             secondDatabase.close()

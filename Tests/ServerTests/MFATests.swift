@@ -1,3 +1,4 @@
+import API
 import Core
 import Crypto
 import Foundation
@@ -13,50 +14,53 @@ struct MFATests {
             let user = try MFAClient(server, email: "totp@example.com")
             let begin = try user.call("POST", "/v1/mfa/enrollments", ["kind": "totp"])
             #expect(begin.status == 202)
-            let secret = try #require(begin.json["secret"] as? String)
+            let secret = try #require(try begin.decode(EnrollmentStarted.self).secret)
             #expect(Base32.decode(secret)?.count == 20)
-            #expect(begin.json["otpauth_uri"] as? String == "otpauth://totp/Trifactor:totp@example.com?secret=\(secret)&issuer=Trifactor&algorithm=SHA1&digits=6&period=30")
-            #expect((begin.json["qr_svg"] as? String)?.hasPrefix("<svg") == true)
-            let session = try #require(begin.json["enrollment_session"] as? String)
+            #expect(try begin.decode(EnrollmentStarted.self).otpauthURI == "otpauth://totp/Trifactor:totp@example.com?secret=\(secret)&issuer=Trifactor&algorithm=SHA1&digits=6&period=30")
+            #expect(try begin.decode(EnrollmentStarted.self).qrSVG?.hasPrefix("<svg") == true)
+            let session = try begin.decode(EnrollmentStarted.self).enrollmentSession
             #expect(try user.call("POST", "/v1/mfa/enrollments/\(session)", ["code": "000000"]).status == 400 || user.totp(secret) == "000000")
             let done = try user.call("POST", "/v1/mfa/enrollments/\(session)", ["code": user.totp(secret), "display_name": "Pixel"])
             #expect(done.status == 201)
-            #expect(done.json["kind"] as? String == "totp" && done.json["display_name"] as? String == "Pixel")
-            let enrolledID = try #require(done.json["enrollment_id"] as? String)
+            let factor = try done.decode(EnrolledFactor.self)
+            #expect(factor.kind == "totp" && factor.displayName == "Pixel")
+            let enrolledID = try done.decode(EnrolledFactor.self).enrollmentID
             try user.stepUp((enrolledID, secret))
             #expect(try user.call("POST", "/v1/mfa/enrollments/\(session)", ["code": user.totp(secret)]).status == 404)
             let sealed = try server.database.transaction { try $0.queryOne("SELECT secret_sealed FROM mfa_factors")!.text("secret_sealed") }
             #expect(!sealed.contains(secret))
-            let listed = try user.call("GET", "/v1/mfa/enrollments").json["enrollments"] as? [[String: Any]]
-            #expect(listed?.count == 1 && listed?.first?["kind"] as? String == "totp")
+            let listed = try user.call("GET", "/v1/mfa/enrollments").decode(EnrolledFactors.self).enrollments
+            #expect(listed.map(\.kind) == ["totp"])
         }
     }
 
-    @Test("with a second factor, the password alone yields a pending credential and hints, never a session", arguments: Backend.all)
-    func pendingCredential(backend: Backend) throws {
-        try backend.withServer { server throws in
+    @Test("with a second factor, the password alone yields a pending credential and hints, never a session",
+          arguments: Backend.all, Transport.allCases)
+    func pendingCredential(backend: Backend, transport: Transport) throws {
+        try backend.withServer(transport: transport) { server throws in
             let user = try MFAClient(server, email: "pend@example.com")
             let totp = try user.enrollTOTP()
             let sessionsBefore = try server.database.transaction { try $0.queryOne("SELECT COUNT(*) AS n FROM sessions")!.int("n") }
             let first = try user.passwordSignIn()
             #expect(first.status == 200)
-            #expect(first.json["mfa_required"] as? Bool == true && first.json["token"] == nil)
-            let hints = try #require(first.json["hints"] as? [[String: Any]])
-            #expect(hints.map { $0["kind"] as? String } == ["totp"])
-            #expect(hints.first?["enrollment_id"] as? String == totp.id)
+            let required = try first.decode(MFARequired.self)
+            #expect(try required.mfaRequired && first.wireObject()["token"] == nil)
+            let hints = required.hints
+            #expect(hints.map(\.kind) == ["totp"])
+            #expect(hints.first?.enrollmentID == totp.id)
             #expect(try server.database.transaction { try $0.queryOne("SELECT COUNT(*) AS n FROM sessions")!.int("n") } == sessionsBefore)
-            let pending = try #require(first.json["pending_credential"] as? String)
+            let pending = try first.decode(MFARequired.self).pendingCredential
             #expect(try server.json("POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": totp.id]).status == 202)
             // The enrollment used the current step: the next one signs in.
             let done = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": totp.id, "code": user.totp(totp.secret, offset: 1)])
             #expect(done.status == 201)
-            let session = try #require(done.json["session"] as? [String: Any])
-            #expect(session["aal"] as? Int == 2 && session["methods"] as? [String] == ["pwd", "otp"])
+            let session = try done.decode(SessionCreated.self).session
+            #expect(session.aal == 2 && session.methods == ["pwd", "otp"])
             // Single use.
             let again = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": totp.id, "code": user.totp(totp.secret, offset: 1)])
-            #expect(again.status == 401 && again.json["code"] as? String == "invalid_pending_credential")
-            let token = try #require(done.json["token"] as? String)
-            #expect((try server.get("/v1/session", token: token).json["session"] as? [String: Any])?["aal"] as? Int == 2)
+            #expect(try again.status == 401 && again.problem.code == "invalid_pending_credential")
+            let token = try done.decode(SessionCreated.self).token
+            #expect(try server.get("/v1/session", token: token).decode(CurrentSession.self).session.aal == 2)
         }
     }
 
@@ -67,14 +71,14 @@ struct MFATests {
             #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "totp", "algorithm": "MD5"]).status == 422)
             #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "totp", "digits": 7]).status == 422)
             let begin = try user.call("POST", "/v1/mfa/enrollments", ["kind": "totp", "algorithm": "sha256", "digits": 8])
-            let secret = try #require(begin.json["secret"] as? String)
-            #expect((begin.json["otpauth_uri"] as? String)?.hasSuffix("&algorithm=SHA256&digits=8&period=30") == true)
-            let session = try #require(begin.json["enrollment_session"] as? String)
+            let secret = try #require(try begin.decode(EnrollmentStarted.self).secret)
+            #expect(try begin.decode(EnrollmentStarted.self).otpauthURI?.hasSuffix("&algorithm=SHA256&digits=8&period=30") == true)
+            let session = try begin.decode(EnrollmentStarted.self).enrollmentSession
             #expect(try user.call("POST", "/v1/mfa/enrollments/\(session)", ["code": user.totp(secret)]).status == 400)  // SHA1, 6 digits: wrong
             let done = try user.call("POST", "/v1/mfa/enrollments/\(session)", ["code": user.totp(secret, digits: 8, algorithm: .sha256)])
             #expect(done.status == 201)
-            let id = try #require(done.json["enrollment_id"] as? String)
-            let pending = try #require(try user.passwordSignIn().json["pending_credential"] as? String)
+            let id = try done.decode(EnrolledFactor.self).enrollmentID
+            let pending = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
             let signIn = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": id,
                                                                       "code": user.totp(secret, offset: 1, digits: 8, algorithm: .sha256)])
             #expect(signIn.status == 201)
@@ -87,7 +91,7 @@ struct MFATests {
             let user = try MFAClient(server, email: "win@example.com")
             let totp = try user.enrollTOTP()
             func attempt(_ code: String) throws -> Int {
-                let pending = try #require(try user.passwordSignIn().json["pending_credential"] as? String)
+                let pending = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
                 return try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": totp.id, "code": code]).status
             }
             server.clock.advance(120)
@@ -107,27 +111,27 @@ struct MFATests {
             let user = try MFAClient(server, email: "phone@example.com")
             let begin = try user.call("POST", "/v1/mfa/enrollments", ["kind": "phone", "phone": "(415) 555-0100", "country": "US"])
             #expect(begin.status == 202)
-            #expect(begin.json["masked_phone"] as? String == "+*******0100")
-            let session = try #require(begin.json["enrollment_session"] as? String)
+            #expect(try begin.decode(EnrollmentStarted.self).maskedPhone == "+*******0100")
+            let session = try begin.decode(EnrollmentStarted.self).enrollmentSession
             let code = try #require(try user.lastSMSCode("14155550100"))
             let enrolled = try user.call("POST", "/v1/mfa/enrollments/\(session)", ["code": code])
             #expect(enrolled.status == 201)
-            let phoneID = try #require(enrolled.json["enrollment_id"] as? String)
+            let phoneID = try enrolled.decode(EnrolledFactor.self).enrollmentID
             #expect(try user.call("POST", "/v1/session/step-up", ["enrollment_id": phoneID]).status == 202)
             #expect(try user.call("POST", "/v1/session/step-up", ["enrollment_id": phoneID, "code": try #require(try user.lastSMSCode("14155550100"))]).status == 200)
-            #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "phone", "phone": "+14155550100"]).json["code"] as? String == "second_factor_exists")
+            #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "phone", "phone": "+14155550100"]).problem.code == "second_factor_exists")
 
             let first = try user.passwordSignIn()
-            let hint = try #require((first.json["hints"] as? [[String: Any]])?.first)
-            #expect(hint["masked_phone"] as? String == "+*******0100")
-            let pending = try #require(first.json["pending_credential"] as? String)
-            let id = try #require(hint["enrollment_id"] as? String)
+            let hint = try #require(try first.decode(MFARequired.self).hints.first)
+            #expect(hint.maskedPhone == "+*******0100")
+            let pending = try first.decode(MFARequired.self).pendingCredential
+            let id = hint.enrollmentID
             #expect(try server.json("POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": id]).status == 202)
             #expect(try user.lastSMS("14155550100")?.contains("Your sign-in code") == true)
             let signInCode = try #require(try user.lastSMSCode("14155550100"))
             let done = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": id, "code": signInCode])
             #expect(done.status == 201)
-            #expect((done.json["session"] as? [String: Any])?["methods"] as? [String] == ["pwd", "sms"])
+            #expect(try done.decode(SessionCreated.self).session.methods == ["pwd", "sms"])
         }
     }
 
@@ -135,23 +139,23 @@ struct MFATests {
     func enrollmentRules() throws {
         try Backend.all[0].withServer { server throws in
             let unverified = try MFAClient(server, email: "unv@example.com", verify: false)
-            #expect(try unverified.call("POST", "/v1/mfa/enrollments", ["kind": "totp"]).json["code"] as? String == "unverified_email")
+            #expect(try unverified.call("POST", "/v1/mfa/enrollments", ["kind": "totp"]).problem.code == "unverified_email")
             let user = try MFAClient(server, email: "rules@example.com")
             #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "phone", "phone": "+441212345678"]).status == 422)
             #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "fingerprint"]).status == 422)
             let first = try user.enrollTOTP(name: "app 0")
             // With a factor, the next one needs a fresh second-factor proof, not just the password.
-            #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "totp"]).json["code"] as? String == "second_factor_required")
+            #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "totp"]).problem.code == "second_factor_required")
             for i in 1..<10 {
                 try user.stepUp(first)
                 _ = try user.enrollTOTP(name: "app \(i)")
             }
             try user.stepUp(first)
-            #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "totp"]).json["code"] as? String == "second_factor_limit_exceeded")
+            #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "totp"]).problem.code == "second_factor_limit_exceeded")
             let fresh = try MFAClient(server, email: "stale@example.com")
             server.clock.advance(301)
             let stale = try fresh.call("POST", "/v1/mfa/enrollments", ["kind": "totp"])
-            #expect(stale.status == 401 && stale.json["code"] as? String == "reauthentication_required")
+            #expect(try stale.status == 401 && stale.problem.code == "reauthentication_required")
         }
     }
 
@@ -163,8 +167,8 @@ struct MFATests {
             #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "passkey", "device_name": long]).status == 422)
             #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "device", "public_key": try DeviceKey().publicKey, "device_name": "a\u{7}b"]).status == 422)
             let begin = try user.call("POST", "/v1/mfa/enrollments", ["kind": "totp"])
-            let session = try #require(begin.json["enrollment_session"] as? String)
-            let secret = try #require(begin.json["secret"] as? String)
+            let session = try begin.decode(EnrollmentStarted.self).enrollmentSession
+            let secret = try #require(try begin.decode(EnrollmentStarted.self).secret)
             for _ in 0..<6 {
                 #expect(try user.call("POST", "/v1/mfa/enrollments/\(session)", ["code": user.totp(secret), "display_name": long]).status == 422)
             }
@@ -177,7 +181,7 @@ struct MFATests {
     func firstFactorEndsOtherSessions() throws {
         try Backend.all[0].withServer { server throws in
             let user = try MFAClient(server, email: "thief@example.com")
-            let elsewhere = try #require(try user.passwordSignIn().json["token"] as? String)
+            let elsewhere = try user.passwordSignIn().decode(SessionCreated.self).token
             _ = try user.enrollTOTP()
             #expect(try server.get("/v1/session", token: elsewhere).status == 401)
             #expect(try user.call("GET", "/v1/session").status == 200)
@@ -191,12 +195,12 @@ struct MFATests {
             let aliceTOTP = try alice.enrollTOTP()
             let bob = try MFAClient(server, email: "bob@example.com")
             let bobTOTP = try bob.enrollTOTP()
-            let pending = try #require(try alice.passwordSignIn().json["pending_credential"] as? String)
+            let pending = try alice.passwordSignIn().decode(MFARequired.self).pendingCredential
             let other = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": bobTOTP.id, "code": bob.totp(bobTOTP.secret, offset: 1)])
             #expect(other.status == 404)
             server.clock.advance(301)
             let late = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": aliceTOTP.id, "code": alice.totp(aliceTOTP.secret)])
-            #expect(late.status == 401 && late.json["code"] as? String == "invalid_pending_credential")
+            #expect(try late.status == 401 && late.problem.code == "invalid_pending_credential")
             #expect(try server.json("POST", "/v1/sessions/mfa", ["pending_credential": "junk", "enrollment_id": aliceTOTP.id, "code": "123456"]).status == 401)
         }
     }
@@ -206,14 +210,14 @@ struct MFATests {
         try backend.withServer { server throws in
             let user = try MFAClient(server, email: "lock@example.com")
             let totp = try user.enrollTOTP()
-            let pending = try #require(try user.passwordSignIn().json["pending_credential"] as? String)
+            let pending = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
             func attempt(_ code: String) throws -> HTTPTestClient.Response {
                 try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": totp.id, "code": code])
             }
             let wrong = user.totp(totp.secret, offset: 1) == "000000" ? "111111" : "000000"
             for _ in 0..<10 { #expect(try attempt(wrong).status == 400) }
             let locked = try attempt(user.totp(totp.secret, offset: 1))
-            #expect(locked.status == 429 && locked.json["code"] as? String == "too_many_attempts")
+            #expect(try locked.status == 429 && locked.problem.code == "too_many_attempts")
             server.clock.advance(6)
             #expect(try attempt(user.totp(totp.secret, offset: 1)).status == 201)
             #expect(try server.auditKinds().contains("mfa.locked"))

@@ -1,3 +1,4 @@
+import API
 import Foundation
 import Synchronization
 import Testing
@@ -42,26 +43,26 @@ struct PushApprovalTests {
     func approve(backend: Backend) throws {
         try backend.withServer { server throws in
             let s = try Self.setup(server, email: "push@example.com")
-            let pending = try #require(try s.user.passwordSignIn().json["pending_credential"] as? String)
+            let pending = try s.user.passwordSignIn().decode(MFARequired.self).pendingCredential
             let challenge = try server.json("POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": s.deviceID])
-            let approval = try #require(challenge.json["approval_id"] as? String)
-            let number = try #require(challenge.json["number"] as? Int)
+            let approval = try #require(try challenge.decode(ChallengeSent.self).approvalID)
+            let number = try #require(try challenge.decode(ChallengeSent.self).number)
             #expect((10...99).contains(number))
-            let listed = try #require(try Self.poll(s).json["approvals"] as? [[String: Any]])
+            let listed = try Self.poll(s).decode(PendingApprovals.self).approvals
             #expect(listed.count == 1)
-            let choices = try #require(listed.first?["choices"] as? [Int])
+            let choices = try #require(listed.first?.choices)
             #expect(choices.count == 3 && choices.contains(number) && Set(choices).count == 3)
-            #expect(listed.first?["ip"] as? String == "127.0.0.1" && listed.first?["user_agent"] as? String == "trifactor-tests")
+            #expect(listed.first?.ip == "127.0.0.1" && listed.first?.userAgent == "trifactor-tests")
             // An unsigned or badly signed poll is refused.
             #expect(try server.get("/v1/devices/\(s.deviceID)/approvals").status == 401)
-            #expect(try Self.decide(s, approval, "approve", number).json["status"] as? String == "approved")
+            #expect(try Self.decide(s, approval, "approve", number).decode(ApprovalState.self).status == "approved")
             let state = try server.get("/v1/mfa/sign-in/approvals/\(approval)?pending_credential=\(pending)")
-            #expect(state.json["status"] as? String == "approved")
+            #expect(try state.decode(ApprovalState.self).status == "approved")
             let done = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": s.deviceID, "approval_id": approval])
             #expect(done.status == 201)
-            #expect((done.json["session"] as? [String: Any])?["methods"] as? [String] == ["pwd", "hwk"])
+            #expect(try done.decode(SessionCreated.self).session.methods == ["pwd", "hwk"])
             // Single use.
-            let again = try #require(try s.user.passwordSignIn().json["pending_credential"] as? String)
+            let again = try s.user.passwordSignIn().decode(MFARequired.self).pendingCredential
             #expect(try server.json("POST", "/v1/sessions/mfa", ["pending_credential": again, "enrollment_id": s.deviceID, "approval_id": approval]).status == 400)
         }
     }
@@ -70,15 +71,15 @@ struct PushApprovalTests {
     func wrongNumber() throws {
         try Backend.all[0].withServer { server throws in
             let s = try Self.setup(server, email: "fatigue@example.com")
-            let pending = try #require(try s.user.passwordSignIn().json["pending_credential"] as? String)
+            let pending = try s.user.passwordSignIn().decode(MFARequired.self).pendingCredential
             let challenge = try server.json("POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": s.deviceID])
-            let approval = try #require(challenge.json["approval_id"] as? String)
-            let number = try #require(challenge.json["number"] as? Int)
-            #expect(try Self.decide(s, approval, "approve", number == 99 ? 98 : number + 1).json["status"] as? String == "denied")
+            let approval = try #require(try challenge.decode(ChallengeSent.self).approvalID)
+            let number = try #require(try challenge.decode(ChallengeSent.self).number)
+            #expect(try Self.decide(s, approval, "approve", number == 99 ? 98 : number + 1).decode(ApprovalState.self).status == "denied")
             #expect(try server.auditKinds().contains("push.wrong_number"))
-            #expect(try server.get("/v1/mfa/sign-in/approvals/\(approval)?pending_credential=\(pending)").json["status"] as? String == "denied")
+            #expect(try server.get("/v1/mfa/sign-in/approvals/\(approval)?pending_credential=\(pending)").decode(ApprovalState.self).status == "denied")
             let after = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": s.deviceID, "approval_id": approval])
-            #expect(after.status == 401 && after.json["code"] as? String == "invalid_pending_credential")
+            #expect(try after.status == 401 && after.problem.code == "invalid_pending_credential")
             // No new push for that sign-in either.
             #expect(try server.json("POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": s.deviceID]).status == 401)
         }
@@ -88,18 +89,19 @@ struct PushApprovalTests {
     func expiryAndLimit() throws {
         try Backend.all[0].withServer { server throws in
             let s = try Self.setup(server, email: "expire@example.com")
-            let pending = try #require(try s.user.passwordSignIn().json["pending_credential"] as? String)
+            let pending = try s.user.passwordSignIn().decode(MFARequired.self).pendingCredential
             var ids: [String] = []
             for _ in 0..<3 {
                 let c = try server.json("POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": s.deviceID])
-                ids.append(try #require(c.json["approval_id"] as? String))
+                ids.append(try #require(try c.decode(ChallengeSent.self).approvalID))
             }
             // Past the limit the device can still sign; only the push is withheld.
             let fourth = try server.json("POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": s.deviceID])
-            #expect(fourth.status == 202 && fourth.json["approval_id"] == nil && fourth.json["challenge"] is String)
+            let withheld = try fourth.decode(ChallengeSent.self)
+            #expect(fourth.status == 202 && withheld.approvalID == nil && withheld.challenge != nil)
             server.clock.advance(121)
-            #expect(try server.get("/v1/mfa/sign-in/approvals/\(ids[0])?pending_credential=\(pending)").json["status"] as? String == "expired")
-            #expect((try Self.poll(s).json["approvals"] as? [Any])?.isEmpty == true)
+            #expect(try server.get("/v1/mfa/sign-in/approvals/\(ids[0])?pending_credential=\(pending)").decode(ApprovalState.self).status == "expired")
+            #expect(try Self.poll(s).decode(PendingApprovals.self).approvals.isEmpty)
             #expect(try Self.decide(s, ids[0], "approve", 10).status == 404)
         }
     }
@@ -111,16 +113,17 @@ struct PushApprovalTests {
             let started = Date()
             let empty = try Self.poll(s, wait: 1)
             #expect(Date().timeIntervalSince(started) >= 0.9)
-            #expect((empty.json["approvals"] as? [Any])?.isEmpty == true)
+            #expect(try empty.decode(PendingApprovals.self).approvals.isEmpty)
 
-            let pending = try #require(try s.user.passwordSignIn().json["pending_credential"] as? String)
+            let pending = try s.user.passwordSignIn().decode(MFARequired.self).pendingCredential
             let port = server.port, id = s.deviceID
             let headers = try Self.deviceHeaders(s)
             let result = Mutex<(count: Int, seconds: Double)>((0, 0))
             let poller = Thread {
                 let t0 = Date()
                 let r = try? HTTPTestClient(port: port).request("GET", "/v1/devices/\(id)/approvals?wait=20", headers: headers)
-                result.withLock { $0 = ((r?.json["approvals"] as? [Any])?.count ?? -1, Date().timeIntervalSince(t0)) }
+                let count = (try? r?.decode(PendingApprovals.self))??.approvals.count
+                result.withLock { $0 = (count ?? -1, Date().timeIntervalSince(t0)) }
             }
             poller.start()
             usleep(300_000)
@@ -154,17 +157,16 @@ struct PasswordlessPushTests {
             let s = try PushApprovalTests.setup(server, email: "nopass@example.com")
             let started = try server.json("POST", "/v1/sessions/push", ["email": "nopass@example.com"])
             #expect(started.status == 202)
-            let pending = try #require(started.json["pending_credential"] as? String)
-            let approval = try #require(started.json["approval_id"] as? String)
-            let number = try #require(started.json["number"] as? Int)
-            #expect((try PushApprovalTests.poll(s).json["approvals"] as? [[String: Any]])?.first?["approval_id"] as? String == approval)
+            let push = try started.decode(PushSignInStarted.self)
+            let pending = push.pendingCredential, approval = push.approvalID, number = push.number
+            #expect(try PushApprovalTests.poll(s).decode(PendingApprovals.self).approvals.first?.approvalID == approval)
             // Before the approval nothing completes.
             #expect(try server.json("POST", "/v1/sessions/push/complete", ["pending_credential": pending, "approval_id": approval]).status == 400)
-            #expect(try PushApprovalTests.decide(s, approval, "approve", number).json["status"] as? String == "approved")
+            #expect(try PushApprovalTests.decide(s, approval, "approve", number).decode(ApprovalState.self).status == "approved")
             let done = try server.json("POST", "/v1/sessions/push/complete", ["pending_credential": pending, "approval_id": approval])
             #expect(done.status == 201)
-            let session = try #require(done.json["session"] as? [String: Any])
-            #expect(session["aal"] as? Int == 1 && session["methods"] as? [String] == ["hwk"])
+            let session = try done.decode(SessionCreated.self).session
+            #expect(session.aal == 1 && session.methods == ["hwk"])
             // Its pending credential never stands in for a password at the second step.
             #expect(try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": s.deviceID, "approval_id": approval]).status == 401)
         }
@@ -178,10 +180,11 @@ struct PasswordlessPushTests {
             for email in ["real@example.com", "nodevice@example.com", "ghost@example.com"] {
                 let started = try server.json("POST", "/v1/sessions/push", ["email": email])
                 #expect(started.status == 202)
-                #expect(Set(started.json.keys) == ["pending_credential", "approval_id", "number"])
-                let pending = try #require(started.json["pending_credential"] as? String)
-                let approval = try #require(started.json["approval_id"] as? String)
-                #expect(try server.get("/v1/mfa/sign-in/approvals/\(approval)?pending_credential=\(pending)").json["status"] as? String == "pending")
+                // The wire shape itself: the same keys for every address.
+                #expect(Set(try started.wireObject().keys) == ["pending_credential", "approval_id", "number"])
+                let push = try started.decode(PushSignInStarted.self)
+                let pending = push.pendingCredential, approval = push.approvalID
+                #expect(try server.get("/v1/mfa/sign-in/approvals/\(approval)?pending_credential=\(pending)").decode(ApprovalState.self).status == "pending")
                 #expect(try server.json("POST", "/v1/sessions/push/complete", ["pending_credential": pending, "approval_id": approval]).status == 400)
                 for _ in 0..<2 { _ = try server.json("POST", "/v1/sessions/push", ["email": email]) }
                 #expect(try server.json("POST", "/v1/sessions/push", ["email": email]).status == 429)

@@ -1,3 +1,4 @@
+import API
 import Foundation
 import Store
 import Testing
@@ -16,7 +17,7 @@ struct SessionCacheTests {
             server.database.close()
             let cached = try server.get("/v1/session", token: token)
             #expect(cached.status == 200)
-            #expect(cached.json["user"].flatMap { $0 as? [String: Any] }?["email"] as? String == "hot@example.com")
+            #expect(try cached.decode(CurrentSession.self).user.email == "hot@example.com")
             // Anything not cached still needs the database, and says so.
             #expect(try server.get("/v1/session", token: String(repeating: "A", count: 43)).status == 503)
         }
@@ -29,17 +30,17 @@ struct SessionCacheTests {
             #expect(try server.get("/v1/session", token: user.token).status == 200)
             let totp = try user.enrollTOTP()
             // The step-up raises the cached session to AAL2 at once.
-            #expect(try server.get("/v1/session", token: user.token).json["session"].flatMap { $0 as? [String: Any] }?["aal"] as? Int == 1)
+            #expect(try server.get("/v1/session", token: user.token).decode(CurrentSession.self).session.aal == 1)
             try user.stepUp(totp)
-            #expect(try server.get("/v1/session", token: user.token).json["session"].flatMap { $0 as? [String: Any] }?["aal"] as? Int == 2)
+            #expect(try server.get("/v1/session", token: user.token).decode(CurrentSession.self).session.aal == 2)
 
             // Another session revokes this one.
-            let other = try #require(try server.json("POST", "/v1/sessions", ["email": user.email, "password": user.password]).json["pending_credential"] as? String)
+            let other = try server.json("POST", "/v1/sessions", ["email": user.email, "password": user.password]).decode(MFARequired.self).pendingCredential
             server.clock.advance(30)
             let second = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": other, "enrollment_id": totp.id, "code": user.totp(totp.secret)])
-            let secondToken = try #require(second.json["token"] as? String)
+            let secondToken = try second.decode(SessionCreated.self).token
             #expect(try server.get("/v1/session", token: secondToken).status == 200)
-            let id = try #require(server.get("/v1/session", token: user.token).json["session"].flatMap { $0 as? [String: Any] }?["id"] as? String)
+            let id = try server.get("/v1/session", token: user.token).decode(CurrentSession.self).session.id
             #expect(try user.call("DELETE", "/v1/sessions/\(id)", token: secondToken).status == 204)
             #expect(try server.get("/v1/session", token: user.token).status == 401)
 

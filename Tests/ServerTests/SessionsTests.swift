@@ -1,3 +1,4 @@
+import API
 import Crypto
 import Foundation
 import Store
@@ -7,32 +8,35 @@ import TrifactorTestSupport
 
 @Suite("Sessions and sign-in")
 struct SessionsTests {
-    @Test("sign-in returns a token shown once and an AAL1 session; GET and DELETE use it", arguments: Backend.all)
-    func lifecycle(backend: Backend) throws {
-        try backend.withServer { server throws in
+    @Test("sign-in returns a token shown once and an AAL1 session; GET and DELETE use it",
+          arguments: Backend.all, Transport.allCases)
+    func lifecycle(backend: Backend, transport: Transport) throws {
+        try backend.withServer(transport: transport) { server throws in
             _ = try server.json("POST", "/v1/accounts", ["email": "s@example.com", "password": "correct horse battery"])
             let created = try server.json("POST", "/v1/sessions", ["email": "S@EXAMPLE.com".lowercased(), "password": "correct horse battery"])
             #expect(created.status == 201)
-            let token = try #require(created.json["token"] as? String)
+            let createdBody = try created.decode(SessionCreated.self)
+            let token = createdBody.token
             #expect(token.count == 43)
-            let session = try #require(created.json["session"] as? [String: Any])
-            #expect(session["aal"] as? Int == 1)
-            #expect(session["methods"] as? [String] == ["pwd"])
+            let session = createdBody.session
+            #expect(session.aal == 1)
+            #expect(session.methods == ["pwd"])
             // Only the token's SHA-256 is stored.
             let stored = try server.database.transaction { try $0.query("SELECT token_hash FROM sessions", []) }.map { try $0.text("token_hash") }
             #expect(stored == [SHA256.hex(token)])
 
             let current = try server.get("/v1/session", token: token)
             #expect(current.status == 200)
-            #expect((current.json["user"] as? [String: Any])?["email"] as? String == "s@example.com")
-            #expect((current.json["user"] as? [String: Any])?["email_verified"] as? Bool == false)
-            #expect((current.json["session"] as? [String: Any])?["id"] as? String == session["id"] as? String)
+            let currentBody = try current.decode(CurrentSession.self)
+            #expect(currentBody.user.email == "s@example.com")
+            #expect(!currentBody.user.emailVerified)
+            #expect(currentBody.session.id == session.id)
 
-            let ended = try server.client().request("DELETE", "/v1/session", headers: ["Authorization": "Bearer \(token)"])
+            let ended = try server.send("DELETE", "/v1/session", headers: ["Authorization": "Bearer \(token)"])
             #expect(ended.status == 204)
             let after = try server.get("/v1/session", token: token)
             #expect(after.status == 401)
-            #expect(after.json["code"] as? String == "unauthenticated")
+            #expect(try after.problem.code == "unauthenticated")
             #expect(try server.auditKinds().suffix(2) == ["signin.succeeded", "session.ended"])
         }
     }
@@ -44,11 +48,11 @@ struct SessionsTests {
             let wrong = try server.json("POST", "/v1/sessions", ["email": "t@example.com", "password": "not the password"])
             let unknown = try server.json("POST", "/v1/sessions", ["email": "nobody@example.com", "password": "not the password"])
             #expect(wrong.status == 401 && unknown.status == 401)
-            var a = wrong.json, b = unknown.json
-            a["request_id"] = nil
-            b["request_id"] = nil
-            #expect(NSDictionary(dictionary: a).isEqual(to: b))
-            #expect(a["code"] as? String == "invalid_credentials")
+            var a = try wrong.problem, b = try unknown.problem
+            a.requestID = nil
+            b.requestID = nil
+            #expect(a == b)
+            #expect(a.code == "invalid_credentials")
         }
     }
 
@@ -58,7 +62,7 @@ struct SessionsTests {
             for token in [nil, "junk", String(repeating: "A", count: 43)] {
                 let r = try server.get("/v1/session", token: token)
                 #expect(r.status == 401)
-                #expect(r.json["code"] as? String == "unauthenticated")
+                #expect(try r.problem.code == "unauthenticated")
                 #expect(r.header("www-authenticate")?.hasPrefix("Bearer") == true)
             }
         }
@@ -75,8 +79,8 @@ struct SessionsTests {
             server.clock.advance(30 * 60 + 1)
             let expired = try server.get("/v1/session", token: token)
             #expect(expired.status == 401)
-            #expect(expired.json["code"] as? String == "session_expired")
-            #expect(try server.get("/v1/session", token: token).json["code"] as? String == "session_expired")
+            #expect(try expired.problem.code == "session_expired")
+            #expect(try server.get("/v1/session", token: token).problem.code == "session_expired")
             #expect(try server.auditKinds().filter { $0 == "session.expired" }.count == 1)
         }
     }
@@ -92,7 +96,7 @@ struct SessionsTests {
             // 11 h 36 min so far: still alive; past 12 h it is over.
             #expect(try server.get("/v1/session", token: token).status == 200)
             server.clock.advance(25 * 60)
-            #expect(try server.get("/v1/session", token: token).json["code"] as? String == "session_expired")
+            #expect(try server.get("/v1/session", token: token).problem.code == "session_expired")
         }
     }
 
@@ -106,7 +110,7 @@ struct SessionsTests {
             for _ in 0..<5 { #expect(try attempt("wrong password").status == 401) }
             let locked = try attempt("correct horse battery")
             #expect(locked.status == 429)
-            #expect(locked.json["code"] as? String == "too_many_attempts")
+            #expect(try locked.problem.code == "too_many_attempts")
             #expect(locked.header("retry-after") == "5")
             server.clock.advance(5)
             #expect(try attempt("wrong password").status == 401)  // the 6th failure: 10 s now
@@ -207,7 +211,7 @@ struct HousekeepingTests {
             let token = try #require(try server.signUp("hk@example.com"))
             _ = try server.json("POST", "/v1/accounts", ["email": "hk2@example.com", "password": "correct horse battery"])
             _ = try server.json("POST", "/v1/sessions", ["email": "nobody@example.com", "password": "guess"])
-            _ = try server.client().request("DELETE", "/v1/session", headers: ["Authorization": "Bearer \(token)"])
+            _ = try server.send("DELETE", "/v1/session", headers: ["Authorization": "Bearer \(token)"])
             func counts() throws -> [Int64] {
                 try server.database.transaction { db in
                     try ["rate_limits", "login_throttle", "email_codes", "sessions"].map { try db.queryOne("SELECT COUNT(*) AS n FROM \($0)")!.int("n") }
@@ -232,7 +236,7 @@ struct BearerTokenTests {
         try Backend.all[0].withServer { server throws in
             let token = try #require(try server.signUp("spaces@example.com"))
             for header in ["Bearer \(token)", "bearer \(token)", "Bearer   \(token)  ", "BEARER\t\(token)"] {
-                let r = try server.client().request("GET", "/v1/session", headers: ["Authorization": header])
+                let r = try server.send("GET", "/v1/session", headers: ["Authorization": header])
                 #expect(r.status == (header.hasPrefix("BEARER\t") ? 401 : 200), "\(header.prefix(9))")
             }
         }

@@ -10,27 +10,28 @@ struct StepUpTests {
     func recoveryCodes(backend: Backend) throws {
         try backend.withServer { server throws in
             let user = try MFAClient(server, email: "rec@example.com")
-            #expect(try user.call("POST", "/v1/mfa/recovery-codes").json["code"] as? String == "second_factor_needed")
+            #expect(try user.call("POST", "/v1/mfa/recovery-codes").problem.code == "second_factor_needed")
             let totp = try user.enrollTOTP()
-            #expect(try user.call("POST", "/v1/mfa/recovery-codes").json["code"] as? String == "second_factor_required")
+            #expect(try user.call("POST", "/v1/mfa/recovery-codes").problem.code == "second_factor_required")
             try user.stepUp(totp)
             let created = try user.call("POST", "/v1/mfa/recovery-codes")
             #expect(created.status == 201)
-            let codes = try #require(created.json["codes"] as? [String])
+            let codes = try created.decode(RecoveryCodes.self).codes
             #expect(codes.count == 10 && Set(codes).count == 10)
             #expect(codes.allSatisfy { $0.range(of: #"^[2-9A-HJKMNP-Z]{5}-[2-9A-HJKMNP-Z]{5}$"#, options: .regularExpression) != nil })
             func signIn(_ code: String) throws -> Int {
                 let first = try user.passwordSignIn()
-                let hint = try #require((first.json["hints"] as? [[String: Any]])?.first { $0["kind"] as? String == "recovery_code" })
-                return try server.json("POST", "/v1/sessions/mfa", ["pending_credential": first.json["pending_credential"] as? String ?? "",
-                                                                    "enrollment_id": hint["enrollment_id"] as? String ?? "", "code": code]).status
+                let required = try first.decode(MFARequired.self)
+                let hint = try #require(required.hints.first { $0.kind == "recovery_code" })
+                return try server.json("POST", "/v1/sessions/mfa", ["pending_credential": required.pendingCredential,
+                                                                    "enrollment_id": hint.enrollmentID, "code": code]).status
             }
             #expect(try signIn(codes[0].lowercased()) == 201)
             #expect(try signIn(codes[0]) == 400)
             #expect(try server.lastMessage(to: "rec@example.com")?.contains("recovery code was just used") == true)
             #expect(try server.auditKinds().contains("recovery_code.used"))
             try user.stepUp(totp)
-            let fresh = try #require(try user.call("POST", "/v1/mfa/recovery-codes").json["codes"] as? [String])
+            let fresh = try user.call("POST", "/v1/mfa/recovery-codes").decode(RecoveryCodes.self).codes
             #expect(try signIn(codes[1]) == 400)
             #expect(try signIn(fresh[0]) == 201)
         }
@@ -41,18 +42,18 @@ struct StepUpTests {
         try backend.withServer { server throws in
             var user = try MFAClient(server, email: "step@example.com")
             let totp = try user.enrollTOTP()
-            #expect(try user.call("DELETE", "/v1/mfa/enrollments/\(totp.id)").json["code"] as? String == "second_factor_required")
+            #expect(try user.call("DELETE", "/v1/mfa/enrollments/\(totp.id)").problem.code == "second_factor_required")
             #expect(try user.call("POST", "/v1/session/step-up", ["enrollment_id": totp.id]).status == 202)
             let wrong = try user.call("POST", "/v1/session/step-up", ["enrollment_id": totp.id, "code": "12345"])
             #expect(wrong.status == 400)
             let up = try user.call("POST", "/v1/session/step-up", ["enrollment_id": totp.id, "code": user.totp(totp.secret, offset: 1)])
             #expect(up.status == 200)
-            let session = try #require(up.json["session"] as? [String: Any])
-            #expect(session["aal"] as? Int == 2 && session["methods"] as? [String] == ["pwd", "otp"])
+            let session = try up.decode(CurrentSession.self).session
+            #expect(session.aal == 2 && session.methods == ["pwd", "otp"])
             #expect(try user.call("DELETE", "/v1/mfa/enrollments/\(totp.id)").status == 204)
             #expect(try user.passwordSignIn().status == 201)  // no factor left: the password is enough again
             server.clock.advance(301)
-            user.token = try #require(try user.passwordSignIn().json["token"] as? String)
+            user.token = try user.passwordSignIn().decode(SessionCreated.self).token
             #expect(try user.call("DELETE", "/v1/mfa/enrollments/\(totp.id)").status == 401)
         }
     }
@@ -61,17 +62,17 @@ struct StepUpTests {
     func sessions() throws {
         try Backend.all[0].withServer { server throws in
             let user = try MFAClient(server, email: "list@example.com")
-            let other = try #require(try user.passwordSignIn().json["token"] as? String)
-            let listed = try #require(try user.call("GET", "/v1/sessions").json["sessions"] as? [[String: Any]])
+            let other = try user.passwordSignIn().decode(SessionCreated.self).token
+            let listed = try user.call("GET", "/v1/sessions").decode(SessionList.self).sessions
             #expect(listed.count == 2)
-            #expect(listed.filter { $0["current"] as? Bool == true }.count == 1)
-            #expect(listed.allSatisfy { $0["ip"] as? String == "127.0.0.1" && $0["user_agent"] as? String == "trifactor-tests" })
-            let otherID = try #require(listed.first { $0["current"] as? Bool == false }?["id"] as? String)
+            #expect(listed.filter(\.current).count == 1)
+            #expect(listed.allSatisfy { $0.ip == "127.0.0.1" && $0.userAgent == "trifactor-tests" })
+            let otherID = try #require(listed.first { !$0.current }?.id)
             #expect(try user.call("DELETE", "/v1/sessions/\(otherID)").status == 204)
             #expect(try server.get("/v1/session", token: other).status == 401)
             #expect(try user.call("DELETE", "/v1/sessions/\(otherID)").status == 404)
             let stranger = try MFAClient(server, email: "stranger@example.com")
-            let mine = try #require((try user.call("GET", "/v1/sessions").json["sessions"] as? [[String: Any]])?.first?["id"] as? String)
+            let mine = try #require(try user.call("GET", "/v1/sessions").decode(SessionList.self).sessions.first?.id)
             #expect(try stranger.call("DELETE", "/v1/sessions/\(mine)").status == 404)
         }
     }
@@ -84,13 +85,13 @@ struct StepUpTests {
             let action: [String: Any] = ["type": "transfer", "amount": "250.00", "currency": "EUR", "payee": "Alice Example", "source": "ACC-1"]
             let created = try user.call("POST", "/v1/authorizations", ["action": action, "enrollment_id": phone])
             #expect(created.status == 202)
-            #expect(created.json["summary"] as? String == "Confirm transfer of EUR 250.00 to Alice Example")
-            let id = try #require(created.json["authorization_id"] as? String)
+            #expect(try created.decode(AuthorizationCreated.self).summary == "Confirm transfer of EUR 250.00 to Alice Example")
+            let id = try created.decode(AuthorizationCreated.self).authorizationID
             let sms = try #require(try user.lastSMS("447400123456"))
             #expect(sms.contains("Confirm transfer of EUR 250.00 to Alice Example: code "))
             let code = try #require(try user.lastSMSCode("447400123456"))
             let approved = try user.call("POST", "/v1/authorizations/\(id)", ["code": code])
-            #expect(approved.status == 200 && approved.json["status"] as? String == "approved")
+            #expect(try approved.status == 200 && approved.decode(AuthorizationStatus.self).status == "approved")
             #expect(try user.call("POST", "/v1/authorizations/\(id)", ["code": code]).status == 404)
 
             let userID = try server.database.transaction { try AccountRepository.find(email: "pay@example.com", on: $0)!.id }
@@ -113,13 +114,13 @@ struct StepUpTests {
             let user = try MFAClient(server, email: "once@example.com")
             let totp = try user.enrollTOTP()
             let action: [String: Any] = ["type": "transfer", "amount": "10.00", "currency": "EUR", "payee": "Bob"]
-            let id = try #require(try user.call("POST", "/v1/authorizations", ["action": action, "enrollment_id": totp.id]).json["authorization_id"] as? String)
+            let id = try user.call("POST", "/v1/authorizations", ["action": action, "enrollment_id": totp.id]).decode(AuthorizationCreated.self).authorizationID
             #expect(try user.call("POST", "/v1/authorizations/\(id)", ["code": user.totp(totp.secret, offset: 1)]).status == 200)
             let userID = try server.database.transaction { try AccountRepository.find(email: "once@example.com", on: $0)!.id }
             let exact: [String: JSONScalar] = ["type": .string("transfer"), "amount": .string("10.00"), "currency": .string("EUR"), "payee": .string("Bob")]
             #expect(try server.database.transaction { try AuthorizationService.consume(AuthorizationID(id), userID: userID, action: exact, now: server.nowMillis, on: $0) } == .used)
             #expect(try server.database.transaction { try AuthorizationService.consume(AuthorizationID(id), userID: userID, action: exact, now: server.nowMillis, on: $0) } == .notFound)
-            let late = try #require(try user.call("POST", "/v1/authorizations", ["action": action, "enrollment_id": totp.id]).json["authorization_id"] as? String)
+            let late = try user.call("POST", "/v1/authorizations", ["action": action, "enrollment_id": totp.id]).decode(AuthorizationCreated.self).authorizationID
             server.clock.advance(301)
             #expect(try user.call("POST", "/v1/authorizations/\(late)", ["code": user.totp(totp.secret)]).status == 404)
             #expect(try user.call("POST", "/v1/authorizations", ["action": ["amount": "1"], "enrollment_id": totp.id]).status == 422)

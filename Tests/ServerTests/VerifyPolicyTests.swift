@@ -1,3 +1,4 @@
+import API
 import Crypto
 import Foundation
 import Messaging
@@ -13,7 +14,7 @@ struct VerifyPolicyTests {
     func authentication() throws {
         try Backend.all[0].withServer { server throws in
             let api = try VerifyClient(server)
-            let none = try server.client().request("POST", "/v2/verify", headers: ["Content-Type": "application/json"], body: Array("{}".utf8))
+            let none = try server.send("POST", "/v2/verify", headers: ["Content-Type": "application/json"], body: Array("{}".utf8))
             #expect(none.status == 401)
             #expect(none.header("www-authenticate")?.hasPrefix("Basic") == true)
             let wrong = "Basic " + Data("\(api.apiKey):not-the-secret".utf8).base64EncodedString()
@@ -36,14 +37,14 @@ struct VerifyPolicyTests {
                 "workflow": [["channel": "sms", "to": "441212345678"], ["channel": "email", "to": "a@b.c"], ["channel": "voice", "to": "+447400123456"]],
             ])
             #expect(r.status == 422)
-            #expect(r.json["title"] as? String == "Invalid params")
-            let names = ((r.json["invalid_parameters"] as? [[String: String]]) ?? []).compactMap { $0["name"] }
+            #expect(try r.problem.title == "Invalid params")
+            let names = try r.problem.invalidParameters?.map(\.name) ?? []
             #expect(names == ["brand", "workflow[0].to", "workflow[1].channel", "workflow[2].to", "locale", "channel_timeout", "code_length", "code"])
-            let reason = ((r.json["invalid_parameters"] as? [[String: String]]) ?? []).first { $0["name"] == "workflow[0].to" }?["reason"]
+            let reason = try r.problem.invalidParameters?.first { $0.name == "workflow[0].to" }?.reason
             #expect(reason?.contains("cannot receive SMS") == true)
-            #expect(try api.call("POST", "/v2/verify", ["workflow": []]).json["invalid_parameters"] != nil)
+            #expect(try api.call("POST", "/v2/verify", ["workflow": []]).problem.invalidParameters != nil)
             #expect(try api.call("POST", "/v2/verify", ["brand": 42]).status == 422)
-            #expect(try server.get("/dev/outbox").json["messages"] as? [Any] == nil || (try server.get("/dev/outbox").json["messages"] as? [Any])?.isEmpty == true)
+            #expect(try server.get("/dev/outbox").decode(OutboxListing.self).messages.isEmpty)
             // A fixed line can still be called.
             #expect(try api.start("441212345678", channels: ["voice"]).status == 202)
         }
@@ -59,7 +60,7 @@ struct VerifyPolicyTests {
             }
             let limited = try api.start(Self.mobile)
             #expect(limited.status == 429)
-            #expect(limited.json["title"] as? String == "Rate Limit Hit")
+            #expect(try limited.problem.title == "Rate Limit Hit")
             #expect(Int(limited.header("retry-after") ?? "") ?? 0 > 0)
             #expect(try server.auditKinds().contains("verify.refused"))
         }

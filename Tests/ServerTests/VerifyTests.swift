@@ -1,3 +1,4 @@
+import API
 import Foundation
 import Store
 import Synchronization
@@ -15,7 +16,7 @@ struct VerifyTests {
             let api = try VerifyClient(server)
             let start = try api.start(Self.mobile)
             #expect(start.status == 202)
-            let id = try #require(start.json["request_id"] as? String)
+            let id = try start.decode(VerificationStarted.self).requestID
             #expect(UUID(uuidString: id) != nil)
             let text = try #require(try api.messages(to: Self.mobile).first?.text)
             #expect(text.hasPrefix("Acme: your verification code is ") && text.contains("valid for 5 minutes"))
@@ -26,15 +27,15 @@ struct VerifyTests {
             let wrong = try api.check(id, code == "000000" ? "111111" : "000000")
             #expect(wrong.status == 400)
             #expect(wrong.header("content-type") == "application/problem+json")
-            #expect(wrong.json["title"] as? String == "Invalid Code")
-            #expect(wrong.json["detail"] as? String == "The code you provided does not match the expected value.")
-            #expect(wrong.json["instance"] as? String == wrong.header("x-request-id"))
+            #expect(try wrong.problem.title == "Invalid Code")
+            #expect(try wrong.problem.detail == "The code you provided does not match the expected value.")
+            #expect(try wrong.problem.instance == wrong.header("x-request-id"))
             let right = try api.check(id, code)
             #expect(right.status == 200)
-            #expect(right.json["status"] as? String == "completed" && right.json["request_id"] as? String == id)
+            #expect(try right.decode(CodeChecked.self) == CodeChecked(requestID: id))
             let again = try api.check(id, code)
             #expect(again.status == 404)
-            #expect(again.json["detail"] as? String == "Request '\(id)' was not found or it has been verified already.")
+            #expect(try again.problem.detail == "Request '\(id)' was not found or it has been verified already.")
             #expect(try server.auditKinds().contains("verify.completed"))
         }
     }
@@ -50,7 +51,7 @@ struct VerifyTests {
             #expect(try api.check(id, wrong).status == 400)
             let third = try api.check(id, wrong)
             #expect(third.status == 410)
-            #expect(third.json["detail"] as? String == "An incorrect code has been provided too many times. Workflow terminated.")
+            #expect(try third.problem.detail == "An incorrect code has been provided too many times. Workflow terminated.")
             #expect(try api.check(id, code).status == 404)
             #expect(try server.auditKinds().contains("verify.terminated"))
         }
@@ -118,8 +119,8 @@ struct VerifyTests {
             let id = try api.started(Self.mobile)
             let second = try api.start(Self.mobile, channels: ["voice"])
             #expect(second.status == 409)
-            #expect(second.json["detail"] as? String == "Concurrent verifications to the same number are not allowed.")
-            #expect(second.json["request_id"] as? String == id)
+            #expect(try second.problem.detail == "Concurrent verifications to the same number are not allowed.")
+            #expect(try second.problem.requestID == id)
             #expect(try api.messages(to: Self.mobile).count == 1)
             // Once the first is over, the number is free.
             #expect(try api.check(id, try #require(try api.smsCode(to: Self.mobile))).status == 200)
@@ -154,7 +155,7 @@ struct VerifyTests {
             let id = try first.started(Self.mobile)
             let other = try second.start(Self.mobile)
             #expect(other.status == 202)
-            #expect(other.json["request_id"] as? String != id)
+            #expect(try other.decode(VerificationStarted.self).requestID != id)
         }
     }
 
@@ -166,7 +167,7 @@ struct VerifyTests {
             let api = try VerifyClient(server)
             let r = try api.start(Self.mobile)
             #expect(r.status == 503)
-            #expect(r.json["code"] as? String == "delivery_unavailable")
+            #expect(try r.problem.code == "delivery_unavailable")
             #expect(try api.start("447400123999").status == 202)
         }
     }
@@ -180,7 +181,7 @@ struct VerifyTests {
             server.clock.advance(29)
             let early = try api.call("DELETE", "/v2/verify/\(id)")
             #expect(early.status == 409)
-            #expect(early.json["detail"] as? String == "Verification request [\(id)] can't be cancelled within the first 30 seconds.")
+            #expect(try early.problem.detail == "Verification request [\(id)] can't be cancelled within the first 30 seconds.")
             server.clock.advance(1)
             #expect(try api.call("DELETE", "/v2/verify/\(id)").status == 204)
             #expect(try api.check(id, "1234").status == 404)
@@ -193,7 +194,7 @@ struct VerifyTests {
             server.clock.advance(31)
             let late = try api.call("DELETE", "/v2/verify/\(id2)")
             #expect(late.status == 409)
-            #expect((late.json["detail"] as? String)?.contains("can't be cancelled now") == true)
+            #expect(try late.problem.detail.contains("can't be cancelled now"))
         }
     }
 
@@ -208,7 +209,7 @@ struct VerifyTests {
             #expect(voice.text.contains(code.map(String.init).joined(separator: ", ")))
             let none = try api.call("POST", "/v2/verify/\(id)/next-workflow")
             #expect(none.status == 409)
-            #expect(none.json["detail"] as? String == "There are no more events left to trigger.")
+            #expect(try none.problem.detail == "There are no more events left to trigger.")
         }
     }
 
@@ -242,7 +243,7 @@ struct VerifyTests {
             }
             let server = try TestServer(database: database)
             let auth = "Basic " + Data("\(apiKey):\(secret)".utf8).base64EncodedString()
-            let r = try server.client().request("POST", "/v2/verify/\(id)", headers: ["Authorization": auth, "Content-Type": "application/json"],
+            let r = try server.send("POST", "/v2/verify/\(id)", headers: ["Authorization": auth, "Content-Type": "application/json"],
                                                 body: Array(#"{"code":"\#(code)"}"#.utf8))
             #expect(r.status == 200)
         }

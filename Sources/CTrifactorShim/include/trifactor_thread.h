@@ -4,10 +4,11 @@
    a nice value per thread); returns 0 on success, -1 with errno set. */
 int trifactor_nice_current_thread(int increment);
 
-/* Marks the calling thread as one of libmicrohttpd's (a thread-local flag,
-   never cleared: those threads run nothing else). */
-void trifactor_mark_http_thread(void);
+/* Sets the calling thread's thread-local "HTTP thread" flag (set on
+   libmicrohttpd's threads, and around in-process requests); returns the
+   previous value. */
+int trifactor_set_http_thread(int on);
 
-/* 1 on a thread marked by trifactor_mark_http_thread, else 0. */
+/* The flag set by trifactor_set_http_thread (0 when never set). */
 int trifactor_is_http_thread(void);
 #endif

@@ -11,9 +11,33 @@ final class HTTPTestClient {
 
         func header(_ name: String) -> String? { headers[name.lowercased()] }
         var text: String { String(decoding: body, as: UTF8.self) }
-        /// The body as a JSON object.
-        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
-        func decode<T: Decodable>(_ type: T.Type) throws -> T { try WireDecoder.decode(type, body) }
+        /// The body decoded into a shared API type; a body that does not
+        /// decode (or is not JSON) throws, which fails the test.
+        func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
+            guard let contentType = header("content-type"), contentType.hasPrefix("application/json") else {
+                throw Failure(description: "\(status) with \(header("content-type") ?? "no content type"), not JSON: \(text.prefix(200))")
+            }
+            return try WireDecoder.decode(type, body)
+        }
+
+        /// The body as a JSON object, for the few tests that pin the wire
+        /// shape itself (which keys are present); throws when it is not one.
+        func wireObject() throws -> [String: Any] {
+            guard let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+                throw Failure(description: "\(status): not a JSON object: \(text.prefix(200))")
+            }
+            return object
+        }
+
+        /// The body as an RFC 7807 problem; anything else throws, which fails the test.
+        var problem: Problem {
+            get throws {
+                guard header("content-type") == "application/problem+json" else {
+                    throw Failure(description: "\(status) with \(header("content-type") ?? "no content type"), not a problem: \(text.prefix(200))")
+                }
+                return try WireDecoder.decode(Problem.self, body)
+            }
+        }
     }
 
     struct Failure: Error, CustomStringConvertible { let description: String }

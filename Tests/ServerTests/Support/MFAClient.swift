@@ -1,3 +1,4 @@
+import API
 import Core
 import Crypto
 import Foundation
@@ -26,7 +27,7 @@ struct MFAClient {
             headers["Content-Type"] = "application/json"
             bytes = Array(try JSONSerialization.data(withJSONObject: body))
         }
-        return try server.client().request(method, path, headers: headers, body: bytes)
+        return try server.send(method, path, headers: headers, body: bytes)
     }
 
     /// The TOTP code of `secret` (base32) at the server's time plus `offset` steps.
@@ -38,12 +39,12 @@ struct MFAClient {
     /// Enrolls an authenticator app; returns (enrollment id, base32 secret). Uses the current step.
     func enrollTOTP(name: String = "Phone app") throws -> (id: String, secret: String) {
         let begin = try call("POST", "/v1/mfa/enrollments", ["kind": "totp"])
-        guard begin.status == 202, let session = begin.json["enrollment_session"] as? String, let secret = begin.json["secret"] as? String else {
-            throw HTTPTestClient.Failure(description: "enroll totp: \(begin.status) \(begin.text)")
-        }
-        let done = try call("POST", "/v1/mfa/enrollments/\(session)", ["code": totp(secret), "display_name": name])
-        guard done.status == 201, let id = done.json["enrollment_id"] as? String else { throw HTTPTestClient.Failure(description: "finish totp: \(done.text)") }
-        return (id, secret)
+        guard begin.status == 202 else { throw HTTPTestClient.Failure(description: "enroll totp: \(begin.status) \(begin.text)") }
+        let started = try begin.decode(EnrollmentStarted.self)
+        guard let secret = started.secret else { throw HTTPTestClient.Failure(description: "enroll totp: no secret") }
+        let done = try call("POST", "/v1/mfa/enrollments/\(started.enrollmentSession)", ["code": totp(secret), "display_name": name])
+        guard done.status == 201 else { throw HTTPTestClient.Failure(description: "finish totp: \(done.text)") }
+        return (try done.decode(EnrolledFactor.self).enrollmentID, secret)
     }
 
     /// Proves the authenticator app on this session (step-up) in the next
@@ -57,28 +58,23 @@ struct MFAClient {
     /// Enrolls a phone; returns its enrollment id.
     func enrollPhone(_ phone: String = "+447400123456") throws -> String {
         let begin = try call("POST", "/v1/mfa/enrollments", ["kind": "phone", "phone": phone])
-        guard begin.status == 202, let session = begin.json["enrollment_session"] as? String else {
-            throw HTTPTestClient.Failure(description: "enroll phone: \(begin.status) \(begin.text)")
-        }
+        guard begin.status == 202 else { throw HTTPTestClient.Failure(description: "enroll phone: \(begin.status) \(begin.text)") }
+        let session = try begin.decode(EnrollmentStarted.self).enrollmentSession
         guard let code = try lastSMSCode(phone) else { throw HTTPTestClient.Failure(description: "no SMS") }
         let done = try call("POST", "/v1/mfa/enrollments/\(session)", ["code": code])
-        guard done.status == 201, let id = done.json["enrollment_id"] as? String else { throw HTTPTestClient.Failure(description: "finish phone: \(done.text)") }
-        return id
+        guard done.status == 201 else { throw HTTPTestClient.Failure(description: "finish phone: \(done.text)") }
+        return try done.decode(EnrolledFactor.self).enrollmentID
     }
 
     /// The 6-digit code of the newest SMS to `phone`.
     func lastSMSCode(_ phone: String) throws -> String? {
-        let digits = phone.filter(\.isNumber)
-        let listing = try server.get("/dev/outbox?to=\(digits)")
-        let sms = (listing.json["messages"] as? [[String: Any]])?.first { $0["channel"] as? String == "sms" }
-        guard let text = sms?["text"] as? String, let r = text.range(of: #"\d{6}"#, options: .regularExpression) else { return nil }
+        guard let text = try lastSMS(phone), let r = text.range(of: #"\d{6}"#, options: .regularExpression) else { return nil }
         return String(text[r])
     }
 
     /// The newest SMS text to `phone`.
     func lastSMS(_ phone: String) throws -> String? {
-        let listing = try server.get("/dev/outbox?to=\(phone.filter(\.isNumber))")
-        return ((listing.json["messages"] as? [[String: Any]])?.first { $0["channel"] as? String == "sms" })?["text"] as? String
+        try server.outbox(to: phone.filter(\.isNumber)).first { $0.channel == "sms" }?.text
     }
 
     /// Signs in with the password; returns the answer.

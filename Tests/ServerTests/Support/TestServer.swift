@@ -1,3 +1,4 @@
+import API
 import Core
 import Crypto
 import Foundation
@@ -5,6 +6,7 @@ import Logging
 import HTTP
 import Store
 import Synchronization
+import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport
 
@@ -22,11 +24,23 @@ final class LogCapture: Sendable {
     var all: [String] { lines.withLock { $0 } }
 }
 
+/// How a test's requests reach the server: in process, through the router
+/// and executors without a socket (the default: fast, and the same code
+/// path after HTTP parsing), or over a real loopback connection. The same
+/// test body runs over either; `server.client()` is always a socket.
+enum Transport: String, Sendable, CaseIterable, CustomTestStringConvertible {
+    case inProcess = "in process", socket
+
+    var testDescription: String { rawValue }
+}
+
 /// The real server on a free loopback port, over a fresh database of the
 /// given backend, with a hand-moved clock and a captured log. Its background
 /// loops (outbox, phone verification timers, session uses, housekeeping)
 /// run only when a test calls `tick()`.
 final class TestServer {
+    /// Where `send`, `json` and `get` go.
+    let transport: Transport
     let runtime: Runtime
     var server: HTTPServer { runtime.server }
     var services: Services { runtime.services }
@@ -54,7 +68,8 @@ final class TestServer {
     }
 
     init(database: any Database, configuration: Configuration = TestServer.configuration(), withSender: Bool = true,
-         extraRoutes: (inout Router) -> Void = { _ in }) throws {
+         transport: Transport = .inProcess, extraRoutes: (inout Router) -> Void = { _ in }) throws {
+        self.transport = transport
         try database.migrate(Schema.migrations)
         let sealer = try SealedBox(key: SecureRandom.bytes(32))
         let services = try Services.live(database: database, configuration: configuration, sealer: sealer, blocklist: try CommonPasswords.load(),
@@ -69,19 +84,57 @@ final class TestServer {
 
     func client() throws -> HTTPTestClient { try HTTPTestClient(port: port) }
 
-    /// A JSON request on a new connection.
+    /// A request over this server's transport (a new connection for each over a socket).
+    func send(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8] = []) throws -> HTTPTestClient.Response {
+        switch transport {
+        case .socket:
+            return try client().request(method, target, headers: headers, body: body)
+        case .inProcess:
+            // What libmicrohttpd hands a handler: the path and the query
+            // arguments percent-decoded, '+' in arguments read as a space.
+            let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+            var query: [String: String] = [:]
+            for pair in parts.count > 1 ? parts[1].split(separator: "&") : [] {
+                let field = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let decode = { (text: Substring) in text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text) }
+                query[decode(field[0])] = field.count > 1 ? decode(field[1]) : ""
+            }
+            let path = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+            var fields = ["Host": "127.0.0.1", "User-Agent": "trifactor-tests"]
+            for (name, value) in headers { fields[name] = value }
+            let answer = server.respond(method: method, path: path, query: query, headers: fields, body: body)
+            var lowered: [String: String] = [:]
+            for field in answer.headers { lowered[field.name.lowercased()] = field.value }
+            return HTTPTestClient.Response(status: answer.status, headers: lowered, body: answer.body)
+        }
+    }
+
+    /// A JSON request.
     func json(_ method: String, _ path: String, _ object: Any, token: String? = nil) throws -> HTTPTestClient.Response {
-        try client().json(method, path, object, token: token)
+        var headers = ["Content-Type": "application/json"]
+        if let token { headers["Authorization"] = "Bearer \(token)" }
+        return try send(method, path, headers: headers, body: Array(try JSONSerialization.data(withJSONObject: object)))
+    }
+
+    /// A request with a JSON body encoded from a shared API type.
+    func send(_ method: String, _ path: String, _ value: some Encodable, token: String? = nil) throws -> HTTPTestClient.Response {
+        var headers = ["Content-Type": "application/json"]
+        if let token { headers["Authorization"] = "Bearer \(token)" }
+        return try send(method, path, headers: headers, body: Array(try WireJSON.sharedEncoder.encode(value)))
     }
 
     func get(_ path: String, token: String? = nil) throws -> HTTPTestClient.Response {
-        try client().request("GET", path, headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:])
+        try send("GET", path, headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:])
+    }
+
+    /// The dev outbox's messages to `to`, newest first.
+    func outbox(to: String) throws -> [OutboxMessage] {
+        try get("/dev/outbox?to=\(to.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? to)").decode(OutboxListing.self).messages
     }
 
     /// The newest dev-outbox message to `to`.
     func lastMessage(to: String) throws -> String? {
-        let listing = try get("/dev/outbox?to=\(to.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? to)")
-        return (listing.json["messages"] as? [[String: Any]])?.first?["text"] as? String
+        try outbox(to: to).first?.text
     }
 
     /// The 6-digit code in the newest message to `to`.
@@ -97,7 +150,8 @@ final class TestServer {
         if verify, let code = try lastCode(to: email) {
             _ = try json("POST", "/v1/accounts/verify-email", ["email": email, "code": code])
         }
-        return try json("POST", "/v1/sessions", ["email": email, "password": password]).json["token"] as? String
+        let signedIn = try json("POST", "/v1/sessions", ["email": email, "password": password])
+        return signedIn.status == 201 ? try signedIn.decode(SessionCreated.self).token : nil
     }
 
     /// Audit event kinds, oldest first.
@@ -108,10 +162,10 @@ final class TestServer {
 
 extension Backend {
     /// Runs `body` with a test server over a fresh database of this backend.
-    func withServer(_ configuration: Configuration = TestServer.configuration(), extraRoutes: (inout Router) -> Void = { _ in },
-                    _ body: (TestServer) throws -> Void) throws {
+    func withServer(_ configuration: Configuration = TestServer.configuration(), transport: Transport = .inProcess,
+                    extraRoutes: (inout Router) -> Void = { _ in }, _ body: (TestServer) throws -> Void) throws {
         try withFreshDatabase { database, _ in
-            let server = try TestServer(database: database, configuration: configuration, extraRoutes: extraRoutes)
+            let server = try TestServer(database: database, configuration: configuration, transport: transport, extraRoutes: extraRoutes)
             try body(server)
         }
     }

@@ -1,3 +1,4 @@
+import API
 import Foundation
 @testable import TrifactorServer
 
@@ -23,7 +24,7 @@ struct VerifyClient {
             headers["Content-Type"] = "application/json"
             bytes = Array(try JSONSerialization.data(withJSONObject: body))
         }
-        return try server.client().request(method, path, headers: headers, body: bytes)
+        return try server.send(method, path, headers: headers, body: bytes)
     }
 
     /// Starts a verification; returns the response.
@@ -43,26 +44,22 @@ struct VerifyClient {
     /// Starts and returns the request id (the start must succeed).
     func started(_ to: String, channels: [String] = ["sms"], extra: [String: Any] = [:]) throws -> String {
         let r = try start(to, channels: channels, extra: extra)
-        guard r.status == 202, let id = r.json["request_id"] as? String else { throw HTTPTestClient.Failure(description: "start answered \(r.status): \(r.text)") }
-        return id
+        guard r.status == 202 else { throw HTTPTestClient.Failure(description: "start answered \(r.status): \(r.text)") }
+        return try r.decode(VerificationStarted.self).requestID
     }
 
     func check(_ id: String, _ code: String) throws -> HTTPTestClient.Response { try call("POST", "/v2/verify/\(id)", ["code": code]) }
 
     /// The code in the newest SMS to `to`.
     func smsCode(to: String) throws -> String? {
-        let listing = try server.get("/dev/outbox?to=\(to)")
-        let sms = (listing.json["messages"] as? [[String: Any]])?.first { $0["channel"] as? String == "sms" }
-        guard let text = sms?["text"] as? String, let r = text.range(of: #"\d{4,10}"#, options: .regularExpression) else { return nil }
+        let sms = try server.outbox(to: to).first { $0.channel == "sms" }
+        guard let text = sms?.text, let r = text.range(of: #"\d{4,10}"#, options: .regularExpression) else { return nil }
         return String(text[r])
     }
 
     /// Messages to `to` as (channel, text, status), newest first.
     func messages(to: String) throws -> [(channel: String, text: String, status: String)] {
-        let listing = try server.get("/dev/outbox?to=\(to)")
-        return ((listing.json["messages"] as? [[String: Any]]) ?? []).map {
-            ($0["channel"] as? String ?? "", $0["text"] as? String ?? "", $0["status"] as? String ?? "")
-        }
+        try server.outbox(to: to).map { ($0.channel, $0.text, $0.status) }
     }
 }
 
