@@ -59,10 +59,7 @@ struct LongPollTests {
           .enabled(if: Backend.postgresURL != nil))
     func acrossInstances() throws {
         let backend = try #require(Backend.all.first { $0.dialect == .postgres })
-        try backend.withFreshDatabase { database, url in
-            let first = try TestServer(database: database)
-            let secondDatabase = try openDatabase(url: url, poolSize: 2)
-            let second = try TestServer(database: secondDatabase)
+        try backend.withTwoInstances { first, second in
             let s = try PushApprovalTests.setup(first, email: "two@example.com")
             let headers = try PushApprovalTests.deviceHeaders(s)
             let poller = try HTTPTestClient(port: first.port, timeout: 30)
@@ -78,8 +75,6 @@ struct LongPollTests {
             let response = try poller.readResponse()
             #expect((try? response.decode(PendingApprovals.self))?.approvals.count == 1)
             #expect(ContinuousClock.now - started < .seconds(3))
-            second.runtime.stop(drainTimeout: 5)
-            secondDatabase.close()
         }
     }
 }

@@ -69,10 +69,7 @@ struct SessionCacheTests {
     @Test("a sign-out on one instance ends the session cached by another at once", .enabled(if: Backend.postgresURL != nil))
     func acrossInstances() throws {
         let backend = try #require(Backend.all.first { $0.dialect == .postgres })
-        try backend.withFreshDatabase { database, url in
-            let first = try TestServer(database: database)
-            let secondDatabase = try openDatabase(url: url, poolSize: 2)
-            let second = try TestServer(database: secondDatabase)
+        try backend.withTwoInstances { first, second in
             let token = try #require(try first.signUp("twice@example.com"))
             #expect(try first.get("/v1/session", token: token).status == 200)
             #expect(try second.get("/v1/session", token: token).status == 200)  // now cached on both
@@ -80,8 +77,6 @@ struct SessionCacheTests {
             let started = ContinuousClock.now
             #expect(try eventually(2) { try first.get("/v1/session", token: token).status == 401 })
             #expect(ContinuousClock.now - started < .milliseconds(900))
-            second.runtime.stop(drainTimeout: 5)
-            secondDatabase.close()
         }
     }
 }

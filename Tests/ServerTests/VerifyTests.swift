@@ -86,10 +86,7 @@ struct VerifyTests {
             $0.verify.perKeyBurst = 10_000
             $0.verify.perIPBurst = 10_000
         }
-        try backend.withFreshDatabase { database, url in
-            let first = try TestServer(database: database, configuration: configuration)
-            let secondDatabase = try openDatabase(url: url, poolSize: 4)
-            let second = try TestServer(database: secondDatabase, configuration: configuration)
+        try backend.withTwoInstances(configuration, poolSize: 4) { first, second in
             let api = try VerifyClient(first)
             let ports = [first.port, second.port], auth = api.authorization
             for round in 0..<10 {
@@ -107,8 +104,6 @@ struct VerifyTests {
                 #expect(all.filter { $0 == 200 || $0 == 410 }.count == 1, "round \(round): \(all.sorted())")
                 #expect(all.filter { $0 == 400 }.count <= 2, "round \(round): \(all.sorted())")
             }
-            second.runtime.stop(drainTimeout: 5)
-            secondDatabase.close()
         }
     }
 

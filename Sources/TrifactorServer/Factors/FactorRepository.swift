@@ -130,37 +130,25 @@ enum FactorRepository {
     private static func decode(_ row: Row) throws -> Factor {
         let kind: FactorKind = try row.value("kind")
         let id: FactorID = try row.id("id")
-        func required<T>(_ value: T?, _ column: String) throws -> T {
-            guard let value else { throw StoreError(.decoding, detail: "\(kind.rawValue) factor \(id.raw) has no \(column)") }
-            return value
-        }
+        let columns = FactorColumns(row: row, owner: "\(kind.rawValue) factor \(id.raw)")
         let credential: FactorCredential
         switch kind {
         case .phone:
-            let digits = try required(try row.optionalText("phone"), "phone")
-            do { credential = .phone(try PhoneNumber(parsing: digits)) } catch {
-                throw StoreError(.decoding, detail: "phone factor \(id.raw) holds a number libphonenumber refuses")
-            }
+            credential = .phone(try columns.phone())
         case .totp:
-            let sealed = try required(try row.optionalText("secret_sealed").flatMap { Data(base64Encoded: $0) }, "secret_sealed")
-            let algorithm = try required(try row.optionalText("algorithm").flatMap(HMAC.Algorithm.init(rawValue:)), "algorithm")
-            let digits = Int(try required(try row.optionalInt("digits"), "digits"))
-            credential = .totp(TOTPSecret(sealed: Array(sealed), algorithm: algorithm, digits: digits))
+            credential = .totp(try columns.totpSecret())
         case .recoveryCode:
             credential = .recoveryCodes
         case .device:
-            let der = try required(try row.optionalText("public_key").flatMap { Data(base64Encoded: $0) }, "public_key")
-            do { credential = .device(try ECDSAPublicKey(subjectPublicKeyInfo: Array(der))) } catch {
-                throw StoreError(.decoding, detail: "device factor \(id.raw) holds a key OpenSSL refuses")
-            }
+            credential = .device(try columns.deviceKey())
         case .passkey:
-            let cose = try required(try row.optionalText("public_key").flatMap { Data(base64Encoded: $0) }, "public_key")
+            let cose = try columns.bytes("public_key")
             let key: CredentialPublicKey
-            do { key = try CredentialPublicKey(cose: Array(cose)) } catch {
+            do { key = try CredentialPublicKey(cose: cose) } catch {
                 throw StoreError(.decoding, detail: "passkey factor \(id.raw) holds a COSE key that does not parse")
             }
             credential = .passkey(Passkey(
-                credentialID: try required(try row.optionalText("credential_id"), "credential_id"), key: key,
+                credentialID: try columns.text("credential_id"), key: key,
                 signCount: UInt32(clamping: try row.optionalInt("sign_count") ?? 0),
                 transports: StoredList.decode(try row.optionalText("transports") ?? ""),
                 backupEligible: (try row.optionalInt("backup_eligible") ?? 0) != 0, backedUp: (try row.optionalInt("backed_up") ?? 0) != 0))

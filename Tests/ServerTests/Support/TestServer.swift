@@ -161,6 +161,21 @@ final class TestServer {
 }
 
 extension Backend {
+    /// Runs `body` with two test servers sharing one fresh database (two
+    /// instances, as behind a load balancer), each with its own pool; the
+    /// second is stopped afterwards.
+    func withTwoInstances(_ configuration: Configuration = TestServer.configuration(), poolSize: Int = 2,
+                          _ body: (_ first: TestServer, _ second: TestServer) throws -> Void) throws {
+        try withFreshDatabase { database, url in
+            let first = try TestServer(database: database, configuration: configuration)
+            let secondDatabase = try openDatabase(url: url, poolSize: poolSize)
+            defer { secondDatabase.close() }
+            let second = try TestServer(database: secondDatabase, configuration: configuration)
+            defer { second.runtime.stop(drainTimeout: 5) }
+            try body(first, second)
+        }
+    }
+
     /// Runs `body` with a test server over a fresh database of this backend.
     func withServer(_ configuration: Configuration = TestServer.configuration(), transport: Transport = .inProcess,
                     extraRoutes: (inout Router) -> Void = { _ in }, _ body: (TestServer) throws -> Void) throws {

@@ -82,27 +82,17 @@ enum MFARepository {
             RETURNING kind, factor_id, display_name, phone, secret_sealed, algorithm, digits, verify_request_id, public_key, challenge
             """, [.text(tokenHash), userID.sql, .int(now), .int(Int64(enrollmentAttempts))]) else { return nil }
         let kind: FactorKind = try row.value("kind")
-        func required<T>(_ value: T?, _ column: String) throws -> T {
-            guard let value else { throw StoreError(.decoding, detail: "\(kind.rawValue) enrollment has no \(column)") }
-            return value
-        }
+        let columns = FactorColumns(row: row, owner: "\(kind.rawValue) enrollment")
         let pending: PendingEnrollment
         switch kind {
         case .phone:
-            let digits = try required(try row.optionalText("phone"), "phone")
-            guard let number = try? PhoneNumber(parsing: digits) else { throw StoreError(.decoding, detail: "enrollment phone does not parse") }
-            pending = .phone(number, verification: try required(try row.optionalID("verify_request_id"), "verify_request_id"))
+            pending = .phone(try columns.phone(), verification: try columns.required(try row.optionalID("verify_request_id"), "verify_request_id"))
         case .totp:
-            pending = .totp(TOTPSecret(
-                sealed: Array(try required(try row.optionalText("secret_sealed").flatMap { Data(base64Encoded: $0) }, "secret_sealed")),
-                algorithm: try required(try row.optionalText("algorithm").flatMap(HMAC.Algorithm.init(rawValue:)), "algorithm"),
-                digits: Int(try required(try row.optionalInt("digits"), "digits"))))
+            pending = .totp(try columns.totpSecret())
         case .device:
-            let der = try required(try row.optionalText("public_key").flatMap { Data(base64Encoded: $0) }, "public_key")
-            guard let key = try? ECDSAPublicKey(subjectPublicKeyInfo: Array(der)) else { throw StoreError(.decoding, detail: "enrollment key does not parse") }
-            pending = .device(key, challenge: try required(try row.optionalText("challenge"), "challenge"))
+            pending = .device(try columns.deviceKey(), challenge: try columns.text("challenge"))
         case .passkey:
-            pending = .passkey(challenge: try required(try row.optionalText("challenge"), "challenge"))
+            pending = .passkey(challenge: try columns.text("challenge"))
         case .recoveryCode:
             throw StoreError(.decoding, detail: "recovery codes are never enrolled")
         }
