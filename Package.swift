@@ -11,6 +11,13 @@ let package = Package(
         .executable(name: "trifactord", targets: ["trifactord"]),
         /// The wire models of Trifactor's HTTP API, shared by the server and its clients.
         .library(name: "API", targets: ["API"]),
+        /// The Swift SDK: sign-in with second factors, factors, step-up, bound actions, phone verification, the device authenticator.
+        .library(name: "TrifactorKit", targets: ["TrifactorKit"]),
+        /// Linux defaults for TrifactorKit: the sealed vault, a software device key, the passphrase as presence check.
+        .library(name: "TrifactorKitVault", targets: ["TrifactorKitVault"]),
+        /// Fakes of TrifactorKit's seams for an app's tests: clock, presence, passkeys.
+        .library(name: "TrifactorKitTesting", targets: ["TrifactorKitTesting"]),
+        .executable(name: "trifactor", targets: ["trifactor"]),
     ],
     targets: [
         // C libraries from Debian, as system library targets.
@@ -44,6 +51,13 @@ let package = Package(
         ),
         .executableTarget(name: "trifactord", dependencies: ["TrifactorServer"], swiftSettings: strict),
 
+        // The client side: a portable SDK core (Foundation only), its Linux
+        // defaults (libsodium and OpenSSL through Crypto), fakes for tests, and the CLI.
+        .target(name: "TrifactorKit", dependencies: ["API"], swiftSettings: strict),
+        .target(name: "TrifactorKitVault", dependencies: ["TrifactorKit", "Crypto"], swiftSettings: strict),
+        .target(name: "TrifactorKitTesting", dependencies: ["TrifactorKit"], swiftSettings: strict),
+        .executableTarget(name: "trifactor", dependencies: ["TrifactorKit", "TrifactorKitVault", "Crypto", "CQREncode"], swiftSettings: strict),
+
         // Fuzzing (`make fuzz`): one harness per parser of attacker bytes, and a
         // runner that is libFuzzer's target when built with -DFUZZING and a
         // replayer otherwise. The test suite replays fuzz/corpus through the harnesses.
@@ -58,6 +72,7 @@ let package = Package(
         .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "Core"], swiftSettings: strict),
         .testTarget(name: "FuzzCorpusTests", dependencies: ["FuzzHarnesses"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TrifactorTestSupport"], swiftSettings: strict),
-        .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "API", "HTTP", "Logging", "Store", "Core", "Crypto", "WebAuthn", "TrifactorTestSupport"], swiftSettings: strict),
+        .testTarget(name: "TrifactorKitTests", dependencies: ["TrifactorKit", "TrifactorKitVault", "TrifactorKitTesting", "Crypto"], swiftSettings: strict),
+        .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "TrifactorKit", "TrifactorKitVault", "TrifactorKitTesting", "trifactor", "API", "HTTP", "Logging", "Store", "Core", "Crypto", "WebAuthn", "TrifactorTestSupport"], swiftSettings: strict),
     ]
 )

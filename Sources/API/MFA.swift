@@ -125,12 +125,15 @@ public struct MFARequired: Codable, Sendable, Equatable {
     public var mfaRequired: Bool
     public var pendingCredential: String
     public var hints: [MFAHint]
-    public init(pendingCredential: String, hints: [MFAHint]) {
+    /// When the pending credential dies (5 minutes after the password).
+    public var expiresAt: Date?
+    public init(pendingCredential: String, hints: [MFAHint], expiresAt: Date? = nil) {
         mfaRequired = true
         self.pendingCredential = pendingCredential
         self.hints = hints
+        self.expiresAt = expiresAt
     }
-    enum CodingKeys: String, CodingKey { case mfaRequired = "mfa_required", pendingCredential = "pending_credential", hints }
+    enum CodingKeys: String, CodingKey { case mfaRequired = "mfa_required", pendingCredential = "pending_credential", hints, expiresAt = "expires_at" }
 }
 
 /// `POST /v1/mfa/sign-in/challenges`.

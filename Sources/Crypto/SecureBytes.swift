@@ -18,6 +18,23 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
         count = bytes.count
     }
 
+    /// `count` bytes written in place by `initializer` (a key derived or
+    /// decrypted straight into wiped memory, never through an array).
+    /// - Throws: what `initializer` throws; the buffer is wiped and freed then.
+    public init(count: Int, initializer: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows {
+        _ = Sodium.ready
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, count), alignment: 16)
+        do {
+            try initializer(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
+        } catch {
+            sodium_memzero(buffer.baseAddress, buffer.count)
+            buffer.deallocate()
+            throw error
+        }
+        self.buffer = buffer
+        self.count = count
+    }
+
     /// The number of bytes.
     public let count: Int
 

@@ -15,25 +15,54 @@ public struct Backend: Sendable, CustomTestStringConvertible {
     /// Runs `body` with a fresh, empty database of this backend and its URL, and removes it afterwards:
     /// a SQLite file in a new temp directory, or a PostgreSQL schema `t_<random>` put first on the search path.
     public func withFreshDatabase<T>(poolSize: Int? = nil, _ body: (any Database, String) throws -> T) throws -> T {
-        let name = "t_" + String(UInt64.random(in: .min ... .max), radix: 16)
-        switch dialect {
-        case .sqlite:
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-tests-\(name)")
-            defer { try? FileManager.default.removeItem(at: directory) }
-            let url = "sqlite:\(directory.path)/nested/test.db"
-            let database = try openDatabase(url: url, poolSize: poolSize)
-            defer { database.close() }
-            return try body(database, url)
-        case .postgres:
-            let base = try #require(Self.postgresURL)
-            let admin = try openDatabase(url: base, poolSize: 1)
-            defer { admin.close() }
-            try admin.transaction { try $0.execute("CREATE SCHEMA \(name)") }
-            defer { _ = try? admin.transaction { try $0.execute("DROP SCHEMA \(name) CASCADE") } }
-            let url = Self.url(base, searchPath: name)
-            let database = try openDatabase(url: url, poolSize: poolSize)
-            defer { database.close() }
-            return try body(database, url)
+        let fresh = try FreshDatabase(self, poolSize: poolSize)
+        defer { fresh.remove() }
+        return try body(fresh.database, fresh.url)
+    }
+
+    /// `withFreshDatabase` for async bodies.
+    public func withFreshDatabase<T>(poolSize: Int? = nil, _ body: (any Database, String) async throws -> T) async throws -> T {
+        let fresh = try FreshDatabase(self, poolSize: poolSize)
+        defer { fresh.remove() }
+        return try await body(fresh.database, fresh.url)
+    }
+
+    /// A fresh database and how to remove it.
+    private struct FreshDatabase {
+        let database: any Database
+        let url: String
+        let remove: () -> Void
+
+        init(_ backend: Backend, poolSize: Int?) throws {
+            let name = "t_" + String(UInt64.random(in: .min ... .max), radix: 16)
+            switch backend.dialect {
+            case .sqlite:
+                let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-tests-\(name)")
+                url = "sqlite:\(directory.path)/nested/test.db"
+                let database = try openDatabase(url: url, poolSize: poolSize)
+                self.database = database
+                remove = {
+                    database.close()
+                    try? FileManager.default.removeItem(at: directory)
+                }
+            case .postgres:
+                let base = try #require(Backend.postgresURL)
+                let admin = try openDatabase(url: base, poolSize: 1)
+                do {
+                    try admin.transaction { try $0.execute("CREATE SCHEMA \(name)") }
+                    url = Backend.url(base, searchPath: name)
+                    let database = try openDatabase(url: url, poolSize: poolSize)
+                    self.database = database
+                    remove = {
+                        database.close()
+                        _ = try? admin.transaction { try $0.execute("DROP SCHEMA \(name) CASCADE") }
+                        admin.close()
+                    }
+                } catch {
+                    admin.close()
+                    throw error
+                }
+            }
         }
     }
 

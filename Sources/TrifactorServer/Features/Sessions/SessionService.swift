@@ -20,7 +20,7 @@ struct SessionService: Sendable {
     enum SignInOutcome {
         case session(token: String, SessionRecord)
         /// The user has second factors: a pending sign-in and the factors to prove.
-        case secondFactor(pendingCredential: String, hints: [Hint])
+        case secondFactor(pendingCredential: String, hints: [Hint], expiresAt: Int64)
     }
 
     let transactions: Transactions
@@ -87,7 +87,7 @@ struct SessionService: Sendable {
             if !hints.isEmpty {
                 let credential = try startSecondStep(user.id, now, db)
                 try AuditLog.append(client.event(.signInSucceeded, .success, userID: user.id, detail: "password ok, second factor required"), at: now, on: db)
-                return .secondFactor(pendingCredential: credential, hints: hints)
+                return .secondFactor(pendingCredential: credential, hints: hints, expiresAt: now + MFARepository.pendingLifetime)
             }
             let proofs = SessionIssuer.Proofs(aal: .aal1, methods: [.pwd], passwordVerifiedAt: now, secondFactor: false)
             let issued = try issuer.issue(userID: user.id, proofs, client: client, detail: "", now: now, on: db)

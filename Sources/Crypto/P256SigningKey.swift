@@ -1,0 +1,86 @@
+internal import COpenSSL
+
+/// A P-256 private key in OpenSSL that signs ES256 (ECDSA with SHA-256, DER
+/// signatures): a device key kept in software, where no secure element
+/// exists (a Linux machine). Its private half leaves only as PKCS#8 DER in
+/// `SecureBytes`, to be sealed by the caller.
+///
+/// `@unchecked Sendable`: the `EVP_PKEY` is never mutated after `init`, and
+/// OpenSSL allows concurrent signing with one key.
+public final class P256SigningKey: @unchecked Sendable {
+    private let key: OpaquePointer
+
+    private init(key: OpaquePointer) { self.key = key }
+
+    deinit { EVP_PKEY_free(key) }
+
+    /// A new key from OpenSSL's CSPRNG.
+    /// - Throws: `OpenSSLError` naming the call that failed.
+    public static func generate() throws(OpenSSLError) -> P256SigningKey {
+        OpenSSLError.clear()
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw .last("EVP_PKEY_CTX_new_from_name") }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_keygen_init(context) == 1 else { throw .last("EVP_PKEY_keygen_init") }
+        guard EVP_PKEY_CTX_set_group_name(context, "prime256v1") == 1 else { throw .last("EVP_PKEY_CTX_set_group_name") }
+        var key: OpaquePointer?
+        guard EVP_PKEY_generate(context, &key) == 1, let key else { throw .last("EVP_PKEY_generate") }
+        return P256SigningKey(key: key)
+    }
+
+    /// The key stored by `pkcs8`.
+    /// - Throws: `OpenSSLError` when the bytes are not a P-256 private key.
+    public convenience init(pkcs8 der: SecureBytes) throws(OpenSSLError) {
+        OpenSSLError.clear()
+        let parsed: OpaquePointer? = der.withUnsafeBytes { raw in
+            var cursor: UnsafePointer<UInt8>? = raw.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            return d2i_AutoPrivateKey(nil, &cursor, raw.count)
+        }
+        guard let parsed else { throw .last("d2i_AutoPrivateKey") }
+        guard EVP_PKEY_is_a(parsed, "EC") == 1, EVP_PKEY_get_bits(parsed) == 256 else {
+            EVP_PKEY_free(parsed)
+            throw OpenSSLError(operation: "d2i_AutoPrivateKey (not a P-256 key)", code: 0)
+        }
+        self.init(key: parsed)
+    }
+
+    /// The private key as PKCS#8 DER, in wiped memory.
+    /// - Throws: `OpenSSLError` when OpenSSL cannot encode it.
+    public func pkcs8() throws(OpenSSLError) -> SecureBytes {
+        OpenSSLError.clear()
+        let length = i2d_PrivateKey(key, nil)
+        guard length > 0 else { throw .last("i2d_PrivateKey") }
+        var failed = false
+        let out = SecureBytes(count: Int(length)) { buffer in
+            var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            failed = i2d_PrivateKey(key, &cursor) != length
+        }
+        if failed { throw .last("i2d_PrivateKey") }
+        return out
+    }
+
+    /// The public key as SubjectPublicKeyInfo DER, as Trifactor enrolls it.
+    public var subjectPublicKeyInfo: [UInt8] {
+        let length = i2d_PUBKEY(key, nil)
+        guard length > 0 else { return [] }
+        var out = [UInt8](repeating: 0, count: Int(length))
+        out.withUnsafeMutableBufferPointer { buffer in
+            var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
+            _ = i2d_PUBKEY(key, &cursor)
+        }
+        return out
+    }
+
+    /// An ES256 signature (DER) over `message`.
+    /// - Throws: `OpenSSLError` naming the call that failed.
+    public func signature(for message: [UInt8]) throws(OpenSSLError) -> [UInt8] {
+        OpenSSLError.clear()
+        guard let context = EVP_MD_CTX_new() else { throw .last("EVP_MD_CTX_new") }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key) == 1 else { throw .last("EVP_DigestSignInit") }
+        var length = 0
+        guard EVP_DigestSign(context, nil, &length, message, message.count) == 1 else { throw .last("EVP_DigestSign") }
+        var signature = [UInt8](repeating: 0, count: length)
+        guard EVP_DigestSign(context, &signature, &length, message, message.count) == 1 else { throw .last("EVP_DigestSign") }
+        return Array(signature.prefix(length))
+    }
+}

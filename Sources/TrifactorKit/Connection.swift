@@ -1,0 +1,72 @@
+import API
+import Foundation
+
+/// The HTTP calls under every client: JSON in, JSON or problem+json out,
+/// each mapped to a value or a `TrifactorError`.
+struct Connection: Sendable {
+    let server: URL
+    let transport: any HTTPTransport
+    /// Sent as `User-Agent`, so the user's session list says what signed in.
+    let userAgent: String
+
+    /// No body to send.
+    struct Empty: Codable, Sendable {}
+
+    /// Sends `body` to `path` and decodes a 2xx answer as `Answer` (use `raw` when none is expected).
+    /// - Throws: `TrifactorError` `.server` for a problem, `.transport`, or `.unexpectedResponse`.
+    func call<Answer: Decodable>(_ method: String, _ path: String, query: [URLQueryItem] = [], body: (some Encodable & Sendable)? = Empty?.none,
+                                 headers: [String: String] = [:], token: String? = nil, timeout: TimeInterval = 30,
+                                 as: Answer.Type = Answer.self) async throws(TrifactorError) -> Answer {
+        let response = try await raw(method, path, query: query, body: body, headers: headers, token: token, timeout: timeout)
+        guard response.header("content-type")?.hasPrefix("application/json") == true,
+              let value = try? WireJSON.sharedDecoder.decode(Answer.self, from: response.body)
+        else { throw .unexpectedResponse(status: response.status) }
+        return value
+    }
+
+    /// Sends and returns a 2xx answer as it came.
+    func raw(_ method: String, _ path: String, query: [URLQueryItem] = [], body: (some Encodable & Sendable)? = Empty?.none,
+             headers: [String: String] = [:], token: String? = nil, timeout: TimeInterval = 30) async throws(TrifactorError) -> HTTPResponse {
+        let response = try await exchange(method, path, query: query, body: body, headers: headers, token: token, timeout: timeout)
+        guard (200..<300).contains(response.status) else { throw Self.problem(response) }
+        return response
+    }
+
+    /// Sends and returns the answer whatever its status.
+    func exchange(_ method: String, _ path: String, query: [URLQueryItem] = [], body: (some Encodable & Sendable)? = Empty?.none,
+                  headers: [String: String] = [:], token: String? = nil, timeout: TimeInterval = 30) async throws(TrifactorError) -> HTTPResponse {
+        var components = URLComponents(url: server.appendingPathComponent(path), resolvingAgainstBaseURL: false)
+        if !query.isEmpty { components?.queryItems = query }
+        guard let url = components?.url else { throw .invalidArgument("The server URL cannot take the path \(path).") }
+        var fields = headers
+        fields["Accept"] = "application/json"
+        fields["User-Agent"] = userAgent
+        if let token { fields["Authorization"] = "Bearer \(token)" }
+        var data: Data?
+        if let body, !(body is Empty) {
+            guard let encoded = try? WireJSON.sharedEncoder.encode(body) else { throw .invalidArgument("The request could not be encoded.") }
+            data = encoded
+            fields["Content-Type"] = "application/json"
+        }
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(HTTPRequest(method: method, url: url, headers: fields, body: data, timeout: timeout))
+        } catch let failure as TransportFailure {
+            throw .transport(failure)
+        } catch is CancellationError {
+            throw .transport(TransportFailure(.cancelled, host: server.host ?? "the server"))
+        } catch {
+            throw .transport(TransportFailure(.other, host: server.host ?? "the server"))
+        }
+        return response
+    }
+
+    /// The error of a non-2xx answer.
+    static func problem(_ response: HTTPResponse) -> TrifactorError {
+        guard response.header("content-type")?.hasPrefix("application/problem+json") == true,
+              let problem = try? WireJSON.sharedDecoder.decode(Problem.self, from: response.body)
+        else { return .unexpectedResponse(status: response.status) }
+        return .server(ServerProblem(problem, retryAfter: response.header("retry-after").flatMap(TimeInterval.init)))
+    }
+}
+

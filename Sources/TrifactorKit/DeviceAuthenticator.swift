@@ -1,0 +1,186 @@
+import API
+import Foundation
+
+/// This device as an authenticator: a P-256 key that never leaves it,
+/// enrolled as the user's device factor, which receives pending sign-ins
+/// (a signed long poll, reconnecting, corrected for clock skew) and answers
+/// them with the number the user picked, after a presence check.
+public struct DeviceAuthenticator: Sendable {
+    let connection: Connection
+    let keys: any DeviceKeyStore
+    let secrets: any SecretStore
+    let presence: any UserPresence
+    let clock: any TrifactorClock
+    /// The key's tag, and the prefix of what is stored about it.
+    public let tag: String
+    private let skew = Locked<TimeInterval>(0)
+
+    /// - Parameters:
+    ///   - server: the server's base URL.
+    ///   - keys: where the key lives (Secure Enclave, or the Linux vault).
+    ///   - secrets: where the device's factor id is kept.
+    ///   - presence: the check before each approval and signature.
+    public init(server: URL, keys: any DeviceKeyStore, secrets: any SecretStore, presence: any UserPresence,
+                transport: any HTTPTransport = URLSessionTransport(), clock: any TrifactorClock = SystemClock(), tag: String = "device") {
+        connection = Connection(server: server, transport: transport, userAgent: "TrifactorKit/1 device")
+        self.keys = keys
+        self.secrets = secrets
+        self.presence = presence
+        self.clock = clock
+        self.tag = tag
+    }
+
+    private var idKey: String { "\(tag).factor-id" }
+
+    /// The enrolled factor's id, or nil before `enroll`.
+    public func factorID() async throws(TrifactorError) -> String? {
+        do { return try await secrets.get(idKey, prompt: nil).map { String(decoding: $0, as: UTF8.self) } } catch { throw .secretStore(error) }
+    }
+
+    /// Makes this device's key (when it has none) and enrolls it as a device factor of `client`'s user.
+    /// - Throws: what enrolling throws (`reauthentication_required`, `second_factor_required`, `second_factor_exists`).
+    @discardableResult
+    public func enroll(with client: TrifactorClient, name: String) async throws(TrifactorError) -> EnrolledFactor {
+        let existing: Data?
+        do { existing = try await keys.publicKey(tag: tag) } catch { throw .secretStore(error) }
+        let publicKey: Data
+        if let existing { publicKey = existing } else {
+            do { publicKey = try await keys.createKey(tag: tag, requiresPresence: true) } catch { throw .secretStore(error) }
+        }
+        let started = try await client.startEnrollment(StartEnrollmentRequest(kind: "device", publicKey: publicKey.base64EncodedString(), deviceName: name))
+        guard let challenge = started.challenge else { throw .unexpectedResponse(status: 202) }
+        let signature = try await sign(purpose: "enroll", challenge: challenge, reason: "Add this device to your account")
+        let factor = try await client.finishEnrollment(started.enrollmentSession,
+                                                       FinishEnrollmentRequest(signature: signature.base64EncodedString(), displayName: name))
+        do { try await secrets.set(Data(factor.enrollmentID.utf8), for: idKey, protection: .afterFirstUnlockThisDeviceOnly) } catch {
+            throw .secretStore(error)
+        }
+        return factor
+    }
+
+    /// Deletes the key and forgets the factor id (remove the factor on the server too: `TrifactorClient.removeFactor`).
+    public func forget() async throws(TrifactorError) {
+        do {
+            try await keys.deleteKey(tag: tag)
+            try await secrets.remove(idKey)
+        } catch { throw .secretStore(error) }
+    }
+
+    /// The public key (SubjectPublicKeyInfo DER), or nil before one is made.
+    public func publicKey() async throws(TrifactorError) -> Data? {
+        do { return try await keys.publicKey(tag: tag) } catch { throw .secretStore(error) }
+    }
+
+    /// A signature over Trifactor's device message (step-up `stepup`, bound action `authz` with its action hash, sign-in `signin`).
+    public func signature(purpose: String, challenge: String, action: String? = nil, reason: String) async throws(TrifactorError) -> Data {
+        try await sign(purpose: purpose, challenge: challenge, action: action, reason: reason)
+    }
+
+    /// The pending approvals now, or after up to `wait` seconds when there are none.
+    /// - Throws: `.deviceNotEnrolled`, or the server's problem (a revoked device is `unauthenticated`).
+    public func pendingApprovals(wait: Int = 0) async throws(TrifactorError) -> [PendingApproval] {
+        guard let id = try await factorID() else { throw .deviceNotEnrolled }
+        var retried = false
+        while true {
+            let before = clockSkew
+            let time = Int64((clock.now.timeIntervalSince1970 + before).rounded(.down))
+            let signature = try await sign(purpose: "poll", challenge: "\(id):\(time)", reason: nil)
+            let response = try await connection.exchange(
+                "GET", "/v1/devices/\(TrifactorClient.segment(id))/approvals", query: [URLQueryItem(name: "wait", value: String(max(0, min(25, wait))))],
+                headers: ["X-Trifactor-Device-Time": String(time), "X-Trifactor-Device-Signature": signature.base64EncodedString()],
+                timeout: TimeInterval(wait + 15))
+            noteServerTime(response)
+            // Refused for a clock this device had wrong: once more with the server's time.
+            if response.status == 401, !retried, clockSkew != before {
+                retried = true
+                continue
+            }
+            guard (200..<300).contains(response.status) else { throw Connection.problem(response) }
+            guard let list = try? WireJSON.sharedDecoder.decode(PendingApprovals.self, from: response.body) else {
+                throw .unexpectedResponse(status: response.status)
+            }
+            return list.approvals
+        }
+    }
+
+    /// Pending approvals as they arrive: long polls one after another,
+    /// reconnecting after a transport failure (1, 2, 4 … 30 s apart), each
+    /// approval once. Ends with an error the server gave (a revoked device).
+    public func approvals() -> AsyncThrowingStream<PendingApproval, any Error> {
+        AsyncThrowingStream(PendingApproval.self) { continuation in
+            let task = Task {
+                var seen = Set<String>(), backoff: UInt64 = 1
+                while !Task.isCancelled {
+                    do throws(TrifactorError) {
+                        for approval in try await pendingApprovals(wait: 25) where seen.insert(approval.approvalID).inserted {
+                            continuation.yield(approval)
+                        }
+                        backoff = 1
+                    } catch {
+                        if case .transport = error {
+                            try? await Task.sleep(nanoseconds: backoff * 1_000_000_000)
+                            backoff = min(30, backoff * 2)
+                        } else {
+                            continuation.finish(throwing: error)
+                            return
+                        }
+                    }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Answers `approval` with the number the user picked (nil denies),
+    /// after a presence check. A wrong number denies, and the server ends that sign-in.
+    /// - Returns: the approval's state after the answer (`approved` or `denied`).
+    public func answer(_ approval: PendingApproval, pickedNumber: Int?) async throws(TrifactorError) -> PushApproval.State {
+        guard let id = try await factorID() else { throw .deviceNotEnrolled }
+        let decision = pickedNumber == nil ? "deny" : "approve"
+        let number = pickedNumber ?? 0
+        let reason = pickedNumber == nil ? "Deny the sign-in" : "Approve the sign-in"
+        if pickedNumber != nil {
+            do { try await presence.verify(reason: reason, policy: .biometricsOrPasscode) } catch { throw .presence(error) }
+        }
+        let signature = try await sign(purpose: "push", challenge: approval.approvalID, action: "\(decision):\(number)", reason: nil)
+        let state: ApprovalState = try await connection.call(
+            "POST", "/v1/devices/\(TrifactorClient.segment(id))/approvals/\(TrifactorClient.segment(approval.approvalID))",
+            body: ApprovalDecision(decision: decision, number: number, signature: signature.base64EncodedString()))
+        return PushApproval.State(rawValue: state.status) ?? .denied
+    }
+
+    /// How far the server's clock is ahead of ours, from its `Date` header (whole seconds).
+    public var clockSkew: TimeInterval { skew.withLock { $0 } }
+
+    // MARK: Internals
+
+    private func sign(purpose: String, challenge: String, action: String? = nil, reason: String?) async throws(TrifactorError) -> Data {
+        let message = Self.message(purpose: purpose, challenge: challenge, action: action)
+        do { return try await keys.sign(Data(message.utf8), tag: tag, reason: reason ?? "Use this device's key") } catch {
+            if case .presence(let e) = error { throw .presence(e) }
+            throw .secretStore(error)
+        }
+    }
+
+    /// The message a device signs (see the server's README: lines joined by `\n`, no final newline).
+    public static func message(purpose: String, challenge: String, action: String? = nil) -> String {
+        "trifactor-device-signature-v1\npurpose: \(purpose)\nchallenge: \(challenge)\naction: \(action ?? "-")"
+    }
+
+    private func noteServerTime(_ response: HTTPResponse) {
+        guard let date = response.header("date").flatMap(Self.httpDate) else { return }
+        let offset = date.timeIntervalSince(clock.now)
+        // The Date header has whole seconds: only a skew beyond 2 s is worth correcting.
+        skew.withLock { $0 = abs(offset) > 2 ? offset.rounded() : 0 }
+    }
+
+    /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
+    static func httpDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: text)
+    }
+}

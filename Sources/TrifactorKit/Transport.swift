@@ -1,0 +1,171 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One HTTP request as the SDK sends it.
+public struct HTTPRequest: Sendable {
+    /// `GET`, `POST`, `DELETE`.
+    public var method: String
+    /// The full URL.
+    public var url: URL
+    /// Header fields.
+    public var headers: [String: String]
+    /// The body, if any.
+    public var body: Data?
+    /// Seconds before the transport gives up.
+    public var timeout: TimeInterval
+
+    public init(method: String, url: URL, headers: [String: String] = [:], body: Data? = nil, timeout: TimeInterval = 30) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+}
+
+/// One HTTP answer.
+public struct HTTPResponse: Sendable {
+    /// The status code.
+    public var status: Int
+    /// Header fields, names in lower case.
+    public var headers: [String: String]
+    /// The body.
+    public var body: Data
+
+    public init(status: Int, headers: [String: String], body: Data) {
+        self.status = status
+        self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
+        self.body = body
+    }
+
+    /// The field `name` (any case).
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// How the SDK reaches the server: the seam for tests and for apps with a
+/// networking stack of their own. `URLSessionTransport` is the default.
+public protocol HTTPTransport: Sendable {
+    /// Sends `request` and returns the server's answer, whatever its status.
+    /// - Throws: `TransportFailure` when no answer arrived.
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse
+}
+
+/// No answer from the server: not a refusal by it. Its description names
+/// the reason and the host, never a path, query or header.
+public struct TransportFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Reason: String, Sendable {
+        /// No connection (refused, no route, DNS).
+        case unreachable
+        /// No answer in time.
+        case timedOut
+        /// The task was cancelled.
+        case cancelled
+        /// The TLS handshake failed.
+        case insecure
+        /// Anything else.
+        case other
+    }
+
+    public let reason: Reason
+    /// The server's host.
+    public let host: String
+
+    public init(_ reason: Reason, host: String) {
+        self.reason = reason
+        self.host = host
+    }
+
+    public var description: String {
+        switch reason {
+        case .unreachable: "Trifactor at \(host) cannot be reached."
+        case .timedOut: "Trifactor at \(host) did not answer in time."
+        case .cancelled: "The request to \(host) was cancelled."
+        case .insecure: "The secure connection to \(host) failed."
+        case .other: "The request to \(host) failed."
+        }
+    }
+}
+
+/// The default transport: Foundation's `URLSession` (FoundationNetworking on
+/// Linux, whose `URLSession` has no async `data(for:)`, so the callback API
+/// is wrapped here), with an ephemeral configuration: no cookies, no cache.
+public final class URLSessionTransport: HTTPTransport {
+    private let session: URLSession
+
+    public init(configuration: URLSessionConfiguration = .ephemeral) {
+        configuration.httpCookieStorage = nil
+        configuration.urlCache = nil
+        configuration.httpShouldSetCookies = false
+        session = URLSession(configuration: configuration)
+    }
+
+    deinit { session.finishTasksAndInvalidate() }
+
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: request.timeout)
+        urlRequest.httpMethod = request.method
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        urlRequest.httpBody = request.body
+        let host = request.url.host ?? "the server"
+        let box = TaskBox()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
+                let task = session.dataTask(with: urlRequest) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: TransportFailure(Self.reason(error), host: host))
+                    } else if let http = response as? HTTPURLResponse {
+                        var headers: [String: String] = [:]
+                        for (name, value) in http.allHeaderFields {
+                            if let name = name as? String, let value = value as? String { headers[name] = value }
+                        }
+                        continuation.resume(returning: HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data()))
+                    } else {
+                        continuation.resume(throwing: TransportFailure(.other, host: host))
+                    }
+                }
+                box.set(task)
+                task.resume()
+            }
+        } onCancel: {
+            box.cancel()
+        }
+    }
+
+    private static func reason(_ error: any Error) -> TransportFailure.Reason {
+        let code = (error as? URLError)?.code
+        switch code {
+        case .timedOut?: return .timedOut
+        case .cancelled?: return .cancelled
+        case .cannotConnectToHost?, .cannotFindHost?, .networkConnectionLost?, .notConnectedToInternet?, .dnsLookupFailed?: return .unreachable
+        case .secureConnectionFailed?, .serverCertificateUntrusted?, .serverCertificateHasBadDate?, .serverCertificateNotYetValid?: return .insecure
+        default: return .other
+        }
+    }
+}
+
+/// The task of one request, so cancellation can reach it.
+/// `@unchecked Sendable`: every access holds `lock`.
+private final class TaskBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var task: URLSessionDataTask?
+    private var cancelled = false
+
+    func set(_ task: URLSessionDataTask) {
+        lock.lock()
+        self.task = task
+        let cancelNow = cancelled
+        lock.unlock()
+        if cancelNow { task.cancel() }
+    }
+
+    func cancel() {
+        lock.lock()
+        cancelled = true
+        let task = self.task
+        lock.unlock()
+        task?.cancel()
+    }
+}

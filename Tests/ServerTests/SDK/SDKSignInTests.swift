@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+import TrifactorKit
+import TrifactorKitTesting
+import TrifactorTestSupport
+
+@Suite("TrifactorKit against trifactord: sign-in")
+struct SDKSignInTests {
+    @Test("sign-up, a TOTP factor, then a sign-in resolved with it: a result with typed hints, never an error", arguments: Backend.all)
+    func totpResolver(backend: Backend) async throws {
+        try await backend.withLiveServer { server in
+            let client = try await server.sdkUser("kit@example.com")
+            #expect(try await client.currentSession().user.emailVerified)
+            let (factor, secret) = try await server.sdkEnrollTOTP(client)
+            #expect(factor.kind == "totp")
+            #expect(try await client.factors().map(\.enrollmentID) == [factor.enrollmentID])
+            try await client.signOut()
+            #expect(await !client.hasSession())
+
+            guard case .secondFactorRequired(let resolver) = try await client.signIn(email: "kit@example.com", password: "correct horse battery") else {
+                Issue.record("a user with a factor must get a resolver")
+                return
+            }
+            #expect(await !client.hasSession())
+            #expect(resolver.hints.map(\.kind) == [.totp])
+            let remaining = resolver.expiresAt.timeIntervalSince(server.clock.clock.now())
+            #expect(remaining > 290 && remaining <= 300)
+            let hint = resolver.hints[0]
+            guard case .enterCode = try await resolver.challenge(hint) else {
+                Issue.record("TOTP sends nothing")
+                return
+            }
+            let wrong = try #require(await refusal { try await resolver.resolve(hint, with: .code("000000")) })
+            #expect(wrong.problem?.code == .invalidCode)
+            #expect(wrong.problem?.status == 400)
+            #expect(!wrong.description.contains("000000"))
+            server.clock.advance(30)
+            let session = try await resolver.resolve(hint, with: .code(server.totpCode(secret)))
+            #expect(session.aal == 2)
+            #expect(session.methods.contains("otp"))
+            #expect(try await client.currentSession().session.id == session.id)
+        }
+    }
+
+    @Test("phone and recovery codes through the resolver: the SMS is sent by challenge, a recovery code works once", arguments: Backend.all)
+    func phoneAndRecovery(backend: Backend) async throws {
+        try await backend.withLiveServer { server in
+            let client = try await server.sdkUser("phone@example.com")
+            let (totp, secret) = try await server.sdkEnrollTOTP(client)
+            // Enrolling more needs a fresh second factor: step up with the app.
+            server.clock.advance(30)
+            let stepped = try await client.stepUp(FactorHint(totp), with: .code(server.totpCode(secret)))
+            #expect(stepped.session.aal == 2)
+            let pending = try await client.enrollPhone("+447400123456")
+            #expect(pending.maskedPhone == "+********3456")
+            let code = try #require(try server.lastCode(to: "447400123456"))
+            let phone = try await pending.confirm(code: code, name: "Work phone")
+            let codes = try await client.newRecoveryCodes()
+            #expect(codes.count == 10)
+            try await client.signOut()
+
+            guard case .secondFactorRequired(let resolver) = try await client.signIn(email: "phone@example.com", password: "correct horse battery") else {
+                Issue.record("expected a resolver")
+                return
+            }
+            let phoneHint = try #require(resolver.hints.first { $0.id == phone.enrollmentID })
+            #expect(phoneHint.kind == .phone(maskedNumber: "+********3456"))
+            #expect(resolver.hints.contains { $0.kind == .recoveryCode })
+            guard case .codeSent(let masked) = try await resolver.challenge(phoneHint) else {
+                Issue.record("a phone challenge sends a code")
+                return
+            }
+            #expect(masked == "+********3456")
+            let sms = try #require(try server.lastCode(to: "447400123456"))
+            #expect(try await resolver.resolve(phoneHint, with: .code(sms)).methods.contains("sms"))
+            try await client.signOut()
+
+            guard case .secondFactorRequired(let again) = try await client.signIn(email: "phone@example.com", password: "correct horse battery") else {
+                Issue.record("expected a resolver")
+                return
+            }
+            let recovery = try #require(again.hints.first { $0.kind == .recoveryCode })
+            #expect(try await again.resolve(recovery, with: .code(codes[0])).methods.contains("lookup"))
+            try await client.signOut()
+            guard case .secondFactorRequired(let third) = try await client.signIn(email: "phone@example.com", password: "correct horse battery") else {
+                Issue.record("expected a resolver")
+                return
+            }
+            let reused = await refusal { try await third.resolve(recovery, with: .code(codes[0])) }
+            #expect(reused?.problem?.code == .invalidCode, "a recovery code works once")
+            _ = totp
+        }
+    }
+
+    @Test("sessions are listed and revoked; a revoked token is forgotten by the client that held it", arguments: Backend.all)
+    func sessionsAndRevoke(backend: Backend) async throws {
+        try await backend.withLiveServer { server in
+            let laptop = try await server.sdkUser("two@example.com")
+            let phone = server.sdk(profile: "phone")
+            guard case .signedIn(let phoneSession) = try await phone.signIn(email: "two@example.com", password: "correct horse battery") else {
+                Issue.record("no factor: signed in at once")
+                return
+            }
+            let listed = try await laptop.sessions()
+            #expect(listed.count == 2)
+            #expect(listed.filter(\.current).count == 1)
+            #expect(listed.contains { $0.id == phoneSession.id && $0.userAgent == "TrifactorKit/1" })
+            try await laptop.revokeSession(phoneSession.id)
+            #expect(await refusal { try await phone.currentSession() }?.problem?.status == 401, "a revoked session must not answer")
+            #expect(await !phone.hasSession())
+            #expect(await refusal { try await phone.currentSession() } == .notSignedIn)
+        }
+    }
+
+    @Test("errors carry the server's code, status, request id, Retry-After and field names; a closed port is a transport failure")
+    func errorMapping() async throws {
+        try await Backend.all[0].withLiveServer { server in
+            let client = server.sdk()
+            do {
+                let problem = try #require(await refusal { try await client.signUp(email: "not-an-email", password: "short") }?.problem)
+                #expect(problem.code == .invalidFields)
+                #expect(problem.status == 422)
+                #expect(Set(problem.invalidFields.map(\.name)) == ["email", "password"])
+                #expect(problem.requestID?.isEmpty == false)
+            }
+            _ = try await server.sdkUser("locked@example.com")
+            var last: TrifactorError?
+            for _ in 0..<6 {
+                last = await refusal { try await client.signIn(email: "locked@example.com", password: "wrong password here") }
+            }
+            #expect(last?.problem?.code == .tooManyAttempts)
+            #expect((last?.problem?.retryAfter ?? 0) > 0)
+            #expect(last.map { !$0.description.contains("wrong password here") } == true)
+
+            let closed = TrifactorClient(server: URL(string: "http://127.0.0.1:1")!)
+            let unreachable = await refusal { try await closed.signIn(email: "a@example.com", password: "correct horse battery") }
+            guard case .transport(let failure) = unreachable else {
+                Issue.record("expected a transport failure, got \(String(describing: unreachable))")
+                return
+            }
+            #expect(failure.reason == .unreachable)
+        }
+    }
+}
