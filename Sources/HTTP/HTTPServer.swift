@@ -93,8 +93,10 @@ public final class HTTPServer: Sendable {
     private let tls: TLSStrings
 
     /// A server for `router`; call `start()` to listen.
-    public init(configuration: HTTPServerConfiguration, router: Router, logger: Logger = .standardError, hub: LongPollHub = LongPollHub()) {
-        context = ServerContext(configuration: configuration, router: router, logger: logger, hub: hub)
+    /// - Parameter now: the server's clock, for the `Date` header (the time devices sign with).
+    public init(configuration: HTTPServerConfiguration, router: Router, logger: Logger = .standardError, hub: LongPollHub = LongPollHub(),
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        context = ServerContext(configuration: configuration, router: router, logger: logger, hub: hub, now: now)
         tls = TLSStrings(certificate: configuration.tlsCertificatePEM, key: configuration.tlsKeyPEM)
     }
 

@@ -18,6 +18,8 @@ final class ServerContext: Sendable {
     /// Re-runs of long polls woken by a notification.
     let longPollWorkers: WorkerPool
     let hub: LongPollHub
+    /// The `Date` header, from the server's clock.
+    let date: DateHeader
     /// Head and body deadlines of the open connections.
     let connections: ConnectionGuard
     let inFlight = Atomic<Int>(0)
@@ -26,7 +28,8 @@ final class ServerContext: Sendable {
     private let counter = Atomic<UInt64>(0)
     private let prefix: String
 
-    init(configuration: HTTPServerConfiguration, router: Router, logger: Logger, hub: LongPollHub) {
+    init(configuration: HTTPServerConfiguration, router: Router, logger: Logger, hub: LongPollHub, now: @escaping @Sendable () -> Date) {
+        date = DateHeader(now: now)
         self.hub = hub
         self.configuration = configuration
         self.router = router
@@ -141,6 +144,7 @@ final class ServerContext: Sendable {
     func finish(_ response: Response, requestID: String) -> Response {
         var r = response
         r.headers.append(("X-Request-ID", requestID))
+        r.headers.append(("Date", date.value))
         r.headers.append(("Cache-Control", "no-store"))
         r.headers.append(("X-Content-Type-Options", "nosniff"))
         r.headers.append(("Referrer-Policy", "no-referrer"))

@@ -63,6 +63,11 @@ struct Connection: Sendable {
 
     /// The error of a non-2xx answer.
     static func problem(_ response: HTTPResponse) -> TrifactorError {
+        if response.status == 401, response.body.isEmpty {
+            // A 401 whose body the transport could not keep (see URLSessionTransport): the credentials were refused.
+            return .server(ServerProblem(Problem(status: 401, code: "unauthorized", title: "Unauthorized", detail: "The credentials were refused.",
+                                                 requestID: response.header("x-request-id")), retryAfter: nil))
+        }
         guard response.header("content-type")?.hasPrefix("application/problem+json") == true,
               let problem = try? WireJSON.sharedDecoder.decode(Problem.self, from: response.body)
         else { return .unexpectedResponse(status: response.status) }

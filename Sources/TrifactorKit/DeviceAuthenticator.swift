@@ -83,12 +83,9 @@ public struct DeviceAuthenticator: Sendable {
         var retried = false
         while true {
             let before = clockSkew
-            let time = Int64((clock.now.timeIntervalSince1970 + before).rounded(.down))
-            let signature = try await sign(purpose: "poll", challenge: "\(id):\(time)", reason: nil)
             let response = try await connection.exchange(
                 "GET", "/v1/devices/\(TrifactorClient.segment(id))/approvals", query: [URLQueryItem(name: "wait", value: String(max(0, min(25, wait))))],
-                headers: ["X-Trifactor-Device-Time": String(time), "X-Trifactor-Device-Signature": signature.base64EncodedString()],
-                timeout: TimeInterval(wait + 15))
+                headers: try await deviceHeaders(id), timeout: TimeInterval(wait + 15))
             noteServerTime(response)
             // Refused for a clock this device had wrong: once more with the server's time.
             if response.status == 401, !retried, clockSkew != before {
@@ -146,7 +143,7 @@ public struct DeviceAuthenticator: Sendable {
         let signature = try await sign(purpose: "push", challenge: approval.approvalID, action: "\(decision):\(number)", reason: nil)
         let state: ApprovalState = try await connection.call(
             "POST", "/v1/devices/\(TrifactorClient.segment(id))/approvals/\(TrifactorClient.segment(approval.approvalID))",
-            body: ApprovalDecision(decision: decision, number: number, signature: signature.base64EncodedString()))
+            body: ApprovalDecision(decision: decision, number: number, signature: signature.base64EncodedString()), headers: try await deviceHeaders(id))
         return PushApproval.State(rawValue: state.status) ?? .denied
     }
 
@@ -154,6 +151,14 @@ public struct DeviceAuthenticator: Sendable {
     public var clockSkew: TimeInterval { skew.withLock { $0 } }
 
     // MARK: Internals
+
+    /// The headers that prove a request comes from this device now: the
+    /// time (corrected by the skew) and a signature over `<id>:<time>`.
+    private func deviceHeaders(_ id: String) async throws(TrifactorError) -> [String: String] {
+        let time = Int64((clock.now.timeIntervalSince1970 + clockSkew).rounded(.down))
+        let signature = try await sign(purpose: "poll", challenge: "\(id):\(time)", reason: nil)
+        return ["X-Trifactor-Device-Time": String(time), "X-Trifactor-Device-Signature": signature.base64EncodedString()]
+    }
 
     private func sign(purpose: String, challenge: String, action: String? = nil, reason: String?) async throws(TrifactorError) -> Data {
         let message = Self.message(purpose: purpose, challenge: challenge, action: action)

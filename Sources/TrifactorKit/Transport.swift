@@ -90,16 +90,23 @@ public struct TransportFailure: Error, Sendable, Equatable, CustomStringConverti
 }
 
 /// The default transport: Foundation's `URLSession` (FoundationNetworking on
-/// Linux, whose `URLSession` has no async `data(for:)`, so the callback API
+/// Linux, whose `URLSession` has no async `data(for:)`, so the delegate API
 /// is wrapped here), with an ephemeral configuration: no cookies, no cache.
+///
+/// - Important: FoundationNetworking up to Swift 6.3.1 never completes a
+///   task whose answer is a 401 with `WWW-Authenticate: Basic` when it has
+///   no credential (swift-corelibs-foundation #5456). On Linux this
+///   transport declines such challenges itself and returns the 401 with its
+///   headers (the body is lost there: `X-Request-ID` still names the request).
 public final class URLSessionTransport: HTTPTransport {
     private let session: URLSession
+    private let tasks = TaskTable()
 
     public init(configuration: URLSessionConfiguration = .ephemeral) {
         configuration.httpCookieStorage = nil
         configuration.urlCache = nil
         configuration.httpShouldSetCookies = false
-        session = URLSession(configuration: configuration)
+        session = URLSession(configuration: configuration, delegate: tasks, delegateQueue: nil)
     }
 
     deinit { session.finishTasksAndInvalidate() }
@@ -110,28 +117,71 @@ public final class URLSessionTransport: HTTPTransport {
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
         let host = request.url.host ?? "the server"
-        let box = TaskBox()
+        let task = session.dataTask(with: urlRequest)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
-                let task = session.dataTask(with: urlRequest) { data, response, error in
-                    if let error {
-                        continuation.resume(throwing: TransportFailure(Self.reason(error), host: host))
-                    } else if let http = response as? HTTPURLResponse {
-                        var headers: [String: String] = [:]
-                        for (name, value) in http.allHeaderFields {
-                            if let name = name as? String, let value = value as? String { headers[name] = value }
-                        }
-                        continuation.resume(returning: HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data()))
-                    } else {
-                        continuation.resume(throwing: TransportFailure(.other, host: host))
-                    }
-                }
-                box.set(task)
-                task.resume()
+                tasks.start(task, host: host, continuation: continuation)
             }
         } onCancel: {
-            box.cancel()
+            task.cancel()
         }
+    }
+}
+
+/// The tasks in flight and what they received, as the session's delegate.
+/// `@unchecked Sendable`: `entries` is only touched under `lock`.
+private final class TaskTable: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private struct Entry {
+        let host: String
+        let continuation: CheckedContinuation<HTTPResponse, any Error>
+        var data = Data()
+        var declined: HTTPURLResponse?
+    }
+
+    private let lock = NSLock()
+    private var entries: [Int: Entry] = [:]
+
+    func start(_ task: URLSessionDataTask, host: String, continuation: CheckedContinuation<HTTPResponse, any Error>) {
+        lock.withLock { entries[task.taskIdentifier] = Entry(host: host, continuation: continuation) }
+        task.resume()
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        lock.withLock { entries[dataTask.taskIdentifier]?.data.append(data) }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+                    completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        #if canImport(FoundationNetworking)
+        // No credential to offer: keep the 401 and stop the task (see the type's note).
+        if let response = challenge.failureResponse as? HTTPURLResponse {
+            lock.withLock { entries[task.taskIdentifier]?.declined = response }
+            completionHandler(.cancelAuthenticationChallenge, nil)
+            return
+        }
+        #endif
+        completionHandler(.performDefaultHandling, nil)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let entry = lock.withLock({ entries.removeValue(forKey: task.taskIdentifier) }) else { return }
+        if let declined = entry.declined {
+            entry.continuation.resume(returning: Self.response(declined, body: entry.data))
+        } else if let error {
+            entry.continuation.resume(throwing: TransportFailure(Self.reason(error), host: entry.host))
+        } else if let http = task.response as? HTTPURLResponse {
+            entry.continuation.resume(returning: Self.response(http, body: entry.data))
+        } else {
+            entry.continuation.resume(throwing: TransportFailure(.other, host: entry.host))
+        }
+    }
+
+    private static func response(_ http: HTTPURLResponse, body: Data) -> HTTPResponse {
+        var headers: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            if let name = name as? String, let value = value as? String { headers[name] = value }
+        }
+        return HTTPResponse(status: http.statusCode, headers: headers, body: body)
     }
 
     private static func reason(_ error: any Error) -> TransportFailure.Reason {
@@ -143,29 +193,5 @@ public final class URLSessionTransport: HTTPTransport {
         case .secureConnectionFailed?, .serverCertificateUntrusted?, .serverCertificateHasBadDate?, .serverCertificateNotYetValid?: return .insecure
         default: return .other
         }
-    }
-}
-
-/// The task of one request, so cancellation can reach it.
-/// `@unchecked Sendable`: every access holds `lock`.
-private final class TaskBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var task: URLSessionDataTask?
-    private var cancelled = false
-
-    func set(_ task: URLSessionDataTask) {
-        lock.lock()
-        self.task = task
-        let cancelNow = cancelled
-        lock.unlock()
-        if cancelNow { task.cancel() }
-    }
-
-    func cancel() {
-        lock.lock()
-        cancelled = true
-        let task = self.task
-        lock.unlock()
-        task?.cancel()
     }
 }

@@ -153,7 +153,8 @@ public enum Application {
         extraRoutes(&router)
         var http = s.configuration.http
         http.databaseThreads = s.configuration.databasePoolSize
-        let server = HTTPServer(configuration: http, router: router, logger: s.logger, hub: s.hub)
+        let clock = s.clock
+        let server = HTTPServer(configuration: http, router: router, logger: s.logger, hub: s.hub, now: { clock.now() })
         #if DEBUG
         // A regression that waits on the database on an HTTP thread stops the tests at once.
         DatabaseAccess.onAcquire { precondition(!HTTPServer.isHTTPThread, "database work on an HTTP thread: give the route an executor") }

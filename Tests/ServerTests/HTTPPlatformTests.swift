@@ -23,6 +23,18 @@ struct HTTPPlatformTests {
         }
     }
 
+    @Test("the Date header is the server's clock, once, in IMF-fixdate: devices correct their skew against it")
+    func dateHeader() throws {
+        try Backend.all[0].withServer(transport: .socket) { server throws in
+            let answers = try HTTPFramingTests.exchange(server, Array("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            let dates = try #require(answers.first).headers.filter { $0.0.lowercased() == "date" }.map(\.1)
+            // The test clock starts at 2027-01-15T08:00:00Z (1,800,000,000), far from the machine's time.
+            #expect(dates == ["Fri, 15 Jan 2027 08:00:00 GMT"])
+            server.clock.advance(86_400 * 31 + 3_661)
+            #expect(try HTTPTestClient(port: server.port).request("GET", "/health").header("date") == "Mon, 15 Feb 2027 09:01:01 GMT")
+        }
+    }
+
     @Test("/ready answers 503 once the database is gone, while /health still answers 200")
     func readiness() throws {
         try Backend.all[0].withServer { server throws in

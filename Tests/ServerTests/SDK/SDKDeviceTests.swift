@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+import TrifactorKit
+import TrifactorKitTesting
+import TrifactorTestSupport
+
+@Suite("TrifactorKit against trifactord: the device, step-up, bound actions, phone verification")
+struct SDKDeviceTests {
+    /// A user with an authenticator app, stepped up, with this device enrolled.
+    static func userWithDevice(_ server: TestServer, _ email: String) async throws -> (TrifactorClient, TestDevice, secret: String) {
+        let client = try await server.sdkUser(email)
+        let (totp, secret) = try await server.sdkEnrollTOTP(client)
+        server.clock.advance(30)
+        _ = try await client.stepUp(FactorHint(totp), with: .code(server.totpCode(secret)))
+        let device = TestDevice(server)
+        let factor = try await device.authenticator.enroll(with: client, name: "Linux laptop")
+        #expect(factor.kind == "device")
+        #expect(try await device.authenticator.factorID() == factor.enrollmentID)
+        return (client, device, secret)
+    }
+
+    @Test("the device authenticator approves a sign-in started by another client after the user picks the shown number", arguments: Backend.all)
+    func pushApproval(backend: Backend) async throws {
+        try await backend.withLiveServer { server in
+            let (_, device, _) = try await Self.userWithDevice(server, "push@example.com")
+            let browser = server.sdk(profile: "browser")
+            guard case .secondFactorRequired(let resolver) = try await browser.signIn(email: "push@example.com", password: "correct horse battery") else {
+                Issue.record("expected a resolver")
+                return
+            }
+            let hint = try #require(resolver.hints.first { $0.kind == .device })
+            guard case .push(let push) = try await resolver.challenge(hint) else {
+                Issue.record("a device challenge is a push")
+                return
+            }
+            // The browser waits while the device answers.
+            async let signedIn = resolver.resolve(hint, with: .approval(push))
+            let approvals = try await device.authenticator.pendingApprovals(wait: 5)
+            let approval = try #require(approvals.first)
+            #expect(approval.choices.contains(push.number))
+            #expect(approval.choices.count == 3)
+            #expect(try await device.authenticator.answer(approval, pickedNumber: push.number) == .approved)
+            #expect(device.presence.prompts == 1)
+            let session = try await signedIn
+            #expect(session.aal == 2)
+            #expect(session.methods.contains("hwk"))
+            #expect(try await browser.sessions().contains { $0.current && $0.deviceID == hint.id })
+        }
+    }
+
+    @Test("a wrong number denies and ends that sign-in; the waiting client hears it as denied", arguments: Backend.all)
+    func wrongNumber(backend: Backend) async throws {
+        try await backend.withLiveServer { server in
+            let (_, device, _) = try await Self.userWithDevice(server, "fatigue@example.com")
+            let attacker = server.sdk(profile: "attacker")
+            guard case .secondFactorRequired(let resolver) = try await attacker.signIn(email: "fatigue@example.com", password: "correct horse battery"),
+                  let hint = resolver.hints.first(where: { $0.kind == .device }),
+                  case .push(let push) = try await resolver.challenge(hint) else {
+                Issue.record("expected a push")
+                return
+            }
+            let approval = try #require(try await device.authenticator.pendingApprovals().first)
+            let wrong = try #require(approval.choices.first { $0 != push.number })
+            #expect(try await device.authenticator.answer(approval, pickedNumber: wrong) == .denied)
+            #expect(try await push.state() == .denied)
+            #expect(await refusal { try await resolver.resolve(hint, with: .approval(push)) } == .approvalDenied)
+            #expect(await !attacker.hasSession())
+            #expect(try server.auditKinds().contains("push.wrong_number"))
+        }
+    }
+
+    @Test("the device's signature steps the session up and approves a bound transfer; the summary states the action", arguments: Backend.all)
+    func stepUpAndBoundAction(backend: Backend) async throws {
+        try await backend.withLiveServer { server in
+            let (client, device, secret) = try await Self.userWithDevice(server, "bank@example.com")
+            let factors = try await client.factors()
+            let deviceHint = FactorHint(try #require(factors.first { $0.kind == "device" }))
+            guard case .deviceChallenge(let challenge) = try await client.stepUpChallenge(deviceHint) else {
+                Issue.record("a device step-up gets a challenge to sign")
+                return
+            }
+            let signature = try await device.authenticator.signature(purpose: "stepup", challenge: challenge, reason: "Confirm it is you")
+            #expect(try await client.stepUp(deviceHint, with: .deviceSignature(signature)).session.methods.contains("hwk"))
+
+            let transfer = BoundAction.transfer(amount: "250.00", currency: "EUR", payee: "Alice Example", from: "checking")
+            let pending = try await client.authorize(transfer, with: deviceHint)
+            #expect(pending.summary.contains("250.00"))
+            #expect(pending.summary.contains("Alice Example"))
+            guard case .deviceChallenge(let authzChallenge) = pending.challenge else {
+                Issue.record("a device authorization has a challenge")
+                return
+            }
+            let authzSignature = try await device.authenticator.signature(purpose: "authz", challenge: authzChallenge, action: pending.actionHash,
+                                                                          reason: "Confirm the transfer")
+            try await pending.approve(with: .deviceSignature(authzSignature))
+            #expect(await refusal { try await pending.approve(with: .deviceSignature(authzSignature)) }?.problem?.status == 404)
+
+            // With the authenticator app: a wrong code is refused, the right one approves.
+            let totpHint = FactorHint(try #require(factors.first { $0.kind == "totp" }))
+            let second = try await client.authorize(transfer, with: totpHint)
+            #expect(await refusal { try await second.approve(with: .code("000000")) }?.problem?.code == .invalidCode)
+            server.clock.advance(30)
+            try await second.approve(with: .code(server.totpCode(secret)))
+        }
+    }
+
+    @Test("phone verification: several at once, a wrong code, then the right one from a new client value (an app restart)", arguments: Backend.all)
+    func phoneVerification(backend: Backend) async throws {
+        try await backend.withLiveServer { server in
+            let api = try VerifyClient(server)
+            let url = URL(string: "http://127.0.0.1:\(server.port)")!
+            let first = PhoneVerificationClient(server: url, apiKey: api.apiKey, apiSecret: api.secret)
+            let a = try await first.start(to: "+447400123456", brand: "Acme")
+            let b = try await first.start(to: "447400123457", channels: [.voice, .sms], brand: "Acme", codeLength: 6)
+            #expect(a != b)
+            let conflict = await refusal { try await first.start(to: "447400123456", brand: "Acme") }
+            #expect(conflict?.problem?.status == 409)
+            #expect(conflict?.problem?.requestID == a)
+            #expect(try await first.check(a, code: "0000") == .wrongCode)
+
+            let restarted = PhoneVerificationClient(server: url, apiKey: api.apiKey, apiSecret: api.secret)
+            let code = try #require(try server.outbox(to: "447400123456").first?.text.firstMatch(of: /\d{4}/).map { String($0.output) })
+            #expect(try await restarted.check(a, code: code) == .verified)
+            #expect(try await restarted.check(a, code: code) == .ended)
+            try await restarted.next(b)
+            #expect(await refusal { try await restarted.next(b) }?.problem?.status == 409)
+            let wrongKey = PhoneVerificationClient(server: url, apiKey: api.apiKey, apiSecret: "not the secret")
+            #expect(await refusal { try await wrongKey.check(b, code: "1234") }?.problem?.status == 401)
+        }
+    }
+}
