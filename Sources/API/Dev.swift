@@ -31,5 +31,15 @@ public struct OutboxListing: Codable, Sendable, Equatable {
 public struct HealthStatus: Codable, Sendable, Equatable {
     /// `ok`, or `unavailable` for /ready when the database cannot be reached.
     public var status: String
-    public init(status: String) { self.status = status }
+    /// The server's release (`trifactor doctor` shows it).
+    public var version: String?
+    public init(status: String, version: String? = nil) {
+        self.status = status
+        self.version = version
+    }
+}
+
+/// The release of this build of Trifactor, server and clients alike.
+public enum TrifactorVersion {
+    public static let current = "0.10.0"
 }

@@ -131,5 +131,10 @@ extension CurrentSession: FastJSONEncodable {
 }
 
 extension HealthStatus: FastJSONEncodable {
-    public var fastJSON: String { JSONWriter.object { $0.field("status", status) } }
+    public var fastJSON: String {
+        JSONWriter.object { w in
+            w.field("status", status)
+            if let version { w.field("version", version) }
+        }
+    }
 }

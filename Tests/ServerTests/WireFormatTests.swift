@@ -50,7 +50,8 @@ struct FastJSONTests {
         let session = SessionInfo(id: text, aal: 2, methods: ["pwd", text], createdAt: Date(timeIntervalSince1970: 1_795_992_361.123),
                                   expiresAt: Date(timeIntervalSince1970: -5.5))
         let user = UserInfo(id: "u", email: text, displayName: displayName, emailVerified: true, createdAt: Date(timeIntervalSince1970: 0))
-        let values: [any (Encodable & FastJSONEncodable)] = [session, user, CurrentSession(session: session, user: user), HealthStatus(status: text)]
+        let values: [any (Encodable & FastJSONEncodable)] = [session, user, CurrentSession(session: session, user: user), HealthStatus(status: text),
+                                                             HealthStatus(status: text, version: text)]
         for value in values {
             let reference = String(decoding: try WireJSON.encoder().encode(value), as: UTF8.self)
             #expect(value.fastJSON == reference)

@@ -1,0 +1,171 @@
+import Foundation
+import TrifactorKit
+import TrifactorKitVault
+
+/// Exit codes, for scripts.
+enum ExitCode: Int32 {
+    case ok = 0, failure = 1, usage = 2, denied = 3, expired = 4, limited = 5
+}
+
+/// What every command gets: the global options, the vault, the SDK values.
+struct Context: Sendable {
+    let server: URL
+    let profile: String
+    let terminal: Terminal
+    let vault: Vault
+    var json: Bool { terminal.json }
+
+    var secrets: VaultSecretStore { VaultSecretStore(vault: vault) }
+
+    var client: TrifactorClient {
+        TrifactorClient(server: server, secrets: secrets, profile: profile, userAgent: "trifactor CLI (\(Self.machine))")
+    }
+
+    var device: DeviceAuthenticator {
+        DeviceAuthenticator(server: server, keys: SoftwareDeviceKeyStore(vault: vault), secrets: secrets, presence: PassphrasePresence(vault: vault),
+                            tag: "\(profile).device")
+    }
+
+    /// Prints `text` for people, or `object` as JSON with --json.
+    func output(_ text: @autoclosure () -> String, json object: @autoclosure () -> Any) {
+        if json {
+            let data = (try? JSONSerialization.data(withJSONObject: object(), options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+            FileHandle.standardOutput.write(data + Data("\n".utf8))
+        } else {
+            print(text())
+        }
+    }
+
+    static var machine: String {
+        var name = utsname()
+        uname(&name)
+        let system = withUnsafeBytes(of: &name.sysname) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let host = ProcessInfo.processInfo.hostName
+        return "\(system); \(host)"
+    }
+}
+
+/// One verb of `trifactor`.
+protocol Command {
+    /// The words that name it (`factors`, `vault`…).
+    static var name: String { get }
+    /// One line for `trifactor help`.
+    static var summary: String { get }
+    /// Runs it; throws `UsageError`, `TrifactorError` or `CLIFailure`.
+    static func run(_ arguments: [String], _ context: Context) async throws
+}
+
+/// A refusal of the CLI itself, with its exit code.
+struct CLIFailure: Error {
+    let sentence: String
+    let code: ExitCode
+    init(_ sentence: String, code: ExitCode = .failure) {
+        self.sentence = sentence
+        self.code = code
+    }
+}
+
+enum CLI {
+    static let commands: [any Command.Type] = [
+        SignUpCommand.self, VerifyEmailCommand.self, LoginCommand.self, WhoAmICommand.self, LogoutCommand.self, SessionsCommand.self,
+        StepUpCommand.self, AuthorizeCommand.self, FactorsCommand.self, DeviceCommand.self, ApproveCommand.self, DenyCommand.self,
+        TOTPCommand.self, VaultCommand.self, PhoneCommand.self, DoctorCommand.self,
+    ]
+
+    static let usage = """
+        usage: trifactor [--server URL] [--profile NAME] [--json] [--no-input] COMMAND [ARGS]
+
+        Global options: --server (or TRIFACTOR_SERVER; default http://127.0.0.1:8080), --profile (default "default"),
+        --json (machine-readable output), --no-input (never prompt; fail instead).
+        Secrets are never taken from arguments: type them when asked, or use --password-stdin / --code-stdin / --code @FILE.
+        Exit codes: 0 ok, 1 error, 2 usage, 3 denied or cancelled, 4 expired or timed out, 5 locked or rate-limited.
+
+        Commands:
+        """
+
+    /// Runs the command line; returns the exit code.
+    static func main(_ raw: [String]) async -> Int32 {
+        var rest = raw
+        var server = ProcessInfo.processInfo.environment["TRIFACTOR_SERVER"].flatMap { $0.isEmpty ? nil : $0 } ?? "http://127.0.0.1:8080"
+        var profile = "default", json = false, noInput = false
+        // Global options come before the command.
+        while let first = rest.first, first.hasPrefix("--") {
+            rest.removeFirst()
+            switch first {
+            case "--json": json = true
+            case "--no-input": noInput = true
+            case "--server", "--profile":
+                guard let value = rest.first else { return fail(UsageError("\(first) needs a value."), json: json) }
+                rest.removeFirst()
+                if first == "--server" { server = value } else { profile = value }
+            case "--help": print(help()); return 0
+            default: return fail(UsageError("Unknown option \(first) (global options come before the command)."), json: json)
+            }
+        }
+        guard let name = rest.first else { return fail(UsageError("Name a command; `trifactor help` lists them."), json: json) }
+        if name == "help" {
+            print(help())
+            return 0
+        }
+        guard let url = URL(string: server), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
+            return fail(UsageError("--server must be an http:// or https:// URL."), json: json)
+        }
+        guard profile.range(of: "^[A-Za-z0-9_-]{1,40}$", options: .regularExpression) != nil else {
+            return fail(UsageError("A profile name is 1 to 40 letters, digits, - or _."), json: json)
+        }
+        guard let command = commands.first(where: { $0.name == name }) else {
+            return fail(UsageError("Unknown command \"\(name)\"; `trifactor help` lists them."), json: json)
+        }
+        let terminal = Terminal(noInput: noInput, json: json)
+        let context = Context(server: url, profile: profile, terminal: terminal, vault: Vault(profile: profile, ask: terminal.passphraseSource()))
+        do {
+            try await command.run(Array(rest.dropFirst()), context)
+            return 0
+        } catch {
+            return fail(error, json: json)
+        }
+    }
+
+    static func help() -> String {
+        usage + "\n" + commands.map { "  \($0.name.padding(toLength: 12, withPad: " ", startingAt: 0)) \($0.summary)" }.joined(separator: "\n")
+    }
+
+    /// Prints the error's sentence on stderr (and as JSON with --json) and returns its exit code.
+    static func fail(_ error: any Error, json: Bool) -> Int32 {
+        let (sentence, code) = describe(error)
+        FileHandle.standardError.write(Data("trifactor: \(sentence)\n".utf8))
+        if json {
+            let object: [String: Any] = ["error": sentence, "exit_code": Int(code.rawValue)]
+            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) { FileHandle.standardOutput.write(data + Data("\n".utf8)) }
+        }
+        return code.rawValue
+    }
+
+    /// The sentence and exit code of an error.
+    static func describe(_ error: any Error) -> (String, ExitCode) {
+        switch error {
+        case let usage as UsageError: return (usage.sentence, .usage)
+        case let failure as CLIFailure: return (failure.sentence, failure.code)
+        case let sdk as TrifactorError:
+            switch sdk {
+            case .server(let p):
+                let wait = p.retryAfter.map { " Try again in \(Int($0.rounded(.up))) s." } ?? ""
+                switch p.code {
+                case .tooManyAttempts, .rateLimited: return ("\(p.detail)\(wait)", .limited)
+                case .sessionExpired, .invalidPendingCredential: return (p.detail, .expired)
+                case .invalidCredentials, .invalidCode, .unauthenticated: return (p.detail, .denied)
+                default: return (p.status == 429 ? "\(p.detail)\(wait)" : p.detail, p.status == 429 ? .limited : .failure)
+                }
+            case .approvalDenied: return (sdk.description, .denied)
+            case .expired: return (sdk.description, .expired)
+            case .presence(let e): return (e.message, e.isCancellation || e == .userCancel ? .denied : (e == .interactionNotAllowed ? .denied : .denied))
+            case .secretStore(.presence(let e)): return (e == .failed ? "The vault passphrase is wrong." : e.message, .denied)
+            case .secretStore(.locked): return (sdk.description, .denied)
+            case .transport(let t): return (t.description, t.reason == .timedOut ? .expired : .failure)
+            case .notSignedIn: return ("Not signed in: run `trifactor login` first.", .denied)
+            default: return (sdk.description, .failure)
+            }
+        default: return ("\(error)", .failure)
+        }
+    }
+}
