@@ -46,7 +46,7 @@ struct Context: Sendable {
 }
 
 /// One verb of `trifactor`.
-protocol Command {
+protocol Command: SendableMetatype {
     /// The words that name it (`factors`, `vault`…).
     static var name: String { get }
     /// One line for `trifactor help`.
@@ -145,6 +145,8 @@ enum CLI {
     static func describe(_ error: any Error) -> (String, ExitCode) {
         switch error {
         case let usage as UsageError: return (usage.sentence, .usage)
+        case let store as SecretStoreError: return describe(TrifactorError.secretStore(store))
+        case let presence as LocalAuthenticationError: return describe(TrifactorError.presence(presence))
         case let failure as CLIFailure: return (failure.sentence, failure.code)
         case let sdk as TrifactorError:
             switch sdk {
@@ -158,7 +160,7 @@ enum CLI {
                 }
             case .approvalDenied: return (sdk.description, .denied)
             case .expired: return (sdk.description, .expired)
-            case .presence(let e): return (e.message, e.isCancellation || e == .userCancel ? .denied : (e == .interactionNotAllowed ? .denied : .denied))
+            case .presence(let e): return (e == .interactionNotAllowed ? "A prompt was needed, but --no-input forbids it (or there is no terminal)." : e.message, .denied)
             case .secretStore(.presence(let e)): return (e == .failed ? "The vault passphrase is wrong." : e.message, .denied)
             case .secretStore(.locked): return (sdk.description, .denied)
             case .transport(let t): return (t.description, t.reason == .timedOut ? .expired : .failure)
