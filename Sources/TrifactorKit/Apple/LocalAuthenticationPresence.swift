@@ -1,0 +1,41 @@
+#if canImport(LocalAuthentication)
+import LocalAuthentication
+
+/// `UserPresence` on Apple platforms: Touch ID, Face ID or Optic ID through
+/// `LAContext`, a fresh context for every prompt (so "always ask" always
+/// asks). Only translates: errors go through `LocalAuthenticationError(laErrorCode:)`.
+/// Compiled on Apple platforms only.
+public struct LocalAuthenticationPresence: UserPresence {
+    /// The button title for the fallback (nil hides it with `.biometrics`).
+    public let fallbackTitle: String?
+
+    public init(fallbackTitle: String? = nil) { self.fallbackTitle = fallbackTitle }
+
+    public var availableBiometry: Biometry {
+        let context = LAContext()
+        var error: NSError?
+        guard context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: &error) else { return .none }
+        switch context.biometryType {
+        case .touchID: return .touchID
+        case .faceID: return .faceID
+        #if compiler(>=5.9)
+        case .opticID: return .opticID
+        #endif
+        default: return .none
+        }
+    }
+
+    public func verify(reason: String, policy: PresencePolicy) async throws(LocalAuthenticationError) {
+        let context = LAContext()
+        context.localizedFallbackTitle = fallbackTitle
+        let laPolicy: LAPolicy = policy == .biometrics ? .deviceOwnerAuthenticationWithBiometrics : .deviceOwnerAuthentication
+        do {
+            _ = try await context.evaluatePolicy(laPolicy, localizedReason: reason)
+        } catch let error as LAError {
+            throw LocalAuthenticationError(laErrorCode: error.errorCode)
+        } catch {
+            throw .failed
+        }
+    }
+}
+#endif

@@ -1,0 +1,59 @@
+#if canImport(CryptoKit) && canImport(LocalAuthentication)
+import CryptoKit
+import Foundation
+import LocalAuthentication
+import Security
+
+/// `DeviceKeyStore` on Apple platforms: a P-256 key in the Secure Enclave
+/// (CryptoKit `SecureEnclave.P256.Signing.PrivateKey`) with `.privateKeyUsage`
+/// and biometry, its opaque `dataRepresentation` kept in the Keychain. Signs
+/// DER ECDSA and exports the SubjectPublicKeyInfo the server expects.
+/// Compiled on Apple platforms only.
+public struct SecureEnclaveKeyStore: DeviceKeyStore {
+    let keychain: KeychainSecretStore
+
+    public init(keychain: KeychainSecretStore) { self.keychain = keychain }
+
+    public func createKey(tag: String, requiresPresence: Bool) async throws(SecretStoreError) -> Data {
+        guard try await !keychain.contains("\(tag).enclave-key") else { throw .damaged("a key named \(tag) exists already") }
+        let flags: SecAccessControlCreateFlags = requiresPresence ? [.privateKeyUsage, .biometryCurrentSet] : [.privateKeyUsage]
+        guard let access = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, flags, nil) else {
+            throw .unexpected(status: errSecParam)
+        }
+        do {
+            let key = try SecureEnclave.P256.Signing.PrivateKey(accessControl: access)
+            try await keychain.set(key.dataRepresentation, for: "\(tag).enclave-key", protection: .afterFirstUnlockThisDeviceOnly)
+            return key.publicKey.derRepresentation
+        } catch let error as SecretStoreError {
+            throw error
+        } catch {
+            throw .unexpected(status: Int32((error as NSError).code))
+        }
+    }
+
+    public func publicKey(tag: String) async throws(SecretStoreError) -> Data? {
+        guard let data = try await keychain.get("\(tag).enclave-key", prompt: nil) else { return nil }
+        guard let key = try? SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: data) else { throw .presence(.keyInvalidated) }
+        return key.publicKey.derRepresentation
+    }
+
+    public func sign(_ message: Data, tag: String, reason: String) async throws(SecretStoreError) -> Data {
+        guard let data = try await keychain.get("\(tag).enclave-key", prompt: nil) else { throw .damaged("no key named \(tag)") }
+        let context = LAContext()  // a fresh context: the biometric prompt for this signature
+        context.localizedReason = reason
+        do {
+            let key = try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: data, authenticationContext: context)
+            return try key.signature(for: message).derRepresentation
+        } catch let error as LAError {
+            throw .presence(LocalAuthenticationError(laErrorCode: error.errorCode))
+        } catch {
+            let status = Int32((error as NSError).code)
+            throw LocalAuthenticationError(osStatus: status).map { .presence($0) } ?? .unexpected(status: status)
+        }
+    }
+
+    public func deleteKey(tag: String) async throws(SecretStoreError) {
+        try await keychain.remove("\(tag).enclave-key")
+    }
+}
+#endif
