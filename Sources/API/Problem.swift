@@ -33,6 +33,8 @@ public struct Problem: Codable, Sendable, Equatable {
     public var instance: String?
     /// The refused fields in the phone verification API's spelling.
     public var invalidParameters: [InvalidParameter]?
+    /// Wrong codes still allowed (the phone-verification API's 400).
+    public var remainingAttempts: Int?
 
     /// A problem; `type` derives from `code`.
     public init(status: Int, code: String, title: String, detail: String, requestID: String? = nil, invalidParams: [InvalidParameter]? = nil) {
@@ -51,5 +53,6 @@ public struct Problem: Codable, Sendable, Equatable {
         case invalidParams = "invalid_params"
         case instance
         case invalidParameters = "invalid_parameters"
+        case remainingAttempts = "remaining_attempts"
     }
 }

@@ -13,8 +13,8 @@ public struct PhoneVerificationClient: Sendable {
     public enum CheckResult: Sendable, Equatable {
         /// The code was right: the number is verified.
         case verified
-        /// The code was wrong; another may be tried.
-        case wrongCode
+        /// The code was wrong; `attemptsLeft` more may be tried (nil when the server did not say).
+        case wrongCode(attemptsLeft: Int?)
         /// The code was wrong too many times, or the request ended: start again.
         case ended
     }
@@ -51,7 +51,7 @@ public struct PhoneVerificationClient: Sendable {
                                          headers: ["Authorization": authorization])
             return .verified
         } catch .server(let problem) where problem.status == 400 {
-            return .wrongCode
+            return .wrongCode(attemptsLeft: problem.remainingAttempts)
         } catch .server(let problem) where problem.status == 410 || problem.status == 404 {
             return .ended
         }

@@ -45,6 +45,8 @@ public struct ServerProblem: Sendable, Equatable {
     public let retryAfter: TimeInterval?
     /// The fields the server named (422).
     public let invalidFields: [InvalidField]
+    /// Wrong codes still allowed, when the server says (the phone-verification API's 400).
+    public let remainingAttempts: Int?
 
     init(_ problem: Problem, retryAfter: TimeInterval?) {
         code = ProblemCode(rawValue: problem.code)
@@ -52,6 +54,7 @@ public struct ServerProblem: Sendable, Equatable {
         detail = problem.detail
         requestID = problem.requestID ?? problem.instance
         self.retryAfter = retryAfter
+        remainingAttempts = problem.remainingAttempts
         invalidFields = (problem.invalidParams ?? problem.invalidParameters ?? []).map { InvalidField(name: $0.name, reason: $0.reason) }
     }
 }

@@ -32,7 +32,9 @@ struct PhoneCommand: Command {
             let code = try context.terminal.secret(stdin: a.has("code-stdin"), file: a.value("code"), name: "code", prompt: "Code: ")
             switch try await client.check(id, code: code) {
             case .verified: context.output("Verified.", json: ["request_id": id, "status": "completed"])
-            case .wrongCode: throw CLIFailure("That code is wrong; try again.", code: .denied)
+            case .wrongCode(let left):
+                throw CLIFailure("That code is wrong\(left.map { "; \($0) more tr\($0 == 1 ? "y" : "ies") before the verification ends" } ?? "; try again").",
+                                 code: .denied)
             case .ended: throw CLIFailure("This verification is over (verified, expired or too many wrong codes): start again.", code: .expired)
             }
         case "next":

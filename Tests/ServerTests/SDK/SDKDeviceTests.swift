@@ -116,7 +116,8 @@ struct SDKDeviceTests {
             let conflict = await refusal { try await first.start(to: "447400123456", brand: "Acme") }
             #expect(conflict?.problem?.status == 409)
             #expect(conflict?.problem?.requestID == a)
-            #expect(try await first.check(a, code: "0000") == .wrongCode)
+            #expect(try await first.check(a, code: "0000") == .wrongCode(attemptsLeft: 2))
+            #expect(try await first.check(a, code: "0001") == .wrongCode(attemptsLeft: 1))
 
             let restarted = PhoneVerificationClient(server: url, apiKey: api.apiKey, apiSecret: api.secret)
             let code = try #require(try server.outbox(to: "447400123456").first?.text.firstMatch(of: /\d{4}/).map { String($0.output) })

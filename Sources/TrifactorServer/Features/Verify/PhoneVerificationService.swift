@@ -325,7 +325,7 @@ struct PhoneVerificationService: Sendable {
 enum PhoneVerificationFailure: Error, Equatable {
     case unauthorized
     case notFound(VerificationID)
-    case invalidCode
+    case invalidCode(remaining: Int)
     case tooManyAttempts
     case concurrent(existing: VerificationID?)
     case cancelTooEarly(VerificationID)
@@ -338,7 +338,7 @@ enum PhoneVerificationFailure: Error, Equatable {
     init(_ rejection: VerifyWorkflow.Rejection, id: VerificationID) {
         switch rejection {
         case .notFound: self = .notFound(id)
-        case .invalidCode: self = .invalidCode
+        case .invalidCode(let remaining): self = .invalidCode(remaining: remaining)
         case .tooManyAttempts: self = .tooManyAttempts
         case .cancelTooEarly: self = .cancelTooEarly(id)
         case .cancelTooLate: self = .cancelTooLate(id)

@@ -13,6 +13,8 @@ struct VonageProblem: HTTPResponseError, Sendable, Equatable {
     var invalidParameters: [Problem.InvalidParameter]? = nil
     var conflictingRequestID: String? = nil
     var retryAfter: Int? = nil
+    /// Wrong codes still allowed on this request (an extension member; Vonage clients ignore it).
+    var remainingAttempts: Int? = nil
 
     var headers: [(name: String, value: String)] {
         var h: [(name: String, value: String)] = []
@@ -26,6 +28,7 @@ struct VonageProblem: HTTPResponseError, Sendable, Equatable {
         p.instance = requestID
         p.requestID = conflictingRequestID
         p.invalidParameters = invalidParameters
+        p.remainingAttempts = remainingAttempts
         return p
     }
 
@@ -34,8 +37,9 @@ struct VonageProblem: HTTPResponseError, Sendable, Equatable {
     init(_ failure: PhoneVerificationFailure) {
         switch failure {
         case .unauthorized: self = .init(status: 401, code: failure.code, title: "Unauthorized", detail: "You did not provide correct credentials.")
-        case .invalidCode:
+        case .invalidCode(let remaining):
             self = .init(status: 400, code: failure.code, title: "Invalid Code", detail: "The code you provided does not match the expected value.")
+            remainingAttempts = remaining
         case .tooManyAttempts:
             self = .init(status: 410, code: failure.code, title: "Invalid Code",
                          detail: "An incorrect code has been provided too many times. Workflow terminated.")
