@@ -102,3 +102,69 @@ public final class RecordingTransport: HTTPTransport, @unchecked Sendable {
         return try await next!.send(request)
     }
 }
+
+/// A passkey authenticator that answers from canned credentials, or fails
+/// as told, and records the options it was given.
+public final class ScriptedPasskeyAuthenticator: PasskeyAuthenticator, @unchecked Sendable {
+    // @unchecked Sendable: every access holds `lock`.
+    private let lock = NSLock()
+    private var created: [CreationOptions] = []
+    private var requested: [RequestOptions] = []
+    private let credential: @Sendable (_ challenge: String) throws -> CredentialJSON
+
+    /// - Parameter credential: the credential for a challenge (throw to simulate a cancelled sheet).
+    public init(credential: @escaping @Sendable (_ challenge: String) throws -> CredentialJSON) { self.credential = credential }
+
+    /// The creation options seen, oldest first.
+    public var creations: [CreationOptions] { lock.withLock { created } }
+    /// The request options seen, oldest first.
+    public var requests: [RequestOptions] { lock.withLock { requested } }
+
+    public func create(_ options: CreationOptions) async throws -> CredentialJSON {
+        lock.withLock { created.append(options) }
+        return try credential(options.challenge)
+    }
+
+    public func get(_ options: RequestOptions) async throws -> CredentialJSON {
+        lock.withLock { requested.append(options) }
+        return try credential(options.challenge)
+    }
+}
+
+/// A device key store that passes every call to `wrapped` (a real store,
+/// or a test's own) after checking a script of failures, and records the
+/// reasons shown: to test an app's handling of a cancelled or invalidated
+/// key without a Secure Enclave.
+public final class ScriptedDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
+    // @unchecked Sendable: `script` and `shown` are only touched under `lock`.
+    private let lock = NSLock()
+    private let wrapped: any DeviceKeyStore
+    private var script: [SecretStoreError?]
+    private var shown: [String] = []
+
+    /// - Parameter script: outcomes of the next `sign` calls in order (nil passes through).
+    public init(wrapping wrapped: any DeviceKeyStore, script: [SecretStoreError?] = []) {
+        self.wrapped = wrapped
+        self.script = script
+    }
+
+    /// The reasons `sign` was given, oldest first.
+    public var reasons: [String] { lock.withLock { shown } }
+
+    public func createKey(tag: String, requiresPresence: Bool) async throws(SecretStoreError) -> Data {
+        try await wrapped.createKey(tag: tag, requiresPresence: requiresPresence)
+    }
+
+    public func publicKey(tag: String) async throws(SecretStoreError) -> Data? { try await wrapped.publicKey(tag: tag) }
+
+    public func sign(_ message: Data, tag: String, reason: String) async throws(SecretStoreError) -> Data {
+        let outcome: SecretStoreError? = lock.withLock {
+            shown.append(reason)
+            return script.isEmpty ? nil : script.removeFirst()
+        }
+        if let outcome { throw outcome }
+        return try await wrapped.sign(message, tag: tag, reason: reason)
+    }
+
+    public func deleteKey(tag: String) async throws(SecretStoreError) { try await wrapped.deleteKey(tag: tag) }
+}

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrifactorKit
 import TrifactorKitTesting
+import TrifactorKitVault
 import TrifactorTestSupport
 
 @Suite("TrifactorKit against trifactord: the device, step-up, bound actions, phone verification")
@@ -125,8 +126,52 @@ struct SDKDeviceTests {
             #expect(try await restarted.check(a, code: code) == .ended)
             try await restarted.next(b)
             #expect(await refusal { try await restarted.next(b) }?.problem?.status == 409)
+            let c = try await restarted.start(to: "447400123458", brand: "Acme")
+            #expect(await refusal { try await restarted.cancel(c) }?.problem?.status == 409)  // not in the first 30 s
+            server.clock.advance(31)
+            try await restarted.cancel(c)
+            #expect(try await restarted.check(c, code: "1234") == .ended)
             let wrongKey = PhoneVerificationClient(server: url, apiKey: api.apiKey, apiSecret: "not the secret")
             #expect(await refusal { try await wrongKey.check(b, code: "1234") }?.problem?.status == 401)
         }
     }
+
+    @Test("a device whose clock is 10 minutes slow is refused once, reads the server's Date, and polls again at once")
+    func clockSkew() async throws {
+        try await Backend.all[0].withLiveServer { server in
+            let (_, device, _) = try await Self.userWithDevice(server, "skew@example.com")
+            let slowClock = SlowClock(server: server.clock, behind: 600)
+            let slow = DeviceAuthenticator(server: URL(string: "http://127.0.0.1:\(server.port)")!, keys: SoftwareDeviceKeyStore(vault: device.vault),
+                                           secrets: VaultSecretStore(vault: device.vault), presence: device.presence, clock: slowClock)
+            #expect(slow.clockSkew == 0)
+            #expect(try await slow.pendingApprovals().isEmpty)
+            #expect(slow.clockSkew == 600)
+            let polls = try server.log.all.filter { $0.contains("/approvals") && $0.contains("\"event\":\"request\"") }
+            #expect(polls.map { $0.contains("\"status\":401") } == [true, false])
+        }
+    }
+
+    @Test("a cancelled key prompt while approving is the presence error, and nothing is sent for it")
+    func cancelledPrompt() async throws {
+        try await Backend.all[0].withLiveServer { server in
+            let (_, device, _) = try await Self.userWithDevice(server, "cancel@example.com")
+            let browser = server.sdk(profile: "browser")
+            guard case .secondFactorRequired(let resolver) = try await browser.signIn(email: "cancel@example.com", password: "correct horse battery"),
+                  let hint = resolver.hints.first(where: { $0.kind == .device }), case .push(let push) = try await resolver.challenge(hint) else {
+                Issue.record("expected a push")
+                return
+            }
+            let approval = try #require(try await device.authenticator.pendingApprovals().first)
+            device.presence.enqueue(.userCancel)
+            #expect(await refusal { try await device.authenticator.answer(approval, pickedNumber: push.number) } == .presence(.userCancel))
+            #expect(try await push.state() == .pending)
+        }
+    }
+}
+
+/// A device clock that runs `behind` seconds slow against the server's.
+struct SlowClock: TrifactorClock {
+    let server: TestClock
+    let behind: TimeInterval
+    var now: Date { server.clock.now().addingTimeInterval(-behind) }
 }
