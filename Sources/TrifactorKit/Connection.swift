@@ -61,6 +61,13 @@ struct Connection: Sendable {
         return response
     }
 
+    /// `Retry-After` in seconds: delay-seconds, or an HTTP-date counted from the answer's `Date` (RFC 9110 §10.2.3).
+    static func retryAfter(_ value: String) -> TimeInterval? {
+        if let seconds = TimeInterval(value.trimmingCharacters(in: .whitespaces)), seconds >= 0 { return seconds }
+        guard let date = DeviceAuthenticator.httpDate(value) else { return nil }
+        return max(0, date.timeIntervalSinceNow)
+    }
+
     /// The error of a non-2xx answer.
     static func problem(_ response: HTTPResponse) -> TrifactorError {
         if response.status == 401, response.body.isEmpty {
@@ -71,7 +78,7 @@ struct Connection: Sendable {
         guard response.header("content-type")?.hasPrefix("application/problem+json") == true,
               let problem = try? WireJSON.sharedDecoder.decode(Problem.self, from: response.body)
         else { return .unexpectedResponse(status: response.status) }
-        return .server(ServerProblem(problem, retryAfter: response.header("retry-after").flatMap(TimeInterval.init)))
+        return .server(ServerProblem(problem, retryAfter: response.header("retry-after").flatMap(retryAfter)))
     }
 }
 

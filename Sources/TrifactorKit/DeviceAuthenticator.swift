@@ -5,6 +5,12 @@ import Foundation
 /// enrolled as the user's device factor, which receives pending sign-ins
 /// (a signed long poll, reconnecting, corrected for clock skew) and answers
 /// them with the number the user picked, after a presence check.
+///
+/// - Important: the key itself is not gated by biometrics: it signs every
+///   long poll (every 25 s), and a gated key would prompt for each. What
+///   needs the user (an approval, a step-up, a bound action) asks
+///   `UserPresence` first with `approvalPolicy` (`.biometrics` for Face ID
+///   or Touch ID only), in one prompt; a denial needs none.
 public struct DeviceAuthenticator: Sendable {
     let connection: Connection
     let keys: any DeviceKeyStore
@@ -13,6 +19,8 @@ public struct DeviceAuthenticator: Sendable {
     let clock: any TrifactorClock
     /// The key's tag, and the prefix of what is stored about it.
     public let tag: String
+    /// What an approval, a step-up or a bound-action signature asks of the user.
+    public let approvalPolicy: PresencePolicy
     private let skew = Locked<TimeInterval>(0)
 
     /// - Parameters:
@@ -21,7 +29,9 @@ public struct DeviceAuthenticator: Sendable {
     ///   - secrets: where the device's factor id is kept.
     ///   - presence: the check before each approval and signature.
     public init(server: URL, keys: any DeviceKeyStore, secrets: any SecretStore, presence: any UserPresence,
-                transport: any HTTPTransport = URLSessionTransport(), clock: any TrifactorClock = SystemClock(), tag: String = "device") {
+                transport: any HTTPTransport = URLSessionTransport(), clock: any TrifactorClock = SystemClock(), tag: String = "device",
+                approvalPolicy: PresencePolicy = .biometricsOrPasscode) {
+        self.approvalPolicy = approvalPolicy
         connection = Connection(server: server, transport: transport, userAgent: "TrifactorKit/1 device")
         self.keys = keys
         self.secrets = secrets
@@ -45,11 +55,12 @@ public struct DeviceAuthenticator: Sendable {
         do { existing = try await keys.publicKey(tag: tag) } catch { throw .secretStore(error) }
         let publicKey: Data
         if let existing { publicKey = existing } else {
-            do { publicKey = try await keys.createKey(tag: tag, requiresPresence: true) } catch { throw .secretStore(error) }
+            do { publicKey = try await keys.createKey(tag: tag, requiresPresence: false) } catch { throw .secretStore(error) }
         }
         let started = try await client.startEnrollment(StartEnrollmentRequest(kind: "device", publicKey: publicKey.base64EncodedString(), deviceName: name))
         guard let challenge = started.challenge else { throw .unexpectedResponse(status: 202) }
-        let signature = try await sign(purpose: "enroll", challenge: challenge, reason: "Add this device to your account")
+        try await verifyPresence("Add this device to your account")
+        let signature = try await sign(purpose: "enroll", challenge: challenge, reason: nil)
         let factor = try await client.finishEnrollment(started.enrollmentSession,
                                                        FinishEnrollmentRequest(signature: signature.base64EncodedString(), displayName: name))
         do { try await secrets.set(Data(factor.enrollmentID.utf8), for: idKey, protection: .afterFirstUnlockThisDeviceOnly) } catch {
@@ -71,9 +82,11 @@ public struct DeviceAuthenticator: Sendable {
         do { return try await keys.publicKey(tag: tag) } catch { throw .secretStore(error) }
     }
 
-    /// A signature over Trifactor's device message (step-up `stepup`, bound action `authz` with its action hash, sign-in `signin`).
+    /// A signature over Trifactor's device message (step-up `stepup`, bound action `authz` with its action hash, sign-in `signin`),
+    /// after a presence check that shows `reason`.
     public func signature(purpose: String, challenge: String, action: String? = nil, reason: String) async throws(TrifactorError) -> Data {
-        try await sign(purpose: purpose, challenge: challenge, action: action, reason: reason)
+        try await verifyPresence(reason)
+        return try await sign(purpose: purpose, challenge: challenge, action: action, reason: nil)
     }
 
     /// The pending approvals now, or after up to `wait` seconds when there are none.
@@ -114,7 +127,12 @@ public struct DeviceAuthenticator: Sendable {
                         }
                         backoff = 1
                     } catch {
-                        if case .transport = error {
+                        if case .server(let problem) = error, [429, 502, 503, 504].contains(problem.status) {
+                            // Busy or restarting: wait as told (or back off), then poll again.
+                            let wait = UInt64(max(1, min(60, problem.retryAfter ?? Double(backoff))))
+                            try? await Task.sleep(nanoseconds: wait * 1_000_000_000)
+                            backoff = min(30, backoff * 2)
+                        } else if case .transport = error {
                             try? await Task.sleep(nanoseconds: backoff * 1_000_000_000)
                             backoff = min(30, backoff * 2)
                         } else {
@@ -136,21 +154,23 @@ public struct DeviceAuthenticator: Sendable {
         guard let id = try await factorID() else { throw .deviceNotEnrolled }
         let decision = pickedNumber == nil ? "deny" : "approve"
         let number = pickedNumber ?? 0
-        let reason = pickedNumber == nil ? "Deny the sign-in" : "Approve the sign-in"
-        if pickedNumber != nil {
-            do { try await presence.verify(reason: reason, policy: .biometricsOrPasscode) } catch { throw .presence(error) }
-        }
+        if pickedNumber != nil { try await verifyPresence("Approve the sign-in") }
         let signature = try await sign(purpose: "push", challenge: approval.approvalID, action: "\(decision):\(number)", reason: nil)
         let state: ApprovalState = try await connection.call(
             "POST", "/v1/devices/\(TrifactorClient.segment(id))/approvals/\(TrifactorClient.segment(approval.approvalID))",
             body: ApprovalDecision(decision: decision, number: number, signature: signature.base64EncodedString()), headers: try await deviceHeaders(id))
-        return PushApproval.State(rawValue: state.status) ?? .denied
+        guard let known = PushApproval.State(rawValue: state.status) else { throw .unexpectedResponse(status: 200) }
+        return known
     }
 
     /// How far the server's clock is ahead of ours, from its `Date` header (whole seconds).
     public var clockSkew: TimeInterval { skew.withLock { $0 } }
 
     // MARK: Internals
+
+    private func verifyPresence(_ reason: String) async throws(TrifactorError) {
+        do { try await presence.verify(reason: reason, policy: approvalPolicy) } catch { throw .presence(error) }
+    }
 
     /// The headers that prove a request comes from this device now: the
     /// time (corrected by the skew) and a signature over `<id>:<time>`.
@@ -162,7 +182,7 @@ public struct DeviceAuthenticator: Sendable {
 
     private func sign(purpose: String, challenge: String, action: String? = nil, reason: String?) async throws(TrifactorError) -> Data {
         let message = Self.message(purpose: purpose, challenge: challenge, action: action)
-        do { return try await keys.sign(Data(message.utf8), tag: tag, reason: reason ?? "Use this device's key") } catch {
+        do { return try await keys.sign(Data(message.utf8), tag: tag, reason: reason ?? "Sign in with this device") } catch {
             if case .presence(let e) = error { throw .presence(e) }
             throw .secretStore(error)
         }

@@ -72,9 +72,7 @@ public enum LocalAuthenticationError: Error, Sendable, Equatable, CaseIterable {
         case -128: self = .userCancel               // errSecUserCanceled
         case -25293: self = .failed                 // errSecAuthFailed
         case -25308: self = .interactionNotAllowed  // errSecInteractionNotAllowed
-        case -25300: self = .keyInvalidated         // errSecItemNotFound for an item known to exist: its biometry set changed
-        case -34018: self = .passcodeNotSet         // errSecMissingEntitlement: no keychain access group (simulator, unsigned)
-        default: return nil
+        default: return nil                         // errSecItemNotFound, errSecMissingEntitlement…: not about presence
         }
     }
 }

@@ -38,7 +38,8 @@ public final class PresenceLock: Sendable {
         return state.withLock { s in
             switch policy {
             case .always: return true
-            case .afterTimeout(let limit): return s.lastVerified.map { now.timeIntervalSince($0) >= limit } ?? true
+            // A clock set back (a negative interval) counts as expired, never as fresh forever.
+            case .afterTimeout(let limit): return s.lastVerified.map { let t = now.timeIntervalSince($0); return t >= limit || t < 0 } ?? true
             case .afterBackground: return s.stale
             }
         }
@@ -69,7 +70,10 @@ public final class PresenceLock: Sendable {
     public func willEnterForeground() {
         let now = clock.now
         state.withLock { s in
-            if case .afterBackground(let limit) = policy, let since = s.backgroundedAt, now.timeIntervalSince(since) >= limit { s.stale = true }
+            if case .afterBackground(let limit) = policy, let since = s.backgroundedAt {
+                let away = now.timeIntervalSince(since)
+                if away >= limit || away < 0 { s.stale = true }
+            }
             s.backgroundedAt = nil
         }
     }

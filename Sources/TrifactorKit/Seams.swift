@@ -98,11 +98,12 @@ public protocol UserPresence: Sendable {
 /// platforms, a sealed software key on Linux), identified by a tag.
 public protocol DeviceKeyStore: Sendable {
     /// Creates the key `tag` (replacing none: fails if it exists) and returns
-    /// its public key as SubjectPublicKeyInfo DER.
+    /// its public key as SubjectPublicKeyInfo DER. With `requiresPresence`,
+    /// every signature prompts (Secure Enclave `.biometryCurrentSet`).
     func createKey(tag: String, requiresPresence: Bool) async throws(SecretStoreError) -> Data
     /// The public key of `tag` (SubjectPublicKeyInfo DER), or nil.
     func publicKey(tag: String) async throws(SecretStoreError) -> Data?
-    /// An ES256 signature (DER) over `message`; `reason` is shown in the presence prompt.
+    /// An ES256 signature (DER) over `message`; `reason` is shown if the key prompts.
     func sign(_ message: Data, tag: String, reason: String) async throws(SecretStoreError) -> Data
     /// Deletes `tag`.
     func deleteKey(tag: String) async throws(SecretStoreError)

@@ -173,7 +173,8 @@ public struct PushApproval: Sendable {
             "GET", "/v1/mfa/sign-in/approvals/\(TrifactorClient.segment(id))",
             query: [URLQueryItem(name: "pending_credential", value: pendingCredential), URLQueryItem(name: "wait", value: String(max(0, min(25, wait))))],
             timeout: TimeInterval(wait + 15))
-        return State(rawValue: answer.status) ?? .expired
+        guard let state = State(rawValue: answer.status) else { throw .unexpectedResponse(status: 200) }
+        return state
     }
 }
 

@@ -26,11 +26,12 @@ public struct TrifactorClient: Sendable {
     ///   - server: the server's base URL (`https://auth.example.com`).
     ///   - transport: how requests travel; `URLSessionTransport` by default.
     ///   - clock: the time, for expiries and approvals.
-    ///   - secrets: where the session token is kept (Keychain, the Linux vault, or `MemorySecretStore`).
+    ///   - secrets: where the session token is kept: `KeychainSecretStore` on Apple platforms, `VaultSecretStore` on Linux,
+    ///     `MemorySecretStore` for a process that signs in per run (the choice is explicit: no store silently forgets).
     ///   - profile: the token's name in `secrets`, for several accounts on one device.
     ///   - userAgent: what the user's session list shows for this client.
     public init(server: URL, transport: any HTTPTransport = URLSessionTransport(), clock: any TrifactorClock = SystemClock(),
-                secrets: any SecretStore = MemorySecretStore(), profile: String = "default", userAgent: String = "TrifactorKit/1") {
+                secrets: any SecretStore, profile: String = "default", userAgent: String = "TrifactorKit/1") {
         self.server = server
         self.profile = profile
         self.clock = clock
@@ -85,18 +86,27 @@ public struct TrifactorClient: Sendable {
         try await authorized { token throws(TrifactorError) in try await connection.call("GET", "/v1/session", token: token) }
     }
 
-    /// Whether a session token is stored (no request is made).
-    public func hasSession() async -> Bool { (try? await secrets.contains(tokenKey)) ?? false }
+    /// Whether a session token is stored (no request is made, no prompt shown).
+    /// - Throws: `.secretStore` when the store cannot say (a damaged vault), never "no" for "cannot tell".
+    public func hasSession() async throws(TrifactorError) -> Bool {
+        do { return try await secrets.contains(tokenKey) } catch { throw .secretStore(error) }
+    }
 
     /// Ends the session on the server and forgets its token; without a session it does nothing.
+    /// The token is forgotten even when the server cannot be reached (the error then says so:
+    /// the session ends on the server at its idle timeout).
     public func signOut() async throws(TrifactorError) {
         guard let token = try await storedToken() else { return }
+        var failure: TrifactorError?
         do {
             _ = try await connection.raw("DELETE", "/v1/session", token: token)
         } catch let error where [.unauthenticated, .sessionExpired].contains(error.problem?.code) {
             // Ended already: forgetting the token is all that is left.
+        } catch {
+            failure = error
         }
         try await forgetToken()
+        if let failure { throw failure }
     }
 
     /// The user's live sessions (this one marked `current`).

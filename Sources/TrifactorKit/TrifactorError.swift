@@ -102,3 +102,16 @@ public enum TrifactorError: Error, Sendable, Equatable, CustomStringConvertible 
         }
     }
 }
+
+extension TrifactorError: LocalizedError {
+    /// The same sentence as `description`, so `localizedDescription` reads well on Apple platforms.
+    public var errorDescription: String? { description }
+}
+
+extension LocalAuthenticationError: LocalizedError {
+    public var errorDescription: String? { message }
+}
+
+extension SecretStoreError: LocalizedError {
+    public var errorDescription: String? { description }
+}

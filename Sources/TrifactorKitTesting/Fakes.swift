@@ -168,3 +168,42 @@ public final class ScriptedDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
 
     public func deleteKey(tag: String) async throws(SecretStoreError) { try await wrapped.deleteKey(tag: tag) }
 }
+
+/// A secret store in memory whose reads can be scripted to fail as a real
+/// gated item does (a cancelled prompt, biometrics changed), and which
+/// records the prompts it was asked to show.
+public final class ScriptedSecretStore: SecretStore, @unchecked Sendable {
+    // @unchecked Sendable: `items`, `script` and `shown` are only touched under `lock`.
+    private let lock = NSLock()
+    private var items: [String: (value: Data, protection: ItemProtection)] = [:]
+    private var script: [SecretStoreError?] = []
+    private var shown: [String?] = []
+
+    public init() {}
+
+    /// Outcomes of the next reads of protected items, in order (nil passes).
+    public func enqueue(_ outcomes: SecretStoreError?...) { lock.withLock { script += outcomes } }
+    /// The prompts reads were given, oldest first.
+    public var prompts: [String?] { lock.withLock { shown } }
+    /// The protection `key` was stored with.
+    public func protection(of key: String) -> ItemProtection? { lock.withLock { items[key]?.protection } }
+
+    public func set(_ value: Data, for key: String, protection: ItemProtection) async throws(SecretStoreError) {
+        lock.withLock { items[key] = (value, protection) }
+    }
+
+    public func get(_ key: String, prompt: String?) async throws(SecretStoreError) -> Data? {
+        let (item, outcome): ((value: Data, protection: ItemProtection)?, SecretStoreError?) = lock.withLock {
+            let item = items[key]
+            guard let item, item.protection != .afterFirstUnlockThisDeviceOnly else { return (item, nil) }
+            shown.append(prompt)
+            return (item, script.isEmpty ? nil : script.removeFirst())
+        }
+        if let outcome { throw outcome }
+        return item?.value
+    }
+
+    public func contains(_ key: String) async throws(SecretStoreError) -> Bool { lock.withLock { items[key] != nil } }
+
+    public func remove(_ key: String) async throws(SecretStoreError) { lock.withLock { items[key] = nil } }
+}

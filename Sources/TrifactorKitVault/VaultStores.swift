@@ -74,19 +74,26 @@ public struct SoftwareDeviceKeyStore: DeviceKeyStore {
 }
 
 /// Linux's user-presence check: the vault passphrase (the device-passcode
-/// analog; there is no biometry). While an unlock holds (`vault unlock
-/// --for`), it passes without asking: that is the lock's timeout policy.
+/// analog; there is no biometry). Each `verify` asks, as a fresh `LAContext`
+/// would; wrap it in a `PresenceLock` for a timeout policy. With
+/// `honoursUnlockWindow`, an unlock the user made (`vault unlock --for 5m`)
+/// is such a policy shared by processes: `verify` passes without asking
+/// until it ends.
 public struct PassphrasePresence: UserPresence {
     let vault: Vault
+    let honoursUnlockWindow: Bool
 
-    public init(vault: Vault) { self.vault = vault }
+    public init(vault: Vault, honoursUnlockWindow: Bool = false) {
+        self.vault = vault
+        self.honoursUnlockWindow = honoursUnlockWindow
+    }
 
     public var availableBiometry: Biometry { .none }
 
     public func verify(reason: String, policy: PresencePolicy) async throws(LocalAuthenticationError) {
         // Biometrics only cannot be met by a passphrase.
         if policy == .biometrics { throw .biometryNotAvailable }
-        if vault.unlockedUntil() != nil { return }
+        if honoursUnlockWindow, vault.unlockedUntil() != nil { return }
         let passphrase = try await vault.ask("\(reason): vault passphrase: ", false)
         do { try vault.verify(passphrase) } catch {
             if case .presence(let e) = error { throw e }

@@ -22,7 +22,7 @@ struct Context: Sendable {
     }
 
     var device: DeviceAuthenticator {
-        DeviceAuthenticator(server: server, keys: SoftwareDeviceKeyStore(vault: vault), secrets: secrets, presence: PassphrasePresence(vault: vault),
+        DeviceAuthenticator(server: server, keys: SoftwareDeviceKeyStore(vault: vault), secrets: secrets, presence: PassphrasePresence(vault: vault, honoursUnlockWindow: true),
                             tag: "\(profile).device")
     }
 

@@ -69,12 +69,13 @@ struct PresenceTests {
         #expect(LocalAuthenticationError(laErrorCode: code) == expected)
     }
 
-    @Test("Keychain statuses: a cancelled prompt is never 'not found', an item gone with the biometry set is 'key invalidated'")
+    @Test("Keychain statuses: a cancelled prompt is never 'not found'; statuses not about presence map to nothing")
     func osStatuses() {
         #expect(LocalAuthenticationError(osStatus: -128) == .userCancel)
         #expect(LocalAuthenticationError(osStatus: -25293) == .failed)
         #expect(LocalAuthenticationError(osStatus: -25308) == .interactionNotAllowed)
-        #expect(LocalAuthenticationError(osStatus: -25300) == .keyInvalidated)
+        #expect(LocalAuthenticationError(osStatus: -25300) == nil)  // errSecItemNotFound: missing, not a presence failure
+        #expect(LocalAuthenticationError(osStatus: -34018) == nil)  // errSecMissingEntitlement: a signing problem
         #expect(LocalAuthenticationError(osStatus: 0) == nil)
         #expect(LocalAuthenticationError(osStatus: -25299) == nil)  // errSecDuplicateItem: not about presence
     }

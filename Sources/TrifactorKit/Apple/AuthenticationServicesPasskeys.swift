@@ -20,6 +20,7 @@ public final class AuthenticationServicesPasskeys: NSObject, PasskeyAuthenticato
         let provider = ASAuthorizationPlatformPublicKeyCredentialProvider(relyingPartyIdentifier: options.rp.id)
         let request = provider.createCredentialRegistrationRequest(challenge: try Self.data(options.challenge), name: options.user.name,
                                                                    userID: try Self.data(options.user.id))
+        request.displayName = options.user.displayName
         request.userVerificationPreference = .required
         guard let registration = try await perform(request).credential as? ASAuthorizationPlatformPublicKeyCredentialRegistration,
               let attestation = registration.rawAttestationObject else { throw TrifactorError.presence(.failed) }
@@ -43,7 +44,9 @@ public final class AuthenticationServicesPasskeys: NSObject, PasskeyAuthenticato
     }
 
     private func perform(_ request: ASAuthorizationRequest) async throws -> ASAuthorization {
-        try await withCheckedThrowingContinuation { continuation in
+        // One sheet at a time: a second call while one is showing is refused, never left hanging.
+        guard continuation == nil else { throw TrifactorError.invalidArgument("A passkey request is already showing.") }
+        return try await withCheckedThrowingContinuation { continuation in
             self.continuation = continuation
             let controller = ASAuthorizationController(authorizationRequests: [request])
             controller.delegate = self
@@ -58,8 +61,13 @@ public final class AuthenticationServicesPasskeys: NSObject, PasskeyAuthenticato
     }
 
     public func authorizationController(controller: ASAuthorizationController, didCompleteWithError error: any Error) {
-        let cancelled = (error as? ASAuthorizationError)?.code == .canceled
-        continuation?.resume(throwing: TrifactorError.presence(cancelled ? .userCancel : .failed))
+        let code = (error as? ASAuthorizationError)?.code
+        let answer: TrifactorError = switch code {
+        case .canceled?: .presence(.userCancel)
+        case .matchedExcludedCredential?: .invalidArgument("This device already holds a passkey for this account.")
+        default: .presence(.failed)
+        }
+        continuation?.resume(throwing: answer)
         continuation = nil
     }
 

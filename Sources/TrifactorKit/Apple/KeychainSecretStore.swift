@@ -7,7 +7,11 @@ import Security
 /// (`kSecClassGenericPassword`) with a service, the key as account, and an
 /// optional access group. Session tokens are `kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly`;
 /// gated items carry `SecAccessControl` with `.userPresence` or `.biometryCurrentSet`.
-/// A cancelled prompt throws `.presence(.userCancel)`, never nil. Compiled on Apple platforms only.
+/// A cancelled prompt throws `.presence(.userCancel)`, never nil; a gated
+/// item that vanished because the enrolled biometrics changed throws
+/// `.presence(.keyInvalidated)` (an ungated marker item remembers that it
+/// existed). Items live in the data-protection keychain on macOS too.
+/// Compiled on Apple platforms only.
 public struct KeychainSecretStore: SecretStore {
     public let service: String
     public let accessGroup: String?
@@ -18,27 +22,36 @@ public struct KeychainSecretStore: SecretStore {
     }
 
     private func query(_ key: String) -> [String: Any] {
-        var q: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: key]
+        var q: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: key,
+                                kSecUseDataProtectionKeychain as String: true]
         if let accessGroup { q[kSecAttrAccessGroup as String] = accessGroup }
         return q
     }
 
+    private func marker(_ key: String) -> String { "\(key).gated" }
+
     public func set(_ value: Data, for key: String, protection: ItemProtection) async throws(SecretStoreError) {
-        SecItemDelete(query(key) as CFDictionary)
-        var item = query(key)
-        item[kSecValueData as String] = value
+        var attributes: [String: Any] = [kSecValueData as String: value]
         switch protection {
         case .afterFirstUnlockThisDeviceOnly:
-            item[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
+            attributes[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
         case .userPresence, .biometryCurrentSet:
             let flags: SecAccessControlCreateFlags = protection == .userPresence ? .userPresence : .biometryCurrentSet
             guard let access = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, flags, nil) else {
                 throw .unexpected(status: errSecParam)
             }
-            item[kSecAttrAccessControl as String] = access
+            attributes[kSecAttrAccessControl as String] = access
         }
-        let status = SecItemAdd(item as CFDictionary, nil)
+        // Add first; replace in place only if it exists, so a failed write never loses the old value.
+        var status = SecItemAdd(query(key).merging(attributes) { $1 } as CFDictionary, nil)
+        if status == errSecDuplicateItem { status = SecItemUpdate(query(key) as CFDictionary, attributes as CFDictionary) }
         guard status == errSecSuccess else { throw Self.error(status) }
+        if protection != .afterFirstUnlockThisDeviceOnly {
+            let mark = query(marker(key)).merging([kSecValueData as String: Data([1]),
+                                                   kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly]) { $1 }
+            let marked = SecItemAdd(mark as CFDictionary, nil)
+            guard marked == errSecSuccess || marked == errSecDuplicateItem else { throw Self.error(marked) }
+        }
     }
 
     public func get(_ key: String, prompt: String?) async throws(SecretStoreError) -> Data? {
@@ -50,7 +63,11 @@ public struct KeychainSecretStore: SecretStore {
         q[kSecUseAuthenticationContext as String] = context
         var result: AnyObject?
         let status = SecItemCopyMatching(q as CFDictionary, &result)
-        if status == errSecItemNotFound { return nil }
+        if status == errSecItemNotFound {
+            // Gone although it was stored gated: the biometry set changed and the system deleted it.
+            if SecItemCopyMatching(query(marker(key)) as CFDictionary, nil) == errSecSuccess { throw .presence(.keyInvalidated) }
+            return nil
+        }
         guard status == errSecSuccess else { throw Self.error(status) }
         return result as? Data
     }
@@ -69,6 +86,7 @@ public struct KeychainSecretStore: SecretStore {
     }
 
     public func remove(_ key: String) async throws(SecretStoreError) {
+        SecItemDelete(query(marker(key)) as CFDictionary)
         let status = SecItemDelete(query(key) as CFDictionary)
         guard status == errSecSuccess || status == errSecItemNotFound else { throw Self.error(status) }
     }

@@ -6,10 +6,10 @@ import LocalAuthentication
 /// asks). Only translates: errors go through `LocalAuthenticationError(laErrorCode:)`.
 /// Compiled on Apple platforms only.
 public struct LocalAuthenticationPresence: UserPresence {
-    /// The button title for the fallback (nil hides it with `.biometrics`).
+    /// The fallback button's title: nil shows the system's ("Enter Password"), an empty string hides it.
     public let fallbackTitle: String?
 
-    public init(fallbackTitle: String? = nil) { self.fallbackTitle = fallbackTitle }
+    public init(fallbackTitle: String? = "") { self.fallbackTitle = fallbackTitle }
 
     public var availableBiometry: Biometry {
         let context = LAContext()

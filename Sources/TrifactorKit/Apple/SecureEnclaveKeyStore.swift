@@ -15,6 +15,7 @@ public struct SecureEnclaveKeyStore: DeviceKeyStore {
     public init(keychain: KeychainSecretStore) { self.keychain = keychain }
 
     public func createKey(tag: String, requiresPresence: Bool) async throws(SecretStoreError) -> Data {
+        guard SecureEnclave.isAvailable else { throw .presence(.biometryNotAvailable) }
         guard try await !keychain.contains("\(tag).enclave-key") else { throw .damaged("a key named \(tag) exists already") }
         let flags: SecAccessControlCreateFlags = requiresPresence ? [.privateKeyUsage, .biometryCurrentSet] : [.privateKeyUsage]
         guard let access = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, flags, nil) else {
@@ -27,7 +28,7 @@ public struct SecureEnclaveKeyStore: DeviceKeyStore {
         } catch let error as SecretStoreError {
             throw error
         } catch {
-            throw .unexpected(status: Int32((error as NSError).code))
+            throw Self.translate(error)
         }
     }
 
@@ -44,12 +45,21 @@ public struct SecureEnclaveKeyStore: DeviceKeyStore {
         do {
             let key = try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: data, authenticationContext: context)
             return try key.signature(for: message).derRepresentation
-        } catch let error as LAError {
-            throw .presence(LocalAuthenticationError(laErrorCode: error.errorCode))
         } catch {
-            let status = Int32((error as NSError).code)
-            throw LocalAuthenticationError(osStatus: status).map { .presence($0) } ?? .unexpected(status: status)
+            throw Self.translate(error)
         }
+    }
+
+    /// CryptoKit throws `CryptoKitError` or CryptoTokenKit errors whose cause
+    /// (an `LAError`, an `OSStatus`) sits in the `NSUnderlyingErrorKey` chain.
+    static func translate(_ error: any Error) -> SecretStoreError {
+        var current: NSError? = error as NSError
+        while let e = current {
+            if e.domain == LAErrorDomain { return .presence(LocalAuthenticationError(laErrorCode: e.code)) }
+            if e.domain == NSOSStatusErrorDomain, let presence = LocalAuthenticationError(osStatus: Int32(e.code)) { return .presence(presence) }
+            current = e.userInfo[NSUnderlyingErrorKey] as? NSError
+        }
+        return .unexpected(status: Int32(truncatingIfNeeded: (error as NSError).code))
     }
 
     public func deleteKey(tag: String) async throws(SecretStoreError) {

@@ -65,7 +65,7 @@ struct SDKDeviceTests {
             #expect(try await device.authenticator.answer(approval, pickedNumber: wrong) == .denied)
             #expect(try await push.state() == .denied)
             #expect(await refusal { try await resolver.resolve(hint, with: .approval(push)) } == .approvalDenied)
-            #expect(await !attacker.hasSession())
+            #expect(try await !attacker.hasSession())
             #expect(try server.auditKinds().contains("push.wrong_number"))
         }
     }
