@@ -40,8 +40,11 @@ struct SDKDeviceTests {
             let approval = try #require(approvals.first)
             #expect(approval.choices.contains(push.number))
             #expect(approval.choices.count == 3)
+            let promptsBefore = device.presence.prompts  // enrolling asked once
             #expect(try await device.authenticator.answer(approval, pickedNumber: push.number) == .approved)
-            #expect(device.presence.prompts == 1)
+            // One prompt for the approval; none for the polls before it.
+            #expect(device.presence.prompts == promptsBefore + 1)
+            #expect(device.presence.reasons.last == "Approve the sign-in")
             let session = try await signedIn
             #expect(session.aal == 2)
             #expect(session.methods.contains("hwk"))
