@@ -89,6 +89,15 @@ def unlock(env, profile):
     assert finish(child) == 0
 
 
+def start_push_sign_in(env, email):
+    """`trifactor --profile desk login EMAIL` up to "Pick N on your device.": the waiting child and N."""
+    desk = spawn(env, "--profile", "desk", "login", email, timeout=60)
+    desk.expect("Password: ")
+    desk.sendline(PASSWORD)
+    desk.expect(r"Pick (\d+) on your device\.")
+    return desk, int(desk.match.group(1))
+
+
 def test_a_sign_in_on_one_terminal_is_approved_by_typing_its_number_on_another(http_server, home):
     email = "pty@example.com"
     sign_up(home, http_server, email)
@@ -100,17 +109,13 @@ def test_a_sign_in_on_one_terminal_is_approved_by_typing_its_number_on_another(h
     assert finish(child) == 0
 
     # Terminal 1: the sign-in, which shows a number and waits.
-    desk = spawn(home, "--profile", "desk", "login", email, timeout=60)
-    desk.expect("Password: ")
-    desk.sendline(PASSWORD)
-    desk.expect(r"Pick (\d+) on your device\.")
-    number = desk.match.group(1)
+    desk, number = start_push_sign_in(home, email)
 
     # Terminal 2: the device, where the user types that number.
     laptop = spawn(home, "--profile", "laptop", "approve", "--once", timeout=40)
     laptop.expect(r"Sign-in from 127\.0\.0\.1 with trifactor CLI .*, \d+ s left\.")
     laptop.expect("Type the number shown on the sign-in screen")
-    laptop.sendline(number)
+    laptop.sendline(str(number))
     laptop.expect("Approved.")
     assert finish(laptop) == 0
 
@@ -129,11 +134,7 @@ def test_a_sign_in_on_one_terminal_is_approved_by_typing_its_number_on_another(h
     assert finish(who) == 0
 
     # A wrong number denies, and that sign-in ends: the waiting terminal exits 3.
-    desk = spawn(home, "--profile", "desk", "login", email, timeout=60)
-    desk.expect("Password: ")
-    desk.sendline(PASSWORD)
-    desk.expect(r"Pick (\d+) on your device\.")
-    shown = int(desk.match.group(1))
+    desk, shown = start_push_sign_in(home, email)
     laptop = spawn(home, "--profile", "laptop", "approve", "--once", timeout=40)
     laptop.expect("Type the number shown on the sign-in screen")
     laptop.sendline(str(shown + 1 if shown < 99 else shown - 1))
