@@ -7,6 +7,9 @@ let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
 let package = Package(
     name: "Trifactor",
+    // Linux ignores these. On Apple platforms TrifactorKit needs Swift concurrency
+    // and AuthenticationServices passkeys (iOS 16); the server's Synchronization.Mutex needs macOS 15.
+    platforms: [.macOS(.v15), .iOS(.v16), .visionOS(.v1)],
     products: [
         .executable(name: "trifactord", targets: ["trifactord"]),
         /// The wire models of Trifactor's HTTP API, shared by the server and its clients.
