@@ -88,6 +88,12 @@ public struct SessionList: Codable, Sendable, Equatable {
 }
 
 /// `POST /v1/authorizations`: describe a sensitive action and pick the factor that confirms it.
+/// `POST /v1/authorizations/{id}/consume`: the action the relying party is about to carry out.
+public struct ConsumeAuthorizationRequest: Codable, Sendable {
+    public var action: [String: JSONScalar]
+    public init(action: [String: JSONScalar]) { self.action = action }
+}
+
 public struct CreateAuthorizationRequest: Codable, Sendable {
     /// `{type: "transfer", amount: "250.00", currency: "EUR", payee: "Alice Example", source: "…"}`: any JSON object with a `type`.
     public var action: [String: JSONScalar]

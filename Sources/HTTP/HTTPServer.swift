@@ -43,6 +43,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// PEM certificate chain and private key: serve HTTPS when both are set.
     public var tlsCertificatePEM: String?
     public var tlsKeyPEM: String?
+    /// Proxies whose `X-Forwarded-For` and `X-Forwarded-User-Agent` name the client (none by default).
+    public var trustedProxies: TrustedProxies = .none
 
     /// Defaults: 4 HTTP threads (more than cores: a thread may wait on the
     /// database), a worker per core, 64 queued jobs, 64 KiB bodies, 1,024

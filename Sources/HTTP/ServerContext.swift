@@ -63,7 +63,7 @@ final class ServerContext: Sendable {
     /// answer has been through `finish`. One path for libmicrohttpd's
     /// connections and for in-process requests.
     func dispatch(_ incoming: Request, suspend: () -> Void, deliver: @escaping @Sendable (Response) -> Void) -> Response? {
-        var request = incoming
+        var request = forwarded(incoming)
         switch router.match(method: request.method, path: request.path) {
         case .notFound:
             return finish(Response.problem(HTTPProblem.notFound.problem(requestID: request.id), headers: HTTPProblem.notFound.headers), requestID: request.id)
@@ -102,6 +102,24 @@ final class ServerContext: Sendable {
             }
             return nil
         }
+    }
+
+    /// The request as from the client a trusted proxy names; others' forwarding headers are dropped.
+    func forwarded(_ request: Request) -> Request {
+        let proxies = configuration.trustedProxies
+        var headers = request.headers
+        headers["x-forwarded-for"] = nil
+        headers["x-forwarded-user-agent"] = nil
+        guard proxies.trusts(request.remoteAddress) else {
+            if headers.count == request.headers.count { return request }
+            return Request(id: request.id, method: request.method, path: request.path, query: request.query, headers: headers, body: request.body,
+                           remoteAddress: request.remoteAddress)
+        }
+        let client = proxies.client(peer: request.remoteAddress, forwardedFor: request.header("x-forwarded-for"), userAgent: request.header("user-agent"),
+                                    forwardedUserAgent: request.header("x-forwarded-user-agent"))
+        headers["user-agent"] = client.userAgent
+        return Request(id: request.id, method: request.method, path: request.path, query: request.query, headers: headers, body: request.body,
+                       remoteAddress: client.address)
     }
 
     /// Stores the final (finished) answer of a suspended request and resumes its connection.

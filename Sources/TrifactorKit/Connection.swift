@@ -8,6 +8,8 @@ struct Connection: Sendable {
     let transport: any HTTPTransport
     /// Sent as `User-Agent`, so the user's session list says what signed in.
     let userAgent: String
+    /// Headers a backend-for-frontend adds for its browser (`X-Forwarded-For`, `X-Forwarded-User-Agent`).
+    var forwarded: [String: String] = [:]
 
     /// No body to send.
     struct Empty: Codable, Sendable {}
@@ -38,7 +40,7 @@ struct Connection: Sendable {
         var components = URLComponents(url: server.appendingPathComponent(path), resolvingAgainstBaseURL: false)
         if !query.isEmpty { components?.queryItems = query }
         guard let url = components?.url else { throw .invalidArgument("The server URL cannot take the path \(path).") }
-        var fields = headers
+        var fields = forwarded.merging(headers) { $1 }
         fields["Accept"] = "application/json"
         fields["User-Agent"] = userAgent
         if let token { fields["Authorization"] = "Bearer \(token)" }

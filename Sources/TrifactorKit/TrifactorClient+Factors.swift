@@ -152,6 +152,17 @@ extension TrifactorClient {
                                     challenge: SecondFactorChallenge(sent, hint: factor, pendingCredential: nil, client: self), actionHash: created.actionHash)
     }
 
+    /// Spends approved authorization `id` for `action`, which must be exactly the approved one: call it
+    /// just before moving the money, with the request's own action. Any difference voids the authorization.
+    /// - Throws: `TrifactorError.server` 404 `authorization_not_found` (unknown, unapproved, expired or used),
+    ///   403 `authorization_mismatch` (the action changed; it is now void).
+    public func consumeAuthorization(_ id: String, for action: BoundAction) async throws(TrifactorError) {
+        try await authorized { token throws(TrifactorError) in
+            _ = try await connection.raw("POST", "/v1/authorizations/\(Self.segment(id))/consume", body: ConsumeAuthorizationRequest(action: action.fields),
+                                         token: token)
+        }
+    }
+
     // MARK: Internals
 
     func startEnrollment(_ request: StartEnrollmentRequest) async throws(TrifactorError) -> EnrollmentStarted {

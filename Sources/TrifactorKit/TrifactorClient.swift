@@ -18,7 +18,7 @@ public struct TrifactorClient: Sendable {
     public let server: URL
     /// The profile: the name the session token is stored under.
     public let profile: String
-    let connection: Connection
+    var connection: Connection
     let clock: any TrifactorClock
     let secrets: any SecretStore
 
@@ -40,6 +40,18 @@ public struct TrifactorClient: Sendable {
     }
 
     var tokenKey: String { "\(profile).session-token" }
+
+    /// This client as a backend-for-frontend speaking for one browser request:
+    /// every call carries `X-Forwarded-For: clientAddress` and
+    /// `X-Forwarded-User-Agent: userAgent`, which trifactord takes only from a
+    /// peer in its `TRIFACTOR_TRUSTED_PROXIES` (for its rate limits, audit log,
+    /// session list and push screens).
+    public func forwarding(clientAddress: String, userAgent: String?) -> TrifactorClient {
+        var copy = self
+        copy.connection.forwarded = ["X-Forwarded-For": clientAddress]
+        if let userAgent { copy.connection.forwarded["X-Forwarded-User-Agent"] = String(userAgent.prefix(512)) }
+        return copy
+    }
 
     // MARK: Accounts
 

@@ -1,5 +1,6 @@
 import Core
 import Foundation
+import HTTP
 
 /// One configurable value: its environment variable, its flag, the help text,
 /// and how to apply a textual value. The single list below drives parsing and
@@ -84,6 +85,14 @@ struct Setting: Sendable {
                 help: "WebAuthn relying-party name shown by browsers", defaultText: "Trifactor") { c, v in
             guard (1...64).contains(v.count) else { return "TRIFACTOR_RP_NAME must be 1 to 64 characters." }
             c.rpName = v
+            return nil
+        },
+        Setting(variable: "TRIFACTOR_TRUSTED_PROXIES", flag: "--trusted-proxies", valueName: "LIST",
+                help: "Proxies (addresses or CIDR networks) whose X-Forwarded-For and X-Forwarded-User-Agent name the client", defaultText: "none") { c, v in
+            guard let proxies = TrustedProxies(parsing: v) else {
+                return "TRIFACTOR_TRUSTED_PROXIES must list addresses or networks like 127.0.0.1,10.0.0.0/8,::1."
+            }
+            c.http.trustedProxies = proxies
             return nil
         },
         Setting(variable: "TRIFACTOR_ORIGINS", flag: "--origins", valueName: "LIST",

@@ -98,6 +98,9 @@ struct SDKDeviceTests {
                                                                           reason: "Confirm the transfer")
             try await pending.approve(with: .deviceSignature(authzSignature))
             #expect(await refusal { try await pending.approve(with: .deviceSignature(authzSignature)) }?.problem?.status == 404)
+            // The relying party spends it for exactly that action, once.
+            try await client.consumeAuthorization(pending.id, for: transfer)
+            #expect(await refusal { try await client.consumeAuthorization(pending.id, for: transfer) }?.problem?.status == 404)
 
             // With the authenticator app: a wrong code is refused, the right one approves.
             let totpHint = FactorHint(try #require(factors.first { $0.kind == "totp" }))
@@ -105,6 +108,10 @@ struct SDKDeviceTests {
             #expect(await refusal { try await second.approve(with: .code("000000")) }?.problem?.code == .invalidCode)
             server.clock.advance(30)
             try await second.approve(with: .code(server.totpCode(secret)))
+            // A changed amount voids it: not even the approved action can spend it afterwards.
+            let changed = BoundAction.transfer(amount: "2500.00", currency: "EUR", payee: "Alice Example", from: "checking")
+            #expect(await refusal { try await client.consumeAuthorization(second.id, for: changed) }?.problem?.code == "authorization_mismatch")
+            #expect(await refusal { try await client.consumeAuthorization(second.id, for: transfer) }?.problem?.status == 404)
         }
     }
 

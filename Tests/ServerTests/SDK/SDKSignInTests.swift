@@ -3,6 +3,7 @@ import Testing
 import TrifactorKit
 import TrifactorKitTesting
 import TrifactorTestSupport
+import HTTP
 
 @Suite("TrifactorKit against trifactord: sign-in")
 struct SDKSignInTests {
@@ -140,5 +141,36 @@ struct SDKSignInTests {
             }
             #expect(failure.reason == .unreachable)
         }
+    }
+}
+
+@Suite("Trusted proxies")
+struct TrustedProxyTests {
+    @Test("a trusted proxy's X-Forwarded-For and X-Forwarded-User-Agent name the client; anyone else's are ignored", arguments: [true, false])
+    func forwarded(trusted: Bool) async throws {
+        let configuration = TestServer.configuration { $0.http.trustedProxies = TrustedProxies(parsing: trusted ? "10.0.0.0/8, 127.0.0.1" : "10.0.0.0/8")! }
+        try await Backend.all[0].withLiveServer(configuration) { server in
+            let bank = try await server.sdkUser("proxied@example.com").forwarding(clientAddress: "203.0.113.7", userAgent: "Mozilla/5.0 (iPhone)")
+            guard case .signedIn = try await bank.signIn(email: "proxied@example.com", password: "correct horse battery") else {
+                Issue.record("no factor: signed in")
+                return
+            }
+            let current = try #require(try await bank.sessions().first { $0.current })
+            #expect(current.ip == (trusted ? "203.0.113.7" : "127.0.0.1"))
+            #expect(current.userAgent == (trusted ? "Mozilla/5.0 (iPhone)" : "TrifactorKit/1"))
+        }
+    }
+
+    @Test("the client is the right-most hop that is not a trusted proxy; a malformed header is not taken")
+    func hops() throws {
+        let proxies = try #require(TrustedProxies(parsing: "10.0.0.0/8,::1"))
+        #expect(proxies.client(peer: "10.1.2.3", forwardedFor: "198.51.100.1, 203.0.113.9, 10.0.0.5", userAgent: "a", forwardedUserAgent: nil).address == "203.0.113.9")
+        #expect(proxies.client(peer: "10.1.2.3", forwardedFor: "not-an-ip, 203.0.113.9", userAgent: nil, forwardedUserAgent: nil).address == "10.1.2.3")
+        #expect(proxies.client(peer: "::1", forwardedFor: "2001:db8::1", userAgent: nil, forwardedUserAgent: "b").userAgent == "b")
+        #expect(proxies.client(peer: "192.0.2.1", forwardedFor: "203.0.113.9", userAgent: "a", forwardedUserAgent: "b") == ("192.0.2.1", "a"))
+        #expect(proxies.trusts("::ffff:10.9.9.9"))
+        #expect(!proxies.trusts("11.0.0.1"))
+        #expect(TrustedProxies(parsing: "10.0.0.0/33") == nil)
+        #expect(TrustedProxies(parsing: "bank.internal") == nil)
     }
 }

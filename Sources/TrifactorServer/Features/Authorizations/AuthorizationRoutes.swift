@@ -23,6 +23,11 @@ struct AuthorizationRoutes {
                                        by: caller, client: AuditContext(request))
             return .json(AuthorizationStatus(status: AuthorizationState.approved.rawValue))
         }
+        routes.authenticated("POST", "/v1/authorizations/:id/consume") { request, caller in
+            let body = try request.decode(ConsumeAuthorizationRequest.self)
+            try authorizations.consume(AuthorizationID(request.parameters["id"] ?? ""), action: body.action, by: caller)
+            return .json(AuthorizationStatus(status: AuthorizationState.used.rawValue))
+        }
     }
 }
 

@@ -70,6 +70,20 @@ struct AuthorizationService: Sendable {
         })
     }
 
+    /// Spends the caller's approved authorization `id` for `action`, for a
+    /// relying party that moves money in its own database (a bank calling
+    /// with its customer's session): once, for exactly that action.
+    /// - Throws: `AuthorizationFailure.notFound` (unknown, unapproved, expired, used), `.mismatch` (now void).
+    func consume(_ id: AuthorizationID, action: [String: JSONScalar], by caller: Caller) throws {
+        let now = clock.now().millis
+        let outcome = try transactions.write { try Self.consume(id, userID: caller.user.id, action: action, now: now, on: $0) }
+        switch outcome {
+        case .used: return
+        case .notFound: throw AuthorizationFailure.notFound
+        case .mismatch: throw AuthorizationFailure.mismatch
+        }
+    }
+
     /// The outcome of spending an authorization.
     enum Consumption: Equatable {
         case used
