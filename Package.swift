@@ -61,6 +61,10 @@ let package = Package(
         .target(name: "TrifactorKitTesting", dependencies: ["TrifactorKit"], swiftSettings: strict),
         .executableTarget(name: "trifactor", dependencies: ["TrifactorKit", "TrifactorKitVault", "Crypto", "CQREncode"], swiftSettings: strict),
 
+        // Trifactor Bank: the demo relying party, its own server and database, on TrifactorKit.
+        .target(name: "TrifactorBank", dependencies: ["TrifactorKit", "Core", "Crypto", "Store", "HTTP", "Logging"],
+                swiftSettings: strict),
+
         // Fuzzing (`make fuzz`): one harness per parser of attacker bytes, and a
         // runner that is libFuzzer's target when built with -DFUZZING and a
         // replayer otherwise. The test suite replays fuzz/corpus through the harnesses.
@@ -75,6 +79,7 @@ let package = Package(
         .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "Core"], swiftSettings: strict),
         .testTarget(name: "FuzzCorpusTests", dependencies: ["FuzzHarnesses"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TrifactorTestSupport"], swiftSettings: strict),
+        .testTarget(name: "BankTests", dependencies: ["TrifactorBank", "Store", "TrifactorTestSupport"], swiftSettings: strict),
         .testTarget(name: "TrifactorKitTests", dependencies: ["TrifactorKit", "TrifactorKitVault", "TrifactorKitTesting", "Crypto"], swiftSettings: strict),
         .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "TrifactorKit", "TrifactorKitVault", "TrifactorKitTesting", "trifactor", "API", "HTTP", "Logging", "Store", "Core", "Crypto", "WebAuthn", "TrifactorTestSupport"], swiftSettings: strict),
     ]

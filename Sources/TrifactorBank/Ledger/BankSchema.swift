@@ -1,0 +1,69 @@
+import Store
+
+/// The bank's own database (never trifactord's): customers, accounts, the
+/// double-entry ledger and its transfers, web sessions. Amounts are integer
+/// minor units. Two system accounts per currency close the books: `opening`
+/// (where opening balances come from) and `clearing` (where payments to
+/// other banks go); only they may go below zero.
+public enum BankSchema {
+    public static let migrations: [Migration] = [
+        Migration(version: 1, name: "customers, accounts, ledger, web sessions", sql: """
+            CREATE TABLE bank_customers (
+              id TEXT PRIMARY KEY,
+              email TEXT NOT NULL UNIQUE,
+              name TEXT NOT NULL,
+              phone TEXT NOT NULL,
+              sitekey_picture TEXT NOT NULL,
+              sitekey_phrase TEXT NOT NULL,
+              created_at {{bigint}} NOT NULL
+            );
+            CREATE TABLE bank_accounts (
+              id TEXT PRIMARY KEY,
+              customer_id TEXT REFERENCES bank_customers(id),
+              kind TEXT NOT NULL CHECK (kind IN ('checking', 'saving', 'opening', 'clearing')),
+              name TEXT NOT NULL,
+              currency TEXT NOT NULL,
+              balance {{bigint}} NOT NULL,
+              created_at {{bigint}} NOT NULL,
+              CHECK (kind IN ('opening', 'clearing') OR balance >= 0)
+            );
+            CREATE INDEX bank_accounts_customer ON bank_accounts(customer_id);
+            CREATE TABLE bank_transfers (
+              id TEXT PRIMARY KEY,
+              idempotency_key TEXT NOT NULL UNIQUE,
+              from_account TEXT NOT NULL REFERENCES bank_accounts(id),
+              to_account TEXT NOT NULL REFERENCES bank_accounts(id),
+              amount {{bigint}} NOT NULL CHECK (amount > 0),
+              currency TEXT NOT NULL,
+              payee_name TEXT,
+              payee_iban TEXT,
+              authorization_id TEXT UNIQUE,
+              memo TEXT NOT NULL,
+              created_at {{bigint}} NOT NULL
+            );
+            CREATE TABLE bank_entries (
+              id {{id}},
+              transfer_id TEXT NOT NULL REFERENCES bank_transfers(id),
+              account_id TEXT NOT NULL REFERENCES bank_accounts(id),
+              amount {{bigint}} NOT NULL,
+              balance_after {{bigint}} NOT NULL,
+              created_at {{bigint}} NOT NULL
+            );
+            CREATE INDEX bank_entries_account ON bank_entries(account_id, id);
+            CREATE TABLE bank_sessions (
+              token_hash TEXT PRIMARY KEY,
+              csrf TEXT NOT NULL,
+              customer_id TEXT REFERENCES bank_customers(id),
+              state TEXT NOT NULL,
+              trifactor_token TEXT,
+              created_at {{bigint}} NOT NULL,
+              last_seen_at {{bigint}} NOT NULL,
+              confirmed_at {{bigint}}
+            );
+            INSERT INTO bank_accounts (id, customer_id, kind, name, currency, balance, created_at)
+              VALUES ('opening-EUR', NULL, 'opening', 'Opening balances', 'EUR', 0, 0);
+            INSERT INTO bank_accounts (id, customer_id, kind, name, currency, balance, created_at)
+              VALUES ('clearing-EUR', NULL, 'clearing', 'Payments to other banks', 'EUR', 0, 0);
+            """),
+    ]
+}
