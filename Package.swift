@@ -21,6 +21,8 @@ let package = Package(
         /// Fakes of TrifactorKit's seams for an app's tests: clock, presence, passkeys.
         .library(name: "TrifactorKitTesting", targets: ["TrifactorKitTesting"]),
         .executable(name: "trifactor", targets: ["trifactor"]),
+        /// Trifactor Bank, the demo relying party (`make run` starts it with trifactord).
+        .executable(name: "trifactor-bank", targets: ["trifactor-bank"]),
     ],
     targets: [
         // C libraries from Debian, as system library targets.
@@ -62,8 +64,9 @@ let package = Package(
         .executableTarget(name: "trifactor", dependencies: ["TrifactorKit", "TrifactorKitVault", "Crypto", "CQREncode"], swiftSettings: strict),
 
         // Trifactor Bank: the demo relying party, its own server and database, on TrifactorKit.
-        .target(name: "TrifactorBank", dependencies: ["TrifactorKit", "Core", "Crypto", "Store", "HTTP", "Logging"],
-                swiftSettings: strict),
+        .target(name: "TrifactorBank", dependencies: ["TrifactorKit", "Core", "Crypto", "Store", "HTTP", "Logging", "Phone"],
+                resources: [.copy("Resources/sitekeys")], swiftSettings: strict),
+        .executableTarget(name: "trifactor-bank", dependencies: ["TrifactorBank", "Crypto", "Store", "Logging", "HTTP"], swiftSettings: strict),
 
         // Fuzzing (`make fuzz`): one harness per parser of attacker bytes, and a
         // runner that is libFuzzer's target when built with -DFUZZING and a

@@ -55,16 +55,7 @@ public struct PendingAuthorization: Sendable {
     /// Approves with a proof of the factor.
     /// - Throws: `TrifactorError.server` `invalid_code`, `authorization_not_found` (expired or used).
     public func approve(with proof: SecondFactorProof) async throws(TrifactorError) {
-        let request: ApproveAuthorizationRequest
-        switch proof {
-        case .code(let code): request = ApproveAuthorizationRequest(code: code)
-        case .deviceSignature(let signature): request = ApproveAuthorizationRequest(code: signature.base64EncodedString())
-        case .assertion(let assertion): request = ApproveAuthorizationRequest(assertion: assertion)
-        case .approval: throw .invalidArgument("A bound action is approved with a code, a device signature or a passkey.")
-        }
-        try await client.authorized { token throws(TrifactorError) in
-            _ = try await client.connection.raw("POST", "/v1/authorizations/\(TrifactorClient.segment(id))", body: request, token: token)
-        }
+        try await client.approveAuthorization(id, with: proof)
     }
 }
 
@@ -160,6 +151,21 @@ extension TrifactorClient {
         try await authorized { token throws(TrifactorError) in
             _ = try await connection.raw("POST", "/v1/authorizations/\(Self.segment(id))/consume", body: ConsumeAuthorizationRequest(action: action.fields),
                                          token: token)
+        }
+    }
+
+    /// Approves authorization `id` (from `authorize`, kept by id across requests, as a web backend does) with a proof.
+    /// - Throws: `TrifactorError.server` `invalid_code`, `authorization_not_found` (expired or used).
+    public func approveAuthorization(_ id: String, with proof: SecondFactorProof) async throws(TrifactorError) {
+        let request: ApproveAuthorizationRequest
+        switch proof {
+        case .code(let code): request = ApproveAuthorizationRequest(code: code)
+        case .deviceSignature(let signature): request = ApproveAuthorizationRequest(code: signature.base64EncodedString())
+        case .assertion(let assertion): request = ApproveAuthorizationRequest(assertion: assertion)
+        case .approval: throw .invalidArgument("A bound action is approved with a code, a device signature or a passkey.")
+        }
+        try await authorized { token throws(TrifactorError) in
+            _ = try await connection.raw("POST", "/v1/authorizations/\(Self.segment(id))", body: request, token: token)
         }
     }
 

@@ -1,13 +1,13 @@
 import Store
 
 /// The bank's own database (never trifactord's): customers, accounts, the
-/// double-entry ledger and its transfers, web sessions. Amounts are integer
+/// double-entry ledger and its transfers. Amounts are integer
 /// minor units. Two system accounts per currency close the books: `opening`
 /// (where opening balances come from) and `clearing` (where payments to
 /// other banks go); only they may go below zero.
 public enum BankSchema {
     public static let migrations: [Migration] = [
-        Migration(version: 1, name: "customers, accounts, ledger, web sessions", sql: """
+        Migration(version: 1, name: "customers, accounts, ledger", sql: """
             CREATE TABLE bank_customers (
               id TEXT PRIMARY KEY,
               email TEXT NOT NULL UNIQUE,
@@ -50,16 +50,6 @@ public enum BankSchema {
               created_at {{bigint}} NOT NULL
             );
             CREATE INDEX bank_entries_account ON bank_entries(account_id, id);
-            CREATE TABLE bank_sessions (
-              token_hash TEXT PRIMARY KEY,
-              csrf TEXT NOT NULL,
-              customer_id TEXT REFERENCES bank_customers(id),
-              state TEXT NOT NULL,
-              trifactor_token TEXT,
-              created_at {{bigint}} NOT NULL,
-              last_seen_at {{bigint}} NOT NULL,
-              confirmed_at {{bigint}}
-            );
             INSERT INTO bank_accounts (id, customer_id, kind, name, currency, balance, created_at)
               VALUES ('opening-EUR', NULL, 'opening', 'Opening balances', 'EUR', 0, 0);
             INSERT INTO bank_accounts (id, customer_id, kind, name, currency, balance, created_at)

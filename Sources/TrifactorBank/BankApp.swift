@@ -1,0 +1,158 @@
+import Core
+import Crypto
+import Foundation
+import HTTP
+import Logging
+import Store
+import TrifactorKit
+
+/// Trifactor Bank: a relying party of trifactord like any customer's app,
+/// with its own database (customers, accounts, the ledger) and its own web
+/// sessions, speaking to trifactord only through TrifactorKit, server to
+/// server: the browser never holds a Trifactor token.
+public final class BankApp: Sendable {
+    /// How the bank is set up.
+    public struct Configuration: Sendable {
+        /// trifactord's base URL.
+        public var trifactor: URL
+        /// The bank's own database.
+        public var databaseURL = "sqlite:data/bank.db"
+        public var host = "127.0.0.1"
+        public var port = 8090
+        /// Served over TLS (cookies get `Secure`).
+        public var secure = false
+        /// Where the dev phone is, linked from every page in dev mode.
+        public var devPhone: URL?
+        /// The secret decoy sitekeys are derived with (32 bytes).
+        public var sitekeySecret: [UInt8]
+        /// Balances hide after this long without activity.
+        public var idleTimeout: TimeInterval = 300
+
+        public init(trifactor: URL, sitekeySecret: [UInt8]) {
+            self.trifactor = trifactor
+            self.sitekeySecret = sitekeySecret
+        }
+    }
+
+    let configuration: Configuration
+    let database: any Database
+    let ledger: Ledger
+    let sessions = BankSessions()
+    let logger: Logger
+    let now: @Sendable () -> Date
+
+    public init(configuration: Configuration, database: any Database, logger: Logger = .standardError, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.configuration = configuration
+        self.database = database
+        ledger = Ledger(database: database)
+        self.logger = logger
+        self.now = now
+    }
+
+    /// Starts serving; the caller stops the returned server.
+    public func start() throws -> HTTPServer {
+        try database.migrate(BankSchema.migrations)
+        var http = HTTPServerConfiguration(host: configuration.host, port: configuration.port, databaseThreads: 8)
+        http.connectionsPerIP = 0
+        let server = HTTPServer(configuration: http, router: router(), logger: logger)
+        try server.start()
+        return server
+    }
+
+    func router() -> Router {
+        var router = Router()
+        router.add("GET", "/static/bank.css", execution: .inline) { _ in
+            Response(status: 200, headers: [("Content-Type", "text/css; charset=utf-8"), ("Cache-Control", "max-age=300")], body: Array(Page.css.utf8))
+        }
+        router.add("GET", "/sitekeys/:name", execution: .inline) { request in
+            let name = (request.parameters["name"] ?? "").replacingOccurrences(of: ".svg", with: "")
+            guard Sitekey.pictures.contains(name), let url = Bundle.module.url(forResource: name, withExtension: "svg", subdirectory: "sitekeys"),
+                  let data = try? Data(contentsOf: url) else { return Response(status: 404) }
+            return Response(status: 200, headers: [("Content-Type", "image/svg+xml"), ("Cache-Control", "max-age=3600")], body: Array(data))
+        }
+        addSignIn(&router)
+        addAccounts(&router)
+        addOpening(&router)
+        return router
+    }
+
+    // MARK: Helpers for every route
+
+    /// The browser's session and cookie, if it has a live one.
+    func session(_ request: Request) -> (cookie: String?, session: BankSession?) {
+        let cookie = SessionCookie.value(in: request.header("cookie"))
+        let found = sessions.find(cookie, now: now())
+        found?.touch(now())
+        return (cookie, found)
+    }
+
+    static let contentSecurityPolicy = "default-src 'none'; img-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self'; "
+        + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+    func page(_ html: HTML, status: Int = 200, cookies: [String] = []) -> Response {
+        var response = Response.html(html.rendered, status: status)
+        response.headers.append(("Content-Security-Policy", Self.contentSecurityPolicy))
+        for cookie in cookies { response.headers.append(("Set-Cookie", cookie)) }
+        return response
+    }
+
+    func redirect(_ location: String, cookies: [String] = []) -> Response {
+        var response = Response(status: 303, headers: [("Location", location)])
+        for cookie in cookies { response.headers.append(("Set-Cookie", cookie)) }
+        return response
+    }
+
+    /// A page for a browser without a (live) session or with a bad CSRF token: nothing was done.
+    func refused(_ status: Int, _ sentence: String) -> Response {
+        page(Page.layout(status == 403 ? "Please try again" : "Something went wrong", session: nil, devPhone: configuration.devPhone,
+                         [Page.paragraph(sentence), Page.link("Start again", "/")]), status: status)
+    }
+
+    /// A page to answer instead of going on (a stale session, a bad CSRF token).
+    struct Refusal: Error {
+        let response: Response
+    }
+
+    /// Adds a route whose `Refusal`s become their page and whose other errors a plain 500 page (logged).
+    func route(_ router: inout Router, _ method: String, _ path: String, _ handler: @escaping @Sendable (Request) throws -> Response) {
+        router.add(method, path) { [self] request in
+            do {
+                return try handler(request)
+            } catch let refusal as Refusal {
+                return refusal.response
+            } catch {
+                logger.log("error", "bank_failure", ["path": .string(request.path), "error": .string(String(reflecting: error))])
+                return refused(500, "Something went wrong on our side. Nothing was done; please try again.")
+            }
+        }
+    }
+
+    /// The session of a POST whose CSRF token matches; otherwise a 403 `Refusal` (nothing is done).
+    func posted(_ request: Request) throws(Refusal) -> (BankSession, Form, String?) {
+        let (cookie, session) = self.session(request)
+        guard let session else { throw Refusal(response: refused(403, "Your session has ended. Nothing was done.")) }
+        let form = Form(request.body)
+        guard CSRF.isValid(submitted: form[CSRF.field], expected: session.csrf) else {
+            throw Refusal(response: refused(403, "This form was not sent from this page. Nothing was done."))
+        }
+        return (session, form, cookie)
+    }
+
+    /// The customer's Trifactor client for this browser's request (its IP and user agent forwarded).
+    func trifactor(_ session: BankSession, _ request: Request) -> TrifactorClient {
+        TrifactorClient(server: configuration.trifactor, secrets: session.secrets, profile: "customer", userAgent: "Trifactor Bank")
+            .forwarding(clientAddress: request.remoteAddress, userAgent: request.header("user-agent"))
+    }
+
+    /// A sentence for an SDK failure, safe to show.
+    static func sentence(_ error: any Error) -> String {
+        guard let error = error as? TrifactorError else { return "Something went wrong. Please try again." }
+        switch error {
+        case .server(let p):
+            let wait = p.retryAfter.map { " Try again in \(Int($0.rounded(.up))) seconds." } ?? ""
+            return p.detail + wait
+        case .transport: return "The bank cannot reach its sign-in service right now. Please try again in a minute."
+        default: return error.description
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Crypto
+import Foundation
+import Synchronization
+import TrifactorKit
+
+/// A browser's session at the bank: where it is in signing in, who it is,
+/// its CSRF token, and (in memory only) the customer's Trifactor session.
+/// The browser holds only the cookie; the Trifactor token never leaves
+/// this process.
+public final class BankSession: @unchecked Sendable {
+    // @unchecked Sendable: every mutable field is read and written under `lock`.
+    private let lock = NSLock()
+
+    /// Where the browser is.
+    public enum Stage: Sendable, Equatable {
+        case start
+        case password(email: String)
+        case secondFactor(email: String)
+        case signedIn(customerID: String, email: String)
+    }
+
+    public let csrf = CSRF.token()
+    /// The customer's Trifactor session token lives here, not in any database.
+    let secrets = MemorySecretStore()
+    private var _stage: Stage = .start
+    private var _lastSeen: Date
+    private var _confirmedAt: Date?
+    private var _resolver: SecondFactorResolver?
+    private var _push: (PushApproval, FactorHint)?
+    private var _codeHint: FactorHint?
+    private var _notice: String?
+    var transfers: [String: PendingTransfer] = [:]
+    private var _opening: Opening?
+
+    /// An account being opened: kept here between its steps, never in a database.
+    struct Opening: Sendable {
+        let name: String
+        let email: String
+        let password: String
+        let phone: String
+        let sitekey: Sitekey
+        var enrollment: PendingEnrollment?
+    }
+
+    var opening: Opening? { lock.withLock { _opening } }
+    func set(opening: Opening?) { lock.withLock { _opening = opening } }
+
+    init(now: Date) { _lastSeen = now }
+
+    func with<T>(_ body: (BankSession) -> T) -> T { lock.withLock { body(self) } }
+
+    public var stage: Stage { lock.withLock { _stage } }
+    var lastSeen: Date { lock.withLock { _lastSeen } }
+    var confirmedAt: Date? { lock.withLock { _confirmedAt } }
+    var resolver: SecondFactorResolver? { lock.withLock { _resolver } }
+    var push: (PushApproval, FactorHint)? { lock.withLock { _push } }
+    var codeHint: FactorHint? { lock.withLock { _codeHint } }
+
+    func set(stage: Stage) { lock.withLock { _stage = stage } }
+    func touch(_ now: Date) { lock.withLock { _lastSeen = now } }
+    func confirm(_ now: Date) { lock.withLock { _confirmedAt = now; _lastSeen = now } }
+    func set(resolver: SecondFactorResolver?) { lock.withLock { _resolver = resolver } }
+    func set(push: (PushApproval, FactorHint)?) { lock.withLock { _push = push } }
+    func set(codeHint: FactorHint?) { lock.withLock { _codeHint = codeHint } }
+    /// A one-time message for the next page ("Signed out.", "Too many wrong codes…").
+    func flash(_ text: String) { lock.withLock { _notice = text } }
+    func takeNotice() -> String? { lock.withLock { defer { _notice = nil }; return _notice } }
+    func pendingTransfer(_ id: String) -> PendingTransfer? { lock.withLock { transfers[id] } }
+    func store(_ transfer: PendingTransfer) { lock.withLock { transfers[transfer.id] = transfer } }
+    func dropTransfer(_ id: String) { lock.withLock { transfers[id] = nil } }
+}
+
+/// A transfer the customer reviewed, kept on the server: the form's hidden
+/// field carries only its id, so a tampered amount or payee never reaches
+/// the ledger.
+public struct PendingTransfer: Sendable {
+    public let id: String
+    public let from: String
+    public let to: Ledger.Destination
+    public let toLabel: String
+    public let amount: Amount
+    public var authorizationID: String?
+    public var factor: FactorHint?
+    public var summary: String?
+}
+
+/// Sessions by the SHA-256 of their cookie, in memory (a restart signs everyone out).
+public final class BankSessions: Sendable {
+    private let sessions = Mutex<[String: BankSession]>([:])
+    /// A session unused this long is forgotten.
+    let lifetime: TimeInterval = 12 * 3600
+
+    public init() {}
+
+    func find(_ cookie: String?, now: Date) -> BankSession? {
+        guard let cookie else { return nil }
+        let key = SHA256.hex(cookie)
+        return sessions.withLock { all in
+            guard let s = all[key] else { return nil }
+            if now.timeIntervalSince(s.lastSeen) > lifetime {
+                all[key] = nil
+                return nil
+            }
+            return s
+        }
+    }
+
+    /// A new session under a new cookie (at the start, and rotated at sign-in and step-up: the old cookie dies).
+    func issue(replacing old: String?, carrying session: BankSession? = nil, secure: Bool, now: Date) -> (SessionCookie, BankSession) {
+        let cookie = SessionCookie.fresh(secure: secure)
+        let fresh = session ?? BankSession(now: now)
+        sessions.withLock { all in
+            if let old { all[SHA256.hex(old)] = nil }
+            if all.count > 50_000 { all = all.filter { now.timeIntervalSince($0.value.lastSeen) < 3600 } }
+            all[SHA256.hex(cookie.value)] = fresh
+        }
+        return (cookie, fresh)
+    }
+
+    func end(_ cookie: String?) {
+        guard let cookie else { return }
+        _ = sessions.withLock { $0.removeValue(forKey: SHA256.hex(cookie)) }
+    }
+}

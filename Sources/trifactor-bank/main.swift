@@ -1,0 +1,65 @@
+import Crypto
+import Foundation
+import HTTP
+import Logging
+import Store
+import TrifactorBank
+
+// trifactor-bank: the demo bank, a relying party of trifactord. Settings come
+// from the environment; errors are one sentence and exit 1.
+let environment = ProcessInfo.processInfo.environment
+func setting(_ name: String, _ fallback: String) -> String { environment[name].flatMap { $0.isEmpty ? nil : $0 } ?? fallback }
+
+func fail(_ sentence: String) -> Never {
+    FileHandle.standardError.write(Data("trifactor-bank: \(sentence)\n".utf8))
+    exit(1)
+}
+
+/// The decoy-sitekey secret: 32 random bytes in a 0600 file, made on first start.
+func secret(at path: String) -> [UInt8] {
+    if let data = FileManager.default.contents(atPath: path) {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & 0o077 == 0 else { fail("\(path) can be read by other users; run `chmod 600 \(path)`.") }
+        guard data.count == 32 else { fail("\(path) must hold 32 bytes; delete it to make a new one.") }
+        return Array(data)
+    }
+    let bytes = SecureRandom.bytes(32)
+    try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+                                             attributes: [.posixPermissions: 0o700])
+    guard FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]) else { fail("cannot write \(path).") }
+    return bytes
+}
+
+guard let trifactor = URL(string: setting("TRIFACTOR_BANK_TRIFACTOR_URL", "http://127.0.0.1:8080")), trifactor.host != nil else {
+    fail("TRIFACTOR_BANK_TRIFACTOR_URL must be trifactord's URL, like http://127.0.0.1:8080.")
+}
+let listen = setting("TRIFACTOR_BANK_LISTEN", "127.0.0.1:8090")
+guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port) else {
+    fail("TRIFACTOR_BANK_LISTEN must be HOST:PORT, like 127.0.0.1:8090.")
+}
+var configuration = BankApp.Configuration(trifactor: trifactor, sitekeySecret: secret(at: setting("TRIFACTOR_BANK_SECRET_FILE", "data/bank.secret")))
+configuration.databaseURL = setting("TRIFACTOR_BANK_DATABASE_URL", "sqlite:data/bank.db")
+configuration.host = String(listen[..<colon])
+configuration.port = port
+if setting("TRIFACTOR_BANK_DEV", "0") == "1" { configuration.devPhone = trifactor.appendingPathComponent("dev/phone") }
+if let idle = environment["TRIFACTOR_BANK_IDLE_TIMEOUT"].flatMap(TimeInterval.init), idle >= 30 { configuration.idleTimeout = idle }
+
+var signals = sigset_t()
+sigemptyset(&signals)
+sigaddset(&signals, SIGTERM)
+sigaddset(&signals, SIGINT)
+pthread_sigmask(SIG_BLOCK, &signals, nil)
+
+let database: any Database
+do { database = try openDatabase(url: configuration.databaseURL, poolSize: 8) } catch { fail("cannot open \(configuration.databaseURL): \(error)") }
+let server: HTTPServer
+do { server = try BankApp(configuration: configuration, database: database).start() } catch { fail("cannot start: \(error)") }
+let logger = Logger.standardError
+logger.log("info", "bank_listening", ["url": .string("http://\(configuration.host):\(server.port)/"), "trifactor": .string(trifactor.absoluteString)])
+print("Trifactor Bank: http://\(configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host):\(server.port)/")
+fflush(nil)
+var received: Int32 = 0
+sigwait(&signals, &received)
+server.stop(drainTimeout: 5)
+database.close()
+Logger.flushStandardError()

@@ -1,0 +1,235 @@
+"""Trifactor Bank in Chromium, journey by journey, as a customer drives it: fields found by
+their labels, buttons by their names, codes read from the dev phone (trifactord's dev
+outbox), against trifactord and trifactor-bank started for the module. Screenshots of
+the key screens go to $BANK_SCREENSHOTS (default .build/bank-screenshots)."""
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+import requests
+from playwright.sync_api import expect, sync_playwright
+
+from conftest import START_TIMEOUT, _binary, _Daemon
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+BANK = os.environ.get("TRIFACTOR_BANK", ".build/debug/trifactor-bank")
+SHOTS = Path(os.environ.get("BANK_SCREENSHOTS", ".build/bank-screenshots"))
+PASSWORD = "correct horse battery staple 7"
+MOBILE = "+447400123456"
+
+
+class Bank:
+    def __init__(self, trifactor_port: int, url: str):
+        self.trifactor = f"http://127.0.0.1:{trifactor_port}"
+        self.url = url
+
+    def last_code(self, to: str, channel: str = None) -> str:
+        messages = requests.get(f"{self.trifactor}/dev/outbox", params={"to": to.lstrip("+")}, timeout=5).json()["messages"]
+        for m in messages:
+            if channel is None or m["channel"] == channel:
+                found = re.search(r"(?<!\d)\d{6}(?!\d)", m["text"])
+                if found:
+                    return found.group()
+        raise AssertionError(f"no code for {to}: {messages}")
+
+    def last_text(self, to: str) -> str:
+        return requests.get(f"{self.trifactor}/dev/outbox", params={"to": to.lstrip("+")}, timeout=5).json()["messages"][0]["text"]
+
+
+@pytest.fixture(scope="module")
+def bank():
+    if not os.access(BANK, os.X_OK):
+        pytest.fail(f"TRIFACTOR_BANK={BANK!r} is not an executable: `swift build --product trifactor-bank`", pytrace=False)
+    tmp = Path(tempfile.mkdtemp(prefix="trifactor-bank."))
+    daemon = _Daemon(_binary(), ["--dev", "--listen", "127.0.0.1:0", "--database-url", f"sqlite:{tmp / 't.db'}",
+                                 "--key-file", str(tmp / "k.key"), "--trusted-proxies", "127.0.0.1"], tmp / "trifactord")
+    env = dict(os.environ, TRIFACTOR_BANK_TRIFACTOR_URL=f"http://127.0.0.1:{daemon.port}", TRIFACTOR_BANK_LISTEN="127.0.0.1:0",
+               TRIFACTOR_BANK_DEV="1", TRIFACTOR_BANK_DATABASE_URL=f"sqlite:{tmp / 'bank.db'}", TRIFACTOR_BANK_SECRET_FILE=str(tmp / "bank.secret"))
+    process = subprocess.Popen([BANK], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    first = {}
+    reader = threading.Thread(target=lambda: first.setdefault("line", process.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(START_TIMEOUT)
+    match = re.match(r"Trifactor Bank: (http://\S+)", first.get("line", ""))
+    if not match:
+        process.kill()
+        daemon.stop()
+        pytest.fail(f"trifactor-bank did not start: {first.get('line')!r}", pytrace=False)
+    try:
+        yield Bank(daemon.port, match.group(1).rstrip("/"))
+    finally:
+        process.terminate()
+        assert process.wait(timeout=15) == 0
+        daemon.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"no Chromium at {CHROMIUM}", pytrace=False)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"], headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def phone(browser):
+    """A phone-sized page (390×844)."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def shot(page, name):
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def open_account(page, bank, email, picture="owl", phrase="night watch"):
+    page.goto(bank.url + "/")
+    page.get_by_role("link", name="Open an account").click()
+    page.get_by_label("Full name").fill("Ann Example")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_label("Mobile number").fill(MOBILE)
+    page.get_by_label(picture).check()
+    page.get_by_label("Sitekey phrase").fill(phrase)
+    page.get_by_role("button", name="Open my account").click()
+    expect(page.get_by_role("heading", name="Check your email")).to_be_visible()
+    page.get_by_label("Code").fill(bank.last_code(email))
+    page.get_by_role("button", name="Confirm").click()
+    expect(page.get_by_role("heading", name="Confirm your mobile")).to_be_visible()
+    page.get_by_label("Code").fill(bank.last_code(MOBILE, "sms"))
+    page.get_by_role("button", name="Confirm").click()
+    expect(page.get_by_role("heading", name="Your accounts")).to_be_visible()
+
+
+def sign_in_with_sms(page, bank, email, picture="owl", phrase="night watch"):
+    page.goto(bank.url + "/")
+    page.get_by_label("Email").fill(email)
+    page.get_by_role("button", name="Continue").click()
+    expect(page.get_by_role("img", name=f"Your picture: {picture}")).to_be_visible()
+    expect(page.get_by_text(phrase)).to_be_visible()
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Confirm it's you")).to_be_visible()
+    page.get_by_role("button", name=re.compile("Text me a code")).click()
+    page.get_by_label("Code").fill(bank.last_code(MOBILE, "sms"))
+    page.get_by_role("button", name="Confirm").click()
+    expect(page.get_by_role("heading", name="Your accounts")).to_be_visible()
+
+
+def test_open_an_account_then_sign_in_with_sitekey_and_sms(bank, phone):
+    open_account(phone, bank, "ann@example.com")
+    expect(phone.get_by_text("EUR 2,500.00")).to_be_visible()
+    expect(phone.get_by_text("EUR 10,000.00")).to_be_visible()
+    phone.get_by_role("button", name="Sign out").click()
+    expect(phone.get_by_text("You are signed out.")).to_be_visible()
+
+    phone.get_by_label("Email").fill("ann@example.com")
+    phone.get_by_role("button", name="Continue").click()
+    expect(phone.get_by_role("img", name="Your picture: owl")).to_be_visible()
+    shot(phone, "sign-in-sitekey")
+    phone.get_by_label("Password").fill("not the password at all")
+    phone.get_by_role("button", name="Sign in").click()
+    expect(phone.get_by_role("alert")).to_contain_text("email or password is incorrect")
+    phone.get_by_label("Password").fill(PASSWORD)
+    phone.get_by_role("button", name="Sign in").click()
+    expect(phone.get_by_role("heading", name="Confirm it's you")).to_be_visible()
+    shot(phone, "second-factor-choice")
+    phone.get_by_role("button", name=re.compile("Text me a code")).click()
+    phone.get_by_label("Code").fill("000000")
+    phone.get_by_role("button", name="Confirm").click()
+    expect(phone.get_by_role("alert")).to_contain_text("That code is wrong")
+    phone.get_by_label("Code").fill(bank.last_code(MOBILE, "sms"))
+    phone.get_by_role("button", name="Confirm").click()
+    expect(phone.get_by_role("heading", name="Your accounts")).to_be_visible()
+
+    phone.get_by_role("link", name="Checking").click()
+    expect(phone.get_by_role("table")).to_contain_text("Opening balance")
+    shot(phone, "statement")
+
+
+def test_an_unknown_email_sees_the_same_made_up_sitekey_every_time(bank, phone):
+    seen = []
+    for _ in range(2):
+        phone.goto(bank.url + "/")
+        phone.get_by_label("Email").fill("nobody-here@example.com")
+        phone.get_by_role("button", name="Continue").click()
+        seen.append((phone.get_by_role("img").first.get_attribute("alt"), phone.locator(".phrase").inner_text()))
+    assert seen[0] == seen[1] and seen[0][0].startswith("Your picture: ")
+
+
+def test_a_transfer_is_confirmed_by_a_code_that_names_it_and_moves_money_once(bank, browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    open_account(page, bank, "bob@example.com", picture="sun", phrase="bright morning")
+
+    page.get_by_role("link", name="Make a transfer").click()
+    checking = page.get_by_label("From").locator("option", has_text="Checking").get_attribute("value")
+    page.get_by_label("From").select_option(value=checking)
+    page.get_by_label("To", exact=True).select_option(label="A payee at another bank")
+    page.get_by_label("Payee name (for a payee)").fill("Alice Example")
+    page.get_by_label("Payee IBAN (for a payee)").fill("DE89 3704 0044 0532 0130 01")
+    page.get_by_label("Amount in EUR").fill("250.005")
+    page.get_by_role("button", name="Review transfer").click()
+    expect(page.get_by_text("That IBAN has a typo")).to_be_visible()
+    expect(page.get_by_text("Use at most two decimals.")).to_be_visible()
+
+    page.get_by_label("Payee IBAN (for a payee)").fill("DE89 3704 0044 0532 0130 00")
+    page.get_by_label("Amount in EUR").fill("250.00")
+    page.get_by_role("button", name="Review transfer").click()
+    expect(page.get_by_role("heading", name="Check your transfer")).to_be_visible()
+    shot(page, "transfer-confirmation")
+    page.get_by_role("button", name="Confirm transfer").click()
+    expect(page.get_by_text("Confirm transfer of EUR 250.00 to Alice Example")).to_be_visible()
+    text = bank.last_text(MOBILE)
+    assert "250.00" in text and "Alice Example" in text, text
+    code = bank.last_code(MOBILE, "sms")
+    form = {"csrf": page.locator("input[name=csrf]").first.get_attribute("value"),
+            "transfer": page.locator("input[name=transfer]").get_attribute("value"), "code": code}
+    page.get_by_label("Code").fill(code)
+    page.get_by_role("button", name="Confirm and send").click()
+    expect(page.get_by_text("Sent EUR 250.00 to Alice Example")).to_be_visible()
+    expect(page.get_by_text("EUR 2,250.00")).to_be_visible()
+
+    # The same form sent again (a double submit, a second tab) moves nothing.
+    again = page.request.post(bank.url + "/transfer/approve", form=form, max_redirects=0)
+    assert again.status == 409 and "Nothing was moved" in again.text()
+    # A tampered transfer id is refused alike.
+    forged = page.request.post(bank.url + "/transfer/approve", form={**form, "transfer": "0" * 36}, max_redirects=0)
+    assert forged.status == 409
+    page.goto(bank.url + "/accounts")
+    expect(page.get_by_text("EUR 2,250.00")).to_be_visible()
+    page.get_by_role("link", name="Checking").click()
+    expect(page.get_by_role("table")).to_contain_text("To Alice Example")
+    context.close()
+
+
+def test_a_post_without_the_right_csrf_token_is_refused_and_does_nothing(bank):
+    session = requests.Session()
+    home = session.get(bank.url + "/", timeout=5)
+    assert "HttpOnly" in home.headers["Set-Cookie"] and "SameSite=Strict" in home.headers["Set-Cookie"]
+    csp = home.headers["Content-Security-Policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+    r = session.post(bank.url + "/signin", data={"email": "ann@example.com"}, timeout=5, allow_redirects=False)
+    assert r.status_code == 403 and "Nothing was done" in r.text
+    r = session.post(bank.url + "/signin", data={"email": "ann@example.com", "csrf": "x" * 43}, timeout=5, allow_redirects=False)
+    assert r.status_code == 403
+    r = requests.post(bank.url + "/transfer", data={"amount": "1"}, timeout=5, allow_redirects=False)
+    assert r.status_code == 403
