@@ -8,9 +8,8 @@ DATA ?= data
 run:
 	@scripts/install-deps.sh build
 	swift build -c release --product trifactord
-	@install -d -m 700 $(DATA)
-	TRIFACTOR_DEV=$${TRIFACTOR_DEV:-1} TRIFACTOR_DATABASE_URL=$${TRIFACTOR_DATABASE_URL:-sqlite:$(DATA)/trifactor.db} \
-	  .build/release/trifactord serve
+	swift build -c release --product trifactor-bank
+	@scripts/run-demo.sh
 
 test:
 	@scripts/install-deps.sh test
