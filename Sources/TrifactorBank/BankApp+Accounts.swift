@@ -12,6 +12,7 @@ extension BankApp {
         guard let session = session(request).session, case .signedIn(let customer, _) = session.stage else {
             throw Refusal(response: redirect("/"))
         }
+        if session.cameBack(now: now(), idle: configuration.idleTimeout) { throw Refusal(response: redirect("/confirm")) }
         return (session, customer)
     }
 
@@ -19,7 +20,8 @@ extension BankApp {
         route(&router, "GET", "/accounts") { [self] request in
             let (session, customer) = try customer(request)
             let accounts = try ledger.accounts(of: customer)
-            return page(Page.layout("Your accounts", session: session, devPhone: configuration.devPhone, notice: session.takeNotice(), accounts.map { account in
+            return page(Page.layout("Your accounts", session: session, devPhone: configuration.devPhone, notice: session.takeNotice(),
+                                    idle: configuration.idleTimeout, accounts.map { account in
                 .element("div", ["class": "card"], [
                     .element("h2", [:], [.element("a", ["href": "/accounts/\(account.id)"], [.text(account.name)])]),
                     .element("p", ["class": "balance"], [.text("Balance "), .element("strong", [:], [.text(account.balance.description)])]),
@@ -49,7 +51,7 @@ extension BankApp {
                                     .element("tbody", [:], rows),
                                 ])]
             if entries.count == 20, let last = entries.last { body.append(Page.link("Older transactions", "/accounts/\(account.id)?before=\(last.id)")) }
-            return page(Page.layout(account.name, session: session, devPhone: configuration.devPhone, body))
+            return page(Page.layout(account.name, session: session, devPhone: configuration.devPhone, idle: configuration.idleTimeout, body))
         }
         route(&router, "GET", "/transfer") { [self] request in
             let (session, customer) = try customer(request)
@@ -117,7 +119,12 @@ extension BankApp {
                 return refused(422, "Pick how to confirm. Nothing was moved.")
             }
             let action = Self.action(pending)
-            let authorization = try blocking({ try await client.authorize(action, with: factor) })
+            let authorization: PendingAuthorization
+            do { authorization = try blocking({ try await client.authorize(action, with: factor) }) } catch {
+                return page(Page.layout("Transfer not made", session: session, devPhone: configuration.devPhone,
+                                        [Page.paragraph(Self.sentence(error) + " Nothing was moved."), Page.link("Back to the transfer", "/transfer")]),
+                            status: (error as? TrifactorError)?.problem?.status ?? 503)
+            }
             pending.authorizationID = authorization.id
             pending.factor = factor
             pending.summary = authorization.summary
@@ -138,7 +145,11 @@ extension BankApp {
                 return page(approvePage(session, pending, error: "That code is wrong. Check it and try again."), status: 400)
             }
             // Spent for exactly this action, then the ledger moves (once per transfer id).
-            try blocking({ try await client.consumeAuthorization(authorization, for: Self.action(pending)) })
+            do { try blocking({ try await client.consumeAuthorization(authorization, for: Self.action(pending)) }) } catch {
+                session.dropTransfer(pending.id)
+                return page(Page.layout("Transfer not made", session: session, devPhone: configuration.devPhone,
+                                        [Page.paragraph(Self.sentence(error) + " Nothing was moved.")]), status: 409)
+            }
             session.dropTransfer(pending.id)
             do {
                 _ = try ledger.transfer(.init(idempotencyKey: pending.id, from: pending.from, to: pending.to, amount: pending.amount,
@@ -168,7 +179,7 @@ extension BankApp {
 
     func transferPage(_ session: BankSession, accounts: [Ledger.Account], form: Form?, errors: [String: String]) -> HTML {
         let own = accounts.map { ($0.id, "\($0.name) (\($0.balance.description))") }
-        return Page.layout("Make a transfer", session: session, devPhone: configuration.devPhone, [
+        return Page.layout("Make a transfer", session: session, devPhone: configuration.devPhone, idle: configuration.idleTimeout, [
             Page.form("/transfer", session, [
                 Page.select("From", name: "from", options: own, selected: form?["from"], error: errors["from"]),
                 Page.select("To", name: "to", options: accounts.map { ($0.id, $0.name) } + [("payee", "A payee at another bank")], selected: form?["to"],

@@ -64,6 +64,9 @@ public final class BankApp: Sendable {
         router.add("GET", "/static/bank.css", execution: .inline) { _ in
             Response(status: 200, headers: [("Content-Type", "text/css; charset=utf-8"), ("Cache-Control", "max-age=300")], body: Array(Page.css.utf8))
         }
+        router.add("GET", "/static/bank.js", execution: .inline) { _ in
+            Response(status: 200, headers: [("Content-Type", "text/javascript; charset=utf-8"), ("Cache-Control", "max-age=300")], body: Array(Page.script.utf8))
+        }
         router.add("GET", "/sitekeys/:name", execution: .inline) { request in
             let name = (request.parameters["name"] ?? "").replacingOccurrences(of: ".svg", with: "")
             guard Sitekey.pictures.contains(name), let url = Bundle.module.url(forResource: name, withExtension: "svg", subdirectory: "sitekeys"),
@@ -73,6 +76,7 @@ public final class BankApp: Sendable {
         addSignIn(&router)
         addAccounts(&router)
         addOpening(&router)
+        addComingBack(&router)
         return router
     }
 

@@ -42,7 +42,10 @@ configuration.databaseURL = setting("TRIFACTOR_BANK_DATABASE_URL", "sqlite:data/
 configuration.host = String(listen[..<colon])
 configuration.port = port
 if setting("TRIFACTOR_BANK_DEV", "0") == "1" { configuration.devPhone = trifactor.appendingPathComponent("dev/phone") }
-if let idle = environment["TRIFACTOR_BANK_IDLE_TIMEOUT"].flatMap(TimeInterval.init), idle >= 30 { configuration.idleTimeout = idle }
+if let raw = environment["TRIFACTOR_BANK_IDLE_TIMEOUT"], !raw.isEmpty {
+    guard let idle = TimeInterval(raw), idle >= 2, idle <= 86_400 else { fail("TRIFACTOR_BANK_IDLE_TIMEOUT is seconds, 2 to 86400.") }
+    configuration.idleTimeout = idle
+}
 
 var signals = sigset_t()
 sigemptyset(&signals)

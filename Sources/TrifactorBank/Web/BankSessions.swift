@@ -25,6 +25,7 @@ public final class BankSession: @unchecked Sendable {
     private var _stage: Stage = .start
     private var _lastSeen: Date
     private var _confirmedAt: Date?
+    private var _activeAt: Date?
     private var _resolver: SecondFactorResolver?
     private var _push: (PushApproval, FactorHint)?
     private var _codeHint: FactorHint?
@@ -58,7 +59,17 @@ public final class BankSession: @unchecked Sendable {
 
     func set(stage: Stage) { lock.withLock { _stage = stage } }
     func touch(_ now: Date) { lock.withLock { _lastSeen = now } }
-    func confirm(_ now: Date) { lock.withLock { _confirmedAt = now; _lastSeen = now } }
+    func confirm(_ now: Date) { lock.withLock { _confirmedAt = now; _lastSeen = now; _activeAt = now } }
+
+    /// Whether a signed-in customer was away longer than `idle` (then balances hide until they confirm
+    /// again); otherwise records this request as activity.
+    func cameBack(now: Date, idle: TimeInterval) -> Bool {
+        lock.withLock {
+            if let active = _activeAt, now.timeIntervalSince(active) > idle { return true }
+            _activeAt = now
+            return false
+        }
+    }
     func set(resolver: SecondFactorResolver?) { lock.withLock { _resolver = resolver } }
     func set(push: (PushApproval, FactorHint)?) { lock.withLock { _push = push } }
     func set(codeHint: FactorHint?) { lock.withLock { _codeHint = codeHint } }

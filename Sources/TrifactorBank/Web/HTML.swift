@@ -36,8 +36,8 @@ public struct HTML: Sendable, CustomStringConvertible {
     public static func group(_ children: [HTML]) -> HTML { HTML(rendered: children.map(\.rendered).joined()) }
 
     /// A whole page.
-    public static func document(_ head: [HTML], _ body: [HTML]) -> HTML {
-        HTML(rendered: "<!doctype html>" + element("html", ["lang": "en"], [element("head", [:], head), element("body", [:], body)]).rendered)
+    public static func document(_ head: [HTML], _ body: [HTML], bodyAttributes: KeyValuePairs<String, String?> = [:]) -> HTML {
+        HTML(rendered: "<!doctype html>" + element("html", ["lang": "en"], [element("head", [:], head), element("body", bodyAttributes, body)]).rendered)
     }
 
     static let voidElements: Set<String> = ["br", "hr", "img", "input", "link", "meta"]

@@ -3,7 +3,8 @@ import Foundation
 /// The bank's pages: one layout, labelled fields with their errors announced
 /// next to them, buttons named for what they do. No inline script or style.
 enum Page {
-    static func layout(_ title: String, session: BankSession?, devPhone: URL?, notice: String? = nil, refresh: Int? = nil, _ body: [HTML]) -> HTML {
+    static func layout(_ title: String, session: BankSession?, devPhone: URL?, notice: String? = nil, refresh: Int? = nil, idle: TimeInterval? = nil,
+                       _ body: [HTML]) -> HTML {
         var head: [HTML] = [
             .element("meta", ["charset": "utf-8"]),
             .element("meta", ["name": "viewport", "content": "width=device-width, initial-scale=1"]),
@@ -11,6 +12,7 @@ enum Page {
             .element("link", ["rel": "stylesheet", "href": "/static/bank.css"]),
         ]
         if let refresh { head.append(.element("meta", ["http-equiv": "refresh", "content": String(refresh)])) }
+        if idle != nil { head.append(.element("script", ["src": "/static/bank.js", "defer": ""])) }
         var nav: [HTML] = [.element("a", ["href": "/", "class": "brand"], ["Trifactor Bank"])]
         if case .signedIn? = session?.stage, let session {
             nav.append(.element("a", ["href": "/accounts"], ["Accounts"]))
@@ -21,7 +23,8 @@ enum Page {
         var main: [HTML] = [.element("h1", [:], [.text(title)])]
         if let notice { main.append(.element("p", ["class": "notice", "role": "status"], [.text(notice)])) }
         main += body
-        return .document(head, [.element("header", [:], [.element("nav", ["aria-label": "Main"], nav)]), .element("main", [:], main)])
+        return .document(head, [.element("header", [:], [.element("nav", ["aria-label": "Main"], nav)]), .element("main", [:], main)],
+                         bodyAttributes: ["data-idle": idle.map { String(Int($0)) }])
     }
 
     /// A POST form with the session's CSRF token.
@@ -58,6 +61,26 @@ enum Page {
     static func link(_ label: String, _ href: String) -> HTML { .element("a", ["href": href], [.text(label)]) }
 
     static func paragraph(_ text: String, class name: String? = nil) -> HTML { .element("p", ["class": name], [.text(text)]) }
+
+    /// The only script of signed-in pages: after `data-idle` seconds without
+    /// activity, or when the tab comes back after being hidden that long,
+    /// it leaves for /confirm, so balances are not left on screen.
+    static let script = """
+        (function () {
+          var idle = Number(document.body.dataset.idle || 0) * 1000;
+          if (!idle) return;
+          var leave = function () { window.location.assign("/confirm"); };
+          var timer = setTimeout(leave, idle + 500);
+          var hiddenAt = null;
+          document.addEventListener("visibilitychange", function () {
+            if (document.hidden) { hiddenAt = Date.now(); return; }
+            if (hiddenAt !== null && Date.now() - hiddenAt > idle) leave();
+          });
+          ["keydown", "pointerdown"].forEach(function (name) {
+            document.addEventListener(name, function () { clearTimeout(timer); timer = setTimeout(leave, idle + 500); });
+          });
+        })();
+        """
 
     /// The stylesheet: phone first, readable on a desktop.
     static let css = """
