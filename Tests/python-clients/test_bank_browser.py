@@ -276,3 +276,53 @@ def test_coming_back_after_the_idle_time_hides_balances_until_a_second_factor(ha
     phone.get_by_role("button", name="Confirm").click()
     expect(phone.get_by_role("heading", name="Your accounts")).to_be_visible()
     expect(phone.get_by_text("EUR 2,500.00")).to_be_visible()
+
+
+def test_a_sign_in_approved_on_the_customers_trifactor_device_by_typing_the_number_shown(bank, phone, tmp_path):
+    import pexpect
+
+    open_account(phone, bank, "dave@example.com", picture="kite", phrase="windy hill")
+    phone.get_by_role("button", name="Sign out").click()
+
+    cli = os.environ.get("TRIFACTOR_CLI", ".build/debug/trifactor")
+    passphrase = tmp_path / "passphrase"
+    passphrase.write_text("a long vault passphrase\n")
+    passphrase.chmod(0o600)
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data"), TRIFACTOR_SERVER=bank.trifactor,
+               TRIFACTOR_VAULT_PASSPHRASE_FILE=str(passphrase), TERM="dumb")
+    env.pop("XDG_RUNTIME_DIR", None)
+
+    def run(*args, timeout=30):
+        return pexpect.spawn(cli, list(args), env=env, encoding="utf-8", timeout=timeout)
+
+    # The customer's laptop becomes their device: sign in there (password, texted code), then enroll it.
+    login = run("login", "dave@example.com")
+    login.expect("Password: ")
+    login.sendline(PASSWORD)
+    login.expect("Code sent to")
+    login.sendline(bank.last_code(MOBILE, "sms"))
+    login.expect(r"Signed in as dave@example\.com \(AAL2")
+    login.expect(pexpect.EOF)
+    init = run("device", "init", "--name", "laptop")
+    init.expect("This machine is device")
+    init.expect(pexpect.EOF)
+
+    # The bank in the browser: the device is one click away, and shows the number to pick.
+    phone.get_by_label("Email").fill("dave@example.com")
+    phone.get_by_role("button", name="Continue").click()
+    phone.get_by_label("Password").fill(PASSWORD)
+    phone.get_by_role("button", name="Sign in").click()
+    phone.get_by_role("button", name=re.compile("Approve on my device")).click()
+    expect(phone.get_by_role("heading", name="Approve on your device")).to_be_visible()
+    number = phone.locator(".number").inner_text().strip()
+    shot(phone, "push-number")
+
+    # The device sees the browser (its address and user agent, forwarded by the bank) and the user types the number.
+    approve = run("approve", "--once", timeout=40)
+    approve.expect(r"Sign-in from 127\.0\.0\.1 with (.*)Chrome(.*), \d+ s left\.")
+    approve.expect("Type the number shown on the sign-in screen")
+    approve.sendline(number)
+    approve.expect("Approved.")
+    approve.expect(pexpect.EOF)
+
+    expect(phone.get_by_role("heading", name="Your accounts")).to_be_visible(timeout=10_000)
