@@ -27,6 +27,17 @@ extension BankApp {
             guard email.count <= 254, email.split(separator: "@").count == 2, !email.contains(" ") else {
                 return page(emailPage(session, email: form["email"], error: "Enter your email address, like ann@example.com."), status: 422)
             }
+            if form["mode"] == "device" {
+                // Passwordless: a push to the customer's device; every address gets the same page.
+                let client = trifactor(session, request)
+                do {
+                    session.set(passwordless: try blocking({ try await client.signInWithPush(email: email) }))
+                } catch {
+                    return page(emailPage(session, email: email, error: Self.sentence(error)), status: (error as? TrifactorError)?.problem?.status ?? 503)
+                }
+                session.set(stage: .secondFactor(email: email))
+                return redirect("/signin/device")
+            }
             session.set(stage: .password(email: email))
             return page(passwordPage(session, email: email))
         }
@@ -114,6 +125,30 @@ extension BankApp {
                 return restart(session, error)
             }
         }
+        route(&router, "GET", "/signin/device") { [self] request in
+            guard let session = self.session(request).session, case .secondFactor(let email) = session.stage, let push = session.passwordless else {
+                return redirect("/")
+            }
+            do {
+                switch try blocking({ try await push.approval.state() }) {
+                case .pending:
+                    return page(Page.layout("Approve on your device", session: session, devPhone: configuration.devPhone, refresh: 2, [
+                        Page.paragraph("Open trifactor on your device and pick this number:"),
+                        .element("p", ["class": "number", "aria-live": "polite"], [.text(String(push.number))]),
+                        Page.paragraph("This page moves on by itself once you approve."),
+                        Page.form("/signin/cancel", session, [Page.button("Cancel", kind: "secondary")]),
+                    ]))
+                case .approved:
+                    _ = try blocking({ try await push.complete() })
+                    session.set(passwordless: nil)
+                    return try finishSignIn(session, email: email, cookie: self.session(request).cookie, next: "/accounts")
+                case .denied: return restart(session, TrifactorError.approvalDenied)
+                case .expired: return restart(session, TrifactorError.expired)
+                }
+            } catch {
+                return restart(session, error)
+            }
+        }
         route(&router, "POST", "/signin/cancel") { [self] request in
             let (session, _, _) = try posted(request)
             return restart(session, nil)
@@ -129,6 +164,7 @@ extension BankApp {
 
     /// Back to the first page with a message; the pending sign-in is dropped.
     func restart(_ session: BankSession, _ error: (any Error)?) -> Response {
+        session.set(passwordless: nil)
         session.set(resolver: nil)
         session.set(push: nil)
         session.set(codeHint: nil)
@@ -169,7 +205,8 @@ extension BankApp {
         Page.layout("Sign in", session: session, devPhone: configuration.devPhone, notice: notice, [
             Page.form("/signin", session, [
                 Page.field("Email", name: "email", type: "email", value: email, error: error, autocomplete: "username", autofocus: true),
-                Page.button("Continue"),
+                Page.button("Continue", name: "mode", value: "password"),
+                Page.button("Sign in with my device, no password", name: "mode", value: "device", kind: "secondary"),
             ]),
             Page.paragraph("New here?"), Page.link("Open an account", "/open"),
         ])

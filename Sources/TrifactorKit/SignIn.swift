@@ -188,10 +188,19 @@ public struct PushSignIn: Sendable {
         push = PushApproval(client: client, id: started.approvalID, number: started.number, pendingCredential: started.pendingCredential)
     }
 
+    /// The approval, for a page that polls its `state()` instead of waiting here.
+    public var approval: PushApproval { push }
+
     /// Waits for the approval, then signs in (AAL1, method `hwk`).
     /// - Throws: `.approvalDenied`, `.expired`, or the server's problem.
     public func session() async throws(TrifactorError) -> SessionInfo {
         try await push.waitForApproval()
+        return try await complete()
+    }
+
+    /// Signs in once `approval.state()` is `.approved` (without waiting).
+    /// - Throws: `TrifactorError.server` `invalid_code` when it is not approved (yet).
+    public func complete() async throws(TrifactorError) -> SessionInfo {
         let created: SessionCreated = try await push.client.connection.call(
             "POST", "/v1/sessions/push/complete", body: PushSignInComplete(pendingCredential: push.pendingCredential, approvalID: push.id))
         return try await push.client.adopt(created)

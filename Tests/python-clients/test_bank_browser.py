@@ -326,3 +326,15 @@ def test_a_sign_in_approved_on_the_customers_trifactor_device_by_typing_the_numb
     approve.expect(pexpect.EOF)
 
     expect(phone.get_by_role("heading", name="Your accounts")).to_be_visible(timeout=10_000)
+
+    # Passwordless: the email only, then the device.
+    phone.get_by_role("button", name="Sign out").click()
+    phone.get_by_label("Email").fill("dave@example.com")
+    phone.get_by_role("button", name="Sign in with my device, no password").click()
+    number = phone.locator(".number").inner_text().strip()
+    approve = run("approve", "--once", timeout=40)
+    approve.expect("Type the number shown on the sign-in screen")
+    approve.sendline(number)
+    approve.expect("Approved.")
+    approve.expect(pexpect.EOF)
+    expect(phone.get_by_role("heading", name="Your accounts")).to_be_visible(timeout=10_000)

@@ -32,6 +32,9 @@ public final class BankSession: @unchecked Sendable {
     private var _notice: String?
     var transfers: [String: PendingTransfer] = [:]
     private var _opening: Opening?
+    private var _passwordless: PushSignIn?
+    var passwordless: PushSignIn? { lock.withLock { _passwordless } }
+    func set(passwordless: PushSignIn?) { lock.withLock { _passwordless = passwordless } }
 
     /// An account being opened: kept here between its steps, never in a database.
     struct Opening: Sendable {
