@@ -48,7 +48,7 @@ extension BankApp {
             session.set(codeHint: nil)
             session.confirm(now())
             let (fresh, _) = sessions.issue(replacing: cookie, carrying: session, secure: configuration.secure, now: now())
-            return redirect("/accounts", cookies: [fresh.setCookie])
+            return redirect(session.takeReturnPath() ?? "/accounts", cookies: [fresh.setCookie])
         }
     }
 

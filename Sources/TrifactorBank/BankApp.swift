@@ -77,6 +77,7 @@ public final class BankApp: Sendable {
         addAccounts(&router)
         addOpening(&router)
         addComingBack(&router)
+        addSettings(&router)
         return router
     }
 

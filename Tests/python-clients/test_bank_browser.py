@@ -338,3 +338,50 @@ def test_a_sign_in_approved_on_the_customers_trifactor_device_by_typing_the_numb
     approve.expect("Approved.")
     approve.expect(pexpect.EOF)
     expect(phone.get_by_role("heading", name="Your accounts")).to_be_visible(timeout=10_000)
+
+
+def test_settings_add_an_authenticator_app_after_confirming_make_recovery_codes_and_use_both(bank, phone):
+    import pyotp
+
+    open_account(phone, bank, "erin@example.com", picture="tree", phrase="green shade")
+    phone.get_by_role("link", name="Settings").click()
+    expect(phone.get_by_role("heading", name="Where you are signed in")).to_be_visible()
+    expect(phone.get_by_role("listitem").filter(has_text="HeadlessChrome")).to_have_count(1)  # the browser, through the bank
+    phone.get_by_role("button", name="Add an authenticator app").click()
+    # Adding a factor needs a fresh second factor: confirm with a text first, then back to settings.
+    if phone.get_by_role("heading", name="Welcome back").is_visible():
+        phone.get_by_role("button", name=re.compile("A text message to")).click()
+        phone.get_by_label("Code").fill(bank.last_code(MOBILE, "sms"))
+        phone.get_by_role("button", name="Confirm").click()
+        expect(phone.get_by_role("heading", name="Settings")).to_be_visible()
+        phone.get_by_role("button", name="Add an authenticator app").click()
+    expect(phone.get_by_role("img", name="QR code for your authenticator app")).to_be_visible()
+    secret = phone.locator("main code").inner_text().strip()
+    totp = pyotp.TOTP(secret)
+    phone.get_by_label("Code from the app").fill("000000" if totp.now() != "000000" else "111111")
+    phone.get_by_role("button", name="Add the app").click()
+    expect(phone.get_by_role("alert")).to_contain_text("That code is wrong")
+    phone.get_by_label("Code from the app").fill(totp.now())
+    phone.get_by_role("button", name="Add the app").click()
+    expect(phone.get_by_text("Your authenticator app is added.")).to_be_visible()
+
+    phone.get_by_role("button", name="Make new recovery codes").click()
+    codes = [c.inner_text() for c in phone.locator("ol.codes code").all()]
+    assert len(codes) == 10 and all(re.fullmatch(r"[A-Z0-9]{5}-[A-Z0-9]{5}", c) for c in codes), codes
+    shot(phone, "recovery-codes")
+
+    def sign_in_with(button, code):
+        phone.get_by_role("button", name="Sign out").click()
+        phone.get_by_label("Email").fill("erin@example.com")
+        phone.get_by_role("button", name="Continue").click()
+        phone.get_by_label("Password").fill(PASSWORD)
+        phone.get_by_role("button", name="Sign in").click()
+        phone.get_by_role("button", name=button).click()
+        phone.get_by_label(re.compile("code", re.I)).fill(code)
+        phone.get_by_role("button", name="Confirm").click()
+        expect(phone.get_by_role("heading", name="Your accounts")).to_be_visible()
+
+    import time
+    time.sleep(max(0, 31 - (time.time() % 30)))  # a fresh time step: a TOTP code works once
+    sign_in_with("Use my authenticator app", totp.now())
+    sign_in_with("Use a recovery code", codes[0])

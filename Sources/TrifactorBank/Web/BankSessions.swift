@@ -33,6 +33,13 @@ public final class BankSession: @unchecked Sendable {
     var transfers: [String: PendingTransfer] = [:]
     private var _opening: Opening?
     private var _passwordless: PushSignIn?
+    private var _returnPath: String?
+    private var _totp: (enrollment: PendingEnrollment, qrSVG: String)?
+    /// Where /confirm sends the customer back to.
+    func set(returnPath: String?) { lock.withLock { _returnPath = returnPath } }
+    func takeReturnPath() -> String? { lock.withLock { defer { _returnPath = nil }; return _returnPath } }
+    var totp: (enrollment: PendingEnrollment, qrSVG: String)? { lock.withLock { _totp } }
+    func set(totp: (enrollment: PendingEnrollment, qrSVG: String)?) { lock.withLock { _totp = totp } }
     var passwordless: PushSignIn? { lock.withLock { _passwordless } }
     func set(passwordless: PushSignIn?) { lock.withLock { _passwordless = passwordless } }
 

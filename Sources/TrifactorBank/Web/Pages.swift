@@ -17,6 +17,7 @@ enum Page {
         if case .signedIn? = session?.stage, let session {
             nav.append(.element("a", ["href": "/accounts"], ["Accounts"]))
             nav.append(.element("a", ["href": "/transfer"], ["Transfer"]))
+            nav.append(.element("a", ["href": "/settings"], ["Settings"]))
             nav.append(form("/signout", session, [button("Sign out", kind: "link")]))
         }
         if let devPhone { nav.append(.element("a", ["href": devPhone.absoluteString, "target": "_blank", "rel": "noopener"], ["Dev phone"])) }
