@@ -107,12 +107,7 @@ extension BankApp {
             do {
                 switch try blocking({ try await push.state() }) {
                 case .pending:
-                    return page(Page.layout("Approve on your device", session: session, devPhone: configuration.devPhone, refresh: 2, [
-                        Page.paragraph("Open trifactor on your device and pick this number:"),
-                        .element("p", ["class": "number", "aria-live": "polite"], [.text(String(push.number))]),
-                        Page.paragraph("This page moves on by itself once you approve."),
-                        Page.form("/signin/cancel", session, [Page.button("Cancel", kind: "secondary")]),
-                    ]))
+                    return page(approvalPage(session, number: push.number))
                 case .approved:
                     _ = try blocking({ try await resolver.resolve(hint, with: .approval(push)) })
                     return try finishSignIn(session, email: email, cookie: self.session(request).cookie, next: "/accounts")
@@ -132,12 +127,7 @@ extension BankApp {
             do {
                 switch try blocking({ try await push.approval.state() }) {
                 case .pending:
-                    return page(Page.layout("Approve on your device", session: session, devPhone: configuration.devPhone, refresh: 2, [
-                        Page.paragraph("Open trifactor on your device and pick this number:"),
-                        .element("p", ["class": "number", "aria-live": "polite"], [.text(String(push.number))]),
-                        Page.paragraph("This page moves on by itself once you approve."),
-                        Page.form("/signin/cancel", session, [Page.button("Cancel", kind: "secondary")]),
-                    ]))
+                    return page(approvalPage(session, number: push.number))
                 case .approved:
                     _ = try blocking({ try await push.complete() })
                     session.set(passwordless: nil)
@@ -231,6 +221,16 @@ extension BankApp {
                 Page.button("Sign in"),
             ]),
             Page.link("Not you? Start again", "/"),
+        ])
+    }
+
+    /// The number to pick on the device, large; the page refreshes until the device answers.
+    func approvalPage(_ session: BankSession, number: Int) -> HTML {
+        Page.layout("Approve on your device", session: session, devPhone: configuration.devPhone, refresh: 2, [
+            Page.paragraph("Open trifactor on your device and pick this number:"),
+            .element("p", ["class": "number", "aria-live": "polite"], [.text(String(number))]),
+            Page.paragraph("This page moves on by itself once you approve."),
+            Page.form("/signin/cancel", session, [Page.button("Cancel", kind: "secondary")]),
         ])
     }
 

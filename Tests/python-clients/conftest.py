@@ -309,3 +309,24 @@ def pytest_runtest_makereport(item, call):
     if report.when == "call" and report.failed:
         for srv in list(_current_servers):
             report.sections.append((f"trifactord {srv.base_url} stderr (tail)", srv.log_tail()))
+
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium, headless, driven by Playwright (never a downloaded browser)."""
+    from playwright.sync_api import sync_playwright
+
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"no Chromium at {CHROMIUM}: install Debian's `chromium` (or set CHROMIUM)",
+                    pytrace=False)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"], headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+

@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 import requests
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from conftest import START_TIMEOUT, _binary, _Daemon
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 BANK = os.environ.get("TRIFACTOR_BANK", ".build/debug/trifactor-bank")
 SHOTS = Path(os.environ.get("BANK_SCREENSHOTS", ".build/bank-screenshots"))
 PASSWORD = "correct horse battery staple 7"
@@ -73,42 +72,27 @@ def trifactord():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-@pytest.fixture(scope="module")
-def bank(trifactord):
+def _running_bank(trifactord, name, idle="300"):
     if not os.access(BANK, os.X_OK):
         pytest.fail(f"TRIFACTOR_BANK={BANK!r} is not an executable: `swift build --product trifactor-bank`", pytrace=False)
     port, tmp = trifactord
-    process, url = _start_bank(port, tmp, "bank")
+    process, url = _start_bank(port, tmp, name, idle)
     try:
         yield Bank(port, url)
     finally:
         process.terminate()
         assert process.wait(timeout=15) == 0
+
+
+@pytest.fixture(scope="module")
+def bank(trifactord):
+    yield from _running_bank(trifactord, "bank")
 
 
 @pytest.fixture(scope="module")
 def hasty_bank(trifactord):
     """A second bank whose balances hide after 3 idle seconds."""
-    port, tmp = trifactord
-    process, url = _start_bank(port, tmp, "hasty", idle="3")
-    try:
-        yield Bank(port, url)
-    finally:
-        process.terminate()
-        assert process.wait(timeout=15) == 0
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not os.access(CHROMIUM, os.X_OK):
-        pytest.fail(f"no Chromium at {CHROMIUM}", pytrace=False)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"], headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
+    yield from _running_bank(trifactord, "hasty", idle="3")
 
 
 @pytest.fixture
@@ -124,6 +108,7 @@ def phone(browser):
 
 
 def shot(page, name):
+    SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 

@@ -15,9 +15,8 @@ import os
 import uuid
 
 import pytest
-from playwright.sync_api import sync_playwright
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+
 PASSWORD = "correct horse battery staple 42"
 CALL_TIMEOUT_MS = 15_000  # one ceremony; the server's options ask for 300 s
 
@@ -39,19 +38,6 @@ async ([name, args, ms]) => {
   }
 }
 """
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not os.access(CHROMIUM, os.X_OK):
-        pytest.fail(f"no Chromium at {CHROMIUM}: install Debian's `chromium` (or set CHROMIUM)",
-                    pytrace=False)
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"], headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.fixture
