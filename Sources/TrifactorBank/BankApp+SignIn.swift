@@ -101,6 +101,17 @@ extension BankApp {
                 return restart(session, error)
             }
         }
+        route(&router, "POST", "/signin/call") { [self] request in
+            let (session, _, _) = try posted(request)
+            guard case .secondFactor = session.stage, let resolver = session.resolver, let hint = session.codeHint else { return redirect("/") }
+            do {
+                try blocking({ try await resolver.callInstead(hint) })
+            } catch {
+                return restart(session, error)
+            }
+            guard case .phone(let masked) = hint.kind else { return redirect("/signin/code") }
+            return page(codePage(session, hint, error: nil, notice: "We are calling \(masked) now: the voice reads out the same code."))
+        }
         route(&router, "GET", "/signin/push") { [self] request in
             guard let session = self.session(request).session, case .secondFactor(let email) = session.stage, let resolver = session.resolver,
                   let (push, hint) = session.push else { return redirect("/") }
@@ -253,20 +264,23 @@ extension BankApp {
         ])
     }
 
-    func codePage(_ session: BankSession, _ hint: FactorHint, error: String?) -> HTML {
+    func codePage(_ session: BankSession, _ hint: FactorHint, error: String?, notice: String? = nil) -> HTML {
         let (title, hintText): (String, String)
         switch hint.kind {
         case .phone(let masked): (title, hintText) = ("Enter the code we sent", "We sent a 6-digit code to \(masked). If the text does not arrive, we call you and read it out.")
         case .recoveryCode: (title, hintText) = ("Enter a recovery code", "Each recovery code works once.")
         default: (title, hintText) = ("Enter the code from your app", "Open your authenticator app and type the 6-digit code for Trifactor Bank.")
         }
-        return Page.layout(title, session: session, devPhone: configuration.devPhone, [
+        var call: [HTML] = []
+        if case .phone = hint.kind { call = [Page.form("/signin/call", session, [Page.button("Call me instead", kind: "secondary")])] }
+        return Page.layout(title, session: session, devPhone: configuration.devPhone, notice: notice, [
             Page.paragraph(hintText),
             Page.form("/signin/code", session, [
                 Page.field(hint.kind == .recoveryCode ? "Recovery code" : "Code", name: "code", value: nil, error: error, autocomplete: "one-time-code",
                            inputmode: hint.kind == .recoveryCode ? nil : "numeric", autofocus: true),
                 Page.button("Confirm"),
             ]),
+        ] + call + [
             Page.link("Use another way", "/signin/factor"),
             Page.form("/signin/cancel", session, [Page.button("Cancel", kind: "link")]),
         ])

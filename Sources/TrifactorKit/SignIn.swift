@@ -103,6 +103,13 @@ public struct SecondFactorResolver: Sendable {
         return SecondFactorChallenge(sent, hint: hint, pendingCredential: pendingCredential, client: client)
     }
 
+    /// "Call me instead": after `challenge` texted a code to the phone of `hint`, a voice call speaks the same code now.
+    /// - Throws: `TrifactorError.server` 409 `second_factor_unusable` when `hint` is not a phone or nothing was texted yet.
+    public func callInstead(_ hint: FactorHint) async throws(TrifactorError) {
+        _ = try await client.connection.raw("POST", "/v1/mfa/sign-in/challenges/call",
+                                            body: MFAChallengeRequest(pendingCredential: pendingCredential, enrollmentID: hint.id))
+    }
+
     /// Proves `hint` and signs in.
     /// - Throws: `TrifactorError.server` `invalid_code` (try again), `too_many_attempts` (with `retryAfter`),
     ///   `invalid_pending_credential` (start over); `.approvalDenied` or `.expired` for a push.

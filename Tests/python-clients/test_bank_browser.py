@@ -370,3 +370,24 @@ def test_settings_add_an_authenticator_app_after_confirming_make_recovery_codes_
     time.sleep(max(0, 31 - (time.time() % 30)))  # a fresh time step: a TOTP code works once
     sign_in_with("Use my authenticator app", totp.now())
     sign_in_with("Use a recovery code", codes[0])
+
+
+def test_call_me_instead_speaks_the_same_code(bank, phone):
+    from conftest import voice_code
+
+    open_account(phone, bank, "frank@example.com", picture="cup", phrase="morning tea")
+    phone.get_by_role("button", name="Sign out").click()
+    phone.get_by_label("Email").fill("frank@example.com")
+    phone.get_by_role("button", name="Continue").click()
+    phone.get_by_label("Password").fill(PASSWORD)
+    phone.get_by_role("button", name="Sign in").click()
+    phone.get_by_role("button", name=re.compile("Text me a code")).click()
+    texted = bank.last_code(MOBILE, "sms")
+    phone.get_by_role("button", name="Call me instead").click()
+    expect(phone.get_by_role("status")).to_contain_text("We are calling")
+    messages = requests.get(f"{bank.trifactor}/dev/outbox", params={"to": MOBILE.lstrip("+")}, timeout=5).json()["messages"]
+    spoken = voice_code(next(m["text"] for m in messages if m["channel"] == "voice"))
+    assert spoken == texted
+    phone.get_by_label("Code").fill(spoken)
+    phone.get_by_role("button", name="Confirm").click()
+    expect(phone.get_by_role("heading", name="Your accounts")).to_be_visible()

@@ -73,6 +73,11 @@ struct SDKSignInTests {
             }
             #expect(masked == "+********3456")
             let sms = try #require(try server.lastCode(to: "447400123456"))
+            // "Call me instead": the same code, spoken now.
+            try await resolver.callInstead(phoneHint)
+            let voice = try #require(try server.outbox(to: "447400123456").first { $0.channel == "voice" }?.text)
+            #expect(voice.filter(\.isNumber).contains(sms))  // "1, 2, 3, …" spells the texted code
+            #expect(await refusal { try await resolver.callInstead(try #require(resolver.hints.first { $0.kind == .recoveryCode })) }?.problem?.status == 409)
             #expect(try await resolver.resolve(phoneHint, with: .code(sms)).methods.contains("sms"))
             try await client.signOut()
 

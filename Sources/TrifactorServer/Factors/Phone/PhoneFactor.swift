@@ -50,6 +50,22 @@ struct PhoneFactor: SecondFactor {
         return .none
     }
 
+    /// "Call me instead": the running challenge for `purpose` places its voice call now
+    /// (its workflow's next step), speaking the same code. Nothing happens when the call went already.
+    /// - Throws: `SecondFactorFailure.unusable` when no text was sent for this purpose.
+    func callNow(_ factor: Factor, purpose: Purpose, client: AuditContext) throws {
+        guard let verification = try transactions.read({ try FactorRepository.latestVerification(factor.id, purpose: purpose, on: $0) }) else {
+            throw SecondFactorFailure.unusable
+        }
+        do {
+            try verifications.nextWorkflow(verification, key: .internalMFA, client: client)
+        } catch PhoneVerificationFailure.noMoreEvents {
+            // The call was placed already.
+        } catch PhoneVerificationFailure.notFound {
+            throw SecondFactorFailure.unusable
+        }
+    }
+
     func verify(_ factor: Factor, proof: Proof, purpose: Purpose, client: AuditContext, now: Date, on db: any SQLConnection) throws -> Bool {
         guard case .code(let code) = proof, let verification = try FactorRepository.latestVerification(factor.id, purpose: purpose, on: db) else {
             return false

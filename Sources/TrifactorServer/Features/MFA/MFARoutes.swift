@@ -49,6 +49,11 @@ struct MFARoutes {
             answer.number = push?.number
             return .json(answer, status: 202)
         }
+        routes.add("POST", "/v1/mfa/sign-in/challenges/call") { request in
+            let body = try request.decode(MFAChallengeRequest.self)
+            try secondFactors.callInstead(pendingCredential: body.pendingCredential, factorID: FactorID(body.enrollmentID), client: AuditContext(request))
+            return .json(ChallengeSent(), status: 202)
+        }
         routes.add("POST", "/v1/sessions/mfa") { request in
             let body = try request.decode(MFASignInRequest.self)
             let answer: SecondFactorService.Answer

@@ -62,6 +62,18 @@ struct SecondFactorService: Sendable {
         return (issued, pushed)
     }
 
+    /// "Call me instead" for a phone challenge of this sign-in: the code is spoken by a voice call now.
+    /// - Throws: `SecondFactorFailure.invalidPendingCredential`, `.factorNotFound`, `.unusable` (not a phone, or no text sent yet).
+    func callInstead(pendingCredential: String, factorID: FactorID, client: AuditContext) throws {
+        let now = clock.now()
+        let (pending, factor) = try transactions.read { db in
+            let pending = try Self.passwordPending(pendingCredential, now: now.millis, on: db)
+            return (pending, try Self.factor(factorID, of: pending.userID, on: db))
+        }
+        guard factor.kind == .phone else { throw SecondFactorFailure.unusable }
+        try factors.phone.callNow(factor, purpose: .signIn(pendingHash: pending.tokenHash), client: client)
+    }
+
     /// Completes a password sign-in with its second factor: a session at AAL2.
     /// - Throws: `SecondFactorFailure.invalidCode`, `.locked`, `.invalidPendingCredential`, `.factorNotFound`.
     func completeSignIn(pendingCredential: String, factorID: FactorID, answer: Answer, client: AuditContext) throws -> (token: String, session: SessionRecord) {
