@@ -30,10 +30,12 @@ extension BankApp {
                     ]),
                 ])
             }
-            return page(Page.layout("Settings", session: session, devPhone: configuration.devPhone, notice: session.takeNotice(), idle: configuration.idleTimeout, [
+            return page(Page.layout("Settings", session: session, devPhone: configuration.devPhone, notice: session.takeNotice(), idle: configuration.idleTimeout,
+                                    passkeys: true, [
                 .element("section", ["class": "card", "aria-labelledby": "h-factors"], [
                     .element("h2", ["id": "h-factors"], ["Two-step verification"]), .element("ul", [:], factorRows),
                     Page.form("/settings/totp", session, [Page.button("Add an authenticator app", kind: "secondary")]),
+                    Page.passkeyButton("Add a passkey (Touch ID, Face ID or a security key)", flow: "register"),
                 ]),
                 .element("section", ["class": "card", "aria-labelledby": "h-recovery"], [
                     .element("h2", ["id": "h-recovery"], ["Recovery codes"]),

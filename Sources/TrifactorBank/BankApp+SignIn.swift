@@ -203,12 +203,13 @@ extension BankApp {
     // MARK: Pages
 
     func emailPage(_ session: BankSession, email: String? = nil, error: String? = nil, notice: String? = nil) -> HTML {
-        Page.layout("Sign in", session: session, devPhone: configuration.devPhone, notice: notice, [
+        Page.layout("Sign in", session: session, devPhone: configuration.devPhone, notice: notice, passkeys: true, [
             Page.form("/signin", session, [
                 Page.field("Email", name: "email", type: "email", value: email, error: error, autocomplete: "username", autofocus: true),
                 Page.button("Continue", name: "mode", value: "password"),
                 Page.button("Sign in with my device, no password", name: "mode", value: "device", kind: "secondary"),
             ]),
+            Page.passkeyButton("Sign in with a passkey", flow: "passwordless"),
             Page.paragraph("New here?"), Page.link("Open an account", "/open"),
         ])
     }
@@ -253,12 +254,18 @@ extension BankApp {
             case .totp: label = "Use my authenticator app"
             case .device: label = "Approve on my device\(hint.displayName.map { " (\($0))" } ?? "")"
             case .recoveryCode: label = "Use a recovery code"
-            case .passkey, .other: return nil
+            case .passkey: return nil
+            case .other: return nil
             }
             return Page.button(label, name: "factor", value: hint.id, kind: hint.id == resolver.hints.first?.id ? "primary" : "secondary")
         }
-        return Page.layout("Confirm it's you", session: session, devPhone: configuration.devPhone, notice: notice, [
+        let passkeys: [HTML] = resolver.hints.filter { $0.kind == .passkey }.map { hint in
+            Page.passkeyButton("Use Touch ID / Face ID / your security key", flow: "second-factor", factor: hint.id,
+                               kind: hint.id == resolver.hints.first?.id ? "primary" : "secondary")
+        }
+        return Page.layout("Confirm it's you", session: session, devPhone: configuration.devPhone, notice: notice, passkeys: !passkeys.isEmpty, [
             Page.paragraph("Choose how to confirm:"),
+        ] + passkeys + [
             Page.form("/signin/challenge", session, options),
             Page.form("/signin/cancel", session, [Page.button("Cancel", kind: "link")]),
         ])

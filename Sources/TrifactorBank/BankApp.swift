@@ -67,6 +67,10 @@ public final class BankApp: Sendable {
         router.add("GET", "/static/bank.js", execution: .inline) { _ in
             Response(status: 200, headers: [("Content-Type", "text/javascript; charset=utf-8"), ("Cache-Control", "max-age=300")], body: Array(Page.script.utf8))
         }
+        router.add("GET", "/static/passkey.js", execution: .inline) { _ in
+            Response(status: 200, headers: [("Content-Type", "text/javascript; charset=utf-8"), ("Cache-Control", "max-age=300")],
+                     body: Array(PasskeyScript.source.utf8))
+        }
         router.add("GET", "/sitekeys/:name", execution: .inline) { request in
             let name = (request.parameters["name"] ?? "").replacingOccurrences(of: ".svg", with: "")
             guard Sitekey.pictures.contains(name), let url = Bundle.module.url(forResource: name, withExtension: "svg", subdirectory: "sitekeys"),
@@ -78,6 +82,7 @@ public final class BankApp: Sendable {
         addOpening(&router)
         addComingBack(&router)
         addSettings(&router)
+        addPasskeys(&router)
         return router
     }
 
@@ -141,6 +146,19 @@ public final class BankApp: Sendable {
             throw Refusal(response: refused(403, "This form was not sent from this page. Nothing was done."))
         }
         return (session, form, cookie)
+    }
+
+    /// The session of a JSON POST from the passkey script whose `X-CSRF-Token` matches; otherwise a 403 `Refusal`.
+    func postedJSON(_ request: Request) throws(Refusal) -> (BankSession, String?) {
+        let (cookie, session) = self.session(request)
+        guard let session, CSRF.isValid(submitted: request.header("x-csrf-token"), expected: session.csrf) else {
+            throw Refusal(response: jsonError(403, "Your session has ended or this page is stale. Reload it."))
+        }
+        return (session, cookie)
+    }
+
+    func jsonError(_ status: Int, _ sentence: String) -> Response {
+        Response.json(["error": sentence], status: status)
     }
 
     /// The customer's Trifactor client for this browser's request (its IP and user agent forwarded).

@@ -83,15 +83,38 @@ extension TrifactorClient {
 
     /// Enrolls a passkey made by `authenticator`.
     public func enrollPasskey(with authenticator: any PasskeyAuthenticator, name: String? = nil) async throws(TrifactorError) -> EnrolledFactor {
-        let started = try await startEnrollment(StartEnrollmentRequest(kind: "passkey", deviceName: name))
-        guard let options = started.options else { throw .unexpectedResponse(status: 202) }
+        let started = try await beginPasskeyEnrollment(name: name)
         let credential: CredentialJSON
-        do { credential = try await authenticator.create(options) } catch let error as TrifactorError { throw error } catch {
+        do { credential = try await authenticator.create(started.options) } catch let error as TrifactorError { throw error } catch {
             throw .presence(.failed)
         }
+        return try await finishPasskeyEnrollment(started.session, credential: credential, name: name)
+    }
+
+    /// The first half of enrolling a passkey, for a backend whose browser runs `navigator.credentials.create`:
+    /// the enrollment session and the options to hand to the browser.
+    public func beginPasskeyEnrollment(name: String? = nil) async throws(TrifactorError) -> (session: String, options: CreationOptions) {
+        let started = try await startEnrollment(StartEnrollmentRequest(kind: "passkey", deviceName: name))
+        guard let options = started.options else { throw .unexpectedResponse(status: 202) }
+        return (started.enrollmentSession, options)
+    }
+
+    /// The second half: the browser's new credential (its `toJSON()` shape) for enrollment `session`.
+    public func finishPasskeyEnrollment(_ session: String, credential: CredentialJSON, name: String? = nil) async throws(TrifactorError) -> EnrolledFactor {
         var finish = FinishEnrollmentRequest(displayName: name)
         finish.credential = credential
-        return try await finishEnrollment(started.enrollmentSession, finish)
+        return try await finishEnrollment(session, finish)
+    }
+
+    /// Options for a passwordless passkey sign-in (an empty allow list: the authenticator offers its discoverable passkeys).
+    public func passkeySignInOptions() async throws(TrifactorError) -> RequestOptions {
+        try await connection.call("POST", "/v1/sessions/passkey/options", as: PasskeyOptions.self).options
+    }
+
+    /// Signs in with a passkey alone (user verification required): an AAL2 session with methods `hwk` and `user`.
+    /// - Throws: `TrifactorError.server` `invalid_credentials` for an assertion that does not verify.
+    public func signIn(withPasskey assertion: CredentialJSON) async throws(TrifactorError) -> SessionInfo {
+        try await adopt(try await connection.call("POST", "/v1/sessions/passkey", body: PasskeySignInRequest(assertion: assertion)))
     }
 
     /// Removes a factor (needs a second factor proven in the last 5 minutes: step up first).

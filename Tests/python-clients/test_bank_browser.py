@@ -391,3 +391,53 @@ def test_call_me_instead_speaks_the_same_code(bank, phone):
     phone.get_by_label("Code").fill(spoken)
     phone.get_by_role("button", name="Confirm").click()
     expect(phone.get_by_role("heading", name="Your accounts")).to_be_visible()
+
+
+def test_a_passkey_added_in_settings_is_the_second_factor_and_signs_in_alone(bank, browser):
+    # WebAuthn needs a domain: the bank as http://localhost:PORT (trifactord's dev mode allows that origin, rp id localhost).
+    url = bank.url.replace("127.0.0.1", "localhost")
+    local = Bank(int(bank.trifactor.rsplit(":", 1)[1]), url)
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    cdp = context.new_cdp_session(page)
+    cdp.send("WebAuthn.enable")
+    authenticator = cdp.send("WebAuthn.addVirtualAuthenticator", {"options": {
+        "protocol": "ctap2", "transport": "internal", "hasResidentKey": True, "hasUserVerification": True,
+        "isUserVerified": True, "automaticPresenceSimulation": True}})["authenticatorId"]
+
+    open_account(page, local, "grace@example.com", picture="compass", phrase="true north")
+    page.get_by_role("link", name="Settings").click()
+    page.get_by_role("button", name=re.compile("Add a passkey")).click()
+    # A fresh second factor first (a texted code), then back to settings to add it.
+    expect(page.get_by_role("heading", name="Welcome back")).to_be_visible()
+    page.get_by_role("button", name=re.compile("A text message to")).click()
+    page.get_by_label("Code").fill(local.last_code(MOBILE, "sms"))
+    page.get_by_role("button", name="Confirm").click()
+    expect(page.get_by_role("heading", name="Settings")).to_be_visible()
+    page.get_by_role("button", name=re.compile("Add a passkey")).click()
+    expect(page.get_by_text("Your passkey is added")).to_be_visible()
+    assert len(cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator})["credentials"]) == 1
+
+    # The passkey as second factor: password, then Touch ID / Face ID.
+    page.get_by_role("button", name="Sign out", exact=True).click()
+    page.get_by_label("Email").fill("grace@example.com")
+    page.get_by_role("button", name="Continue").click()
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Use Touch ID / Face ID / your security key").click()
+    expect(page.get_by_role("heading", name="Your accounts")).to_be_visible()
+
+    # Alone: no email, no password.
+    page.get_by_role("button", name="Sign out", exact=True).click()
+    page.get_by_role("button", name="Sign in with a passkey").click()
+    expect(page.get_by_role("heading", name="Your accounts")).to_be_visible()
+    expect(page.get_by_text("EUR 2,500.00")).to_be_visible()
+
+    # A passkey that no longer verifies the user is refused, and the page says so.
+    page.get_by_role("button", name="Sign out", exact=True).click()
+    cdp.send("WebAuthn.setUserVerified", {"authenticatorId": authenticator, "isUserVerified": False})
+    page.get_by_role("button", name="Sign in with a passkey").click()
+    expect(page.get_by_role("alert")).to_be_visible()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    context.close()

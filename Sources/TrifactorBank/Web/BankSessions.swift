@@ -34,6 +34,9 @@ public final class BankSession: @unchecked Sendable {
     private var _opening: Opening?
     private var _passwordless: PushSignIn?
     private var _returnPath: String?
+    private var _passkeyEnrollment: String?
+    var passkeyEnrollment: String? { lock.withLock { _passkeyEnrollment } }
+    func set(passkeyEnrollment: String?) { lock.withLock { _passkeyEnrollment = passkeyEnrollment } }
     private var _totp: (enrollment: PendingEnrollment, qrSVG: String)?
     /// Where /confirm sends the customer back to.
     func set(returnPath: String?) { lock.withLock { _returnPath = returnPath } }

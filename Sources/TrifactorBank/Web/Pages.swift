@@ -4,7 +4,7 @@ import Foundation
 /// next to them, buttons named for what they do. No inline script or style.
 enum Page {
     static func layout(_ title: String, session: BankSession?, devPhone: URL?, notice: String? = nil, refresh: Int? = nil, idle: TimeInterval? = nil,
-                       _ body: [HTML]) -> HTML {
+                       passkeys: Bool = false, _ body: [HTML]) -> HTML {
         var head: [HTML] = [
             .element("meta", ["charset": "utf-8"]),
             .element("meta", ["name": "viewport", "content": "width=device-width, initial-scale=1"]),
@@ -13,6 +13,10 @@ enum Page {
         ]
         if let refresh { head.append(.element("meta", ["http-equiv": "refresh", "content": String(refresh)])) }
         if idle != nil { head.append(.element("script", ["src": "/static/bank.js", "defer": ""])) }
+        if passkeys, let session {
+            head.append(.element("meta", ["name": "csrf-token", "content": session.csrf]))
+            head.append(.element("script", ["src": "/static/passkey.js", "defer": ""]))
+        }
         var nav: [HTML] = [.element("a", ["href": "/", "class": "brand"], ["Trifactor Bank"])]
         if case .signedIn? = session?.stage, let session {
             nav.append(.element("a", ["href": "/accounts"], ["Accounts"]))
@@ -23,6 +27,7 @@ enum Page {
         if let devPhone { nav.append(.element("a", ["href": devPhone.absoluteString, "target": "_blank", "rel": "noopener"], ["Dev phone"])) }
         var main: [HTML] = [.element("h1", [:], [.text(title)])]
         if let notice { main.append(.element("p", ["class": "notice", "role": "status"], [.text(notice)])) }
+        if passkeys { main.append(.element("p", ["id": "passkey-error", "class": "error", "role": "alert", "tabindex": "-1", "hidden": ""])) }
         main += body
         return .document(head, [.element("header", [:], [.element("nav", ["aria-label": "Main"], nav)]), .element("main", [:], main)],
                          bodyAttributes: ["data-idle": idle.map { String(Int($0)) }])
@@ -57,6 +62,11 @@ enum Page {
 
     static func button(_ label: String, name: String? = nil, value: String? = nil, kind: String = "primary") -> HTML {
         .element("button", ["type": "submit", "name": name, "value": value, "class": kind], [.text(label)])
+    }
+
+    /// A button the passkey script drives (`data-passkey` names the ceremony).
+    static func passkeyButton(_ label: String, flow: String, factor: String? = nil, kind: String = "secondary") -> HTML {
+        .element("button", ["type": "button", "class": kind, "data-passkey": flow, "data-factor": factor], [.text(label)])
     }
 
     static func link(_ label: String, _ href: String) -> HTML { .element("a", ["href": href], [.text(label)]) }
