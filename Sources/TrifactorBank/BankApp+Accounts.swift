@@ -142,7 +142,7 @@ extension BankApp {
             do {
                 try blocking({ try await client.approveAuthorization(authorization, with: .code(code)) })
             } catch let error as TrifactorError where error.problem?.code == .invalidCode {
-                return page(approvePage(session, pending, error: "That code is wrong. Check it and try again."), status: 400)
+                return page(approvePage(session, pending, error: Self.wrongCode(error)), status: 400)
             }
             // Spent for exactly this action, then the ledger moves (once per transfer id).
             do { try blocking({ try await client.consumeAuthorization(authorization, for: Self.action(pending)) }) } catch {

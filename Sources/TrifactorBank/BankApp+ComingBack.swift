@@ -39,7 +39,7 @@ extension BankApp {
             do {
                 _ = try blocking({ try await client.stepUp(hint, with: .code(form["code"] ?? "")) })
             } catch let error as TrifactorError where error.problem?.code == .invalidCode {
-                return page(confirmCodePage(session, hint, error: "That code is wrong. Check it and try again."), status: 400)
+                return page(confirmCodePage(session, hint, error: Self.wrongCode(error)), status: 400)
             } catch let error as TrifactorError where error.problem?.status == 401 {
                 // The Trifactor session itself ended: sign in again.
                 sessions.end(cookie)

@@ -96,7 +96,7 @@ extension BankApp {
                 _ = try blocking({ try await resolver.resolve(hint, with: .code(code)) })
                 return try finishSignIn(session, email: email, cookie: cookie, next: "/accounts")
             } catch let error as TrifactorError where error.problem?.code == .invalidCode {
-                return page(codePage(session, hint, error: "That code is wrong. Check it and try again."), status: 400)
+                return page(codePage(session, hint, error: Self.wrongCode(error)), status: 400)
             } catch {
                 return restart(session, error)
             }

@@ -167,6 +167,13 @@ public final class BankApp: Sendable {
             .forwarding(clientAddress: request.remoteAddress, userAgent: request.header("user-agent"))
     }
 
+    /// "That code is wrong", with the tries left when Trifactor says how many.
+    static func wrongCode(_ error: TrifactorError) -> String {
+        guard let left = error.problem?.remainingAttempts else { return "That code is wrong. Check it and try again." }
+        if left == 0 { return "That code is wrong, and that was the last try: confirming is paused for a while." }
+        return "That code is wrong. \(left) more \(left == 1 ? "try" : "tries") before confirming is paused for a while."
+    }
+
     /// A sentence for an SDK failure, safe to show.
     static func sentence(_ error: any Error) -> String {
         guard let error = error as? TrifactorError else { return "Something went wrong. Please try again." }

@@ -71,6 +71,8 @@ enum ChallengeIssued: Sendable {
 enum SecondFactorFailure: Error, Equatable {
     /// A code, signature or assertion that is wrong, used, expired or tried too often.
     case invalidCode
+    /// A wrong proof counted against the user: `remaining` more before the second step locks.
+    case wrongProof(remaining: Int)
     /// Too many consecutive wrong codes for this user: wait.
     case locked(retryAfter: Int)
     case factorNotFound

@@ -10,6 +10,8 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
     public let detail: String
     public let invalidParams: [Problem.InvalidParameter]?
     public let retryAfter: Int?
+    /// Wrong proofs still allowed before the second step locks (`remaining_attempts`), for a wrong code.
+    public private(set) var remainingAttempts: Int?
 
     init(status: Int, code: String, title: String, detail: String, invalidParams: [Problem.InvalidParameter]? = nil, retryAfter: Int? = nil) {
         self.status = status
@@ -25,6 +27,19 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
         if let retryAfter { h.append(("Retry-After", String(retryAfter))) }
         if status == 401 { h.append(("WWW-Authenticate", "Bearer realm=\"trifactor\"")) }
         return h
+    }
+
+    /// This problem saying how many wrong proofs remain.
+    func remaining(_ count: Int) -> APIError {
+        var copy = self
+        copy.remainingAttempts = count
+        return copy
+    }
+
+    public func problem(requestID: String) -> Problem {
+        var p = Problem(status: status, code: code, title: title, detail: detail, requestID: requestID, invalidParams: invalidParams)
+        p.remainingAttempts = remainingAttempts
+        return p
     }
 
     /// Wrong password or unknown email: the same answer for both.

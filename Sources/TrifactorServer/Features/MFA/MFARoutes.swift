@@ -120,6 +120,7 @@ extension SecondFactorFailure: APIFailure {
     var problem: APIError {
         switch self {
         case .invalidCode: .invalidCode
+        case .wrongProof(let remaining): .invalidCode.remaining(remaining)
         case .locked(let wait): .tooManyAttempts(retryAfter: wait)
         case .factorNotFound: .factorNotFound
         case .unusable: .secondFactorUnusable

@@ -211,6 +211,9 @@ struct SecondFactorService: Sendable {
             guard try strategy.verify(factor, proof: proof, purpose: purpose, client: client, now: now, on: db) else {
                 try AuditLog.append(client.event(.mfaFailed, .failure, userID: userID, detail: detail), at: now.millis, on: db)
                 try onFailure(db)
+                if case .admitted(let attempt) = admission {
+                    return .failure(SecondFactorFailure.wrongProof(remaining: max(0, lockout.freeAttempts - attempt)))
+                }
                 return .failure(SecondFactorFailure.invalidCode)
             }
             try throttle.reset(secondFactorOf: userID, on: db)

@@ -13,7 +13,8 @@ struct LoginThrottle {
     let policy: LockoutPolicy
 
     enum Admission: Equatable {
-        case admitted
+        /// Counted: this is consecutive attempt number `attempt`.
+        case admitted(attempt: Int)
         case locked(retryAfter: Int)
     }
 
@@ -45,10 +46,11 @@ struct LoginThrottle {
             return .locked(retryAfter: max(1, Int(((Double(until - nowMillis)) / 1000).rounded(.up))))
         }
         // Should this attempt fail, the lock it earns is already in place.
-        if let delay = policy.lockout(afterFailures: Int(try counted.int("failures"))) {
+        let attempt = Int(try counted.int("failures"))
+        if let delay = policy.lockout(afterFailures: attempt) {
             try db.execute("UPDATE login_throttle SET locked_until = $2 WHERE email_key = $1", [.text(key), .int(nowMillis + Int64(delay * 1000))])
         }
-        return .admitted
+        return .admitted(attempt: attempt)
     }
 
     /// Clears the count after a successful sign-in.
