@@ -61,3 +61,14 @@ public struct UserInfo: Codable, Sendable, Equatable {
         case id, email, displayName = "display_name", emailVerified = "email_verified", createdAt = "created_at"
     }
 }
+
+/// `POST /v1/account/password`.
+public struct ChangePasswordRequest: Codable, Sendable {
+    public var currentPassword: String
+    public var newPassword: String
+    public init(currentPassword: String, newPassword: String) {
+        self.currentPassword = currentPassword
+        self.newPassword = newPassword
+    }
+    enum CodingKeys: String, CodingKey { case currentPassword = "current_password", newPassword = "new_password" }
+}

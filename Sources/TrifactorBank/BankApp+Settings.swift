@@ -42,6 +42,14 @@ extension BankApp {
                     Page.paragraph("Codes to sign in when you have none of your devices. A new set replaces the old one."),
                     Page.form("/settings/recovery", session, [Page.button("Make new recovery codes", kind: "secondary")]),
                 ]),
+                .element("section", ["class": "card", "aria-labelledby": "h-password"], [
+                    .element("h2", ["id": "h-password"], ["Password"]),
+                    Page.form("/settings/password", session, [
+                        Page.field("Current password", name: "current_password", type: "password", autocomplete: "current-password"),
+                        Page.field("New password", name: "new_password", type: "password", autocomplete: "new-password"),
+                        Page.button("Change password", kind: "secondary"),
+                    ]),
+                ]),
                 .element("section", ["class": "card", "aria-labelledby": "h-sessions"], [
                     .element("h2", ["id": "h-sessions"], ["Where you are signed in"]), .element("ul", [:], sessionRows),
                     Page.form("/settings/sessions/revoke-others", session, [Page.button("Sign out everywhere else", kind: "secondary")]),
@@ -104,6 +112,23 @@ extension BankApp {
             } catch {
                 return stepUpOrFail(session, error, returnTo: "/settings")
             }
+        }
+        route(&router, "POST", "/settings/password") { [self] request in
+            let (session, form, _) = try posted(request)
+            _ = try customer(request)
+            let client = trifactor(session, request)
+            let current = form.raw("current_password") ?? "", replacement = form.raw("new_password") ?? ""
+            do {
+                try blocking({ try await client.changePassword(current: current, new: replacement) })
+            } catch let error as TrifactorError where !(error.problem?.invalidFields.isEmpty ?? true) {
+                let sentences = (error.problem?.invalidFields ?? []).map { "\($0.name == "current_password" ? "Current password" : "New password") \($0.reason)." }
+                session.flash(sentences.joined(separator: " "))
+                return redirect("/settings")
+            } catch {
+                return stepUpOrFail(session, error, returnTo: "/settings")
+            }
+            session.flash("Your password is changed, and you are signed out everywhere else.")
+            return redirect("/settings")
         }
         route(&router, "POST", "/settings/sessions/revoke") { [self] request in
             let (session, form, _) = try posted(request)

@@ -72,6 +72,16 @@ public struct TrifactorClient: Sendable {
         _ = try await connection.raw("POST", "/v1/accounts/verify-email/resend", body: ResendVerificationRequest(email: email))
     }
 
+    /// Changes the password (the current one again; a second factor within the last 5 minutes when the user has one:
+    /// step up first). Every other session ends.
+    /// - Throws: `TrifactorError.server` `second_factor_required`, `invalid_fields` (`current_password`, `new_password`), `rate_limited`.
+    public func changePassword(current: String, new replacement: String) async throws(TrifactorError) {
+        let request = ChangePasswordRequest(currentPassword: current, newPassword: replacement)
+        try await authorized { token throws(TrifactorError) in
+            _ = try await connection.raw("POST", "/v1/account/password", body: request, token: token)
+        }
+    }
+
     // MARK: Sessions
 
     /// Signs in with a password. A user with second factors gets a resolver, not a session.

@@ -72,7 +72,8 @@ struct Services: Sendable {
             transactions: transactions, clock: clock, random: random, hashing: hashing, passwordPolicy: PasswordPolicy(blocklist: blocklist),
             verification: EmailVerification(random: random, outbox: outbox), outbox: outbox, changes: changes,
             limits: .init(signUpPerIP: signUpLimit, codePerIP: c.signInPerIP, resendPerIP: signUpLimit,
-                          resendPerEmail: .init(burst: c.resendPerEmailBurst, rate: c.resendPerEmailRate)))
+                          resendPerEmail: .init(burst: c.resendPerEmailBurst, rate: c.resendPerEmailRate)),
+            reauthenticationWindow: c.reauthenticationWindow)
         return Services(
             configuration: c, transactions: transactions, clock: clock, logger: logger, sender: sender, hub: hub, sessionCache: cache, changes: changes,
             accounts: accounts, sessions: sessions, factors: factors, secondFactors: secondFactors,

@@ -441,3 +441,37 @@ def test_a_passkey_added_in_settings_is_the_second_factor_and_signs_in_alone(ban
     expect(page.get_by_role("alert")).to_be_visible()
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
     context.close()
+
+
+def test_changing_the_password_asks_for_a_second_factor_again_and_the_old_one_stops_working(bank, phone):
+    open_account(phone, bank, "heidi@example.com", picture="anchor", phrase="safe harbour")
+    phone.get_by_role("link", name="Settings").click()
+
+    def change(current, new):
+        phone.get_by_label("Current password").fill(current)
+        phone.get_by_label("New password").fill(new)
+        phone.get_by_role("button", name="Change password").click()
+
+    change(PASSWORD, "a whole new passphrase 9")
+    # A fresh second factor first, then the form again.
+    expect(phone.get_by_role("heading", name="Welcome back")).to_be_visible()
+    phone.get_by_role("button", name=re.compile("A text message to")).click()
+    phone.get_by_label("Code").fill(bank.last_code(MOBILE, "sms"))
+    phone.get_by_role("button", name="Confirm").click()
+    expect(phone.get_by_role("heading", name="Settings")).to_be_visible()
+    change("not the password", "a whole new passphrase 9")
+    expect(phone.get_by_role("status")).to_contain_text("Current password is not your current password.")
+    change(PASSWORD, "password")
+    expect(phone.get_by_role("status")).to_contain_text("New password")
+    change(PASSWORD, "a whole new passphrase 9")
+    expect(phone.get_by_role("status")).to_contain_text("Your password is changed")
+
+    phone.get_by_role("button", name="Sign out", exact=True).click()
+    phone.get_by_label("Email").fill("heidi@example.com")
+    phone.get_by_role("button", name="Continue").click()
+    phone.get_by_label("Password").fill(PASSWORD)
+    phone.get_by_role("button", name="Sign in").click()
+    expect(phone.get_by_role("alert")).to_contain_text("email or password is incorrect")
+    phone.get_by_label("Password").fill("a whole new passphrase 9")
+    phone.get_by_role("button", name="Sign in").click()
+    expect(phone.get_by_role("heading", name="Confirm it's you")).to_be_visible()

@@ -47,6 +47,8 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case pushApproved = "push.approved"
     case pushDenied = "push.denied"
     case pushWrongNumber = "push.wrong_number"
+    case passwordChanged = "password.changed"
+    case passwordChangeFailed = "password.change_failed"
 }
 
 /// The outcome recorded with an event.

@@ -15,6 +15,8 @@ enum SessionEndReason: String, StoredValue {
     case revoked
     /// The user's first second factor ended their password-only sessions.
     case secondFactorEnrolled = "second_factor_enrolled"
+    /// The password changed: every other session ended.
+    case passwordChanged = "password_changed"
 }
 
 /// Where an outbox message is (see `Outbox`).

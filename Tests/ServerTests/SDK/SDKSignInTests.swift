@@ -180,3 +180,51 @@ struct TrustedProxyTests {
         #expect(TrustedProxies(parsing: "bank.internal") == nil)
     }
 }
+
+@Suite("Changing the password")
+struct PasswordChangeTests {
+    /// The refusal of one password change, or nil when it went through.
+    static func attempt(_ client: TrifactorClient, _ current: String, _ new: String) async -> TrifactorError? {
+        do {
+            try await client.changePassword(current: current, new: new)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test("the current password and a fresh second factor are asked; other sessions end; the old password stops working", arguments: Backend.all)
+    func change(backend: Backend) async throws {
+        try await backend.withLiveServer { server in
+            let client = try await server.sdkUser("change@example.com")
+            let (totp, secret) = try await server.sdkEnrollTOTP(client)
+            let other = server.sdk(profile: "other")
+            guard case .secondFactorRequired(let resolver) = try await other.signIn(email: "change@example.com", password: "correct horse battery") else {
+                Issue.record("expected a resolver")
+                return
+            }
+            server.clock.advance(30)
+            _ = try await resolver.resolve(resolver.hints[0], with: .code(server.totpCode(secret)))
+
+            // The first client's second factor is older than five minutes: step up first.
+            server.clock.advance(301)
+            #expect(await Self.attempt(client, "correct horse battery", "a brand new passphrase")?.problem?.code == .secondFactorRequired)
+            server.clock.advance(30)
+            _ = try await client.stepUp(FactorHint(totp), with: .code(server.totpCode(secret)))
+            #expect(await Self.attempt(client, "not my password", "a brand new passphrase")?.problem?.invalidFields.map(\.name) == ["current_password"])
+            #expect(await Self.attempt(client, "correct horse battery", "password")?.problem?.invalidFields.map(\.name) == ["new_password"])
+            #expect(await Self.attempt(client, "correct horse battery", "a brand new passphrase") == nil)
+
+            #expect(try await client.currentSession().user.email == "change@example.com")  // this session lives on
+            #expect(await refusal { try await other.currentSession() }?.problem?.status == 401)  // the other one ended
+            #expect(await refusal { try await other.signIn(email: "change@example.com", password: "correct horse battery") }?.problem?.code
+                == .invalidCredentials)
+            guard case .secondFactorRequired = try await other.signIn(email: "change@example.com", password: "a brand new passphrase") else {
+                Issue.record("the new password works, with the second factor")
+                return
+            }
+            #expect(try server.lastMessage(to: "change@example.com")?.contains("password was changed") == true)
+            #expect(try server.auditKinds().contains("password.changed"))
+        }
+    }
+}

@@ -26,6 +26,8 @@ struct AccountService: Sendable {
     let outbox: Outbox
     let changes: ChangeFeed
     let limits: Limits
+    /// How recent a second factor must be for changing the password.
+    let reauthenticationWindow: TimeInterval
 
     /// Creates an account and sends its verification code, or warns the
     /// owner of a known address; the same outcome either way.
@@ -128,4 +130,45 @@ struct AccountService: Sendable {
 enum AccountFailure: Error, Equatable {
     /// An email code that is wrong, expired, used, tried too often, or for no account.
     case invalidCode
+}
+
+extension AccountService {
+    /// Changes the caller's password: the current one again, a second factor
+    /// proven within the re-authentication window when the user has one, and
+    /// the password policy for the new one. Every other session ends and the
+    /// owner is told by email. At most 5 tries a minute per user.
+    /// - Throws: `SecondFactorFailure.secondFactorRequired`, `CommonFailure.invalidFields`
+    ///   (`current_password` wrong, `new_password` refused), `.rateLimited`.
+    func changePassword(_ caller: Caller, current: String, new: String, client: AuditContext) throws {
+        let now = clock.now().millis
+        let user = caller.user
+        let hasFactor = try transactions.read { !(try FactorRepository.list(user.id, on: $0)).isEmpty }
+        if hasFactor, !caller.session.freshSecondFactor(now: now, window: reauthenticationWindow) { throw SecondFactorFailure.secondFactorRequired }
+        if let wait = try transactions.write({ try RateLimiter.take("password-change:\(user.id.raw)", limit: .init(burst: 5, rate: 1.0 / 60), nowMillis: now, on: $0) }) {
+            throw CommonFailure.rateLimited(retryAfter: wait)
+        }
+        guard hashing.verify(PasswordPolicy.normalize(current), user.passwordHash) else {
+            try transactions.write { try AuditLog.append(client.event(.passwordChangeFailed, .failure, userID: user.id, detail: "wrong current password"), at: now, on: $0) }
+            throw CommonFailure.invalidFields([FieldProblem(name: "current_password", reason: "is not your current password")])
+        }
+        if let violation = passwordPolicy.violation(new, email: EmailAddress(user.email)) {
+            throw CommonFailure.invalidFields([FieldProblem(name: "new_password", reason: passwordPolicy.explain(violation))])
+        }
+        guard PasswordPolicy.normalize(new) != PasswordPolicy.normalize(current) else {
+            throw CommonFailure.invalidFields([FieldProblem(name: "new_password", reason: "must differ from the current password")])
+        }
+        let hash = try hashing.hash(PasswordPolicy.normalize(new))
+        try transactions.write { db in
+            guard try AccountRepository.replacePasswordHash(user.id, old: user.passwordHash, new: hash, on: db) else {
+                throw CommonFailure.invalidFields([FieldProblem(name: "current_password", reason: "changed meanwhile: sign in again")])
+            }
+            let ended = try SessionRepository.endOthers(user.id, keep: caller.session.id, at: now, reason: .passwordChanged, on: db)
+            try outbox.enqueue(channel: .email, to: user.email, text: """
+                Your Trifactor password was changed, and \(ended.count) other session\(ended.count == 1 ? " was" : "s were") signed out. \
+                If this was not you, reset your password and check your second factors now.
+                """, now: now, on: db)
+            try AuditLog.append(client.event(.passwordChanged, .success, userID: user.id, detail: "other sessions ended=\(ended.count)"), at: now, on: db)
+        }
+        changes.publish("user:\(user.id.raw)")
+    }
 }

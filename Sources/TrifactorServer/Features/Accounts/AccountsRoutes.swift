@@ -21,6 +21,11 @@ struct AccountsRoutes {
             try accounts.resend(email: body.email, client: AuditContext(request))
             return .json(VerificationSent(), status: 202)
         }
+        routes.authenticated("POST", "/v1/account/password", execution: .hashing) { request, caller in
+            let body = try request.decode(ChangePasswordRequest.self)
+            try accounts.changePassword(caller, current: body.currentPassword, new: body.newPassword, client: AuditContext(request))
+            return .noContent
+        }
     }
 }
 

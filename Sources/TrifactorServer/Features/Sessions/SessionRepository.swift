@@ -49,6 +49,12 @@ enum SessionRepository {
         try db.execute("UPDATE sessions SET ended_at = $2, end_reason = $3 WHERE id = $1 AND ended_at IS NULL", [id.sql, .int(at), reason.sql]) == 1
     }
 
+    /// Ends every live session of the user but `keep`; returns their ids.
+    static func endOthers(_ userID: UserID, keep: SessionID, at: Int64, reason: SessionEndReason, on db: any SQLConnection) throws -> [SessionID] {
+        try db.query("UPDATE sessions SET ended_at = $3, end_reason = $4 WHERE user_id = $1 AND id <> $2 AND ended_at IS NULL RETURNING id",
+                     [userID.sql, keep.sql, .int(at), reason.sql]).map { try $0.id("id") }
+    }
+
     /// Ends the user's password-only sessions but `keep`; returns how many.
     static func endPasswordOnly(_ userID: UserID, keep: SessionID, at: Int64, on db: any SQLConnection) throws -> Int {
         try db.execute("UPDATE sessions SET ended_at = $3, end_reason = $4 WHERE user_id = $1 AND id <> $2 AND aal < 2 AND ended_at IS NULL",
