@@ -12,6 +12,7 @@ extension BankApp {
         guard let session = session(request).session, case .signedIn(let customer, _) = session.stage else {
             throw Refusal(response: redirect("/"))
         }
+        if session.needsFactor { throw Refusal(response: redirect("/setup/phone")) }
         if session.cameBack(now: now(), idle: configuration.idleTimeout) { throw Refusal(response: redirect("/confirm")) }
         return (session, customer)
     }

@@ -98,6 +98,49 @@ extension BankApp {
         }
     }
 
+    /// A customer signed in with a password alone adds their mobile before anything else.
+    func addSetup(_ router: inout Router) {
+        route(&router, "GET", "/setup/phone") { [self] request in
+            guard let session = session(request).session, case .signedIn(let customer, _) = session.stage, session.needsFactor else { return redirect("/") }
+            let phone = try database.read { try $0.queryOne("SELECT phone FROM bank_customers WHERE id = $1", [.text(customer)])?.text("phone") }
+            return page(Page.layout("Add two-step verification", session: session, devPhone: configuration.devPhone, notice: session.takeNotice(), [
+                Page.paragraph("Your account has no second factor, so your balances stay hidden. Add your mobile: every sign-in and transfer will send it a code."),
+                Page.form("/setup/phone", session, [
+                    Page.field("Mobile number", name: "phone", type: "tel", value: phone, autocomplete: "tel"),
+                    Page.button("Send me a code"),
+                ]),
+            ]))
+        }
+        route(&router, "POST", "/setup/phone") { [self] request in
+            let (session, form, _) = try posted(request)
+            guard case .signedIn = session.stage, session.needsFactor else { return redirect("/") }
+            let client = trifactor(session, request)
+            do {
+                let enrollment = try blocking({ try await client.enrollPhone(form["phone"] ?? "", country: "GB") })
+                session.set(phoneEnrollment: enrollment)
+                return page(openCodePage(session, title: "Confirm your mobile", text: "We sent a code to \(enrollment.maskedPhone ?? "your mobile").",
+                                         action: "/setup/phone/confirm", error: nil))
+            } catch {
+                session.flash(Self.sentence(error))
+                return redirect("/setup/phone")
+            }
+        }
+        route(&router, "POST", "/setup/phone/confirm") { [self] request in
+            let (session, form, _) = try posted(request)
+            guard case .signedIn = session.stage, let enrollment = session.phoneEnrollment else { return redirect("/") }
+            do {
+                _ = try blocking({ try await enrollment.confirm(code: form["code"] ?? "", name: "Mobile") })
+            } catch let error as TrifactorError where error.problem?.code == .invalidCode {
+                return page(openCodePage(session, title: "Confirm your mobile", text: "We sent a code to \(enrollment.maskedPhone ?? "your mobile").",
+                                         action: "/setup/phone/confirm", error: "That code is wrong. Check it and try again."), status: 400)
+            }
+            session.set(phoneEnrollment: nil)
+            session.set(needsFactor: false)
+            session.flash("Two-step verification is on.")
+            return redirect("/accounts")
+        }
+    }
+
     /// The customer and their two accounts, in one transaction (a second call for the same email changes nothing).
     func createCustomer(_ opening: BankSession.Opening) throws {
         try database.transaction { db in

@@ -49,7 +49,9 @@ extension BankApp {
             do {
                 switch try blocking({ try await client.signIn(email: email, password: password) }) {
                 case .signedIn:
-                    return try finishSignIn(session, email: email, cookie: cookie, next: "/accounts")
+                    // A password alone: no balance until the customer adds a second factor.
+                    session.set(needsFactor: true)
+                    return try finishSignIn(session, email: email, cookie: cookie, next: "/setup/phone")
                 case .secondFactorRequired(let resolver):
                     session.set(resolver: resolver)
                     session.set(stage: .secondFactor(email: email))

@@ -80,6 +80,7 @@ public final class BankApp: Sendable {
         addSignIn(&router)
         addAccounts(&router)
         addOpening(&router)
+        addSetup(&router)
         addComingBack(&router)
         addSettings(&router)
         addPasskeys(&router)

@@ -35,6 +35,13 @@ public final class BankSession: @unchecked Sendable {
     private var _passwordless: PushSignIn?
     private var _returnPath: String?
     private var _passkeyEnrollment: String?
+    private var _needsFactor = false
+    private var _phoneEnrollment: PendingEnrollment?
+    /// Signed in with a password alone: no balance until a second factor is added.
+    var needsFactor: Bool { lock.withLock { _needsFactor } }
+    func set(needsFactor: Bool) { lock.withLock { _needsFactor = needsFactor } }
+    var phoneEnrollment: PendingEnrollment? { lock.withLock { _phoneEnrollment } }
+    func set(phoneEnrollment: PendingEnrollment?) { lock.withLock { _phoneEnrollment = phoneEnrollment } }
     var passkeyEnrollment: String? { lock.withLock { _passkeyEnrollment } }
     func set(passkeyEnrollment: String?) { lock.withLock { _passkeyEnrollment = passkeyEnrollment } }
     private var _totp: (enrollment: PendingEnrollment, qrSVG: String)?
