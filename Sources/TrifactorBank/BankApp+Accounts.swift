@@ -93,7 +93,7 @@ extension BankApp {
             }
             let factors = try blocking({ [self] in try await trifactor(session, request).factors() }).map(FactorHint.init).filter {
                 if case .phone = $0.kind { return true }
-                return $0.kind == .totp
+                return $0.kind == .totp || $0.kind == .passkey
             }
             let pending = PendingTransfer(id: UUID().uuidString.lowercased(), from: from.id, to: destination, toLabel: label, amount: amount)
             session.store(pending)
@@ -129,39 +129,83 @@ extension BankApp {
             pending.authorizationID = authorization.id
             pending.factor = factor
             pending.summary = authorization.summary
+            if case .passkey(let options) = authorization.challenge { pending.passkeyOptions = options }
             session.store(pending)
             return page(approvePage(session, pending, error: nil))
         }
         route(&router, "POST", "/transfer/approve") { [self] request in
             let (session, form, _) = try posted(request)
             _ = try customer(request)
-            guard let pending = session.pendingTransfer(form["transfer"] ?? ""), let authorization = pending.authorizationID else {
+            guard let pending = session.pendingTransfer(form["transfer"] ?? ""), pending.authorizationID != nil else {
                 return refused(409, "This transfer is no longer waiting. Nothing was moved.")
             }
-            let client = trifactor(session, request)
-            let code = form["code"] ?? ""
-            do {
-                try blocking({ try await client.approveAuthorization(authorization, with: .code(code)) })
-            } catch let error as TrifactorError where error.problem?.code == .invalidCode {
+            switch complete(pending, session, request, proof: .code(form["code"] ?? "")) {
+            case .moved:
+                return redirect("/accounts")
+            case .wrongCode(let error):
                 return page(approvePage(session, pending, error: Self.wrongCode(error)), status: 400)
+            case .refused(let status, let sentence):
+                return page(Page.layout("Transfer not made", session: session, devPhone: configuration.devPhone, [Page.paragraph(sentence)]), status: status)
             }
-            // Spent for exactly this action, then the ledger moves (once per transfer id).
-            do { try blocking({ try await client.consumeAuthorization(authorization, for: Self.action(pending)) }) } catch {
-                session.dropTransfer(pending.id)
-                return page(Page.layout("Transfer not made", session: session, devPhone: configuration.devPhone,
-                                        [Page.paragraph(Self.sentence(error) + " Nothing was moved.")]), status: 409)
-            }
-            session.dropTransfer(pending.id)
-            do {
-                _ = try ledger.transfer(.init(idempotencyKey: pending.id, from: pending.from, to: pending.to, amount: pending.amount,
-                                              authorizationID: authorization, memo: Self.memo(pending)), now: now())
-            } catch let refusal as Ledger.Refusal {
-                return page(Page.layout("Transfer not made", session: session, devPhone: configuration.devPhone, [Page.paragraph(refusal.description + " Nothing was moved.")]),
-                            status: 409)
-            }
-            session.flash("Sent \(pending.amount.description) to \(pending.toLabel).")
-            return redirect("/accounts")
         }
+        route(&router, "POST", "/transfer/passkey/options") { [self] request in
+            let (session, _) = try postedJSON(request)
+            guard case .signedIn = session.stage,
+                  let id = (try? WireJSON.sharedDecoder.decode([String: String].self, from: Data(request.body)))?["transfer"],
+                  let pending = session.pendingTransfer(id), let options = pending.passkeyOptions else {
+                return jsonError(409, "This transfer is no longer waiting. Nothing was moved.")
+            }
+            return Response.json(RequestBody(options: options))
+        }
+        route(&router, "POST", "/transfer/passkey") { [self] request in
+            let (session, _) = try postedJSON(request)
+            guard case .signedIn = session.stage, let body = try? WireJSON.sharedDecoder.decode(TransferAssertionBody.self, from: Data(request.body)),
+                  let pending = session.pendingTransfer(body.transfer), pending.passkeyOptions != nil else {
+                return jsonError(409, "This transfer is no longer waiting. Nothing was moved.")
+            }
+            switch complete(pending, session, request, proof: .assertion(body.assertion)) {
+            case .moved: return Response.json(Next(redirect: "/accounts"))
+            case .wrongCode(let error): return jsonError(400, Self.sentence(error))
+            case .refused(let status, let sentence): return jsonError(status, sentence)
+            }
+        }
+    }
+
+    struct TransferAssertionBody: Decodable { let transfer: String; let assertion: CredentialJSON }
+
+    /// How completing a transfer ended.
+    enum Completion {
+        case moved
+        case wrongCode(TrifactorError)
+        case refused(status: Int, sentence: String)
+    }
+
+    /// Approves the transfer's authorization with `proof`, spends it for exactly this action, then moves the money once.
+    func complete(_ pending: PendingTransfer, _ session: BankSession, _ request: Request, proof: SecondFactorProof) -> Completion {
+        guard let authorization = pending.authorizationID else { return .refused(status: 409, sentence: "This transfer is no longer waiting. Nothing was moved.") }
+        let client = trifactor(session, request)
+        do {
+            try blocking({ try await client.approveAuthorization(authorization, with: proof) })
+        } catch let error as TrifactorError where error.problem?.code == .invalidCode {
+            return .wrongCode(error)
+        } catch {
+            return .refused(status: (error as? TrifactorError)?.problem?.status ?? 500, sentence: Self.sentence(error) + " Nothing was moved.")
+        }
+        // Spent for exactly this action, then the ledger moves (once per transfer id).
+        session.dropTransfer(pending.id)
+        do { try blocking({ try await client.consumeAuthorization(authorization, for: Self.action(pending)) }) } catch {
+            return .refused(status: 409, sentence: Self.sentence(error) + " Nothing was moved.")
+        }
+        do {
+            _ = try ledger.transfer(.init(idempotencyKey: pending.id, from: pending.from, to: pending.to, amount: pending.amount,
+                                          authorizationID: authorization, memo: Self.memo(pending)), now: now())
+        } catch let refusal as Ledger.Refusal {
+            return .refused(status: 409, sentence: refusal.description + " Nothing was moved.")
+        } catch {
+            return .refused(status: 500, sentence: "The transfer could not be made. Nothing was moved.")
+        }
+        session.flash("Sent \(pending.amount.description) to \(pending.toLabel).")
+        return .moved
     }
 
     /// What Trifactor binds the approval to: amount, currency, payee and the source account.
@@ -194,6 +238,14 @@ extension BankApp {
     }
 
     func approvePage(_ session: BankSession, _ pending: PendingTransfer, error: String?) -> HTML {
+        if pending.passkeyOptions != nil {
+            return Page.layout("Confirm the transfer", session: session, devPhone: configuration.devPhone, passkeys: true, [
+                Page.paragraph(pending.summary ?? "Confirm the transfer"),
+                Page.paragraph("Your passkey signs this exact transfer: its amount and payee."),
+                .element("button", ["type": "button", "class": "primary", "data-passkey": "authorize", "data-transfer": pending.id],
+                         ["Confirm with Touch ID / Face ID / your security key"]),
+            ])
+        }
         let sentTo: String
         switch pending.factor?.kind {
         case .phone(let masked)?: sentTo = "We sent a code to \(masked); the message names the amount and the payee. Check them before you type it."

@@ -434,6 +434,22 @@ def test_a_passkey_added_in_settings_is_the_second_factor_and_signs_in_alone(ban
     expect(page.get_by_role("heading", name="Your accounts")).to_be_visible()
     expect(page.get_by_text("EUR 2,500.00")).to_be_visible()
 
+    # A transfer between the customer's own accounts, signed by the passkey over the action's hash.
+    page.get_by_role("link", name="Make a transfer").click()
+    checking = page.get_by_label("From").locator("option", has_text="Checking").get_attribute("value")
+    saving = page.get_by_label("To", exact=True).locator("option", has_text="Saving").get_attribute("value")
+    page.get_by_label("From").select_option(value=checking)
+    page.get_by_label("To", exact=True).select_option(value=saving)
+    page.get_by_label("Amount in EUR").fill("100")
+    page.get_by_role("button", name="Review transfer").click()
+    page.get_by_label("Confirm with").select_option(label="My passkey")
+    page.get_by_role("button", name="Confirm transfer").click()
+    expect(page.get_by_text("Confirm transfer of EUR 100.00 to your saving account")).to_be_visible()
+    page.get_by_role("button", name="Confirm with Touch ID / Face ID / your security key").click()
+    expect(page.get_by_text("Sent EUR 100.00 to your saving account.")).to_be_visible()
+    expect(page.get_by_text("EUR 2,400.00")).to_be_visible()
+    expect(page.get_by_text("EUR 10,100.00")).to_be_visible()
+
     # A passkey that no longer verifies the user is refused, and the page says so.
     page.get_by_role("button", name="Sign out", exact=True).click()
     cdp.send("WebAuthn.setUserVerified", {"authenticatorId": authenticator, "isUserVerified": False})

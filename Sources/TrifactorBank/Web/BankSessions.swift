@@ -113,6 +113,8 @@ public struct PendingTransfer: Sendable {
     public var authorizationID: String?
     public var factor: FactorHint?
     public var summary: String?
+    /// For a passkey: the options whose challenge covers the action's hash.
+    public var passkeyOptions: RequestOptions?
 }
 
 /// Sessions by the SHA-256 of their cookie, in memory (a restart signs everyone out).

@@ -58,6 +58,12 @@ enum PasskeyScript {
                   .then(function (a) { return post("/signin/passkey", { assertion: json(a) }); });
               });
             },
+            authorize: function (button) {
+              return post("/transfer/passkey/options", { transfer: button.dataset.transfer }).then(function (r) {
+                return navigator.credentials.get({ publicKey: request(r.options) })
+                  .then(function (a) { return post("/transfer/passkey", { transfer: button.dataset.transfer, assertion: json(a) }); });
+              });
+            },
             passwordless: function () {
               return post("/signin/passkeyless/options").then(function (r) {
                 return navigator.credentials.get({ publicKey: request(r.options) })
