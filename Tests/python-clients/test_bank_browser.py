@@ -41,10 +41,10 @@ class Bank:
         return requests.get(f"{self.trifactor}/dev/outbox", params={"to": to.lstrip("+")}, timeout=5).json()["messages"][0]["text"]
 
 
-def _start_bank(trifactor_port: int, tmp: Path, name: str, idle: str = "300"):
+def _start_bank(trifactor_port: int, tmp: Path, name: str, idle: str = "300", database_url: str = None):
     """trifactor-bank on a free port against trifactord at `trifactor_port`; its process and URL."""
     env = dict(os.environ, TRIFACTOR_BANK_TRIFACTOR_URL=f"http://127.0.0.1:{trifactor_port}", TRIFACTOR_BANK_LISTEN="127.0.0.1:0",
-               TRIFACTOR_BANK_DEV="1", TRIFACTOR_BANK_DATABASE_URL=f"sqlite:{tmp / (name + '.db')}",
+               TRIFACTOR_BANK_DEV="1", TRIFACTOR_BANK_DATABASE_URL=database_url or f"sqlite:{tmp / (name + '.db')}",
                TRIFACTOR_BANK_SECRET_FILE=str(tmp / (name + ".secret")), TRIFACTOR_BANK_IDLE_TIMEOUT=idle)
     process = subprocess.Popen([BANK], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     first = {}
@@ -87,6 +87,21 @@ def _running_bank(trifactord, name, idle="300"):
 @pytest.fixture(scope="module")
 def bank(trifactord):
     yield from _running_bank(trifactord, "bank")
+
+
+@pytest.fixture(scope="module")
+def postgres_bank(trifactord):
+    """The bank on PostgreSQL (the throwaway server `make test` starts), when there is one."""
+    url = os.environ.get("TRIFACTOR_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip("no PostgreSQL (run through scripts/with-postgres.sh, as make test does)")
+    port, tmp = trifactord
+    process, bank_url = _start_bank(port, tmp, "pg", database_url=url)
+    try:
+        yield Bank(port, bank_url)
+    finally:
+        process.terminate()
+        assert process.wait(timeout=15) == 0
 
 
 @pytest.fixture(scope="module")
@@ -187,11 +202,13 @@ def test_an_unknown_email_sees_the_same_made_up_sitekey_every_time(bank, phone):
     assert seen[0] == seen[1] and seen[0][0].startswith("Your picture: ")
 
 
-def test_a_transfer_is_confirmed_by_a_code_that_names_it_and_moves_money_once(bank, browser):
+@pytest.mark.parametrize("store", ["sqlite", "postgres"])
+def test_a_transfer_is_confirmed_by_a_code_that_names_it_and_moves_money_once(store, request, browser):
+    bank = request.getfixturevalue("bank" if store == "sqlite" else "postgres_bank")
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(10_000)
-    open_account(page, bank, "bob@example.com", picture="sun", phrase="bright morning")
+    open_account(page, bank, f"bob-{store}@example.com", picture="sun", phrase="bright morning")
 
     page.get_by_role("link", name="Make a transfer").click()
     checking = page.get_by_label("From").locator("option", has_text="Checking").get_attribute("value")
