@@ -281,3 +281,10 @@ public struct PushSignInComplete: Codable, Sendable {
     }
     enum CodingKeys: String, CodingKey { case pendingCredential = "pending_credential", approvalID = "approval_id" }
 }
+
+/// `PATCH /v1/mfa/enrollments/{id}`: a factor's new name.
+public struct RenameFactorRequest: Codable, Sendable {
+    public var displayName: String?
+    public init(displayName: String?) { self.displayName = displayName }
+    enum CodingKeys: String, CodingKey { case displayName = "display_name" }
+}

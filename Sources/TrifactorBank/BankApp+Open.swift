@@ -101,10 +101,11 @@ extension BankApp {
     /// A customer signed in with a password alone adds their mobile before anything else.
     func addSetup(_ router: inout Router) {
         route(&router, "GET", "/setup/phone") { [self] request in
-            guard let session = session(request).session, case .signedIn(let customer, _) = session.stage, session.needsFactor else { return redirect("/") }
+            guard let session = session(request).session, case .signedIn(let customer, _) = session.stage else { return redirect("/") }
             let phone = try database.read { try $0.queryOne("SELECT phone FROM bank_customers WHERE id = $1", [.text(customer)])?.text("phone") }
             return page(Page.layout("Add two-step verification", session: session, devPhone: configuration.devPhone, notice: session.takeNotice(), [
-                Page.paragraph("Your account has no second factor, so your balances stay hidden. Add your mobile: every sign-in and transfer will send it a code."),
+                Page.paragraph(session.needsFactor ? "Your account has no second factor, so your balances stay hidden. Add your mobile: every sign-in and transfer will send it a code."
+                               : "Add your mobile: sign-ins and transfers can then send it a code."),
                 Page.form("/setup/phone", session, [
                     Page.field("Mobile number", name: "phone", type: "tel", value: phone, autocomplete: "tel"),
                     Page.button("Send me a code"),
@@ -113,13 +114,16 @@ extension BankApp {
         }
         route(&router, "POST", "/setup/phone") { [self] request in
             let (session, form, _) = try posted(request)
-            guard case .signedIn = session.stage, session.needsFactor else { return redirect("/") }
+            guard case .signedIn = session.stage else { return redirect("/") }
+            if !session.needsFactor { _ = try customer(request) }
             let client = trifactor(session, request)
             do {
                 let enrollment = try blocking({ try await client.enrollPhone(form["phone"] ?? "", country: "GB") })
                 session.set(phoneEnrollment: enrollment)
                 return page(openCodePage(session, title: "Confirm your mobile", text: "We sent a code to \(enrollment.maskedPhone ?? "your mobile").",
                                          action: "/setup/phone/confirm", error: nil))
+            } catch let error as TrifactorError where [.secondFactorRequired, .reauthenticationRequired].contains(error.problem?.code) {
+                return stepUpOrFail(session, error, returnTo: "/setup/phone")
             } catch {
                 session.flash(Self.sentence(error))
                 return redirect("/setup/phone")
@@ -135,9 +139,10 @@ extension BankApp {
                                          action: "/setup/phone/confirm", error: "That code is wrong. Check it and try again."), status: 400)
             }
             session.set(phoneEnrollment: nil)
+            let wasNeeded = session.needsFactor
             session.set(needsFactor: false)
-            session.flash("Two-step verification is on.")
-            return redirect("/accounts")
+            session.flash(wasNeeded ? "Two-step verification is on." : "Codes by text message are on.")
+            return redirect(wasNeeded ? "/accounts" : "/settings")
         }
     }
 

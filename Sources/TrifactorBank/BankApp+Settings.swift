@@ -20,6 +20,11 @@ extension BankApp {
                         .element("input", ["type": "hidden", "name": "factor", "value": factor.enrollmentID]),
                         Page.button("Remove \(factor.displayName)", kind: "link"),
                     ]),
+                    Page.form("/settings/factors/rename", session, [
+                        .element("input", ["type": "hidden", "name": "factor", "value": factor.enrollmentID]),
+                        Page.field("New name for \(factor.displayName)", name: "name", value: nil, autocomplete: "off"),
+                        Page.button("Rename", kind: "link"),
+                    ]),
                 ])
             }
             let sessionRows: [HTML] = others.map { s in
@@ -35,6 +40,7 @@ extension BankApp {
                 .element("section", ["class": "card", "aria-labelledby": "h-factors"], [
                     .element("h2", ["id": "h-factors"], ["Two-step verification"]), .element("ul", [:], factorRows),
                     Page.form("/settings/totp", session, [Page.button("Add an authenticator app", kind: "secondary")]),
+                    factors.contains(where: { $0.kind == "phone" }) ? .empty : Page.link("Turn on codes by text message", "/setup/phone"),
                     Page.passkeyButton("Add a passkey (Touch ID, Face ID or a security key)", flow: "register"),
                 ]),
                 .element("section", ["class": "card", "aria-labelledby": "h-recovery"], [
@@ -128,6 +134,18 @@ extension BankApp {
                 return stepUpOrFail(session, error, returnTo: "/settings")
             }
             session.flash("Your password is changed, and you are signed out everywhere else.")
+            return redirect("/settings")
+        }
+        route(&router, "POST", "/settings/factors/rename") { [self] request in
+            let (session, form, _) = try posted(request)
+            _ = try customer(request)
+            let client = trifactor(session, request)
+            do {
+                let renamed = try blocking({ try await client.renameFactor(form["factor"] ?? "", to: form["name"] ?? "") })
+                session.flash("Renamed to \(renamed.displayName).")
+            } catch {
+                session.flash(Self.sentence(error))
+            }
             return redirect("/settings")
         }
         route(&router, "POST", "/settings/sessions/revoke") { [self] request in

@@ -117,6 +117,14 @@ extension TrifactorClient {
         try await adopt(try await connection.call("POST", "/v1/sessions/passkey", body: PasskeySignInRequest(assertion: assertion)))
     }
 
+    /// Renames a factor ("Work laptop"): 1 to 64 characters.
+    /// - Throws: `TrifactorError.server` `invalid_fields` (`display_name`), `factor_not_found`.
+    public func renameFactor(_ id: String, to name: String) async throws(TrifactorError) -> EnrolledFactor {
+        try await authorized { token throws(TrifactorError) in
+            try await connection.call("PATCH", "/v1/mfa/enrollments/\(Self.segment(id))", body: RenameFactorRequest(displayName: name), token: token)
+        }
+    }
+
     /// Removes a factor (needs a second factor proven in the last 5 minutes: step up first).
     public func removeFactor(_ id: String) async throws(TrifactorError) {
         try await authorized { token throws(TrifactorError) in

@@ -60,7 +60,7 @@ struct StableCodesTests {
             "verify.cancelled", "verify.expired", "verify.refused", "mfa.enrollment_started", "mfa.enrolled", "mfa.enrollment_failed",
             "mfa.removed", "mfa.challenge_sent", "mfa.succeeded", "mfa.failed", "mfa.locked", "recovery_codes.generated", "recovery_code.used",
             "session.stepped_up", "session.revoked", "authorization.created", "authorization.approved", "authorization.failed", "authorization.used",
-            "push.sent", "push.approved", "push.denied", "push.wrong_number", "password.changed", "password.change_failed",
+            "push.sent", "push.approved", "push.denied", "push.wrong_number", "password.changed", "password.change_failed", "mfa.renamed",
         ])
     }
 }

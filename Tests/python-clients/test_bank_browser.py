@@ -435,6 +435,9 @@ def test_a_passkey_added_in_settings_is_the_second_factor_and_signs_in_alone(ban
     page.get_by_role("button", name=re.compile("Add a passkey")).click()
     expect(page.get_by_text("Your passkey is added")).to_be_visible()
     assert len(cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator})["credentials"]) == 1
+    page.get_by_label("New name for Passkey").fill("Work laptop")
+    page.locator("form", has=page.get_by_label("New name for Passkey")).get_by_role("button", name="Rename").click()
+    expect(page.get_by_text("Renamed to Work laptop.")).to_be_visible()
 
     # The passkey as second factor: password, then Touch ID / Face ID.
     page.get_by_role("button", name="Sign out", exact=True).click()

@@ -49,6 +49,7 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case pushWrongNumber = "push.wrong_number"
     case passwordChanged = "password.changed"
     case passwordChangeFailed = "password.change_failed"
+    case mfaRenamed = "mfa.renamed"
 }
 
 /// The outcome recorded with an event.

@@ -62,6 +62,10 @@ enum FactorRepository {
         try db.queryOne("SELECT \(columns) FROM mfa_factors WHERE credential_id = $1 AND kind = 'passkey'", [.text(credentialID)]).map(decode)
     }
 
+    static func rename(_ id: FactorID, userID: UserID, to name: String, on db: any SQLConnection) throws -> Bool {
+        try db.execute("UPDATE mfa_factors SET display_name = $3 WHERE id = $1 AND user_id = $2", [id.sql, userID.sql, .text(name)]) == 1
+    }
+
     static func delete(_ id: FactorID, userID: UserID, on db: any SQLConnection) throws -> Bool {
         try db.execute("DELETE FROM mfa_factors WHERE id = $1 AND user_id = $2", [id.sql, userID.sql]) == 1
     }

@@ -59,6 +59,10 @@ struct SDKSignInTests {
             let phone = try await pending.confirm(code: code, name: "Work phone")
             let codes = try await client.newRecoveryCodes()
             #expect(codes.count == 10)
+            #expect(try await client.renameFactor(phone.enrollmentID, to: "  Work mobile ").displayName == "Work mobile")
+            #expect(try await client.factors().first { $0.enrollmentID == phone.enrollmentID }?.displayName == "Work mobile")
+            #expect(await refusal { try await client.renameFactor(phone.enrollmentID, to: "bad\u{7}name") }?.problem?.invalidFields.map(\.name) == ["display_name"])
+            #expect(await refusal { try await client.renameFactor("no-such-factor", to: "x") }?.problem?.status == 404)
             try await client.signOut()
 
             guard case .secondFactorRequired(let resolver) = try await client.signIn(email: "phone@example.com", password: "correct horse battery") else {

@@ -132,6 +132,19 @@ struct EnrollmentService: Sendable {
         changes.publish("user:\(caller.user.id.raw)")
     }
 
+    /// Renames one of the caller's factors (a passkey "Work laptop"): cosmetic, so no fresh proof is asked.
+    /// - Throws: `CommonFailure.invalidFields` (`display_name`), `SecondFactorFailure.factorNotFound`.
+    func rename(_ id: FactorID, to raw: String?, by caller: Caller, client: AuditContext) throws -> Factor {
+        guard let name = try FactorName.parse(raw, field: "display_name") else { throw CommonFailure.invalid("display_name", "is required") }
+        let now = clock.now().millis
+        return try transactions.write { db in
+            guard try FactorRepository.rename(id, userID: caller.user.id, to: name, on: db),
+                  let factor = try FactorRepository.list(caller.user.id, on: db).first(where: { $0.id == id }) else { throw SecondFactorFailure.factorNotFound }
+            try AuditLog.append(client.event(.mfaRenamed, .success, userID: caller.user.id, detail: "id=\(id.raw)"), at: now, on: db)
+            return factor
+        }
+    }
+
     /// A new set of recovery codes for the caller (the old set is void).
     /// - Throws: `SecondFactorFailure.needed` without another factor, and the freshness refusals.
     func recoveryCodes(for caller: Caller, client: AuditContext) throws -> [String] {

@@ -32,6 +32,10 @@ struct MFARoutes {
         routes.authenticated("GET", "/v1/mfa/enrollments") { _, caller in
             .json(EnrolledFactors(enrollments: try enrollments.list(caller).map(\.api)))
         }
+        routes.authenticated("PATCH", "/v1/mfa/enrollments/:id") { request, caller in
+            let body = try request.decode(RenameFactorRequest.self)
+            return .json(try enrollments.rename(FactorID(request.parameters["id"] ?? ""), to: body.displayName, by: caller, client: AuditContext(request)).api)
+        }
         routes.authenticated("DELETE", "/v1/mfa/enrollments/:id") { request, caller in
             try enrollments.remove(FactorID(request.parameters["id"] ?? ""), by: caller, client: AuditContext(request))
             return .noContent
