@@ -222,6 +222,11 @@ def test_a_transfer_is_confirmed_by_a_code_that_names_it_and_moves_money_once(st
     expect(page.get_by_text("Use at most two decimals.")).to_be_visible()
 
     page.get_by_label("Payee IBAN (for a payee)").fill("DE89 3704 0044 0532 0130 00")
+    for amount, sentence in [("-5", "Enter an amount above zero."), ("0", "Enter an amount above zero."), ("ten", "Enter an amount like 250"),
+                             ("999999", "That is more than the EUR 2,500.00 in Checking.")]:
+        page.get_by_label("Amount in EUR").fill(amount)
+        page.get_by_role("button", name="Review transfer").click()
+        expect(page.get_by_text(sentence)).to_be_visible()
     page.get_by_label("Amount in EUR").fill("250.00")
     page.get_by_role("button", name="Review transfer").click()
     expect(page.get_by_role("heading", name="Check your transfer")).to_be_visible()
@@ -538,3 +543,23 @@ def test_a_customer_without_a_second_factor_adds_one_before_seeing_any_balance(b
     phone.get_by_role("button", name="Confirm").click()
     expect(phone.get_by_text("Two-step verification is on.")).to_be_visible()
     expect(phone.get_by_text("EUR 2,500.00")).to_be_visible()
+
+
+
+def test_the_sign_in_page_is_usable_by_keyboard_in_reading_order(bank, phone):
+    phone.goto(bank.url + "/")
+    expect(phone.get_by_label("Email")).to_be_focused()  # autofocus
+    order = []
+    for _ in range(4):
+        phone.keyboard.press("Tab")
+        order.append(phone.evaluate("document.activeElement.textContent.trim()"))
+    assert order == ["Continue", "Sign in with my device, no password", "Sign in with a passkey", "Open an account"], order
+    # A refused password is announced next to its field, which it describes.
+    phone.get_by_label("Email").fill("nobody@example.com")
+    phone.get_by_role("button", name="Continue").click()
+    phone.get_by_label("Password").fill("wrong password here")
+    phone.get_by_role("button", name="Sign in").click()
+    alert = phone.get_by_role("alert")
+    expect(alert).to_contain_text("incorrect")
+    assert phone.get_by_label("Password").get_attribute("aria-describedby") == alert.get_attribute("id")
+    assert phone.get_by_label("Password").get_attribute("aria-invalid") == "true"
