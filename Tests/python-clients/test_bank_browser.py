@@ -563,3 +563,18 @@ def test_the_sign_in_page_is_usable_by_keyboard_in_reading_order(bank, phone):
     expect(alert).to_contain_text("incorrect")
     assert phone.get_by_label("Password").get_attribute("aria-describedby") == alert.get_attribute("id")
     assert phone.get_by_label("Password").get_attribute("aria-invalid") == "true"
+
+
+def test_a_tab_hidden_longer_than_the_idle_time_hides_balances_when_it_comes_back(hasty_bank, phone):
+    # The page's clock is ours: its idle timer never fires here, only the visibility rule can act.
+    phone.clock.install()
+    open_account(phone, hasty_bank, "judy@example.com", picture="sailboat", phrase="open water")
+    phone.goto(hasty_bank.url + "/accounts")
+    expect(phone.get_by_text("EUR 2,500.00")).to_be_visible()
+    hide = """hidden => { Object.defineProperty(document, 'hidden', {value: hidden, configurable: true});
+                         document.dispatchEvent(new Event('visibilitychange')); }"""
+    phone.evaluate(hide, True)
+    phone.clock.set_system_time(phone.evaluate("Date.now()") + 10_000)  # ten seconds away, no timer run
+    phone.evaluate(hide, False)
+    expect(phone.get_by_role("heading", name="Welcome back")).to_be_visible()
+    expect(phone.get_by_text("EUR 2,500.00")).to_have_count(0)
