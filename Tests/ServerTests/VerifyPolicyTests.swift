@@ -2,6 +2,7 @@ import API
 import Crypto
 import Foundation
 import Messaging
+import Phone
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport
@@ -47,6 +48,36 @@ struct VerifyPolicyTests {
             #expect(try server.get("/dev/outbox").decode(OutboxListing.self).messages.isEmpty)
             // A fixed line can still be called.
             #expect(try api.start("441212345678", channels: ["voice"]).status == 202)
+        }
+    }
+
+    @Test("premium-rate numbers never get a call, and the country lists refuse what they exclude, naming the step; nothing is sent")
+    func destinations() throws {
+        // 0909 numbers in the UK are premium rate: a call there earns its owner money.
+        #expect(try PhoneNumber(parsing: "+449098790879").kind == .premiumRate)
+        try Backend.all[0].withServer(TestServer.configuration { $0.verify.deniedCountries = [7] }) { server throws in
+            let api = try VerifyClient(server)
+            let premium = try api.start("449098790879", channels: ["voice"])
+            #expect(premium.status == 422)
+            #expect(try premium.problem.invalidParameters?.first?.name == "workflow[0].to")
+            #expect(try premium.problem.invalidParameters?.first?.reason.contains("premium rate") == true)
+            let denied = try api.start("79123456789", channels: ["sms"])
+            #expect(denied.status == 422)
+            #expect(try denied.problem.invalidParameters?.first?.reason.contains("+7") == true)
+            #expect(try api.start(Self.mobile).status == 202)
+            server.tick()
+            #expect(server.sender.sent.allSatisfy { $0.to == Self.mobile })
+            #expect(try server.auditKinds().filter { $0 == "verify.refused" }.count >= 2)
+        }
+        try Backend.all[0].withServer(TestServer.configuration { $0.verify.allowedCountries = [44] }) { server throws in
+            let api = try VerifyClient(server)
+            #expect(try api.start("12015550123", channels: ["voice"]).status == 422)
+            #expect(try api.start(Self.mobile).status == 202)
+            // A phone factor is held to the same list.
+            let user = try MFAClient(server, email: "abroad@example.com")
+            let enroll = try user.call("POST", "/v1/mfa/enrollments", ["kind": "phone", "phone": "+12015550123"])
+            #expect(enroll.status == 422)
+            #expect(try enroll.problem.invalidParams?.first?.reason.contains("+1") == true)
         }
     }
 

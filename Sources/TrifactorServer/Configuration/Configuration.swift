@@ -72,5 +72,9 @@ public struct VerifySettings: Sendable {
     public var maxFailuresPerNumber = 10
     /// Number (E.164 digits) → fixed code: no message is sent for these.
     public var testNumbers: [String: String] = [:]
+    /// Only these country calling codes receive codes (nil: all but the denied).
+    public var allowedCountries: Set<Int>?
+    /// Country calling codes that never receive codes.
+    public var deniedCountries: Set<Int> = []
     public init() {}
 }

@@ -87,6 +87,18 @@ struct Setting: Sendable {
             c.rpName = v
             return nil
         },
+        Setting(variable: "TRIFACTOR_VERIFY_COUNTRIES_ALLOW", flag: "--verify-countries-allow", valueName: "LIST",
+                help: "Only these country calling codes receive codes (44,49,33)", defaultText: "all") { c, v in
+            guard let codes = Self.callingCodes(v) else { return "TRIFACTOR_VERIFY_COUNTRIES_ALLOW must list country calling codes like 44,49,33." }
+            c.verify.allowedCountries = codes
+            return nil
+        },
+        Setting(variable: "TRIFACTOR_VERIFY_COUNTRIES_DENY", flag: "--verify-countries-deny", valueName: "LIST",
+                help: "Country calling codes that never receive codes", defaultText: "none") { c, v in
+            guard let codes = Self.callingCodes(v) else { return "TRIFACTOR_VERIFY_COUNTRIES_DENY must list country calling codes like 7,234." }
+            c.verify.deniedCountries = codes
+            return nil
+        },
         Setting(variable: "TRIFACTOR_TRUSTED_PROXIES", flag: "--trusted-proxies", valueName: "LIST",
                 help: "Proxies (addresses or CIDR networks) whose X-Forwarded-For and X-Forwarded-User-Agent name the client", defaultText: "none") { c, v in
             guard let proxies = TrustedProxies(parsing: v) else {
@@ -180,5 +192,19 @@ struct Setting: Sendable {
             set(&c, n)
             return nil
         }
+    }
+}
+
+extension Setting {
+    /// "44, 49,33" → {44, 49, 33}; nil unless every entry is a calling code (1 to 3 digits, no leading zero).
+    static func callingCodes(_ text: String) -> Set<Int>? {
+        let entries = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "+", with: "") }
+        guard !entries.isEmpty else { return nil }
+        var codes = Set<Int>()
+        for entry in entries {
+            guard (1...3).contains(entry.count), entry.first != "0", let code = Int(entry) else { return nil }
+            codes.insert(code)
+        }
+        return codes
     }
 }

@@ -90,6 +90,8 @@ struct PhoneFactor: SecondFactor {
             throw CommonFailure.rateLimited(retryAfter: wait)
         } catch PhoneVerificationFailure.deliveryUnavailable {
             throw SecondFactorFailure.deliveryUnavailable
+        } catch PhoneVerificationFailure.invalidParameters(let fields) {
+            throw CommonFailure.invalid("phone", fields.first?.reason ?? "cannot receive codes")
         } catch is PhoneVerificationFailure {
             // Nothing else can refuse a start made this way.
             throw SecondFactorFailure.unusable

@@ -44,6 +44,16 @@ struct PhoneVerificationService: Sendable {
     ///   for a request of this key running for a number, `.deliveryUnavailable`).
     func start(_ s: Start, key: APIKey, client: AuditContext) throws -> VerificationID {
         let testNumbers = settings.testNumbers
+        let destinations = DestinationPolicy(allowedCountries: settings.allowedCountries, deniedCountries: settings.deniedCountries)
+        let unreachable: [FieldProblem] = s.steps.enumerated().compactMap { index, step in
+            guard testNumbers[step.to] == nil, let number = try? PhoneNumber(parsing: "+" + step.to), let reason = destinations.refusal(number) else { return nil }
+            return FieldProblem(name: "workflow[\(index)].to", reason: reason)
+        }
+        if !unreachable.isEmpty {
+            try transactions.write { try AuditLog.append(client.event(.verifyRefused, .denied, detail: "destination: \(unreachable.map(\.reason).joined(separator: "; "))"),
+                                                         at: clock.now().millis, on: $0) }
+            throw PhoneVerificationFailure.invalidParameters(unreachable)
+        }
         do {
             if !canDeliver && s.steps.contains(where: { testNumbers[$0.to] == nil }) { throw PhoneVerificationFailure.deliveryUnavailable }
             let now = clock.now()
