@@ -81,6 +81,25 @@ struct VerifyPolicyTests {
         }
     }
 
+    @Test("a burst to one number prefix is stopped by its budget while other prefixes go through; the operator is told in the log")
+    func prefixBudget() throws {
+        let configuration = TestServer.configuration { $0.verify.budgets.prefix = .init(perHour: 2, perDay: 10) }
+        try Backend.all[0].withServer(configuration) { server throws in
+            let api = try VerifyClient(server)
+            #expect(try api.start("447400123451").status == 202)
+            #expect(try api.start("447400123452", channels: ["voice"]).status == 202)
+            let third = try api.start("447400123453")
+            #expect(third.status == 429)
+            #expect(Int(third.header("retry-after") ?? "") ?? 0 > 0)
+            #expect(try api.start("447911123456").status == 202)  // another prefix
+            #expect(server.log.all.contains { $0.contains("verify_budget_exceeded") && $0.contains("prefix:44740012") })
+            #expect(try server.auditKinds().last(where: { $0 == "verify.refused" }) != nil)
+            // An hour later the budget has refilled.
+            server.clock.advance(3600)
+            #expect(try api.start("447400123454").status == 202)
+        }
+    }
+
     @Test("a number gets five requests per ten minutes, then 429 with Retry-After")
     func perNumberLimit() throws {
         try Backend.all[0].withServer { server throws in

@@ -76,5 +76,21 @@ public struct VerifySettings: Sendable {
     public var allowedCountries: Set<Int>?
     /// Country calling codes that never receive codes.
     public var deniedCountries: Set<Int> = []
+    /// Verifications allowed per hour and per day.
+    public struct Budget: Sendable, Equatable {
+        public var perHour: Double
+        public var perDay: Double
+        public init(perHour: Double, perDay: Double) {
+            self.perHour = perHour
+            self.perDay = perDay
+        }
+    }
+    /// SMS-pumping budgets: a number prefix (country code and 6 national digits), a country, everything.
+    public struct Budgets: Sendable, Equatable {
+        public var prefix = Budget(perHour: 20, perDay: 100)
+        public var country = Budget(perHour: 1_000, perDay: 10_000)
+        public var total = Budget(perHour: 5_000, perDay: 50_000)
+    }
+    public var budgets = Budgets()
     public init() {}
 }

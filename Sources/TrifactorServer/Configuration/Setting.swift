@@ -99,6 +99,24 @@ struct Setting: Sendable {
             c.verify.deniedCountries = codes
             return nil
         },
+        Setting(variable: "TRIFACTOR_VERIFY_BUDGET_PREFIX", flag: "--verify-budget-prefix", valueName: "N/h,N/d",
+                help: "Phone verifications per number prefix (country code and 6 national digits) per hour and per day", defaultText: "20/h,100/d") { c, v in
+            guard let budget = Self.budget(v) else { return "TRIFACTOR_VERIFY_BUDGET_PREFIX must be like 20/h,100/d." }
+            c.verify.budgets.prefix = budget
+            return nil
+        },
+        Setting(variable: "TRIFACTOR_VERIFY_BUDGET_COUNTRY", flag: "--verify-budget-country", valueName: "N/h,N/d",
+                help: "Phone verifications per country per hour and per day", defaultText: "1000/h,10000/d") { c, v in
+            guard let budget = Self.budget(v) else { return "TRIFACTOR_VERIFY_BUDGET_COUNTRY must be like 1000/h,10000/d." }
+            c.verify.budgets.country = budget
+            return nil
+        },
+        Setting(variable: "TRIFACTOR_VERIFY_BUDGET_TOTAL", flag: "--verify-budget-total", valueName: "N/h,N/d",
+                help: "Phone verifications in total per hour and per day", defaultText: "5000/h,50000/d") { c, v in
+            guard let budget = Self.budget(v) else { return "TRIFACTOR_VERIFY_BUDGET_TOTAL must be like 5000/h,50000/d." }
+            c.verify.budgets.total = budget
+            return nil
+        },
         Setting(variable: "TRIFACTOR_TRUSTED_PROXIES", flag: "--trusted-proxies", valueName: "LIST",
                 help: "Proxies (addresses or CIDR networks) whose X-Forwarded-For and X-Forwarded-User-Agent name the client", defaultText: "none") { c, v in
             guard let proxies = TrustedProxies(parsing: v) else {
@@ -206,5 +224,23 @@ extension Setting {
             codes.insert(code)
         }
         return codes
+    }
+}
+
+extension Setting {
+    /// "20/h,100/d" → a budget of 20 an hour and 100 a day.
+    static func budget(_ text: String) -> VerifySettings.Budget? {
+        var hour: Double?, day: Double?
+        for part in text.split(separator: ",") {
+            let pieces = part.trimmingCharacters(in: .whitespaces).split(separator: "/")
+            guard pieces.count == 2, let n = Double(pieces[0]), n >= 1, n <= 10_000_000 else { return nil }
+            switch pieces[1] {
+            case "h": hour = n
+            case "d": day = n
+            default: return nil
+            }
+        }
+        guard let hour, let day, hour <= day else { return nil }
+        return .init(perHour: hour, perDay: day)
     }
 }

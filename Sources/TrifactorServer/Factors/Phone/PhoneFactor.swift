@@ -86,7 +86,7 @@ struct PhoneFactor: SecondFactor {
                 if let running { try verifications.supersede(running, key: .internalMFA) }
                 return try verifications.start(start, key: .internalMFA, client: client)
             }
-        } catch PhoneVerificationFailure.rateLimited(let wait) {
+        } catch PhoneVerificationFailure.rateLimited(let wait), PhoneVerificationFailure.budgetExceeded(_, let wait) {
             throw CommonFailure.rateLimited(retryAfter: wait)
         } catch PhoneVerificationFailure.deliveryUnavailable {
             throw SecondFactorFailure.deliveryUnavailable

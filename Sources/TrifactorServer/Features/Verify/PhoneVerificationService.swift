@@ -294,6 +294,31 @@ struct PhoneVerificationService: Sendable {
         for (key, limit) in buckets {
             if let wait = try RateLimiter.take(key, limit: limit, nowMillis: ms, on: db) { throw PhoneVerificationFailure.rateLimited(retryAfter: wait) }
         }
+        if !before { try spend(s, now: ms, on: db) }
+    }
+
+    /// The SMS-pumping budgets: per number prefix (country code and the first six digits of the national
+    /// number), per country and in total, each per hour and per day. Over one, nothing is sent to that scope
+    /// (text or call) until it refills; the operator hears of it in the log.
+    private func spend(_ s: Start, now ms: Int64, on db: any SQLConnection) throws {
+        let b = settings.budgets
+        var scopes: [(String, VerifySettings.Budget)] = [("total", b.total)]
+        for (step, code) in zip(s.steps, s.countryCodes) where settings.testNumbers[step.to] == nil {
+            let national = step.to.dropFirst(String(code).count)
+            scopes.append(("prefix:\(code)\(national.prefix(6))", b.prefix))
+            scopes.append(("country:\(code)", b.country))
+        }
+        var seen = Set<String>()
+        for (scope, budget) in scopes where seen.insert(scope).inserted {
+            for (window, amount, seconds) in [("h", budget.perHour, 3600.0), ("d", budget.perDay, 86_400.0)] {
+                let limit = RateLimiter.Limit(burst: amount, rate: amount / seconds)
+                if let wait = try RateLimiter.take("budget:\(window):\(scope)", limit: limit, nowMillis: ms, on: db) {
+                    logger.log("warning", "verify_budget_exceeded", ["scope": .string(scope), "window": .string(window == "h" ? "hour" : "day"),
+                                                                     "budget": .int(Int(amount))])
+                    throw PhoneVerificationFailure.budgetExceeded(scope: scope, retryAfter: wait)
+                }
+            }
+        }
     }
 
     /// The running request that holds `number`, after applying its due timeouts
@@ -343,6 +368,8 @@ enum PhoneVerificationFailure: Error, Equatable {
     case noMoreEvents
     case deliveryUnavailable
     case rateLimited(retryAfter: Int)
+    /// A spending budget (per number prefix, country or in total) is used up: an SMS-pumping guard.
+    case budgetExceeded(scope: String, retryAfter: Int)
     case invalidParameters([FieldProblem])
 
     init(_ rejection: VerifyWorkflow.Rejection, id: VerificationID) {
@@ -377,6 +404,7 @@ enum PhoneVerificationFailure: Error, Equatable {
         case .noMoreEvents: "no_more_events"
         case .deliveryUnavailable: "delivery_unavailable"
         case .rateLimited: "rate_limited"
+        case .budgetExceeded(let scope, _): "budget_exceeded \(scope)"
         case .invalidParameters: "invalid_parameters"
         }
     }

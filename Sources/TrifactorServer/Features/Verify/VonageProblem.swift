@@ -59,6 +59,8 @@ struct VonageProblem: HTTPResponseError, Sendable, Equatable {
                          retryAfter: 60)
         case .rateLimited(let wait):
             self = .init(status: 429, code: failure.code, title: "Rate Limit Hit", detail: "Please wait, then retry your request", retryAfter: wait)
+        case .budgetExceeded(_, let wait):
+            self = .init(status: 429, code: "rate_limited", title: "Rate Limit Hit", detail: "Please wait, then retry your request", retryAfter: wait)
         case .invalidParameters(let fields):
             self = .init(status: 422, code: failure.code, title: "Invalid params", detail: "The value of one or more parameters is invalid",
                          invalidParameters: fields.map { Problem.InvalidParameter(name: $0.name, reason: $0.reason) })
