@@ -100,6 +100,27 @@ struct VerifyPolicyTests {
         }
     }
 
+    @Test("when a country's codes stop being entered, new ones to it are refused; other countries go on; completions release it", arguments: Backend.all)
+    func conversionGuard(backend: Backend) throws {
+        let configuration = TestServer.configuration { $0.verify.conversion = .init(minimumRate: 0.5, minimumVolume: 4, windowHours: 24) }
+        try backend.withServer(configuration) { server throws in
+            let api = try VerifyClient(server)
+            let numbers = ["447400123451", "447400123452", "447400123453", "447400123454"]
+            var ids: [String] = []
+            for number in numbers { ids.append(try api.started(number)) }
+            let refused = try api.start("447400123455")
+            #expect(refused.status == 429)
+            #expect(server.log.all.contains { $0.contains("verify_conversion_low") && $0.contains("\"country\":44") })
+            #expect(try api.start("4915112345678").status == 202)  // Germany converts fine: untouched
+            // Two of the four codes are entered: half of them, the threshold. The country is released.
+            server.tick()
+            for (id, number) in zip(ids, numbers).prefix(2) {
+                #expect(try api.check(id, try #require(try api.smsCode(to: number))).status == 200)
+            }
+            #expect(try api.start("447400123455").status == 202)
+        }
+    }
+
     @Test("a number gets five requests per ten minutes, then 429 with Retry-After")
     func perNumberLimit() throws {
         try Backend.all[0].withServer { server throws in

@@ -92,5 +92,13 @@ public struct VerifySettings: Sendable {
         public var total = Budget(perHour: 5_000, perDay: 50_000)
     }
     public var budgets = Budgets()
+    /// The conversion guard: over `windowHours`, a country with at least `minimumVolume` verifications
+    /// started of which fewer than `minimumRate` were completed gets no new ones until that recovers.
+    public struct ConversionGuard: Sendable, Equatable {
+        public var minimumRate = 0.2
+        public var minimumVolume = 200
+        public var windowHours = 24
+    }
+    public var conversion = ConversionGuard()
     public init() {}
 }

@@ -117,6 +117,16 @@ struct Setting: Sendable {
             c.verify.budgets.total = budget
             return nil
         },
+        Setting(variable: "TRIFACTOR_VERIFY_CONVERSION", flag: "--verify-conversion", valueName: "RATE,VOLUME,HOURS",
+                help: "Stop codes to a country that completes fewer than RATE of at least VOLUME verifications over HOURS", defaultText: "0.2,200,24") { c, v in
+            let parts = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 3, let rate = Double(parts[0]), (0...1).contains(rate), let volume = Int(parts[1]), volume >= 1,
+                  let hours = Int(parts[2]), (1...168).contains(hours) else {
+                return "TRIFACTOR_VERIFY_CONVERSION must be RATE,VOLUME,HOURS like 0.2,200,24 (rate 0 to 1, hours 1 to 168)."
+            }
+            c.verify.conversion = .init(minimumRate: rate, minimumVolume: volume, windowHours: hours)
+            return nil
+        },
         Setting(variable: "TRIFACTOR_TRUSTED_PROXIES", flag: "--trusted-proxies", valueName: "LIST",
                 help: "Proxies (addresses or CIDR networks) whose X-Forwarded-For and X-Forwarded-User-Agent name the client", defaultText: "none") { c, v in
             guard let proxies = TrustedProxies(parsing: v) else {

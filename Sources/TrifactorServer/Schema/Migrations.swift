@@ -228,5 +228,14 @@ public enum Schema {
         Migration(version: 4, name: "one list codec: session methods joined by commas", sql: """
             UPDATE sessions SET methods = REPLACE(methods, ' ', ',')
             """),
+        Migration(version: 5, name: "phone verification conversion per country and hour", sql: """
+            CREATE TABLE verify_conversion (
+              country INTEGER NOT NULL,
+              hour {{bigint}} NOT NULL,
+              started INTEGER NOT NULL DEFAULT 0,
+              completed INTEGER NOT NULL DEFAULT 0,
+              PRIMARY KEY (country, hour)
+            );
+            """),
     ]
 }

@@ -260,7 +260,13 @@ struct PhoneVerificationService: Sendable {
                 try VerifyRepository.unlock(requestID: record.id, on: db)
                 try outbox.void(refs: record.steps.indices.map { "verify:\(id):\($0)" }, on: db)
                 switch record.workflow.status {
-                case .completed: try audit(.verifyCompleted, .success, "id=\(id)")
+                case .completed:
+                    try audit(.verifyCompleted, .success, "id=\(id)")
+                    for number in Set(record.numbers) where settings.testNumbers[number] == nil {
+                        if let country = try? PhoneNumber(parsing: "+" + number).countryCallingCode {
+                            try VerifyRepository.countConversion(country: country, completed: true, now: now.millis, on: db)
+                        }
+                    }
                 case .failed: try audit(.verifyTerminated, .failure, "id=\(id) too many wrong codes")
                 case .expired: try audit(.verifyExpired, .failure, "id=\(id)")
                 case .cancelled: try audit(.verifyCancelled, .success, "id=\(id)")
@@ -294,7 +300,12 @@ struct PhoneVerificationService: Sendable {
         for (key, limit) in buckets {
             if let wait = try RateLimiter.take(key, limit: limit, nowMillis: ms, on: db) { throw PhoneVerificationFailure.rateLimited(retryAfter: wait) }
         }
-        if !before { try spend(s, now: ms, on: db) }
+        if !before {
+            try spend(s, now: ms, on: db)
+            for code in Set(zip(s.steps, s.countryCodes).filter { v.testNumbers[$0.0.to] == nil }.map(\.1)).sorted() {
+                try VerifyRepository.countConversion(country: code, completed: false, now: ms, on: db)
+            }
+        }
     }
 
     /// The SMS-pumping budgets: per number prefix (country code and the first six digits of the national
@@ -307,6 +318,15 @@ struct PhoneVerificationService: Sendable {
             let national = step.to.dropFirst(String(code).count)
             scopes.append(("prefix:\(code)\(national.prefix(6))", b.prefix))
             scopes.append(("country:\(code)", b.country))
+        }
+        // Conversion: pumping sends many codes and none is entered. Checked before the budgets are spent.
+        let guardSettings = settings.conversion
+        for code in Set(zip(s.steps, s.countryCodes).filter { settings.testNumbers[$0.0.to] == nil }.map(\.1)).sorted() {
+            let seen = try VerifyRepository.conversion(country: code, hours: guardSettings.windowHours, now: ms, on: db)
+            if seen.started >= guardSettings.minimumVolume, Double(seen.completed) < guardSettings.minimumRate * Double(seen.started) {
+                logger.log("warning", "verify_conversion_low", ["country": .int(code), "started": .int(seen.started), "completed": .int(seen.completed)])
+                throw PhoneVerificationFailure.budgetExceeded(scope: "conversion:\(code)", retryAfter: 3600)
+            }
         }
         var seen = Set<String>()
         for (scope, budget) in scopes where seen.insert(scope).inserted {

@@ -134,4 +134,24 @@ enum VerifyRepository {
         else { return 0 }
         return Int(try row.int("failures"))
     }
+
+    // MARK: Conversion per country (an SMS-pumping guard)
+
+    /// Counts a verification started (`completed` false) or completed to `country` in the hour of `now`.
+    static func countConversion(country: Int, completed: Bool, now: Int64, on db: any SQLConnection) throws {
+        let column = completed ? "completed" : "started"
+        try db.execute("""
+            INSERT INTO verify_conversion (country, hour, \(column)) VALUES ($1, $2, 1)
+            ON CONFLICT (country, hour) DO UPDATE SET \(column) = verify_conversion.\(column) + 1
+            """, [.int(Int64(country)), .int(now / 3_600_000)])
+    }
+
+    /// Started and completed verifications to `country` in the last `hours` hours.
+    static func conversion(country: Int, hours: Int, now: Int64, on db: any SQLConnection) throws -> (started: Int, completed: Int) {
+        let row = try db.queryOne("""
+            SELECT CAST(COALESCE(SUM(started), 0) AS BIGINT) AS s, CAST(COALESCE(SUM(completed), 0) AS BIGINT) AS c
+            FROM verify_conversion WHERE country = $1 AND hour > $2
+            """, [.int(Int64(country)), .int(now / 3_600_000 - Int64(hours))])
+        return (Int(try row?.int("s") ?? 0), Int(try row?.int("c") ?? 0))
+    }
 }
