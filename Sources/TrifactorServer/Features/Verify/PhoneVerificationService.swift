@@ -368,8 +368,9 @@ struct PhoneVerificationService: Sendable {
             let intro = purpose.map { "This is \(brand). \($0)." } ?? "This is \(brand)."
             return "\(intro) Your verification code is \(spelled). Again, your code is \(spelled). \(validity)"
         default:
-            if let purpose { return "\(brand): \(purpose): code \(code). \(validity)" }
-            return "\(brand): your verification code is \(code). \(validity)"
+            // One segment when it can be: the validity sentence goes first, never the code (nor a bound action's words).
+            let required = purpose.map { ["\(brand): \($0): code \(code)."] } ?? ["\(brand): your verification code is \(code)."]
+            return SMSText.fit(required: required, optional: [validity], maxSegments: 1)
         }
     }
 }
