@@ -33,6 +33,9 @@ let package = Package(
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CCBOR", pkgConfig: "libcbor", providers: [.apt(["libcbor-dev"])]),
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // curl_easy_setopt is variadic: typed entry points for it, nothing more.
+        .target(name: "CCurlShim", dependencies: ["CCurl"]),
         // Our one small C target: what Swift cannot call (variadic functions, macros).
         .target(name: "CTrifactorShim", dependencies: ["CMicroHTTPD", "CSQLite", "COpenSSL"]),
         // libphonenumber is C++: a C header over a small C++ file of ours.
@@ -45,7 +48,7 @@ let package = Package(
         .target(name: "Crypto", dependencies: ["Core", "CSodium", "COpenSSL", "CTrifactorShim"], swiftSettings: strict),
         .target(name: "Phone", dependencies: ["CPhoneNumber"], swiftSettings: strict),
         .target(name: "WebAuthn", dependencies: ["Core", "Crypto", "CCBOR", "COpenSSL"], swiftSettings: strict),
-        .target(name: "Messaging", dependencies: ["Core"], swiftSettings: strict),
+        .target(name: "Messaging", dependencies: ["Core", "CCurl", "CCurlShim"], swiftSettings: strict),
         .target(name: "Store", dependencies: ["CSQLite", "CPostgres", "CTrifactorShim"], swiftSettings: strict),
         .target(name: "HTTP", dependencies: ["API", "Logging", "CMicroHTTPD", "CTrifactorShim"], swiftSettings: strict),
         .target(

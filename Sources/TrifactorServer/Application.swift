@@ -51,7 +51,7 @@ struct Services: Sendable {
         let policies = SessionPolicies(aal1: c.sessions, aal2: c.sessionsAAL2)
         let issuer = SessionIssuer(random: random)
         let verifications = PhoneVerificationService(transactions: transactions, clock: clock, random: random, outbox: outbox, logger: logger,
-                                                     settings: c.verify, canDeliver: sender != nil)
+                                                     settings: c.verify, canDeliver: sender?.channels.contains(.sms) == true)
         let relyingParty = RelyingParty(id: c.rpID, name: c.rpName, origins: c.origins, allowsAnyLocalhostPort: c.dev)
         let factors = SecondFactors(
             phone: PhoneFactor(transactions: transactions, random: random, verifications: verifications, brand: c.totpIssuer),
@@ -130,15 +130,20 @@ public enum Application {
         let applied = try database.migrate(Schema.migrations)
         if !applied.isEmpty { logger.log("info", "migrated", ["versions": .string(applied.map(String.init).joined(separator: ","))]) }
         let sealer = try KeyFile.load(configuration, logger: logger)
-        var sender: (any MessageSender)?
+        var senders: [any MessageSender] = []
+        if let smtp = configuration.smtp {
+            senders.append(SMTPSender(smtp))
+            logger.log("info", "smtp", ["server": .string(smtp.url.host ?? ""), "from": .string(smtp.from), "starttls_required": .bool(smtp.requireTLS)])
+        }
         if configuration.dev {
-            sender = DevPhoneSender { message in
+            senders.append(DevPhoneSender { message in
                 logger.log("info", "dev_phone", ["id": .string(message.id), "channel": .string(message.channel.rawValue),
                                                  "to": .string(message.to), "text": .string(message.text)])
-            }
+            })
         } else {
-            logger.log("warn", "no_message_sender", ["detail": "emails stay pending and phone codes are refused (503) until a provider is configured"])
+            logger.log("warn", "no_phone_sender", ["detail": "phone codes are refused (503) until an SMS and voice provider is configured"])
         }
+        let sender: (any MessageSender)? = senders.isEmpty ? nil : RoutingSender(senders)
         let services = try Services.live(database: database, configuration: configuration, sealer: sealer, blocklist: blocklist, sender: sender,
                                          logger: logger)
         return try start(services)

@@ -1,5 +1,6 @@
 import Core
 import Foundation
+import Messaging
 import HTTP
 
 /// Everything `trifactord serve` can be told, with the defaults a newcomer
@@ -11,6 +12,8 @@ public struct Configuration: Sendable {
     public var databasePoolSize = 4
     /// Dev mode: the outbox is printed and served at /dev/outbox.
     public var dev = false
+    /// Email over SMTP (`TRIFACTOR_SMTP_URL`); nil: emails wait in the outbox (dev mode shows them).
+    public var smtp: SMTPSender.Settings?
     /// HTTP settings: where to listen (127.0.0.1:8080), threads, worker pool, body limit, TLS.
     public var http = HTTPServerConfiguration()
     /// Argon2id cost: passes and memory in KiB.
