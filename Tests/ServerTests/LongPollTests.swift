@@ -33,8 +33,9 @@ struct LongPollTests {
                 pollers.append(client)
             }
             #expect(try eventually(10) { server.services.hub.waiting == 1000 })
-            // Other suites run in parallel and start threads of their own: a thread per poll would be 1,000.
-            #expect(Self.threads() - threadsBefore < 100, "threads grew from \(threadsBefore) to \(Self.threads())")
+            // Other suites run in parallel and start threads of their own (the SDK's URLSession, executors of
+            // other test servers: once 149 of them in the same seconds); a thread per poll would be 1,000.
+            #expect(Self.threads() - threadsBefore < 400, "threads grew from \(threadsBefore) to \(Self.threads())")
 
             // Nothing changes for 2 s: no handler runs again (before, every waiter re-ran every second).
             let rerunsBefore = server.services.hub.reruns
