@@ -14,7 +14,7 @@ run:
 test:
 	@scripts/install-deps.sh test
 	swift build --build-tests
-	scripts/with-postgres.sh sh -c 'swift test --skip-build && scripts/client-tests.sh'
+	scripts/with-postgres.sh sh -c 'timeout 900 swift test --skip-build && scripts/client-tests.sh'
 
 build:
 	@scripts/install-deps.sh build

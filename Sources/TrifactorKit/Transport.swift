@@ -100,16 +100,38 @@ public struct TransportFailure: Error, Sendable, Equatable, CustomStringConverti
 ///   headers (the body is lost there: `X-Request-ID` still names the request).
 public final class URLSessionTransport: HTTPTransport {
     private let session: URLSession
-    private let tasks = TaskTable()
+    private let tasks: TaskTable
+    private let ownsSession: Bool
 
-    public init(configuration: URLSessionConfiguration = .ephemeral) {
+    /// One session for the whole process, shared by every transport made
+    /// with the default configuration: FoundationNetworking's sessions are
+    /// heavy (a libcurl multi handle each), and creating and invalidating
+    /// many of them at once is where it has been seen to stall.
+    private static let shared: (URLSession, TaskTable) = {
+        let tasks = TaskTable()
+        return (URLSession(configuration: cookieless(.ephemeral), delegate: tasks, delegateQueue: nil), tasks)
+    }()
+
+    /// The shared session (the default), or a session of its own for a custom `configuration`.
+    public init(configuration: URLSessionConfiguration? = nil) {
+        if let configuration {
+            tasks = TaskTable()
+            session = URLSession(configuration: Self.cookieless(configuration), delegate: tasks, delegateQueue: nil)
+            ownsSession = true
+        } else {
+            (session, tasks) = Self.shared
+            ownsSession = false
+        }
+    }
+
+    private static func cookieless(_ configuration: URLSessionConfiguration) -> URLSessionConfiguration {
         configuration.httpCookieStorage = nil
         configuration.urlCache = nil
         configuration.httpShouldSetCookies = false
-        session = URLSession(configuration: configuration, delegate: tasks, delegateQueue: nil)
+        return configuration
     }
 
-    deinit { session.finishTasksAndInvalidate() }
+    deinit { if ownsSession { session.finishTasksAndInvalidate() } }
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: request.timeout)
