@@ -71,7 +71,11 @@ extension BankApp {
                 session.flash("Your bank account is ready. Sign in to see it.")
                 return redirect("/")
             }
-            let enrollment = try blocking({ try await client.enrollPhone(opening.phone) })
+            let enrollment: PendingEnrollment
+            do { enrollment = try blocking({ try await client.enrollPhone(opening.phone) }) } catch {
+                return page(openCodePage(session, title: "Check your email", text: "Your email is confirmed, but no code could be sent to your mobile.",
+                                         action: "/open/verify", error: Self.sentence(error)), status: (error as? TrifactorError)?.problem?.status ?? 503)
+            }
             var next = opening
             next.enrollment = enrollment
             session.set(opening: next)

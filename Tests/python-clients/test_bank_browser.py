@@ -63,8 +63,8 @@ def trifactord():
     tmp = Path(tempfile.mkdtemp(prefix="trifactor-bank."))
     daemon = _Daemon(_binary(), ["--dev", "--listen", "127.0.0.1:0", "--database-url", f"sqlite:{tmp / 't.db'}",
                                  "--key-file", str(tmp / "k.key"), "--trusted-proxies", "127.0.0.1",
-                                 # One demo mobile for every customer: more texts than a real number's limit allows.
-                                 "--verify-number-burst", "200"], tmp / "trifactord")
+                                 # One demo mobile for every customer: more texts than a real number's limits and budgets allow.
+                                 "--verify-number-burst", "200", "--verify-budget-prefix", "1000/h,10000/d"], tmp / "trifactord")
     try:
         yield daemon.port, tmp
     finally:
