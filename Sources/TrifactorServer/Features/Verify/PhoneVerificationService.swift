@@ -44,16 +44,7 @@ struct PhoneVerificationService: Sendable {
     ///   for a request of this key running for a number, `.deliveryUnavailable`).
     func start(_ s: Start, key: APIKey, client: AuditContext) throws -> VerificationID {
         let testNumbers = settings.testNumbers
-        let destinations = DestinationPolicy(allowedCountries: settings.allowedCountries, deniedCountries: settings.deniedCountries)
-        let unreachable: [FieldProblem] = s.steps.enumerated().compactMap { index, step in
-            guard testNumbers[step.to] == nil, let number = try? PhoneNumber(parsing: "+" + step.to), let reason = destinations.refusal(number) else { return nil }
-            return FieldProblem(name: "workflow[\(index)].to", reason: reason)
-        }
-        if !unreachable.isEmpty {
-            try transactions.write { try AuditLog.append(client.event(.verifyRefused, .denied, detail: "destination: \(unreachable.map(\.reason).joined(separator: "; "))"),
-                                                         at: clock.now().millis, on: $0) }
-            throw PhoneVerificationFailure.invalidParameters(unreachable)
-        }
+        try refuseUnreachable(s, client: client)
         do {
             if !canDeliver && s.steps.contains(where: { testNumbers[$0.to] == nil }) { throw PhoneVerificationFailure.deliveryUnavailable }
             let now = clock.now()
@@ -262,11 +253,7 @@ struct PhoneVerificationService: Sendable {
                 switch record.workflow.status {
                 case .completed:
                     try audit(.verifyCompleted, .success, "id=\(id)")
-                    for number in Set(record.numbers) where settings.testNumbers[number] == nil {
-                        if let country = try? PhoneNumber(parsing: "+" + number).countryCallingCode {
-                            try VerifyRepository.countConversion(country: country, completed: true, now: now.millis, on: db)
-                        }
-                    }
+                    try countCompleted(record, now: now.millis, on: db)
                 case .failed: try audit(.verifyTerminated, .failure, "id=\(id) too many wrong codes")
                 case .expired: try audit(.verifyExpired, .failure, "id=\(id)")
                 case .cancelled: try audit(.verifyCancelled, .success, "id=\(id)")
@@ -300,45 +287,7 @@ struct PhoneVerificationService: Sendable {
         for (key, limit) in buckets {
             if let wait = try RateLimiter.take(key, limit: limit, nowMillis: ms, on: db) { throw PhoneVerificationFailure.rateLimited(retryAfter: wait) }
         }
-        if !before {
-            try spend(s, now: ms, on: db)
-            for code in Set(zip(s.steps, s.countryCodes).filter { v.testNumbers[$0.0.to] == nil }.map(\.1)).sorted() {
-                try VerifyRepository.countConversion(country: code, completed: false, now: ms, on: db)
-            }
-        }
-    }
-
-    /// The SMS-pumping budgets: per number prefix (country code and the first six digits of the national
-    /// number), per country and in total, each per hour and per day. Over one, nothing is sent to that scope
-    /// (text or call) until it refills; the operator hears of it in the log.
-    private func spend(_ s: Start, now ms: Int64, on db: any SQLConnection) throws {
-        let b = settings.budgets
-        var scopes: [(String, VerifySettings.Budget)] = [("total", b.total)]
-        for (step, code) in zip(s.steps, s.countryCodes) where settings.testNumbers[step.to] == nil {
-            let national = step.to.dropFirst(String(code).count)
-            scopes.append(("prefix:\(code)\(national.prefix(6))", b.prefix))
-            scopes.append(("country:\(code)", b.country))
-        }
-        // Conversion: pumping sends many codes and none is entered. Checked before the budgets are spent.
-        let guardSettings = settings.conversion
-        for code in Set(zip(s.steps, s.countryCodes).filter { settings.testNumbers[$0.0.to] == nil }.map(\.1)).sorted() {
-            let seen = try VerifyRepository.conversion(country: code, hours: guardSettings.windowHours, now: ms, on: db)
-            if seen.started >= guardSettings.minimumVolume, Double(seen.completed) < guardSettings.minimumRate * Double(seen.started) {
-                logger.log("warning", "verify_conversion_low", ["country": .int(code), "started": .int(seen.started), "completed": .int(seen.completed)])
-                throw PhoneVerificationFailure.budgetExceeded(scope: "conversion:\(code)", retryAfter: 3600)
-            }
-        }
-        var seen = Set<String>()
-        for (scope, budget) in scopes where seen.insert(scope).inserted {
-            for (window, amount, seconds) in [("h", budget.perHour, 3600.0), ("d", budget.perDay, 86_400.0)] {
-                let limit = RateLimiter.Limit(burst: amount, rate: amount / seconds)
-                if let wait = try RateLimiter.take("budget:\(window):\(scope)", limit: limit, nowMillis: ms, on: db) {
-                    logger.log("warning", "verify_budget_exceeded", ["scope": .string(scope), "window": .string(window == "h" ? "hour" : "day"),
-                                                                     "budget": .int(Int(amount))])
-                    throw PhoneVerificationFailure.budgetExceeded(scope: scope, retryAfter: wait)
-                }
-            }
-        }
+        if !before { try spend(s, now: ms, on: db) }
     }
 
     /// The running request that holds `number`, after applying its due timeouts
