@@ -56,15 +56,21 @@ extension BankApp {
         }
         route(&router, "POST", "/open/verify") { [self] request in
             let (session, form, _) = try posted(request)
-            guard let opening = session.opening else { return redirect("/open") }
+            guard var opening = session.opening else { return redirect("/open") }
             let client = trifactor(session, request)
-            do {
-                try blocking({ try await client.verifyEmail(opening.email, code: form["code"] ?? "") })
-            } catch let error as TrifactorError where error.problem?.code == .invalidCode {
-                return page(openCodePage(session, title: "Check your email", text: "We sent a 6-digit code to \(opening.email).", action: "/open/verify",
-                                         error: "That code is wrong or has expired."), status: 400)
+            let email = opening.email
+            if !opening.emailVerified {
+                do {
+                    try blocking({ try await client.verifyEmail(email, code: form["code"] ?? "") })
+                } catch let error as TrifactorError where error.problem?.code == .invalidCode {
+                    return page(openCodePage(session, title: "Check your email", text: "We sent a 6-digit code to \(opening.email).", action: "/open/verify",
+                                             error: "That code is wrong or has expired."), status: 400)
+                }
+                opening.emailVerified = true
+                session.set(opening: opening)
             }
-            guard case .signedIn = try blocking({ try await client.signIn(email: opening.email, password: opening.password) }) else {
+            let (password, phone) = (opening.password, opening.phone)
+            guard case .signedIn = try blocking({ try await client.signIn(email: email, password: password) }) else {
                 // The email had second factors already: it is an existing Trifactor user; sign in as usual.
                 try createCustomer(opening)
                 session.set(opening: nil)
@@ -72,9 +78,12 @@ extension BankApp {
                 return redirect("/")
             }
             let enrollment: PendingEnrollment
-            do { enrollment = try blocking({ try await client.enrollPhone(opening.phone) }) } catch {
-                return page(openCodePage(session, title: "Check your email", text: "Your email is confirmed, but no code could be sent to your mobile.",
-                                         action: "/open/verify", error: Self.sentence(error)), status: (error as? TrifactorError)?.problem?.status ?? 503)
+            do { enrollment = try blocking({ try await client.enrollPhone(phone) }) } catch {
+                // The email stays confirmed: trying again only sends the text.
+                return page(Page.layout("No text could be sent", session: session, devPhone: configuration.devPhone, [
+                    Page.paragraph("Your email is confirmed, but no code could be sent to your mobile. " + Self.sentence(error)),
+                    Page.form("/open/verify", session, [Page.button("Send the text again")]),
+                ]), status: (error as? TrifactorError)?.problem?.status ?? 503)
             }
             var next = opening
             next.enrollment = enrollment

@@ -213,7 +213,9 @@ public final class Vault: Sendable {
         var header = old
         header.names = items.keys.sorted()
         header.check = PassphraseSeal.seal(SecureBytes(Self.checkText), key: derived, associatedData: Array(Self.format.utf8) + header.salt)
-        let plain = SecureBytes(Array((try? JSONEncoder().encode(items)) ?? Data("{}".utf8)))
+        // An item set that cannot be encoded is an error, never an empty vault written over the real one.
+        guard let encoded = try? JSONEncoder().encode(items) else { throw .damaged("its items could not be encoded; nothing was written") }
+        let plain = SecureBytes(Array(encoded))
         header.sealed = PassphraseSeal.seal(plain, key: derived, associatedData: associatedData(header))
         try writePrivate(try encode(header), to: url)
     }

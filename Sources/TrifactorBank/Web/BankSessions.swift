@@ -60,6 +60,8 @@ public final class BankSession: @unchecked Sendable {
         let password: String
         let phone: String
         let sitekey: Sitekey
+        /// The email code was accepted (a retry after a refused text must not ask for it again).
+        var emailVerified = false
         var enrollment: PendingEnrollment?
     }
 
