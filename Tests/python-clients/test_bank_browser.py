@@ -146,19 +146,12 @@ def open_account(page, bank, email, picture="owl", phrase="night watch"):
     expect(page.get_by_role("heading", name="Your accounts")).to_be_visible()
 
 
-def sign_in_with_sms(page, bank, email, picture="owl", phrase="night watch"):
-    page.goto(bank.url + "/")
+def enter_password(page, email, password=PASSWORD):
+    """The first two steps of signing in: the email, then (under the sitekey) the password."""
     page.get_by_label("Email").fill(email)
     page.get_by_role("button", name="Continue").click()
-    expect(page.get_by_role("img", name=f"Your picture: {picture}")).to_be_visible()
-    expect(page.get_by_text(phrase)).to_be_visible()
-    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_role("heading", name="Confirm it's you")).to_be_visible()
-    page.get_by_role("button", name=re.compile("Text me a code")).click()
-    page.get_by_label("Code").fill(bank.last_code(MOBILE, "sms"))
-    page.get_by_role("button", name="Confirm").click()
-    expect(page.get_by_role("heading", name="Your accounts")).to_be_visible()
 
 
 def test_open_an_account_then_sign_in_with_sitekey_and_sms(bank, phone):
@@ -315,10 +308,7 @@ def test_a_sign_in_approved_on_the_customers_trifactor_device_by_typing_the_numb
     init.expect(pexpect.EOF)
 
     # The bank in the browser: the device is one click away, and shows the number to pick.
-    phone.get_by_label("Email").fill("dave@example.com")
-    phone.get_by_role("button", name="Continue").click()
-    phone.get_by_label("Password").fill(PASSWORD)
-    phone.get_by_role("button", name="Sign in").click()
+    enter_password(phone, "dave@example.com")
     phone.get_by_role("button", name=re.compile("Approve on my device")).click()
     expect(phone.get_by_role("heading", name="Approve on your device")).to_be_visible()
     number = phone.locator(".number").inner_text().strip()
@@ -379,10 +369,7 @@ def test_settings_add_an_authenticator_app_after_confirming_make_recovery_codes_
 
     def sign_in_with(button, code):
         phone.get_by_role("button", name="Sign out").click()
-        phone.get_by_label("Email").fill("erin@example.com")
-        phone.get_by_role("button", name="Continue").click()
-        phone.get_by_label("Password").fill(PASSWORD)
-        phone.get_by_role("button", name="Sign in").click()
+        enter_password(phone, "erin@example.com")
         phone.get_by_role("button", name=button).click()
         phone.get_by_label(re.compile("code", re.I)).fill(code)
         phone.get_by_role("button", name="Confirm").click()
@@ -399,10 +386,7 @@ def test_call_me_instead_speaks_the_same_code(bank, phone):
 
     open_account(phone, bank, "frank@example.com", picture="cup", phrase="morning tea")
     phone.get_by_role("button", name="Sign out").click()
-    phone.get_by_label("Email").fill("frank@example.com")
-    phone.get_by_role("button", name="Continue").click()
-    phone.get_by_label("Password").fill(PASSWORD)
-    phone.get_by_role("button", name="Sign in").click()
+    enter_password(phone, "frank@example.com")
     phone.get_by_role("button", name=re.compile("Text me a code")).click()
     texted = bank.last_code(MOBILE, "sms")
     phone.get_by_role("button", name="Call me instead").click()
@@ -446,10 +430,7 @@ def test_a_passkey_added_in_settings_is_the_second_factor_and_signs_in_alone(ban
 
     # The passkey as second factor: password, then Touch ID / Face ID.
     page.get_by_role("button", name="Sign out", exact=True).click()
-    page.get_by_label("Email").fill("grace@example.com")
-    page.get_by_role("button", name="Continue").click()
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
+    enter_password(page, "grace@example.com")
     page.get_by_role("button", name="Use Touch ID / Face ID / your security key").click()
     expect(page.get_by_role("heading", name="Your accounts")).to_be_visible()
 
@@ -508,10 +489,7 @@ def test_changing_the_password_asks_for_a_second_factor_again_and_the_old_one_st
     expect(phone.get_by_role("status")).to_contain_text("Your password is changed")
 
     phone.get_by_role("button", name="Sign out", exact=True).click()
-    phone.get_by_label("Email").fill("heidi@example.com")
-    phone.get_by_role("button", name="Continue").click()
-    phone.get_by_label("Password").fill(PASSWORD)
-    phone.get_by_role("button", name="Sign in").click()
+    enter_password(phone, "heidi@example.com")
     expect(phone.get_by_role("alert")).to_contain_text("email or password is incorrect")
     phone.get_by_label("Password").fill("a whole new passphrase 9")
     phone.get_by_role("button", name="Sign in").click()
@@ -530,10 +508,7 @@ def test_a_customer_without_a_second_factor_adds_one_before_seeing_any_balance(b
     expect(phone.get_by_text("Removed.")).to_be_visible()
 
     phone.get_by_role("button", name="Sign out", exact=True).click()
-    phone.get_by_label("Email").fill("ivan@example.com")
-    phone.get_by_role("button", name="Continue").click()
-    phone.get_by_label("Password").fill(PASSWORD)
-    phone.get_by_role("button", name="Sign in").click()
+    enter_password(phone, "ivan@example.com")
     expect(phone.get_by_role("heading", name="Add two-step verification")).to_be_visible()
     phone.goto(bank.url + "/accounts")
     expect(phone.get_by_role("heading", name="Add two-step verification")).to_be_visible()
@@ -555,10 +530,7 @@ def test_the_sign_in_page_is_usable_by_keyboard_in_reading_order(bank, phone):
         order.append(phone.evaluate("document.activeElement.textContent.trim()"))
     assert order == ["Continue", "Sign in with my device, no password", "Sign in with a passkey", "Open an account"], order
     # A refused password is announced next to its field, which it describes.
-    phone.get_by_label("Email").fill("nobody@example.com")
-    phone.get_by_role("button", name="Continue").click()
-    phone.get_by_label("Password").fill("wrong password here")
-    phone.get_by_role("button", name="Sign in").click()
+    enter_password(phone, "nobody@example.com", "wrong password here")
     alert = phone.get_by_role("alert")
     expect(alert).to_contain_text("incorrect")
     assert phone.get_by_label("Password").get_attribute("aria-describedby") == alert.get_attribute("id")
