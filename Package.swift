@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "Crypto", dependencies: ["Core", "CSodium", "COpenSSL", "CTrifactorShim"], swiftSettings: strict),
         .target(name: "Phone", dependencies: ["CPhoneNumber"], swiftSettings: strict),
         .target(name: "WebAuthn", dependencies: ["Core", "Crypto", "CCBOR", "COpenSSL"], swiftSettings: strict),
-        .target(name: "Messaging", dependencies: ["Core", "CCurl", "CCurlShim"], swiftSettings: strict),
+        .target(name: "Messaging", dependencies: ["Core", "Crypto", "CCurl", "CCurlShim"], resources: [.copy("Templates")], swiftSettings: strict),
         .target(name: "Store", dependencies: ["CSQLite", "CPostgres", "CTrifactorShim"], swiftSettings: strict),
         .target(name: "HTTP", dependencies: ["API", "Logging", "CMicroHTTPD", "CTrifactorShim"], swiftSettings: strict),
         .target(

@@ -5,12 +5,21 @@ public struct CreateAccountRequest: Codable, Sendable {
     public var email: String
     public var password: String
     public var displayName: String?
-    public init(email: String, password: String, displayName: String? = nil) {
+    /// The language of the account's messages (`de-de`, `ar`); the server's default when absent.
+    public var locale: String?
+    public init(email: String, password: String, displayName: String? = nil, locale: String? = nil) {
         self.email = email
         self.password = password
         self.displayName = displayName
+        self.locale = locale
     }
-    enum CodingKeys: String, CodingKey { case email, password, displayName = "display_name" }
+    enum CodingKeys: String, CodingKey { case email, password, displayName = "display_name", locale }
+}
+
+/// `PATCH /v1/account`: the language of the account's messages (null: the server's default).
+public struct UpdateAccountRequest: Codable, Sendable {
+    public var locale: String?
+    public init(locale: String?) { self.locale = locale }
 }
 
 /// The answer to sign-up and resend: the same whether or not the email is known.
@@ -50,15 +59,18 @@ public struct UserInfo: Codable, Sendable, Equatable {
     public var displayName: String?
     public var emailVerified: Bool
     public var createdAt: Date
-    public init(id: String, email: String, displayName: String?, emailVerified: Bool, createdAt: Date) {
+    /// The language of the account's messages (nil: the server's default).
+    public var locale: String?
+    public init(id: String, email: String, displayName: String?, emailVerified: Bool, createdAt: Date, locale: String? = nil) {
         self.id = id
         self.email = email
         self.displayName = displayName
         self.emailVerified = emailVerified
         self.createdAt = createdAt
+        self.locale = locale
     }
     enum CodingKeys: String, CodingKey {
-        case id, email, displayName = "display_name", emailVerified = "email_verified", createdAt = "created_at"
+        case id, email, displayName = "display_name", emailVerified = "email_verified", createdAt = "created_at", locale
     }
 }
 

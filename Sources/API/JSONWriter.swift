@@ -117,6 +117,7 @@ extension UserInfo: FastJSONEncodable {
             w.field("email", email)
             w.field("email_verified", emailVerified)
             w.field("id", id)
+            w.field("locale", locale)
         }
     }
 }

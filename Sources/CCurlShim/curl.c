@@ -6,4 +6,8 @@ CURLcode trifactor_curl_set_pointer(CURL *handle, CURLoption option, void *value
 CURLcode trifactor_curl_set_read_function(CURL *handle, size_t (*function)(char *, size_t, size_t, void *)) {
     return curl_easy_setopt(handle, CURLOPT_READFUNCTION, function);
 }
+CURLcode trifactor_curl_set_write_function(CURL *handle, size_t (*function)(char *, size_t, size_t, void *)) {
+    return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, function);
+}
+CURLcode trifactor_curl_set_size(CURL *handle, CURLoption option, curl_off_t value) { return curl_easy_setopt(handle, option, value); }
 CURLcode trifactor_curl_info_long(CURL *handle, CURLINFO info, long *value) { return curl_easy_getinfo(handle, info, value); }

@@ -6,4 +6,5 @@
 #include <openssl/hmac.h>
 #include <openssl/x509.h>
 #include <openssl/bn.h>
+#include <openssl/pem.h>
 #endif

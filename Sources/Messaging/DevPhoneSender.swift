@@ -9,7 +9,8 @@ public struct DevPhoneSender: MessageSender {
 
     public var channels: Set<Channel> { Set(Channel.allCases) }
 
-    public func send(_ message: OutgoingMessage) throws(DeliveryError) {
+    public func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery {
         log(message)
+        return Delivery(provider: "dev-phone")
     }
 }

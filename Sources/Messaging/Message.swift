@@ -14,14 +14,32 @@ public struct OutgoingMessage: Sendable, Equatable {
     public let text: String
     /// BCP 47 language tag (`en-us`), for a voice to speak in.
     public let locale: String
+    /// An email's subject (nil for texts and calls).
+    public let subject: String?
 
     /// A message.
-    public init(id: String, channel: Channel, to: String, text: String, locale: String = "en-us") {
+    public init(id: String, channel: Channel, to: String, text: String, locale: String = "en-us", subject: String? = nil) {
         self.id = id
         self.channel = channel
         self.to = to
         self.text = text
         self.locale = locale
+        self.subject = subject
+    }
+}
+
+/// A message a sender accepted: who took it and under which id, so a
+/// delivery receipt from that provider can find it later.
+public struct Delivery: Sendable, Equatable {
+    /// `vonage`, `twilio`, `smtp`, `dev-phone`.
+    public let provider: String
+    /// The provider's id of the message or call (nil when it gives none).
+    public let reference: String?
+
+    /// An accepted message.
+    public init(provider: String, reference: String? = nil) {
+        self.provider = provider
+        self.reference = reference
     }
 }
 
@@ -42,12 +60,12 @@ public struct DeliveryError: Error, Sendable, Equatable, CustomStringConvertible
     public var description: String { reason }
 }
 
-/// Delivers messages: the dev phone now, SMS and voice providers later.
+/// Delivers messages: the dev phone, SMTP, SMS and voice providers.
 /// Called from the outbox dispatcher's thread, never inside a transaction.
 public protocol MessageSender: Sendable {
     /// The channels this sender can deliver.
     var channels: Set<Channel> { get }
-    /// Delivers one message.
+    /// Delivers one message; returns who accepted it.
     /// - Throws: `DeliveryError` when the message was not accepted.
-    func send(_ message: OutgoingMessage) throws(DeliveryError)
+    func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery
 }

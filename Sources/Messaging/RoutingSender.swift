@@ -8,10 +8,10 @@ public struct RoutingSender: MessageSender {
 
     public var channels: Set<Channel> { senders.reduce(into: Set<Channel>()) { $0.formUnion($1.channels) } }
 
-    public func send(_ message: OutgoingMessage) throws(DeliveryError) {
+    public func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery {
         guard let sender = senders.first(where: { $0.channels.contains(message.channel) }) else {
             throw DeliveryError(reason: "no sender for \(message.channel.rawValue)", retryable: false)
         }
-        try sender.send(message)
+        return try sender.send(message)
     }
 }

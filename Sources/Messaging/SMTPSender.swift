@@ -41,10 +41,11 @@ public struct SMTPSender: MessageSender {
 
     static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
-    public func send(_ message: OutgoingMessage) throws(DeliveryError) {
+    public func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery {
         guard message.channel == .email else { throw DeliveryError(reason: "SMTP sends email only", retryable: false) }
         let now = Date()
-        let document = Self.document(message, settings: settings, date: now, messageID: "<\(message.id).\(UUID().uuidString.lowercased())@\(Self.domain(of: settings.from))>")
+        let messageID = "<\(message.id).\(UUID().uuidString.lowercased())@\(Self.domain(of: settings.from))>"
+        let document = Self.document(message, settings: settings, date: now, messageID: messageID)
         guard let handle = curl_easy_init() else { throw DeliveryError(reason: "curl_easy_init failed", retryable: true) }
         defer { curl_easy_cleanup(handle) }
         let body = UploadBody(Array(document.utf8))
@@ -81,13 +82,14 @@ public struct SMTPSender: MessageSender {
             _ = withUnsafeMutablePointer(to: &response) { trifactor_curl_info_long(handle, CURLINFO_RESPONSE_CODE, $0) }
             throw DeliveryError(reason: "SMTP \(response == 0 ? "" : "\(response) ")\(String(cString: curl_easy_strerror(result)))", retryable: true)
         }
+        return Delivery(provider: "smtp", reference: messageID)
     }
 
     // MARK: The message
 
     static func document(_ message: OutgoingMessage, settings: Settings, date: Date, messageID: String) -> String {
         let boundary = "trifactor-\(UUID().uuidString.lowercased())"
-        let subject = "\(settings.brand): " + (message.text.split(separator: ".").first.map { String($0.prefix(60)) } ?? "a message")
+        let subject = message.subject ?? "\(settings.brand): " + (message.text.split(separator: ".").first.map { String($0.prefix(60)) } ?? "a message")
         let html = "<!doctype html><html><body><p>" + escape(message.text).replacingOccurrences(of: "\n", with: "<br>") + "</p></body></html>"
         var lines = [
             "Date: \(rfc5322(date))",

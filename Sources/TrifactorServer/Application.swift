@@ -46,10 +46,10 @@ struct Services: Sendable {
         let hub = LongPollHub()
         let cache = SessionCache()
         let changes = ChangeFeed.live(local: local(hub: hub, cache: cache), database: database, logger: logger)
-        let outbox = Outbox(random: random)
+        let outbox = Outbox(random: random, texts: MessageTexts(catalog: MessageCatalog.bundled.fallingBack(to: c.messageLanguage), brand: c.totpIssuer))
         let hashing = try PasswordHashing.argon2id(opsLimit: c.argon2OpsLimit, memoryKiB: c.argon2MemoryKiB)
         let policies = SessionPolicies(aal1: c.sessions, aal2: c.sessionsAAL2)
-        let issuer = SessionIssuer(random: random)
+        let issuer = SessionIssuer(random: random, outbox: outbox)
         let verifications = PhoneVerificationService(transactions: transactions, clock: clock, random: random, outbox: outbox, logger: logger,
                                                      settings: c.verify, canDeliver: sender?.channels.contains(.sms) == true)
         let relyingParty = RelyingParty(id: c.rpID, name: c.rpName, origins: c.origins, allowsAnyLocalhostPort: c.dev)
@@ -135,12 +135,34 @@ public enum Application {
             senders.append(SMTPSender(smtp))
             logger.log("info", "smtp", ["server": .string(smtp.url.host ?? ""), "from": .string(smtp.from), "starttls_required": .bool(smtp.requireTLS)])
         }
+        if !configuration.providers.isEmpty {
+            var providers: [any MessageSender] = []
+            for account in configuration.providers {
+                switch account.kind {
+                case .vonage:
+                    do { providers.append(try VonageSender(account, callbackBase: configuration.publicURL)) } catch {
+                        throw ResourceFailure(description: error.description)
+                    }
+                case .twilio:
+                    providers.append(TwilioSender(account, callbackBase: configuration.publicURL))
+                }
+                logger.log("info", "sms_provider", ["account": .string(account.description),
+                                                    "channels": .string(account.channels.map(\.rawValue).sorted().joined(separator: ","))])
+            }
+            senders.append(FailoverSender(providers) { failure, message in
+                logger.log("warn", "provider_failover", ["id": .string(message.id), "channel": .string(message.channel.rawValue),
+                                                         "reason": .string(failure.reason)])
+            })
+            if configuration.publicURL == nil {
+                logger.log("warn", "no_public_url", ["detail": "providers are not asked for delivery receipts until TRIFACTOR_PUBLIC_URL is set"])
+            }
+        }
         if configuration.dev {
             senders.append(DevPhoneSender { message in
                 logger.log("info", "dev_phone", ["id": .string(message.id), "channel": .string(message.channel.rawValue),
                                                  "to": .string(message.to), "text": .string(message.text)])
             })
-        } else {
+        } else if configuration.providers.isEmpty {
             logger.log("warn", "no_phone_sender", ["detail": "phone codes are refused (503) until an SMS and voice provider is configured"])
         }
         let sender: (any MessageSender)? = senders.isEmpty ? nil : RoutingSender(senders)

@@ -127,7 +127,7 @@ struct MFATests {
             let pending = try first.decode(MFARequired.self).pendingCredential
             let id = hint.enrollmentID
             #expect(try server.json("POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": id]).status == 202)
-            #expect(try user.lastSMS("14155550100")?.contains("Your sign-in code") == true)
+            #expect(try user.lastSMS("14155550100")?.contains("your verification code is") == true)
             let signInCode = try #require(try user.lastSMSCode("14155550100"))
             let done = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": id, "code": signInCode])
             #expect(done.status == 201)

@@ -88,7 +88,7 @@ struct StepUpTests {
             #expect(try created.decode(AuthorizationCreated.self).summary == "Confirm transfer of EUR 250.00 to Alice Example")
             let id = try created.decode(AuthorizationCreated.self).authorizationID
             let sms = try #require(try user.lastSMS("447400123456"))
-            #expect(sms.contains("Confirm transfer of EUR 250.00 to Alice Example: code "))
+            #expect(sms.contains("to confirm the transfer of €250.00 to Alice Example, your code is "))
             let code = try #require(try user.lastSMSCode("447400123456"))
             let approved = try user.call("POST", "/v1/authorizations/\(id)", ["code": code])
             #expect(try approved.status == 200 && approved.decode(AuthorizationStatus.self).status == "approved")

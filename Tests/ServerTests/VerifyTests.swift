@@ -19,7 +19,7 @@ struct VerifyTests {
             let id = try start.decode(VerificationStarted.self).requestID
             #expect(UUID(uuidString: id) != nil)
             let text = try #require(try api.messages(to: Self.mobile).first?.text)
-            #expect(text.hasPrefix("Acme: your verification code is ") && text.contains("valid for 5 minutes"))
+            #expect(text.hasPrefix("Acme: your verification code is ") && text.contains("Valid for 5 min."))
             let code = try #require(try api.smsCode(to: Self.mobile))
             #expect(code.count == 6)
             #expect(api.delivered(1))

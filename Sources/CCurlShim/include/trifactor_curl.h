@@ -8,6 +8,8 @@ CURLcode trifactor_curl_set_string(CURL *handle, CURLoption option, const char *
 CURLcode trifactor_curl_set_long(CURL *handle, CURLoption option, long value);
 CURLcode trifactor_curl_set_pointer(CURL *handle, CURLoption option, void *value);
 CURLcode trifactor_curl_set_read_function(CURL *handle, size_t (*function)(char *, size_t, size_t, void *));
+CURLcode trifactor_curl_set_write_function(CURL *handle, size_t (*function)(char *, size_t, size_t, void *));
+CURLcode trifactor_curl_set_size(CURL *handle, CURLoption option, curl_off_t value);
 /* curl_easy_getinfo is variadic too. */
 CURLcode trifactor_curl_info_long(CURL *handle, CURLINFO info, long *value);
 #endif

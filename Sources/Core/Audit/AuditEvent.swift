@@ -50,6 +50,11 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case passwordChanged = "password.changed"
     case passwordChangeFailed = "password.change_failed"
     case mfaRenamed = "mfa.renamed"
+    case accountUpdated = "account.updated"
+    /// A provider's delivery receipt or call event, verified and applied.
+    case deliveryReceipt = "delivery.receipt"
+    /// A receipt that was unsigned, mis-signed or stale: refused.
+    case deliveryReceiptRefused = "delivery.receipt_refused"
 }
 
 /// The outcome recorded with an event.

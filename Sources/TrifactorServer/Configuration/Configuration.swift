@@ -14,6 +14,12 @@ public struct Configuration: Sendable {
     public var dev = false
     /// Email over SMTP (`TRIFACTOR_SMTP_URL`); nil: emails wait in the outbox (dev mode shows them).
     public var smtp: SMTPSender.Settings?
+    /// SMS and voice provider accounts in failover order (`TRIFACTOR_SMS_PROVIDER`).
+    public var providers: [ProviderAccount] = []
+    /// This server's public address, for providers' delivery receipts (nil: none asked for).
+    public var publicURL: URL?
+    /// The language of messages whose locale and recipient name none of the catalog's.
+    public var messageLanguage = "en"
     /// HTTP settings: where to listen (127.0.0.1:8080), threads, worker pool, body limit, TLS.
     public var http = HTTPServerConfiguration()
     /// Argon2id cost: passes and memory in KiB.

@@ -15,7 +15,9 @@ struct Setting: Sendable {
     /// Applies the value, or returns the sentence saying why it is invalid.
     let apply: @Sendable (inout Configuration, String) -> String?
 
-    static let all: [Setting] = [
+    static let all: [Setting] = general + delivery
+
+    static let general: [Setting] = [
         Setting(variable: "TRIFACTOR_DATABASE_URL", flag: "--database-url", valueName: "URL",
                 help: "Database: sqlite:PATH (embedded) or postgres://USER@HOST:PORT/DB", defaultText: "sqlite:data/trifactor.db") { c, v in
             let scheme = v.lowercased()
@@ -126,42 +128,6 @@ struct Setting: Sendable {
                 return "TRIFACTOR_VERIFY_CONVERSION must be RATE,VOLUME,HOURS like 0.2,200,24 (rate 0 to 1, hours 1 to 168)."
             }
             c.verify.conversion = .init(minimumRate: rate, minimumVolume: volume, windowHours: hours)
-            return nil
-        },
-        Setting(variable: "TRIFACTOR_SMTP_URL", flag: "--smtp-url", valueName: "URL",
-                help: "Send email through this SMTP server: smtp://USER@HOST:587 (STARTTLS required) or smtps://USER@HOST:465", defaultText: "none") { c, v in
-            guard let url = URL(string: v), ["smtp", "smtps"].contains(url.scheme ?? ""), url.host != nil, url.password == nil else {
-                return "TRIFACTOR_SMTP_URL must be smtp://USER@HOST:PORT or smtps://…, with the password in TRIFACTOR_SMTP_PASSWORD_FILE."
-            }
-            var smtp = c.smtp ?? SMTPSender.Settings(url: url, password: nil, from: "Trifactor <noreply@\(url.host ?? "localhost")>")
-            smtp.url = url
-            c.smtp = smtp
-            return nil
-        },
-        Setting(variable: "TRIFACTOR_SMTP_PASSWORD_FILE", flag: "--smtp-password-file", valueName: "PATH",
-                help: "File holding the SMTP password (never logged)", defaultText: "none") { c, v in
-            guard let data = FileManager.default.contents(atPath: v), let text = String(data: data, encoding: .utf8) else {
-                return "TRIFACTOR_SMTP_PASSWORD_FILE (\(v)) cannot be read."
-            }
-            guard var smtp = c.smtp else { return "Set TRIFACTOR_SMTP_URL before TRIFACTOR_SMTP_PASSWORD_FILE." }
-            smtp.password = text.trimmingCharacters(in: .newlines)
-            c.smtp = smtp
-            return nil
-        },
-        Setting(variable: "TRIFACTOR_SMTP_FROM", flag: "--smtp-from", valueName: "MAILBOX",
-                help: "From of every email: Trifactor <noreply@example.com>", defaultText: "Trifactor <noreply@SMTP host>") { c, v in
-            guard v.contains("@"), !v.contains("\r"), !v.contains("\n"), var smtp = c.smtp else {
-                return "TRIFACTOR_SMTP_FROM must be a mailbox like Trifactor <noreply@example.com>, after TRIFACTOR_SMTP_URL."
-            }
-            smtp.from = v
-            c.smtp = smtp
-            return nil
-        },
-        Setting(variable: "TRIFACTOR_SMTP_CA_FILE", flag: "--smtp-ca-file", valueName: "PATH",
-                help: "CA bundle to trust for the SMTP server instead of the system's", defaultText: "system") { c, v in
-            guard FileManager.default.fileExists(atPath: v), var smtp = c.smtp else { return "TRIFACTOR_SMTP_CA_FILE must name a PEM file, after TRIFACTOR_SMTP_URL." }
-            smtp.caFile = v
-            c.smtp = smtp
             return nil
         },
         Setting(variable: "TRIFACTOR_TRUSTED_PROXIES", flag: "--trusted-proxies", valueName: "LIST",

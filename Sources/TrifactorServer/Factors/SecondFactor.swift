@@ -21,7 +21,7 @@ protocol SecondFactor: Sendable {
     /// Sends (a phone code) or issues (what a device or passkey signs) what
     /// the user answers for `purpose`; nothing for factors the user carries.
     /// `message` says what the code confirms ("Confirm transfer of …").
-    func challenge(_ factor: Factor, purpose: Purpose, message: String?, client: AuditContext, now: Date) throws -> ChallengeIssued
+    func challenge(_ factor: Factor, purpose: Purpose, intent: CodeIntent, client: AuditContext, now: Date) throws -> ChallengeIssued
 
     /// Checks `proof` for `purpose` inside the caller's transaction, spending
     /// what it uses (a TOTP step, a challenge, a recovery code): true once,

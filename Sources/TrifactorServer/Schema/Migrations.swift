@@ -237,5 +237,14 @@ public enum Schema {
               PRIMARY KEY (country, hour)
             );
             """),
+        Migration(version: 6, name: "email subjects, provider receipts, the language of each user", sql: """
+            ALTER TABLE outbox ADD COLUMN subject TEXT;
+            ALTER TABLE outbox ADD COLUMN provider TEXT;
+            ALTER TABLE outbox ADD COLUMN provider_ref TEXT;
+            ALTER TABLE outbox ADD COLUMN receipt_status TEXT;
+            ALTER TABLE outbox ADD COLUMN receipt_at {{bigint}};
+            CREATE INDEX outbox_provider_ref ON outbox (provider, provider_ref);
+            ALTER TABLE users ADD COLUMN locale TEXT;
+            """),
     ]
 }

@@ -26,17 +26,26 @@ struct Outbox {
     }
 
     let random: RandomSource
+    /// The words of every message, in the recipient's language.
+    var texts = MessageTexts(catalog: .bundled, brand: "Trifactor")
 
     /// Queues a message at `now` (ms); `held` ones wait for `release(ref:)`.
     /// `ref` names what the message belongs to (`verify:<id>:<step>`), for
     /// release, void and delivery-failure handling.
-    func enqueue(channel: Channel, to: String, text: String, ref: String? = nil, held: Bool = false, locale: String = "en-us",
-                 now: Int64, on db: any SQLConnection) throws {
+    func enqueue(channel: Channel, to: String, text: String, subject: String? = nil, ref: String? = nil, held: Bool = false,
+                 locale: String = "en-us", now: Int64, on db: any SQLConnection) throws {
         try db.execute("""
-            INSERT INTO outbox (id, channel, recipient, body, status, created_at, ref, locale, next_attempt_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $6)
+            INSERT INTO outbox (id, channel, recipient, body, status, created_at, ref, locale, next_attempt_at, subject)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $6, $9)
             """, [MessageID.random(using: random).sql, .text(channel.rawValue), .text(to), .text(text), (held ? OutboxStatus.held : .pending).sql,
-                  .int(now), SQLValue(ref), .text(locale)])
+                  .int(now), SQLValue(ref), .text(locale), SQLValue(subject)])
+    }
+
+    /// Queues an email from the catalog: `key.subject` and `key.body` in `language`.
+    func enqueueEmail(_ key: String, to: String, language: String, values: [String: MessageCatalog.Value] = [:],
+                      now: Int64, on db: any SQLConnection) throws {
+        let email = texts.email(key, language: language, values)
+        try enqueue(channel: .email, to: to, text: email.body, subject: email.subject, locale: language, now: now, on: db)
     }
 
     /// Makes the held message `ref` due at `now`; false when there is none.

@@ -48,22 +48,23 @@ final class OutboxDispatcher: Sendable {
                               WHERE (status = 'pending' AND next_attempt_at <= $1) OR (status = 'sending' AND lease_until < $1)
                               ORDER BY seq LIMIT 1)
                   AND ((status = 'pending' AND next_attempt_at <= $1) OR (status = 'sending' AND lease_until < $1))
-                RETURNING seq, id, channel, recipient, body, locale, attempts, ref
+                RETURNING seq, id, channel, recipient, body, locale, attempts, ref, subject
                 """, [.int(now), .int(now + Self.leaseMillis)])
         }
         for row in claimed {
             let seq = try row.int("seq")
             let message = OutgoingMessage(id: try row.text("id"), channel: try row.value("channel"),
-                                          to: try row.text("recipient"), text: try row.text("body"), locale: try row.text("locale"))
+                                          to: try row.text("recipient"), text: try row.text("body"), locale: try row.text("locale"),
+                                          subject: try row.optionalText("subject"))
             let attempts = Int(try row.int("attempts")) + 1
             let ref = try row.optionalText("ref")
-            var failure: DeliveryError?
+            let outcome: Result<Delivery, DeliveryError>
             if !sender.channels.contains(message.channel) {
-                failure = DeliveryError(reason: "no sender for the \(message.channel.rawValue) channel", retryable: false)
+                outcome = .failure(DeliveryError(reason: "no sender for the \(message.channel.rawValue) channel", retryable: false))
             } else {
-                do { try sender.send(message) } catch { failure = error }
+                do { outcome = .success(try sender.send(message)) } catch { outcome = .failure(error) }
             }
-            try record(seq: seq, lease: now + Self.leaseMillis, attempts: attempts, ref: ref, failure: failure, message: message)
+            try record(seq: seq, lease: now + Self.leaseMillis, attempts: attempts, ref: ref, outcome: outcome, message: message)
         }
         return claimed.count
     }
@@ -71,15 +72,21 @@ final class OutboxDispatcher: Sendable {
     /// Records the outcome only while this dispatcher still holds the lease
     /// (another instance may have taken an expired one; a voided message
     /// must not go back to pending).
-    private func record(seq: Int64, lease: Int64, attempts: Int, ref: String?, failure: DeliveryError?, message: OutgoingMessage) throws {
+    private func record(seq: Int64, lease: Int64, attempts: Int, ref: String?, outcome: Result<Delivery, DeliveryError>, message: OutgoingMessage) throws {
         try transactions.write { db in
             let now = clock.now().millis
-            guard let failure else {
+            let failure: DeliveryError
+            switch outcome {
+            case .success(let delivery):
                 // Outside dev mode the text (and the code in it) is not kept once delivered.
                 let body = keepsDelivered ? message.text : ""
-                try db.execute("UPDATE outbox SET status = 'sent', delivered_at = $2, attempts = $3, body = $4 WHERE seq = $1 AND status = 'sending' AND lease_until = $5",
-                               [.int(seq), .int(now), .int(Int64(attempts)), .text(body), .int(lease)])
+                try db.execute("""
+                    UPDATE outbox SET status = 'sent', delivered_at = $2, attempts = $3, body = $4, provider = $6, provider_ref = $7
+                    WHERE seq = $1 AND status = 'sending' AND lease_until = $5
+                    """, [.int(seq), .int(now), .int(Int64(attempts)), .text(body), .int(lease), .text(delivery.provider), SQLValue(delivery.reference)])
                 return
+            case .failure(let error):
+                failure = error
             }
             if failure.retryable && attempts < Self.maxAttempts {
                 let delay = Int64(min(60, 1 << attempts)) * 1000

@@ -8,12 +8,13 @@ final class TestSender: MessageSender {
 
     var channels: Set<Channel> { Set(Channel.allCases) }
 
-    func send(_ message: OutgoingMessage) throws(DeliveryError) {
+    func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery {
         let failure = state.withLock { s -> DeliveryError? in
             if s.failure == nil { s.sent.append(message) }
             return s.failure
         }
         if let failure { throw failure }
+        return Delivery(provider: "test", reference: message.id)
     }
 
     /// Messages delivered so far, oldest first.

@@ -46,7 +46,7 @@ struct DeviceKeyFactor: SecondFactor {
         return EnrolledCredential(credential: .device(key))
     }
 
-    func challenge(_ factor: Factor, purpose: Purpose, message: String?, client: AuditContext, now: Date) throws -> ChallengeIssued {
+    func challenge(_ factor: Factor, purpose: Purpose, intent: CodeIntent, client: AuditContext, now: Date) throws -> ChallengeIssued {
         let challenge = Base64URL.encode(random.bytes(32))
         try transactions.write { db in
             try FactorRepository.insertChallenge(id: .random(using: random), factor: factor, purpose: purpose, challenge: challenge, verification: nil,

@@ -56,7 +56,7 @@ struct PasskeyFactor: SecondFactor {
                                                                backedUp: result.backedUp)))
     }
 
-    func challenge(_ factor: Factor, purpose: Purpose, message: String?, client: AuditContext, now: Date) throws -> ChallengeIssued {
+    func challenge(_ factor: Factor, purpose: Purpose, intent: CodeIntent, client: AuditContext, now: Date) throws -> ChallengeIssued {
         guard case .passkey(let passkey) = factor.credential else { throw SecondFactorFailure.unusable }
         // For a bound action: 16 random bytes and the action's hash, so the signature covers the action.
         let bytes = random.bytes(16) + (purpose.actionHash.flatMap { Hex.decode($0) } ?? random.bytes(16))

@@ -23,7 +23,7 @@ struct RecoveryCodesFactor: SecondFactor {
 
     func finishEnrollment(_ draft: EnrollmentDraft, proof: EnrollmentProof, client: AuditContext, now: Date, on db: any SQLConnection) throws -> EnrolledCredential? { nil }
 
-    func challenge(_ factor: Factor, purpose: Purpose, message: String?, client: AuditContext, now: Date) throws -> ChallengeIssued { .none }
+    func challenge(_ factor: Factor, purpose: Purpose, intent: CodeIntent, client: AuditContext, now: Date) throws -> ChallengeIssued { .none }
 
     func verify(_ factor: Factor, proof: Proof, purpose: Purpose, client: AuditContext, now: Date, on db: any SQLConnection) throws -> Bool {
         guard case .code(let code) = proof else { return false }
@@ -34,10 +34,8 @@ struct RecoveryCodesFactor: SecondFactor {
         let left = try db.queryOne("SELECT COUNT(*) AS n FROM recovery_codes WHERE factor_id = $1 AND used_at IS NULL", [factor.id.sql])?.int("n") ?? 0
         try AuditLog.append(client.event(.recoveryCodeUsed, .success, userID: factor.userID, detail: "left=\(left)"), at: now.millis, on: db)
         if let user = try AccountRepository.find(id: factor.userID, on: db) {
-            try outbox.enqueue(channel: .email, to: user.email, text: """
-                A recovery code was just used to sign in to your Trifactor account. \(left) unused codes are left. \
-                If this was not you, sign in and remove your second factors' access now.
-                """, now: now.millis, on: db)
+            try outbox.enqueueEmail("recovery_code_used", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale),
+                                    values: ["left": .number(Int(left))], now: now.millis, on: db)
         }
         return true
     }

@@ -39,7 +39,7 @@ struct TOTPFactor: SecondFactor {
         return EnrolledCredential(credential: .totp(secret), initialStep: Int64(step))
     }
 
-    func challenge(_ factor: Factor, purpose: Purpose, message: String?, client: AuditContext, now: Date) throws -> ChallengeIssued { .none }
+    func challenge(_ factor: Factor, purpose: Purpose, intent: CodeIntent, client: AuditContext, now: Date) throws -> ChallengeIssued { .none }
 
     func verify(_ factor: Factor, proof: Proof, purpose: Purpose, client: AuditContext, now: Date, on db: any SQLConnection) throws -> Bool {
         guard case .code(let code) = proof, case .totp(let secret) = factor.credential,

@@ -10,16 +10,19 @@ struct UserRecord: Sendable {
     let passwordHash: String
     let emailVerifiedAt: Int64?
     let createdAt: Int64
+    /// The language of their messages (`de-de`; nil: the server's default).
+    var locale: String? = nil
 
     /// The user as the API shows it.
     var info: UserInfo {
-        UserInfo(id: id.raw, email: email, displayName: displayName, emailVerified: emailVerifiedAt != nil, createdAt: Date(millis: createdAt))
+        UserInfo(id: id.raw, email: email, displayName: displayName, emailVerified: emailVerifiedAt != nil, createdAt: Date(millis: createdAt),
+                 locale: locale)
     }
 }
 
 /// The `users` table: the accounts feature's own.
 enum AccountRepository {
-    private static let columns = "id, email, display_name, password_hash, email_verified_at, created_at"
+    private static let columns = "id, email, display_name, password_hash, email_verified_at, created_at, locale"
 
     static func find(email: String, on db: any SQLConnection) throws -> UserRecord? {
         try db.queryOne("SELECT \(columns) FROM users WHERE email = $1", [.text(email)]).map(record)
@@ -32,8 +35,9 @@ enum AccountRepository {
     /// Inserts a user. - Throws: `StoreError` `.uniqueViolation` when the email is taken.
     static func insert(_ user: UserRecord, on db: any SQLConnection) throws {
         try db.execute(
-            "INSERT INTO users (id, email, display_name, password_hash, email_verified_at, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
-            [user.id.sql, .text(user.email), SQLValue(user.displayName), .text(user.passwordHash), SQLValue(user.emailVerifiedAt), .int(user.createdAt)])
+            "INSERT INTO users (id, email, display_name, password_hash, email_verified_at, created_at, locale) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            [user.id.sql, .text(user.email), SQLValue(user.displayName), .text(user.passwordHash), SQLValue(user.emailVerifiedAt), .int(user.createdAt),
+             SQLValue(user.locale)])
     }
 
     /// Serialises changes to one user's factors, sessions and pushes until the
@@ -53,6 +57,10 @@ enum AccountRepository {
         try db.execute("UPDATE users SET password_hash = $3 WHERE id = $1 AND password_hash = $2", [id.sql, .text(old), .text(new)]) == 1
     }
 
+    static func setLocale(_ id: UserID, _ locale: String?, on db: any SQLConnection) throws {
+        try db.execute("UPDATE users SET locale = $2 WHERE id = $1", [id.sql, SQLValue(locale)])
+    }
+
     /// Users, newest first.
     static func list(limit: Int, on db: any SQLConnection) throws -> [UserRecord] {
         try db.query("SELECT \(columns) FROM users ORDER BY created_at DESC, id LIMIT $1", [.int(Int64(limit))]).map(record)
@@ -61,6 +69,6 @@ enum AccountRepository {
     private static func record(_ row: Row) throws -> UserRecord {
         UserRecord(id: try row.id("id"), email: try row.text("email"), displayName: try row.optionalText("display_name"),
                    passwordHash: try row.text("password_hash"), emailVerifiedAt: try row.optionalInt("email_verified_at"),
-                   createdAt: try row.int("created_at"))
+                   createdAt: try row.int("created_at"), locale: try row.optionalText("locale"))
     }
 }

@@ -1,6 +1,8 @@
+import API
 import Core
 import Crypto
 import Foundation
+import Messaging
 import Store
 
 /// Sign-up, email verification and resending the code. Answers never tell
@@ -32,8 +34,9 @@ struct AccountService: Sendable {
     /// Creates an account and sends its verification code, or warns the
     /// owner of a known address; the same outcome either way.
     /// - Throws: `CommonFailure.invalidFields` (email, password, display name), `.rateLimited`, `.unavailable`.
-    func signUp(email rawEmail: String, password: String, displayName rawName: String?, client: AuditContext) throws {
+    func signUp(email rawEmail: String, password: String, displayName rawName: String?, locale: String? = nil, client: AuditContext) throws {
         var invalid: [FieldProblem] = []
+        if let locale, outbox.texts.catalog.language(of: locale) == nil || !Self.isLocale(locale) { invalid.append(Self.localeProblem) }
         let email = EmailAddress(rawEmail)
         if email == nil { invalid.append(FieldProblem(name: "email", reason: "is not a valid email address")) }
         if let violation = passwordPolicy.violation(password, email: email) {
@@ -54,15 +57,13 @@ struct AccountService: Sendable {
         do {
             try transactions.write { db in
                 if let existing = try AccountRepository.find(email: email.value, on: db) {
-                    try outbox.enqueue(channel: .email, to: existing.email, text: """
-                        Someone tried to create a Trifactor account with this email address. If it was you, sign in instead; \
-                        otherwise you can ignore this message: nothing has changed.
-                        """, now: now, on: db)
+                    try outbox.enqueueEmail("signup_exists", to: existing.email, language: outbox.texts.language(locale: nil, user: existing.locale),
+                                            now: now, on: db)
                     try AuditLog.append(client.event(.signupForExistingEmail, .denied, userID: existing.id), at: now, on: db)
                     return
                 }
                 let user = UserRecord(id: .random(using: random), email: email.value, displayName: displayName?.isEmpty == true ? nil : displayName,
-                                      passwordHash: hash, emailVerifiedAt: nil, createdAt: now)
+                                      passwordHash: hash, emailVerifiedAt: nil, createdAt: now, locale: locale?.lowercased())
                 try AccountRepository.insert(user, on: db)
                 try verification.issue(for: user, now: now, on: db)
                 try AuditLog.append(client.event(.accountCreated, .success, userID: user.id), at: now, on: db)
@@ -163,12 +164,37 @@ extension AccountService {
                 throw CommonFailure.invalidFields([FieldProblem(name: "current_password", reason: "changed meanwhile: sign in again")])
             }
             let ended = try SessionRepository.endOthers(user.id, keep: caller.session.id, at: now, reason: .passwordChanged, on: db)
-            try outbox.enqueue(channel: .email, to: user.email, text: """
-                Your Trifactor password was changed, and \(ended.count) other session\(ended.count == 1 ? " was" : "s were") signed out. \
-                If this was not you, reset your password and check your second factors now.
-                """, now: now, on: db)
+            try outbox.enqueueEmail("password_changed", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale),
+                                    values: ["sessions": .number(ended.count)], now: now, on: db)
             try AuditLog.append(client.event(.passwordChanged, .success, userID: user.id, detail: "other sessions ended=\(ended.count)"), at: now, on: db)
         }
         changes.publish("user:\(user.id.raw)")
     }
+
+    // MARK: Language
+
+    /// Sets the language of the caller's messages (nil: the server's default); returns the account.
+    /// - Throws: `CommonFailure.invalidFields` for a locale of a language Trifactor has no messages in.
+    func setLocale(_ caller: Caller, _ locale: String?, client: AuditContext) throws -> UserInfo {
+        if let locale, outbox.texts.catalog.language(of: locale) == nil || !Self.isLocale(locale) { throw CommonFailure.invalidFields([Self.localeProblem]) }
+        let now = clock.now().millis
+        return try transactions.write { db in
+            try AccountRepository.setLocale(caller.user.id, locale?.lowercased(), on: db)
+            try AuditLog.append(client.event(.accountUpdated, .success, userID: caller.user.id, detail: "locale=\(locale?.lowercased() ?? "default")"),
+                                at: now, on: db)
+            guard let user = try AccountRepository.find(id: caller.user.id, on: db) else { throw CommonFailure.unauthenticated }
+            return user.info
+        }
+    }
+
+    /// `de`, `de-de`, `pt-BR`, `zh-Hans-CN`: a BCP 47 tag of letters and digits, at most 35 characters.
+    static func isLocale(_ text: String) -> Bool {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        return text.count <= 35 && (2...3).contains(parts[0].count) && parts[0].allSatisfy { $0.isASCII && $0.isLetter }
+            && parts.dropFirst().allSatisfy { (2...8).contains($0.count) && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } }
+    }
+
+    static let localeProblem = FieldProblem(name: "locale", reason: "must be a language tag (de-de, ar) of a language Trifactor has messages in: "
+        + MessageCatalog.bundled.languages.keys.sorted().joined(separator: ", "))
+
 }

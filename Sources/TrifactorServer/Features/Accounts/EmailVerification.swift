@@ -28,8 +28,8 @@ struct EmailVerification: Sendable {
               failures = CASE WHEN email_codes.window_started_at + $5 <= $4 THEN 0 ELSE email_codes.failures END,
               window_started_at = CASE WHEN email_codes.window_started_at + $5 <= $4 THEN $4 ELSE email_codes.window_started_at END
             """, [user.id.sql, .text(Self.hash(code, userID: user.id)), .int(now + Self.lifetimeMillis), .int(now), .int(Self.lifetimeMillis)])
-        try outbox.enqueue(channel: .email, to: user.email,
-                           text: "Your Trifactor verification code is \(code). It expires in 10 minutes. Never share it.", now: now, on: db)
+        try outbox.enqueueEmail("verify", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale),
+                                values: ["code": .text(code), "minutes": .number(Int(Self.lifetimeMillis / 60_000))], now: now, on: db)
     }
 
     enum Outcome: Equatable { case verified, wrong, unusable }

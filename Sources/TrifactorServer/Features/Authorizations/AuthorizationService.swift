@@ -46,7 +46,7 @@ struct AuthorizationService: Sendable {
             try AuditLog.append(client.event(.authorizationCreated, .success, userID: caller.user.id, detail: "id=\(id.raw) \(summary)"), at: now.millis, on: db)
             return factor
         }
-        let challenge = try secondFactors.send(factor, purpose: .authorization(id, actionHash: hash), message: summary, client: client, now: now)
+        let challenge = try secondFactors.send(factor, purpose: .authorization(id, actionHash: hash), intent: .bound(action), client: client, now: now)
         return Created(id: id, summary: summary, actionHash: hash, challenge: challenge)
     }
 

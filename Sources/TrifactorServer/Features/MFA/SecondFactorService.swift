@@ -57,7 +57,7 @@ struct SecondFactorService: Sendable {
             return (pending, try Self.factor(factorID, of: pending.userID, on: db))
         }
         let purpose = Purpose.signIn(pendingHash: pending.tokenHash)
-        let issued = try send(factor, purpose: purpose, message: "Your sign-in code", client: client, now: now)
+        let issued = try send(factor, purpose: purpose, intent: .code, client: client, now: now)
         let pushed = factor.kind == .device ? try push.create(for: factor, purpose: purpose, client: client, now: now) : nil
         return (issued, pushed)
     }
@@ -125,7 +125,7 @@ struct SecondFactorService: Sendable {
     func stepUpChallenge(_ caller: Caller, factorID: FactorID, client: AuditContext) throws -> ChallengeIssued {
         let now = clock.now()
         let factor = try transactions.read { try Self.factor(factorID, of: caller.user.id, on: $0) }
-        return try send(factor, purpose: .stepUp(caller.session.id), message: "Your verification code", client: client, now: now)
+        return try send(factor, purpose: .stepUp(caller.session.id), intent: .code, client: client, now: now)
     }
 
     /// Raises the caller's session to AAL2 with a proof of one of their factors.
@@ -171,10 +171,10 @@ struct SecondFactorService: Sendable {
     }
 
     /// Sends the challenge of `factor` for `purpose`, and audits it.
-    func send(_ factor: Factor, purpose: Purpose, message: String?, client: AuditContext, now: Date) throws -> ChallengeIssued {
+    func send(_ factor: Factor, purpose: Purpose, intent: CodeIntent, client: AuditContext, now: Date) throws -> ChallengeIssued {
         var failure: (any Error)?
         var issued = ChallengeIssued.none
-        do { issued = try factors.strategy(factor.kind).challenge(factor, purpose: purpose, message: message, client: client, now: now) } catch { failure = error }
+        do { issued = try factors.strategy(factor.kind).challenge(factor, purpose: purpose, intent: intent, client: client, now: now) } catch { failure = error }
         let outcome = failure.map { "not sent: \(String(describing: $0).prefix(60))" } ?? "sent"
         try transactions.write { db in
             try AuditLog.append(client.event(.mfaChallengeSent, failure == nil ? .success : .failure, userID: factor.userID,

@@ -4,9 +4,13 @@ import Store
 
 /// The one place sessions are born: the token (shown once, stored as its
 /// SHA-256), the record with its level, methods and proof times, and the
-/// audit entry, all in the caller's transaction.
+/// audit entry, all in the caller's transaction. A sign-in from a device
+/// (user agent) the account has not used in 180 days emails its owner.
 struct SessionIssuer: Sendable {
+    static let knownDeviceWindow: Int64 = 180 * 24 * 3_600_000
+
     let random: RandomSource
+    var outbox: Outbox? = nil
 
     /// What a sign-in proved.
     struct Proofs {
@@ -24,6 +28,7 @@ struct SessionIssuer: Sendable {
     /// A new session for `userID` at `now`, its token, and its audit entry.
     func issue(userID: UserID, _ proofs: Proofs, client: AuditContext, detail: String, now: Int64,
                on db: any SQLConnection) throws -> (token: String, session: SessionRecord) {
+        if let outbox { try tellOwnerOfNewDevice(userID, client: client, outbox: outbox, now: now, on: db) }
         let token = SessionToken.generate(random)
         let session = SessionRecord(id: .random(using: random), userID: userID, aal: proofs.aal, methods: proofs.methods, createdAt: now,
                                     lastSeenAt: now, passwordVerifiedAt: proofs.passwordVerifiedAt, mfaVerifiedAt: proofs.secondFactor ? now : nil,
@@ -33,5 +38,18 @@ struct SessionIssuer: Sendable {
         try AuditLog.append(client.event(.signInSucceeded, .success, userID: userID,
                                          detail: "aal=\(proofs.aal.rawValue) methods=\(methods) \(detail)"), at: now, on: db)
         return (token, session)
+    }
+
+    /// Emails the owner when an account that has signed in before does so
+    /// from a user agent none of its sessions of the last 180 days had.
+    private func tellOwnerOfNewDevice(_ userID: UserID, client: AuditContext, outbox: Outbox, now: Int64, on db: any SQLConnection) throws {
+        let since = now - Self.knownDeviceWindow
+        guard try db.queryOne("SELECT 1 AS seen FROM sessions WHERE user_id = $1 AND created_at > $2 LIMIT 1", [userID.sql, .int(since)]) != nil,
+              try db.queryOne("SELECT 1 AS seen FROM sessions WHERE user_id = $1 AND created_at > $2 AND user_agent IS NOT DISTINCT FROM $3 LIMIT 1",
+                              [userID.sql, .int(since), SQLValue(client.userAgent)]) == nil,
+              let user = try AccountRepository.find(id: userID, on: db) else { return }
+        try outbox.enqueueEmail("new_sign_in", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale),
+                                values: ["device": .text(String((client.userAgent ?? "an unknown device").prefix(120))),
+                                         "address": .text(client.ip ?? "an unknown address")], now: now, on: db)
     }
 }

@@ -23,8 +23,8 @@ struct PhoneVerificationService: Sendable {
         let customCode: String?
         let clientRef: String?
         /// What the code confirms, said in the message (Trifactor's own flows:
-        /// "Confirm transfer of EUR 250.00 to Alice Example").
-        var purpose: String? = nil
+        /// a transfer's amount and payee).
+        var intent: CodeIntent = .code
     }
 
     let transactions: Transactions
@@ -68,7 +68,8 @@ struct PhoneVerificationService: Sendable {
                 for (index, step) in s.steps.enumerated() where testNumbers[step.to] == nil {
                     let minutes = Int((Double((s.steps.count - index) * s.channelTimeout) / 60).rounded(.up))
                     try outbox.enqueue(channel: step.channel, to: step.to,
-                                       text: Self.message(step.channel, brand: s.brand, code: code, minutes: minutes, purpose: s.purpose),
+                                       text: outbox.texts.code(step.channel, brand: s.brand, code: code, minutes: minutes, intent: s.intent,
+                                                               language: outbox.texts.language(locale: s.locale)),
                                        ref: "verify:\(id.raw):\(index)", held: index > 0, locale: s.locale, now: now.millis, on: db)
                 }
                 try AuditLog.append(client.event(.verifyStarted, .success, detail: "id=\(id.raw) key=\(key.apiKey) steps=\(s.steps.map(\.channel.rawValue).joined(separator: ","))"),
@@ -306,22 +307,6 @@ struct PhoneVerificationService: Sendable {
 
     /// What is stored: SHA-256 over the request id and the code.
     static func hash(_ code: String, id: VerificationID) -> String { SHA256.hex(id.raw + ":" + code) }
-
-    /// The text of a step: SMS names the brand and the validity; a voice call
-    /// spells the code one character at a time, twice.
-    static func message(_ channel: Channel, brand: String, code: String, minutes: Int, purpose: String? = nil) -> String {
-        let validity = "It is valid for \(minutes) minute\(minutes == 1 ? "" : "s")."
-        switch channel {
-        case .voice:
-            let spelled = code.map(String.init).joined(separator: ", ")
-            let intro = purpose.map { "This is \(brand). \($0)." } ?? "This is \(brand)."
-            return "\(intro) Your verification code is \(spelled). Again, your code is \(spelled). \(validity)"
-        default:
-            // One segment when it can be: the validity sentence goes first, never the code (nor a bound action's words).
-            let required = purpose.map { ["\(brand): \($0): code \(code)."] } ?? ["\(brand): your verification code is \(code)."]
-            return SMSText.fit(required: required, optional: [validity], maxSegments: 1)
-        }
-    }
 }
 
 /// Refusals of the phone verification service, in its own terms. The

@@ -1,0 +1,90 @@
+import Foundation
+import Messaging
+
+/// How messages leave: email over SMTP, texts and calls through providers,
+/// the public URL their receipts come back to, and the language of messages.
+extension Setting {
+    static let delivery: [Setting] = [
+        Setting(variable: "TRIFACTOR_SMTP_URL", flag: "--smtp-url", valueName: "URL",
+                help: "Send email through this SMTP server: smtp://USER@HOST:587 (STARTTLS required) or smtps://USER@HOST:465", defaultText: "none") { c, v in
+            guard let url = URL(string: v), ["smtp", "smtps"].contains(url.scheme ?? ""), url.host != nil, url.password == nil else {
+                return "TRIFACTOR_SMTP_URL must be smtp://USER@HOST:PORT or smtps://…, with the password in TRIFACTOR_SMTP_PASSWORD_FILE."
+            }
+            var smtp = c.smtp ?? SMTPSender.Settings(url: url, password: nil, from: "Trifactor <noreply@\(url.host ?? "localhost")>")
+            smtp.url = url
+            c.smtp = smtp
+            return nil
+        },
+        Setting(variable: "TRIFACTOR_SMTP_PASSWORD_FILE", flag: "--smtp-password-file", valueName: "PATH",
+                help: "File holding the SMTP password (never logged)", defaultText: "none") { c, v in
+            guard let data = FileManager.default.contents(atPath: v), let text = String(data: data, encoding: .utf8), !text.isEmpty else {
+                return "TRIFACTOR_SMTP_PASSWORD_FILE (\(v)) cannot be read."
+            }
+            guard var smtp = c.smtp else { return "Set TRIFACTOR_SMTP_URL before TRIFACTOR_SMTP_PASSWORD_FILE." }
+            smtp.password = text.trimmingCharacters(in: .newlines)
+            c.smtp = smtp
+            return nil
+        },
+        Setting(variable: "TRIFACTOR_SMTP_FROM", flag: "--smtp-from", valueName: "MAILBOX",
+                help: "From of every email: Trifactor <noreply@example.com>", defaultText: "Trifactor <noreply@SMTP host>") { c, v in
+            guard v.contains("@"), !v.contains("\r"), !v.contains("\n"), var smtp = c.smtp else {
+                return "TRIFACTOR_SMTP_FROM must be a mailbox like Trifactor <noreply@example.com>, after TRIFACTOR_SMTP_URL."
+            }
+            smtp.from = v
+            c.smtp = smtp
+            return nil
+        },
+        Setting(variable: "TRIFACTOR_SMTP_CA_FILE", flag: "--smtp-ca-file", valueName: "PATH",
+                help: "CA bundle to trust for the SMTP server instead of the system's", defaultText: "system") { c, v in
+            guard FileManager.default.fileExists(atPath: v), var smtp = c.smtp else { return "TRIFACTOR_SMTP_CA_FILE must name a PEM file, after TRIFACTOR_SMTP_URL." }
+            smtp.caFile = v
+            c.smtp = smtp
+            return nil
+        },
+        Setting(variable: "TRIFACTOR_SMTP_PASSWORD", flag: "--smtp-password", valueName: "SECRET",
+                help: "The SMTP password itself, for platforms that inject secrets as variables (a file is safer; never logged)", defaultText: "none") { c, v in
+            guard var smtp = c.smtp, !v.isEmpty else { return "Set TRIFACTOR_SMTP_URL before TRIFACTOR_SMTP_PASSWORD, and give a password." }
+            smtp.password = v
+            c.smtp = smtp
+            return nil
+        },
+        Setting(variable: "TRIFACTOR_SMTP_REPLY_TO", flag: "--smtp-reply-to", valueName: "MAILBOX",
+                help: "Reply-To of every email: Support <help@example.com>", defaultText: "none") { c, v in
+            guard v.contains("@"), !v.contains("\r"), !v.contains("\n"), var smtp = c.smtp else {
+                return "TRIFACTOR_SMTP_REPLY_TO must be a mailbox like Support <help@example.com>, after TRIFACTOR_SMTP_URL."
+            }
+            smtp.replyTo = v
+            c.smtp = smtp
+            return nil
+        },
+        Setting(variable: "TRIFACTOR_SMS_PROVIDER", flag: "--sms-provider", valueName: "LIST",
+                help: "Texts and calls through these accounts, in failover order: vonage://KEY@?from=Trifactor&secret_file=PATH, twilio://SID@?from=+15005550006&token_file=PATH",
+                defaultText: "none") { c, v in
+            var accounts: [ProviderAccount] = []
+            for part in v.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !part.isEmpty {
+                do throws(ProviderAccount.Invalid) { accounts.append(try ProviderAccount.parse(part)) } catch { return "TRIFACTOR_SMS_PROVIDER: \(error.description)." }
+            }
+            guard !accounts.isEmpty else { return "TRIFACTOR_SMS_PROVIDER must list at least one vonage:// or twilio:// account." }
+            c.providers = accounts
+            return nil
+        },
+        Setting(variable: "TRIFACTOR_PUBLIC_URL", flag: "--public-url", valueName: "URL",
+                help: "Where providers reach this server for delivery receipts (https://auth.example.com)", defaultText: "none: no receipts asked for") { c, v in
+            guard let url = URL(string: v), let scheme = url.scheme, ["https", "http"].contains(scheme), url.host != nil, url.query == nil,
+                  scheme == "https" || ["127.0.0.1", "localhost", "::1"].contains(url.host ?? "") else {
+                return "TRIFACTOR_PUBLIC_URL must be an https:// URL without a query (http only on loopback)."
+            }
+            c.publicURL = url
+            return nil
+        },
+        Setting(variable: "TRIFACTOR_MESSAGE_LANGUAGE", flag: "--message-language", valueName: "CODE",
+                help: "Language of messages whose locale and user name none of ours: \(MessageCatalog.bundled.languages.keys.sorted().joined(separator: ", "))",
+                defaultText: "en") { c, v in
+            guard MessageCatalog.bundled.languages[v.lowercased()] != nil else {
+                return "TRIFACTOR_MESSAGE_LANGUAGE must be one of \(MessageCatalog.bundled.languages.keys.sorted().joined(separator: ", "))."
+            }
+            c.messageLanguage = v.lowercased()
+            return nil
+        },
+    ]
+}

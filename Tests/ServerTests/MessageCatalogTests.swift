@@ -1,0 +1,77 @@
+import Foundation
+import Messaging
+import Testing
+@testable import TrifactorServer
+
+@Suite("Messages in many languages")
+struct MessageCatalogTests {
+    static let catalog = MessageCatalog.bundled
+    static let required = ["en", "de", "fr", "es", "it", "pt", "nl", "tr", "pl", "ru", "ar", "fa", "hi", "zh", "ja"]
+
+    static func placeholders(_ text: String) -> [String] {
+        var found: [String] = []
+        var rest = Substring(text)
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            found.append(String(rest[rest.index(after: open)..<close]))
+            rest = rest[rest.index(after: close)...]
+        }
+        return found.sorted()
+    }
+
+    @Test("every language has every message, with exactly the placeholders of the English one")
+    func complete() throws {
+        let english = try #require(Self.catalog.languages["en"])
+        for code in Self.required {
+            let language = try #require(Self.catalog.languages[code], "no \(code).json")
+            #expect(Set(language.messages.keys) == Set(english.messages.keys), "\(code): keys differ")
+            for (key, text) in english.messages {
+                let translated = try #require(language.messages[key], "\(code) has no \(key)")
+                #expect(Self.placeholders(translated) == Self.placeholders(text), "\(code) \(key): \(translated)")
+            }
+            #expect(language.direction == (["ar", "fa"].contains(code) ? "rtl" : "ltr"))
+        }
+    }
+
+    @Test("the language is the request's locale, else the user's, else the default")
+    func choice() {
+        let texts = MessageTexts(catalog: Self.catalog.fallingBack(to: "fr"), brand: "Acme")
+        #expect(texts.language(locale: "de-de", user: "ja") == "de")
+        #expect(texts.language(locale: "pt-BR") == "pt")
+        #expect(texts.language(locale: "id-id", user: "ja") == "ja")
+        #expect(texts.language(locale: nil, user: nil) == "fr")
+        #expect(texts.language(locale: "xx", user: "yy") == "fr")
+        #expect(MessageCatalog.voiceTag(for: "pt-br") == "pt-BR")
+        #expect(MessageCatalog.voiceTag(for: "ar") == "ar-SA")
+        #expect(MessageCatalog.voiceTag(for: "id-id") == "en-US")
+    }
+
+    @Test("amounts and numbers take the language's formatting; right-to-left texts isolate what is inserted")
+    func formatting() {
+        let texts = MessageTexts(catalog: Self.catalog, brand: "Acme")
+        let transfer = CodeIntent.transfer(amount: "1250.50", currency: "EUR", payee: "Alice Example")
+        let german = texts.code(.sms, code: "123456", minutes: 5, intent: transfer, language: "de")
+        #expect(german.contains("1.250,50 €") && german.contains("123456") && german.contains("Alice Example"), "\(german)")
+        let english = texts.code(.sms, code: "123456", minutes: 5, intent: transfer, language: "en")
+        #expect(english.contains("€1,250.50"), "\(english)")
+        let arabic = texts.code(.sms, code: "123456", minutes: 5, intent: transfer, language: "ar")
+        #expect(arabic.contains("\u{2068}123456\u{2069}") && arabic.contains("\u{2068}Acme\u{2069}"), "\(arabic)")
+        #expect(arabic.unicodeScalars.contains { (0x0600...0x06FF).contains($0.value) })
+        let email = texts.email("password_changed", language: "fr", ["sessions": .number(1234)])
+        #expect(email.subject.contains("Acme"))
+        #expect(email.body.contains("1\u{202F}234") || email.body.contains("1\u{00A0}234"), "\(email.body)")
+    }
+
+    @Test("in every language a text keeps its code in one segment when it can, and a call says the code twice, digit by digit")
+    func everyLanguage() {
+        let texts = MessageTexts(catalog: Self.catalog, brand: "Trifactor")
+        for code in Self.required {
+            let sms = texts.code(.sms, code: "482913", minutes: 10, intent: .code, language: code)
+            #expect(sms.contains("482913") && SMSText.segments(sms).count == 1, "\(code): \(sms)")
+            let long = texts.code(.sms, code: "482913", minutes: 10,
+                                  intent: .transfer(amount: "99.00", currency: "USD", payee: String(repeating: "Payee ", count: 12)), language: code)
+            #expect(long.contains("482913") && long.contains("Payee Payee"), "\(code): \(long)")
+            let call = texts.code(.voice, code: "482913", minutes: 10, intent: .code, language: code)
+            #expect(call.components(separatedBy: "4, 8, 2, 9, 1, 3").count == 3, "\(code): \(call)")
+        }
+    }
+}
