@@ -116,6 +116,10 @@ public enum Application {
         let v = s.configuration.verify
         VerifyRoutes(verifications: s.verifications, keys: s.keys, transactions: s.transactions, clock: s.clock,
                      perIP: .init(burst: v.perIPBurst, rate: v.perIPRate)).register(on: &router)
+        if !s.configuration.providers.isEmpty {
+            DeliveryRoutes(transactions: s.transactions, clock: s.clock, accounts: s.configuration.providers, publicURL: s.configuration.publicURL,
+                           perIP: .init(burst: v.perIPBurst, rate: v.perIPRate)).register(on: &router)
+        }
         if s.configuration.dev { try DevRoutes(transactions: s.transactions).register(on: &router) }
         return router
     }

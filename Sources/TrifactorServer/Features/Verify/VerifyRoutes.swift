@@ -16,8 +16,9 @@ struct VerifyRoutes {
     let transactions: Transactions
     let clock: Clock
     let perIP: RateLimiter.Limit
-    static let locales: Set<String> = ["en-us", "en-gb", "es-es", "es-mx", "es-us", "it-it", "fr-fr", "de-de", "ru-ru", "hi-in",
-                                       "pt-br", "pt-pt", "id-id", "ja-jp"]
+    /// Vonage's locales, and one for each other language Trifactor has messages in.
+    static let locales: Set<String> = ["en-us", "en-gb", "en-au", "en-in", "es-es", "es-mx", "es-us", "it-it", "fr-fr", "fr-ca", "de-de", "ru-ru",
+                                       "hi-in", "pt-br", "pt-pt", "id-id", "ja-jp", "nl-nl", "tr-tr", "pl-pl", "ar-xa", "fa-ir", "zh-cn", "zh-tw"]
 
     func register(on router: inout Router) {
         add(&router, "POST", "/v2/verify") { request in

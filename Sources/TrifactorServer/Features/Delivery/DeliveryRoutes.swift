@@ -1,0 +1,135 @@
+import Core
+import Foundation
+import HTTP
+import Messaging
+import Store
+
+/// Delivery receipts and call events posted back by the providers:
+///
+/// - `GET` or `POST /v1/delivery/vonage/sms`: Vonage SMS delivery receipts,
+///   signed with the account's signature secret (`sig`, HMAC-SHA256);
+/// - `POST /v1/delivery/vonage/voice`: Vonage Voice API events, a JWT signed
+///   with the signature secret that carries the body's SHA-256;
+/// - `POST /v1/delivery/twilio`: Twilio message and call status callbacks,
+///   signed by `X-Twilio-Signature` under the account's auth token.
+///
+/// A verified callback records the provider's status on its outbox message
+/// (204); an unsigned, mis-signed or stale one is refused (403) and audited,
+/// after a token of the caller's rate-limit bucket, so forgeries cannot fill
+/// the audit log.
+struct DeliveryRoutes {
+    let transactions: Transactions
+    let clock: Clock
+    let accounts: [ProviderAccount]
+    /// The public URL providers were given (Twilio signs the URL it calls).
+    let publicURL: URL?
+    let perIP: RateLimiter.Limit
+
+    func register(on router: inout Router) {
+        for method in ["GET", "POST"] {
+            router.add(method, "/v1/delivery/vonage/sms") { request in
+                let parameters = method == "GET" ? request.query : Self.parameters(request)
+                let client = AuditContext(request)
+                guard let account = accounts.first(where: { $0.kind == .vonage && $0.key == parameters["api-key"] }) else {
+                    return try refuse("vonage sms", .unknownAccount, client: client)
+                }
+                guard let secret = account.callbackSecret else { return try refuse("vonage sms", .noSecret, client: client) }
+                do throws(ProviderCallbacks.Refusal) {
+                    try ProviderCallbacks.checkVonageSignature(parameters, secret: secret, now: clock.now())
+                } catch {
+                    return try refuse("vonage sms", error, client: client)
+                }
+                return try record("vonage", reference: parameters["messageId"], status: parameters["status"],
+                                  error: parameters["err-code"].flatMap { $0 == "0" ? nil : $0 }, client: client)
+            }
+        }
+        router.add("POST", "/v1/delivery/vonage/voice") { request in
+            let client = AuditContext(request)
+            let secrets = accounts.filter { $0.kind == .vonage }.compactMap(\.callbackSecret)
+            guard !secrets.isEmpty else { return try refuse("vonage voice", .noSecret, client: client) }
+            var refusal = ProviderCallbacks.Refusal.unsigned
+            var verified = false
+            for secret in secrets where !verified {
+                do throws(ProviderCallbacks.Refusal) {
+                    try ProviderCallbacks.checkVonageJWT(authorization: request.header("authorization"), body: request.body, secret: secret, now: clock.now())
+                    verified = true
+                } catch {
+                    refusal = error
+                }
+            }
+            guard verified else { return try refuse("vonage voice", refusal, client: client) }
+            let event = Self.parameters(request)
+            return try record("vonage", reference: event["uuid"], status: event["status"], error: nil, client: client)
+        }
+        router.add("POST", "/v1/delivery/twilio") { request in
+            let client = AuditContext(request)
+            let pairs = ProviderCallbacks.formPairs(request.body)
+            let fields = Dictionary(pairs, uniquingKeysWith: { first, _ in first })
+            guard let account = accounts.first(where: { $0.kind == .twilio && $0.key == fields["AccountSid"] }), let token = account.callbackSecret else {
+                return try refuse("twilio", .unknownAccount, client: client)
+            }
+            let url = (publicURL?.absoluteString.trimmingSuffix("/") ?? "") + request.path
+            do throws(ProviderCallbacks.Refusal) {
+                try ProviderCallbacks.checkTwilioSignature(request.header("x-twilio-signature"), url: url, parameters: pairs, token: token)
+            } catch {
+                return try refuse("twilio", error, client: client)
+            }
+            return try record("twilio", reference: fields["MessageSid"] ?? fields["CallSid"], status: fields["MessageStatus"] ?? fields["CallStatus"],
+                              error: fields["ErrorCode"], client: client)
+        }
+    }
+
+    /// A form-encoded or JSON body as names and values (JSON values as text).
+    static func parameters(_ request: Request) -> [String: String] {
+        if request.header("content-type")?.lowercased().hasPrefix("application/json") == true {
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any] else { return [:] }
+            return object.compactMapValues { value in
+                switch value {
+                case let text as String: text
+                case let number as NSNumber: number.stringValue
+                default: nil
+                }
+            }
+        }
+        return Dictionary(ProviderCallbacks.formPairs(request.body), uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Records a verified status on the message the provider knows as `reference`.
+    private func record(_ provider: String, reference: String?, status: String?, error: String?, client: AuditContext) throws -> Response {
+        guard let reference, (1...100).contains(reference.count), let status, let normalized = Self.status(status) else {
+            throw HTTPProblem.malformedRequest("A delivery receipt needs the message id and its status.")
+        }
+        let now = clock.now().millis
+        try transactions.write { db in
+            let found = try db.execute("UPDATE outbox SET receipt_status = $3, receipt_at = $4 WHERE provider = $1 AND provider_ref = $2",
+                                       [.text(provider), .text(reference), .text(normalized), .int(now)])
+            let detail = "\(provider) \(reference) \(normalized)" + (error.map { " error=\($0.prefix(20))" } ?? "") + (found == 0 ? " (no such message)" : "")
+            try AuditLog.append(client.event(.deliveryReceipt, .success, detail: detail), at: now, on: db)
+        }
+        return Response(status: 204)
+    }
+
+    /// Audits a refused callback (after the caller's rate limit) and answers 403.
+    private func refuse(_ provider: String, _ refusal: ProviderCallbacks.Refusal, client: AuditContext) throws -> Response {
+        let now = clock.now().millis
+        let wait = try transactions.write { db -> Int? in
+            if let wait = try RateLimiter.take("receipt:ip:\(client.clientKey)", limit: perIP, nowMillis: now, on: db) { return wait }
+            try AuditLog.append(client.event(.deliveryReceiptRefused, .denied, detail: "\(provider): \(refusal)"), at: now, on: db)
+            return nil
+        }
+        if let wait { throw HTTPProblem(status: 429, code: "rate_limited", title: "Too many requests", detail: "Try again later.",
+                                        headers: [("Retry-After", String(wait))]) }
+        throw HTTPProblem(status: 403, code: "forbidden", title: "Forbidden", detail: "The callback's signature could not be verified.")
+    }
+
+    /// A provider's status word, lower-cased (`delivered`, `undelivered`, `completed`, `no-answer`…); nil when it is not one.
+    static func status(_ text: String) -> String? {
+        let lowered = text.lowercased()
+        guard (1...24).contains(lowered.count), lowered.allSatisfy({ $0.isASCII && ($0.isLetter || $0 == "-" || $0 == "_") }) else { return nil }
+        return lowered
+    }
+}
+
+private extension String {
+    func trimmingSuffix(_ suffix: String) -> String { hasSuffix(suffix) ? String(dropLast(suffix.count)) : self }
+}
