@@ -238,6 +238,22 @@ struct VerifyPolicyTests {
             #expect(page.text.contains("&lt;b&gt;Acme &amp; Co: your verification code is"))
             #expect(!page.text.contains("<b>Acme"))
             #expect(page.text.contains("http-equiv=\"refresh\""))
+            #expect(!page.text.contains("Play the call"), "an SMS has nothing to play")
+        }
+        try Backend.all[0].withServer { server throws in
+            let api = try VerifyClient(server)
+            let id = try api.started(Self.mobile, channels: ["voice"], extra: ["locale": "de-de"])
+            server.tick()
+            let call = try #require(try server.outbox(to: Self.mobile).first { $0.channel == "voice" })
+            #expect(call.text.contains("Bestätigungscode"), "\(call.text)")
+            #expect(try server.get("/dev/phone").text.contains("href=\"/dev/phone/calls/\(call.id).wav\""))
+            let wav = try server.get("/dev/phone/calls/\(call.id).wav")
+            #expect(wav.status == 200 && wav.header("content-type") == "audio/wav")
+            // A RIFF/WAVE file of PCM sound long enough to say the code twice (over two seconds at espeak-ng's 22,050 Hz, 16 bits).
+            #expect(Array(wav.body.prefix(4)) == Array("RIFF".utf8) && Array(wav.body[8..<12]) == Array("WAVE".utf8))
+            #expect(wav.body.count > 2 * 22_050 * 2, "\(wav.body.count) bytes")
+            #expect(try server.get("/dev/phone/calls/\(id).wav").status == 404)
+            #expect(try server.get("/dev/phone/calls/\(call.id).mp3").status == 404)
         }
         try Backend.all[0].withServer(TestServer.configuration { $0.dev = false }) { server throws in
             #expect(try server.get("/dev/phone").status == 404)

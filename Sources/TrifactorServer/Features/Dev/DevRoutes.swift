@@ -5,7 +5,9 @@ import HTTP
 
 /// Dev mode only (404 otherwise): `GET /dev/outbox[?to=ADDRESS]`, the
 /// messages Trifactor sent or is sending, newest first; `GET /dev/phone`,
-/// the demo's phone: SMS and voice messages per number, refreshing itself;
+/// the demo's phone: SMS and voice messages per number, refreshing itself,
+/// each call with a play button for `GET /dev/phone/calls/{id}.wav` (the
+/// call spoken by espeak-ng);
 /// and `GET /dev/passkey`, a page whose script drives passkey ceremonies.
 struct DevRoutes {
     let transactions: Transactions
@@ -49,6 +51,25 @@ struct DevRoutes {
             response.headers.append(("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"))
             return response
         }
+        router.add("GET", "/dev/phone/calls/:file") { request in try Self.spoken(request, transactions: transactions) }
+    }
+
+    /// A call of the outbox spoken, as a WAV; 404 for anything but a call whose text is still kept.
+    static func spoken(_ request: Request, transactions: Transactions) throws -> Response {
+        guard let file = request.parameters["file"], file.hasSuffix(".wav") else { throw HTTPProblem.notFound }
+        let id = String(file.dropLast(4))
+        guard let row = try transactions.read({ try $0.queryOne("SELECT body, locale FROM outbox WHERE id = $1 AND channel = 'voice'", [.text(id)]) }),
+              case let text = try row.text("body"), !text.isEmpty else { throw HTTPProblem.notFound }
+        let locale = try row.text("locale")
+        do throws(SpokenCall.Failure) {
+            return Response(status: 200, headers: [("Content-Type", "audio/wav"), ("Cache-Control", "no-store")],
+                            body: try SpokenCall.wav(text, locale: locale))
+        } catch .notInstalled {
+            throw HTTPProblem(status: 503, code: "unavailable", title: "Service unavailable",
+                              detail: "Playing calls needs espeak-ng: apt-get install espeak-ng.")
+        } catch {
+            throw HTTPProblem(status: 503, code: "unavailable", title: "Service unavailable", detail: "espeak-ng could not speak this call.")
+        }
     }
 
     /// An email normalised, or a phone number without its "+".
@@ -75,7 +96,12 @@ enum DevPhonePage {
             for m in byNumber[number] ?? [] {
                 let icon = m.channel == .voice ? "📞 call" : "💬 sms"
                 body += "<article class=\"\(m.channel.rawValue)\"><header>\(icon) · \(escape(WireJSON.format(Date(millis: m.createdAt)))) · \(escape(m.status.rawValue))</header>"
-                body += "<p>\(escape(m.text))</p></article>"
+                body += "<p>\(escape(m.text))</p>"
+                if m.channel == .voice && !m.text.isEmpty {
+                    // A new tab plays it: this page reloads every two seconds, which would cut an inline player short.
+                    body += "<a class=\"play\" href=\"/dev/phone/calls/\(escape(m.id.raw)).wav\" target=\"_blank\" rel=\"noopener\">▶ Play the call</a>"
+                }
+                body += "</article>"
             }
             body += "</section>"
         }
@@ -88,7 +114,7 @@ enum DevPhonePage {
             h1{width:100%;font-size:1.2rem;margin:0}section{background:#fff;color:#222;border-radius:1.5rem;padding:1rem;width:20rem;box-shadow:0 0 0 .5rem #000}
             h2{font-size:1rem;text-align:center;margin:.2rem 0 1rem}article{border-radius:1rem;padding:.5rem .8rem;margin:.5rem 0}
             article.sms{background:#e5e5ea}article.voice{background:#dff5e1}header{font-size:.75rem;color:#666}p{margin:.3rem 0 0}
-            .empty{color:#aaa}
+            .empty{color:#aaa}a.play{display:inline-block;margin-top:.4rem;padding:.3rem .8rem;border-radius:1rem;background:#1f7a3a;color:#fff;text-decoration:none;font-size:.85rem}
             </style></head><body><h1>Trifactor dev phone — SMS and calls, newest first</h1>\(body)</body></html>
             """
     }
