@@ -195,7 +195,8 @@ public enum Application {
         var tasks: [PeriodicTask] = [PeriodicTask(name: "readiness", interval: 1, mode: mode, logger: s.logger) { probe.check(); return false }]
         if let sender = s.sender {
             let verifications = s.verifications
-            let dispatcher = OutboxDispatcher(transactions: s.transactions, clock: s.clock, sender: sender, keepsDelivered: s.configuration.dev) { ref, db in
+            let dispatcher = OutboxDispatcher(transactions: s.transactions, clock: s.clock, sender: sender, keepsDelivered: s.configuration.dev,
+                                              maxAttempts: s.configuration.deliveryAttempts) { ref, db in
                 if ref.hasPrefix("verify:") { try verifications.deliveryFailed(ref: ref, on: db) }
             }
             tasks.append(PeriodicTask(name: "outbox", interval: 0.1, mode: mode, logger: s.logger) { try dispatcher.runOnce() > 0 })

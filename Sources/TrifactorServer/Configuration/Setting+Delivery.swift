@@ -77,6 +77,12 @@ extension Setting {
             c.publicURL = url
             return nil
         },
+        Setting(variable: "TRIFACTOR_DELIVERY_ATTEMPTS", flag: "--delivery-attempts", valueName: "N",
+                help: "Tries per message (backing off 2, 4, 8… seconds) before it is failed and audited", defaultText: "5") { c, v in
+            guard let n = Int(v), (1...20).contains(n) else { return "TRIFACTOR_DELIVERY_ATTEMPTS must be a whole number from 1 to 20." }
+            c.deliveryAttempts = n
+            return nil
+        },
         Setting(variable: "TRIFACTOR_MESSAGE_LANGUAGE", flag: "--message-language", valueName: "CODE",
                 help: "Language of messages whose locale and user name none of ours: \(MessageCatalog.bundled.languages.keys.sorted().joined(separator: ", "))",
                 defaultText: "en") { c, v in

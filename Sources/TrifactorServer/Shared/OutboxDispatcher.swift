@@ -11,7 +11,6 @@ import Store
 /// step). A message claimed by an instance that died is claimed again once
 /// its lease runs out.
 final class OutboxDispatcher: Sendable {
-    static let maxAttempts = 5
     static let leaseMillis: Int64 = 30_000
 
     private let transactions: Transactions
@@ -19,14 +18,17 @@ final class OutboxDispatcher: Sendable {
     private let sender: any MessageSender
     /// Dev mode keeps a delivered message's text (the dev outbox shows it).
     private let keepsDelivered: Bool
+    /// Tries per message before it is `failed` (the operator's `TRIFACTOR_DELIVERY_ATTEMPTS`, 5 by default).
+    private let maxAttempts: Int
     private let onFailed: @Sendable (_ ref: String, _ db: any SQLConnection) throws -> Void
 
-    init(transactions: Transactions, clock: Clock, sender: any MessageSender, keepsDelivered: Bool,
+    init(transactions: Transactions, clock: Clock, sender: any MessageSender, keepsDelivered: Bool, maxAttempts: Int = 5,
          onFailed: @escaping @Sendable (String, any SQLConnection) throws -> Void) {
         self.transactions = transactions
         self.clock = clock
         self.sender = sender
         self.keepsDelivered = keepsDelivered
+        self.maxAttempts = maxAttempts
         self.onFailed = onFailed
     }
 
@@ -88,7 +90,7 @@ final class OutboxDispatcher: Sendable {
             case .failure(let error):
                 failure = error
             }
-            if failure.retryable && attempts < Self.maxAttempts {
+            if failure.retryable && attempts < maxAttempts {
                 let delay = Int64(min(60, 1 << attempts)) * 1000
                 try db.execute("UPDATE outbox SET status = 'pending', attempts = $2, next_attempt_at = $3, last_error = $4 WHERE seq = $1 AND status = 'sending' AND lease_until = $5",
                                [.int(seq), .int(Int64(attempts)), .int(now + delay), .text(String(failure.reason.prefix(200))), .int(lease)])
