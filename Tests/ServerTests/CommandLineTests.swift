@@ -114,6 +114,18 @@ struct CommandLineTests {
         #expect(try Self.run(["audit", "tail"], environment: ["TRIFACTOR_DATABASE_URL": db]).out.contains("empty"))
     }
 
+    @Test("review lists what the conversion guard holds; releasing what is not held is one sentence and exit 2")
+    func review() throws {
+        let db = Self.temporaryDatabase()
+        #expect(try Self.run(["review", "list", "--database-url", db]).out.contains("Nothing is held for review."))
+        #expect(try Self.run(["review", "list", "--json", "--database-url", db]).out.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+        let unknown = try Self.run(["review", "release", "3fa85f64-5717-4562-b3fc-2c963f66afa6", "--database-url", db])
+        #expect(unknown.status == 2 && unknown.err.contains("No verification 3fa85f64-5717-4562-b3fc-2c963f66afa6 is held for review"))
+        let bad = try Self.run(["review", "drop", "--database-url", db])
+        #expect(bad.status == 2 && bad.err.contains("Name the verification"))
+        #expect(try Self.run(["review", "approve"]).err.contains("use list, release or drop"))
+    }
+
     @Test("SIGTERM stops accepting, finishes the request in flight, and exits 0")
     func gracefulStop() throws {
         let db = Self.temporaryDatabase()

@@ -61,7 +61,7 @@ struct StableCodesTests {
             "mfa.removed", "mfa.challenge_sent", "mfa.succeeded", "mfa.failed", "mfa.locked", "recovery_codes.generated", "recovery_code.used",
             "session.stepped_up", "session.revoked", "authorization.created", "authorization.approved", "authorization.failed", "authorization.used",
             "push.sent", "push.approved", "push.denied", "push.wrong_number", "password.changed", "password.change_failed", "mfa.renamed",
-            "account.updated", "delivery.receipt", "delivery.receipt_refused",
+            "account.updated", "delivery.receipt", "delivery.receipt_refused", "verify.review_released", "verify.review_dropped",
         ])
     }
 }

@@ -121,6 +121,35 @@ struct VerifyPolicyTests {
         }
     }
 
+    @Test("held for review instead: the start is accepted, nothing goes out until an operator releases it, and a dropped one never goes",
+          arguments: Backend.all)
+    func conversionHold(backend: Backend) throws {
+        let configuration = TestServer.configuration {
+            $0.verify.conversion = .init(minimumRate: 0.5, minimumVolume: 4, windowHours: 24)
+            $0.verify.conversion.holdForReview = true
+        }
+        try backend.withServer(configuration) { server throws in
+            let api = try VerifyClient(server)
+            for number in ["447400123451", "447400123452", "447400123453", "447400123454"] { _ = try api.started(number) }
+            let held = try api.started("447400123455", channels: ["sms", "voice"])
+            let dropped = try api.started("447400123456")
+            server.tick()
+            #expect(!server.sender.sent.contains { ["447400123455", "447400123456"].contains($0.to) })
+            let queue = try server.database.transaction { try ReviewQueue.list(limit: 10, on: $0) }
+            #expect(queue.map(\.requestID) == [held, held, dropped] && queue.map(\.channel) == ["sms", "voice", "sms"])
+            #expect(try server.database.transaction { try ReviewQueue.release(VerificationID(held), now: server.nowMillis, on: $0) } == .released(sent: 1))
+            #expect(try server.database.transaction { try ReviewQueue.drop(VerificationID(dropped), now: server.nowMillis, on: $0) } == .dropped)
+            #expect(try server.database.transaction { try ReviewQueue.drop(VerificationID(dropped), now: server.nowMillis, on: $0) } == .notFound)
+            server.tick()
+            // The text goes now; the call waits for its step, as any held step does.
+            #expect(server.sender.sent.filter { $0.to == "447400123455" }.map(\.channel) == [.sms])
+            #expect(!server.sender.sent.contains { $0.to == "447400123456" })
+            let kinds = try server.auditKinds()
+            #expect(kinds.contains("verify.review_released") && kinds.contains("verify.review_dropped"))
+            #expect(server.log.all.contains { $0.contains("verify_conversion_low") && $0.contains("held for review") })
+        }
+    }
+
     @Test("a number gets five requests per ten minutes, then 429 with Retry-After")
     func perNumberLimit() throws {
         try Backend.all[0].withServer { server throws in

@@ -55,6 +55,9 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case deliveryReceipt = "delivery.receipt"
     /// A receipt that was unsigned, mis-signed or stale: refused.
     case deliveryReceiptRefused = "delivery.receipt_refused"
+    /// An operator released or dropped a verification held for review.
+    case verifyReviewReleased = "verify.review_released"
+    case verifyReviewDropped = "verify.review_dropped"
 }
 
 /// The outcome recorded with an event.

@@ -19,6 +19,7 @@ public enum Trifactord {
           keys create  Issue an API key for the phone verification API: --name NAME [--json]
           keys list    Print the API keys [--json]
           keys revoke  Revoke an API key: keys revoke KEY
+          review       Verifications held by the conversion guard: review list [--json] | release ID | drop ID
           help         Show this text; COMMAND --help shows a command's options
 
         Every command reads the same settings (environment variable or flag):
@@ -43,6 +44,9 @@ public enum Trifactord {
         case "keys":
             if rest.contains("--help") { print("Usage: trifactord keys create --name NAME [--json] | keys list [--json] | keys revoke KEY"); return 0 }
             return run { try KeysCommand.run(rest, environment: environment) }
+        case "review":
+            if rest.contains("--help") { print(ReviewCommand.usage); return 0 }
+            return run { try ReviewCommand.run(rest, environment: environment) }
         case "audit", "users":
             let sub = rest.first ?? ""
             rest = Array(rest.dropFirst())
@@ -56,7 +60,7 @@ public enum Trifactord {
                 if verb == "audit" { try ListCommands.auditTail(config, listing) } else { try ListCommands.usersList(config, listing) }
             }
         default:
-            return fail("Unknown command \"\(verb)\": use serve, migrate, audit tail, users list or keys (see trifactord --help).")
+            return fail("Unknown command \"\(verb)\": use serve, migrate, audit tail, users list, keys or review (see trifactord --help).")
         }
     }
 

@@ -108,6 +108,8 @@ public struct VerifySettings: Sendable {
     public struct ConversionGuard: Sendable, Equatable {
         public var minimumRate = 0.2
         public var minimumVolume = 200
+        /// Refuse new codes to such a country (429), or accept them and hold their messages for review.
+        public var holdForReview = false
         public var windowHours = 24
     }
     public var conversion = ConversionGuard()

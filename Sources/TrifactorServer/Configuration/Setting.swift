@@ -130,6 +130,13 @@ struct Setting: Sendable {
             c.verify.conversion = .init(minimumRate: rate, minimumVolume: volume, windowHours: hours)
             return nil
         },
+        Setting(variable: "TRIFACTOR_VERIFY_CONVERSION_ACTION", flag: "--verify-conversion-action", valueName: "refuse|hold",
+                help: "What the conversion guard does with new codes to such a country: refuse them (429), or hold their messages for review",
+                defaultText: "refuse") { c, v in
+            guard ["refuse", "hold"].contains(v) else { return "TRIFACTOR_VERIFY_CONVERSION_ACTION must be refuse or hold." }
+            c.verify.conversion.holdForReview = v == "hold"
+            return nil
+        },
         Setting(variable: "TRIFACTOR_TRUSTED_PROXIES", flag: "--trusted-proxies", valueName: "LIST",
                 help: "Proxies (addresses or CIDR networks) whose X-Forwarded-For and X-Forwarded-User-Agent name the client", defaultText: "none") { c, v in
             guard let proxies = TrustedProxies(parsing: v) else {

@@ -22,4 +22,6 @@ enum SessionEndReason: String, StoredValue {
 /// Where an outbox message is (see `Outbox`).
 enum OutboxStatus: String, StoredValue {
     case held, pending, sending, sent, failed, void
+    /// Held for an operator's review (a country whose codes stopped being entered): `trifactord review`.
+    case review
 }

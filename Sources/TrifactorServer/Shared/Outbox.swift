@@ -10,7 +10,8 @@ import Store
 /// A message is `held` (written ahead, e.g. a later step of a phone
 /// verification, released when that step fires), `pending` (due at
 /// `next_attempt_at`), `sending` (leased by a dispatcher), `sent`, `failed`
-/// (retries used up or refused), or `void` (no longer wanted).
+/// (retries used up or refused), `void` (no longer wanted), or `review`
+/// (held by the conversion guard until an operator releases or drops it).
 ///
 /// - Important: the text holds the code it carries until delivery; outside
 ///   dev mode it is replaced once delivered.
@@ -32,12 +33,13 @@ struct Outbox {
     /// Queues a message at `now` (ms); `held` ones wait for `release(ref:)`.
     /// `ref` names what the message belongs to (`verify:<id>:<step>`), for
     /// release, void and delivery-failure handling.
-    func enqueue(channel: Channel, to: String, text: String, subject: String? = nil, ref: String? = nil, held: Bool = false,
+    func enqueue(channel: Channel, to: String, text: String, subject: String? = nil, ref: String? = nil, held: Bool = false, review: Bool = false,
                  locale: String = "en-us", now: Int64, on db: any SQLConnection) throws {
+        let status: OutboxStatus = review ? .review : held ? .held : .pending
         try db.execute("""
             INSERT INTO outbox (id, channel, recipient, body, status, created_at, ref, locale, next_attempt_at, subject)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $6, $9)
-            """, [MessageID.random(using: random).sql, .text(channel.rawValue), .text(to), .text(text), (held ? OutboxStatus.held : .pending).sql,
+            """, [MessageID.random(using: random).sql, .text(channel.rawValue), .text(to), .text(text), status.sql,
                   .int(now), SQLValue(ref), .text(locale), SQLValue(subject)])
     }
 
@@ -59,7 +61,7 @@ struct Outbox {
     /// text; one being sent right now is not retried after.
     func void(refs: [String], on db: any SQLConnection) throws {
         for ref in refs {
-            try db.execute("UPDATE outbox SET status = 'void', body = '' WHERE ref = $1 AND status IN ('held', 'pending', 'sending')", [.text(ref)])
+            try db.execute("UPDATE outbox SET status = 'void', body = '' WHERE ref = $1 AND status IN ('held', 'review', 'pending', 'sending')", [.text(ref)])
         }
     }
 

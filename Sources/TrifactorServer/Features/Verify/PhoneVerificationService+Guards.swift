@@ -28,16 +28,20 @@ extension PhoneVerificationService {
     /// Inside the start's transaction: the conversion check, then the budgets (per number prefix, i.e. the
     /// country code and the first six national digits; per country; in total; each per hour and per day),
     /// then the start is counted for its countries. Over a budget or under the conversion threshold nothing
-    /// is sent to that scope (text or call) and the operator hears of it in the log.
-    func spend(_ s: Start, now ms: Int64, on db: any SQLConnection) throws {
+    /// is sent to that scope (text or call) and the operator hears of it in the log. Returns true when the
+    /// conversion guard holds the request's messages for review instead of refusing it.
+    func spend(_ s: Start, now ms: Int64, on db: any SQLConnection) throws -> Bool {
         let real = zip(s.steps, s.countryCodes).filter { settings.testNumbers[$0.0.to] == nil }
         let countries = Set(real.map(\.1)).sorted()
         let conversion = settings.conversion
+        var review = false
         for code in countries {
             let seen = try VerifyRepository.conversion(country: code, hours: conversion.windowHours, now: ms, on: db)
             if seen.started >= conversion.minimumVolume, Double(seen.completed) < conversion.minimumRate * Double(seen.started) {
-                logger.log("warning", "verify_conversion_low", ["country": .int(code), "started": .int(seen.started), "completed": .int(seen.completed)])
-                throw PhoneVerificationFailure.budgetExceeded(scope: "conversion:\(code)", retryAfter: 3600)
+                logger.log("warning", "verify_conversion_low", ["country": .int(code), "started": .int(seen.started), "completed": .int(seen.completed),
+                                                               "action": .string(conversion.holdForReview ? "held for review" : "refused")])
+                guard conversion.holdForReview else { throw PhoneVerificationFailure.budgetExceeded(scope: "conversion:\(code)", retryAfter: 3600) }
+                review = true
             }
         }
         let b = settings.budgets
@@ -58,6 +62,7 @@ extension PhoneVerificationService {
             }
         }
         for code in countries { try VerifyRepository.countConversion(country: code, completed: false, now: ms, on: db) }
+        return review
     }
 
     /// A completed request counts for the conversion of its numbers' countries.

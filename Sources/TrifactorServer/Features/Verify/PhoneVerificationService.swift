@@ -59,7 +59,7 @@ struct PhoneVerificationService: Sendable {
                     if let holder = try runningRequest(holding: lock, now: now, on: db) { throw PhoneVerificationFailure.concurrent(existing: holder) }
                     guard try VerifyRepository.lock(lock, requestID: id, on: db) else { throw PhoneVerificationFailure.concurrent(existing: nil) }
                 }
-                try limits(before: false, s, key: key, client: client, now: now, on: db)
+                let review = try limits(before: false, s, key: key, client: client, now: now, on: db)
                 let code = s.customCode ?? testNumbers[s.steps[0].to] ?? random.digits(s.codeLength)
                 let (workflow, _) = VerifyWorkflow.start(stepCount: s.steps.count, channelTimeout: TimeInterval(s.channelTimeout), now: now)
                 let record = VerifyRecord(id: id, apiKeyID: key.id, brand: s.brand, locale: s.locale, steps: s.steps,
@@ -70,10 +70,10 @@ struct PhoneVerificationService: Sendable {
                     try outbox.enqueue(channel: step.channel, to: step.to,
                                        text: outbox.texts.code(step.channel, brand: s.brand, code: code, minutes: minutes, intent: s.intent,
                                                                language: outbox.texts.language(locale: s.locale)),
-                                       ref: "verify:\(id.raw):\(index)", held: index > 0, locale: s.locale, now: now.millis, on: db)
+                                       ref: "verify:\(id.raw):\(index)", held: index > 0, review: review, locale: s.locale, now: now.millis, on: db)
                 }
-                try AuditLog.append(client.event(.verifyStarted, .success, detail: "id=\(id.raw) key=\(key.apiKey) steps=\(s.steps.map(\.channel.rawValue).joined(separator: ","))"),
-                                    at: now.millis, on: db)
+                try AuditLog.append(client.event(.verifyStarted, .success, detail: "id=\(id.raw) key=\(key.apiKey) steps=\(s.steps.map(\.channel.rawValue).joined(separator: ","))"
+                                                 + (review ? " held for review" : "")), at: now.millis, on: db)
                 return id
             }
         } catch let refusal as PhoneVerificationFailure {
@@ -268,7 +268,9 @@ struct PhoneVerificationService: Sendable {
     /// bucket rows in opposite orders): per IP and key `before` the
     /// concurrency check, per number (with the failure cap) and per country
     /// after it, so a refused duplicate spends nothing of the number's budget.
-    private func limits(before: Bool, _ s: Start, key: APIKey, client: AuditContext, now: Date, on db: any SQLConnection) throws {
+    /// Returns true when the conversion guard holds the request's messages for review.
+    @discardableResult
+    private func limits(before: Bool, _ s: Start, key: APIKey, client: AuditContext, now: Date, on db: any SQLConnection) throws -> Bool {
         let v = settings
         let ms = now.millis
         var buckets: [(String, RateLimiter.Limit)] = []
@@ -288,7 +290,7 @@ struct PhoneVerificationService: Sendable {
         for (key, limit) in buckets {
             if let wait = try RateLimiter.take(key, limit: limit, nowMillis: ms, on: db) { throw PhoneVerificationFailure.rateLimited(retryAfter: wait) }
         }
-        if !before { try spend(s, now: ms, on: db) }
+        return before ? false : try spend(s, now: ms, on: db)
     }
 
     /// The running request that holds `number`, after applying its due timeouts
