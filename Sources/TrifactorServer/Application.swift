@@ -118,7 +118,7 @@ public enum Application {
                      perIP: .init(burst: v.perIPBurst, rate: v.perIPRate)).register(on: &router)
         if !s.configuration.providers.isEmpty {
             DeliveryRoutes(transactions: s.transactions, clock: s.clock, accounts: s.configuration.providers, publicURL: s.configuration.publicURL,
-                           perIP: .init(burst: v.perIPBurst, rate: v.perIPRate)).register(on: &router)
+                           perIP: .init(burst: v.perIPBurst, rate: v.perIPRate), verifications: s.verifications).register(on: &router)
         }
         if s.configuration.dev { try DevRoutes(transactions: s.transactions).register(on: &router) }
         return router

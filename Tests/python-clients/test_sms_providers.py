@@ -195,10 +195,10 @@ def test_signed_receipts_update_the_message_and_forged_ones_are_refused_and_audi
     assert refused == ["vonage sms: unsigned", "vonage sms: signature does not match", "vonage sms: timestamp outside five minutes"]
 
 
-def test_twilio_status_callbacks_are_checked_with_the_auth_token(stack):
+def test_twilio_status_callbacks_are_checked_with_the_auth_token_and_an_undelivered_text_calls_at_once(stack):
     number = "447400123508"
     stack.fakes.plan["vonage"][number] = "down"
-    stack.start(number, channels=("sms",))
+    stack.start(number, channels=("sms", "voice"))
     stack.wait(lambda: stack.fakes.sent("twilio", "sms", number), "a Twilio SMS")
     (sid,) = stack.wait(lambda: [r[0] for r in stack.query(
         "SELECT provider_ref FROM outbox WHERE recipient = ? AND provider = 'twilio' AND status = 'sent'", number)], "the sent message")
@@ -209,6 +209,9 @@ def test_twilio_status_callbacks_are_checked_with_the_auth_token(stack):
     assert r.status_code == 204, r.text
     assert stack.query("SELECT receipt_status FROM outbox WHERE provider_ref = ?", sid) == [("undelivered",)]
     assert any(sid in d and "error=30003" in d for d in stack.audit("delivery.receipt"))
+    # The text will never arrive: the call goes now, not after the step's 60 seconds.
+    call = stack.wait(lambda: stack.fakes.sent("twilio", "voice", number), "the call after the undelivered text", timeout=5)[0]
+    assert "<Say" in call["Twiml"]
     wrong = RequestValidator("not the token").compute_signature(url, params)
     for headers in ({}, {"X-Twilio-Signature": wrong}):
         assert requests.post(stack.base + "/v1/delivery/twilio", data=params, headers=headers, timeout=10).status_code == 403

@@ -14,7 +14,9 @@ import Store
 ///   signed by `X-Twilio-Signature` under the account's auth token.
 ///
 /// A verified callback records the provider's status on its outbox message
-/// (204); an unsigned, mis-signed or stale one is refused (403) and audited,
+/// (204); a text the provider could not deliver (`failed`, `undelivered`,
+/// `rejected`, `expired`) moves its phone verification to the next step at
+/// once (the call), instead of waiting for the step's timeout. An unsigned, mis-signed or stale one is refused (403) and audited,
 /// after a token of the caller's rate-limit bucket, so forgeries cannot fill
 /// the audit log.
 struct DeliveryRoutes {
@@ -24,6 +26,10 @@ struct DeliveryRoutes {
     /// The public URL providers were given (Twilio signs the URL it calls).
     let publicURL: URL?
     let perIP: RateLimiter.Limit
+    let verifications: PhoneVerificationService
+
+    /// Statuses that mean a text will never arrive.
+    static let undeliverable: Set<String> = ["failed", "undelivered", "rejected", "expired"]
 
     func register(on router: inout Router) {
         for method in ["GET", "POST"] {
@@ -101,10 +107,15 @@ struct DeliveryRoutes {
         }
         let now = clock.now().millis
         try transactions.write { db in
-            let found = try db.execute("UPDATE outbox SET receipt_status = $3, receipt_at = $4 WHERE provider = $1 AND provider_ref = $2",
-                                       [.text(provider), .text(reference), .text(normalized), .int(now)])
-            let detail = "\(provider) \(reference) \(normalized)" + (error.map { " error=\($0.prefix(20))" } ?? "") + (found == 0 ? " (no such message)" : "")
+            let found = try db.query("""
+                UPDATE outbox SET receipt_status = $3, receipt_at = $4 WHERE provider = $1 AND provider_ref = $2 RETURNING ref, channel
+                """, [.text(provider), .text(reference), .text(normalized), .int(now)])
+            let detail = "\(provider) \(reference) \(normalized)" + (error.map { " error=\($0.prefix(20))" } ?? "") + (found.isEmpty ? " (no such message)" : "")
             try AuditLog.append(client.event(.deliveryReceipt, .success, detail: detail), at: now, on: db)
+            guard Self.undeliverable.contains(normalized) else { return }
+            for row in found where try row.text("channel") == Channel.sms.rawValue {
+                if let ref = try row.optionalText("ref"), ref.hasPrefix("verify:") { try verifications.deliveryFailed(ref: ref, on: db) }
+            }
         }
         return Response(status: 204)
     }
