@@ -55,10 +55,20 @@ public struct TrifactorClient: Sendable {
 
     // MARK: Accounts
 
-    /// Creates an account; a code goes to `email`. The answer is the same for a registered email.
-    /// - Throws: `TrifactorError.server` `invalid_fields` (weak password, bad email), `rate_limited`.
-    public func signUp(email: String, password: String, displayName: String? = nil) async throws(TrifactorError) {
-        _ = try await connection.raw("POST", "/v1/accounts", body: CreateAccountRequest(email: email, password: password, displayName: displayName))
+    /// Creates an account; a code goes to `email`, in the language of `locale` (`de-de`; the
+    /// server's default when nil). The answer is the same for a registered email.
+    /// - Throws: `TrifactorError.server` `invalid_fields` (weak password, bad email, a language without messages), `rate_limited`.
+    public func signUp(email: String, password: String, displayName: String? = nil, locale: String? = nil) async throws(TrifactorError) {
+        _ = try await connection.raw("POST", "/v1/accounts", body: CreateAccountRequest(email: email, password: password, displayName: displayName,
+                                                                                         locale: locale))
+    }
+
+    /// Sets the language of the signed-in user's texts, calls and emails (nil: the server's default); returns the account.
+    /// - Throws: `TrifactorError.server` `invalid_fields` for a language Trifactor has no messages in.
+    public func setLanguage(_ locale: String?) async throws(TrifactorError) -> UserInfo {
+        try await authorized { token throws(TrifactorError) in
+            try await connection.call("PATCH", "/v1/account", body: UpdateAccountRequest(locale: locale), token: token)
+        }
     }
 
     /// Verifies `email` with the code it received.

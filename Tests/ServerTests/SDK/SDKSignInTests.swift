@@ -232,3 +232,34 @@ struct PasswordChangeTests {
         }
     }
 }
+
+@Suite("The language of a user's messages")
+struct MessageLanguageTests {
+    static func setting(_ client: TrifactorClient, _ locale: String?) async -> Result<UserInfo, TrifactorError> {
+        do { return .success(try await client.setLanguage(locale)) } catch { return .failure(error) }
+    }
+
+    @Test("sign-up in Spanish mails the code in Spanish; a user who chooses German gets German; an unknown language is an invalid field")
+    func language() async throws {
+        try await Backend.all[0].withLiveServer { server in
+            let spanish = server.sdk(profile: "es")
+            try await spanish.signUp(email: "lucia@example.com", password: "correct horse battery", locale: "es-ES")
+            #expect(try server.lastMessage(to: "lucia@example.com")?.contains("Su código de verificación") == true)
+            #expect(await refusal { try await spanish.signUp(email: "x@example.com", password: "correct horse battery", locale: "tlh") }?
+                .problem?.invalidFields.map(\.name) == ["locale"])
+
+            let client = try await server.sdkUser("jonas@example.com")
+            let updated = try await Self.setting(client, "de-DE").get()
+            #expect(updated.locale == "de-de")
+            #expect(try await client.currentSession().user.locale == "de-de")
+            if case .failure(let error) = await Self.setting(client, "xx-YY") {
+                #expect(error.problem?.invalidFields.map(\.name) == ["locale"])
+            } else {
+                Issue.record("a language without messages is refused")
+            }
+            try await client.changePassword(current: "correct horse battery", new: "ein ganz neues Passwort")
+            #expect(try server.lastMessage(to: "jonas@example.com")?.contains("Ihr Passwort für Trifactor wurde geändert") == true)
+            #expect(try await Self.setting(client, nil).get().locale == nil)
+        }
+    }
+}

@@ -178,6 +178,8 @@ extension AccountService {
     func setLocale(_ caller: Caller, _ locale: String?, client: AuditContext) throws -> UserInfo {
         if let locale, outbox.texts.catalog.language(of: locale) == nil || !Self.isLocale(locale) { throw CommonFailure.invalidFields([Self.localeProblem]) }
         let now = clock.now().millis
+        // Cached sessions hold the user: they read it again.
+        defer { changes.publish("user:\(caller.user.id.raw)") }
         return try transactions.write { db in
             try AccountRepository.setLocale(caller.user.id, locale?.lowercased(), on: db)
             try AuditLog.append(client.event(.accountUpdated, .success, userID: caller.user.id, detail: "locale=\(locale?.lowercased() ?? "default")"),
