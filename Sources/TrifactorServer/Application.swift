@@ -46,7 +46,8 @@ struct Services: Sendable {
         let hub = LongPollHub()
         let cache = SessionCache()
         let changes = ChangeFeed.live(local: local(hub: hub, cache: cache), database: database, logger: logger)
-        let outbox = Outbox(random: random, texts: MessageTexts(catalog: MessageCatalog.bundled.fallingBack(to: c.messageLanguage), brand: c.totpIssuer))
+        let outbox = Outbox(random: random, texts: MessageTexts(catalog: MessageCatalog.bundled.fallingBack(to: c.messageLanguage), brand: c.totpIssuer,
+                                                                  maxSegments: c.smsMaxSegments))
         let hashing = try PasswordHashing.argon2id(opsLimit: c.argon2OpsLimit, memoryKiB: c.argon2MemoryKiB)
         let policies = SessionPolicies(aal1: c.sessions, aal2: c.sessionsAAL2)
         let issuer = SessionIssuer(random: random, outbox: outbox)

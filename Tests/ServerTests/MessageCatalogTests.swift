@@ -61,6 +61,15 @@ struct MessageCatalogTests {
         #expect(email.body.contains("1\u{202F}234") || email.body.contains("1\u{00A0}234"), "\(email.body)")
     }
 
+    @Test("a text may take more segments when the operator allows them, and keeps its optional sentences then")
+    func segments() {
+        let transfer = CodeIntent.transfer(amount: "99.00", currency: "USD", payee: String(repeating: "Payee ", count: 12))
+        let one = MessageTexts(catalog: Self.catalog, brand: "Trifactor").code(.sms, code: "482913", minutes: 10, intent: transfer, language: "en")
+        let two = MessageTexts(catalog: Self.catalog, brand: "Trifactor", maxSegments: 2).code(.sms, code: "482913", minutes: 10, intent: transfer,
+                                                                                              language: "en")
+        #expect(!one.contains("Never share it.") && two.contains("Never share it.") && SMSText.segments(two).count == 2, "\(one) | \(two)")
+    }
+
     @Test("in every language a text keeps its code in one segment when it can, and a call says the code twice, digit by digit")
     func everyLanguage() {
         let texts = MessageTexts(catalog: Self.catalog, brand: "Trifactor")

@@ -22,6 +22,8 @@ public struct Configuration: Sendable {
     public var messageLanguage = "en"
     /// Tries per message (1, then after 2, 4, 8… seconds, at most a minute apart) before it is failed and audited.
     public var deliveryAttempts = 5
+    /// The most SMS segments a text may take before its optional sentences are dropped (never the code).
+    public var smsMaxSegments = 1
     /// HTTP settings: where to listen (127.0.0.1:8080), threads, worker pool, body limit, TLS.
     public var http = HTTPServerConfiguration()
     /// Argon2id cost: passes and memory in KiB.

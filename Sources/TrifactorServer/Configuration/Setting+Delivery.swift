@@ -83,6 +83,12 @@ extension Setting {
             c.deliveryAttempts = n
             return nil
         },
+        Setting(variable: "TRIFACTOR_SMS_MAX_SEGMENTS", flag: "--sms-max-segments", valueName: "N",
+                help: "Segments a text may take before its optional sentences are dropped (never the code)", defaultText: "1") { c, v in
+            guard let n = Int(v), (1...6).contains(n) else { return "TRIFACTOR_SMS_MAX_SEGMENTS must be a whole number from 1 to 6." }
+            c.smsMaxSegments = n
+            return nil
+        },
         Setting(variable: "TRIFACTOR_MESSAGE_LANGUAGE", flag: "--message-language", valueName: "CODE",
                 help: "Language of messages whose locale and user name none of ours: \(MessageCatalog.bundled.languages.keys.sorted().joined(separator: ", "))",
                 defaultText: "en") { c, v in

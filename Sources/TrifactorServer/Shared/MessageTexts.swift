@@ -27,6 +27,8 @@ enum CodeIntent: Sendable, Equatable {
 struct MessageTexts: Sendable {
     let catalog: MessageCatalog
     let brand: String
+    /// The most segments a text may take before its optional sentences go (`TRIFACTOR_SMS_MAX_SEGMENTS`).
+    var maxSegments = 1
 
     /// The language for a message: the request's locale, else the user's, else the fallback.
     func language(locale: String?, user: String? = nil) -> String {
@@ -63,7 +65,7 @@ struct MessageTexts: Sendable {
             return SMSText.fit(required: [plain(catalog.render("sms.\(key)", language: language, values))],
                                optional: [plain(catalog.render("sms.validity", language: language, values)),
                                           catalog.render("sms.warning", language: language, values)],
-                               maxSegments: 1)
+                               maxSegments: maxSegments)
         }
     }
 
