@@ -72,15 +72,5 @@ public final class P256SigningKey: @unchecked Sendable {
 
     /// An ES256 signature (DER) over `message`.
     /// - Throws: `OpenSSLError` naming the call that failed.
-    public func signature(for message: [UInt8]) throws(OpenSSLError) -> [UInt8] {
-        OpenSSLError.clear()
-        guard let context = EVP_MD_CTX_new() else { throw .last("EVP_MD_CTX_new") }
-        defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key) == 1 else { throw .last("EVP_DigestSignInit") }
-        var length = 0
-        guard EVP_DigestSign(context, nil, &length, message, message.count) == 1 else { throw .last("EVP_DigestSign") }
-        var signature = [UInt8](repeating: 0, count: length)
-        guard EVP_DigestSign(context, &signature, &length, message, message.count) == 1 else { throw .last("EVP_DigestSign") }
-        return Array(signature.prefix(length))
-    }
+    public func signature(for message: [UInt8]) throws(OpenSSLError) -> [UInt8] { try DigestSign.sha256(message, key: key) }
 }

@@ -28,7 +28,12 @@ public final class RSASigningKey: @unchecked Sendable {
 
     /// An RS256 signature over `message`.
     /// - Throws: `OpenSSLError` naming the call that failed.
-    public func signature(for message: [UInt8]) throws(OpenSSLError) -> [UInt8] {
+    public func signature(for message: [UInt8]) throws(OpenSSLError) -> [UInt8] { try DigestSign.sha256(message, key: key) }
+}
+
+/// `EVP_DigestSign` with SHA-256: ES256 (DER) for an EC key, RS256 for an RSA key.
+enum DigestSign {
+    static func sha256(_ message: [UInt8], key: OpaquePointer) throws(OpenSSLError) -> [UInt8] {
         OpenSSLError.clear()
         guard let context = EVP_MD_CTX_new() else { throw .last("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(context) }

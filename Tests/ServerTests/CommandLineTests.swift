@@ -118,7 +118,8 @@ struct CommandLineTests {
     func review() throws {
         let db = Self.temporaryDatabase()
         #expect(try Self.run(["review", "list", "--database-url", db]).out.contains("Nothing is held for review."))
-        #expect(try Self.run(["review", "list", "--json", "--database-url", db]).out.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+        let json = try Self.run(["review", "list", "--json", "--database-url", db])
+        #expect(json.status == 0 && json.out.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(json.status) \(json.out) \(json.err)")
         let unknown = try Self.run(["review", "release", "3fa85f64-5717-4562-b3fc-2c963f66afa6", "--database-url", db])
         #expect(unknown.status == 2 && unknown.err.contains("No verification 3fa85f64-5717-4562-b3fc-2c963f66afa6 is held for review"))
         let bad = try Self.run(["review", "drop", "--database-url", db])

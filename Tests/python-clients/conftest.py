@@ -130,6 +130,17 @@ class Server:
         return sms_code(text)
 
 
+def wait_until(predicate, what: str, timeout: float = 10.0, lines=()):
+    """The first truthy value of `predicate()` within `timeout` seconds, else a failure with the log's tail."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"{what} did not happen in {timeout}s; trifactord log:\n" + "\n".join(list(lines)[-20:]))
+
+
 def sms_code(text: str) -> str:
     m = re.search(r"(?<!\d)\d{4,10}(?!\d)", text)
     assert m, f"no code (4-10 digits) in SMS text {text!r}"

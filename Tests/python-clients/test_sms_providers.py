@@ -21,7 +21,7 @@ import requests
 from twilio.request_validator import RequestValidator
 from vonage_http_client import Auth
 
-from conftest import _binary, _Daemon, _run, sms_code, voice_code
+from conftest import _binary, _Daemon, _run, sms_code, voice_code, wait_until
 from fake_providers import FakeProviders
 
 SIGNATURE_SECRET = "vonage signature secret, 32 bytes+"
@@ -71,18 +71,18 @@ class Stack:
         return r.json()["request_id"]
 
     def wait(self, predicate, what, timeout=10.0):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = predicate()
-            if found:
-                return found
-            time.sleep(0.05)
-        raise AssertionError(f"{what} did not happen; refused by the fakes: {self.fakes.refused}\n"
-                             + "\n".join(self.daemon.lines[-15:]))
+        return wait_until(predicate, f"{what} (refused by the fakes: {self.fakes.refused})", timeout, self.daemon.lines)
 
     def query(self, sql, *args):
         with sqlite3.connect(f"file:{self.db}?mode=ro", uri=True) as db:
             return db.execute(sql, args).fetchall()
+
+    def sent_ref(self, number, provider, channel):
+        """The provider's id of the message it accepted for `number`, once the outbox recorded it."""
+        self.wait(lambda: self.fakes.sent(provider, channel, number), f"a {provider} {channel}")
+        (ref,) = self.wait(lambda: [r[0] for r in self.query(
+            "SELECT provider_ref FROM outbox WHERE recipient = ? AND provider = ? AND status = 'sent'", number, provider)], "the sent message")
+        return ref
 
     def audit(self, kind):
         return [row[0] for row in self.query("SELECT detail FROM audit_log WHERE kind = ? ORDER BY seq", kind)]
@@ -168,9 +168,7 @@ def test_a_number_every_provider_refuses_ends_in_an_audited_failure_never_a_lost
 def test_signed_receipts_update_the_message_and_forged_ones_are_refused_and_audited(stack):
     number = "447400123507"
     stack.start(number, channels=("sms",))
-    stack.wait(lambda: stack.fakes.sent("vonage", "sms", number), "a Vonage SMS")
-    (message_id,) = stack.wait(lambda: [r[0] for r in stack.query(
-        "SELECT provider_ref FROM outbox WHERE recipient = ? AND provider = 'vonage' AND status = 'sent'", number)], "the sent message")
+    message_id = stack.sent_ref(number, "vonage", "sms")
 
     # Vonage's delivery receipt, signed with the account's signature secret by Vonage's own library.
     auth = Auth(api_key="vkey", signature_secret=SIGNATURE_SECRET, signature_method="sha256")
@@ -199,9 +197,7 @@ def test_twilio_status_callbacks_are_checked_with_the_auth_token_and_an_undelive
     number = "447400123508"
     stack.fakes.plan["vonage"][number] = "down"
     stack.start(number, channels=("sms", "voice"))
-    stack.wait(lambda: stack.fakes.sent("twilio", "sms", number), "a Twilio SMS")
-    (sid,) = stack.wait(lambda: [r[0] for r in stack.query(
-        "SELECT provider_ref FROM outbox WHERE recipient = ? AND provider = 'twilio' AND status = 'sent'", number)], "the sent message")
+    sid = stack.sent_ref(number, "twilio", "sms")
     url = stack.public + "/v1/delivery/twilio"
     params = {"AccountSid": TWILIO_SID, "MessageSid": sid, "MessageStatus": "undelivered", "ErrorCode": "30003", "To": "+" + number}
     signature = RequestValidator(TWILIO_TOKEN).compute_signature(url, params)
@@ -220,9 +216,7 @@ def test_twilio_status_callbacks_are_checked_with_the_auth_token_and_an_undelive
 def test_vonage_voice_events_need_a_jwt_over_their_body(stack):
     number = "447400123509"
     stack.start(number, channels=("voice",))
-    stack.wait(lambda: stack.fakes.sent("vonage", "voice", number), "a Vonage call")
-    (call_id,) = stack.wait(lambda: [r[0] for r in stack.query(
-        "SELECT provider_ref FROM outbox WHERE recipient = ? AND provider = 'vonage' AND status = 'sent'", number)], "the sent call")
+    call_id = stack.sent_ref(number, "vonage", "voice")
     body = json.dumps({"uuid": call_id, "conversation_uuid": "CON-1", "status": "completed", "direction": "outbound",
                        "timestamp": "2026-12-01T12:00:00.000Z"}).encode()
     claims = {"iat": int(time.time()), "jti": str(uuid.uuid4()), "iss": "Vonage", "api_key": "vkey", "application_id": APPLICATION_ID,

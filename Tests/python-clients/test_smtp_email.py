@@ -19,7 +19,7 @@ import requests
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
-from conftest import _binary, _Daemon
+from conftest import _binary, _Daemon, wait_until
 
 
 class Inbox:
@@ -127,13 +127,7 @@ def test_a_server_without_starttls_gets_nothing_and_the_message_waits_for_its_re
 
 
 def wait_for(predicate, what, timeout=20.0, lines=()):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError(f"{what} did not happen; trifactord log:\n" + "\n".join(list(lines)[-20:]))
+    return wait_until(predicate, what, timeout, lines)
 
 
 class Refusing(Inbox):

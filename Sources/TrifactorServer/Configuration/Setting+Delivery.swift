@@ -25,15 +25,8 @@ extension Setting {
             c.smtp = smtp
             return nil
         },
-        Setting(variable: "TRIFACTOR_SMTP_FROM", flag: "--smtp-from", valueName: "MAILBOX",
-                help: "From of every email: Trifactor <noreply@example.com>", defaultText: "Trifactor <noreply@SMTP host>") { c, v in
-            guard v.contains("@"), !v.contains("\r"), !v.contains("\n"), var smtp = c.smtp else {
-                return "TRIFACTOR_SMTP_FROM must be a mailbox like Trifactor <noreply@example.com>, after TRIFACTOR_SMTP_URL."
-            }
-            smtp.from = v
-            c.smtp = smtp
-            return nil
-        },
+        mailbox("TRIFACTOR_SMTP_FROM", "--smtp-from", "From of every email", example: "Trifactor <noreply@example.com>",
+                defaultText: "Trifactor <noreply@SMTP host>") { $0.from = $1 },
         Setting(variable: "TRIFACTOR_SMTP_CA_FILE", flag: "--smtp-ca-file", valueName: "PATH",
                 help: "CA bundle to trust for the SMTP server instead of the system's", defaultText: "system") { c, v in
             guard FileManager.default.fileExists(atPath: v), var smtp = c.smtp else { return "TRIFACTOR_SMTP_CA_FILE must name a PEM file, after TRIFACTOR_SMTP_URL." }
@@ -48,15 +41,8 @@ extension Setting {
             c.smtp = smtp
             return nil
         },
-        Setting(variable: "TRIFACTOR_SMTP_REPLY_TO", flag: "--smtp-reply-to", valueName: "MAILBOX",
-                help: "Reply-To of every email: Support <help@example.com>", defaultText: "none") { c, v in
-            guard v.contains("@"), !v.contains("\r"), !v.contains("\n"), var smtp = c.smtp else {
-                return "TRIFACTOR_SMTP_REPLY_TO must be a mailbox like Support <help@example.com>, after TRIFACTOR_SMTP_URL."
-            }
-            smtp.replyTo = v
-            c.smtp = smtp
-            return nil
-        },
+        mailbox("TRIFACTOR_SMTP_REPLY_TO", "--smtp-reply-to", "Reply-To of every email", example: "Support <help@example.com>",
+                defaultText: "none") { $0.replyTo = $1 },
         Setting(variable: "TRIFACTOR_SMS_PROVIDER", flag: "--sms-provider", valueName: "LIST",
                 help: "Texts and calls through these accounts, in failover order: vonage://KEY@?from=Trifactor&secret_file=PATH, twilio://SID@?from=+15005550006&token_file=PATH",
                 defaultText: "none") { c, v in
@@ -99,4 +85,18 @@ extension Setting {
             return nil
         },
     ]
+
+    /// A mailbox of the SMTP settings (`Name <address>`, one line), given after `TRIFACTOR_SMTP_URL`.
+    private static func mailbox(_ variable: String, _ flag: String, _ help: String, example: String, defaultText: String,
+                                _ set: @escaping @Sendable (inout SMTPSender.Settings, String) -> Void) -> Setting {
+        Setting(variable: variable, flag: flag, valueName: "MAILBOX", help: "\(help): \(example)", defaultText: defaultText) { c, v in
+            guard v.contains("@"), !v.contains("\r"), !v.contains("\n"), var smtp = c.smtp else {
+                return "\(variable) must be a mailbox like \(example), after TRIFACTOR_SMTP_URL."
+            }
+            set(&smtp, v)
+            c.smtp = smtp
+            return nil
+        }
+    }
+
 }
