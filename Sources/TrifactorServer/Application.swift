@@ -213,8 +213,9 @@ public enum Application {
             return false
         })
         tasks.append(PeriodicTask(name: "housekeeping", interval: 600, mode: mode, logger: s.logger) {
-            let r = try s.transactions.write { try Housekeeping.purge(now: s.clock.now().millis, on: $0) }
-            if r != Housekeeping.Report() { s.logger.log("info", "housekeeping", ["purged": .string(String(describing: r))]) }
+            let dialect = s.database.dialect
+            let r = try s.transactions.write { try Housekeeping.purge(now: s.clock.now().millis, dialect: dialect, on: $0) }
+            if let r, r != Housekeeping.Report() { s.logger.log("info", "housekeeping", ["purged": .string(String(describing: r))]) }
             return false
         })
         for task in tasks { task.start() }

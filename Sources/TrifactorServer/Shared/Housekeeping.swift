@@ -5,6 +5,8 @@ import Store
 /// tables do not grow with every address ever tried.
 enum Housekeeping {
     static let day: Int64 = 86_400_000
+    /// Key of the PostgreSQL advisory lock that lets one instance at a time purge ("TFHOUSEK").
+    static let lockKey: Int64 = 0x5446_484F_5553_454B
 
     /// Rows removed by one pass, per table.
     struct Report: Equatable {
@@ -25,7 +27,14 @@ enum Housekeeping {
     ///   (NIST SP 800-63B lets throttling windows end).
     /// - Email codes whose window ended a day ago; sessions ended 30 days ago
     ///   (the audit log keeps their story).
-    static func purge(now: Int64, on db: any SQLConnection) throws -> Report {
+    ///
+    /// On PostgreSQL one instance at a time purges: the pass takes a
+    /// transaction-scoped advisory lock, and an instance that finds it taken
+    /// skips its pass (nil). SQLite's writers are serial anyway.
+    static func purge(now: Int64, dialect: SQLDialect = .sqlite, on db: any SQLConnection) throws -> Report? {
+        if dialect == .postgres, try db.queryOne("SELECT pg_try_advisory_xact_lock($1) AS got", [.int(lockKey)])?.bool("got") != true {
+            return nil
+        }
         var report = Report()
         report.rateLimits = try db.execute("DELETE FROM rate_limits WHERE updated_at < $1", [.int(now - day)])
         report.loginThrottle = try db.execute("DELETE FROM login_throttle WHERE updated_at < $1 AND locked_until < $2",
