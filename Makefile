@@ -1,7 +1,7 @@
 # The two commands of the README: `make run` (the server with the demo on an
 # embedded SQLite file) and `make test` (the whole suite: Swift tests on SQLite
 # and PostgreSQL, then published Python clients (Vonage SDK, pyotp) against trifactord over TLS).
-.PHONY: run test build bench fuzz clean
+.PHONY: run test build bench fuzz clean cluster chaos
 
 DATA ?= data
 
@@ -24,6 +24,14 @@ build:
 fuzz:
 	@scripts/install-deps.sh build
 	fuzz/run.sh $${FUZZ_SECONDS:-60}
+
+# Two trifactord instances on one throwaway PostgreSQL behind nginx, and the bank; Ctrl-C stops all.
+cluster:
+	@scripts/install-deps.sh bench
+	@scripts/install-deps.sh test
+	swift build -c release --product trifactord
+	swift build -c release --product trifactor-bank
+	scripts/cluster.sh
 
 bench:
 	@scripts/install-deps.sh bench
