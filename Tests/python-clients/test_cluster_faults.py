@@ -1,0 +1,232 @@
+"""Two trifactord instances on one PostgreSQL (nginx in front), and the faults an operator meets:
+limits raced across instances, kill -9 of an instance under load, PostgreSQL restarted and
+stopped under load, and kill -9 of a lone SQLite instance mid-burst. Each scenario asserts what a
+user would notice: answered writes are durable, counters are exact, messages go out once."""
+
+import concurrent.futures
+import re
+import sqlite3
+import subprocess
+import time
+import uuid
+
+import pyotp
+import pytest
+import requests
+
+from cluster import PGBIN, Instance, Load, Nginx, Postgres, create_api_key, free_port, tmpdir
+from conftest import wait_until
+from fake_providers import FakeProviders
+
+PASSWORD = "correct horse battery staple"
+# Limits that would otherwise count the test's one address or one number range, not what is raced.
+OPEN = ["--signin-ip-burst", "100000", "--signin-ip-rate", "100000", "--signup-ip-burst", "100000", "--signup-ip-rate", "100000",
+        "--verify-ip-burst", "100000", "--verify-ip-rate", "100000", "--verify-key-burst", "100000", "--verify-key-rate", "100000",
+        "--verify-country-burst", "100000", "--verify-country-rate", "100000", "--verify-budget-prefix", "100000/h,1000000/d",
+        "--verify-budget-country", "100000/h,1000000/d", "--verify-budget-total", "100000/h,1000000/d"]
+
+
+def psql(pg: Postgres, sql: str) -> list:
+    out = subprocess.run([str(PGBIN / "psql"), "-h", "127.0.0.1", "-p", str(pg.port), "-U", "postgres", "-At", "-F", "|", "-c", sql],
+                         check=True, capture_output=True, text=True).stdout
+    return [line.split("|") for line in out.splitlines() if line]
+
+
+def sign_up(base: str, email: str) -> None:
+    r = requests.post(base + "/v1/accounts", json={"email": email, "password": PASSWORD}, timeout=10)
+    assert r.status_code == 202, r.text
+    text = wait_until(lambda: [m["text"] for m in requests.get(base + "/dev/outbox", params={"to": email}, timeout=5).json()["messages"]
+                               if m["channel"] == "email"], f"the code for {email}")[0]
+    code = re.search(r"(?<!\d)\d{6}(?!\d)", text).group()
+    assert requests.post(base + "/v1/accounts/verify-email", json={"email": email, "code": code}, timeout=10).status_code == 200
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    root = tmpdir("trifactor-cluster.")
+    pg = Postgres(root)
+    fakes = FakeProviders(vonage_key="vkey", vonage_secret="vsecret")
+    (root / "vonage-secret").write_text("vsecret")
+    provider = f"vonage://vkey@127.0.0.1:{fakes.port}?from=Trifactor&secret_file={root / 'vonage-secret'}"
+    extra = OPEN + ["--sms-provider", provider, "--database-pool", "8"]
+    a = Instance(root, "a", pg.url, extra)   # the first creates the shared key file
+    b = Instance(root, "b", pg.url, extra)
+    nginx = Nginx(root, [a, b])
+    key = create_api_key(pg.url)
+    yield {"root": root, "pg": pg, "a": a, "b": b, "nginx": nginx, "fakes": fakes, "key": key}
+    nginx.stop()
+    for i in (a, b):
+        i.stop()
+    fakes.stop()
+    pg.close()
+
+
+def race(calls):
+    """Runs the (method, url, json, headers) calls all at once; their statuses."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=32) as pool:
+        return list(pool.map(lambda c: requests.request(c[0], c[1], json=c[2], headers=c[3], timeout=30).status_code, calls))
+
+
+def test_limits_raced_across_two_instances_allow_exactly_what_one_would(cluster):
+    a, b, pg = cluster["a"], cluster["b"], cluster["pg"]
+    # 200 wrong passwords from 200 addresses, half through each instance: 5 are checked, then the lockout.
+    sign_up(a.base, "raced@example.com")
+    statuses = race([("POST", (a if i % 2 else b).base + "/v1/sessions", {"email": "raced@example.com", "password": f"wrong {i}"},
+                      {"X-Forwarded-For": f"198.51.100.{i % 250}"}) for i in range(200)])
+    assert statuses.count(401) == 5 and statuses.count(429) == 195, sorted(set(statuses))
+    failures = psql(pg, "SELECT COUNT(*) FROM audit_log WHERE kind = 'signin.failed' AND user_id = "
+                        "(SELECT id FROM users WHERE email = 'raced@example.com')")
+    assert failures == [["5"]], failures
+
+    # 200 wrong second-step codes: 10, then the second step locks.
+    sign_up(b.base, "raced-mfa@example.com")
+    token = requests.post(b.base + "/v1/sessions", json={"email": "raced-mfa@example.com", "password": PASSWORD}, timeout=10).json()["token"]
+    auth = {"Authorization": f"Bearer {token}"}
+    started = requests.post(a.base + "/v1/mfa/enrollments", json={"kind": "totp"}, headers=auth, timeout=10).json()
+    totp = pyotp.TOTP(started["secret"])
+    enrolled = requests.post(b.base + f"/v1/mfa/enrollments/{started['enrollment_session']}", json={"code": totp.now()}, headers=auth,
+                             timeout=10).json()
+    pending = requests.post(a.base + "/v1/sessions", json={"email": "raced-mfa@example.com", "password": PASSWORD}, timeout=10).json()
+    wrong = str((int(totp.now()) + 500_000) % 1_000_000).zfill(6)
+    statuses = race([("POST", (a if i % 2 else b).base + "/v1/sessions/mfa",
+                      {"pending_credential": pending["pending_credential"], "enrollment_id": enrolled["enrollment_id"], "code": wrong},
+                      {"X-Forwarded-For": f"203.0.113.{i % 250}"}) for i in range(200)])
+    assert statuses.count(400) == 10 and statuses.count(429) == 190, sorted(set(statuses))
+
+    # 40 wrong checks of one phone verification: two wrong, the third ends it (410), the rest find nothing.
+    auth = cluster["key"]
+    r = requests.post(a.base + "/v2/verify", auth=auth, json={"brand": "Acme", "workflow": [{"channel": "sms", "to": "447400123600"}]}, timeout=10)
+    assert r.status_code == 202, r.text
+    request_id = r.json()["request_id"]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=20) as pool:
+        statuses = list(pool.map(lambda i: requests.post((a if i % 2 else b).base + f"/v2/verify/{request_id}", auth=auth,
+                                                         json={"code": "000000"}, timeout=30).status_code, range(40)))
+    assert statuses.count(400) == 2 and statuses.count(410) == 1 and statuses.count(404) == 37, sorted(statuses)
+
+
+def test_kill_9_of_one_instance_under_load_loses_no_answered_write_and_sends_each_message_once(cluster):
+    a, b, nginx, pg, fakes = cluster["a"], cluster["b"], cluster["nginx"], cluster["pg"], cluster["fakes"]
+    for n in range(4):
+        sign_up(nginx.base, f"load{n}@example.com")
+    run = uuid.uuid4().hex[:6]
+
+    def work(i):
+        kind = i % 3
+        if kind == 0:
+            r = requests.post(nginx.base + "/v1/sessions", json={"email": f"load{i % 4}@example.com", "password": PASSWORD}, timeout=15)
+            return ("signin", r.status_code, r.json().get("token") if r.status_code == 201 else None)
+        if kind == 1:
+            number = f"4474009{i:05d}"
+            r = requests.post(nginx.base + "/v2/verify", auth=cluster["key"], timeout=15,
+                              json={"brand": "Acme", "workflow": [{"channel": "sms", "to": number}]})
+            return ("verify", r.status_code, r.json().get("request_id") if r.status_code == 202 else None, number)
+        email = f"new-{run}-{i}@example.com"
+        r = requests.post(nginx.base + "/v1/accounts", json={"email": email, "password": PASSWORD}, timeout=15)
+        return ("signup", r.status_code, email)
+
+    load = Load(work, threads=8)
+    time.sleep(2)
+    a.kill9()
+    time.sleep(3)
+    results = [r for _, r in load.stop()]
+    a.start()  # back for the next scenarios
+
+    answered = [r for r in results if not isinstance(r[1], str) and 200 <= r[1] < 300]
+    cut = [r for r in results if r[0] == "error" or r[1] in (502, 504)]
+    assert len(answered) > 50, f"too little traffic went through: {results[:10]}"
+    # Every 2xx is durable.
+    for kind, status, *rest in answered:
+        if kind == "signin":
+            assert requests.get(b.base + "/v1/session", headers={"Authorization": f"Bearer {rest[0]}"}, timeout=10).status_code == 200
+    verified = {r[2]: r[3] for r in answered if r[0] == "verify"}
+    rows = dict(psql(pg, "SELECT id, 1 FROM verify_requests"))
+    assert all(request_id in rows for request_id in verified), "a verification answered 202 is missing"
+    emails = {r[2] for r in answered if r[0] == "signup"}
+    users = {row[0] for row in psql(pg, "SELECT email FROM users")}
+    assert emails <= users, "a sign-up answered 202 is missing"
+    # Every text of an answered start goes out (the dead instance's lease runs out after 30 s), and once.
+    numbers = set(verified.values())
+
+    def settled():
+        left = psql(pg, "SELECT COUNT(*) FROM outbox WHERE channel = 'sms' AND status IN ('pending', 'sending')")
+        return left == [["0"]]
+    wait_until(settled, "the outbox to drain", timeout=60)
+    sent = [f["to"] for f in fakes.sent("vonage", "sms") if f["to"] in numbers]
+    duplicates = len(sent) - len(set(sent))
+    assert set(sent) == numbers, f"{len(numbers - set(sent))} texts never arrived"
+    # A message the killed instance handed to the provider but had not yet marked sent is sent again
+    # by the other: the dispatcher holds one message at a time, so at most one.
+    assert duplicates <= 1, f"{duplicates} texts sent twice"
+    print(f"kill -9 under load: {len(results)} requests, {len(answered)} answered 2xx, {len(cut)} cut off, "
+          f"{len(numbers)} texts, {duplicates} sent twice")
+
+
+def test_postgres_restarted_and_stopped_under_load_gives_503s_then_recovers_without_a_restart(cluster):
+    a, b, nginx, pg = cluster["a"], cluster["b"], cluster["nginx"], cluster["pg"]
+    a.wait_ready()
+    sign_up(nginx.base, "restart@example.com")
+
+    def work(i):
+        started = time.monotonic()
+        r = requests.post((a if i % 2 else b).base + "/v1/sessions", json={"email": "restart@example.com", "password": PASSWORD}, timeout=30)
+        return (r.status_code, r.headers.get("Retry-After"), r.headers.get("Content-Type", ""), time.monotonic() - started,
+                r.json().get("token") if r.status_code == 201 else None)
+
+    load = Load(work, threads=4)
+    time.sleep(1)
+    pg.restart()
+    time.sleep(2)
+    pg.stop()
+    time.sleep(3)
+    ready = [requests.get(i.base + "/ready", timeout=5).status_code for i in (a, b)]
+    time.sleep(17)  # 20 s down in all
+    pg.start()
+    wait_until(lambda: all(requests.get(i.base + "/ready", timeout=5).status_code == 200 for i in (a, b)), "both instances ready again", 20)
+    time.sleep(1)
+    results = [r for _, r in load.stop()]
+
+    assert ready == [503, 503], ready
+    statuses = {r[0] for r in results}
+    assert 500 not in statuses and statuses <= {201, 503}, statuses
+    unavailable = [r for r in results if r[0] == 503]
+    assert unavailable and all(r[1] and r[2].startswith("application/problem+json") for r in unavailable), unavailable[:3]
+    assert max(r[3] for r in results) < 15, "a request hung past its bound"
+    # Both instances serve again, and every session answered 201 exists.
+    for instance in (a, b):
+        r = requests.post(instance.base + "/v1/sessions", json={"email": "restart@example.com", "password": PASSWORD}, timeout=10)
+        assert r.status_code == 201, r.text
+    for r in results:
+        if r[0] == 201:
+            assert requests.get(nginx.base + "/v1/session", headers={"Authorization": f"Bearer {r[4]}"}, timeout=10).status_code == 200
+    print(f"PostgreSQL restart and 20 s stop: {len(results)} sign-ins, {sum(r[0] == 201 for r in results)} 201, "
+          f"{len(unavailable)} 503 with Retry-After, slowest {max(r[3] for r in results):.1f} s")
+
+
+def test_kill_9_of_a_lone_sqlite_instance_mid_burst_leaves_an_intact_database(tmp_path):
+    db = tmp_path / "t.db"
+    instance = Instance(tmp_path, "solo", f"sqlite:{db}", OPEN + ["--test-numbers", ",".join(f"4474001{n:05d}=1234" for n in range(400))])
+    key = create_api_key(f"sqlite:{db}")
+
+    def work(i):
+        if i % 2:
+            r = requests.post(instance.base + "/v1/accounts", json={"email": f"burst{i}@example.com", "password": PASSWORD}, timeout=15)
+            return ("signup", r.status_code, f"burst{i}@example.com")
+        r = requests.post(instance.base + "/v2/verify", auth=key, timeout=15,
+                          json={"brand": "Acme", "workflow": [{"channel": "sms", "to": f"4474001{i % 400:05d}"}]})
+        return ("verify", r.status_code, r.json().get("request_id") if r.status_code == 202 else None)
+
+    load = Load(work, threads=6)
+    time.sleep(1.5)
+    instance.kill9()
+    results = [r for _, r in load.stop()]
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        users = {row[0] for row in conn.execute("SELECT email FROM users")}
+        requests_ = {row[0] for row in conn.execute("SELECT id FROM verify_requests")}
+    answered = [r for r in results if r[1] in (202,)]
+    assert len(answered) > 10
+    assert {r[2] for r in answered if r[0] == "signup"} <= users
+    assert {r[2] for r in answered if r[0] == "verify"} <= requests_
+    instance.start()  # and it starts again on that file
+    assert requests.get(instance.base + "/ready", timeout=5).status_code == 200
+    instance.stop()
