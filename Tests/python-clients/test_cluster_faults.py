@@ -3,8 +3,10 @@ limits raced across instances, kill -9 of an instance under load, PostgreSQL res
 stopped under load, and kill -9 of a lone SQLite instance mid-burst. Each scenario asserts what a
 user would notice: answered writes are durable, counters are exact, messages go out once."""
 
+import base64
 import concurrent.futures
 import re
+import shutil
 import sqlite3
 import subprocess
 import time
@@ -53,12 +55,15 @@ def cluster():
     b = Instance(root, "b", pg.url, extra)
     nginx = Nginx(root, [a, b])
     key = create_api_key(pg.url)
-    yield {"root": root, "pg": pg, "a": a, "b": b, "nginx": nginx, "fakes": fakes, "key": key}
-    nginx.stop()
-    for i in (a, b):
-        i.stop()
-    fakes.stop()
-    pg.close()
+    try:
+        yield {"root": root, "pg": pg, "a": a, "b": b, "nginx": nginx, "fakes": fakes, "key": key}
+    finally:
+        nginx.stop()
+        for i in (a, b):
+            i.stop()
+        fakes.stop()
+        pg.close()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def race(calls):
@@ -230,3 +235,103 @@ def test_kill_9_of_a_lone_sqlite_instance_mid_burst_leaves_an_intact_database(tm
     instance.start()  # and it starts again on that file
     assert requests.get(instance.base + "/ready", timeout=5).status_code == 200
     instance.stop()
+
+
+class Device:
+    """A device key (P-256, in this process) enrolled as a user's push factor, polling like TrifactorKit's DeviceAuthenticator."""
+
+    def __init__(self, base: str, token: str):
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        self.key = ec.generate_private_key(ec.SECP256R1())
+        spki = self.key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+        auth = {"Authorization": f"Bearer {token}"}
+        started = requests.post(base + "/v1/mfa/enrollments", headers=auth, timeout=10,
+                                json={"kind": "device", "public_key": base64.b64encode(spki).decode(), "device_name": "phone"})
+        assert started.status_code == 202, started.text
+        body = started.json()
+        done = requests.post(base + f"/v1/mfa/enrollments/{body['enrollment_session']}", headers=auth, timeout=10,
+                             json={"signature": self.sign("enroll", body["challenge"])})
+        assert done.status_code == 201, done.text
+        self.id = done.json()["enrollment_id"]
+
+    def sign(self, purpose: str, challenge: str, action: str = "-") -> str:
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import ec
+        message = f"trifactor-device-signature-v1\npurpose: {purpose}\nchallenge: {challenge}\naction: {action}".encode()
+        return base64.b64encode(self.key.sign(message, ec.ECDSA(hashes.SHA256()))).decode()
+
+    def headers(self) -> dict:
+        """The signed headers that say a request comes from this device now."""
+        now = str(int(time.time()))
+        return {"X-Trifactor-Device-Time": now, "X-Trifactor-Device-Signature": self.sign("poll", f"{self.id}:{now}")}
+
+    def poll(self, base: str, wait: int = 25):
+        """One long poll; None when the connection was cut (the caller polls again, as the SDK does)."""
+        try:
+            r = requests.get(base + f"/v1/devices/{self.id}/approvals", params={"wait": wait}, headers=self.headers(), timeout=wait + 10)
+        except requests.RequestException:
+            return None
+        return r.json()["approvals"] if r.status_code == 200 else None
+
+
+def test_an_instance_dying_during_long_polls_leaves_the_device_and_the_browser_to_finish_on_the_other(cluster):
+    a, b, nginx = cluster["a"], cluster["b"], cluster["nginx"]
+    a.wait_ready()
+    b.wait_ready()
+    email = f"push-{uuid.uuid4().hex[:6]}@example.com"
+    sign_up(nginx.base, email)
+    token = requests.post(nginx.base + "/v1/sessions", json={"email": email, "password": PASSWORD}, timeout=10).json()["token"]
+    device = Device(nginx.base, token)
+    for victim, survivor in ((a, b), (b, a)):
+        seen = []
+        reconnects = []
+
+        deadline = time.monotonic() + 60
+
+        def device_loop():
+            while not seen and time.monotonic() < deadline:
+                approvals = device.poll(nginx.base)
+                if approvals is None:
+                    reconnects.append(time.monotonic())
+                    time.sleep(0.2)
+                elif approvals:
+                    seen.extend(approvals)
+
+        poller = concurrent.futures.ThreadPoolExecutor(max_workers=2)
+        polling = poller.submit(device_loop)
+        time.sleep(1)  # the device's long poll is held by one of the two
+        victim.kill9()
+        # A passwordless push sign-in, made on the survivor while the victim is gone.
+        started = requests.post(survivor.base + "/v1/sessions/push", json={"email": email}, timeout=10)
+        assert started.status_code == 202, started.text
+        start = started.json()
+
+        def browser_wait():
+            while time.monotonic() < deadline:
+                try:
+                    r = requests.get(nginx.base + f"/v1/mfa/sign-in/approvals/{start['approval_id']}",
+                                     params={"pending_credential": start["pending_credential"], "wait": 25}, timeout=35)
+                    if r.status_code == 200 and r.json()["status"] != "pending":
+                        return r.json()["status"]
+                except requests.RequestException:
+                    time.sleep(0.2)
+            return "still waiting at the deadline"
+
+        waiting = poller.submit(browser_wait)
+        polling.result(timeout=70)
+        assert seen, "the device never saw the push"
+        approval = seen[0]
+        assert approval["approval_id"] == start["approval_id"] and start["number"] in approval["choices"]
+        decided = requests.post(nginx.base + f"/v1/devices/{device.id}/approvals/{approval['approval_id']}", timeout=10, headers=device.headers(),
+                                json={"decision": "approve", "number": start["number"],
+                                      "signature": device.sign("push", approval["approval_id"], f"approve:{start['number']}")})
+        assert decided.status_code == 200 and decided.json()["status"] == "approved", decided.text
+        assert waiting.result(timeout=70) == "approved"
+        done = requests.post(nginx.base + "/v1/sessions/push/complete", timeout=10,
+                             json={"pending_credential": start["pending_credential"], "approval_id": start["approval_id"]})
+        assert done.status_code == 201, done.text
+        poller.shutdown()
+        victim.start()
+        print(f"{victim.name} killed during the long polls: the device saw the push after {len(reconnects)} reconnect(s); "
+              "the browser's wait completed")
