@@ -33,6 +33,13 @@ cluster:
 	swift build -c release --product trifactor-bank
 	scripts/cluster.sh
 
+# The cluster's fault scenarios in rounds, with long load phases (CHAOS_ROUNDS, CHAOS_SECONDS).
+chaos:
+	@scripts/install-deps.sh test
+	@scripts/install-deps.sh bench
+	swift build --product trifactord
+	scripts/chaos.sh
+
 bench:
 	@scripts/install-deps.sh bench
 	swift build -c release --product trifactord

@@ -171,8 +171,14 @@ public enum Application {
             logger.log("warn", "no_phone_sender", ["detail": "phone codes are refused (503) until an SMS and voice provider is configured"])
         }
         let sender: (any MessageSender)? = senders.isEmpty ? nil : RoutingSender(senders)
+        var clock = Clock.system
+        if configuration.clockOffset != 0 {
+            let offset = configuration.clockOffset
+            clock = Clock { Date().addingTimeInterval(offset) }
+            logger.log("warn", "clock_offset", ["seconds": .double(offset), "detail": "this instance's clock is moved for a fault drill"])
+        }
         let services = try Services.live(database: database, configuration: configuration, sealer: sealer, blocklist: blocklist, sender: sender,
-                                         logger: logger)
+                                         clock: clock, logger: logger)
         return try start(services)
     }
 

@@ -62,6 +62,8 @@ public struct Configuration: Sendable {
     public var resendPerEmailRate = 1.0 / 300
     /// Phone verification limits and test numbers.
     public var verify = VerifySettings()
+    /// Seconds added to this instance's clock: a fault drill of clock skew between instances (0 in production).
+    public var clockOffset: TimeInterval = 0
     /// Seconds to finish requests in flight on SIGTERM.
     public var drainTimeout = 30.0
 

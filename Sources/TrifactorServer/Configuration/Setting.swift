@@ -137,6 +137,12 @@ struct Setting: Sendable {
             c.verify.conversion.holdForReview = v == "hold"
             return nil
         },
+        Setting(variable: "TRIFACTOR_CLOCK_OFFSET", flag: "--clock-offset", valueName: "SECONDS",
+                help: "Move this instance's clock, for fault drills of clock skew between instances (never in production)", defaultText: "0") { c, v in
+            guard let seconds = Double(v), abs(seconds) <= 3600 else { return "TRIFACTOR_CLOCK_OFFSET must be a number of seconds from -3600 to 3600." }
+            c.clockOffset = seconds
+            return nil
+        },
         Setting(variable: "TRIFACTOR_TRUSTED_PROXIES", flag: "--trusted-proxies", valueName: "LIST",
                 help: "Proxies (addresses or CIDR networks) whose X-Forwarded-For and X-Forwarded-User-Agent name the client", defaultText: "none") { c, v in
             guard let proxies = TrustedProxies(parsing: v) else {
