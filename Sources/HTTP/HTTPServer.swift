@@ -45,6 +45,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var tlsKeyPEM: String?
     /// Proxies whose `X-Forwarded-For` and `X-Forwarded-User-Agent` name the client (none by default).
     public var trustedProxies: TrustedProxies = .none
+    /// Bytes of each connection's memory pool (see `HTTPServer.connectionMemory`).
+    public var connectionMemory = HTTPServer.connectionMemory
 
     /// Defaults: 4 HTTP threads (more than cores: a thread may wait on the
     /// database), a worker per core, 64 queued jobs, 64 KiB bodies, 1,024
@@ -117,7 +119,7 @@ public final class HTTPServer: Sendable {
             var options = trifactor_mhd_options(
                 address: sockaddr, thread_pool_size: UInt32(c.httpThreads),
                 connection_limit: UInt32(c.connectionLimit), per_ip_connection_limit: UInt32(c.connectionsPerIP),
-                connection_timeout_seconds: UInt32(c.connectionTimeout), connection_memory_limit: Self.connectionMemory,
+                connection_timeout_seconds: UInt32(c.connectionTimeout), connection_memory_limit: c.connectionMemory,
                 access_handler: mhdAccessHandler, access_handler_cls: cls,
                 completed_handler: mhdCompletedHandler, completed_handler_cls: cls,
                 uri_log_handler: mhdURILog, uri_log_handler_cls: cls,
@@ -138,11 +140,13 @@ public final class HTTPServer: Sendable {
     }
 
     /// Each connection's memory pool. libmicrohttpd zeroes it for every
-    /// request, so it is kept small: half holds the read buffer (so a
-    /// request head may take 16 KiB; a longer one gets 414 or 431), the rest
-    /// the parsed header fields and query arguments, which the limits of
-    /// `RequestHead` keep well inside it.
-    static let connectionMemory = 32 * 1024
+    /// request, so every connection that served one holds all of it: 8 KiB
+    /// keeps 10,000 idle keep-alive connections near 85 MB (32 KiB took 320
+    /// MB). Half holds the read buffer, which grows into the rest, so a
+    /// request head of about 6 KiB fits (a longer one gets 414 or 431, or
+    /// the connection is closed); API clients and a proxy in front send far
+    /// less. `--connection-memory-kib` raises it for heavy cookies.
+    public static let connectionMemory = 8 * 1024
 
     /// The port actually bound (after asking for port 0).
     public var port: Int {

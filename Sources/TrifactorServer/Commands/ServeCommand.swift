@@ -17,6 +17,7 @@ enum ServeCommand {
 
         let logger = Logger.standardError
         let runtime = try Application.start(configuration, logger: logger)
+        raiseFileLimit(for: configuration, logger: logger)
         var received: Int32 = 0
         sigwait(&signals, &received)
         logger.log("info", "stopping", ["signal": .int(Int(received)), "in_flight": .int(runtime.server.requestsInFlight)])
@@ -24,6 +25,24 @@ enum ServeCommand {
         runtime.database.close()
         logger.log("info", "stopped")
         Logger.flushStandardError()
+    }
+
+    /// Each connection is a file descriptor: the soft limit is raised to the hard one (often 1,024 by
+    /// default, far below `--max-connections`), and the operator is told when even that is too low.
+    static func raiseFileLimit(for configuration: Configuration, logger: Logger) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        let before = limit.rlim_cur
+        if limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 { limit.rlim_cur = before }
+        }
+        // The pool, the listener, the log and the database want some to spare.
+        let needed = rlim_t(configuration.http.connectionLimit + configuration.databasePoolSize + 64)
+        var fields: [String: Logger.Value] = ["soft": .int(Int(limit.rlim_cur)), "was": .int(Int(before)),
+                                              "connections": .int(configuration.http.connectionLimit)]
+        if limit.rlim_cur < needed { fields["detail"] = .string("raise the hard limit (ulimit -Hn, LimitNOFILE=) or lower TRIFACTOR_MAX_CONNECTIONS") }
+        logger.log(limit.rlim_cur < needed ? "warn" : "info", "file_limit", fields)
     }
 }
 

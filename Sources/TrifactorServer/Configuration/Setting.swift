@@ -53,6 +53,9 @@ struct Setting: Sendable {
         pem("TRIFACTOR_TLS_KEY", "--tls-key", "PEM private key for --tls-cert") { $0.http.tlsKeyPEM = $1 },
         int("TRIFACTOR_MAX_BODY_BYTES", "--max-body-bytes", "Largest request body; larger ones get 413", "65536", 1024...16_777_216) { $0.http.maxBodyBytes = $1 },
         int("TRIFACTOR_MAX_CONNECTIONS", "--max-connections", "Most simultaneous connections", "1024", 16...1_000_000) { $0.http.connectionLimit = $1 },
+        int("TRIFACTOR_CONNECTION_MEMORY_KIB", "--connection-memory-kib",
+            "Memory per connection in KiB, half of it for a request's head (libmicrohttpd touches all of it once a connection served a request)",
+            "\(HTTPServer.connectionMemory / 1024)", 8...256) { $0.http.connectionMemory = $1 * 1024 },
         int("TRIFACTOR_MAX_CONNECTIONS_PER_IP", "--max-connections-per-ip", "Most simultaneous connections from one client address (0: no limit)",
             "64", 0...1_000_000) { $0.http.connectionsPerIP = $1 },
         seconds("TRIFACTOR_HEADER_TIMEOUT", "--header-timeout", "Seconds to send a request's head, from connecting or the previous answer", "10") {
