@@ -44,6 +44,7 @@ bench:
 	@scripts/install-deps.sh bench
 	swift build -c release --product trifactord
 	bench/run.sh
+	bench/topologies.sh
 
 clean:
 	rm -rf .build

@@ -47,14 +47,13 @@ OPEN=(--signin-ip-burst 1000000 --signin-ip-rate 1000000 --signup-ip-burst 10000
       --verify-budget-country 1000000/h,10000000/d --verify-budget-total 1000000/h,10000000/d --verify-conversion 0.2,100000000,24
       --max-connections 12000 --max-connections-per-ip 0 --header-timeout 120 --idle-timeout 120)
 
-start_instance() {  # NAME DATABASE_URL -> prints the port
-    local port; port=$(free_port)
-    TRIFACTOR_TEST_NUMBERS=$NUMBERS "$TRIFACTORD" serve --dev --listen "127.0.0.1:$port" --database-url "$2" --key-file "$TMP/trifactor.key" \
-        --trusted-proxies 127.0.0.1 "${OPEN[@]}" 2>"$TMP/$1.log" &
+start_instance() {  # NAME DATABASE_URL: sets P to its port
+    P=$(free_port)
+    TRIFACTOR_TEST_NUMBERS=$NUMBERS "$TRIFACTORD" serve --dev --listen "127.0.0.1:$P" --database-url "$2" --key-file "$TMP/trifactor.key" \
+        --trusted-proxies 127.0.0.1 "${OPEN[@]}" >/dev/null 2>"$TMP/$1.log" &
     PIDS+=($!)
     echo "$!" > "$TMP/$1.pid"
-    wait_http "http://127.0.0.1:$port/ready" || { tail "$TMP/$1.log" >&2; die "$1 did not start"; }
-    echo "$port"
+    wait_http "http://127.0.0.1:$P/ready" || { tail "$TMP/$1.log" >&2; die "$1 did not start"; }
 }
 
 start_nginx() {  # NAME BODY (the http block's servers)
@@ -73,7 +72,7 @@ http {
   $2
 }
 CONF
-    "$NGINX" -p "$TMP/$1" -c "$TMP/$1/nginx.conf" 2>"$TMP/$1/stderr" &
+    "$NGINX" -p "$TMP/$1" -c "$TMP/$1/nginx.conf" >/dev/null 2>"$TMP/$1/stderr" &
     PIDS+=($!)
 }
 
@@ -106,16 +105,20 @@ measure() {  # TOPOLOGY BASE DATABASE_URL
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -sr)"
 echo "[1/6] nginx static 200"
 NPORT=$(free_port)
-start_nginx nginx-static "server { listen 127.0.0.1:$NPORT; location / { default_type application/json; return 200 '{\"status\":\"ok\"}'; } }"
+# With an access log line per request, as trifactord logs each request: the baseline of the ratios.
+start_nginx nginx-static "server { listen 127.0.0.1:$NPORT; access_log $TMP/nginx-access.log; location / { default_type application/json; return 200 '{\"status\":\"ok\"}'; } }"
 wait_http "http://127.0.0.1:$NPORT/" || die "nginx did not start"
 run_wrk "$TMP/nginx.txt" -t2 -c32 -d2s "http://127.0.0.1:$NPORT/"
 run_wrk "$TMP/nginx.txt" -t2 -c32 -d"${DUR}s" "http://127.0.0.1:$NPORT/"
 
 echo "[2/6] trifactord on SQLite"
-P=$(start_instance sqlite "sqlite:$TMP/t.db")
-measure sqlite "http://127.0.0.1:$P" "sqlite:$TMP/t.db"
-echo "  sqlite: 10,000 idle keep-alive connections"
+rm -f "$TMP/nginx-access.log"
+start_instance sqlite "sqlite:$TMP/t.db"
+echo "  sqlite: 10,000 idle keep-alive connections, on the new instance"
 python3 bench/load.py idle "http://127.0.0.1:$P" "$TMP/idle.txt" --pid "$(cat "$TMP/sqlite.pid")" --connections 10000
+measure sqlite "http://127.0.0.1:$P" "sqlite:$TMP/t.db"
+echo "  sqlite: 10,000 idle keep-alive connections again, after the loads"
+python3 bench/load.py idle "http://127.0.0.1:$P" "$TMP/idle_after.txt" --pid "$(cat "$TMP/sqlite.pid")" --connections 10000
 kill "$(cat "$TMP/sqlite.pid")"
 
 PGBIN=/usr/lib/postgresql/15/bin
@@ -124,13 +127,13 @@ for db in one two; do "$PGBIN/psql" -h 127.0.0.1 -p "$PGPORT" -U postgres -qc "C
 ONE="postgresql://postgres@127.0.0.1:$PGPORT/one"; TWO="postgresql://postgres@127.0.0.1:$PGPORT/two"
 
 echo "[3/6] one instance on PostgreSQL"
-P=$(start_instance pg1 "$ONE")
+start_instance pg1 "$ONE"
 measure pg1 "http://127.0.0.1:$P" "$ONE"
 kill "$(cat "$TMP/pg1.pid")"
 
 echo "[4/6] two instances on PostgreSQL behind nginx"
-A=$(start_instance pg2a "$TWO")
-B=$(start_instance pg2b "$TWO")
+start_instance pg2a "$TWO"; A=$P
+start_instance pg2b "$TWO"; B=$P
 LB=$(free_port)
 start_nginx nginx-lb "upstream t { server 127.0.0.1:$A; server 127.0.0.1:$B; keepalive 64; }
   server { listen 127.0.0.1:$LB; location / { proxy_pass http://t; proxy_http_version 1.1; proxy_set_header Connection \"\";

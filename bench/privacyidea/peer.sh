@@ -182,18 +182,23 @@ if [ "$WAL" = 1 ]; then
 fi
 T2=$(date +%s)
 
-# 4. Users and tokens. The first token gets its PIN through privacyIDEA's own
-# init_token (pass_hash with the configured context); the other tokens get the
-# same stored PIN hash string through set_pin_hash_seed() (a PIN hash costs
-# 40 ms at Trifactor's cost and ~0.8 s at privacyIDEA's defaults here), so every
-# check verifies one Argon2id of exactly the configured cost.
+# 4. Users and tokens. bench0 gets its TOTP token and PIN through privacyIDEA's
+# own init_token() (the PIN through pass_hash() with the configured context).
+# The other users get copies of that token: every row that references it (any
+# table with a token_id column: token, tokenowner, tokenrealm, tokeninfo) is
+# copied in SQL with a new serial, token id and owner, so each token has the
+# same secret, the same stored PIN hash (the same Argon2id cost) and its own
+# counter. init_token() costs ~60-90 ms a token here, a copy well under 1 ms;
+# PI_BENCH_ENROL=init enrols every user through init_token() instead.
 log "enrolling $USERS users with a TOTP token each"
-"$PY" - "$DIR" "$USERS" "$SECRET" "$PIN" "$EXPECT_PREFIX" >>"$DIR/setup.log" 2>"$DIR/setup.err" <<'PYEOF' || { tail -30 "$DIR/setup.err" >&2; die "enrolment failed"; }
+"$PY" - "$DIR" "$USERS" "$SECRET" "$PIN" "$EXPECT_PREFIX" "${PI_BENCH_ENROL:-copy}" >>"$DIR/setup.log" 2>"$DIR/setup.err" <<'PYEOF' || { tail -30 "$DIR/setup.err" >&2; die "enrolment failed"; }
 import base64, os, sqlite3, sys, time
-out_dir, n_users, secret, pin, expect = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+out_dir, n_users, secret, pin, expect, how = sys.argv[1:7]
+n_users = int(n_users)
+db_file = os.path.join(out_dir, "pi.sqlite")
 otpkey = base64.b32decode(secret.upper() + "=" * (-len(secret) % 8)).hex()
 
-con = sqlite3.connect(os.path.join(out_dir, "pi.sqlite"))
+con = sqlite3.connect(db_file)
 con.executemany("INSERT INTO users_benchusers (username, givenname, surname, email) VALUES (?, ?, ?, ?)",
                 [(f"bench{i}", "Bench", str(i), f"bench{i}@example.com") for i in range(n_users)])
 con.commit()
@@ -203,31 +208,81 @@ from privacyidea.app import create_app
 from privacyidea.lib.realm import set_default_realm
 from privacyidea.lib.token import init_token, get_one_token
 from privacyidea.lib.user import User
+from privacyidea.models import db
+
+
+def serial(i):
+    return f"BENCH{i:05d}"
+
+
+def enrol(i, pin_hash_seed=None):
+    params = {"type": "totp", "otpkey": otpkey, "otplen": 6, "hashlib": "sha1",
+              "timeStep": 30, "serial": serial(i)}
+    if pin_hash_seed is None:
+        params["pin"] = pin
+    tok = init_token(params, user=User(f"bench{i}", "bench"))
+    if pin_hash_seed is not None:
+        tok.set_pin_hash_seed(*pin_hash_seed)
+        tok.save()
+    return tok
+
 
 app = create_app(config_name="production", config_file=os.path.join(out_dir, "pi.cfg"), silent=True)
+t = time.time()
 with app.app_context():
     set_default_realm("bench")
-    t = time.time()
-    first = None
-    for i in range(n_users):
-        params = {"type": "totp", "otpkey": otpkey, "otplen": 6, "hashlib": "sha1",
-                  "timeStep": 30, "serial": f"BENCH{i:05d}"}
-        if first is None:
-            params["pin"] = pin
-        tok = init_token(params, user=User(f"bench{i}", "bench"))
-        if first is None:
-            first = tok.get_pin_hash_seed()
-        else:
-            tok.set_pin_hash_seed(*first)
-            tok.save()
-    stored = get_one_token(serial="BENCH00000").token.pin_hash
-    last = get_one_token(serial=f"BENCH{n_users - 1:05d}").token.pin_hash
-    ok = get_one_token(serial="BENCH00000").token.check_pin(pin)
-    print(f"enrolled {n_users} tokens in {time.time() - t:.1f} s; PIN check {ok}", file=sys.stderr)
-    prefix = stored.rsplit("$", 2)[0] + "$"
-    print(f"PIN_HASH_PREFIX {prefix}")
-    if not stored.startswith(expect) or last != stored or not ok:
-        sys.exit(f"unexpected PIN hash {prefix!r} (wanted {expect!r}) or PIN check failed")
+    first = enrol(0).get_pin_hash_seed()
+    if how == "init":
+        for i in range(1, n_users):
+            enrol(i, first)
+    db.session.commit()
+    db.session.remove()
+
+if how != "init" and n_users > 1:
+    con = sqlite3.connect(db_file)
+    src_id = con.execute("SELECT id FROM token WHERE serial = ?", (serial(0),)).fetchone()[0]
+    uids = dict(con.execute("SELECT username, id FROM users_benchusers"))
+    tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    cols = {tb: [r[1] for r in con.execute(f'PRAGMA table_info("{tb}")')] for tb in tables}
+    linked = [tb for tb in tables if "token_id" in cols[tb] and tb != "token"
+              and con.execute(f'SELECT 1 FROM "{tb}" WHERE token_id = ?', (src_id,)).fetchone()]
+    print(f"copying token {serial(0)} (tables token, {', '.join(linked)})", file=sys.stderr)
+    tok_cols = [c for c in cols["token"] if c not in ("id", "serial")]
+    src_tok = con.execute(f"SELECT {', '.join(tok_cols)} FROM token WHERE id = ?", (src_id,)).fetchone()
+    src_rows = {}
+    for tb in linked:
+        cs = [c for c in cols[tb] if c not in ("id", "token_id")]
+        quoted = ", ".join('"%s"' % c for c in cs)
+        src_rows[tb] = (cs, con.execute(f'SELECT {quoted} FROM "{tb}" WHERE token_id = ?', (src_id,)).fetchall())
+    with con:
+        for i in range(1, n_users):
+            cur = con.execute(f"INSERT INTO token (serial, {', '.join(tok_cols)}) "
+                              f"VALUES ({', '.join('?' * (len(tok_cols) + 1))})", (serial(i), *src_tok))
+            new_id = cur.lastrowid
+            for tb, (cs, rows) in src_rows.items():
+                for row in rows:
+                    row = dict(zip(cs, row))
+                    if tb == "tokenowner":
+                        row["user_id"] = str(uids[f"bench{i}"])
+                    names = ", ".join(f'"{c}"' for c in row)
+                    con.execute(f'INSERT INTO "{tb}" (token_id, {names}) VALUES (?{", ?" * len(row)})',
+                                (new_id, *row.values()))
+    con.close()
+
+with app.app_context():
+    ok = True
+    for i in sorted({0, n_users // 2, n_users - 1}):
+        tok = get_one_token(serial=serial(i))
+        owner = tok.user.login if tok.user else None
+        ok = ok and owner == f"bench{i}" and tok.token.check_pin(pin)
+    stored = get_one_token(serial=serial(0)).token.pin_hash
+    last = get_one_token(serial=serial(n_users - 1)).token.pin_hash
+print(f"enrolled {n_users} tokens ({how}) in {time.time() - t:.1f} s; owners and PIN checks ok: {ok}",
+      file=sys.stderr)
+prefix = stored.rsplit("$", 2)[0] + "$"
+print(f"PIN_HASH_PREFIX {prefix}")
+if not stored.startswith(expect) or last != stored or not ok:
+    sys.exit(f"unexpected PIN hash {prefix!r} (wanted {expect!r}) or owner/PIN check failed")
 PYEOF
 PREFIX=$(sed -n 's/^PIN_HASH_PREFIX //p' "$DIR/setup.log" | tail -1)
 log "stored token PIN hash prefix: $PREFIX"
