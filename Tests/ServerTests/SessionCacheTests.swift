@@ -23,6 +23,17 @@ struct SessionCacheTests {
         }
     }
 
+    @Test("an entry stored by another thread after the lookup read its clock is fresh, not an overflow (the bench crashed on it)")
+    func storedAfterTheClockWasRead() throws {
+        let cache = SessionCache(lifetime: 1)
+        let session = SessionRecord(id: SessionID("s"), userID: UserID("u"), aal: .aal1, methods: [.pwd], createdAt: 0, lastSeenAt: 0)
+        let user = UserRecord(id: UserID("u"), email: "race@example.com", displayName: nil, passwordHash: "", emailVerifiedAt: nil, createdAt: 0)
+        let before = DispatchTime.now().uptimeNanoseconds
+        cache.store("abc0", session: session, user: user)
+        #expect(cache.lookup("abc0", now: before)?.user.email == "race@example.com")
+        #expect(cache.lookup("abc0", now: DispatchTime.now().uptimeNanoseconds + 2_000_000_000) == nil)  // and it still ages out
+    }
+
     @Test("sign-out, revocation, step-up and a removed factor reach the cached session at once", arguments: Backend.all)
     func invalidation(backend: Backend) throws {
         try backend.withServer { server in

@@ -51,12 +51,14 @@ final class SessionCache: Sendable {
         return shards[(digit >= 0x61 ? digit - 0x61 + 10 : digit - 0x30) & 15]
     }
 
-    /// The entry for `tokenHash` while it is fresh.
-    func lookup(_ tokenHash: String) -> Entry? {
-        let now = DispatchTime.now().uptimeNanoseconds
-        return shard(tokenHash).shard.withLock { s in
+    /// The entry for `tokenHash` while it is fresh. `now` is read before the
+    /// shard's lock, so another thread may store an entry loaded after it:
+    /// such an entry is as fresh as can be (an age below zero is zero, not
+    /// an overflow: under load that trapped and took the process down).
+    func lookup(_ tokenHash: String, now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Entry? {
+        shard(tokenHash).shard.withLock { s in
             guard let entry = s.entries[tokenHash] else { return nil }
-            guard now - entry.loadedAt < lifetime else {
+            guard now.subtractingReportingOverflow(entry.loadedAt).overflow || now - entry.loadedAt < lifetime else {
                 s.entries[tokenHash] = nil
                 return nil
             }
