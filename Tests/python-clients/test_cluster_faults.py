@@ -51,9 +51,14 @@ def sign_up(base: str, email: str) -> None:
 def cluster():
     root = tmpdir("trifactor-cluster.")
     pg = Postgres(root)
-    fakes = FakeProviders(vonage_key="vkey", vonage_secret="vsecret")
+    app_key = root / "vonage-app.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", str(app_key)], check=True, capture_output=True)
+    public = subprocess.run(["openssl", "pkey", "-in", str(app_key), "-pubout"], check=True, capture_output=True, text=True).stdout
+    application = str(uuid.uuid4())
+    fakes = FakeProviders(vonage_key="vkey", vonage_secret="vsecret", application_id=application, public_key_pem=public)
     (root / "vonage-secret").write_text("vsecret")
-    provider = f"vonage://vkey@127.0.0.1:{fakes.port}?from=Trifactor&secret_file={root / 'vonage-secret'}"
+    provider = (f"vonage://vkey@127.0.0.1:{fakes.port}?from=Trifactor&secret_file={root / 'vonage-secret'}"
+                f"&application_id={application}&private_key_file={app_key}&voice_from=447700900001")
     extra = OPEN + ["--sms-provider", provider, "--database-pool", "8"]
     a = Instance(root, "a", pg.url, extra)   # the first creates the shared key file
     b = Instance(root, "b", pg.url, extra)
@@ -126,8 +131,10 @@ def test_kill_9_of_one_instance_under_load_loses_no_answered_write_and_sends_eac
             return ("signin", r.status_code, r.json().get("token") if r.status_code == 201 else None)
         if kind == 1:
             number = f"4474009{i:05d}"
+            # A text, then a call when the 15 s step runs out: the call is a timer firing.
             r = requests.post(nginx.base + "/v2/verify", auth=cluster["key"], timeout=15,
-                              json={"brand": "Acme", "workflow": [{"channel": "sms", "to": number}]})
+                              json={"brand": "Acme", "channel_timeout": 15,
+                                    "workflow": [{"channel": "sms", "to": number}, {"channel": "voice", "to": number}]})
             return ("verify", r.status_code, r.json().get("request_id") if r.status_code == 202 else None, number)
         email = f"new-{run}-{i}@example.com"
         r = requests.post(nginx.base + "/v1/accounts", json={"email": email, "password": PASSWORD}, timeout=15)
@@ -153,7 +160,8 @@ def test_kill_9_of_one_instance_under_load_loses_no_answered_write_and_sends_eac
     for r in results:
         if r[0] == "verify" and r[1] in (502, 504):
             retry = requests.post(nginx.base + "/v2/verify", auth=cluster["key"], timeout=15,
-                                  json={"brand": "Acme", "workflow": [{"channel": "sms", "to": r[3]}]})
+                                  json={"brand": "Acme", "channel_timeout": 15,
+                                        "workflow": [{"channel": "sms", "to": r[3]}, {"channel": "voice", "to": r[3]}]})
             assert retry.status_code in (202, 409), retry.text
             verified[retry.json()["request_id"]] = r[3]
     rows = dict(psql(pg, "SELECT id, 1 FROM verify_requests"))
@@ -165,20 +173,23 @@ def test_kill_9_of_one_instance_under_load_loses_no_answered_write_and_sends_eac
     numbers = set(verified.values())
 
     def settled():
-        left = psql(pg, "SELECT COUNT(*) FROM outbox WHERE channel = 'sms' AND status IN ('pending', 'sending')")
+        left = psql(pg, "SELECT COUNT(*) FROM outbox WHERE status IN ('pending', 'sending', 'held')")
         return left == [["0"]]
-    wait_until(settled, "the outbox to drain", timeout=60)
+    wait_until(settled, "every text and every call (after its 15 s step) to go out", timeout=90)
     sent = [f["to"] for f in fakes.sent("vonage", "sms") if f["to"] in numbers]
-    duplicates = len(sent) - len(set(sent))
+    calls = [f["to"][0]["number"] for f in fakes.sent("vonage", "voice") if f["to"][0]["number"] in numbers]
+    duplicates = len(sent) - len(set(sent)) + len(calls) - len(set(calls))
     assert set(sent) == numbers, f"{len(numbers - set(sent))} texts never arrived"
+    # Each step's timer fired once, on one instance or the other: one call per number.
+    assert set(calls) == numbers, f"{len(numbers - set(calls))} calls never placed"
     # A message the killed instance handed to the provider but had not yet marked sent is sent again
     # by the other: the dispatcher holds one message at a time, so at most one.
-    assert duplicates <= 1, f"{duplicates} texts sent twice"
+    assert duplicates <= 1, f"{duplicates} messages sent twice"
     histogram = {}
     for r in results:
         histogram[f"{r[0]} {r[1]}"] = histogram.get(f"{r[0]} {r[1]}", 0) + 1
     print(f"kill -9 under load: {len(results)} requests, {len(answered)} answered 2xx, {len(cut)} cut off, "
-          f"{len(numbers)} texts, {duplicates} sent twice; {dict(sorted(histogram.items()))}")
+          f"{len(numbers)} texts and {len(calls)} calls, {duplicates} sent twice; {dict(sorted(histogram.items()))}")
 
 
 def test_postgres_restarted_and_stopped_under_load_gives_503s_then_recovers_without_a_restart(cluster):
