@@ -5,7 +5,6 @@ starts them. Every process can be killed with SIGKILL and started again."""
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -14,16 +13,12 @@ from pathlib import Path
 
 import requests
 
-from conftest import _binary
+from conftest import _binary, free_port
 
 PGBIN = Path("/usr/lib/postgresql/15/bin")
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Postgres:

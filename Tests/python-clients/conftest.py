@@ -130,6 +130,14 @@ class Server:
         return sms_code(text)
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def wait_until(predicate, what: str, timeout: float = 10.0, lines=()):
     """The first truthy value of `predicate()` within `timeout` seconds, else a failure with the log's tail."""
     deadline = time.monotonic() + timeout

@@ -41,6 +41,13 @@ GSM7 = set("@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&
            "abcdefghijklmnopqrstuvwxyzäöñüà^{}\\[~]|€")
 
 
+def application_key(path) -> str:
+    """Writes a Vonage application's RSA private key (PEM) to `path`; returns its public key (PEM)."""
+    import subprocess
+    subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", str(path)], check=True, capture_output=True)
+    return subprocess.run(["openssl", "pkey", "-in", str(path), "-pubout"], check=True, capture_output=True, text=True).stdout
+
+
 class FakeProviders:
     def __init__(self, vonage_key="vkey", vonage_secret="vsecret", application_id=None, public_key_pem=None,
                  twilio_sid="AC" + "0" * 32, twilio_token="ttoken"):

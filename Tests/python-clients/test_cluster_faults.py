@@ -19,7 +19,7 @@ import requests
 
 from cluster import PGBIN, Instance, Load, Nginx, Postgres, create_api_key, free_port, tmpdir
 from conftest import wait_until
-from fake_providers import FakeProviders
+from fake_providers import FakeProviders, application_key
 
 PASSWORD = "correct horse battery staple"
 # `make chaos` runs these scenarios in rounds with longer load phases (CHAOS_SECONDS).
@@ -52,8 +52,7 @@ def cluster():
     root = tmpdir("trifactor-cluster.")
     pg = Postgres(root)
     app_key = root / "vonage-app.pem"
-    subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", str(app_key)], check=True, capture_output=True)
-    public = subprocess.run(["openssl", "pkey", "-in", str(app_key), "-pubout"], check=True, capture_output=True, text=True).stdout
+    public = application_key(app_key)
     application = str(uuid.uuid4())
     fakes = FakeProviders(vonage_key="vkey", vonage_secret="vsecret", application_id=application, public_key_pem=public)
     (root / "vonage-secret").write_text("vsecret")

@@ -7,7 +7,6 @@ RequestValidator, PyJWT for Vonage's signed webhooks)."""
 
 import hashlib
 import json
-import socket
 import sqlite3
 import subprocess
 import tempfile
@@ -21,8 +20,8 @@ import requests
 from twilio.request_validator import RequestValidator
 from vonage_http_client import Auth
 
-from conftest import _binary, _Daemon, _run, sms_code, voice_code, wait_until
-from fake_providers import FakeProviders
+from conftest import _binary, _Daemon, _run, free_port, sms_code, voice_code, wait_until
+from fake_providers import FakeProviders, application_key
 
 SIGNATURE_SECRET = "vonage signature secret, 32 bytes+"
 APPLICATION_ID = str(uuid.uuid4())
@@ -30,10 +29,6 @@ TWILIO_SID = "AC" + "1" * 32
 TWILIO_TOKEN = "twilio auth token"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Stack:
@@ -41,9 +36,7 @@ class Stack:
 
     def __init__(self, tmp: Path):
         key = tmp / "vonage-app.pem"
-        subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", str(key)],
-                       check=True, capture_output=True)
-        public = subprocess.run(["openssl", "pkey", "-in", str(key), "-pubout"], check=True, capture_output=True, text=True).stdout
+        public = application_key(key)
         self.fakes = FakeProviders(vonage_key="vkey", vonage_secret="vsecret", application_id=APPLICATION_ID, public_key_pem=public,
                                    twilio_sid=TWILIO_SID, twilio_token=TWILIO_TOKEN)
         for name, text in [("vonage-secret", "vsecret"), ("vonage-signature", SIGNATURE_SECRET), ("twilio-token", TWILIO_TOKEN)]:

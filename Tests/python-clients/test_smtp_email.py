@@ -19,7 +19,7 @@ import requests
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
-from conftest import _binary, _Daemon, wait_until
+from conftest import _binary, _Daemon, free_port, wait_until
 
 
 class Inbox:
@@ -49,11 +49,6 @@ def tls(tmp_path_factory):
     return cert, context
 
 
-def free_port() -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_smtp(handler, context=None, **kw):
