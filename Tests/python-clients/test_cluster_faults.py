@@ -406,3 +406,51 @@ def test_an_instance_20_seconds_ahead_agrees_with_the_others_on_codes_sessions_a
         assert requests.post(a.base + f"/v2/verify/{r.json()['request_id']}", auth=key, json={"code": code}, timeout=10).status_code == 200
     finally:
         ahead.stop()
+
+
+def test_a_bank_transfer_confirmed_while_an_instance_dies_moves_money_once_and_the_ledger_balances(cluster, browser, tmp_path):
+    from playwright.sync_api import expect
+    from test_bank_browser import MOBILE, Bank, _start_bank, open_account
+
+    a, b, nginx = cluster["a"], cluster["b"], cluster["nginx"]
+    a.wait_ready()
+    b.wait_ready()
+    process, url = _start_bank(nginx.port, tmp_path, "cluster-bank")
+    bank = Bank(nginx.port, url)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    try:
+        open_account(page, bank, "cluster-bank@example.com", picture="sun", phrase="bright morning")
+        page.get_by_role("link", name="Make a transfer").click()
+        checking = page.get_by_label("From").locator("option", has_text="Checking").get_attribute("value")
+        page.get_by_label("From").select_option(value=checking)
+        page.get_by_label("To", exact=True).select_option(label="A payee at another bank")
+        page.get_by_label("Payee name (for a payee)").fill("Alice Example")
+        page.get_by_label("Payee IBAN (for a payee)").fill("DE89 3704 0044 0532 0130 00")
+        page.get_by_label("Amount in EUR").fill("250.00")
+        page.get_by_role("button", name="Review transfer").click()
+        page.get_by_role("button", name="Confirm transfer").click()
+        expect(page.get_by_text("Confirm transfer of EUR 250.00 to Alice Example")).to_be_visible()
+        code = bank.last_code(MOBILE, "sms")
+        form = {"csrf": page.locator("input[name=csrf]").first.get_attribute("value"),
+                "transfer": page.locator("input[name=transfer]").get_attribute("value"), "code": code}
+        # The instance that may have sent the code dies; the approval and the spend go to the other.
+        a.kill9()
+        page.get_by_label("Code").fill(code)
+        page.get_by_role("button", name="Confirm and send").click()
+        expect(page.get_by_text("Sent EUR 250.00 to Alice Example")).to_be_visible()
+        expect(page.get_by_text("EUR 2,250.00")).to_be_visible()
+        again = page.request.post(bank.url + "/transfer/approve", form=form, max_redirects=0)
+        assert again.status == 409 and "Nothing was moved" in again.text()
+        with sqlite3.connect(tmp_path / "cluster-bank.db") as db:
+            assert db.execute("SELECT COUNT(*) FROM bank_transfers WHERE payee_name = 'Alice Example'").fetchone() == (1,)
+            # Double entry: every transfer's entries sum to zero, every balance is its entries, all balances sum to zero.
+            assert db.execute("SELECT COUNT(*) FROM (SELECT transfer_id FROM bank_entries GROUP BY transfer_id HAVING SUM(amount) != 0)").fetchone() == (0,)
+            assert db.execute("""SELECT COUNT(*) FROM bank_accounts a WHERE a.balance !=
+                                 (SELECT COALESCE(SUM(amount), 0) FROM bank_entries e WHERE e.account_id = a.id)""").fetchone() == (0,)
+            assert db.execute("SELECT SUM(balance) FROM bank_accounts").fetchone() == (0,)
+    finally:
+        context.close()
+        process.kill()
+        a.start()
