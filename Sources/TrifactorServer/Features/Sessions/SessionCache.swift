@@ -66,6 +66,21 @@ final class SessionCache: Sendable {
         }
     }
 
+    /// The kept answer for `tokenHash`, under one lock and without copying
+    /// the entry, when the entry is fresh, its answer was rendered for the
+    /// session's current last-seen time, and `isCurrent` accepts the session
+    /// (not expired, no use to record): the session check's fastest path.
+    func keptAnswer(_ tokenHash: String, now: UInt64 = DispatchTime.now().uptimeNanoseconds,
+                    isCurrent: (borrowing SessionRecord) -> Bool) -> [UInt8]? {
+        shard(tokenHash).shard.withLock { s -> [UInt8]? in
+            guard let index = s.entries.index(forKey: tokenHash) else { return nil }
+            let entry = s.entries.values[index]
+            guard now.subtractingReportingOverflow(entry.loadedAt).overflow || now - entry.loadedAt < lifetime,
+                  let rendered = entry.rendered, rendered.lastSeenAt == entry.session.lastSeenAt, isCurrent(entry.session) else { return nil }
+            return rendered.body
+        }
+    }
+
     /// Keeps what the database just said about a live session.
     func store(_ tokenHash: String, session: SessionRecord, user: UserRecord) {
         let entry = Entry(session: session, user: user, loadedAt: DispatchTime.now().uptimeNanoseconds)

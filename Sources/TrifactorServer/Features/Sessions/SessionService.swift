@@ -143,6 +143,20 @@ struct SessionService: Sendable {
         return Caller(user: entry.user, session: recordUse(entry.session, tokenHash: tokenHash, now: now), tokenHash: tokenHash)
     }
 
+    /// The session check's answer straight from the cache when nothing about
+    /// the session has to change (not expired, no use to record, already
+    /// rendered); nil sends the caller down `cached(token:)`.
+    func keptAnswer(token: String?) -> [UInt8]? {
+        guard let token, SessionToken.isWellFormed(token) else { return nil }
+        let now = clock.now()
+        return cache.keptAnswer(SHA256.hex(token)) { session in
+            let policy = policies[session.aal]
+            let lastSeen = Date(millis: session.lastSeenAt)
+            return !policy.isExpired(created: Date(millis: session.createdAt), lastSeen: lastSeen, now: now)
+                && !policy.shouldRecordUse(lastSeen: lastSeen, now: now)
+        }
+    }
+
     /// The session check's answer for a cached `caller`, rendered by `render`
     /// once per change of the session's last-seen time.
     func cachedAnswer(_ caller: Caller, render: () -> [UInt8]) -> [UInt8] {

@@ -22,6 +22,9 @@ struct SessionsRoutes {
         }
         // The session check of every page: from the session cache on the HTTP thread when it can be.
         routes.add("GET", "/v1/session", fast: { request in
+            if let kept = sessions.keptAnswer(token: request.bearerToken) {
+                return Response(status: 200, headers: [("Content-Type", "application/json")], body: kept)
+            }
             guard let caller = sessions.cached(token: request.bearerToken) else { return nil }
             let body = sessions.cachedAnswer(caller) { Self.current(caller, policies).body }
             return Response(status: 200, headers: [("Content-Type", "application/json")], body: body)
