@@ -71,7 +71,8 @@ def cluster():
             i.stop()
         fakes.stop()
         pg.close()
-        shutil.rmtree(root, ignore_errors=True)
+        if not os.environ.get("CLUSTER_KEEP"):
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def race(calls):

@@ -14,15 +14,19 @@ struct RateLimiter {
 
     /// One upsert that refills and spends in place. $2 and $5 are both now:
     /// PostgreSQL deduces one type per parameter. refill = min(burst, tokens
-    /// + elapsed seconds × rate), written with CASE so both dialects agree.
+    /// + elapsed seconds × rate), written with CASE so both dialects agree;
+    /// elapsed is never below zero (instances' clocks differ).
     private static let sql: String = {
-        let refill = "CASE WHEN rate_limits.tokens + (CAST($5 AS DOUBLE PRECISION) - rate_limits.updated_at) / 1000.0 * CAST($4 AS DOUBLE PRECISION) > CAST($3 AS DOUBLE PRECISION) THEN CAST($3 AS DOUBLE PRECISION) ELSE rate_limits.tokens + (CAST($5 AS DOUBLE PRECISION) - rate_limits.updated_at) / 1000.0 * CAST($4 AS DOUBLE PRECISION) END"
+        // Elapsed time never counts below zero: an instance whose clock is behind the one that
+        // last touched the bucket must not drain it (rate × skew tokens), and the stamp never moves back.
+        let elapsed = "(CASE WHEN CAST($5 AS DOUBLE PRECISION) > rate_limits.updated_at THEN CAST($5 AS DOUBLE PRECISION) - rate_limits.updated_at ELSE 0 END)"
+        let refill = "CASE WHEN rate_limits.tokens + \(elapsed) / 1000.0 * CAST($4 AS DOUBLE PRECISION) > CAST($3 AS DOUBLE PRECISION) THEN CAST($3 AS DOUBLE PRECISION) ELSE rate_limits.tokens + \(elapsed) / 1000.0 * CAST($4 AS DOUBLE PRECISION) END"
         return """
             INSERT INTO rate_limits (key, tokens, updated_at, granted) VALUES ($1, CAST($3 AS DOUBLE PRECISION) - 1, $2, 1)
             ON CONFLICT (key) DO UPDATE SET
               tokens = CASE WHEN \(refill) >= 1 THEN \(refill) - 1 ELSE \(refill) END,
               granted = CASE WHEN \(refill) >= 1 THEN 1 ELSE 0 END,
-              updated_at = $2
+              updated_at = CASE WHEN $2 > rate_limits.updated_at THEN $2 ELSE rate_limits.updated_at END
             RETURNING tokens, granted
             """
     }()
