@@ -9,5 +9,5 @@ ROUNDS=${CHAOS_ROUNDS:-5}
 export CHAOS_SECONDS=${CHAOS_SECONDS:-30}
 for round in $(seq 1 "$ROUNDS"); do
     echo "chaos: round $round of $ROUNDS (${CHAOS_SECONDS} s of load after each kill)"
-    scripts/client-tests.sh -k cluster_faults -s -q -p no:cacheprovider | grep -E "kill|restart|killed|passed|failed"
+    scripts/client-tests.sh -k cluster_faults -s -q -p no:cacheprovider | grep -E "^E |under load|restart and|killed during|passed|failed"
 done
