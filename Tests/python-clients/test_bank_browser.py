@@ -146,6 +146,17 @@ def open_account(page, bank, email, picture="owl", phrase="night watch"):
     expect(page.get_by_role("heading", name="Your accounts")).to_be_visible()
 
 
+def transfer_form(page, iban, amount):
+    """The transfer form from Checking to Alice Example at another bank, filled but not sent."""
+    page.get_by_role("link", name="Make a transfer").click()
+    checking = page.get_by_label("From").locator("option", has_text="Checking").get_attribute("value")
+    page.get_by_label("From").select_option(value=checking)
+    page.get_by_label("To", exact=True).select_option(label="A payee at another bank")
+    page.get_by_label("Payee name (for a payee)").fill("Alice Example")
+    page.get_by_label("Payee IBAN (for a payee)").fill(iban)
+    page.get_by_label("Amount in EUR").fill(amount)
+
+
 def enter_password(page, email, password=PASSWORD):
     """The first two steps of signing in: the email, then (under the sitekey) the password."""
     page.get_by_label("Email").fill(email)
@@ -203,13 +214,7 @@ def test_a_transfer_is_confirmed_by_a_code_that_names_it_and_moves_money_once(st
     page.set_default_timeout(10_000)
     open_account(page, bank, f"bob-{store}@example.com", picture="sun", phrase="bright morning")
 
-    page.get_by_role("link", name="Make a transfer").click()
-    checking = page.get_by_label("From").locator("option", has_text="Checking").get_attribute("value")
-    page.get_by_label("From").select_option(value=checking)
-    page.get_by_label("To", exact=True).select_option(label="A payee at another bank")
-    page.get_by_label("Payee name (for a payee)").fill("Alice Example")
-    page.get_by_label("Payee IBAN (for a payee)").fill("DE89 3704 0044 0532 0130 01")
-    page.get_by_label("Amount in EUR").fill("250.005")
+    transfer_form(page, "DE89 3704 0044 0532 0130 01", "250.005")
     page.get_by_role("button", name="Review transfer").click()
     expect(page.get_by_text("That IBAN has a typo")).to_be_visible()
     expect(page.get_by_text("Use at most two decimals.")).to_be_visible()

@@ -411,7 +411,7 @@ def test_an_instance_20_seconds_ahead_agrees_with_the_others_on_codes_sessions_a
 
 def test_a_bank_transfer_confirmed_while_an_instance_dies_moves_money_once_and_the_ledger_balances(cluster, browser, tmp_path):
     from playwright.sync_api import expect
-    from test_bank_browser import MOBILE, Bank, _start_bank, open_account
+    from test_bank_browser import MOBILE, Bank, _start_bank, open_account, transfer_form
 
     a, b, nginx = cluster["a"], cluster["b"], cluster["nginx"]
     a.wait_ready()
@@ -423,13 +423,7 @@ def test_a_bank_transfer_confirmed_while_an_instance_dies_moves_money_once_and_t
     page.set_default_timeout(15_000)
     try:
         open_account(page, bank, "cluster-bank@example.com", picture="sun", phrase="bright morning")
-        page.get_by_role("link", name="Make a transfer").click()
-        checking = page.get_by_label("From").locator("option", has_text="Checking").get_attribute("value")
-        page.get_by_label("From").select_option(value=checking)
-        page.get_by_label("To", exact=True).select_option(label="A payee at another bank")
-        page.get_by_label("Payee name (for a payee)").fill("Alice Example")
-        page.get_by_label("Payee IBAN (for a payee)").fill("DE89 3704 0044 0532 0130 00")
-        page.get_by_label("Amount in EUR").fill("250.00")
+        transfer_form(page, "DE89 3704 0044 0532 0130 00", "250.00")
         page.get_by_role("button", name="Review transfer").click()
         page.get_by_role("button", name="Confirm transfer").click()
         expect(page.get_by_text("Confirm transfer of EUR 250.00 to Alice Example")).to_be_visible()
