@@ -66,9 +66,33 @@ final class OutboxDispatcher: Sendable {
             } else {
                 do { outcome = .success(try sender.send(message)) } catch { outcome = .failure(error) }
             }
-            try record(seq: seq, lease: now + Self.leaseMillis, attempts: attempts, ref: ref, outcome: outcome, message: message)
+            try recordSurely(seq: seq, lease: now + Self.leaseMillis, attempts: attempts, ref: ref, outcome: outcome, message: message)
         }
         return claimed.count
+    }
+
+    /// Records the outcome of a message already handed to the sender. A write
+    /// lost to a passing database outage would leave the message `sending`
+    /// until its lease ran out, and then it would go out a second time: so
+    /// the write is retried (backing off from 0.2 s to 2 s) while the lease
+    /// still has a second to run.
+    private func recordSurely(seq: Int64, lease: Int64, attempts: Int, ref: String?, outcome: Result<Delivery, DeliveryError>,
+                              message: OutgoingMessage) throws {
+        var pause = 0.2
+        while true {
+            do {
+                return try record(seq: seq, lease: lease, attempts: attempts, ref: ref, outcome: outcome, message: message)
+            } catch let error where Self.isPassing(error) && clock.now().millis + Int64(pause * 1000) < lease - 1000 {
+                Thread.sleep(forTimeInterval: pause)
+                pause = min(pause * 2, 2)
+            }
+        }
+    }
+
+    /// A database that is away or busy for now, as opposed to a refused statement.
+    static func isPassing(_ error: any Error) -> Bool {
+        if let store = error as? StoreError { return store.kind == .unavailable || store.kind == .busy }
+        return (error as? CommonFailure) == .unavailable
     }
 
     /// Records the outcome only while this dispatcher still holds the lease
