@@ -73,6 +73,8 @@ class Instance:
         self.start()
 
     def start(self, wait=True):
+        if self.process and self.process.poll() is None:
+            return  # still running (a test that failed before its kill): never a second process on the port
         args = [_binary(), "serve", "--dev", "--listen", f"127.0.0.1:{self.port}", "--database-url", self.database_url,
                 "--key-file", str(self.root / "trifactor.key"), "--trusted-proxies", "127.0.0.1", *self.extra]
         self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(self.log, "a"))
