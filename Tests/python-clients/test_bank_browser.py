@@ -157,6 +157,13 @@ def transfer_form(page, iban, amount):
     page.get_by_label("Amount in EUR").fill(amount)
 
 
+def approval_form(page, bank):
+    """The texted code of the transfer on screen, and the approval form as the page would post it."""
+    code = bank.last_code(MOBILE, "sms")
+    return code, {"csrf": page.locator("input[name=csrf]").first.get_attribute("value"),
+                  "transfer": page.locator("input[name=transfer]").get_attribute("value"), "code": code}
+
+
 def enter_password(page, email, password=PASSWORD):
     """The first two steps of signing in: the email, then (under the sitekey) the password."""
     page.get_by_label("Email").fill(email)
@@ -233,9 +240,7 @@ def test_a_transfer_is_confirmed_by_a_code_that_names_it_and_moves_money_once(st
     expect(page.get_by_text("Confirm transfer of EUR 250.00 to Alice Example")).to_be_visible()
     text = bank.last_text(MOBILE)
     assert "250.00" in text and "Alice Example" in text, text
-    code = bank.last_code(MOBILE, "sms")
-    form = {"csrf": page.locator("input[name=csrf]").first.get_attribute("value"),
-            "transfer": page.locator("input[name=transfer]").get_attribute("value"), "code": code}
+    code, form = approval_form(page, bank)
     page.get_by_label("Code").fill(code)
     page.get_by_role("button", name="Confirm and send").click()
     expect(page.get_by_text("Sent EUR 250.00 to Alice Example")).to_be_visible()

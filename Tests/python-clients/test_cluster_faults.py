@@ -411,7 +411,7 @@ def test_an_instance_20_seconds_ahead_agrees_with_the_others_on_codes_sessions_a
 
 def test_a_bank_transfer_confirmed_while_an_instance_dies_moves_money_once_and_the_ledger_balances(cluster, browser, tmp_path):
     from playwright.sync_api import expect
-    from test_bank_browser import MOBILE, Bank, _start_bank, open_account, transfer_form
+    from test_bank_browser import Bank, _start_bank, approval_form, open_account, transfer_form
 
     a, b, nginx = cluster["a"], cluster["b"], cluster["nginx"]
     a.wait_ready()
@@ -427,9 +427,7 @@ def test_a_bank_transfer_confirmed_while_an_instance_dies_moves_money_once_and_t
         page.get_by_role("button", name="Review transfer").click()
         page.get_by_role("button", name="Confirm transfer").click()
         expect(page.get_by_text("Confirm transfer of EUR 250.00 to Alice Example")).to_be_visible()
-        code = bank.last_code(MOBILE, "sms")
-        form = {"csrf": page.locator("input[name=csrf]").first.get_attribute("value"),
-                "transfer": page.locator("input[name=transfer]").get_attribute("value"), "code": code}
+        code, form = approval_form(page, bank)
         # The instance that may have sent the code dies; the approval and the spend go to the other.
         a.kill9()
         page.get_by_label("Code").fill(code)

@@ -105,24 +105,12 @@ struct Setting: Sendable {
             c.verify.deniedCountries = codes
             return nil
         },
-        Setting(variable: "TRIFACTOR_VERIFY_BUDGET_PREFIX", flag: "--verify-budget-prefix", valueName: "N/h,N/d",
-                help: "Phone verifications per number prefix (country code and 6 national digits) per hour and per day", defaultText: "20/h,100/d") { c, v in
-            guard let budget = Self.budget(v) else { return "TRIFACTOR_VERIFY_BUDGET_PREFIX must be like 20/h,100/d." }
-            c.verify.budgets.prefix = budget
-            return nil
-        },
-        Setting(variable: "TRIFACTOR_VERIFY_BUDGET_COUNTRY", flag: "--verify-budget-country", valueName: "N/h,N/d",
-                help: "Phone verifications per country per hour and per day", defaultText: "1000/h,10000/d") { c, v in
-            guard let budget = Self.budget(v) else { return "TRIFACTOR_VERIFY_BUDGET_COUNTRY must be like 1000/h,10000/d." }
-            c.verify.budgets.country = budget
-            return nil
-        },
-        Setting(variable: "TRIFACTOR_VERIFY_BUDGET_TOTAL", flag: "--verify-budget-total", valueName: "N/h,N/d",
-                help: "Phone verifications in total per hour and per day", defaultText: "5000/h,50000/d") { c, v in
-            guard let budget = Self.budget(v) else { return "TRIFACTOR_VERIFY_BUDGET_TOTAL must be like 5000/h,50000/d." }
-            c.verify.budgets.total = budget
-            return nil
-        },
+        budget("TRIFACTOR_VERIFY_BUDGET_PREFIX", "--verify-budget-prefix",
+               "Phone verifications per number prefix (country code and 6 national digits) per hour and per day", "20/h,100/d", \.prefix),
+        budget("TRIFACTOR_VERIFY_BUDGET_COUNTRY", "--verify-budget-country", "Phone verifications per country per hour and per day",
+               "1000/h,10000/d", \.country),
+        budget("TRIFACTOR_VERIFY_BUDGET_TOTAL", "--verify-budget-total", "Phone verifications in total per hour and per day",
+               "5000/h,50000/d", \.total),
         Setting(variable: "TRIFACTOR_VERIFY_CONVERSION", flag: "--verify-conversion", valueName: "RATE,VOLUME,HOURS",
                 help: "Stop codes to a country that completes fewer than RATE of at least VOLUME verifications over HOURS", defaultText: "0.2,200,24") { c, v in
             let parts = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -210,6 +198,16 @@ struct Setting: Sendable {
             guard let text = try? String(contentsOfFile: v, encoding: .utf8) else { return "\(variable) names a file that cannot be read: \(v)." }
             guard text.contains("-----BEGIN ") else { return "\(variable) is not a PEM file: \(v)." }
             set(&c, text)
+            return nil
+        }
+    }
+
+    /// An hourly and daily budget of the SMS-pumping guard (`N/h,N/d`).
+    private static func budget(_ variable: String, _ flag: String, _ help: String, _ def: String,
+                               _ field: any WritableKeyPath<VerifySettings.Budgets, VerifySettings.Budget> & Sendable) -> Setting {
+        Setting(variable: variable, flag: flag, valueName: "N/h,N/d", help: help, defaultText: def) { c, v in
+            guard let budget = Self.budget(v) else { return "\(variable) must be like \(def)." }
+            c.verify.budgets[keyPath: field] = budget
             return nil
         }
     }

@@ -133,7 +133,11 @@ struct SessionService: Sendable {
     /// records that).
     func cached(token: String?) -> Caller? {
         guard let token, SessionToken.isWellFormed(token) else { return nil }
-        let tokenHash = SHA256.hex(token)
+        return cached(tokenHash: SHA256.hex(token))
+    }
+
+    /// `cached(token:)` for a token already hashed.
+    func cached(tokenHash: String) -> Caller? {
         guard let entry = cache.lookup(tokenHash) else { return nil }
         let now = clock.now()
         let policy = policies[entry.session.aal]
@@ -145,11 +149,10 @@ struct SessionService: Sendable {
 
     /// The session check's answer straight from the cache when nothing about
     /// the session has to change (not expired, no use to record, already
-    /// rendered); nil sends the caller down `cached(token:)`.
-    func keptAnswer(token: String?) -> [UInt8]? {
-        guard let token, SessionToken.isWellFormed(token) else { return nil }
+    /// rendered); nil sends the caller down `cached(tokenHash:)`.
+    func keptAnswer(tokenHash: String) -> [UInt8]? {
         let now = clock.now()
-        return cache.keptAnswer(SHA256.hex(token)) { session in
+        return cache.keptAnswer(tokenHash) { session in
             let policy = policies[session.aal]
             let lastSeen = Date(millis: session.lastSeenAt)
             return !policy.isExpired(created: Date(millis: session.createdAt), lastSeen: lastSeen, now: now)

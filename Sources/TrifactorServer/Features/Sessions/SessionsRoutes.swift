@@ -1,4 +1,5 @@
 import API
+import Crypto
 import Foundation
 import HTTP
 
@@ -22,10 +23,13 @@ struct SessionsRoutes {
         }
         // The session check of every page: from the session cache on the HTTP thread when it can be.
         routes.add("GET", "/v1/session", fast: { request in
-            if let kept = sessions.keptAnswer(token: request.bearerToken) {
+            // The token is hashed once for both cache paths.
+            guard let token = request.bearerToken, SessionToken.isWellFormed(token) else { return nil }
+            let tokenHash = SHA256.hex(token)
+            if let kept = sessions.keptAnswer(tokenHash: tokenHash) {
                 return Response(status: 200, headers: [("Content-Type", "application/json")], body: kept)
             }
-            guard let caller = sessions.cached(token: request.bearerToken) else { return nil }
+            guard let caller = sessions.cached(tokenHash: tokenHash) else { return nil }
             let body = sessions.cachedAnswer(caller) { Self.current(caller, policies).body }
             return Response(status: 200, headers: [("Content-Type", "application/json")], body: body)
         }) { request in
