@@ -68,4 +68,12 @@ public protocol MessageSender: Sendable {
     /// Delivers one message; returns who accepted it.
     /// - Throws: `DeliveryError` when the message was not accepted.
     func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery
+    /// The longest one `send` can take, in seconds, timeouts included: the
+    /// outbox holds a message's lease longer than this, so a slow send is
+    /// never taken for a dead instance's and sent a second time.
+    var longestSend: Double { get }
+}
+
+extension MessageSender {
+    public var longestSend: Double { 1 }
 }

@@ -8,6 +8,9 @@ public struct RoutingSender: MessageSender {
 
     public var channels: Set<Channel> { senders.reduce(into: Set<Channel>()) { $0.formUnion($1.channels) } }
 
+    /// One sender handles each message: the slowest of them.
+    public var longestSend: Double { senders.map(\.longestSend).max() ?? 1 }
+
     public func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery {
         guard let sender = senders.first(where: { $0.channels.contains(message.channel) }) else {
             throw DeliveryError(reason: "no sender for \(message.channel.rawValue)", retryable: false)

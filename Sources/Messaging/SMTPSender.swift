@@ -38,6 +38,9 @@ public struct SMTPSender: MessageSender {
     }
 
     public var channels: Set<Channel> { [.email] }
+    public var longestSend: Double { Double(Self.timeoutSeconds) }
+    /// Seconds for the whole SMTP exchange.
+    static let timeoutSeconds = 30
 
     static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
@@ -66,7 +69,7 @@ public struct SMTPSender: MessageSender {
             }),
             trifactor_curl_set_pointer(handle, CURLOPT_READDATA, unmanaged.toOpaque()),
             trifactor_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, 10),
-            trifactor_curl_set_long(handle, CURLOPT_TIMEOUT, 30),
+            trifactor_curl_set_long(handle, CURLOPT_TIMEOUT, Self.timeoutSeconds),
             trifactor_curl_set_long(handle, CURLOPT_NOSIGNAL, 1),
         ]
         if settings.requireTLS { codes.append(trifactor_curl_set_long(handle, CURLOPT_USE_SSL, Int(CURLUSESSL_ALL.rawValue))) }

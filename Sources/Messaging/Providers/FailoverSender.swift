@@ -14,6 +14,9 @@ public struct FailoverSender: MessageSender {
 
     public var channels: Set<Channel> { senders.reduce(into: Set<Channel>()) { $0.formUnion($1.channels) } }
 
+    /// A message may be tried on each account in turn: their times add up.
+    public var longestSend: Double { senders.reduce(0) { $0 + $1.longestSend } }
+
     public func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery {
         let candidates = senders.filter { $0.channels.contains(message.channel) }
         var failures: [DeliveryError] = []

@@ -25,6 +25,7 @@ public struct TwilioSender: MessageSender {
     }
 
     public var channels: Set<Channel> { account.channels }
+    public var longestSend: Double { Double(http.timeout) }
 
     public func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery {
         var fields = [("To", "+" + message.to)]

@@ -37,6 +37,7 @@ public struct VonageSender: MessageSender {
     }
 
     public var channels: Set<Channel> { account.channels }
+    public var longestSend: Double { Double(http.timeout) }
 
     public func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery {
         switch message.channel {

@@ -11,7 +11,11 @@ import Store
 /// step). A message claimed by an instance that died is claimed again once
 /// its lease runs out.
 final class OutboxDispatcher: Sendable {
-    static let leaseMillis: Int64 = 30_000
+    /// How long a claimed message is this dispatcher's: 30 s, or longer when
+    /// the sender can take longer (two providers' timeouts in a row), with
+    /// 15 s to spare for recording the outcome. A lease that ran out during
+    /// a slow send would let another instance send the message again.
+    let leaseMillis: Int64
 
     private let transactions: Transactions
     private let clock: Clock
@@ -30,6 +34,7 @@ final class OutboxDispatcher: Sendable {
         self.keepsDelivered = keepsDelivered
         self.maxAttempts = maxAttempts
         self.onFailed = onFailed
+        leaseMillis = max(30_000, Int64((sender.longestSend + 15) * 1000))
     }
 
     /// Delivers what is due now; returns how many messages were handled.
@@ -51,7 +56,7 @@ final class OutboxDispatcher: Sendable {
                               ORDER BY seq LIMIT 1)
                   AND ((status = 'pending' AND next_attempt_at <= $1) OR (status = 'sending' AND lease_until < $1))
                 RETURNING seq, id, channel, recipient, body, locale, attempts, ref, subject
-                """, [.int(now), .int(now + Self.leaseMillis)])
+                """, [.int(now), .int(now + leaseMillis)])
         }
         for row in claimed {
             let seq = try row.int("seq")
@@ -66,7 +71,7 @@ final class OutboxDispatcher: Sendable {
             } else {
                 do { outcome = .success(try sender.send(message)) } catch { outcome = .failure(error) }
             }
-            try recordSurely(seq: seq, lease: now + Self.leaseMillis, attempts: attempts, ref: ref, outcome: outcome, message: message)
+            try recordSurely(seq: seq, lease: now + leaseMillis, attempts: attempts, ref: ref, outcome: outcome, message: message)
         }
         return claimed.count
     }
