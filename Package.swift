@@ -49,12 +49,13 @@ let package = Package(
         .target(name: "Phone", dependencies: ["CPhoneNumber"], swiftSettings: strict),
         .target(name: "WebAuthn", dependencies: ["Core", "Crypto", "CCBOR", "COpenSSL"], swiftSettings: strict),
         .target(name: "Messaging", dependencies: ["Core", "Crypto", "CCurl", "CCurlShim"], resources: [.copy("Templates")], swiftSettings: strict),
-        .target(name: "Store", dependencies: ["CSQLite", "CPostgres", "CTrifactorShim"], swiftSettings: strict),
-        .target(name: "HTTP", dependencies: ["API", "Logging", "CMicroHTTPD", "CTrifactorShim"], swiftSettings: strict),
+        .target(name: "Metrics", swiftSettings: strict),
+        .target(name: "Store", dependencies: ["CSQLite", "CPostgres", "CTrifactorShim", "Metrics"], swiftSettings: strict),
+        .target(name: "HTTP", dependencies: ["API", "Logging", "Metrics", "CMicroHTTPD", "CTrifactorShim"], swiftSettings: strict),
         .target(
             name: "TrifactorServer",
-            dependencies: ["API", "Core", "Crypto", "Logging", "Store", "HTTP", "Phone", "Messaging", "CQREncode", "WebAuthn"],
-            resources: [.copy("Resources/common-passwords.txt"), .copy("Resources/passkey.js")],
+            dependencies: ["API", "Core", "Crypto", "Logging", "Metrics", "Store", "HTTP", "Phone", "Messaging", "CQREncode", "WebAuthn"],
+            resources: [.copy("Resources/common-passwords.txt"), .copy("Resources/passkey.js"), .copy("Resources/openapi.json")],
             swiftSettings: strict
         ),
         .executableTarget(name: "trifactord", dependencies: ["TrifactorServer"], swiftSettings: strict),

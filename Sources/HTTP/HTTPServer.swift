@@ -153,6 +153,16 @@ public final class HTTPServer: Sendable {
         daemon.withLock { d in d.map { Int(trifactor_mhd_bound_port($0.pointer)) } ?? 0 }
     }
 
+    /// Connections open now (idle keep-alive ones included).
+    public var openConnections: Int {
+        daemon.withLock { d in d.map { Int(trifactor_mhd_current_connections($0.pointer)) } ?? 0 }
+    }
+
+    /// Jobs waiting for a worker, by pool (`hashing`: Argon2id; `database`).
+    public var queuedJobs: [(pool: String, jobs: Int)] {
+        [("hashing", context.workers.queued), ("database", context.databaseWorkers.queued), ("long-poll", context.longPollWorkers.queued)]
+    }
+
     /// Whether the calling thread is one of libmicrohttpd's (where no
     /// handler may wait on the database).
     public static var isHTTPThread: Bool { trifactor_is_http_thread() != 0 }
@@ -188,6 +198,7 @@ public final class HTTPServer: Sendable {
         let elapsed = ContinuousClock.now - started
         let millis = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         context.logger.request(id: id, method: method, path: path, status: answer.status, durationMillis: (millis * 1000).rounded() / 1000, aborted: false)
+        context.observe(method: method, path: path, status: answer.status, seconds: millis / 1000)
         return answer
     }
 

@@ -162,6 +162,7 @@ func mhdCompletedHandler(
     if let connection { context.connections.answered(record(connection)) }
     context.logger.request(id: state.id, method: method, path: path, status: status, durationMillis: (millis * 1000).rounded() / 1000,
                            aborted: termination != .REQUEST_TERMINATED_COMPLETED_OK)
+    context.observe(method: method, path: path, status: status, seconds: millis / 1000)
     context.inFlight.subtract(1, ordering: .releasing)
 }
 

@@ -24,6 +24,7 @@ public struct Router: Sendable {
 
     struct Route: Sendable {
         let method: String
+        let pattern: String
         let segments: [Substring]
         let execution: Execution
         let fast: FastHandler?
@@ -40,15 +41,19 @@ public struct Router: Sendable {
 
     /// Adds a route; its handler runs on the database executor unless said otherwise.
     public mutating func add(_ method: String, _ pattern: String, execution: Execution = .database, _ handler: @escaping Handler) {
-        append(Route(method: method, segments: pattern.split(separator: "/"), execution: execution, fast: nil, handler: handler))
+        append(Route(method: method, pattern: pattern, segments: pattern.split(separator: "/"), execution: execution, fast: nil, handler: handler))
     }
 
     /// Adds a route with a fast path: `fast` runs on the HTTP thread and
     /// answers from memory when it can; when it returns nil, `handler` runs
     /// on the database executor.
     public mutating func add(_ method: String, _ pattern: String, fast: @escaping FastHandler, _ handler: @escaping Handler) {
-        append(Route(method: method, segments: pattern.split(separator: "/"), execution: .database, fast: fast, handler: handler))
+        append(Route(method: method, pattern: pattern, segments: pattern.split(separator: "/"), execution: .database, fast: fast, handler: handler))
     }
+
+    /// Every route as registered (`GET`, `/v1/users/:id`), in order: what
+    /// the API contract must describe.
+    public var table: [(method: String, pattern: String)] { routes.map { ($0.method, $0.pattern) } }
 
     private mutating func append(_ route: Route) {
         routes.append(route)
@@ -74,6 +79,12 @@ public struct Router: Sendable {
             if route.method == "GET" { allowed.append("HEAD") }
         }
         return allowed.isEmpty ? .notFound : .methodNotAllowed(Array(Set(allowed)).sorted())
+    }
+
+    /// The pattern of the first route whose path matches, whatever its method.
+    func pattern(of path: String) -> String? {
+        let parts = path.split(separator: "/")
+        return routes.first { Self.capture($0.segments, parts) != nil }?.pattern
     }
 
     private static func capture(_ pattern: [Substring], _ parts: [Substring]) -> [String: String]? {

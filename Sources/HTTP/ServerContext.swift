@@ -2,6 +2,7 @@ import API
 internal import CMicroHTTPD
 import Foundation
 import Logging
+import Metrics
 import Synchronization
 
 /// What the C callbacks reach through their `cls` pointer: the routes, the
@@ -48,6 +49,25 @@ final class ServerContext: Sendable {
     /// A new request id: `<process prefix>-<sequence>`.
     func nextRequestID() -> String {
         "\(prefix)-\(counter.add(1, ordering: .relaxed).newValue)"
+    }
+
+    static let requests = Metrics.shared.counter("trifactor_http_requests_total", "HTTP requests answered, by route pattern, method and status.",
+                                                 labels: ["route", "method", "status"])
+    static let latency = Metrics.shared.histogram("trifactor_http_request_duration_seconds",
+                                                  "Time from the request's head to its answer, by route pattern and method.", labels: ["route", "method"])
+
+    /// Counts one answered request under its route's pattern (`unmatched`
+    /// for a path no route has, so scanners cannot blow up the series).
+    func observe(method: String, path: String, status: Int, seconds: Double) {
+        let route: String
+        let verb: String
+        switch router.match(method: method, path: path) {
+        case .found(let r, _): (route, verb) = (r.pattern, method)
+        case .methodNotAllowed: (route, verb) = (router.pattern(of: path) ?? "unmatched", "other")
+        case .notFound: (route, verb) = ("unmatched", "other")
+        }
+        Self.requests.add([route, verb, status == 0 ? "aborted" : String(status)])
+        Self.latency.observe([route, verb], seconds)
     }
 
     /// The pool a route's handler runs on.

@@ -1,5 +1,16 @@
 import Foundation
+import Metrics
 import Synchronization
+
+/// The pools' measurements for `/metrics`.
+enum PoolMetrics {
+    /// Seconds callers waited for a connection (a pool too small or a database too slow shows here).
+    static let waits = Metrics.shared.histogram("trifactor_database_pool_wait_seconds", "Time spent waiting for a pooled database connection.")
+    /// Callers that found no connection in time, or whose new connection failed.
+    static let failures = Metrics.shared.counter("trifactor_database_pool_errors_total",
+                                                 "Database connections that could not be had: the pool's timeout ran out, or connecting failed.",
+                                                 labels: ["reason"])
+}
 
 /// A check run before any connection is taken from any pool, so a caller
 /// can forbid database work where it must never happen (the server forbids
@@ -66,6 +77,18 @@ final class ConnectionPool<Connection: BackendConnection>: @unchecked Sendable {
     }
 
     private func acquire() throws -> Connection {
+        let started = DispatchTime.now().uptimeNanoseconds
+        do {
+            let connection = try acquireWaiting()
+            PoolMetrics.waits.observe(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+            return connection
+        } catch {
+            PoolMetrics.failures.add([(error as? StoreError)?.detail.hasPrefix("no database connection became free") == true ? "timeout" : "connect"])
+            throw error
+        }
+    }
+
+    private func acquireWaiting() throws -> Connection {
         DatabaseAccess.checkAcquire()
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()

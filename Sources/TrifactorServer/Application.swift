@@ -105,6 +105,8 @@ public enum Application {
     static func router(_ s: Services, probe: ReadinessProbe) throws -> Router {
         var router = Router()
         HealthRoutes(probe: probe).register(on: &router)
+        try ContractRoutes().register(on: &router)
+        MetricsRoutes(token: s.configuration.metricsToken, transactions: s.transactions, clock: s.clock).register(on: &router)
         var routes = APIRoutes(router: router, sessions: s.sessions)
         AccountsRoutes(accounts: s.accounts).register(on: &routes)
         SessionsRoutes(sessions: s.sessions).register(on: &routes)
@@ -199,6 +201,7 @@ public enum Application {
         DatabaseAccess.onAcquire { precondition(!HTTPServer.isHTTPThread, "database work on an HTTP thread: give the route an executor") }
         #endif
         try server.start()
+        MetricsRoutes(token: s.configuration.metricsToken, transactions: s.transactions, clock: s.clock).registerGauges { [weak server] in server }
         var tasks: [PeriodicTask] = [PeriodicTask(name: "readiness", interval: 1, mode: mode, logger: s.logger) { probe.check(); return false }]
         if let sender = s.sender {
             let verifications = s.verifications

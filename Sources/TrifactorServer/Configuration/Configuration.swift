@@ -24,6 +24,8 @@ public struct Configuration: Sendable {
     public var deliveryAttempts = 5
     /// The most SMS segments a text may take before its optional sentences are dropped (never the code).
     public var smsMaxSegments = 1
+    /// The bearer token `GET /metrics` asks for (`TRIFACTOR_METRICS_TOKEN_FILE`); nil: `/metrics` answers 404.
+    public var metricsToken: String?
     /// HTTP settings: where to listen (127.0.0.1:8080), threads, worker pool, body limit, TLS.
     public var http = HTTPServerConfiguration()
     /// Argon2id cost: passes and memory in KiB.

@@ -43,6 +43,19 @@ extension Setting {
         },
         mailbox("TRIFACTOR_SMTP_REPLY_TO", "--smtp-reply-to", "Reply-To of every email", example: "Support <help@example.com>",
                 defaultText: "none") { $0.replyTo = $1 },
+        Setting(variable: "TRIFACTOR_METRICS_TOKEN_FILE", flag: "--metrics-token-file", valueName: "PATH",
+                help: "File holding the bearer token GET /metrics asks for (Prometheus' authorization.credentials_file); without it /metrics answers 404",
+                defaultText: "none") { c, v in
+            guard let data = FileManager.default.contents(atPath: v), let text = String(data: data, encoding: .utf8) else {
+                return "TRIFACTOR_METRICS_TOKEN_FILE (\(v)) cannot be read."
+            }
+            let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard token.count >= 16, token.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.isWhitespace == false && $0.value >= 0x21 }) else {
+                return "TRIFACTOR_METRICS_TOKEN_FILE must hold a token of at least 16 printable characters (openssl rand -hex 32 makes one)."
+            }
+            c.metricsToken = token
+            return nil
+        },
         Setting(variable: "TRIFACTOR_SMS_PROVIDER", flag: "--sms-provider", valueName: "LIST",
                 help: "Texts and calls through these accounts, in failover order: vonage://KEY@?from=Trifactor&secret_file=PATH, twilio://SID@?from=+15005550006&token_file=PATH",
                 defaultText: "none") { c, v in

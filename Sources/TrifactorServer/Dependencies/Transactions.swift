@@ -26,6 +26,7 @@ struct Transactions: Sendable {
             return try run()
         } catch let error as StoreError where error.kind == .unavailable || error.kind == .busy {
             logger.log("error", "database_unavailable", ["error": .string(error.debugDescription)])
+            ServerMetrics.databaseUnavailable.add()
             throw CommonFailure.unavailable
         }
     }

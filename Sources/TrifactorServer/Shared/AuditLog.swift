@@ -11,6 +11,7 @@ enum AuditLog {
             "INSERT INTO audit_log (at, kind, outcome, user_id, ip, user_agent, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)",
             [.int(at), .text(event.kind.rawValue), .text(event.outcome.rawValue), SQLValue(event.userID),
              SQLValue(event.ip), SQLValue(event.userAgent.map { String($0.prefix(512)) }), SQLValue(event.detail)])
+        ServerMetrics.count(event)
     }
 
     /// One stored entry.

@@ -71,6 +71,11 @@ final class OutboxDispatcher: Sendable {
             } else {
                 do { outcome = .success(try sender.send(message)) } catch { outcome = .failure(error) }
             }
+            switch outcome {
+            case .success(let delivery): ServerMetrics.deliveries.add([message.channel.rawValue, delivery.provider, "sent"])
+            case .failure(let error):
+                ServerMetrics.deliveries.add([message.channel.rawValue, "", error.retryable && attempts < maxAttempts ? "retry" : "failed"])
+            }
             try recordSurely(seq: seq, lease: now + leaseMillis, attempts: attempts, ref: ref, outcome: outcome, message: message)
         }
         return claimed.count
