@@ -19,6 +19,7 @@ public enum Trifactord {
           keys create  Issue an API key for the phone verification API: --name NAME [--json]
           keys list    Print the API keys [--json]
           keys revoke  Revoke an API key: keys revoke KEY
+          backup PATH  Copy the SQLite database to PATH while it serves (SQLite's online backup API)
           review       Verifications held by the conversion guard: review list [--json] | release ID | drop ID
           help         Show this text; COMMAND --help shows a command's options
 
@@ -44,6 +45,9 @@ public enum Trifactord {
         case "keys":
             if rest.contains("--help") { print("Usage: trifactord keys create --name NAME [--json] | keys list [--json] | keys revoke KEY"); return 0 }
             return run { try KeysCommand.run(rest, environment: environment) }
+        case "backup":
+            if rest.contains("--help") { print(BackupCommand.usage); return 0 }
+            return run { try BackupCommand.run(rest, environment: environment) }
         case "review":
             if rest.contains("--help") { print(ReviewCommand.usage); return 0 }
             return run { try ReviewCommand.run(rest, environment: environment) }
@@ -60,7 +64,7 @@ public enum Trifactord {
                 if verb == "audit" { try ListCommands.auditTail(config, listing) } else { try ListCommands.usersList(config, listing) }
             }
         default:
-            return fail("Unknown command \"\(verb)\": use serve, migrate, audit tail, users list, keys or review (see trifactord --help).")
+            return fail("Unknown command \"\(verb)\": use serve, migrate, audit tail, users list, keys, backup or review (see trifactord --help).")
         }
     }
 

@@ -1,0 +1,91 @@
+internal import CSQLite
+import Foundation
+import Glibc
+
+/// A consistent copy of a live SQLite database, made with SQLite's online
+/// backup API while the server goes on serving: pages are copied in steps,
+/// and a write by the server between steps makes the copy restart from a
+/// fresh snapshot, so the result is always one committed state. The copy is
+/// written next to `destination`, checked with `PRAGMA integrity_check`,
+/// and only then renamed into place; an existing file is never overwritten.
+public enum SQLiteBackup {
+    /// What a finished backup copied.
+    public struct Report: Sendable {
+        public let pages: Int
+        public let bytes: Int
+    }
+
+    /// Copies the database of `url` (a `sqlite:` URL) to `destination`.
+    /// - Throws: `StoreError` `.invalidURL` for a URL that is not SQLite's
+    ///   or a destination that exists; `.unavailable` when either file cannot
+    ///   be opened or the copy fails its integrity check.
+    public static func copy(url: String, to destination: String, pagesPerStep: Int32 = 256) throws -> Report {
+        guard url.lowercased().hasPrefix("sqlite:") else {
+            throw StoreError(.invalidURL, detail: "backup copies SQLite databases; back up PostgreSQL with pg_dump or a base backup (see the README)")
+        }
+        var source = String(url.dropFirst("sqlite:".count))
+        if source.hasPrefix("//") { source.removeFirst(2) }
+        guard FileManager.default.fileExists(atPath: source) else { throw StoreError(.unavailable, detail: "there is no database at \(source)") }
+        guard !FileManager.default.fileExists(atPath: destination) else {
+            throw StoreError(.invalidURL, detail: "\(destination) already exists: a backup never overwrites a file")
+        }
+        let partial = destination + ".partial-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: partial) }
+        // The copy holds what the database holds (password hashes, sealed secrets): owner-only from its first byte.
+        let fd = Glibc.open(partial, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+        guard fd >= 0 else { throw StoreError(.unavailable, detail: "cannot create \(partial): \(String(cString: strerror(errno)))") }
+        close(fd)
+        let from = try open(source, flags: SQLITE_OPEN_READONLY)
+        defer { sqlite3_close_v2(from) }
+        let to = try open(partial, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        var closed = false
+        defer { if !closed { sqlite3_close_v2(to) } }
+        sqlite3_busy_timeout(from, 5000)
+        guard let backup = sqlite3_backup_init(to, "main", from, "main") else {
+            throw StoreError(.unavailable, detail: "sqlite3_backup_init failed: \(String(cString: sqlite3_errmsg(to)))")
+        }
+        var rc: Int32
+        repeat {
+            rc = sqlite3_backup_step(backup, pagesPerStep)
+            // Between steps the server may write; busy or locked only means: wait a little.
+            if rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED { usleep(rc == SQLITE_OK ? 1_000 : 20_000) }
+        } while rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED
+        let pages = Int(sqlite3_backup_pagecount(backup))
+        sqlite3_backup_finish(backup)
+        guard rc == SQLITE_DONE else {
+            throw StoreError(.unavailable, detail: "the backup stopped: \(String(cString: sqlite3_errstr(rc)))")
+        }
+        // A single-file copy: the journal mode of the live database (WAL) is kept, its -wal file is not needed.
+        guard try integrity(to) == "ok" else { throw StoreError(.unavailable, detail: "the copy failed its integrity check; nothing was written") }
+        sqlite3_close_v2(to)
+        closed = true
+        try? FileManager.default.removeItem(atPath: partial + "-journal")
+        try? FileManager.default.removeItem(atPath: partial + "-wal")
+        try? FileManager.default.removeItem(atPath: partial + "-shm")
+        guard rename(partial, destination) == 0 else {
+            throw StoreError(.unavailable, detail: "could not move the copy to \(destination): \(String(cString: strerror(errno)))")
+        }
+        let bytes = (try? FileManager.default.attributesOfItem(atPath: destination)[.size] as? Int) ?? 0
+        return Report(pages: pages, bytes: bytes)
+    }
+
+    private static func open(_ path: String, flags: Int32) throws -> OpaquePointer {
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            sqlite3_close_v2(db)
+            throw StoreError(.unavailable, detail: "cannot open \(path): \(String(cString: sqlite3_errstr(rc)))")
+        }
+        return db
+    }
+
+    private static func integrity(_ db: OpaquePointer) throws -> String {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &statement, nil) == SQLITE_OK, let statement else {
+            throw StoreError(.unavailable, detail: "cannot check the copy: \(String(cString: sqlite3_errmsg(db)))")
+        }
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0) else { return "no answer" }
+        return String(cString: text)
+    }
+}
