@@ -197,7 +197,9 @@ public final class HTTPServer: Sendable {
         }
         let elapsed = ContinuousClock.now - started
         let millis = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-        context.logger.request(id: id, method: method, path: path, status: answer.status, durationMillis: (millis * 1000).rounded() / 1000, aborted: false)
+        let trace = TraceParent.parse(lowered["traceparent"])
+        context.logger.request(id: id, method: method, path: path, status: answer.status, durationMillis: (millis * 1000).rounded() / 1000, aborted: false,
+                               trace: trace.map { ($0.traceID, $0.parentID) })
         context.observe(method: method, path: path, status: answer.status, seconds: millis / 1000)
         return answer
     }

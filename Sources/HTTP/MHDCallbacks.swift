@@ -158,10 +158,13 @@ func mhdCompletedHandler(
     conCls.pointee = nil
     let elapsed = ContinuousClock.now - state.started
     let millis = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-    let (status, method, path) = state.state.withLock { ($0.status, $0.method, $0.path) }
+    let (status, method, path, traceHeader) = state.state.withLock { s in
+        (s.status, s.method, s.path, s.headers.first { ASCII.lowercased($0.name) == "traceparent" }?.value)
+    }
     if let connection { context.connections.answered(record(connection)) }
+    let trace = TraceParent.parse(traceHeader)
     context.logger.request(id: state.id, method: method, path: path, status: status, durationMillis: (millis * 1000).rounded() / 1000,
-                           aborted: termination != .REQUEST_TERMINATED_COMPLETED_OK)
+                           aborted: termination != .REQUEST_TERMINATED_COMPLETED_OK, trace: trace.map { ($0.traceID, $0.parentID) })
     context.observe(method: method, path: path, status: status, seconds: millis / 1000)
     context.inFlight.subtract(1, ordering: .releasing)
 }

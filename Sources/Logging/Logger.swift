@@ -53,7 +53,8 @@ public struct Logger: Sendable {
     /// "event":"request", ["aborted":true,] "duration_ms":…, "id":…,
     /// "method":…, "path":…, "status":…}`, the fields in the order `log`
     /// sorts them, without building a dictionary (this runs per request).
-    public func request(id: String, method: String, path: String, status: Int, durationMillis: Double, aborted: Bool) {
+    public func request(id: String, method: String, path: String, status: Int, durationMillis: Double, aborted: Bool,
+                        trace: (traceID: String, parentID: String)? = nil) {
         var line = "{\"time\":"
         line.reserveCapacity(160 + path.utf8.count)
         Self.appendFixed(Date().timeIntervalSince1970, decimals: 6, to: &line)
@@ -61,8 +62,14 @@ public struct Logger: Sendable {
         if aborted { line += "\"aborted\":true," }
         line += "\"duration_ms\":"
         Self.appendFixed(durationMillis, decimals: 3, to: &line)
-        line += ",\"id\":"
+        line += ",\"request_id\":"
         Self.append(id, to: &line)
+        if let trace {
+            line += ",\"trace_id\":"
+            Self.append(trace.traceID, to: &line)
+            line += ",\"parent_id\":"
+            Self.append(trace.parentID, to: &line)
+        }
         line += ",\"method\":"
         Self.append(method, to: &line)
         line += ",\"path\":"

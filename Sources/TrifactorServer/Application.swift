@@ -157,7 +157,7 @@ public enum Application {
                                                     "channels": .string(account.channels.map(\.rawValue).sorted().joined(separator: ","))])
             }
             senders.append(FailoverSender(providers) { failure, message in
-                logger.log("warn", "provider_failover", ["id": .string(message.id), "channel": .string(message.channel.rawValue),
+                logger.log("warn", "provider_failover", ["message_id": .string(message.id), "channel": .string(message.channel.rawValue),
                                                          "reason": .string(failure.reason)])
             })
             if configuration.publicURL == nil {
@@ -166,7 +166,7 @@ public enum Application {
         }
         if configuration.dev {
             senders.append(DevPhoneSender { message in
-                logger.log("info", "dev_phone", ["id": .string(message.id), "channel": .string(message.channel.rawValue),
+                logger.log("info", "dev_phone", ["message_id": .string(message.id), "channel": .string(message.channel.rawValue),
                                                  "to": .string(message.to), "text": .string(message.text)])
             })
         } else if configuration.providers.isEmpty {

@@ -231,13 +231,48 @@ struct HTTPPlatformTests {
         try Backend.all[0].withServer { server throws in
             let response = try server.get("/health")
             let id = try #require(response.header("x-request-id"))
-            #expect(eventually { server.log.all.contains { $0.contains("\"id\":\"\(id)\"") } })
-            let line = try #require(server.log.all.first { $0.contains("\"id\":\"\(id)\"") })
+            #expect(eventually { server.log.all.contains { $0.contains("\"request_id\":\"\(id)\"") } })
+            let line = try #require(server.log.all.first { $0.contains("\"request_id\":\"\(id)\"") })
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             #expect(object["method"] as? String == "GET")
             #expect(object["path"] as? String == "/health")
             #expect(object["status"] as? Int == 200)
             #expect(object["duration_ms"] is Double)
+        }
+    }
+
+    @Test("a W3C traceparent puts its trace id and parent span on the request's log line, over a socket too; a malformed one is ignored",
+          arguments: Transport.allCases)
+    func traceParent(transport: Transport) throws {
+        try Backend.all[0].withServer(transport: transport) { server throws in
+            let trace = "4bf92f3577b34da6a3ce929d0e0e4736", parent = "00f067aa0ba902b7"
+            let traced = try server.send("GET", "/health", headers: ["traceparent": "00-\(trace)-\(parent)-01"])
+            let id = try #require(traced.header("x-request-id"))
+            #expect(eventually { server.log.all.contains { $0.contains("\"request_id\":\"\(id)\"") } })
+            let line = try #require(server.log.all.first { $0.contains("\"request_id\":\"\(id)\"") })
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(object["trace_id"] as? String == trace && object["parent_id"] as? String == parent)
+            for bad in ["00-\(trace)-\(parent)", "00-00000000000000000000000000000000-\(parent)-01", "ff-\(trace)-\(parent)-01",
+                        "00-\(trace.uppercased())-\(parent)-01", "00-\(trace)-\(parent)-01-extra"] {
+                let other = try server.send("GET", "/health", headers: ["traceparent": bad])
+                let otherID = try #require(other.header("x-request-id"))
+                #expect(eventually { server.log.all.contains { $0.contains("\"request_id\":\"\(otherID)\"") } })
+                #expect(server.log.all.first { $0.contains("\"request_id\":\"\(otherID)\"") }?.contains("trace_id") == false, "\(bad)")
+            }
+        }
+    }
+
+    @Test("every log line is one JSON object with time, level (info, warn or error) and event")
+    func logShape() throws {
+        try Backend.all[0].withServer { server throws in
+            _ = try server.json("POST", "/v1/sessions", ["email": "nobody@example.com", "password": "wrong-password-here"])
+            _ = try server.get("/nowhere")
+            for line in server.log.all {
+                let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+                #expect(object["time"] is Double && object["event"] is String, "\(line)")
+                #expect(["info", "warn", "error"].contains(object["level"] as? String ?? ""), "\(line)")
+                #expect(object["id"] == nil, "request and message ids have their own names: \(line)")
+            }
         }
     }
 

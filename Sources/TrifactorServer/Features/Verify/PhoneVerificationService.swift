@@ -155,7 +155,7 @@ struct PhoneVerificationService: Sendable {
             do {
                 try mutate(id, key: nil, client: nil) { _, _, _, _ in [] }
             } catch {
-                logger.log("error", "verify_timer_failed", ["id": .string(id.raw), "error": .string(String(reflecting: error))])
+                logger.log("error", "verify_timer_failed", ["verification_id": .string(id.raw), "error": .string(String(reflecting: error))])
             }
         }
         return ids.count
@@ -206,7 +206,7 @@ struct PhoneVerificationService: Sendable {
                 continue
             }
         }
-        logger.log("error", "verify_conflict", ["id": .string(id.raw), "detail": "changed concurrently 3 times in a row with its row locked"])
+        logger.log("error", "verify_conflict", ["verification_id": .string(id.raw), "detail": "changed concurrently 3 times in a row with its row locked"])
         throw CommonFailure.unavailable
     }
 
