@@ -32,6 +32,7 @@ struct Services: Sendable {
     let authorizations: AuthorizationService
     let verifications: PhoneVerificationService
     let keys: APIKeys
+    let admin: AdminService
 
     var database: any Database { transactions.database }
 
@@ -84,7 +85,8 @@ struct Services: Sendable {
             passwordless: PasswordlessService(transactions: transactions, clock: clock, random: random, signInPerIP: c.signInPerIP, issuer: issuer,
                                               passkeys: factors.passkey, push: push, changes: changes),
             authorizations: AuthorizationService(transactions: transactions, clock: clock, random: random, secondFactors: secondFactors),
-            verifications: verifications, keys: APIKeys(random: random, clock: clock))
+            verifications: verifications, keys: APIKeys(random: random, clock: clock),
+            admin: AdminService(transactions: transactions, clock: clock, outbox: outbox, changes: changes))
     }
 
     /// The local half of the change feed: this process's long polls and session cache.
@@ -115,6 +117,8 @@ public enum Application {
         mfa.register(on: &routes)
         PushRoutes(push: s.push, passwordless: s.passwordless, policies: policies).register(on: &routes)
         AuthorizationRoutes(authorizations: s.authorizations, mfa: mfa).register(on: &routes)
+        AdminRoutes(admin: s.admin, keys: AdminKeys(random: SecureRandom.source, clock: s.clock), transactions: s.transactions, policies: policies)
+            .register(on: &routes)
         router = routes.router
         let v = s.configuration.verify
         VerifyRoutes(verifications: s.verifications, keys: s.keys, transactions: s.transactions, clock: s.clock,

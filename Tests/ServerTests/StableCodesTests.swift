@@ -33,6 +33,10 @@ struct StableCodesTests {
             (APIError.authorizationNotFound, 404, "authorization_not_found"),
             (APIError.authorizationMismatch, 403, "authorization_mismatch"),
             (APIError.sessionNotFound, 404, "session_not_found"),
+            (APIError.accountDisabled, 403, "account_disabled"),
+            (APIError.adminKeyRequired, 401, "admin_key_required"),
+            (APIError.adminReadOnly, 403, "admin_read_only"),
+            (APIError.userNotFound, 404, "user_not_found"),
             (HTTPProblem.notFound, 404, "not_found"),
             (HTTPProblem.methodNotAllowed(allowed: ["GET"]), 405, "method_not_allowed"),
             (HTTPProblem.malformedJSON, 400, "malformed_json"),
@@ -62,6 +66,8 @@ struct StableCodesTests {
             "session.stepped_up", "session.revoked", "authorization.created", "authorization.approved", "authorization.failed", "authorization.used",
             "push.sent", "push.approved", "push.denied", "push.wrong_number", "password.changed", "password.change_failed", "mfa.renamed",
             "account.updated", "delivery.receipt", "delivery.receipt_refused", "verify.review_released", "verify.review_dropped",
+            "admin_key.created", "admin_key.revoked", "admin_key.rejected", "admin.read", "admin.user_disabled", "admin.user_enabled",
+            "admin.user_deleted", "admin.mfa_reset", "admin.sessions_revoked", "admin.email_verified",
         ])
     }
 }

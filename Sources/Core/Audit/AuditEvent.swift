@@ -58,6 +58,18 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     /// An operator released or dropped a verification held for review.
     case verifyReviewReleased = "verify.review_released"
     case verifyReviewDropped = "verify.review_dropped"
+    /// Admin keys: made and revoked on the host, refused over HTTP.
+    case adminKeyCreated = "admin_key.created"
+    case adminKeyRevoked = "admin_key.revoked"
+    case adminKeyRejected = "admin_key.rejected"
+    /// An administrator read accounts or the audit log (the detail names what).
+    case adminRead = "admin.read"
+    case adminUserDisabled = "admin.user_disabled"
+    case adminUserEnabled = "admin.user_enabled"
+    case adminUserDeleted = "admin.user_deleted"
+    case adminMFAReset = "admin.mfa_reset"
+    case adminSessionsRevoked = "admin.sessions_revoked"
+    case adminEmailVerified = "admin.email_verified"
 }
 
 /// The outcome recorded with an event.

@@ -16,6 +16,9 @@ public enum Trifactord {
           migrate      Apply pending database migrations and exit
           audit tail   Print the most recent audit log events [--limit N] [--json]
           users list   Print the accounts [--limit N] [--json]
+          users find|show|disable|enable|delete|reset-mfa|revoke-sessions|verify-email
+                       Find (--email, --id, --phone) and help users, audited as host:<login>
+          admin-keys   Keys of the admin API: create --name NAME --role read|write [--json] | list | revoke ID
           keys create  Issue an API key for the phone verification API: --name NAME [--json]
           keys list    Print the API keys [--json]
           keys revoke  Revoke an API key: keys revoke KEY
@@ -48,6 +51,13 @@ public enum Trifactord {
         case "backup":
             if rest.contains("--help") { print(BackupCommand.usage); return 0 }
             return run { try BackupCommand.run(rest, environment: environment) }
+        case "admin-keys":
+            if rest.contains("--help") { print(AdminCommands.keysUsage); return 0 }
+            return run { try AdminCommands.keys(rest, environment: environment) }
+        case "users" where (["find", "show"] + AdminCommands.userActions).contains(rest.first ?? ""):
+            let sub = rest.removeFirst()
+            if rest.contains("--help") { print(AdminCommands.usersUsage); return 0 }
+            return run { try AdminCommands.users(sub, rest, environment: environment) }
         case "review":
             if rest.contains("--help") { print(ReviewCommand.usage); return 0 }
             return run { try ReviewCommand.run(rest, environment: environment) }
@@ -55,7 +65,7 @@ public enum Trifactord {
             let sub = rest.first ?? ""
             rest = Array(rest.dropFirst())
             guard (verb == "audit" && sub == "tail") || (verb == "users" && sub == "list") else {
-                return fail(verb == "audit" ? "Unknown audit command \"\(sub)\": use trifactord audit tail." : "Unknown users command \"\(sub)\": use trifactord users list.")
+                return fail(verb == "audit" ? "Unknown audit command \"\(sub)\": use trifactord audit tail." : "Unknown users command \"\(sub)\": use users list, find, show, disable, enable, delete, reset-mfa, revoke-sessions or verify-email.")
             }
             if rest.contains("--help") { print("Usage: trifactord \(verb) \(sub) [--limit N] [--json] [--database-url URL]"); return 0 }
             return run {
@@ -64,7 +74,7 @@ public enum Trifactord {
                 if verb == "audit" { try ListCommands.auditTail(config, listing) } else { try ListCommands.usersList(config, listing) }
             }
         default:
-            return fail("Unknown command \"\(verb)\": use serve, migrate, audit tail, users list, keys, backup or review (see trifactord --help).")
+            return fail("Unknown command \"\(verb)\": use serve, migrate, audit tail, users, keys, admin-keys, backup or review (see trifactord --help).")
         }
     }
 

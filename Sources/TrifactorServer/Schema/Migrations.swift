@@ -246,5 +246,18 @@ public enum Schema {
             CREATE INDEX outbox_provider_ref ON outbox (provider, provider_ref);
             ALTER TABLE users ADD COLUMN locale TEXT;
             """),
+        Migration(version: 7, name: "admin keys, disabled accounts", sql: """
+            CREATE TABLE admin_keys (
+              id TEXT PRIMARY KEY,
+              name TEXT NOT NULL,
+              role TEXT NOT NULL,
+              secret_hash TEXT NOT NULL,
+              created_at {{bigint}} NOT NULL,
+              revoked_at {{bigint}}
+            );
+            ALTER TABLE users ADD COLUMN disabled_at {{bigint}};
+            CREATE INDEX audit_log_kind ON audit_log (kind, seq);
+            CREATE INDEX audit_log_at ON audit_log (at);
+            """),
     ]
 }

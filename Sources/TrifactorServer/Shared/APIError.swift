@@ -101,6 +101,13 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
                                                 detail: "This authorization does not exist, has expired or was used.")
     static let authorizationMismatch = APIError(status: 403, code: "authorization_mismatch", title: "Authorization Mismatch",
                                                 detail: "The action differs from the one that was approved.")
+    static let accountDisabled = APIError(status: 403, code: "account_disabled", title: "Account Disabled",
+                                          detail: "This account has been disabled. Contact the service's support.")
+    static let adminKeyRequired = APIError(status: 401, code: "admin_key_required", title: "Admin Key Required",
+                                           detail: "Send a live admin key as Authorization: Bearer (trifactord admin-keys create makes one).")
+    static let adminReadOnly = APIError(status: 403, code: "admin_read_only", title: "Read-Only Admin Key",
+                                        detail: "This admin key may read but not change anything: use a key made with --role write.")
+    static let userNotFound = APIError(status: 404, code: "user_not_found", title: "Not Found", detail: "There is no such user.")
     static let sessionNotFound = APIError(status: 404, code: "session_not_found", title: "Not Found", detail: "There is no such session.")
     /// The database cannot be reached.
     static let serviceUnavailable = APIError(status: 503, code: "service_unavailable", title: "Service Unavailable",

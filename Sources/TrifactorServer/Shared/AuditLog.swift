@@ -31,10 +31,13 @@ enum AuditLog {
         try db.query(
             "SELECT seq, at, kind, outcome, user_id, ip, user_agent, detail FROM audit_log ORDER BY seq DESC LIMIT $1",
             [.int(Int64(limit))]
-        ).map { row in
-            Entry(seq: try row.int("seq"), at: Date(millis: try row.int("at")), kind: try row.text("kind"),
-                  outcome: try row.text("outcome"), userID: try row.optionalText("user_id"), ip: try row.optionalText("ip"),
-                  userAgent: try row.optionalText("user_agent"), detail: try row.optionalText("detail"))
-        }.reversed()
+        ).map(entry).reversed()
+    }
+
+    /// An entry from a row of every column.
+    static func entry(_ row: Row) throws -> Entry {
+        Entry(seq: try row.int("seq"), at: Date(millis: try row.int("at")), kind: try row.text("kind"),
+              outcome: try row.text("outcome"), userID: try row.optionalText("user_id"), ip: try row.optionalText("ip"),
+              userAgent: try row.optionalText("user_agent"), detail: try row.optionalText("detail"))
     }
 }

@@ -12,6 +12,8 @@ struct UserRecord: Sendable {
     let createdAt: Int64
     /// The language of their messages (`de-de`; nil: the server's default).
     var locale: String? = nil
+    /// When an administrator disabled the account (nil: it may sign in).
+    var disabledAt: Int64? = nil
 
     /// The user as the API shows it.
     var info: UserInfo {
@@ -22,7 +24,7 @@ struct UserRecord: Sendable {
 
 /// The `users` table: the accounts feature's own.
 enum AccountRepository {
-    private static let columns = "id, email, display_name, password_hash, email_verified_at, created_at, locale"
+    static let columns = "id, email, display_name, password_hash, email_verified_at, created_at, locale, disabled_at"
 
     static func find(email: String, on db: any SQLConnection) throws -> UserRecord? {
         try db.queryOne("SELECT \(columns) FROM users WHERE email = $1", [.text(email)]).map(record)
@@ -66,9 +68,9 @@ enum AccountRepository {
         try db.query("SELECT \(columns) FROM users ORDER BY created_at DESC, id LIMIT $1", [.int(Int64(limit))]).map(record)
     }
 
-    private static func record(_ row: Row) throws -> UserRecord {
+    static func record(_ row: Row) throws -> UserRecord {
         UserRecord(id: try row.id("id"), email: try row.text("email"), displayName: try row.optionalText("display_name"),
                    passwordHash: try row.text("password_hash"), emailVerifiedAt: try row.optionalInt("email_verified_at"),
-                   createdAt: try row.int("created_at"), locale: try row.optionalText("locale"))
+                   createdAt: try row.int("created_at"), locale: try row.optionalText("locale"), disabledAt: try row.optionalInt("disabled_at"))
     }
 }

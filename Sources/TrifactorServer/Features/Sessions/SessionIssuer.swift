@@ -28,6 +28,10 @@ struct SessionIssuer: Sendable {
     /// A new session for `userID` at `now`, its token, and its audit entry.
     func issue(userID: UserID, _ proofs: Proofs, client: AuditContext, detail: String, now: Int64,
                on db: any SQLConnection) throws -> (token: String, session: SessionRecord) {
+        // Every way of signing in ends here: a disabled account gets no session, whatever it proved.
+        if try db.queryOne("SELECT 1 AS disabled FROM users WHERE id = $1 AND disabled_at IS NOT NULL", [userID.sql]) != nil {
+            throw SignInFailure.disabled
+        }
         if let outbox { try tellOwnerOfNewDevice(userID, client: client, outbox: outbox, now: now, on: db) }
         let token = SessionToken.generate(random)
         let session = SessionRecord(id: .random(using: random), userID: userID, aal: proofs.aal, methods: proofs.methods, createdAt: now,

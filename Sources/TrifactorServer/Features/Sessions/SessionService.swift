@@ -75,6 +75,11 @@ struct SessionService: Sendable {
             try transactions.write { try AuditLog.append(client.event(.signInFailed, .failure, userID: user?.id), at: now, on: $0) }
             throw SignInFailure.invalidCredentials
         }
+        // Only the right password learns that the account is disabled (no enumeration).
+        if user.disabledAt != nil {
+            try transactions.write { try AuditLog.append(client.event(.signInFailed, .denied, userID: user.id, detail: "account disabled"), at: now, on: $0) }
+            throw SignInFailure.disabled
+        }
         let upgraded = hashing.needsRehash(user.passwordHash) ? try? hashing.hash(normalized) : nil
 
         return try transactions.write { db -> SignInOutcome in
@@ -112,7 +117,7 @@ struct SessionService: Sendable {
             guard let session = try SessionRepository.find(tokenHash: tokenHash, on: db) else { return nil }
             return (session, try AccountRepository.find(id: session.userID, on: db))
         }
-        guard let (session, user) = found, let user else { throw CommonFailure.unauthenticated }
+        guard let (session, user) = found, let user, user.disabledAt == nil else { throw CommonFailure.unauthenticated }
         if session.endedAt != nil { throw session.endReason == .expired ? CommonFailure.sessionExpired : CommonFailure.unauthenticated }
         let policy = policies[session.aal]
         let lastSeen = Date(millis: session.lastSeenAt)
@@ -222,6 +227,8 @@ enum SignInFailure: Error, Equatable {
     case invalidCredentials
     /// Too many consecutive failures for this address: wait.
     case locked(retryAfter: Int)
+    /// The right password for an account an administrator disabled.
+    case disabled
 }
 
 /// Refusals about the caller's sessions.

@@ -63,6 +63,7 @@ extension SignInFailure: APIFailure {
         switch self {
         case .invalidCredentials: .invalidCredentials
         case .locked(let wait): .tooManyAttempts(retryAfter: wait)
+        case .disabled: .accountDisabled
         }
     }
 }

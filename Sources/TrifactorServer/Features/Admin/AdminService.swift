@@ -1,0 +1,173 @@
+import API
+import Core
+import Crypto
+import Foundation
+import Store
+
+/// What an operator does for users, through the admin API or on the host
+/// (`trifactord users …`). Every action, reads included, is audited with
+/// the actor's name (the admin key's, or `host:<login>` on the command line).
+struct AdminService: Sendable {
+    let transactions: Transactions
+    let clock: Clock
+    let outbox: Outbox
+    let changes: ChangeFeed
+
+    /// Who acts, as the audit log names them, and from where.
+    struct Actor: Sendable {
+        let name: String
+        let client: AuditContext
+        func event(_ kind: AuditEventKind, _ user: UserID?, _ detail: String) -> AuditEvent {
+            client.event(kind, .success, userID: user, detail: "admin=\(name) \(detail)")
+        }
+    }
+
+    // MARK: Reads
+
+    /// Users matching an exact email, id or phone (a second factor's number, digits with or without +).
+    func find(email: String?, id: String?, phone: String?, actor: Actor) throws -> [UserRecord] {
+        let asked = [("email", email), ("id", id), ("phone", phone)].filter { $0.1 != nil }.map(\.0)
+        guard asked.count == 1 else { throw CommonFailure.invalid("query", "must name exactly one of email, id or phone") }
+        let now = clock.now().millis
+        return try transactions.write { db in
+            let users: [UserRecord]
+            if let email {
+                users = try AccountRepository.find(email: EmailAddress(email)?.value ?? email.lowercased(), on: db).map { [$0] } ?? []
+            } else if let id {
+                users = try AccountRepository.find(id: UserID(id), on: db).map { [$0] } ?? []
+            } else {
+                let digits = String((phone ?? "").filter(\.isNumber))
+                guard (6...15).contains(digits.count) else { throw CommonFailure.invalid("phone", "must be 6 to 15 digits, E.164") }
+                users = try db.query("""
+                    SELECT \(Self.userColumns) FROM users u WHERE u.id IN (SELECT user_id FROM mfa_factors WHERE phone = $1 OR phone = $2)
+                    ORDER BY u.created_at
+                    """, [.text(digits), .text("+" + digits)]).map(AccountRepository.record)
+            }
+            try AuditLog.append(actor.event(.adminRead, nil, "find \(asked[0]) matches=\(users.count)"), at: now, on: db)
+            return users
+        }
+    }
+
+    /// A user with their second factors and live sessions.
+    func show(_ id: UserID, actor: Actor) throws -> (UserRecord, [Factor], [SessionRecord]) {
+        let now = clock.now().millis
+        return try transactions.write { db in
+            guard let user = try AccountRepository.find(id: id, on: db) else { throw AdminFailure.userNotFound }
+            try AuditLog.append(actor.event(.adminRead, id, "show"), at: now, on: db)
+            return (user, try FactorRepository.list(id, on: db), try SessionRepository.live(id, on: db))
+        }
+    }
+
+    /// Audit entries by user, kind and time, oldest first, after `after` (a `seq`), at most `limit`.
+    func audit(user: String?, kind: String?, since: Int64?, until: Int64?, after: Int64?, limit: Int, actor: Actor) throws -> [AuditLog.Entry] {
+        guard (1...1000).contains(limit) else { throw CommonFailure.invalid("limit", "must be from 1 to 1000") }
+        if let kind, AuditEventKind(rawValue: kind) == nil { throw CommonFailure.invalid("kind", "is not an audit event kind") }
+        var conditions = ["seq > $1"], values: [SQLValue] = [.int(after ?? 0)]
+        func add(_ clause: String, _ value: SQLValue) {
+            values.append(value)
+            conditions.append(clause.replacingOccurrences(of: "?", with: "$\(values.count)"))
+        }
+        if let user { add("user_id = ?", .text(user)) }
+        if let kind { add("kind = ?", .text(kind)) }
+        if let since { add("at >= ?", .int(since)) }
+        if let until { add("at < ?", .int(until)) }
+        values.append(.int(Int64(limit)))
+        let now = clock.now().millis
+        return try transactions.write { db in
+            let entries = try db.query("""
+                SELECT seq, at, kind, outcome, user_id, ip, user_agent, detail FROM audit_log
+                WHERE \(conditions.joined(separator: " AND ")) ORDER BY seq LIMIT $\(values.count)
+                """, values).map(AuditLog.entry)
+            try AuditLog.append(actor.event(.adminRead, nil, "audit user=\(user ?? "*") kind=\(kind ?? "*") entries=\(entries.count)"), at: now, on: db)
+            return entries
+        }
+    }
+
+    // MARK: Writes
+
+    /// Disables the account and ends its sessions: it can no longer sign in in any way.
+    func disable(_ id: UserID, actor: Actor) throws -> AdminActionResult {
+        try change(id, action: "disable", kind: .adminUserDisabled, actor: actor) { user, now, db in
+            try db.execute("UPDATE users SET disabled_at = $2 WHERE id = $1 AND disabled_at IS NULL", [id.sql, .int(now)])
+            return AdminActionResult(userID: id.raw, action: "disable", sessionsEnded: try Self.endSessions(id, now, db))
+        }
+    }
+
+    /// Lets a disabled account sign in again.
+    func enable(_ id: UserID, actor: Actor) throws -> AdminActionResult {
+        try change(id, action: "enable", kind: .adminUserEnabled, actor: actor) { _, _, db in
+            try db.execute("UPDATE users SET disabled_at = NULL WHERE id = $1", [id.sql])
+            return AdminActionResult(userID: id.raw, action: "enable")
+        }
+    }
+
+    /// Marks the email verified (the operator checked it another way).
+    func markEmailVerified(_ id: UserID, actor: Actor) throws -> AdminActionResult {
+        try change(id, action: "verify-email", kind: .adminEmailVerified, actor: actor) { _, now, db in
+            try AccountRepository.markEmailVerified(id, at: now, on: db)
+            return AdminActionResult(userID: id.raw, action: "verify-email")
+        }
+    }
+
+    /// Ends every live session.
+    func revokeSessions(_ id: UserID, actor: Actor) throws -> AdminActionResult {
+        try change(id, action: "revoke-sessions", kind: .adminSessionsRevoked, actor: actor) { _, now, db in
+            AdminActionResult(userID: id.raw, action: "revoke-sessions", sessionsEnded: try Self.endSessions(id, now, db))
+        }
+    }
+
+    /// For a user who lost their phone: removes every second factor (device
+    /// keys and passkeys included), ends every session, and emails the user.
+    func resetMFA(_ id: UserID, actor: Actor) throws -> AdminActionResult {
+        try change(id, action: "reset-mfa", kind: .adminMFAReset, actor: actor) { user, now, db in
+            let removed = try db.execute("DELETE FROM mfa_factors WHERE user_id = $1", [id.sql])
+            let ended = try Self.endSessions(id, now, db)
+            try outbox.enqueueEmail("mfa_reset", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale), values: [:], now: now, on: db)
+            return AdminActionResult(userID: id.raw, action: "reset-mfa", sessionsEnded: ended, factorsRemoved: removed)
+        }
+    }
+
+    /// Erases the account and its personal data: the user row and everything
+    /// that cascades from it (sessions, factors, codes), messages to their
+    /// address; the audit trail is kept but pseudonymised (a fresh id in place
+    /// of theirs, addresses and user agents cleared).
+    func delete(_ id: UserID, actor: Actor) throws -> AdminActionResult {
+        let now = clock.now().millis
+        let pseudonym = "erased-" + Hex.encode(SecureRandom.bytes(8))
+        let result = try transactions.write { db -> AdminActionResult in
+            guard let user = try AccountRepository.find(id: id, on: db) else { throw AdminFailure.userNotFound }
+            let ended = try SessionRepository.live(id, on: db).count
+            try db.execute("UPDATE outbox SET recipient = '', body = '', subject = NULL WHERE recipient = $1", [.text(user.email)])
+            try db.execute("DELETE FROM users WHERE id = $1", [id.sql])
+            try db.execute("UPDATE audit_log SET user_id = $2, ip = NULL, user_agent = NULL WHERE user_id = $1", [id.sql, .text(pseudonym)])
+            try AuditLog.append(actor.event(.adminUserDeleted, nil, "user=\(pseudonym)"), at: now, on: db)
+            return AdminActionResult(userID: id.raw, action: "delete", sessionsEnded: ended)
+        }
+        changes.publish("user:\(id.raw)")
+        return result
+    }
+
+    private func change(_ id: UserID, action: String, kind: AuditEventKind, actor: Actor,
+                        _ body: (UserRecord, Int64, any SQLConnection) throws -> AdminActionResult) throws -> AdminActionResult {
+        let now = clock.now().millis
+        let result = try transactions.write { db -> AdminActionResult in
+            guard let user = try AccountRepository.find(id: id, on: db) else { throw AdminFailure.userNotFound }
+            let result = try body(user, now, db)
+            try AuditLog.append(actor.event(kind, id, "sessions_ended=\(result.sessionsEnded) factors_removed=\(result.factorsRemoved)"), at: now, on: db)
+            return result
+        }
+        changes.publish("user:\(id.raw)")
+        return result
+    }
+
+    private static func endSessions(_ id: UserID, _ now: Int64, _ db: any SQLConnection) throws -> Int {
+        try db.execute("UPDATE sessions SET ended_at = $2, end_reason = 'revoked' WHERE user_id = $1 AND ended_at IS NULL", [id.sql, .int(now)])
+    }
+
+    static let userColumns = AccountRepository.columns.split(separator: ",").map { "u." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+}
+
+/// Refusals of the admin operations.
+enum AdminFailure: Error, Equatable {
+    case userNotFound
+}

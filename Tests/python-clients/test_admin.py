@@ -1,0 +1,175 @@
+"""The admin API and its command line, over real HTTP against a live trifactord: admin keys
+made on the host, roles (a read key is refused on every write route), every action audited
+with the key's name, and what each action does to a user a person would notice."""
+
+import json
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pyotp
+import pytest
+import requests
+
+from conftest import Server, _binary, _Daemon, _current_servers, _run
+
+PASSWORD = "admin-tests-correct-horse"
+WRITE_ROUTES = [("POST", "disable"), ("POST", "enable"), ("POST", "reset-mfa"), ("POST", "revoke-sessions"),
+                ("POST", "verify-email"), ("DELETE", None)]
+
+
+@pytest.fixture(scope="module")
+def admin():
+    binary = _binary()
+    tmp = Path(tempfile.mkdtemp(prefix="trifactor-admin."))
+    url = f"sqlite:{tmp / 't.db'}"
+    write = json.loads(_run([binary, "admin-keys", "create", "--name", "ops-alice", "--role", "write", "--json", "--database-url", url]))
+    read = json.loads(_run([binary, "admin-keys", "create", "--name", "support-bob", "--role", "read", "--json", "--database-url", url]))
+    revoked = json.loads(_run([binary, "admin-keys", "create", "--name", "gone", "--role", "write", "--json", "--database-url", url]))
+    _run([binary, "admin-keys", "revoke", revoked["id"], "--database-url", url])
+    daemon = _Daemon(binary, ["--listen", "127.0.0.1:0", "--database-url", url, "--dev", "--key-file", str(tmp / "k")], tmp)
+    srv = Server(process=daemon.process, port=daemon.port, api_key="", api_secret="", cert=None, lines=daemon.lines,
+                 lock=daemon.lock, scheme="http")
+    srv.tokens = {"write": write["token"], "read": read["token"], "revoked": revoked["token"]}
+    srv.url, srv.binary = url, binary
+    _current_servers.append(srv)
+    try:
+        yield srv
+    finally:
+        _current_servers.remove(srv)
+        daemon.close(srv, tmp)
+
+
+def call(srv, method, path, key="write", **kw):
+    headers = {"Authorization": f"Bearer {srv.tokens[key]}"} if key else {}
+    return requests.request(method, srv.base_url + path, headers=headers, timeout=10, **kw)
+
+
+def user_with_totp(srv, email):
+    """A verified user with an authenticator app enrolled; their id, TOTP and first session token."""
+    srv.create_account(email, PASSWORD, "Admin Test")
+    token = srv.sign_in(email, PASSWORD)
+    started = srv.expect(202, "POST", "/v1/mfa/enrollments", {"kind": "totp"}, token=token)
+    totp = pyotp.TOTP(started["secret"])
+    srv.expect(201, "POST", f"/v1/mfa/enrollments/{started['enrollment_session']}", {"code": totp.now(), "display_name": "App"}, token=token)
+    found = call(srv, "GET", "/admin/v1/users", params={"email": email})
+    assert found.status_code == 200, found.text
+    return found.json()["users"][0]["id"], totp, token
+
+
+def audit(srv, **params):
+    r = call(srv, "GET", "/admin/v1/audit", params={"limit": 1000, **params})
+    assert r.status_code == 200, r.text
+    return r.json()["entries"]
+
+
+def test_keys_and_roles(admin):
+    uid, _, session = user_with_totp(admin, "roles@example.com")
+    assert call(admin, "GET", "/admin/v1/users", key=None, params={"email": "roles@example.com"}).status_code == 401
+    assert call(admin, "GET", "/admin/v1/users", key="revoked", params={"email": "roles@example.com"}).status_code == 401
+    forged = requests.get(admin.base_url + "/admin/v1/users", params={"email": "roles@example.com"}, timeout=10,
+                          headers={"Authorization": "Bearer " + admin.tokens["write"][:-4] + "AAAA"})
+    assert forged.status_code == 401 and forged.json()["code"] == "admin_key_required"
+    # A session token is not an admin key.
+    assert requests.get(admin.base_url + "/admin/v1/audit", headers={"Authorization": "Bearer " + session}, timeout=10).status_code == 401
+    # The read key reads, and is refused on every write route, changing nothing.
+    assert call(admin, "GET", f"/admin/v1/users/{uid}", key="read").status_code == 200
+    for method, action in WRITE_ROUTES:
+        path = f"/admin/v1/users/{uid}" + (f"/{action}" if action else "")
+        r = call(admin, method, path, key="read")
+        assert r.status_code == 403 and r.json()["code"] == "admin_read_only", (method, path, r.text)
+    shown = call(admin, "GET", f"/admin/v1/users/{uid}", key="read").json()
+    assert not shown["user"]["disabled"] and len(shown["factors"]) >= 1
+    refusals = [e for e in audit(admin, kind="admin_key.rejected") if "support-bob read-only" in e.get("detail", "")]
+    assert len(refusals) == len(WRITE_ROUTES)
+
+
+def test_show_disable_enable_and_revoke_sessions(admin):
+    uid, totp, token = user_with_totp(admin, "dis@example.com")
+    shown = call(admin, "GET", f"/admin/v1/users/{uid}").json()
+    assert shown["user"]["email"] == "dis@example.com" and shown["user"]["email_verified"]
+    assert [f["kind"] for f in shown["factors"]] == ["totp"] and shown["devices"] == [] and shown["passkeys"] == []
+    assert len(shown["sessions"]) == 1
+    assert call(admin, "GET", "/admin/v1/users", params={"email": "nobody@example.com"}).json()["users"] == []
+    assert call(admin, "GET", "/admin/v1/users/nope").status_code == 404
+
+    disabled = call(admin, "POST", f"/admin/v1/users/{uid}/disable").json()
+    assert disabled["sessions_ended"] == 1
+    assert requests.get(admin.base_url + "/v1/session", headers={"Authorization": f"Bearer {token}"}, timeout=10).status_code == 401
+    # The right password learns the account is disabled; a wrong one learns nothing more than usual.
+    right = admin.call("POST", "/v1/sessions", {"email": "dis@example.com", "password": PASSWORD})
+    assert right.status_code == 403 and right.json()["code"] == "account_disabled"
+    assert admin.call("POST", "/v1/sessions", {"email": "dis@example.com", "password": "not-the-password"}).status_code == 401
+    assert call(admin, "GET", "/admin/v1/users", params={"id": uid}).json()["users"][0]["disabled"]
+
+    call(admin, "POST", f"/admin/v1/users/{uid}/enable")
+    pending = admin.expect(200, "POST", "/v1/sessions", {"email": "dis@example.com", "password": PASSWORD})
+    assert pending.get("pending_credential")
+    kinds = [e["kind"] for e in audit(admin, user=uid)]
+    assert "admin.user_disabled" in kinds and "admin.user_enabled" in kinds
+    mine = [e for e in audit(admin, user=uid) if e["kind"].startswith("admin.")]
+    assert all("admin=ops-alice" in e.get("detail", "") for e in mine), mine
+
+
+def test_reset_mfa_for_a_lost_phone_emails_the_user(admin):
+    uid, totp, token = user_with_totp(admin, "lost@example.com")
+    reset = call(admin, "POST", f"/admin/v1/users/{uid}/reset-mfa").json()
+    assert reset["factors_removed"] == 1 and reset["sessions_ended"] == 1
+    email = admin.wait_message("lost@example.com", "email")
+    assert "two-step verification was reset" in email["text"] or "removed every second factor" in email["text"]
+    # The password alone signs in again, to set up a new second factor.
+    assert admin.sign_in("lost@example.com", PASSWORD)
+    assert call(admin, "GET", f"/admin/v1/users/{uid}").json()["factors"] == []
+
+
+def test_delete_erases_the_person_and_pseudonymises_the_audit_trail(admin):
+    uid, _, _ = user_with_totp(admin, "erase@example.com")
+    assert len(audit(admin, user=uid)) > 3
+    deleted = call(admin, "DELETE", f"/admin/v1/users/{uid}")
+    assert deleted.status_code == 200, deleted.text
+    assert call(admin, "GET", f"/admin/v1/users/{uid}").status_code == 404
+    assert audit(admin, user=uid) == []
+    erased = [e for e in audit(admin, kind="admin.user_deleted")][-1]
+    pseudonym = erased["detail"].split("user=")[1]
+    trail = audit(admin, user=pseudonym)
+    assert len(trail) > 3 and all(e.get("ip") is None and e.get("user_agent") is None for e in trail)
+    assert not any("erase@example.com" in json.dumps(m) for m in admin.outbox("erase@example.com"))
+    # The address can sign up again, as a new person.
+    assert admin.call("POST", "/v1/accounts", {"email": "erase@example.com", "password": PASSWORD}).status_code == 202
+
+
+def test_audit_query_validates_its_input(admin):
+    assert call(admin, "GET", "/admin/v1/audit", params={"kind": "no.such"}).status_code == 422
+    assert call(admin, "GET", "/admin/v1/audit", params={"since": "yesterday"}).status_code == 422
+    assert call(admin, "GET", "/admin/v1/audit", params={"limit": "0"}).status_code == 422
+    page = call(admin, "GET", "/admin/v1/audit", params={"limit": 2}).json()
+    assert len(page["entries"]) == 2 and page["next"] == page["entries"][-1]["seq"]
+    after = call(admin, "GET", "/admin/v1/audit", params={"limit": 2, "after": page["next"]}).json()
+    assert after["entries"][0]["seq"] > page["next"]
+    assert call(admin, "GET", "/admin/v1/users", params={"email": "a@example.com", "id": "x"}).status_code == 422
+
+
+def test_the_same_operations_on_the_host(admin):
+    uid, _, token = user_with_totp(admin, "host@example.com")
+
+    def cli(*args):
+        return subprocess.run([admin.binary, "users", *args, "--database-url", admin.url], capture_output=True, text=True, timeout=30)
+
+    found = cli("find", "--email", "host@example.com", "--json")
+    assert found.returncode == 0 and json.loads(found.stdout)[0]["id"] == uid
+    shown = cli("show", uid)
+    assert shown.returncode == 0 and "totp" in shown.stdout and "session" in shown.stdout
+    assert cli("revoke-sessions", uid).returncode == 0
+    assert requests.get(admin.base_url + "/v1/session", headers={"Authorization": f"Bearer {token}"}, timeout=10).status_code == 401
+    assert cli("disable", uid).returncode == 0
+    assert admin.call("POST", "/v1/sessions", {"email": "host@example.com", "password": PASSWORD}).status_code == 403
+    assert cli("enable", uid).returncode == 0
+    assert cli("reset-mfa", uid).returncode == 0
+    missing = cli("disable", "no-such-user")
+    assert missing.returncode != 0 and "There is no user no-such-user" in missing.stderr
+    bad = cli("find")
+    assert bad.returncode != 0 and "exactly one of email, id or phone" in bad.stderr
+    assert cli("delete", uid).returncode == 0
+    assert cli("show", uid).returncode != 0
+    hosts = [e for e in audit(admin, kind="admin.mfa_reset") if "admin=host:" in e.get("detail", "")]
+    assert hosts, "the host's actions are audited under host:<login>"
