@@ -41,7 +41,7 @@ struct Services: Sendable {
     ///   - sealer: seals TOTP secrets; nil without a key file (then TOTP enrollment answers 503).
     ///   - blocklist: the common passwords sign-up refuses.
     /// - Throws: `PasswordHasher.Failure` for Argon2id parameters libsodium refuses.
-    static func live(database: any Database, configuration c: Configuration, sealer: SealedBox?, blocklist: [String], sender: (any MessageSender)?,
+    static func live(database: any Database, configuration c: Configuration, sealer: KeyRing?, blocklist: [String], sender: (any MessageSender)?,
                      clock: Clock = .system, random: RandomSource = SecureRandom.source, logger: Logger = .standardError) throws -> Services {
         let transactions = Transactions(database: database, logger: logger)
         let hub = LongPollHub()
@@ -140,7 +140,10 @@ public enum Application {
         let database = try openDatabase(url: configuration.databaseURL, poolSize: configuration.databasePoolSize)
         let applied = try database.migrate(Schema.migrations)
         if !applied.isEmpty { logger.log("info", "migrated", ["versions": .string(applied.map(String.init).joined(separator: ","))]) }
+        let existed = FileManager.default.fileExists(atPath: configuration.keyFile)
+        if !existed { try KeyFile.checkOpens(nil, path: configuration.keyFile, database: database) }
         let sealer = try KeyFile.load(configuration, logger: logger)
+        if existed { try KeyFile.checkOpens(sealer, path: configuration.keyFile, database: database) }
         var senders: [any MessageSender] = []
         if let smtp = configuration.smtp {
             senders.append(SMTPSender(smtp))
@@ -225,6 +228,14 @@ public enum Application {
             try s.sessions.writeUses()
             return false
         })
+        if let ring = s.factors.totp.sealer {
+            // Picks up a rotated key ring, re-seals secrets under older keys, retires those nothing uses.
+            let resealer = SecretResealer(transactions: s.transactions, ring: ring, logger: s.logger, grace: s.configuration.keyRetireAfter)
+            tasks.append(PeriodicTask(name: "key-ring", interval: 5, mode: mode, logger: s.logger) {
+                try resealer.pass()
+                return false
+            })
+        }
         tasks.append(PeriodicTask(name: "housekeeping", interval: 600, mode: mode, logger: s.logger) {
             let dialect = s.database.dialect
             let r = try s.transactions.write { try Housekeeping.purge(now: s.clock.now().millis, dialect: dialect, on: $0) }

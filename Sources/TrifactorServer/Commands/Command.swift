@@ -22,6 +22,8 @@ public enum Trifactord {
           keys create  Issue an API key for the phone verification API: --name NAME [--json]
           keys list    Print the API keys [--json]
           keys revoke  Revoke an API key: keys revoke KEY
+          keys rotate  Add a new key to the key ring that seals secrets at rest (older ones retire once unused)
+          keys ring    The key ring: which key seals, how many secrets each holds [--json]
           backup PATH  Copy the SQLite database to PATH while it serves (SQLite's online backup API)
           review       Verifications held by the conversion guard: review list [--json] | release ID | drop ID
           help         Show this text; COMMAND --help shows a command's options
@@ -46,7 +48,7 @@ public enum Trifactord {
             if rest.contains("--help") { print("Usage: trifactord migrate [--database-url URL]\n\nApplies the pending numbered migrations, each in its own transaction."); return 0 }
             return run { try MigrateCommand.run(try ConfigurationParser.parse(arguments: rest, environment: environment)) }
         case "keys":
-            if rest.contains("--help") { print("Usage: trifactord keys create --name NAME [--json] | keys list [--json] | keys revoke KEY"); return 0 }
+            if rest.contains("--help") { print("Usage: trifactord keys create --name NAME [--json] | keys list [--json] | keys revoke KEY | keys rotate | keys ring [--json]"); return 0 }
             return run { try KeysCommand.run(rest, environment: environment) }
         case "backup":
             if rest.contains("--help") { print(BackupCommand.usage); return 0 }

@@ -4,11 +4,16 @@ import Crypto
 import Foundation
 import Store
 
-/// `trifactord keys create --name NAME [--json] | list [--json] | revoke KEY`.
+/// `trifactord keys create --name NAME [--json] | list [--json] | revoke KEY`
+/// (API keys of the phone verification API), and `keys rotate | ring` (the
+/// key ring that seals secrets at rest).
 enum KeysCommand {
     static func run(_ arguments: [String], environment: [String: String]) throws {
-        guard let sub = arguments.first, ["create", "list", "revoke"].contains(sub) else {
-            throw ConfigurationParser.Failure(description: "Say keys create --name NAME, keys list or keys revoke KEY.")
+        guard let sub = arguments.first, ["create", "list", "revoke", "rotate", "ring"].contains(sub) else {
+            throw ConfigurationParser.Failure(description: "Say keys create --name NAME, keys list, keys revoke KEY, keys rotate or keys ring.")
+        }
+        if sub == "rotate" || sub == "ring" {
+            return try KeyRingCommand.run(sub, Array(arguments.dropFirst()), environment: environment)
         }
         var rest = Array(arguments.dropFirst())
         var json = false, name: String?, target: String?

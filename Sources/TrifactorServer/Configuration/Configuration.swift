@@ -40,6 +40,8 @@ public struct Configuration: Sendable {
     /// AES-256 key for secrets at rest (TOTP seeds): 32 bytes, base64, in a file.
     /// Dev mode creates it when missing.
     public var keyFile = "data/trifactor.key"
+    /// Seconds the active key must have been sealing (so every instance has read it) before unused older keys are retired.
+    public var keyRetireAfter: TimeInterval = 60
     /// WebAuthn relying party: id (a registrable domain), name, and the
     /// origins allowed exactly; dev mode also allows http://localhost:<any port>.
     public var rpID = "localhost"

@@ -2,16 +2,27 @@ import Crypto
 import Foundation
 import Glibc
 import Logging
+import Store
 
-/// The key that seals secrets at rest: 32 random bytes, base64, in a file
-/// readable by its owner only. Dev mode creates it when missing; otherwise a
-/// missing file leaves TOTP unavailable (and says so at start-up). A file
-/// that group or others can read, or that is unreadable or malformed, stops
-/// the server.
+/// The key ring file: the keys that seal secrets at rest, readable by its
+/// owner only. One key per line, `ID CREATED BASE64` (CREATED in RFC 3339),
+/// the last line the active key that seals from now on; `#` starts a comment.
+/// A file holding a single base64 key (the first format) reads as key `k0`.
+/// Dev mode creates the file when missing; otherwise a missing file leaves
+/// TOTP unavailable, unless the database already holds sealed secrets, which
+/// stops the server. A file that group or others can read, or that is
+/// unreadable or malformed, stops the server.
 enum KeyFile {
     struct Failure: Error, CustomStringConvertible { let description: String }
 
-    static func load(_ configuration: Configuration, logger: Logger) throws -> SealedBox? {
+    /// One key of the ring.
+    struct Entry: Equatable {
+        let id: String
+        let created: Date
+        let key: [UInt8]
+    }
+
+    static func load(_ configuration: Configuration, logger: Logger) throws -> KeyRing? {
         let path = configuration.keyFile
         if !FileManager.default.fileExists(atPath: path) {
             guard configuration.dev else {
@@ -21,18 +32,61 @@ enum KeyFile {
             try create(at: path)
             logger.log("info", "key_file_created", ["path": .string(path)])
         }
-        var info = stat()
-        if stat(path, &info) == 0, info.st_mode & 0o077 != 0 {
-            throw Failure(description: "The key file \(path) can be read by group or others; run: chmod 600 \(path)")
-        }
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
-              let key = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), key.count == 32
-        else { throw Failure(description: "The key file \(path) must hold 32 bytes in base64 (e.g. openssl rand -base64 32).") }
-        return try SealedBox(key: Array(key))
+        return try KeyRing(path: path)
     }
 
-    /// Writes a new random key, created with mode 0600 from the start, and
-    /// never over a file that appeared meanwhile (O_EXCL).
+    /// The entries of the file at `path`, checked.
+    static func read(_ path: String) throws -> [Entry] {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw Failure(description: "The key file \(path) cannot be read: \(String(cString: strerror(errno))).") }
+        if info.st_mode & 0o077 != 0 {
+            throw Failure(description: "The key file \(path) can be read by group or others; run: chmod 600 \(path)")
+        }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw Failure(description: "The key file \(path) cannot be read.") }
+        let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        if lines.count == 1, !lines[0].contains(" "), let key = Data(base64Encoded: lines[0]), key.count == 32 {
+            return [Entry(id: "k0", created: .distantPast, key: Array(key))]
+        }
+        var entries: [Entry] = []
+        for (number, line) in lines.enumerated() {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count == 3, isKeyID(fields[0]), !entries.contains(where: { $0.id == fields[0] }),
+                  let created = try? Date(String(fields[1]), strategy: .iso8601),
+                  let key = Data(base64Encoded: String(fields[2])), key.count == 32 else {
+                throw Failure(description: "The key file \(path) must hold one key per line, ID CREATED BASE64 (32 bytes), ids unique; line \(number + 1) is not.")
+            }
+            entries.append(Entry(id: String(fields[0]), created: created, key: Array(key)))
+        }
+        guard !entries.isEmpty else { throw Failure(description: "The key file \(path) holds no key: openssl rand -base64 32 makes one.") }
+        return entries
+    }
+
+    static func isKeyID(_ text: Substring) -> Bool {
+        (1...16).contains(text.count) && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+    }
+
+    /// Replaces the file at `path` with `entries`: written to a new file of
+    /// mode 0600 and renamed over the old one, so a reader sees one or the other.
+    static func write(_ entries: [Entry], to path: String) throws {
+        var text = "# Trifactor key ring: ID CREATED BASE64, one key per line; the last seals, the others only open.\n"
+        for e in entries {
+            text += "\(e.id) \(e.created == .distantPast ? "1970-01-01T00:00:00Z" : e.created.formatted(.iso8601)) \(Data(e.key).base64EncodedString())\n"
+        }
+        let partial = path + ".new-\(getpid())"
+        let fd = open(partial, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard fd >= 0 else { throw Failure(description: "Cannot write \(partial): \(String(cString: strerror(errno))).") }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd)
+        close(fd)
+        guard written == bytes.count, synced == 0, rename(partial, path) == 0 else {
+            unlink(partial)
+            throw Failure(description: "Cannot replace the key file \(path): \(String(cString: strerror(errno))).")
+        }
+    }
+
+    /// Writes a new ring of one random key, created with mode 0600 from the
+    /// start, and never over a file that appeared meanwhile (O_EXCL).
     static func create(at path: String) throws {
         let url = URL(fileURLWithPath: path)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
@@ -41,9 +95,41 @@ enum KeyFile {
         if fd < 0 && errno == EEXIST { return }
         guard fd >= 0 else { throw Failure(description: "Cannot create the key file \(path).") }
         defer { close(fd) }
-        let bytes = Array((Data(SecureRandom.bytes(32)).base64EncodedString() + "\n").utf8)
-        guard bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
+        let line = "k1 \(Date().formatted(.iso8601)) \(Data(SecureRandom.bytes(32)).base64EncodedString())\n"
+        let bytes = Array(line.utf8)
+        guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
             throw Failure(description: "Cannot write the key file \(path).")
+        }
+    }
+}
+
+extension KeyFile {
+    /// Stops a start that would orphan or misread secrets: the database holds
+    /// sealed secrets but the key file is missing, or the ring does not open
+    /// one of them (a wrong file, or one missing the key that sealed it).
+    /// Up to 200 secrets are tried, one per key id among them.
+    static func checkOpens(_ ring: KeyRing?, path: String, database: any Database) throws {
+        let sample = try database.read { db in
+            try db.query("SELECT id, secret_sealed FROM mfa_factors WHERE secret_sealed IS NOT NULL ORDER BY created_at DESC LIMIT 200", [])
+                .compactMap { row -> (String, [UInt8])? in
+                    guard let bytes = Data(base64Encoded: try row.text("secret_sealed")) else { return nil }
+                    return (try row.text("id"), Array(bytes))
+                }
+        }
+        guard !sample.isEmpty else { return }
+        guard let ring else {
+            throw Failure(description: "The key file \(path) is missing, but the database holds secrets sealed with it: restore the key file from its backup (a new key would not open them).")
+        }
+        var tried: Set<String> = []
+        for (id, sealed) in sample {
+            let keyID = KeyRing.keyID(of: sealed).id
+            guard tried.insert(keyID).inserted else { continue }
+            do { _ = try ring.open(sealed, associatedData: TOTPFactor.associatedData(FactorID(id))) } catch {
+                let known = ring.entries.contains { $0.id == keyID }
+                throw Failure(description: known
+                    ? "The key file \(path) does not open the secrets in the database: key \(keyID) there is not the key that sealed them. Restore the right key file."
+                    : "The key file \(path) lacks key \(keyID), which sealed secrets in the database: restore a key file that holds it.")
+            }
         }
     }
 }

@@ -76,10 +76,13 @@ struct Setting: Sendable {
         seconds("TRIFACTOR_SESSION_AAL2_LIFETIME", "--session-aal2-lifetime", "Seconds an AAL2 session lives at most", "86400") { $0.sessionsAAL2.absoluteLifetime = $1 },
         seconds("TRIFACTOR_REAUTH_WINDOW", "--reauth-window", "Seconds a proof stays fresh for enrolling or removing factors", "300") { $0.reauthenticationWindow = $1 },
         Setting(variable: "TRIFACTOR_KEY_FILE", flag: "--key-file", valueName: "FILE",
-                help: "32-byte AES key (base64) sealing TOTP secrets; dev mode creates it", defaultText: "data/trifactor.key") { c, v in
+                help: "Key ring sealing TOTP secrets (ID CREATED BASE64 per line, or one base64 key); dev mode creates it", defaultText: "data/trifactor.key") { c, v in
             guard !v.isEmpty else { return "TRIFACTOR_KEY_FILE must name a file." }
             c.keyFile = v
             return nil
+        },
+        seconds("TRIFACTOR_KEY_RETIRE_AFTER", "--key-retire-after", "Seconds a rotated key must have sealed before older keys, once unused, are retired", "60") {
+            $0.keyRetireAfter = $1
         },
         Setting(variable: "TRIFACTOR_RP_ID", flag: "--rp-id", valueName: "DOMAIN",
                 help: "WebAuthn relying-party id (the site's domain)", defaultText: "localhost") { c, v in

@@ -71,7 +71,7 @@ final class TestServer {
          transport: Transport = .inProcess, extraRoutes: (inout Router) -> Void = { _ in }) throws {
         self.transport = transport
         try database.migrate(Schema.migrations)
-        let sealer = try SealedBox(key: SecureRandom.bytes(32))
+        let sealer = try KeyRing(entries: [KeyFile.Entry(id: "k1", created: Date(), key: SecureRandom.bytes(32))])
         let services = try Services.live(database: database, configuration: configuration, sealer: sealer, blocklist: try CommonPasswords.load(),
                                          sender: withSender ? sender : nil, clock: clock.clock, logger: log.logger)
         runtime = try Application.start(services, tasks: .manual, extraRoutes: extraRoutes)

@@ -12,7 +12,7 @@ import Store
 struct TOTPFactor: SecondFactor {
     let random: RandomSource
     /// Seals secrets at rest; nil without a key file (then enrollment is refused).
-    let sealer: SealedBox?
+    let sealer: KeyRing?
     /// Shown in authenticator apps.
     let issuer: String
     var kind: FactorKind { .totp }

@@ -1,0 +1,54 @@
+import Crypto
+import Foundation
+import Logging
+import Store
+
+/// `trifactord keys rotate`: adds a new key to the key ring file; it seals
+/// from now on, on every instance reading that file (within 5 s). Running
+/// servers re-seal older secrets in the background and retire the older
+/// keys once nothing uses them. `trifactord keys ring`: the keys, which one
+/// seals, and how many secrets each holds.
+enum KeyRingCommand {
+    static func run(_ sub: String, _ arguments: [String], environment: [String: String]) throws {
+        let json = arguments.contains("--json")
+        let config = try ConfigurationParser.parse(arguments: arguments.filter { $0 != "--json" }, environment: environment)
+        let path = config.keyFile
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw ConfigurationParser.Failure(description: "There is no key file at \(path): serve --dev makes one, or openssl rand -base64 32 > \(path) && chmod 600 \(path).")
+        }
+        var entries: [KeyFile.Entry]
+        do { entries = try KeyFile.read(path) } catch let failure as KeyFile.Failure { throw ConfigurationParser.Failure(description: failure.description) }
+        if sub == "rotate" {
+            var number = entries.count
+            var id = "k\(number)"
+            while entries.contains(where: { $0.id == id }) { number += 1; id = "k\(number)" }
+            entries.append(KeyFile.Entry(id: id, created: Date(), key: SecureRandom.bytes(32)))
+            do { try KeyFile.write(entries, to: path) } catch let failure as KeyFile.Failure { throw ConfigurationParser.Failure(description: failure.description) }
+            print("Key \(id) seals new secrets from now on (servers reading \(path) pick it up within 5 s). They re-seal older secrets in the background and retire \(entries.dropLast().map(\.id).joined(separator: ", ")) once nothing uses them; keys ring shows the progress.")
+            return
+        }
+        let counts = try ListCommands.withDatabase(config) { database in
+            try database.read { db -> [String: Int] in
+                var counts: [String: Int] = [:]
+                for t in SecretResealer.tables {
+                    for row in try db.query("SELECT secret_sealed FROM \(t.table) WHERE secret_sealed IS NOT NULL", []) {
+                        if let bytes = Data(base64Encoded: try row.text("secret_sealed")) { counts[KeyRing.keyID(of: Array(bytes)).id, default: 0] += 1 }
+                    }
+                }
+                return counts
+            }
+        }
+        if json {
+            let objects: [[String: Any]] = entries.enumerated().map { i, e in
+                ["id": e.id, "created_at": e.created.formatted(.iso8601), "active": i == entries.count - 1, "secrets": counts[e.id] ?? 0]
+            }
+            print(String(decoding: try JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys]), as: UTF8.self))
+        } else {
+            for (i, e) in entries.enumerated() {
+                print("\(e.id)  \(i == entries.count - 1 ? "seals" : "opens")  \(e.created == .distantPast ? "-" : e.created.formatted(.iso8601))  \(counts[e.id] ?? 0) secrets")
+            }
+            let unknown = counts.keys.filter { id in !entries.contains { $0.id == id } }.sorted()
+            if !unknown.isEmpty { print("Secrets are sealed under keys this file lacks: \(unknown.joined(separator: ", ")).") }
+        }
+    }
+}

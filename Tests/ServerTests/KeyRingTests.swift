@@ -1,0 +1,69 @@
+import Crypto
+import Foundation
+import Testing
+@testable import TrifactorServer
+
+@Suite("The key ring that seals secrets at rest")
+struct KeyRingTests {
+    static func file(_ text: String, mode: Int = 0o600) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ring-\(UUID().uuidString).key").path
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: mode]))
+        return path
+    }
+
+    static func line(_ id: String, _ key: [UInt8], created: String = "2026-12-01T10:00:00Z") -> String {
+        "\(id) \(created) \(Data(key).base64EncodedString())\n"
+    }
+
+    @Test("a file of one base64 key is key k0, and what it sealed before rings opens; new seals name their key")
+    func firstFormat() throws {
+        let key = SecureRandom.bytes(32)
+        let legacy = try SealedBox(key: key).seal(Array("seed".utf8), associatedData: [1])
+        let ring = try KeyRing(path: try Self.file(Data(key).base64EncodedString() + "\n"))
+        #expect(ring.activeID == "k0")
+        #expect(try ring.open(legacy, associatedData: [1]) == Array("seed".utf8))
+        let sealed = try ring.seal(Array("seed".utf8), associatedData: [2])
+        #expect(KeyRing.keyID(of: sealed).id == "k0" && Array(sealed.prefix(3)) == [0xFF, 0x54, 0x4B])
+        #expect(try ring.open(sealed, associatedData: [2]) == Array("seed".utf8))
+        #expect(throws: SealedBox.Failure.authenticationFailed) { try ring.open(sealed, associatedData: [3]) }
+        var altered = sealed
+        altered[altered.count - 1] ^= 1
+        #expect(throws: SealedBox.Failure.authenticationFailed) { try ring.open(altered, associatedData: [2]) }
+    }
+
+    @Test("the last key seals, every key opens, and a key added to the file by a rotation is found when a value names it")
+    func rotation() throws {
+        let old = SecureRandom.bytes(32), new = SecureRandom.bytes(32)
+        let path = try Self.file(Self.line("k1", old))
+        let serving = try KeyRing(path: path)
+        let underOld = try serving.seal([7], associatedData: [])
+        // Another process rotates the file and seals under the new key.
+        try KeyFile.write(try KeyFile.read(path) + [KeyFile.Entry(id: "k2", created: Date(), key: new)], to: path)
+        let rotated = try KeyRing(path: path)
+        let underNew = try rotated.seal([9], associatedData: [])
+        #expect(rotated.activeID == "k2" && KeyRing.keyID(of: underNew).id == "k2")
+        // The serving ring has not reloaded yet: it opens the new value by reading the file again.
+        #expect(serving.activeID == "k1")
+        #expect(try serving.open(underNew, associatedData: []) == [9])
+        #expect(serving.activeID == "k2")
+        #expect(try serving.open(underOld, associatedData: []) == [7])
+        // A key no file holds cannot open anything.
+        let stranger = try KeyRing(entries: [KeyFile.Entry(id: "k9", created: Date(), key: SecureRandom.bytes(32))])
+        #expect(throws: SealedBox.Failure.authenticationFailed) { try serving.open(try stranger.seal([1], associatedData: []), associatedData: []) }
+    }
+
+    @Test("a key file others can read, a malformed line, a short key or a repeated id stops with a sentence naming the file")
+    func refusals() throws {
+        let key = SecureRandom.bytes(32)
+        func refusal(_ text: String, mode: Int = 0o600) throws -> String {
+            let path = try Self.file(text, mode: mode)
+            do { _ = try KeyRing(path: path); return "" } catch let failure as KeyFile.Failure { return failure.description }
+        }
+        #expect(try refusal(Self.line("k1", key), mode: 0o644).contains("chmod 600"))
+        #expect(try refusal("k1 yesterday \(Data(key).base64EncodedString())\n").contains("line 1"))
+        #expect(try refusal(Self.line("k1", key) + Self.line("k2", Array(key.prefix(16)))).contains("line 2"))
+        #expect(try refusal(Self.line("k1", key) + Self.line("k1", key)).contains("ids unique"))
+        #expect(try refusal("# only a comment\n").contains("holds no key"))
+        #expect(try refusal(Self.line("k1", key) + "# a comment\n\n" + Self.line("k2", key)) == "")
+    }
+}
