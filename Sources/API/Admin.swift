@@ -126,3 +126,35 @@ public struct AdminAuditPage: Codable, Sendable, Equatable {
         self.next = next
     }
 }
+
+/// A test number: starts to it never send, and its code is fixed (`GET /admin/v1/test-numbers`).
+public struct AdminTestNumber: Codable, Sendable, Equatable {
+    public var number: String
+    public var code: String
+    /// `configuration` (TRIFACTOR_TEST_NUMBERS, read-only here) or `admin`.
+    public var source: String
+    public var createdAt: Date?
+    public init(number: String, code: String, source: String, createdAt: Date?) {
+        self.number = number
+        self.code = code
+        self.source = source
+        self.createdAt = createdAt
+    }
+    enum CodingKeys: String, CodingKey {
+        case number, code, source
+        case createdAt = "created_at"
+    }
+}
+
+/// `GET /admin/v1/test-numbers`.
+public struct AdminTestNumbers: Codable, Sendable, Equatable {
+    public var testNumbers: [AdminTestNumber]
+    public init(testNumbers: [AdminTestNumber]) { self.testNumbers = testNumbers }
+    enum CodingKeys: String, CodingKey { case testNumbers = "test_numbers" }
+}
+
+/// `PUT /admin/v1/test-numbers/{number}`.
+public struct AdminTestNumberRequest: Codable, Sendable {
+    public var code: String
+    public init(code: String) { self.code = code }
+}

@@ -53,7 +53,8 @@ struct Services: Sendable {
         let policies = SessionPolicies(aal1: c.sessions, aal2: c.sessionsAAL2)
         let issuer = SessionIssuer(random: random, outbox: outbox)
         let verifications = PhoneVerificationService(transactions: transactions, clock: clock, random: random, outbox: outbox, logger: logger,
-                                                     settings: c.verify, canDeliver: sender?.channels.contains(.sms) == true)
+                                                     settings: c.verify, canDeliver: sender?.channels.contains(.sms) == true,
+                                                     testBook: TestNumberBook(configured: c.verify.testNumbers))
         let relyingParty = RelyingParty(id: c.rpID, name: c.rpName, origins: c.origins, allowsAnyLocalhostPort: c.dev)
         let factors = SecondFactors(
             phone: PhoneFactor(transactions: transactions, random: random, verifications: verifications, brand: c.totpIssuer),
@@ -86,7 +87,7 @@ struct Services: Sendable {
                                               passkeys: factors.passkey, push: push, changes: changes),
             authorizations: AuthorizationService(transactions: transactions, clock: clock, random: random, secondFactors: secondFactors),
             verifications: verifications, keys: APIKeys(random: random, clock: clock),
-            admin: AdminService(transactions: transactions, clock: clock, outbox: outbox, changes: changes))
+            admin: AdminService(transactions: transactions, clock: clock, outbox: outbox, changes: changes, testBook: verifications.testBook))
     }
 
     /// The local half of the change feed: this process's long polls and session cache.
@@ -218,6 +219,11 @@ public enum Application {
             }
             tasks.append(PeriodicTask(name: "outbox", interval: 0.1, mode: mode, logger: s.logger) { try dispatcher.runOnce() > 0 })
         }
+        // Test numbers administrators add are read again every few seconds (another instance's change included).
+        tasks.append(PeriodicTask(name: "test-numbers", interval: 3, mode: mode, logger: s.logger) {
+            try s.transactions.read { try s.verifications.testBook.refresh(on: $0) }
+            return false
+        })
         // Phone verification deadlines live in the database; this applies the due ones (a restart loses none).
         tasks.append(PeriodicTask(name: "verify-timers", interval: 1, mode: mode, logger: s.logger) {
             // A full batch means more may be due: go again at once.

@@ -37,6 +37,8 @@ struct StableCodesTests {
             (APIError.adminKeyRequired, 401, "admin_key_required"),
             (APIError.adminReadOnly, 403, "admin_read_only"),
             (APIError.userNotFound, 404, "user_not_found"),
+            (APIError.testNumberConfigured, 409, "test_number_configured"),
+            (APIError.testNumberNotFound, 404, "test_number_not_found"),
             (HTTPProblem.notFound, 404, "not_found"),
             (HTTPProblem.methodNotAllowed(allowed: ["GET"]), 405, "method_not_allowed"),
             (HTTPProblem.malformedJSON, 400, "malformed_json"),
@@ -67,7 +69,8 @@ struct StableCodesTests {
             "push.sent", "push.approved", "push.denied", "push.wrong_number", "password.changed", "password.change_failed", "mfa.renamed",
             "account.updated", "delivery.receipt", "delivery.receipt_refused", "verify.review_released", "verify.review_dropped",
             "admin_key.created", "admin_key.revoked", "admin_key.rejected", "admin.read", "admin.user_disabled", "admin.user_enabled",
-            "admin.user_deleted", "admin.mfa_reset", "admin.sessions_revoked", "admin.email_verified",
+            "admin.user_deleted", "admin.mfa_reset", "admin.sessions_revoked", "admin.email_verified", "admin.test_number_set",
+            "admin.test_number_removed",
         ])
     }
 }

@@ -27,9 +27,11 @@ def admin():
     read = json.loads(_run([binary, "admin-keys", "create", "--name", "support-bob", "--role", "read", "--json", "--database-url", url]))
     revoked = json.loads(_run([binary, "admin-keys", "create", "--name", "gone", "--role", "write", "--json", "--database-url", url]))
     _run([binary, "admin-keys", "revoke", revoked["id"], "--database-url", url])
-    daemon = _Daemon(binary, ["--listen", "127.0.0.1:0", "--database-url", url, "--dev", "--key-file", str(tmp / "k")], tmp)
-    srv = Server(process=daemon.process, port=daemon.port, api_key="", api_secret="", cert=None, lines=daemon.lines,
-                 lock=daemon.lock, scheme="http")
+    api = json.loads(_run([binary, "keys", "create", "--name", "app-tests", "--json", "--database-url", url]))
+    daemon = _Daemon(binary, ["--listen", "127.0.0.1:0", "--database-url", url, "--dev", "--key-file", str(tmp / "k"),
+                              "--test-numbers", "447400123999=1234"], tmp)
+    srv = Server(process=daemon.process, port=daemon.port, api_key=api["api_key"], api_secret=api["api_secret"], cert=None,
+                 lines=daemon.lines, lock=daemon.lock, scheme="http")
     srv.tokens = {"write": write["token"], "read": read["token"], "revoked": revoked["token"]}
     srv.url, srv.binary = url, binary
     _current_servers.append(srv)
@@ -173,3 +175,34 @@ def test_the_same_operations_on_the_host(admin):
     assert cli("show", uid).returncode != 0
     hosts = [e for e in audit(admin, kind="admin.mfa_reset") if "admin=host:" in e.get("detail", "")]
     assert hosts, "the host's actions are audited under host:<login>"
+
+
+def test_test_numbers_are_managed_through_the_admin_api(admin):
+    number = "447400555123"
+    # A read key lists, but cannot add or remove.
+    assert call(admin, "PUT", f"/admin/v1/test-numbers/{number}", key="read", json={"code": "8642"}).status_code == 403
+    assert call(admin, "DELETE", f"/admin/v1/test-numbers/{number}", key="read").status_code == 403
+    listed = call(admin, "GET", "/admin/v1/test-numbers", key="read").json()["test_numbers"]
+    assert {"number": "447400123999", "code": "1234", "source": "configuration"} in listed
+    added = call(admin, "PUT", f"/admin/v1/test-numbers/{number}", json={"code": "8642"})
+    assert added.status_code == 200 and added.json()["source"] == "admin", added.text
+    # A start to it sends nothing, and its fixed code verifies.
+    start = requests.post(admin.base_url + "/v2/verify", auth=(admin.api_key, admin.api_secret), timeout=10,
+                          json={"brand": "Acme", "workflow": [{"channel": "sms", "to": number}]})
+    assert start.status_code == 202, start.text
+    assert admin.outbox(number) == []
+    check = requests.post(admin.base_url + f"/v2/verify/{start.json()['request_id']}", json={"code": "8642"},
+                          auth=(admin.api_key, admin.api_secret), timeout=10)
+    assert check.status_code == 200, check.text
+    # Bad input is refused with the fields named; the configuration's numbers are not the API's to change.
+    bad = call(admin, "PUT", "/admin/v1/test-numbers/0123", json={"code": "x"})
+    assert bad.status_code == 422 and {p["name"] for p in bad.json()["invalid_params"]} == {"number", "code"}
+    assert call(admin, "PUT", "/admin/v1/test-numbers/447400123999", json={"code": "9999"}).json()["code"] == "test_number_configured"
+    assert call(admin, "DELETE", f"/admin/v1/test-numbers/{number}").status_code == 204
+    assert call(admin, "DELETE", f"/admin/v1/test-numbers/{number}").status_code == 404
+    # Removed, the number is a real one again: a start to it sends a text.
+    again = requests.post(admin.base_url + "/v2/verify", auth=(admin.api_key, admin.api_secret), timeout=10,
+                          json={"brand": "Acme", "workflow": [{"channel": "sms", "to": number}]})
+    assert again.status_code == 202 and admin.wait_message(number, "sms")
+    kinds = [e["kind"] for e in audit(admin) if number in e.get("detail", "")]
+    assert "admin.test_number_set" in kinds and "admin.test_number_removed" in kinds

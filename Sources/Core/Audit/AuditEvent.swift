@@ -70,6 +70,8 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case adminMFAReset = "admin.mfa_reset"
     case adminSessionsRevoked = "admin.sessions_revoked"
     case adminEmailVerified = "admin.email_verified"
+    case adminTestNumberSet = "admin.test_number_set"
+    case adminTestNumberRemoved = "admin.test_number_removed"
 }
 
 /// The outcome recorded with an event.

@@ -90,7 +90,8 @@ enum AdminCommands {
             let outbox = Outbox(random: SecureRandom.source, texts: MessageTexts(catalog: MessageCatalog.bundled.fallingBack(to: config.messageLanguage),
                                                                                  brand: config.totpIssuer, maxSegments: config.smsMaxSegments))
             let service = AdminService(transactions: Transactions(database: database, logger: logger), clock: .system, outbox: outbox,
-                                       changes: ChangeFeed.live(local: { _ in }, database: database, logger: logger))
+                                       changes: ChangeFeed.live(local: { _ in }, database: database, logger: logger),
+                                       testBook: TestNumberBook(configured: config.verify.testNumbers))
             let login = ProcessInfo.processInfo.environment["SUDO_USER"] ?? ProcessInfo.processInfo.environment["USER"] ?? "operator"
             let actor = AdminService.Actor(name: "host:\(login)", client: AuditContext(ip: "local", userAgent: "trifactord"))
             do {

@@ -259,5 +259,12 @@ public enum Schema {
             CREATE INDEX audit_log_kind ON audit_log (kind, seq);
             CREATE INDEX audit_log_at ON audit_log (at);
             """),
+        Migration(version: 8, name: "test numbers added by administrators", sql: """
+            CREATE TABLE test_numbers (
+              number TEXT PRIMARY KEY,
+              code TEXT NOT NULL,
+              created_at {{bigint}} NOT NULL
+            );
+            """),
     ]
 }

@@ -107,6 +107,9 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
                                            detail: "Send a live admin key as Authorization: Bearer (trifactord admin-keys create makes one).")
     static let adminReadOnly = APIError(status: 403, code: "admin_read_only", title: "Read-Only Admin Key",
                                         detail: "This admin key may read but not change anything: use a key made with --role write.")
+    static let testNumberConfigured = APIError(status: 409, code: "test_number_configured", title: "Test Number Configured",
+                                               detail: "This test number comes from TRIFACTOR_TEST_NUMBERS: change it there.")
+    static let testNumberNotFound = APIError(status: 404, code: "test_number_not_found", title: "Not Found", detail: "There is no such test number.")
     static let userNotFound = APIError(status: 404, code: "user_not_found", title: "Not Found", detail: "There is no such user.")
     static let sessionNotFound = APIError(status: 404, code: "session_not_found", title: "Not Found", detail: "There is no such session.")
     /// The database cannot be reached.

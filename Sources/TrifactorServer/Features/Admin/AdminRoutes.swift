@@ -49,6 +49,20 @@ struct AdminRoutes {
             let actor = try authenticate(request, needs: .write)
             return .json(try admin.delete(UserID(request.parameters["id"] ?? ""), actor: actor))
         }
+        routes.add("GET", "/admin/v1/test-numbers") { request in
+            let actor = try authenticate(request, needs: .read)
+            return .json(AdminTestNumbers(testNumbers: try admin.testNumbers(actor: actor).map(Self.testNumber)))
+        }
+        routes.add("PUT", "/admin/v1/test-numbers/:number") { request in
+            let actor = try authenticate(request, needs: .write)
+            let body = try request.decode(AdminTestNumberRequest.self)
+            return .json(Self.testNumber(try admin.setTestNumber(request.parameters["number"] ?? "", code: body.code, actor: actor)))
+        }
+        routes.add("DELETE", "/admin/v1/test-numbers/:number") { request in
+            let actor = try authenticate(request, needs: .write)
+            try admin.removeTestNumber(request.parameters["number"] ?? "", actor: actor)
+            return .noContent
+        }
         routes.add("GET", "/admin/v1/audit") { request in
             let actor = try authenticate(request, needs: .read)
             let q = request.query
@@ -83,6 +97,10 @@ struct AdminRoutes {
         return AdminService.Actor(name: key.name, client: client)
     }
 
+    static func testNumber(_ e: TestNumberBook.Entry) -> AdminTestNumber {
+        AdminTestNumber(number: e.number, code: e.code, source: e.source, createdAt: e.createdAt.map { Date(millis: $0) })
+    }
+
     static func summary(_ user: UserRecord) -> AdminUserSummary {
         AdminUserSummary(id: user.id.raw, email: user.email, displayName: user.displayName, emailVerified: user.emailVerifiedAt != nil,
                          disabled: user.disabledAt != nil, createdAt: Date(millis: user.createdAt))
@@ -106,6 +124,8 @@ extension AdminFailure: APIFailure {
     var problem: APIError {
         switch self {
         case .userNotFound: .userNotFound
+        case .testNumberConfigured: .testNumberConfigured
+        case .testNumberNotFound: .testNumberNotFound
         }
     }
 }

@@ -12,6 +12,8 @@ struct AdminService: Sendable {
     let clock: Clock
     let outbox: Outbox
     let changes: ChangeFeed
+    /// The test numbers the verification service uses (refreshed here after each change).
+    let testBook: TestNumberBook
 
     /// Who acts, as the audit log names them, and from where.
     struct Actor: Sendable {
@@ -147,6 +149,47 @@ struct AdminService: Sendable {
         return result
     }
 
+    // MARK: Test numbers
+
+    /// Every test number, the configuration's and administrators'.
+    func testNumbers(actor: Actor) throws -> [TestNumberBook.Entry] {
+        let now = clock.now().millis
+        return try transactions.write { db in
+            try AuditLog.append(actor.event(.adminRead, nil, "test numbers"), at: now, on: db)
+            return try TestNumberBook.list(configured: testBook.configured, on: db)
+        }
+    }
+
+    /// Adds or changes a test number: starts to it never send, and `code` is their code.
+    func setTestNumber(_ number: String, code: String, actor: Actor) throws -> TestNumberBook.Entry {
+        var invalid: [FieldProblem] = []
+        if number.first == "0" || !(7...15).contains(number.count) || !number.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            invalid.append(FieldProblem(name: "number", reason: "must be 7 to 15 digits in E.164 without +"))
+        }
+        if !VerifyWorkflow.isValidCode(code) { invalid.append(FieldProblem(name: "code", reason: "must be 4 to 10 letters or digits")) }
+        guard invalid.isEmpty else { throw CommonFailure.invalidFields(invalid) }
+        guard testBook.configured[number] == nil else { throw AdminFailure.testNumberConfigured }
+        let now = clock.now().millis
+        try transactions.write { db in
+            try db.execute("INSERT INTO test_numbers (number, code, created_at) VALUES ($1, $2, $3) ON CONFLICT (number) DO UPDATE SET code = excluded.code",
+                           [.text(number), .text(code), .int(now)])
+            try AuditLog.append(actor.event(.adminTestNumberSet, nil, "number=\(number)"), at: now, on: db)
+            try testBook.refresh(on: db)
+        }
+        return TestNumberBook.Entry(number: number, code: code, source: "admin", createdAt: now)
+    }
+
+    /// Removes a test number an administrator added.
+    func removeTestNumber(_ number: String, actor: Actor) throws {
+        guard testBook.configured[number] == nil else { throw AdminFailure.testNumberConfigured }
+        let now = clock.now().millis
+        try transactions.write { db in
+            guard try db.execute("DELETE FROM test_numbers WHERE number = $1", [.text(number)]) == 1 else { throw AdminFailure.testNumberNotFound }
+            try AuditLog.append(actor.event(.adminTestNumberRemoved, nil, "number=\(number)"), at: now, on: db)
+            try testBook.refresh(on: db)
+        }
+    }
+
     private func change(_ id: UserID, action: String, kind: AuditEventKind, actor: Actor,
                         _ body: (UserRecord, Int64, any SQLConnection) throws -> AdminActionResult) throws -> AdminActionResult {
         let now = clock.now().millis
@@ -170,4 +213,7 @@ struct AdminService: Sendable {
 /// Refusals of the admin operations.
 enum AdminFailure: Error, Equatable {
     case userNotFound
+    /// A test number of the configuration: changed there, not through the API.
+    case testNumberConfigured
+    case testNumberNotFound
 }

@@ -13,7 +13,7 @@ extension PhoneVerificationService {
     func refuseUnreachable(_ s: Start, client: AuditContext) throws {
         let destinations = DestinationPolicy(allowedCountries: settings.allowedCountries, deniedCountries: settings.deniedCountries)
         let unreachable: [FieldProblem] = s.steps.enumerated().compactMap { index, step in
-            guard settings.testNumbers[step.to] == nil, let number = try? PhoneNumber(parsing: "+" + step.to),
+            guard testNumbers[step.to] == nil, let number = try? PhoneNumber(parsing: "+" + step.to),
                   let reason = destinations.refusal(number) else { return nil }
             return FieldProblem(name: "workflow[\(index)].to", reason: reason)
         }
@@ -31,7 +31,7 @@ extension PhoneVerificationService {
     /// is sent to that scope (text or call) and the operator hears of it in the log. Returns true when the
     /// conversion guard holds the request's messages for review instead of refusing it.
     func spend(_ s: Start, now ms: Int64, on db: any SQLConnection) throws -> Bool {
-        let real = zip(s.steps, s.countryCodes).filter { settings.testNumbers[$0.0.to] == nil }
+        let real = zip(s.steps, s.countryCodes).filter { testNumbers[$0.0.to] == nil }
         let countries = Set(real.map(\.1)).sorted()
         let conversion = settings.conversion
         var review = false
@@ -67,7 +67,7 @@ extension PhoneVerificationService {
 
     /// A completed request counts for the conversion of its numbers' countries.
     func countCompleted(_ record: VerifyRecord, now: Int64, on db: any SQLConnection) throws {
-        for number in record.numbers where settings.testNumbers[number] == nil {
+        for number in record.numbers where testNumbers[number] == nil {
             if let country = try? PhoneNumber(parsing: "+" + number).countryCallingCode {
                 try VerifyRepository.countConversion(country: country, completed: true, now: now, on: db)
             }

@@ -35,6 +35,11 @@ struct PhoneVerificationService: Sendable {
     let settings: VerifySettings
     /// Whether a message sender is configured (test numbers need none).
     let canDeliver: Bool
+    /// The test numbers of the configuration and of administrators.
+    let testBook: TestNumberBook
+
+    /// Every test number and its code, now.
+    var testNumbers: [String: String] { testBook.all }
 
     // MARK: Events
 
@@ -43,7 +48,7 @@ struct PhoneVerificationService: Sendable {
     /// - Throws: `PhoneVerificationFailure` (`.rateLimited`, `.concurrent`
     ///   for a request of this key running for a number, `.deliveryUnavailable`).
     func start(_ s: Start, key: APIKey, client: AuditContext) throws -> VerificationID {
-        let testNumbers = settings.testNumbers
+        let testNumbers = self.testNumbers
         try refuseUnreachable(s, client: client)
         do {
             if !canDeliver && s.steps.contains(where: { testNumbers[$0.to] == nil }) { throw PhoneVerificationFailure.deliveryUnavailable }
@@ -117,7 +122,7 @@ struct PhoneVerificationService: Sendable {
         case .success(let actions):
             return actions
         case .failure(let rejection as VerifyWorkflow.Rejection) where rejection != .notFound:
-            for number in record.numbers where settings.testNumbers[number] == nil {
+            for number in record.numbers where testNumbers[number] == nil {
                 try VerifyRepository.countFailure(number: number, now: now.millis, on: db)
             }
             try AuditLog.append(client.event(.verifyWrongCode, .failure, detail: "id=\(record.id.raw)"), at: now.millis, on: db)
@@ -279,7 +284,7 @@ struct PhoneVerificationService: Sendable {
             // Trifactor's own flows are not one tenant: their users are limited per IP and number.
             if key.id != APIKey.internalMFA.id { buckets.append(("verify:key:\(key.id.raw)", .init(burst: v.perKeyBurst, rate: v.perKeyRate))) }
         } else {
-            for number in Set(s.steps.map(\.to)).sorted() where v.testNumbers[number] == nil {
+            for number in Set(s.steps.map(\.to)).sorted() where testNumbers[number] == nil {
                 if try VerifyRepository.failures(number: number, now: ms, on: db) >= v.maxFailuresPerNumber {
                     throw PhoneVerificationFailure.rateLimited(retryAfter: 3600)
                 }

@@ -1,0 +1,46 @@
+import Foundation
+import Store
+import Synchronization
+
+/// Test numbers: numbers with a fixed code that never send, for app
+/// developers' automated tests. Those of the configuration
+/// (`TRIFACTOR_TEST_NUMBERS`) and those an administrator added through the
+/// admin API (the `test_numbers` table), held in memory for the hot path and
+/// read again from the database every few seconds and after each change made
+/// here (another instance's change is seen within that time).
+final class TestNumberBook: Sendable {
+    let configured: [String: String]
+    private let added = Mutex<[String: String]>([:])
+
+    init(configured: [String: String]) {
+        self.configured = configured
+    }
+
+    /// Every test number and its code; the configuration's win.
+    var all: [String: String] { added.withLock { $0 }.merging(configured) { _, configured in configured } }
+
+    /// Reads the administrators' numbers again.
+    func refresh(on db: any SQLConnection) throws {
+        let rows = try db.query("SELECT number, code FROM test_numbers", [])
+        var fresh: [String: String] = [:]
+        for row in rows { fresh[try row.text("number")] = try row.text("code") }
+        added.withLock { $0 = fresh }
+    }
+
+    /// One test number as the admin API lists it.
+    struct Entry: Sendable {
+        let number: String
+        let code: String
+        let source: String
+        let createdAt: Int64?
+    }
+
+    static func list(configured: [String: String], on db: any SQLConnection) throws -> [Entry] {
+        var entries = try db.query("SELECT number, code, created_at FROM test_numbers ORDER BY number", []).compactMap { row -> Entry? in
+            let number = try row.text("number")
+            return configured[number] == nil ? Entry(number: number, code: try row.text("code"), source: "admin", createdAt: try row.int("created_at")) : nil
+        }
+        entries += configured.map { Entry(number: $0.key, code: $0.value, source: "configuration", createdAt: nil) }
+        return entries.sorted { $0.number < $1.number }
+    }
+}
