@@ -206,3 +206,18 @@ def test_test_numbers_are_managed_through_the_admin_api(admin):
     assert again.status_code == 202 and admin.wait_message(number, "sms")
     kinds = [e["kind"] for e in audit(admin) if number in e.get("detail", "")]
     assert "admin.test_number_set" in kinds and "admin.test_number_removed" in kinds
+
+
+def test_refused_keys_are_limited_per_client_and_a_live_key_still_works(admin):
+    """Last in the file: it spends this client's budget of refused keys."""
+    statuses = []
+    for i in range(15):
+        r = requests.get(admin.base_url + "/admin/v1/audit", headers={"Authorization": f"Bearer tfadm_{i:016x}_nope"}, timeout=10)
+        statuses.append(r.status_code)
+        if r.status_code == 429:
+            assert int(r.headers["Retry-After"]) >= 1 and r.json()["code"] == "rate_limited"
+    assert statuses[0] == 401 and statuses[-1] == 429, statuses
+    # Past the budget refusals are no longer written to the audit log, and a live key is never held back.
+    assert call(admin, "GET", "/admin/v1/audit", params={"kind": "admin_key.rejected"}).status_code == 200
+    rejected = [e for e in audit(admin, kind="admin_key.rejected") if "read-only" not in e.get("detail", "")]
+    assert len(rejected) <= 10, len(rejected)

@@ -81,10 +81,15 @@ struct AdminRoutes {
         let client = AuditContext(request)
         let key = try transactions.read { try keys.authenticate(token: request.bearerToken, on: $0) }
         guard let key else {
-            if request.bearerToken != nil {
-                let now = Date().millis
-                try? transactions.write { try AuditLog.append(client.event(.adminKeyRejected, .denied, detail: "\(request.method) \(request.path)"), at: now, on: $0) }
+            guard request.bearerToken != nil else { throw APIError.adminKeyRequired }
+            // Refused keys are audited, up to 10 in a burst and one per 5 s per client after that: 429 beyond.
+            let now = Date().millis
+            let wait = try transactions.write { db -> Int? in
+                if let wait = try RateLimiter.take("admin:ip:\(client.clientKey)", limit: Self.refusals, nowMillis: now, on: db) { return wait }
+                try AuditLog.append(client.event(.adminKeyRejected, .denied, detail: "\(request.method) \(request.path)"), at: now, on: db)
+                return nil
             }
+            if let wait { throw APIError.rateLimited(retryAfter: wait) }
             throw APIError.adminKeyRequired
         }
         if role == .write && key.role != .write {
@@ -100,6 +105,9 @@ struct AdminRoutes {
     static func testNumber(_ e: TestNumberBook.Entry) -> AdminTestNumber {
         AdminTestNumber(number: e.number, code: e.code, source: e.source, createdAt: e.createdAt.map { Date(millis: $0) })
     }
+
+    /// Refused admin keys per client: a burst of 10, then one per 5 s.
+    static let refusals = RateLimiter.Limit(burst: 10, rate: 0.2)
 
     static func summary(_ user: UserRecord) -> AdminUserSummary {
         AdminUserSummary(id: user.id.raw, email: user.email, displayName: user.displayName, emailVerified: user.emailVerifiedAt != nil,
