@@ -4,10 +4,13 @@
 /// that a proxy in front can never read its bytes differently from us
 /// (request smuggling).
 package enum RequestHead {
-    /// Longest request target (path and query) in bytes; longer ones get 414.
-    package static let maximumTargetBytes = 8192
+    /// Longest request target (path and query) in bytes; longer ones get 414
+    /// problem+json. Half the connection's 8 KiB memory pool, so the check
+    /// can fire: a head that does not fit the pool at all is refused by
+    /// libmicrohttpd itself (414 or 431, its own short HTML page).
+    package static let maximumTargetBytes = 4096
     /// Most query arguments; more get 414. libmicrohttpd stores each one in
-    /// the connection's 32 KiB memory pool, and a pool exhausted while it
+    /// the connection's memory pool, and a pool exhausted while it
     /// reads the request line leaves the request unanswered.
     package static let maximumQueryArguments = 64
 

@@ -90,8 +90,13 @@ struct HTTPFramingTests {
             #expect(responses.map(\.status) == [414])
             #expect(try responses.first?.problem.code == "uri_too_long")
             #expect(ContinuousClock.now - started < .seconds(4))
-            let long = String(repeating: "a", count: 9000)
-            #expect(try Self.exchange(server, Array("GET /health?\(long) HTTP/1.1\r\nHost: x\r\n\r\n".utf8)).map(\.status) == [414])
+            // Over the limit: the documented problem. Past what a connection's memory holds: the library's own refusal.
+            let long = String(repeating: "a", count: 5000)
+            let refused = try Self.exchange(server, Array("GET /health?\(long) HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+            #expect(refused.map(\.status) == [414])
+            #expect(try refused.first?.problem.code == "uri_too_long")
+            let huge = String(repeating: "a", count: 9000)
+            #expect(try [414, 431].contains(Self.exchange(server, Array("GET /health?\(huge) HTTP/1.1\r\nHost: x\r\n\r\n".utf8)).first?.status ?? 0))
             let fine = String(repeating: "a=1&", count: 60)
             #expect(try server.get("/health?\(fine)").status == 200)
         }

@@ -22,7 +22,7 @@ struct ContractRoutes {
     func register(on router: inout Router) {
         let document = document
         router.add("GET", "/openapi.json", execution: .inline) { _ in
-            Response(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-cache")], body: document)
+            Response(status: 200, headers: [("Content-Type", "application/json")], body: document)
         }
     }
 }

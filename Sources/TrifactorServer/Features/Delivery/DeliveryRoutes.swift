@@ -31,9 +31,18 @@ struct DeliveryRoutes {
     /// Statuses that mean a text will never arrive.
     static let undeliverable: Set<String> = ["failed", "undelivered", "rejected", "expired"]
 
+    /// A route whose failures shared with the rest of the API (a database
+    /// that is away: 503 with Retry-After) answer as their problems.
+    private static func add(_ router: inout Router, _ method: String, _ path: String,
+                            _ handler: @escaping @Sendable (Request) throws -> Response) {
+        router.add(method, path) { request in
+            do { return try handler(request) } catch let failure as any APIFailure { throw failure.problem }
+        }
+    }
+
     func register(on router: inout Router) {
         for method in ["GET", "POST"] {
-            router.add(method, "/v1/delivery/vonage/sms") { request in
+            Self.add(&router, method, "/v1/delivery/vonage/sms") { request in
                 let parameters = method == "GET" ? request.query : Self.parameters(request)
                 let client = AuditContext(request)
                 guard let account = accounts.first(where: { $0.kind == .vonage && $0.key == parameters["api-key"] }) else {
@@ -49,7 +58,7 @@ struct DeliveryRoutes {
                                   error: parameters["err-code"].flatMap { $0 == "0" ? nil : $0 }, client: client)
             }
         }
-        router.add("POST", "/v1/delivery/vonage/voice") { request in
+        Self.add(&router, "POST", "/v1/delivery/vonage/voice") { request in
             let client = AuditContext(request)
             let secrets = accounts.filter { $0.kind == .vonage }.compactMap(\.callbackSecret)
             guard !secrets.isEmpty else { return try refuse("vonage voice", .noSecret, client: client) }
@@ -67,7 +76,7 @@ struct DeliveryRoutes {
             let event = Self.parameters(request)
             return try record("vonage", reference: event["uuid"], status: event["status"], error: nil, client: client)
         }
-        router.add("POST", "/v1/delivery/twilio") { request in
+        Self.add(&router, "POST", "/v1/delivery/twilio") { request in
             let client = AuditContext(request)
             let pairs = ProviderCallbacks.formPairs(request.body)
             let fields = Dictionary(pairs, uniquingKeysWith: { first, _ in first })
