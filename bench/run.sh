@@ -7,7 +7,8 @@
 #
 # Knobs (env): TRIFACTORD (binary), BENCH_DURATION (s, default 10),
 # BENCH_THREADS / BENCH_CONNECTIONS (wrk, default 2 / 32), BENCH_STORM_DURATION
-# (s, default 15), BENCH_STORM_CONNECTIONS (default 16), BENCH_KEEP=1 keeps the
+# (s, default 15), BENCH_STORM_CONNECTIONS (default 16), BENCH_PAIRS (interleaved
+# nginx/session pairs for the ratio, default 5), BENCH_KEEP=1 keeps the
 # temp dir (server log, wrk outputs). TRIFACTOR_ARGON2_OPSLIMIT /
 # TRIFACTOR_ARGON2_MEMORY_KIB apply to the server and the baseline alike.
 set -euo pipefail
@@ -19,6 +20,7 @@ THREADS=${BENCH_THREADS:-2}
 CONNS=${BENCH_CONNECTIONS:-32}
 STORM_DUR=${BENCH_STORM_DURATION:-15}
 STORM_CONNS=${BENCH_STORM_CONNECTIONS:-16}
+PAIRS=${BENCH_PAIRS:-5}
 export TRIFACTOR_ARGON2_OPSLIMIT=${TRIFACTOR_ARGON2_OPSLIMIT:-2}
 export TRIFACTOR_ARGON2_MEMORY_KIB=${TRIFACTOR_ARGON2_MEMORY_KIB:-19456}
 NPROC=$(nproc)
@@ -136,6 +138,15 @@ echo "[3/6] trifactord GET /v1/session (valid token)"
 run_wrk warmup -t"$THREADS" -c"$CONNS" -d2s -H "$AUTH" "$BASE/v1/session"
 run_wrk session "${WRK[@]}" -H "$AUTH" "$BASE/v1/session"
 run_wrk session_quiet -t1 -c4 -d5s -H "$AUTH" "$BASE/v1/session"
+# The machine's speed drifts between runs (a shared VM): the ratio that counts is the median of
+# BENCH_PAIRS back-to-back pairs, nginx then trifactord, 4 s each, so both sides see the same moment.
+start_nginx "access_log $TMP/nginx-access.log"
+for i in $(seq 1 "$PAIRS"); do
+  run_wrk "pair_nginx_$i" -t"$THREADS" -c"$CONNS" -d4s "http://127.0.0.1:$NGINX_PORT/"
+  run_wrk "pair_session_$i" -t"$THREADS" -c"$CONNS" -d4s -H "$AUTH" "$BASE/v1/session"
+done
+kill "$NGINX_PID"; wait "$NGINX_PID" 2>/dev/null || true
+rm -f "$TMP/nginx-access.log"
 
 echo "[4/6] login storm alone (-t1 -c$STORM_CONNS -d10s), then again with GET /v1/session -t1 -c4 on other connections"
 timeout 120 wrk --latency -t1 -c"$STORM_CONNS" -d10s -s "$BENCH/login.lua" "$BASE/v1/sessions" > "$TMP/storm_alone.txt" 2>&1 \

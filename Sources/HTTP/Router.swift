@@ -29,7 +29,14 @@ public struct Router: Sendable {
         let execution: Execution
         let fast: FastHandler?
         let handler: Handler
+        let stats: RouteStats
     }
+
+    /// Requests no route matched (404) or whose method none has (405), whatever their path.
+    let unmatched = RouteStats(route: "unmatched", method: "other")
+
+    /// Every route's request counts and latencies, the unmatched ones last.
+    var stats: [RouteStats] { routes.map(\.stats) + [unmatched] }
 
     private var routes: [Route] = []
     /// Routes without captures, by their path (`/v1/session`): the usual
@@ -41,14 +48,16 @@ public struct Router: Sendable {
 
     /// Adds a route; its handler runs on the database executor unless said otherwise.
     public mutating func add(_ method: String, _ pattern: String, execution: Execution = .database, _ handler: @escaping Handler) {
-        append(Route(method: method, pattern: pattern, segments: pattern.split(separator: "/"), execution: execution, fast: nil, handler: handler))
+        append(Route(method: method, pattern: pattern, segments: pattern.split(separator: "/"), execution: execution, fast: nil, handler: handler,
+                           stats: RouteStats(route: pattern, method: method)))
     }
 
     /// Adds a route with a fast path: `fast` runs on the HTTP thread and
     /// answers from memory when it can; when it returns nil, `handler` runs
     /// on the database executor.
     public mutating func add(_ method: String, _ pattern: String, fast: @escaping FastHandler, _ handler: @escaping Handler) {
-        append(Route(method: method, pattern: pattern, segments: pattern.split(separator: "/"), execution: .database, fast: fast, handler: handler))
+        append(Route(method: method, pattern: pattern, segments: pattern.split(separator: "/"), execution: .database, fast: fast, handler: handler,
+                           stats: RouteStats(route: pattern, method: method)))
     }
 
     /// Every route as registered (`GET`, `/v1/users/:id`), in order: what
@@ -79,12 +88,6 @@ public struct Router: Sendable {
             if route.method == "GET" { allowed.append("HEAD") }
         }
         return allowed.isEmpty ? .notFound : .methodNotAllowed(Array(Set(allowed)).sorted())
-    }
-
-    /// The pattern of the first route whose path matches, whatever its method.
-    func pattern(of path: String) -> String? {
-        let parts = path.split(separator: "/")
-        return routes.first { Self.capture($0.segments, parts) != nil }?.pattern
     }
 
     private static func capture(_ pattern: [Substring], _ parts: [Substring]) -> [String: String]? {

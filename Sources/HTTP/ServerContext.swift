@@ -42,6 +42,8 @@ final class ServerContext: Sendable {
         longPollWorkers = WorkerPool(name: "long-poll", threads: max(1, configuration.longPollThreads), capacity: 4096, niceness: 0)
         let pool = longPollWorkers
         hub.attach { pool.submit($0) }
+        let stats = router.stats
+        Metrics.shared.custom("trifactor_http_requests_total") { RouteStats.render(stats, into: &$0) }
         // A per-process random prefix keeps ids unique across restarts and instances.
         prefix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
     }
@@ -51,23 +53,14 @@ final class ServerContext: Sendable {
         "\(prefix)-\(counter.add(1, ordering: .relaxed).newValue)"
     }
 
-    static let requests = Metrics.shared.counter("trifactor_http_requests_total", "HTTP requests answered, by route pattern, method and status.",
-                                                 labels: ["route", "method", "status"])
-    static let latency = Metrics.shared.histogram("trifactor_http_request_duration_seconds",
-                                                  "Time from the request's head to its answer, by route pattern and method.", labels: ["route", "method"])
-
-    /// Counts one answered request under its route's pattern (`unmatched`
-    /// for a path no route has, so scanners cannot blow up the series).
+    /// Counts one answered request under its route (`unmatched` for a path
+    /// or method no route has, so scanners cannot add series).
     func observe(method: String, path: String, status: Int, seconds: Double) {
-        let route: String
-        let verb: String
-        switch router.match(method: method, path: path) {
-        case .found(let r, _): (route, verb) = (r.pattern, method)
-        case .methodNotAllowed: (route, verb) = (router.pattern(of: path) ?? "unmatched", "other")
-        case .notFound: (route, verb) = ("unmatched", "other")
+        if case .found(let route, _) = router.match(method: method, path: path) {
+            route.stats.record(status: status, seconds: seconds)
+        } else {
+            router.unmatched.record(status: status, seconds: seconds)
         }
-        Self.requests.add([route, verb, status == 0 ? "aborted" : String(status)])
-        Self.latency.observe([route, verb], seconds)
     }
 
     /// The pool a route's handler runs on.

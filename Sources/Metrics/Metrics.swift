@@ -35,6 +35,15 @@ public final class Metrics: Sendable {
         }
     }
 
+    /// A family written by its owner at each scrape (`render` appends its
+    /// HELP, TYPE and samples); a later one of the same name replaces it.
+    public func custom(_ name: String, render: @escaping @Sendable (inout String) -> Void) {
+        families.withLock { all in
+            all.removeAll { $0.name == name }
+            all.append(Custom(name: name, write: render))
+        }
+    }
+
     /// Every family in the text exposition format.
     public func render() -> String {
         var text = ""
@@ -44,7 +53,7 @@ public final class Metrics: Sendable {
     }
 
     /// Formats a sample line's value as Prometheus reads it.
-    static func format(_ value: Double) -> String {
+    public static func format(_ value: Double) -> String {
         if value.isNaN { return "NaN" }
         if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
@@ -52,7 +61,7 @@ public final class Metrics: Sendable {
     }
 
     /// `{a="x",b="y"}` with values escaped, or nothing without labels.
-    static func labelText(_ names: [String], _ values: [String], extra: (String, String)? = nil) -> String {
+    public static func labelText(_ names: [String], _ values: [String], extra: (String, String)? = nil) -> String {
         var pairs = zip(names, values).map { ($0, $1) }
         if let extra { pairs.append(extra) }
         guard !pairs.isEmpty else { return "" }
@@ -162,6 +171,17 @@ extension Histogram.Series {
         sum += value
         count += 1
     }
+}
+
+/// A family its owner writes.
+final class Custom: MetricFamily {
+    let name: String
+    let write: @Sendable (inout String) -> Void
+    init(name: String, write: @escaping @Sendable (inout String) -> Void) {
+        self.name = name
+        self.write = write
+    }
+    func render(into text: inout String) { write(&text) }
 }
 
 /// A gauge whose series are read when scraped.
