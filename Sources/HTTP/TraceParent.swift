@@ -17,6 +17,17 @@ public struct TraceParent: Sendable, Equatable {
         return TraceParent(traceID: String(parts[1]), parentID: String(parts[2]))
     }
 
+    /// The `traceparent` for a call made while serving a request that sent
+    /// `header`: the same trace with a new span of ours, or a new trace.
+    public static func child(of header: String?) -> String {
+        var random = SystemRandomNumberGenerator()
+        func hex(_ bytes: Int) -> String {
+            (0..<bytes).map { _ in String(UInt8.random(in: 0...255, using: &random), radix: 16) }.map { $0.count == 1 ? "0" + $0 : $0 }.joined()
+        }
+        let flags = header.flatMap { parse($0) != nil ? String($0.suffix(2)) : nil } ?? "01"
+        return "00-\(parse(header)?.traceID ?? hex(16))-\(hex(8))-\(flags)"
+    }
+
     private static func isHex(_ text: Substring) -> Bool {
         text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }

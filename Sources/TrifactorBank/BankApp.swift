@@ -162,10 +162,11 @@ public final class BankApp: Sendable {
         Response.json(["error": sentence], status: status)
     }
 
-    /// The customer's Trifactor client for this browser's request (its IP and user agent forwarded).
+    /// The customer's Trifactor client for this browser's request (its IP, user agent and trace forwarded).
     func trifactor(_ session: BankSession, _ request: Request) -> TrifactorClient {
         TrifactorClient(server: configuration.trifactor, secrets: session.secrets, profile: "customer", userAgent: "Trifactor Bank")
-            .forwarding(clientAddress: request.remoteAddress, userAgent: request.header("user-agent"))
+            .forwarding(clientAddress: request.remoteAddress, userAgent: request.header("user-agent"),
+                        traceParent: TraceParent.child(of: request.header("traceparent")))
     }
 
     /// "That code is wrong", with the tries left when Trifactor says how many.

@@ -46,10 +46,15 @@ public struct TrifactorClient: Sendable {
     /// `X-Forwarded-User-Agent: userAgent`, which trifactord takes only from a
     /// peer in its `TRIFACTOR_TRUSTED_PROXIES` (for its rate limits, audit log,
     /// session list and push screens).
-    public func forwarding(clientAddress: String, userAgent: String?) -> TrifactorClient {
+    /// `traceParent` (a W3C `traceparent`, version 00) joins trifactord's log
+    /// lines for these calls to the caller's trace.
+    public func forwarding(clientAddress: String, userAgent: String?, traceParent: String? = nil) -> TrifactorClient {
         var copy = self
         copy.connection.forwarded = ["X-Forwarded-For": clientAddress]
         if let userAgent { copy.connection.forwarded["X-Forwarded-User-Agent"] = String(userAgent.prefix(512)) }
+        if let traceParent, traceParent.utf8.count == 55, traceParent.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isASCIIHexDigit || $0 == "-") }) {
+            copy.connection.forwarded["traceparent"] = traceParent
+        }
         return copy
     }
 

@@ -262,6 +262,20 @@ struct HTTPPlatformTests {
         }
     }
 
+    @Test("a call made while serving a traced request continues its trace with a new span; an untraced one starts a trace")
+    func traceChild() throws {
+        let incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"
+        let child = try #require(TraceParent.parse(TraceParent.child(of: incoming)))
+        #expect(child.traceID == "4bf92f3577b34da6a3ce929d0e0e4736" && child.parentID != "00f067aa0ba902b7")
+        #expect(TraceParent.child(of: incoming).hasSuffix("-00"))
+        for header in [nil, "garbage", "00-00000000000000000000000000000000-00f067aa0ba902b7-01"] {
+            let fresh = TraceParent.child(of: header)
+            let parsed = try #require(TraceParent.parse(fresh), "\(fresh)")
+            #expect(parsed.traceID != "00000000000000000000000000000000" && fresh.hasSuffix("-01"))
+        }
+        #expect(TraceParent.child(of: nil) != TraceParent.child(of: nil))
+    }
+
     @Test("every log line is one JSON object with time, level (info, warn or error) and event")
     func logShape() throws {
         try Backend.all[0].withServer { server throws in

@@ -3,8 +3,10 @@ their labels, buttons by their names, codes read from the dev phone (trifactord'
 outbox), against trifactord and trifactor-bank started for the module. Screenshots of
 the key screens go to $BANK_SCREENSHOTS (default .build/bank-screenshots)."""
 
+import json
 import os
 import re
+import secrets
 import shutil
 import subprocess
 import tempfile
@@ -15,7 +17,7 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
-from conftest import START_TIMEOUT, _binary, _Daemon
+from conftest import START_TIMEOUT, _binary, _Daemon, wait_until
 
 BANK = os.environ.get("TRIFACTOR_BANK", ".build/debug/trifactor-bank")
 SHOTS = Path(os.environ.get("BANK_SCREENSHOTS", ".build/bank-screenshots"))
@@ -66,7 +68,7 @@ def trifactord():
                                  # One demo mobile for every customer: more texts than a real number's limits and budgets allow.
                                  "--verify-number-burst", "200", "--verify-budget-prefix", "1000/h,10000/d"], tmp / "trifactord")
     try:
-        yield daemon.port, tmp
+        yield daemon.port, tmp, daemon
     finally:
         daemon.stop()
         shutil.rmtree(tmp, ignore_errors=True)
@@ -75,7 +77,7 @@ def trifactord():
 def _running_bank(trifactord, name, idle="300"):
     if not os.access(BANK, os.X_OK):
         pytest.fail(f"TRIFACTOR_BANK={BANK!r} is not an executable: `swift build --product trifactor-bank`", pytrace=False)
-    port, tmp = trifactord
+    port, tmp, _ = trifactord
     process, url = _start_bank(port, tmp, name, idle)
     try:
         yield Bank(port, url)
@@ -95,7 +97,7 @@ def postgres_bank(trifactord):
     url = os.environ.get("TRIFACTOR_TEST_POSTGRES_URL")
     if not url:
         pytest.skip("no PostgreSQL (run through scripts/with-postgres.sh, as make test does)")
-    port, tmp = trifactord
+    port, tmp, _ = trifactord
     process, bank_url = _start_bank(port, tmp, "pg", database_url=url)
     try:
         yield Bank(port, bank_url)
@@ -271,6 +273,28 @@ def test_a_post_without_the_right_csrf_token_is_refused_and_does_nothing(bank):
     assert r.status_code == 403
     r = requests.post(bank.url + "/transfer", data={"amount": "1"}, timeout=5, allow_redirects=False)
     assert r.status_code == 403
+
+
+def test_the_browsers_trace_reaches_trifactord_through_the_bank(bank, trifactord):
+    """The bank passes the browser's W3C traceparent on (a span of its own): trifactord's log line joins the trace."""
+    trace = secrets.token_hex(16)
+    session = requests.Session()
+    csrf = lambda html: re.search(r'name="csrf" value="([^"]+)"', html).group(1)
+    home = session.get(bank.url + "/", timeout=5)
+    step = session.post(bank.url + "/signin", data={"email": "traced@example.com", "csrf": csrf(home.text)}, timeout=5)
+    header = f"00-{trace}-00f067aa0ba902b7-01"
+    r = session.post(bank.url + "/signin/password", data={"password": "not-the-password-at-all", "csrf": csrf(step.text)},
+                     headers={"traceparent": header}, timeout=10, allow_redirects=False)
+    assert r.status_code == 401, r.text[:300]
+    daemon = trifactord[2]
+
+    def joined():
+        with daemon.lock:
+            return [json.loads(line) for line in daemon.lines if trace in line]
+    wait_until(lambda: joined(), "trifactord's log line with the browser's trace id")
+    line = joined()[0]
+    assert line["path"] == "/v1/sessions" and line["status"] == 401 and line["trace_id"] == trace
+    assert line["parent_id"] != "00f067aa0ba902b7", "the bank's own span is the parent of trifactord's"
 
 
 def test_coming_back_after_the_idle_time_hides_balances_until_a_second_factor(hasty_bank, phone):
