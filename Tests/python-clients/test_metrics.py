@@ -1,8 +1,11 @@
 """GET /metrics scraped as Prometheus does (bearer token, text format 0.0.4), parsed with
-prometheus-client's own parser: the counters move by exactly the requests made."""
+prometheus-client's own parser, and scraped by a real Prometheus: the counters move by exactly the
+requests made."""
 
 import json
 import secrets
+import shutil
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -11,7 +14,7 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import Server, _binary, _Daemon, _current_servers, _run
+from conftest import Server, _binary, _Daemon, _current_servers, _run, free_port, wait_until
 
 PASSWORD = "metrics-correct-horse-battery"
 
@@ -28,7 +31,7 @@ def metered():
                               "--key-file", str(tmp / "trifactor.key"), "--metrics-token-file", str(tmp / "metrics-token")], tmp)
     srv = Server(process=daemon.process, port=daemon.port, api_key=created["api_key"], api_secret=created["api_secret"],
                  cert=None, lines=daemon.lines, lock=daemon.lock, scheme="http")
-    srv.metrics_token = token
+    srv.metrics_token, srv.token_file, srv.tmp = token, tmp / "metrics-token", tmp
     _current_servers.append(srv)
     try:
         yield srv
@@ -119,3 +122,51 @@ def test_a_lockout_is_counted_once_and_refused_attempts_after_it(metered):
     assert value(after, "trifactor_signins_total", method="password", outcome="failure") \
         - value(before, "trifactor_signins_total", method="password", outcome="failure") == 5
     assert value(after, "trifactor_lockouts_total", step="password") - value(before, "trifactor_lockouts_total", step="password") == 2
+
+
+def test_a_real_prometheus_scrapes_it_with_the_token_and_sees_the_counters_move(metered):
+    """Debian's Prometheus (the README's test command installs it), scraping every second with
+    `authorization.credentials_file`; a second job with a wrong token is refused."""
+    binary = shutil.which("prometheus")
+    assert binary, "prometheus is missing: scripts/install-deps.sh test installs it"
+    wrong = metered.tmp / "wrong-token"
+    wrong.write_text("0" * 64)
+    port = free_port()
+    config = metered.tmp / "prometheus.yml"
+    config.write_text(f"""
+global: {{scrape_interval: 1s, scrape_timeout: 1s}}
+scrape_configs:
+  - job_name: trifactor
+    authorization: {{credentials_file: {metered.token_file}}}
+    static_configs: [{{targets: ["127.0.0.1:{metered.port}"]}}]
+  - job_name: wrong-token
+    authorization: {{credentials_file: {wrong}}}
+    static_configs: [{{targets: ["127.0.0.1:{metered.port}"]}}]
+""")
+    process = subprocess.Popen([binary, f"--config.file={config}", f"--storage.tsdb.path={metered.tmp / 'tsdb'}",
+                                f"--web.listen-address=127.0.0.1:{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    api = f"http://127.0.0.1:{port}/api/v1"
+    try:
+        def query(q):
+            r = requests.get(api + "/query", params={"query": q}, timeout=5).json()
+            return r["data"]["result"]
+
+        def targets():
+            try:
+                return {t["labels"]["job"]: t for t in requests.get(api + "/targets", timeout=5).json()["data"]["activeTargets"]}
+            except (requests.RequestException, ValueError, KeyError):
+                return {}
+        wait_until(lambda: targets().get("trifactor", {}).get("health") == "up" and targets().get("wrong-token", {}).get("health") == "down",
+                   "Prometheus to scrape both jobs", timeout=30)
+        assert "401" in targets()["wrong-token"]["lastError"]
+        selector = 'trifactor_signins_total{job="trifactor",method="password",outcome="failure"}'
+        before = sum(float(r["value"][1]) for r in query(selector))
+        for _ in range(3):
+            metered.expect(401, "POST", "/v1/sessions", {"email": "nobody-prom@example.com", "password": "not-the-password-at-all"})
+        wait_until(lambda: sum(float(r["value"][1]) for r in query(selector)) == before + 3, "the three failures in Prometheus", timeout=15)
+        # A histogram Prometheus can compute a quantile from, and the process gauges.
+        assert query('histogram_quantile(0.99, sum by (le) (rate(trifactor_http_request_duration_seconds_bucket{job="trifactor"}[1m])))')
+        assert float(query('process_resident_memory_bytes{job="trifactor"}')[0]["value"][1]) > 10_000_000
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
