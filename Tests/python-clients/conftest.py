@@ -10,6 +10,7 @@ free port, for the passkey (WebAuthn) tests: its pages at `http://localhost:PORT
 are a secure context and that origin is allowed in dev mode.
 """
 
+import contextlib
 import json
 import os
 import re
@@ -299,13 +300,20 @@ def http_server():
     """trifactord serve --dev without TLS, for WebAuthn: `http://localhost:PORT` is a secure
     context, the relying-party id defaults to `localhost`, and dev mode allows the origin
     `http://localhost:<port>`. No API key: the passkey tests use the user-facing API only."""
-    binary = _binary()
     tmp = Path(tempfile.mkdtemp(prefix="trifactor-http."))
-    daemon = _Daemon(binary, [
+    with plain_http_server(tmp, [
         "--dev", "--listen", "127.0.0.1:0", "--database-url", f"sqlite:{tmp / 't.db'}",
         "--key-file", str(tmp / "k.key"),
-    ], tmp)
-    srv = Server(process=daemon.process, port=daemon.port, api_key="", api_secret="", cert=None,
+    ]) as srv:
+        yield srv
+
+
+@contextlib.contextmanager
+def plain_http_server(tmp: Path, args: list, api_key: str = "", api_secret: str = ""):
+    """`trifactord serve ARGS` over plain HTTP: its stderr shown with a failing test's report;
+    stopped, `tmp` removed and a clean exit asserted afterwards."""
+    daemon = _Daemon(_binary(), args, tmp)
+    srv = Server(process=daemon.process, port=daemon.port, api_key=api_key, api_secret=api_secret, cert=None,
                  lines=daemon.lines, lock=daemon.lock, scheme="http")
     _current_servers.append(srv)
     try:

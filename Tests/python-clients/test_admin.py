@@ -11,7 +11,7 @@ import pyotp
 import pytest
 import requests
 
-from conftest import Server, _binary, _Daemon, _current_servers, _run
+from conftest import _binary, _run, plain_http_server
 
 PASSWORD = "admin-tests-correct-horse"
 WRITE_ROUTES = [("POST", "disable"), ("POST", "enable"), ("POST", "reset-mfa"), ("POST", "revoke-sessions"),
@@ -28,18 +28,11 @@ def admin():
     revoked = json.loads(_run([binary, "admin-keys", "create", "--name", "gone", "--role", "write", "--json", "--database-url", url]))
     _run([binary, "admin-keys", "revoke", revoked["id"], "--database-url", url])
     api = json.loads(_run([binary, "keys", "create", "--name", "app-tests", "--json", "--database-url", url]))
-    daemon = _Daemon(binary, ["--listen", "127.0.0.1:0", "--database-url", url, "--dev", "--key-file", str(tmp / "k"),
-                              "--test-numbers", "447400123999=1234"], tmp)
-    srv = Server(process=daemon.process, port=daemon.port, api_key=api["api_key"], api_secret=api["api_secret"], cert=None,
-                 lines=daemon.lines, lock=daemon.lock, scheme="http")
-    srv.tokens = {"write": write["token"], "read": read["token"], "revoked": revoked["token"]}
-    srv.url, srv.binary = url, binary
-    _current_servers.append(srv)
-    try:
+    with plain_http_server(tmp, ["--listen", "127.0.0.1:0", "--database-url", url, "--dev", "--key-file", str(tmp / "k"),
+                                 "--test-numbers", "447400123999=1234"], api["api_key"], api["api_secret"]) as srv:
+        srv.tokens = {"write": write["token"], "read": read["token"], "revoked": revoked["token"]}
+        srv.url, srv.binary = url, binary
         yield srv
-    finally:
-        _current_servers.remove(srv)
-        daemon.close(srv, tmp)
 
 
 def call(srv, method, path, key="write", **kw):

@@ -14,7 +14,7 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import Server, _binary, _Daemon, _current_servers, _run, free_port, wait_until
+from conftest import _binary, _run, free_port, plain_http_server, wait_until
 
 PASSWORD = "metrics-correct-horse-battery"
 
@@ -27,17 +27,10 @@ def metered():
     (tmp / "metrics-token").write_text(token + "\n")
     database_url = f"sqlite:{tmp / 't.db'}"
     created = json.loads(_run([binary, "keys", "create", "--name", "metrics", "--json", "--database-url", database_url]))
-    daemon = _Daemon(binary, ["--listen", "127.0.0.1:0", "--database-url", database_url, "--dev",
-                              "--key-file", str(tmp / "trifactor.key"), "--metrics-token-file", str(tmp / "metrics-token")], tmp)
-    srv = Server(process=daemon.process, port=daemon.port, api_key=created["api_key"], api_secret=created["api_secret"],
-                 cert=None, lines=daemon.lines, lock=daemon.lock, scheme="http")
-    srv.metrics_token, srv.token_file, srv.tmp = token, tmp / "metrics-token", tmp
-    _current_servers.append(srv)
-    try:
+    with plain_http_server(tmp, ["--listen", "127.0.0.1:0", "--database-url", database_url, "--dev", "--key-file", str(tmp / "trifactor.key"),
+                                 "--metrics-token-file", str(tmp / "metrics-token")], created["api_key"], created["api_secret"]) as srv:
+        srv.metrics_token, srv.token_file, srv.tmp = token, tmp / "metrics-token", tmp
         yield srv
-    finally:
-        _current_servers.remove(srv)
-        daemon.close(srv, tmp)
 
 
 def scrape(srv) -> dict:
