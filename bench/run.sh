@@ -8,7 +8,7 @@
 # Knobs (env): TRIFACTORD (binary), BENCH_DURATION (s, default 10),
 # BENCH_THREADS / BENCH_CONNECTIONS (wrk, default 2 / 32), BENCH_STORM_DURATION
 # (s, default 15), BENCH_STORM_CONNECTIONS (default 16), BENCH_PAIRS (interleaved
-# nginx/session pairs for the ratio, default 5), BENCH_KEEP=1 keeps the
+# nginx/session pairs for the ratio, default 9), BENCH_KEEP=1 keeps the
 # temp dir (server log, wrk outputs). TRIFACTOR_ARGON2_OPSLIMIT /
 # TRIFACTOR_ARGON2_MEMORY_KIB apply to the server and the baseline alike.
 set -euo pipefail
@@ -20,7 +20,7 @@ THREADS=${BENCH_THREADS:-2}
 CONNS=${BENCH_CONNECTIONS:-32}
 STORM_DUR=${BENCH_STORM_DURATION:-15}
 STORM_CONNS=${BENCH_STORM_CONNECTIONS:-16}
-PAIRS=${BENCH_PAIRS:-5}
+PAIRS=${BENCH_PAIRS:-9}
 export TRIFACTOR_ARGON2_OPSLIMIT=${TRIFACTOR_ARGON2_OPSLIMIT:-2}
 export TRIFACTOR_ARGON2_MEMORY_KIB=${TRIFACTOR_ARGON2_MEMORY_KIB:-19456}
 NPROC=$(nproc)

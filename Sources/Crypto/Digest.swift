@@ -17,7 +17,18 @@ public enum SHA256 {
 
     /// The digest of a string's UTF-8 bytes, as lower-case hex (how secrets
     /// such as session tokens and codes are stored).
-    public static func hex(_ text: String) -> String { Hex.encode(hash(Array(text.utf8))) }
+    public static func hex(_ text: String) -> String {
+        _ = Sodium.ready
+        var text = text
+        return text.withUTF8 { input in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(crypto_hash_sha256_BYTES)) { out in
+                // An empty string may have no storage: any valid pointer serves for zero bytes.
+                let rc = crypto_hash_sha256(out.baseAddress!, input.baseAddress ?? UnsafePointer(out.baseAddress!), UInt64(input.count))
+                precondition(rc == 0, "crypto_hash_sha256 failed")
+                return Hex.encode(UnsafeBufferPointer(out))
+            }
+        }
+    }
 
     /// The digest of `bytes`, as lower-case hex.
     public static func hex(_ bytes: [UInt8]) -> String { Hex.encode(hash(bytes)) }

@@ -5,13 +5,22 @@ internal import CSodium
 public enum Hex {
     /// Encodes bytes as lower-case hex.
     public static func encode(_ bytes: [UInt8]) -> String {
-        _ = Sodium.ready
-        var out = [CChar](repeating: 0, count: bytes.count * 2 + 1)
-        bytes.withUnsafeBufferPointer { input in
-            _ = sodium_bin2hex(&out, out.count, input.baseAddress, input.count)
-        }
-        return String(decoding: out.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        bytes.withUnsafeBufferPointer { encode($0) }
     }
+
+    /// Encodes bytes as lower-case hex, written straight into the string's storage
+    /// (one allocation: session tokens' hashes are encoded on the hot path).
+    public static func encode(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            for (i, byte) in bytes.enumerated() {
+                out[2 * i] = digits[Int(byte >> 4)]
+                out[2 * i + 1] = digits[Int(byte & 0x0F)]
+            }
+            return bytes.count * 2
+        }
+    }
+
+    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// Decodes hex (either case); nil when it is not hex of whole bytes.
     public static func decode(_ text: String) -> [UInt8]? {

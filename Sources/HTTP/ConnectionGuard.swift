@@ -53,7 +53,8 @@ final class ConnectionGuard: Sendable {
 
     /// A connection opened: its first request's head is due.
     func opened(_ connection: OpaquePointer) -> ConnectionRecord {
-        let record = ConnectionRecord(fd: trifactor_mhd_connection_fd(connection))
+        let record = ConnectionRecord(fd: trifactor_mhd_connection_fd(connection),
+                                      address: trifactor_mhd_client_address(connection).flatMap(SocketAddress.text(of:)))
         record.expect(.head, by: DispatchTime.now().uptimeNanoseconds + headerTimeout)
         records.withLock { $0[ObjectIdentifier(record)] = record }
         return record
@@ -120,11 +121,16 @@ final class ConnectionGuard: Sendable {
 final class ConnectionRecord: Sendable {
     enum Phase: UInt64 { case none = 0, head = 1, body = 2 }
     let fd: Int32
+    /// The peer's address as text, read once when the connection opened (not per request).
+    let address: String?
     /// The phase in the low 2 bits, the deadline (ns) above them: one word,
     /// so the sweeper never pairs one phase with another phase's deadline.
     private let state = Atomic<UInt64>(0)
 
-    init(fd: Int32) { self.fd = fd }
+    init(fd: Int32, address: String?) {
+        self.fd = fd
+        self.address = address
+    }
 
     func expect(_ next: Phase, by nanoseconds: UInt64) {
         state.store(next == .none ? 0 : nanoseconds << 2 | next.rawValue, ordering: .releasing)

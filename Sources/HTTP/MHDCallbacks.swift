@@ -238,5 +238,5 @@ private func serialized(_ response: Response) -> [UInt8] {
 }
 
 private func clientAddress(_ connection: OpaquePointer) -> String {
-    trifactor_mhd_client_address(connection).flatMap(SocketAddress.text(of:)) ?? "unknown"
+    record(connection)?.address ?? trifactor_mhd_client_address(connection).flatMap(SocketAddress.text(of:)) ?? "unknown"
 }

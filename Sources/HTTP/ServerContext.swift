@@ -174,6 +174,7 @@ final class ServerContext: Sendable {
     /// Headers every answer carries.
     func finish(_ response: Response, requestID: String) -> Response {
         var r = response
+        r.headers.reserveCapacity(r.headers.count + 8)
         r.headers.append(("X-Request-ID", requestID))
         r.headers.append(("Date", date.value))
         r.headers.append(("Cache-Control", "no-store"))

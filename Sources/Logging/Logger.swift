@@ -90,11 +90,24 @@ public struct Logger: Sendable {
         var scale: Int64 = 1
         for _ in 0..<decimals { scale *= 10 }
         let scaled = Int64((value * Double(scale)).rounded())
-        line += String(scaled / scale)
+        appendDigits(scaled / scale, width: 1, to: &line)
         guard decimals > 0 else { return }
-        let fraction = String(scaled % scale)
         line += "."
-        line += String(repeating: "0", count: decimals - fraction.count) + fraction
+        appendDigits(scaled % scale, width: decimals, to: &line)
+    }
+
+    /// Appends a non-negative integer's digits, zero-padded to `width`, with no
+    /// allocation (at most 19 digits: a small string, appended in place).
+    static func appendDigits(_ value: Int64, width: Int, to line: inout String) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
+            var n = value, start = 20
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(48 + n % 10)
+                n /= 10
+            } while n > 0 || 20 - start < width
+            line += String(decoding: UnsafeBufferPointer(rebasing: buffer[start...]), as: UTF8.self)
+        }
     }
 
     /// Appends `text` as a JSON string literal (RFC 8259 escaping).

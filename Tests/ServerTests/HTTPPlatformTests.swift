@@ -1,6 +1,8 @@
 import API
 import Foundation
 import HTTP
+import Logging
+import Synchronization
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport
@@ -274,6 +276,17 @@ struct HTTPPlatformTests {
             #expect(parsed.traceID != "00000000000000000000000000000000" && fresh.hasSuffix("-01"))
         }
         #expect(TraceParent.child(of: nil) != TraceParent.child(of: nil))
+    }
+
+    @Test("a request line's numbers are written exactly: zero-padded fractions, whole milliseconds, large ones")
+    func requestLineNumbers() {
+        let lines = Mutex<[String]>([])
+        let logger = Logger { line in lines.withLock { $0.append(line) } }
+        for millis in [0.05, 2.0, 0.0, 1234.5678, 999_999.9994] {
+            logger.request(id: "x-1", method: "GET", path: "/", status: 200, durationMillis: millis, aborted: false)
+        }
+        let written = lines.withLock { $0 }.map { line in String(line.split(separator: ",").first { $0.hasPrefix("\"duration_ms\"") }?.dropFirst(14) ?? "") }
+        #expect(written == ["0.050", "2.000", "0.000", "1234.568", "999999.999"])
     }
 
     @Test("every log line is one JSON object with time, level (info, warn or error) and event")
