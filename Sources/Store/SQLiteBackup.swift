@@ -19,7 +19,7 @@ public enum SQLiteBackup {
     /// - Throws: `StoreError` `.invalidURL` for a URL that is not SQLite's
     ///   or a destination that exists; `.unavailable` when either file cannot
     ///   be opened or the copy fails its integrity check.
-    public static func copy(url: String, to destination: String, pagesPerStep: Int32 = 256) throws -> Report {
+    public static func copy(url: String, to destination: String) throws -> Report {
         guard url.lowercased().hasPrefix("sqlite:") else {
             throw StoreError(.invalidURL, detail: "backup copies SQLite databases; back up PostgreSQL with pg_dump or a base backup (see the README)")
         }
@@ -44,12 +44,16 @@ public enum SQLiteBackup {
         guard let backup = sqlite3_backup_init(to, "main", from, "main") else {
             throw StoreError(.unavailable, detail: "sqlite3_backup_init failed: \(String(cString: sqlite3_errmsg(to)))")
         }
+        // All pages in one step: one read transaction, one snapshot. In WAL mode it never blocks the
+        // server's writers, and their writes cannot restart it (copying in slices would restart on
+        // every write and might never finish on a busy server). Busy or locked only means: wait a little.
         var rc: Int32
+        var tries = 0
         repeat {
-            rc = sqlite3_backup_step(backup, pagesPerStep)
-            // Between steps the server may write; busy or locked only means: wait a little.
-            if rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED { usleep(rc == SQLITE_OK ? 1_000 : 20_000) }
-        } while rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED
+            rc = sqlite3_backup_step(backup, -1)
+            tries += 1
+            if rc == SQLITE_BUSY || rc == SQLITE_LOCKED { usleep(50_000) }
+        } while (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) && tries < 200
         let pages = Int(sqlite3_backup_pagecount(backup))
         sqlite3_backup_finish(backup)
         guard rc == SQLITE_DONE else {
@@ -62,8 +66,10 @@ public enum SQLiteBackup {
         try? FileManager.default.removeItem(atPath: partial + "-journal")
         try? FileManager.default.removeItem(atPath: partial + "-wal")
         try? FileManager.default.removeItem(atPath: partial + "-shm")
-        guard rename(partial, destination) == 0 else {
-            throw StoreError(.unavailable, detail: "could not move the copy to \(destination): \(String(cString: strerror(errno)))")
+        // link() refuses an existing destination, even one that appeared during the copy (rename would replace it).
+        guard link(partial, destination) == 0 else {
+            let reason = errno == EEXIST ? "\(destination) already exists: a backup never overwrites a file" : String(cString: strerror(errno))
+            throw StoreError(errno == EEXIST ? .invalidURL : .unavailable, detail: "could not put the copy at \(destination): \(reason)")
         }
         let bytes = (try? FileManager.default.attributesOfItem(atPath: destination)[.size] as? Int) ?? 0
         return Report(pages: pages, bytes: bytes)

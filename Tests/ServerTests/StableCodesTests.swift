@@ -39,6 +39,7 @@ struct StableCodesTests {
             (APIError.userNotFound, 404, "user_not_found"),
             (APIError.testNumberConfigured, 409, "test_number_configured"),
             (APIError.testNumberNotFound, 404, "test_number_not_found"),
+            (APIError.testNumberEnrolled, 409, "test_number_enrolled"),
             (HTTPProblem.notFound, 404, "not_found"),
             (HTTPProblem.methodNotAllowed(allowed: ["GET"]), 405, "method_not_allowed"),
             (HTTPProblem.malformedJSON, 400, "malformed_json"),

@@ -11,7 +11,7 @@ import pyotp
 import pytest
 import requests
 
-from conftest import _binary, _run, plain_http_server
+from conftest import _binary, _run, plain_http_server, wait_until
 
 PASSWORD = "admin-tests-correct-horse"
 WRITE_ROUTES = [("POST", "disable"), ("POST", "enable"), ("POST", "reset-mfa"), ("POST", "revoke-sessions"),
@@ -131,6 +131,27 @@ def test_delete_erases_the_person_and_pseudonymises_the_audit_trail(admin):
     assert not any("erase@example.com" in json.dumps(m) for m in admin.outbox("erase@example.com"))
     # The address can sign up again, as a new person.
     assert admin.call("POST", "/v1/accounts", {"email": "erase@example.com", "password": PASSWORD}).status_code == 202
+
+
+def test_delete_also_erases_texts_to_the_users_phone_which_no_test_number_may_take_over(admin):
+    email, number = "phone-erase@example.com", "447400765432"
+    admin.create_account(email, PASSWORD, "Phone")
+    token = admin.sign_in(email, PASSWORD)
+    session = admin.expect(202, "POST", "/v1/mfa/enrollments", {"kind": "phone", "phone": "+" + number}, token=token)["enrollment_session"]
+    # The text goes out before its code is entered (entering it voids whatever is still unsent).
+    wait_until(lambda: any(m["status"] == "sent" for m in admin.outbox(number)), "the enrollment text to go out")
+    code = admin.code_for(number)
+    admin.expect(201, "POST", f"/v1/mfa/enrollments/{session}", {"code": code}, token=token)
+    # A test number never sends and takes a fixed code: on an enrolled phone it would bypass the factor.
+    taken = call(admin, "PUT", f"/admin/v1/test-numbers/{number}", json={"code": "1234"})
+    assert taken.status_code == 409 and taken.json()["code"] == "test_number_enrolled"
+    uid = call(admin, "GET", "/admin/v1/users", params={"phone": "+" + number}).json()["users"][0]["id"]
+    assert admin.outbox(number), "the enrollment code was texted"
+    assert call(admin, "DELETE", f"/admin/v1/users/{uid}").status_code == 200
+    assert admin.outbox(number) == [] and admin.outbox(email) == []
+    erased = audit(admin, kind="admin.user_deleted")[-1]["detail"].split("user=")[1]
+    trail = audit(admin, user=erased)
+    assert trail and all("detail" not in e for e in trail if not e["kind"].startswith("admin."))
 
 
 def test_audit_query_validates_its_input(admin):

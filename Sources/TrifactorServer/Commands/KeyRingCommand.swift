@@ -9,6 +9,22 @@ import Store
 /// keys once nothing uses them. `trifactord keys ring`: the keys, which one
 /// seals, and how many secrets each holds.
 enum KeyRingCommand {
+    /// Adds a key under the file's lock; its id is one above the highest `kN`, so a retired id is never reused.
+    static func rotate(_ path: String) throws -> (id: String, older: [String]) {
+        do {
+            return try KeyFile.withLock(path) {
+                var entries = try KeyFile.read(path)
+                let highest = entries.compactMap { Int($0.id.dropFirst()) }.max() ?? -1
+                let id = "k\(highest + 1)"
+                entries.append(KeyFile.Entry(id: id, created: Date(), key: SecureRandom.bytes(32)))
+                try KeyFile.write(entries, to: path)
+                return (id, entries.dropLast().map(\.id))
+            }
+        } catch let failure as KeyFile.Failure {
+            throw ConfigurationParser.Failure(description: failure.description)
+        }
+    }
+
     static func run(_ sub: String, _ arguments: [String], environment: [String: String]) throws {
         let json = arguments.contains("--json")
         let config = try ConfigurationParser.parse(arguments: arguments.filter { $0 != "--json" }, environment: environment)
@@ -19,12 +35,8 @@ enum KeyRingCommand {
         var entries: [KeyFile.Entry]
         do { entries = try KeyFile.read(path) } catch let failure as KeyFile.Failure { throw ConfigurationParser.Failure(description: failure.description) }
         if sub == "rotate" {
-            var number = entries.count
-            var id = "k\(number)"
-            while entries.contains(where: { $0.id == id }) { number += 1; id = "k\(number)" }
-            entries.append(KeyFile.Entry(id: id, created: Date(), key: SecureRandom.bytes(32)))
-            do { try KeyFile.write(entries, to: path) } catch let failure as KeyFile.Failure { throw ConfigurationParser.Failure(description: failure.description) }
-            print("Key \(id) seals new secrets from now on (servers reading \(path) pick it up within 5 s). They re-seal older secrets in the background and retire \(entries.dropLast().map(\.id).joined(separator: ", ")) once nothing uses them; keys ring shows the progress.")
+            let (id, older) = try rotate(path)
+            print("Key \(id) seals new secrets from now on (servers reading \(path) pick it up within 5 s). After \(Int(config.keyRetireAfter)) s they re-seal older secrets in the background, then retire \(older.joined(separator: ", ")) once nothing uses them; keys ring shows the progress.")
             return
         }
         let counts = try ListCommands.withDatabase(config) { database in

@@ -72,9 +72,12 @@ enum KeyFile {
         for e in entries {
             text += "\(e.id) \(e.created == .distantPast ? "1970-01-01T00:00:00Z" : e.created.formatted(.iso8601)) \(Data(e.key).base64EncodedString())\n"
         }
-        let partial = path + ".new-\(getpid())"
+        let partial = path + ".new-" + Hex.encode(SecureRandom.bytes(6))
         let fd = open(partial, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard fd >= 0 else { throw Failure(description: "Cannot write \(partial): \(String(cString: strerror(errno))).") }
+        // The new file keeps the old one's owner (a rotation run with sudo must not leave a file the server cannot read).
+        var old = stat()
+        if stat(path, &old) == 0 { _ = fchown(fd, old.st_uid, old.st_gid) }
         let bytes = Array(text.utf8)
         let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         let synced = fsync(fd)
@@ -83,6 +86,23 @@ enum KeyFile {
             unlink(partial)
             throw Failure(description: "Cannot replace the key file \(path): \(String(cString: strerror(errno))).")
         }
+        // The rename itself reaches the disk.
+        let directory = open(URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY)
+        if directory >= 0 {
+            _ = fsync(directory)
+            close(directory)
+        }
+    }
+
+    /// Runs `body` holding an exclusive lock on `PATH.lock` (beside the key
+    /// file), so a rotation and a retirement never write over each other.
+    static func withLock<T>(_ path: String, _ body: () throws -> T) throws -> T {
+        let fd = open(path + ".lock", O_RDWR | O_CREAT, 0o600)
+        guard fd >= 0 else { throw Failure(description: "Cannot lock the key file \(path): \(String(cString: strerror(errno))).") }
+        defer { close(fd) }
+        guard flock(fd, LOCK_EX) == 0 else { throw Failure(description: "Cannot lock the key file \(path): \(String(cString: strerror(errno))).") }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
     }
 
     /// Writes a new ring of one random key, created with mode 0600 from the

@@ -109,6 +109,8 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
                                         detail: "This admin key may read but not change anything: use a key made with --role write.")
     static let testNumberConfigured = APIError(status: 409, code: "test_number_configured", title: "Test Number Configured",
                                                detail: "This test number comes from TRIFACTOR_TEST_NUMBERS: change it there.")
+    static let testNumberEnrolled = APIError(status: 409, code: "test_number_enrolled", title: "Test Number Enrolled",
+                                             detail: "A user's second factor uses this number: as a test number it would never receive its codes.")
     static let testNumberNotFound = APIError(status: 404, code: "test_number_not_found", title: "Not Found", detail: "There is no such test number.")
     static let userNotFound = APIError(status: 404, code: "user_not_found", title: "Not Found", detail: "There is no such user.")
     static let sessionNotFound = APIError(status: 404, code: "session_not_found", title: "Not Found", detail: "There is no such session.")

@@ -5,7 +5,8 @@ import Logging
 import Store
 
 /// Moves secrets at rest to the active key after `trifactord keys rotate`,
-/// in the background: each pass reads the sealed TOTP secrets page by page
+/// in the background, once the key has been in the file for `grace` (every
+/// instance has read it by then): each pass reads the sealed TOTP secrets page by page
 /// and re-seals those under an older key, one page per transaction, each row
 /// only if it still holds the value read (compare-and-set, so two instances
 /// or a concurrent enrollment never lose a write). Once a whole pass finds
@@ -36,8 +37,11 @@ struct SecretResealer: Sendable {
     func pass(now: Date = Date()) throws -> Report {
         try ring.reload()
         var report = Report()
-        guard ring.entries.count > 1 else { return report }
-        let active = ring.activeID
+        guard ring.entries.count > 1, let activeEntry = ring.entries.last else { return report }
+        // Every instance (and every host's copy of the file) gets `grace` to learn the new key
+        // before anything moves to it: until then an instance without it could not open them.
+        guard now.timeIntervalSince(activeEntry.created) >= grace else { return report }
+        let active = activeEntry.id
         for t in Self.tables {
             var cursor = ""
             while true {
@@ -55,13 +59,12 @@ struct SecretResealer: Sendable {
                     var moved = 0
                     for (key, factor, old) in stale {
                         let ad = TOTPFactor.associatedData(FactorID(factor))
-                        guard let bytes = Data(base64Encoded: old), let plain = try? ring.open(Array(bytes), associatedData: ad) else {
+                        guard let bytes = Data(base64Encoded: old), var plain = try? ring.open(Array(bytes), associatedData: ad) else {
                             logger.log("error", "reseal_failed", ["table": .string(t.table), "row": .string(String(key.prefix(8)))])
                             continue
                         }
-                        var secret = plain
-                        defer { for i in secret.indices { secret[i] = 0 } }
-                        let fresh = Data(try ring.seal(secret, associatedData: ad)).base64EncodedString()
+                        defer { plain.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+                        let fresh = Data(try ring.seal(plain, associatedData: ad)).base64EncodedString()
                         moved += try db.execute("UPDATE \(t.table) SET secret_sealed = $3 WHERE \(t.key) = $1 AND secret_sealed = $2",
                                                 [.text(key), .text(old), .text(fresh)])
                     }
@@ -72,12 +75,19 @@ struct SecretResealer: Sendable {
             }
         }
         if report.resealed > 0 { logger.log("info", "secrets_resealed", ["count": .int(report.resealed), "key": .string(active)]) }
-        let activeEntry = ring.entries.last!
-        if report.resealed == 0, report.remaining == 0, now.timeIntervalSince(activeEntry.created) >= grace, let path = ring.path {
-            report.retired = ring.entries.dropLast().map(\.id)
-            try KeyFile.write([activeEntry], to: path)
+        if report.resealed == 0, report.remaining == 0, let path = ring.path {
+            // Under the file's lock, from the file as it is now: a `keys rotate` that ran during this
+            // pass added a key that must survive (and then nothing is retired until it has sealed).
+            report.retired = try KeyFile.withLock(path) {
+                let current = try KeyFile.read(path)
+                guard current.last?.id == active, current.count > 1 else { return [] }
+                try KeyFile.write([current.last!], to: path)
+                return current.dropLast().map(\.id)
+            }
             try ring.reload()
-            logger.log("info", "keys_retired", ["keys": .string(report.retired.joined(separator: ",")), "active": .string(active)])
+            if !report.retired.isEmpty {
+                logger.log("info", "keys_retired", ["keys": .string(report.retired.joined(separator: ",")), "active": .string(active)])
+            }
         }
         return report
     }

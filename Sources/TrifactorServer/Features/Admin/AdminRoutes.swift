@@ -76,7 +76,8 @@ struct AdminRoutes {
     }
 
     /// The caller's admin key, with the role `needs`: 401 without a live key
-    /// (audited), 403 for a read key on a write.
+    /// (a wrong one audited), 403 for a read key on a write (audited); past
+    /// a client's (or the read key's) budget of refusals, 429.
     private func authenticate(_ request: Request, needs role: AdminRole) throws -> AdminService.Actor {
         let client = AuditContext(request)
         let key = try transactions.read { try keys.authenticate(token: request.bearerToken, on: $0) }
@@ -93,10 +94,15 @@ struct AdminRoutes {
             throw APIError.adminKeyRequired
         }
         if role == .write && key.role != .write {
+            // Audited like a refused key, within a budget of the key's own.
             let now = Date().millis
-            try? transactions.write {
-                try AuditLog.append(client.event(.adminKeyRejected, .denied, detail: "admin=\(key.name) read-only: \(request.method) \(request.path)"), at: now, on: $0)
+            let wait = try transactions.write { db -> Int? in
+                if let wait = try RateLimiter.take("admin:read-only:\(key.id)", limit: Self.refusals, nowMillis: now, on: db) { return wait }
+                try AuditLog.append(client.event(.adminKeyRejected, .denied, detail: "admin=\(key.name) read-only: \(request.method) \(request.path)"),
+                                    at: now, on: db)
+                return nil
             }
+            if let wait { throw APIError.rateLimited(retryAfter: wait) }
             throw APIError.adminReadOnly
         }
         return AdminService.Actor(name: key.name, client: client)
@@ -134,6 +140,7 @@ extension AdminFailure: APIFailure {
         case .userNotFound: .userNotFound
         case .testNumberConfigured: .testNumberConfigured
         case .testNumberNotFound: .testNumberNotFound
+        case .testNumberEnrolled: .testNumberEnrolled
         }
     }
 }

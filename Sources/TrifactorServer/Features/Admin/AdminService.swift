@@ -130,18 +130,32 @@ struct AdminService: Sendable {
     }
 
     /// Erases the account and its personal data: the user row and everything
-    /// that cascades from it (sessions, factors, codes), messages to their
-    /// address; the audit trail is kept but pseudonymised (a fresh id in place
-    /// of theirs, addresses and user agents cleared).
+    /// that cascades from it (sessions, factors, codes), and the messages to
+    /// their email address and second-factor phones (emptied, and voided if
+    /// not sent yet); the audit trail is kept but pseudonymised (a fresh id in
+    /// place of theirs; addresses, user agents and details cleared, but for
+    /// administrators' own entries, which say who did what).
     func delete(_ id: UserID, actor: Actor) throws -> AdminActionResult {
         let now = clock.now().millis
         let pseudonym = "erased-" + Hex.encode(SecureRandom.bytes(8))
         let result = try transactions.write { db -> AdminActionResult in
             guard let user = try AccountRepository.find(id: id, on: db) else { throw AdminFailure.userNotFound }
             let ended = try SessionRepository.live(id, on: db).count
-            try db.execute("UPDATE outbox SET recipient = '', body = '', subject = NULL WHERE recipient = $1", [.text(user.email)])
+            let phones = try db.query("SELECT phone FROM mfa_factors WHERE user_id = $1 AND phone IS NOT NULL", [id.sql]).map { try $0.text("phone") }
+            for recipient in [user.email] + phones {
+                try db.execute("""
+                    UPDATE outbox SET recipient = '', body = '', subject = NULL,
+                      status = CASE WHEN status IN ('pending', 'held', 'review') THEN 'void' ELSE status END
+                    WHERE recipient = $1
+                    """, [.text(recipient)])
+            }
             try db.execute("DELETE FROM users WHERE id = $1", [id.sql])
-            try db.execute("UPDATE audit_log SET user_id = $2, ip = NULL, user_agent = NULL WHERE user_id = $1", [id.sql, .text(pseudonym)])
+            // Administrators' own entries keep their detail (who did what; no personal data in it).
+            try db.execute("""
+                UPDATE audit_log SET user_id = $2, ip = NULL, user_agent = NULL,
+                  detail = CASE WHEN kind LIKE 'admin.%' THEN detail ELSE NULL END
+                WHERE user_id = $1
+                """, [id.sql, .text(pseudonym)])
             try AuditLog.append(actor.event(.adminUserDeleted, nil, "user=\(pseudonym)"), at: now, on: db)
             return AdminActionResult(userID: id.raw, action: "delete", sessionsEnded: ended)
         }
@@ -171,6 +185,10 @@ struct AdminService: Sendable {
         guard testBook.configured[number] == nil else { throw AdminFailure.testNumberConfigured }
         let now = clock.now().millis
         try transactions.write { db in
+            // A test number never sends and takes a fixed code: on a user's enrolled phone it would bypass their factor.
+            if try db.queryOne("SELECT 1 AS enrolled FROM mfa_factors WHERE phone = $1 LIMIT 1", [.text(number)]) != nil {
+                throw AdminFailure.testNumberEnrolled
+            }
             try db.execute("INSERT INTO test_numbers (number, code, created_at) VALUES ($1, $2, $3) ON CONFLICT (number) DO UPDATE SET code = excluded.code",
                            [.text(number), .text(code), .int(now)])
             try AuditLog.append(actor.event(.adminTestNumberSet, nil, "number=\(number)"), at: now, on: db)
@@ -216,4 +234,6 @@ enum AdminFailure: Error, Equatable {
     /// A test number of the configuration: changed there, not through the API.
     case testNumberConfigured
     case testNumberNotFound
+    /// A user's second factor uses this number.
+    case testNumberEnrolled
 }
