@@ -83,36 +83,33 @@ struct AdminRoutes {
         let key = try transactions.read { try keys.authenticate(token: request.bearerToken, on: $0) }
         guard let key else {
             guard request.bearerToken != nil else { throw APIError.adminKeyRequired }
-            // Refused keys are audited, up to 10 in a burst and one per 5 s per client after that: 429 beyond.
-            let now = Date().millis
-            let wait = try transactions.write { db -> Int? in
-                if let wait = try RateLimiter.take("admin:ip:\(client.clientKey)", limit: Self.refusals, nowMillis: now, on: db) { return wait }
-                try AuditLog.append(client.event(.adminKeyRejected, .denied, detail: "\(request.method) \(request.path)"), at: now, on: db)
-                return nil
-            }
-            if let wait { throw APIError.rateLimited(retryAfter: wait) }
-            throw APIError.adminKeyRequired
+            throw try refusal(APIError.adminKeyRequired, budget: "admin:ip:\(client.clientKey)", detail: "\(request.method) \(request.path)", client: client)
         }
         if role == .write && key.role != .write {
-            // Audited like a refused key, within a budget of the key's own.
-            let now = Date().millis
-            let wait = try transactions.write { db -> Int? in
-                if let wait = try RateLimiter.take("admin:read-only:\(key.id)", limit: Self.refusals, nowMillis: now, on: db) { return wait }
-                try AuditLog.append(client.event(.adminKeyRejected, .denied, detail: "admin=\(key.name) read-only: \(request.method) \(request.path)"),
-                                    at: now, on: db)
-                return nil
-            }
-            if let wait { throw APIError.rateLimited(retryAfter: wait) }
-            throw APIError.adminReadOnly
+            throw try refusal(APIError.adminReadOnly, budget: "admin:read-only:\(key.id)",
+                              detail: "admin=\(key.name) read-only: \(request.method) \(request.path)", client: client)
         }
         return AdminService.Actor(name: key.name, client: client)
+    }
+
+    /// A refusal, audited as `admin_key.rejected` while its budget (a burst
+    /// of 10, then one per 5 s) lasts: past it, 429 and no audit entry, so a
+    /// flood cannot fill the audit log.
+    private func refusal(_ problem: APIError, budget: String, detail: String, client: AuditContext) throws -> APIError {
+        let now = Date().millis
+        let wait = try transactions.write { db -> Int? in
+            if let wait = try RateLimiter.take(budget, limit: Self.refusals, nowMillis: now, on: db) { return wait }
+            try AuditLog.append(client.event(.adminKeyRejected, .denied, detail: detail), at: now, on: db)
+            return nil
+        }
+        return wait.map { APIError.rateLimited(retryAfter: $0) } ?? problem
     }
 
     static func testNumber(_ e: TestNumberBook.Entry) -> AdminTestNumber {
         AdminTestNumber(number: e.number, code: e.code, source: e.source, createdAt: e.createdAt.map { Date(millis: $0) })
     }
 
-    /// Refused admin keys per client: a burst of 10, then one per 5 s.
+    /// Refusals per client (a wrong key) or per read key (a write): a burst of 10, then one per 5 s.
     static let refusals = RateLimiter.Limit(burst: 10, rate: 0.2)
 
     static func summary(_ user: UserRecord) -> AdminUserSummary {
