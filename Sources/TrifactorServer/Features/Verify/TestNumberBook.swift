@@ -10,21 +10,23 @@ import Synchronization
 /// here (another instance's change is seen within that time).
 final class TestNumberBook: Sendable {
     let configured: [String: String]
-    private let added = Mutex<[String: String]>([:])
+    /// The configuration's and administrators' numbers, merged when read from the database (not per lookup).
+    private let merged: Mutex<[String: String]>
 
     init(configured: [String: String]) {
         self.configured = configured
+        merged = Mutex(configured)
     }
 
     /// Every test number and its code; the configuration's win.
-    var all: [String: String] { added.withLock { $0 }.merging(configured) { _, configured in configured } }
+    var all: [String: String] { merged.withLock { $0 } }
 
     /// Reads the administrators' numbers again.
     func refresh(on db: any SQLConnection) throws {
-        let rows = try db.query("SELECT number, code FROM test_numbers", [])
         var fresh: [String: String] = [:]
-        for row in rows { fresh[try row.text("number")] = try row.text("code") }
-        added.withLock { $0 = fresh }
+        for row in try db.query("SELECT number, code FROM test_numbers", []) { fresh[try row.text("number")] = try row.text("code") }
+        let all = fresh.merging(configured) { _, configured in configured }
+        merged.withLock { $0 = all }
     }
 
     /// One test number as the admin API lists it.
