@@ -8,9 +8,7 @@ import Synchronization
 final class RouteStats: Sendable {
     struct Counts {
         var statuses: [Int: UInt64] = [:]
-        var buckets: [UInt64] = Array(repeating: 0, count: Histogram.latencyBuckets.count + 1)
-        var sum = 0.0
-        var count: UInt64 = 0
+        var latency = Histogram.Series(buckets: Histogram.latencyBuckets)
     }
 
     let route: String
@@ -23,12 +21,9 @@ final class RouteStats: Sendable {
     }
 
     func record(status: Int, seconds: Double) {
-        let bucket = Histogram.latencyBuckets.firstIndex { seconds <= $0 } ?? Histogram.latencyBuckets.count
         counts.withLock { c in
             c.statuses[status, default: 0] += 1
-            c.buckets[bucket] += 1
-            c.sum += seconds
-            c.count += 1
+            c.latency.record(seconds, buckets: Histogram.latencyBuckets)
         }
     }
 
@@ -36,7 +31,7 @@ final class RouteStats: Sendable {
 
     /// Writes both families for `all` routes (those with requests).
     static func render(_ all: [RouteStats], into text: inout String) {
-        let seen = all.map { ($0, $0.snapshot) }.filter { $0.1.count > 0 }
+        let seen = all.map { ($0, $0.snapshot) }.filter { !$0.1.latency.isEmpty }
         text += "# HELP trifactor_http_requests_total HTTP requests answered, by route pattern, method and status (0: the client went away first).\n"
         text += "# TYPE trifactor_http_requests_total counter\n"
         for (stats, c) in seen {
@@ -47,15 +42,8 @@ final class RouteStats: Sendable {
         text += "# HELP trifactor_http_request_duration_seconds Time from the request's head to its answer, by route pattern and method.\n"
         text += "# TYPE trifactor_http_request_duration_seconds histogram\n"
         for (stats, c) in seen {
-            let labels = (["route", "method"], [stats.route, stats.method])
-            var cumulative: UInt64 = 0
-            for (bound, n) in zip(Histogram.latencyBuckets, c.buckets) {
-                cumulative += n
-                text += "trifactor_http_request_duration_seconds_bucket\(Metrics.labelText(labels.0, labels.1, extra: ("le", Metrics.format(bound)))) \(cumulative)\n"
-            }
-            text += "trifactor_http_request_duration_seconds_bucket\(Metrics.labelText(labels.0, labels.1, extra: ("le", "+Inf"))) \(c.count)\n"
-            text += "trifactor_http_request_duration_seconds_sum\(Metrics.labelText(labels.0, labels.1)) \(Metrics.format(c.sum))\n"
-            text += "trifactor_http_request_duration_seconds_count\(Metrics.labelText(labels.0, labels.1)) \(c.count)\n"
+            Histogram.write("trifactor_http_request_duration_seconds", labels: ["route", "method"], values: [stats.route, stats.method],
+                            series: c.latency, buckets: Histogram.latencyBuckets, into: &text)
         }
     }
 }

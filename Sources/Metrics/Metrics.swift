@@ -102,9 +102,6 @@ public final class Counter: MetricFamily {
         self.values.withLock { $0[values, default: 0] += amount }
     }
 
-    /// The series' value now (tests and the CLI).
-    public func value(_ values: [String] = []) -> Double { self.values.withLock { $0[values] ?? 0 } }
-
     func render(into text: inout String) {
         text += "# HELP \(name) \(help)\n# TYPE \(name) counter\n"
         for (key, value) in values.withLock({ $0 }).sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
@@ -118,10 +115,22 @@ public final class Histogram: MetricFamily {
     /// 1 ms to 10 s: request latencies and waits.
     public static let latencyBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
-    struct Series {
+    /// One series: observations per bucket (the last above every bound), their sum and count.
+    public struct Series: Sendable {
         var counts: [UInt64]
         var sum: Double = 0
         var count: UInt64 = 0
+
+        public init(buckets: [Double]) { counts = Array(repeating: 0, count: buckets.count + 1) }
+
+        /// Records `value` (`buckets` sorted, as given to `init`).
+        public mutating func record(_ value: Double, buckets: [Double]) {
+            counts[buckets.firstIndex { value <= $0 } ?? buckets.count] += 1
+            sum += value
+            count += 1
+        }
+
+        public var isEmpty: Bool { count == 0 }
     }
 
     let name: String, help: String, labels: [String], buckets: [Double]
@@ -137,39 +146,31 @@ public final class Histogram: MetricFamily {
     /// Records one observation in the series of `values`.
     public func observe(_ values: [String] = [], _ value: Double) {
         precondition(values.count == labels.count, "\(name) takes \(labels.count) labels")
-        let index = buckets.firstIndex { value <= $0 } ?? buckets.count
-        let width = buckets.count
-        series.withLock { all in
-            all[values, default: Series(counts: Array(repeating: 0, count: width + 1))].record(index, value)
-        }
+        let buckets = buckets
+        series.withLock { all in all[values, default: Series(buckets: buckets)].record(value, buckets: buckets) }
     }
 
     /// Records one observation in a histogram without labels.
     public func observe(_ value: Double) { observe([], value) }
 
-    /// How many observations the series has (tests).
-    public func count(_ values: [String] = []) -> UInt64 { series.withLock { $0[values]?.count ?? 0 } }
-
     func render(into text: inout String) {
         text += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
         for (key, s) in series.withLock({ $0 }).sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            var cumulative: UInt64 = 0
-            for (bound, count) in zip(buckets, s.counts) {
-                cumulative += count
-                text += "\(name)_bucket\(Metrics.labelText(labels, key, extra: ("le", Metrics.format(bound)))) \(cumulative)\n"
-            }
-            text += "\(name)_bucket\(Metrics.labelText(labels, key, extra: ("le", "+Inf"))) \(s.count)\n"
-            text += "\(name)_sum\(Metrics.labelText(labels, key)) \(Metrics.format(s.sum))\n"
-            text += "\(name)_count\(Metrics.labelText(labels, key)) \(s.count)\n"
+            Self.write(name, labels: labels, values: key, series: s, buckets: buckets, into: &text)
         }
     }
-}
 
-extension Histogram.Series {
-    mutating func record(_ index: Int, _ value: Double) {
-        counts[index] += 1
-        sum += value
-        count += 1
+    /// One series' sample lines: cumulative buckets, `+Inf`, sum and count
+    /// (the HELP and TYPE lines are the caller's).
+    public static func write(_ name: String, labels: [String], values: [String], series s: Series, buckets: [Double], into text: inout String) {
+        var cumulative: UInt64 = 0
+        for (bound, count) in zip(buckets, s.counts) {
+            cumulative += count
+            text += "\(name)_bucket\(Metrics.labelText(labels, values, extra: ("le", Metrics.format(bound)))) \(cumulative)\n"
+        }
+        text += "\(name)_bucket\(Metrics.labelText(labels, values, extra: ("le", "+Inf"))) \(s.count)\n"
+        text += "\(name)_sum\(Metrics.labelText(labels, values)) \(Metrics.format(s.sum))\n"
+        text += "\(name)_count\(Metrics.labelText(labels, values)) \(s.count)\n"
     }
 }
 
