@@ -19,30 +19,9 @@ enum AdminCommands {
         """
     static let userActions = ["disable", "enable", "delete", "reset-mfa", "revoke-sessions", "verify-email"]
 
-    /// Splits `--name value` style options out of `arguments`; the rest (settings) goes to the configuration parser.
-    private static func options(_ arguments: [String], named names: Set<String>, flags: Set<String> = ["--json"]) throws
-        -> (values: [String: String], flags: Set<String>, positional: [String], rest: [String]) {
-        var values: [String: String] = [:], set: Set<String> = [], positional: [String] = [], rest: [String] = []
-        var queue = arguments[...]
-        while let a = queue.popFirst() {
-            if names.contains(a) {
-                guard let v = queue.popFirst(), !v.hasPrefix("--") else { throw ConfigurationParser.Failure(description: "\(a) needs a value.") }
-                values[a] = v
-            } else if flags.contains(a) {
-                set.insert(a)
-            } else if a.hasPrefix("--") {
-                rest.append(a)
-                if !a.contains("="), let v = queue.first, !v.hasPrefix("--") { rest.append(v); queue.removeFirst() }
-            } else {
-                positional.append(a)
-            }
-        }
-        return (values, set, positional, rest)
-    }
-
     static func keys(_ arguments: [String], environment: [String: String]) throws {
         guard let sub = arguments.first, ["create", "list", "revoke"].contains(sub) else { throw ConfigurationParser.Failure(description: keysUsage) }
-        let o = try options(Array(arguments.dropFirst()), named: ["--name", "--role"])
+        let o = try CommandOptions.split(Array(arguments.dropFirst()), named: ["--name", "--role"])
         let config = try ConfigurationParser.parse(arguments: o.rest, environment: environment)
         let keys = AdminKeys(random: SecureRandom.source, clock: .system)
         try ListCommands.withDatabase(config) { database in
@@ -82,7 +61,7 @@ enum AdminCommands {
     }
 
     static func users(_ sub: String, _ arguments: [String], environment: [String: String]) throws {
-        let o = try options(arguments, named: ["--email", "--id", "--phone"])
+        let o = try CommandOptions.split(arguments, named: ["--email", "--id", "--phone"])
         let config = try ConfigurationParser.parse(arguments: o.rest, environment: environment)
         let json = o.flags.contains("--json")
         try ListCommands.withDatabase(config) { database in

@@ -124,3 +124,28 @@ struct ListingOptions {
         return (options, rest)
     }
 }
+
+/// The options of a subcommand, split from the settings every command reads.
+enum CommandOptions {
+    /// Splits `--name value` options (`names`) and flags out of `arguments`; other
+    /// `--settings` (with their values) go to the configuration parser, bare words are positional.
+    static func split(_ arguments: [String], named names: Set<String>, flags: Set<String> = ["--json"]) throws
+        -> (values: [String: String], flags: Set<String>, positional: [String], rest: [String]) {
+        var values: [String: String] = [:], set: Set<String> = [], positional: [String] = [], rest: [String] = []
+        var queue = arguments[...]
+        while let a = queue.popFirst() {
+            if names.contains(a) {
+                guard let v = queue.popFirst(), !v.hasPrefix("--") else { throw ConfigurationParser.Failure(description: "\(a) needs a value.") }
+                values[a] = v
+            } else if flags.contains(a) {
+                set.insert(a)
+            } else if a.hasPrefix("--") {
+                rest.append(a)
+                if !a.contains("="), let v = queue.first, !v.hasPrefix("--") { rest.append(v); queue.removeFirst() }
+            } else {
+                positional.append(a)
+            }
+        }
+        return (values, set, positional, rest)
+    }
+}

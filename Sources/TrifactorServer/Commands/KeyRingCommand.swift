@@ -26,8 +26,10 @@ enum KeyRingCommand {
     }
 
     static func run(_ sub: String, _ arguments: [String], environment: [String: String]) throws {
-        let json = arguments.contains("--json")
-        let config = try ConfigurationParser.parse(arguments: arguments.filter { $0 != "--json" }, environment: environment)
+        let o = try CommandOptions.split(arguments, named: [])
+        guard o.positional.isEmpty else { throw ConfigurationParser.Failure(description: "Unexpected argument \"\(o.positional[0])\": see trifactord keys --help.") }
+        let json = o.flags.contains("--json")
+        let config = try ConfigurationParser.parse(arguments: o.rest, environment: environment)
         let path = config.keyFile
         guard FileManager.default.fileExists(atPath: path) else {
             throw ConfigurationParser.Failure(description: "There is no key file at \(path): serve --dev makes one, or openssl rand -base64 32 > \(path) && chmod 600 \(path).")

@@ -15,23 +15,11 @@ enum KeysCommand {
         if sub == "rotate" || sub == "ring" {
             return try KeyRingCommand.run(sub, Array(arguments.dropFirst()), environment: environment)
         }
-        var rest = Array(arguments.dropFirst())
-        var json = false, name: String?, target: String?
-        var remaining: [String] = []
-        while !rest.isEmpty {
-            let a = rest.removeFirst()
-            switch a {
-            case "--json": json = true
-            case "--name":
-                guard let v = rest.first else { throw ConfigurationParser.Failure(description: "--name needs a value.") }
-                name = v
-                rest.removeFirst()
-            case _ where sub == "revoke" && !a.hasPrefix("--") && target == nil: target = a
-            default:
-                remaining.append(a)
-                if !a.contains("="), let v = rest.first, !v.hasPrefix("--") { remaining.append(v); rest.removeFirst() }
-            }
+        let o = try CommandOptions.split(Array(arguments.dropFirst()), named: ["--name"])
+        guard o.positional.count <= (sub == "revoke" ? 1 : 0) else {
+            throw ConfigurationParser.Failure(description: "Unexpected argument \"\(o.positional.last ?? "")\": see trifactord keys --help.")
         }
+        let (json, name, target, remaining) = (o.flags.contains("--json"), o.values["--name"], o.positional.first, o.rest)
         let config = try ConfigurationParser.parse(arguments: remaining, environment: environment)
         try ListCommands.withDatabase(config) { database in
             try run(sub, name: name, target: target, json: json, keys: APIKeys(random: SecureRandom.source, clock: .system), database: database)
