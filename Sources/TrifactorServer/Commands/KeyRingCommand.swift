@@ -34,13 +34,13 @@ enum KeyRingCommand {
         guard FileManager.default.fileExists(atPath: path) else {
             throw ConfigurationParser.Failure(description: "There is no key file at \(path): serve --dev makes one, or openssl rand -base64 32 > \(path) && chmod 600 \(path).")
         }
-        var entries: [KeyFile.Entry]
-        do { entries = try KeyFile.read(path) } catch let failure as KeyFile.Failure { throw ConfigurationParser.Failure(description: failure.description) }
         if sub == "rotate" {
             let (id, older) = try rotate(path)
             print("Key \(id) seals new secrets from now on (servers reading \(path) pick it up within 5 s). After \(Int(config.keyRetireAfter)) s they re-seal older secrets in the background, then retire \(older.joined(separator: ", ")) once nothing uses them; keys ring shows the progress.")
             return
         }
+        let entries: [KeyFile.Entry]
+        do { entries = try KeyFile.read(path) } catch let failure as KeyFile.Failure { throw ConfigurationParser.Failure(description: failure.description) }
         let counts = try ListCommands.withDatabase(config) { database in
             try database.read { db -> [String: Int] in
                 var counts: [String: Int] = [:]
