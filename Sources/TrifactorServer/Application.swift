@@ -110,7 +110,8 @@ public enum Application {
         HealthRoutes(probe: probe).register(on: &router)
         try ContractRoutes().register(on: &router)
         MetricsRoutes(token: s.configuration.metricsToken, transactions: s.transactions, clock: s.clock).register(on: &router)
-        var routes = APIRoutes(router: router, sessions: s.sessions)
+        let idempotency = Idempotency(transactions: s.transactions, clock: s.clock)
+        var routes = APIRoutes(router: router, sessions: s.sessions, idempotency: idempotency)
         AccountsRoutes(accounts: s.accounts).register(on: &routes)
         SessionsRoutes(sessions: s.sessions).register(on: &routes)
         let policies = s.sessions.policies
@@ -122,7 +123,7 @@ public enum Application {
             .register(on: &routes)
         router = routes.router
         let v = s.configuration.verify
-        VerifyRoutes(verifications: s.verifications, keys: s.keys, transactions: s.transactions, clock: s.clock,
+        VerifyRoutes(verifications: s.verifications, keys: s.keys, transactions: s.transactions, clock: s.clock, idempotency: idempotency,
                      perIP: .init(burst: v.perIPBurst, rate: v.perIPRate)).register(on: &router)
         if !s.configuration.providers.isEmpty {
             DeliveryRoutes(transactions: s.transactions, clock: s.clock, accounts: s.configuration.providers, publicURL: s.configuration.publicURL,

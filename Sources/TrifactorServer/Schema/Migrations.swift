@@ -266,5 +266,17 @@ public enum Schema {
               created_at {{bigint}} NOT NULL
             );
             """),
+        Migration(version: 9, name: "answers kept for Idempotency-Key", sql: """
+            CREATE TABLE idempotency_keys (
+              id TEXT PRIMARY KEY,
+              fingerprint TEXT NOT NULL,
+              status INTEGER,
+              headers TEXT,
+              body TEXT,
+              created_at {{bigint}} NOT NULL,
+              expires_at {{bigint}} NOT NULL
+            );
+            CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+            """),
     ]
 }

@@ -114,6 +114,15 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
     static let testNumberNotFound = APIError(status: 404, code: "test_number_not_found", title: "Not Found", detail: "There is no such test number.")
     static let userNotFound = APIError(status: 404, code: "user_not_found", title: "Not Found", detail: "There is no such user.")
     static let sessionNotFound = APIError(status: 404, code: "session_not_found", title: "Not Found", detail: "There is no such session.")
+    /// An `Idempotency-Key` header that is not 1 to 255 visible ASCII characters.
+    static let invalidIdempotencyKey = APIError(status: 400, code: "invalid_idempotency_key", title: "Invalid Idempotency Key",
+                                                detail: "The Idempotency-Key header must be 1 to 255 visible ASCII characters, without quotes or backslashes inside.")
+    /// An `Idempotency-Key` already used for a different request.
+    static let idempotencyKeyReused = APIError(status: 422, code: "idempotency_key_reused", title: "Idempotency Key Reused",
+                                               detail: "This Idempotency-Key was used for a different request: use a new key for a new request.")
+    /// Another request with the same `Idempotency-Key` is still running.
+    static let idempotencyKeyInProgress = APIError(status: 409, code: "idempotency_key_in_progress", title: "Request In Progress",
+                                                   detail: "A request with this Idempotency-Key is still running: retry shortly.", retryAfter: 1)
     /// The database cannot be reached.
     static let serviceUnavailable = APIError(status: 503, code: "service_unavailable", title: "Service Unavailable",
                                              detail: "The service is temporarily unavailable: try again shortly.", retryAfter: 5)

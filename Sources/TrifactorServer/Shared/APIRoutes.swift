@@ -16,24 +16,45 @@ protocol APIFailure: Error {
 struct APIRoutes {
     private(set) var router: Router
     let sessions: SessionService
+    /// Runs the handlers of `idempotent` routes under their `Idempotency-Key`.
+    let idempotency: Idempotency
 
-    init(router: Router = Router(), sessions: SessionService) {
+    init(router: Router = Router(), sessions: SessionService, idempotency: Idempotency) {
         self.router = router
         self.sessions = sessions
+        self.idempotency = idempotency
     }
 
     /// A route whose handler runs on `execution` (the database executor unless said otherwise).
-    mutating func add(_ method: String, _ path: String, execution: Router.Execution = .database, _ handler: @escaping @Sendable (Request) throws -> Response) {
-        router.add(method, path, execution: execution, Self.answeringFailures(handler))
+    /// An `idempotent` one honours `Idempotency-Key` (a short handler that sends a message or
+    /// creates a challenge, whose answer holds no secret).
+    mutating func add(_ method: String, _ path: String, execution: Router.Execution = .database, idempotent: Bool = false,
+                      _ handler: @escaping @Sendable (Request) throws -> Response) {
+        guard idempotent else { return router.add(method, path, execution: execution, Self.answeringFailures(handler)) }
+        let idempotency = idempotency
+        router.add(method, path, execution: execution, Self.answeringFailures { request in
+            try idempotency.run(request, operation: "\(method) \(path)", caller: "anonymous", answer: Self.problem) { try handler(request) }
+        })
     }
 
     /// A route for a signed-in caller: no session (or an ended one) is a 401 before the handler runs.
-    mutating func authenticated(_ method: String, _ path: String, execution: Router.Execution = .database,
+    /// An `idempotent` one keeps each user's keys apart.
+    mutating func authenticated(_ method: String, _ path: String, execution: Router.Execution = .database, idempotent: Bool = false,
                                 _ handler: @escaping @Sendable (Request, Caller) throws -> Response) {
         let sessions = sessions
+        let idempotency = idempotency
         add(method, path, execution: execution) { request in
-            try handler(request, try sessions.authenticate(token: request.bearerToken, client: AuditContext(request)))
+            let caller = try sessions.authenticate(token: request.bearerToken, client: AuditContext(request))
+            guard idempotent else { return try handler(request, caller) }
+            return try idempotency.run(request, operation: "\(method) \(path)", caller: "user:\(caller.user.id.raw)", answer: Self.problem) {
+                try handler(request, caller)
+            }
         }
+    }
+
+    /// The problem a failure is answered with (the failure itself when it is not one of the API's).
+    private static func problem(_ error: any Error) -> any Error {
+        (error as? any APIFailure)?.problem ?? error
     }
 
     /// A route with a fast path answered from memory on the HTTP thread (nil: not there; the handler runs).
@@ -51,6 +72,17 @@ struct APIRoutes {
             } catch let failure as any APIFailure {
                 throw failure.problem
             }
+        }
+    }
+}
+
+/// The problems of a refused `Idempotency-Key`.
+extension IdempotencyFailure: APIFailure {
+    var problem: APIError {
+        switch self {
+        case .invalidKey: .invalidIdempotencyKey
+        case .reused: .idempotencyKeyReused
+        case .inProgress: .idempotencyKeyInProgress
         }
     }
 }

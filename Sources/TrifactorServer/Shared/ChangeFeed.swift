@@ -5,10 +5,10 @@ import Store
 /// News of a change that others wait for or keep copies of: a device's
 /// pending approvals (`device:<id>`), an approval's decision
 /// (`approval:<id>`), a session or a user's sessions that changed
-/// (`session:<id>`, `user:<id>`). Published after the change
-/// commits, it wakes the long polls of this process at once and reaches
-/// the other instances on the same PostgreSQL through `NOTIFY` (they wake
-/// theirs from `LISTEN`). On SQLite, one process owns the data and the
+/// (`session:<id>`, `user:<id>`). Published after the change commits
+/// (inside a request's transaction, held until that commits), it wakes the
+/// long polls of this process at once and reaches the other instances on
+/// the same PostgreSQL through `NOTIFY` (they wake theirs from `LISTEN`). On SQLite, one process owns the data and the
 /// local wake-up is all there is.
 struct ChangeFeed: Sendable {
     /// The PostgreSQL channel: a fixed identifier, never input.
@@ -18,7 +18,7 @@ struct ChangeFeed: Sendable {
 
     /// Hands the news to `local` (long polls, session cache) and tells the other instances through `database`.
     static func live(local: @escaping @Sendable (String) -> Void, database: any Database, logger: Logger) -> ChangeFeed {
-        ChangeFeed { key in
+        let send: @Sendable (String) -> Void = { key in
             local(key)
             do {
                 try database.notify(channel: channel, payload: key)
@@ -26,6 +26,10 @@ struct ChangeFeed: Sendable {
                 // The other instances' waiters then see the change at their deadline.
                 logger.log("warn", "change_notify_failed", ["key": .string(key), "error": .string(String(reflecting: error))])
             }
+        }
+        return ChangeFeed { key in
+            // Inside a request's transaction the change is not visible yet: it is news once committed.
+            if let request = RequestTransaction.current { request.whenCommitted { send(key) } } else { send(key) }
         }
     }
 

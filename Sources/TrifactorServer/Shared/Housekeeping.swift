@@ -18,6 +18,7 @@ enum Housekeeping {
         var outbox = 0
         var verifyRequests = 0
         var mfa = 0
+        var idempotencyKeys = 0
     }
 
     /// One pass at `now` (milliseconds).
@@ -26,7 +27,8 @@ enum Housekeeping {
     /// - A failure count untouched for a day and not locked is forgotten
     ///   (NIST SP 800-63B lets throttling windows end).
     /// - Email codes whose window ended a day ago; sessions ended 30 days ago
-    ///   (the audit log keeps their story).
+    ///   (the audit log keeps their story); answers kept for an
+    ///   `Idempotency-Key` once their day is over.
     ///
     /// On PostgreSQL one instance at a time purges: the pass takes a
     /// transaction-scoped advisory lock, and an instance that finds it taken
@@ -48,6 +50,7 @@ enum Housekeeping {
             report.mfa += try db.execute("DELETE FROM \(table) WHERE \(column) < $1", [.int(now - day)])
         }
         report.sessions = try db.execute("DELETE FROM sessions WHERE ended_at IS NOT NULL AND ended_at < $1", [.int(now - 30 * day)])
+        report.idempotencyKeys = try db.execute("DELETE FROM idempotency_keys WHERE expires_at <= $1", [.int(now)])
         return report
     }
 }

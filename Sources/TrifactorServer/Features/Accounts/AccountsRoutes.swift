@@ -18,7 +18,7 @@ struct AccountsRoutes {
             try accounts.verifyEmail(email: body.email, code: body.code, client: AuditContext(request))
             return .json(EmailVerified())
         }
-        routes.add("POST", "/v1/accounts/verify-email/resend") { request in
+        routes.add("POST", "/v1/accounts/verify-email/resend", idempotent: true) { request in
             let body = try request.decode(ResendVerificationRequest.self)
             try accounts.resend(email: body.email, client: AuditContext(request))
             return .json(VerificationSent(), status: 202)

@@ -8,7 +8,7 @@ struct AuthorizationRoutes {
     let mfa: MFARoutes
 
     func register(on routes: inout APIRoutes) {
-        routes.authenticated("POST", "/v1/authorizations") { request, caller in
+        routes.authenticated("POST", "/v1/authorizations", idempotent: true) { request, caller in
             let body = try request.decode(CreateAuthorizationRequest.self)
             let created = try authorizations.create(body.action, factorID: FactorID(body.enrollmentID), by: caller, client: AuditContext(request))
             let sent = MFARoutes.challengeSent(created.challenge, purpose: "authz")

@@ -44,7 +44,7 @@ struct MFARoutes {
             .json(RecoveryCodes(codes: try enrollments.recoveryCodes(for: caller, client: AuditContext(request))), status: 201)
         }
 
-        routes.add("POST", "/v1/mfa/sign-in/challenges") { request in
+        routes.add("POST", "/v1/mfa/sign-in/challenges", idempotent: true) { request in
             let body = try request.decode(MFAChallengeRequest.self)
             let (issued, push) = try secondFactors.signInChallenge(pendingCredential: body.pendingCredential, factorID: FactorID(body.enrollmentID),
                                                                     client: AuditContext(request))
@@ -53,7 +53,7 @@ struct MFARoutes {
             answer.number = push?.number
             return .json(answer, status: 202)
         }
-        routes.add("POST", "/v1/mfa/sign-in/challenges/call") { request in
+        routes.add("POST", "/v1/mfa/sign-in/challenges/call", idempotent: true) { request in
             let body = try request.decode(MFAChallengeRequest.self)
             try secondFactors.callInstead(pendingCredential: body.pendingCredential, factorID: FactorID(body.enrollmentID), client: AuditContext(request))
             return .json(ChallengeSent(), status: 202)
@@ -70,7 +70,7 @@ struct MFARoutes {
                                                           client: AuditContext(request))
             return .json(SessionCreated(token: issued.token, session: issued.session.info(policies)), status: 201)
         }
-        routes.authenticated("POST", "/v1/session/step-up") { request, caller in
+        routes.authenticated("POST", "/v1/session/step-up", idempotent: true) { request, caller in
             let body = try request.decode(StepUpRequest.self)
             let factorID = FactorID(body.enrollmentID)
             guard body.code != nil || body.assertion != nil else {

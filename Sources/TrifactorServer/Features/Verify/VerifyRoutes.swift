@@ -15,6 +15,8 @@ struct VerifyRoutes {
     let keys: APIKeys
     let transactions: Transactions
     let clock: Clock
+    /// Starts and next steps honour `Idempotency-Key`, per API key.
+    let idempotency: Idempotency
     let perIP: RateLimiter.Limit
     /// Vonage's locales, and one for each other language Trifactor has messages in.
     static let locales: Set<String> = ["en-us", "en-gb", "en-au", "en-in", "es-es", "es-mx", "es-us", "it-it", "fr-fr", "fr-ca", "de-de", "ru-ru",
@@ -23,20 +25,9 @@ struct VerifyRoutes {
     func register(on router: inout Router) {
         add(&router, "POST", "/v2/verify") { request in
             let key = try authenticate(request)
-            let client = AuditContext(request)
-            let start: PhoneVerificationService.Start
-            do {
-                do {
-                    start = try Self.validate(try request.decode(StartVerificationRequest.self))
-                } catch let problem as HTTPProblem where problem.status == 422 {
-                    throw PhoneVerificationFailure.invalidParameters((problem.invalidParams ?? []).map { FieldProblem(name: $0.name, reason: $0.reason) })
-                }
-            } catch let refusal as PhoneVerificationFailure {
-                try verifications.refused(refusal, key: key, client: client)
-                throw refusal
+            return try idempotency.run(request, operation: "POST /v2/verify", caller: "key:\(key.id.raw)", answer: VonageProblem.answer) {
+                try start(request, key: key)
             }
-            let id = try verifications.start(start, key: key, client: client)
-            return .json(VerificationStarted(requestID: id.raw), status: 202)
         }
         add(&router, "POST", "/v2/verify/:id") { request in
             let key = try authenticate(request)
@@ -56,10 +47,31 @@ struct VerifyRoutes {
         for spelling in ["next_workflow", "next-workflow"] {
             add(&router, "POST", "/v2/verify/:id/\(spelling)") { request in
                 let key = try authenticate(request)
-                try verifications.nextWorkflow(try Self.requestID(request), key: key, client: AuditContext(request))
-                return Response(status: 200)
+                return try idempotency.run(request, operation: "POST /v2/verify/:id/next_workflow", caller: "key:\(key.id.raw)",
+                                           answer: VonageProblem.answer) {
+                    try verifications.nextWorkflow(try Self.requestID(request), key: key, client: AuditContext(request))
+                    return Response(status: 200)
+                }
             }
         }
+    }
+
+    /// Starts a verification for `key`; a refused start is audited.
+    private func start(_ request: Request, key: APIKey) throws -> Response {
+        let client = AuditContext(request)
+        let start: PhoneVerificationService.Start
+        do {
+            do {
+                start = try Self.validate(try request.decode(StartVerificationRequest.self))
+            } catch let problem as HTTPProblem where problem.status == 422 {
+                throw PhoneVerificationFailure.invalidParameters((problem.invalidParams ?? []).map { FieldProblem(name: $0.name, reason: $0.reason) })
+            }
+        } catch let refusal as PhoneVerificationFailure {
+            try verifications.refused(refusal, key: key, client: client)
+            throw refusal
+        }
+        let id = try verifications.start(start, key: key, client: client)
+        return .json(VerificationStarted(requestID: id.raw), status: 202)
     }
 
     /// A route whose every failure is answered in Vonage's shape.

@@ -91,6 +91,9 @@ struct VonageProblem: HTTPResponseError, Sendable, Equatable {
         case let problem as HTTPProblem:
             VonageProblem(status: problem.status, code: problem.code, title: problem.title, detail: problem.detail)
         case let problem as VonageProblem: problem
+        case let failure as IdempotencyFailure:
+            VonageProblem(status: failure.problem.status, code: failure.problem.code, title: failure.problem.title, detail: failure.problem.detail,
+                          retryAfter: failure.problem.retryAfter)
         default: error
         }
     }

@@ -1,0 +1,128 @@
+import Core
+import Crypto
+import Foundation
+import HTTP
+import Store
+
+/// `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header) on the
+/// operations that send a message or create a challenge: a client that lost
+/// an answer (a cut connection, an instance killed mid-way, a timeout)
+/// repeats the request with the same key and gets the first answer again,
+/// with `Idempotent-Replayed: true`, and nothing is sent twice.
+///
+/// The handler runs in one transaction with the key's row (see
+/// `Transactions.request`), so the effect and the stored answer commit
+/// together or not at all: there is no moment at which a message is queued
+/// but its key not yet recorded.
+/// - A 2xx answer is kept for 24 hours; its body holds no secret (the
+///   operations whose answers do, such as a TOTP enrollment, do not take keys).
+/// - A 4xx answer is not kept: what it wrote (an attempt counted, an audit
+///   entry) stays, and the key is free for a corrected retry.
+/// - A 5xx rolls everything back, key included: a retry runs afresh.
+/// - The same key with another body (or path) is refused with 422; keys are
+///   kept apart per operation and per caller (user, API key, or none).
+/// - Two requests with one key at once: the second waits for the first and
+///   replays its answer.
+struct Idempotency: Sendable {
+    static let header = "idempotency-key"
+    static let replayedHeader = "Idempotent-Replayed"
+    /// How long an answer is kept (milliseconds).
+    static let lifetime: Int64 = 86_400_000
+
+    let transactions: Transactions
+    let clock: Clock
+
+    /// Runs `handler` under the request's `Idempotency-Key`, if it has one.
+    /// - Parameters:
+    ///   - operation: the route (`POST /v2/verify`), so one key means one thing.
+    ///   - caller: who the key belongs to (`user:<id>`, `key:<id>`, or `anonymous`).
+    ///   - answer: maps the handler's failures to the errors the route answers with (their status decides what is kept).
+    /// - Throws: `IdempotencyFailure`, or what `answer` makes of the handler's failure.
+    func run(_ request: Request, operation: String, caller: String, answer: (any Error) -> any Error,
+             _ handler: () throws -> Response) throws -> Response {
+        guard let raw = request.header(Self.header) else { return try handler() }
+        let key = try Self.key(raw)
+        let id = SHA256.hex([operation, caller, key].joined(separator: "\n"))
+        let fingerprint = SHA256.hex(Array(request.path.utf8) + [0x0A] + request.body)
+        let now = clock.now().millis
+        let outcome = try transactions.request { db throws -> Outcome in
+            try db.execute("DELETE FROM idempotency_keys WHERE id = $1 AND expires_at <= $2", [.text(id), .int(now)])
+            // On PostgreSQL this waits for a request holding the same key until it commits or rolls back.
+            let claimed = try db.execute("""
+                INSERT INTO idempotency_keys (id, fingerprint, created_at, expires_at) VALUES ($1, $2, $3, $4)
+                ON CONFLICT (id) DO NOTHING
+                """, [.text(id), .text(fingerprint), .int(now), .int(now + Self.lifetime)]) == 1
+            if !claimed { return try Self.replay(id, fingerprint: fingerprint, on: db) }
+            let response: Response
+            do {
+                response = try handler()
+            } catch {
+                let failure = answer(error)
+                guard let status = (failure as? any HTTPResponseError)?.status, status < 500 else { throw failure }
+                try db.execute("DELETE FROM idempotency_keys WHERE id = $1", [.text(id)])
+                return .failed(failure)
+            }
+            guard (200..<300).contains(response.status), response.deferral == nil, response.encodingFailure == nil else {
+                try db.execute("DELETE FROM idempotency_keys WHERE id = $1", [.text(id)])
+                return .answered(response)
+            }
+            try db.execute("UPDATE idempotency_keys SET status = $2, headers = $3, body = $4 WHERE id = $1",
+                           [.text(id), .int(Int64(response.status)), .text(Self.encode(response.headers)),
+                            .text(Data(response.body).base64EncodedString())])
+            return .answered(response)
+        }
+        switch outcome {
+        case .answered(let response): return response
+        case .failed(let failure): throw failure
+        case .replayed(var response):
+            response.headers.append((Self.replayedHeader, "true"))
+            return response
+        }
+    }
+
+    private enum Outcome {
+        case answered(Response)
+        case replayed(Response)
+        case failed(any Error)
+    }
+
+    /// The answer kept for `id`, if `fingerprint` is the request it answered.
+    private static func replay(_ id: String, fingerprint: String, on db: any SQLConnection) throws -> Outcome {
+        guard let row = try db.queryOne("SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE id = $1", [.text(id)]),
+              let status = try row.optionalInt("status") else {
+            // Only SQLite's readers could get here (a row without an answer is never committed): try again.
+            throw IdempotencyFailure.inProgress
+        }
+        guard try row.text("fingerprint") == fingerprint else { throw IdempotencyFailure.reused }
+        return .replayed(Response(status: Int(status), headers: decode(try row.text("headers")),
+                                  body: Array(Data(base64Encoded: try row.text("body")) ?? Data())))
+    }
+
+    /// The key inside the header: a structured-field string (`"…"`, RFC 8941)
+    /// or the bare token many clients send; 1 to 255 visible ASCII characters.
+    static func key(_ raw: String) throws(IdempotencyFailure) -> String {
+        var key = Substring(raw)
+        if key.count >= 2, key.first == "\"", key.last == "\"" { key = key.dropFirst().dropLast() }
+        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") })
+        else { throw .invalidKey }
+        return String(key)
+    }
+
+    private static func encode(_ headers: [(name: String, value: String)]) -> String {
+        String(decoding: (try? JSONEncoder().encode(headers.map { [$0.name, $0.value] })) ?? Data("[]".utf8), as: UTF8.self)
+    }
+
+    private static func decode(_ text: String) -> [(name: String, value: String)] {
+        ((try? JSONDecoder().decode([[String]].self, from: Data(text.utf8))) ?? []).compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+    }
+}
+
+/// An `Idempotency-Key` the server will not take.
+enum IdempotencyFailure: Error, Equatable {
+    /// Not 1 to 255 visible ASCII characters.
+    case invalidKey
+    /// Used before for another request body (or path) of the same operation.
+    case reused
+    /// Another request with this key is still running.
+    case inProgress
+}

@@ -1,0 +1,197 @@
+import API
+import Foundation
+import Logging
+import Store
+import Synchronization
+import Testing
+@testable import TrifactorServer
+import TrifactorTestSupport
+
+@Suite("Idempotency-Key")
+struct IdempotencyTests {
+    static let mobile = "447400123457"
+
+    /// A verification start with `Idempotency-Key: key`.
+    static func start(_ api: VerifyClient, key: String?, to number: String = mobile) throws -> HTTPTestClient.Response {
+        var headers = ["Authorization": api.authorization, "Content-Type": "application/json"]
+        if let key { headers["Idempotency-Key"] = key }
+        let body: [String: Any] = ["brand": "Acme", "workflow": [["channel": "sms", "to": number]]]
+        return try api.server.send("POST", "/v2/verify", headers: headers, body: Array(try JSONSerialization.data(withJSONObject: body)))
+    }
+
+    static func texts(_ server: TestServer, to number: String = mobile) throws -> Int {
+        try server.outbox(to: number).count { $0.channel == "sms" }
+    }
+
+    @Test("a repeated start with the same key answers the first request again and sends one text", arguments: Backend.all)
+    func replay(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let api = try VerifyClient(server)
+            let first = try Self.start(api, key: "\"start-1\"")
+            #expect(first.status == 202)
+            #expect(first.header("idempotent-replayed") == nil)
+            let again = try Self.start(api, key: "\"start-1\"")
+            #expect(again.status == 202)
+            #expect(again.header("idempotent-replayed") == "true")
+            #expect(again.header("content-type") == "application/json")
+            #expect(again.body == first.body)
+            #expect(again.header("x-request-id") != first.header("x-request-id"))
+            #expect(try Self.texts(server) == 1)
+            // The bare token form names the same key as the quoted string.
+            #expect(try Self.start(api, key: "start-1").header("idempotent-replayed") == "true")
+            // The same key for another number is another request: refused, nothing sent.
+            let other = try Self.start(api, key: "start-1", to: "447400123458")
+            #expect(other.status == 422)
+            #expect(try other.problem.title == "Idempotency Key Reused")
+            #expect(try server.outbox(to: "447400123458").isEmpty)
+            // Without a key, the start is what it always was: the number is busy.
+            #expect(try Self.start(api, key: nil).status == 409)
+        }
+    }
+
+    @Test("keys belong to their API key; a malformed key is refused before anything happens", arguments: Backend.all)
+    func scopeAndValidation(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let api = try VerifyClient(server)
+            let other = try VerifyClient(server, name: "other")
+            #expect(try Self.start(api, key: "shared").status == 202)
+            let theirs = try Self.start(other, key: "shared", to: "447400123459")
+            #expect(theirs.status == 202)
+            #expect(theirs.header("idempotent-replayed") == nil)
+            for bad in ["\"\"", String(repeating: "k", count: 256), "with space", "qu\"ote"] {
+                let r = try Self.start(api, key: bad, to: "447400123460")
+                #expect(r.status == 400, "\(bad)")
+                #expect(try r.problem.title == "Invalid Idempotency Key")
+            }
+            #expect(try server.outbox(to: "447400123460").isEmpty)
+            #expect(try Self.start(api, key: String(repeating: "k", count: 255), to: "447400123460").status == 202)
+        }
+    }
+
+    @Test("a refused request keeps no answer: its audit entry stays, and the key serves the corrected retry", arguments: Backend.all)
+    func refusalsAreNotKept(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let api = try VerifyClient(server)
+            var headers = ["Authorization": api.authorization, "Content-Type": "application/json", "Idempotency-Key": "retry-me"]
+            let bad = try server.send("POST", "/v2/verify", headers: headers, body: Array(#"{"brand":"Acme","workflow":[]}"#.utf8))
+            #expect(bad.status == 422)
+            #expect(try server.auditKinds().contains("verify.refused"))
+            let fixed = try Self.start(api, key: "retry-me")
+            #expect(fixed.status == 202)
+            #expect(fixed.header("idempotent-replayed") == nil)
+            // Wrong credentials are refused before any key is looked at.
+            headers["Authorization"] = "Basic " + Data("nobody:nothing".utf8).base64EncodedString()
+            #expect(try server.send("POST", "/v2/verify", headers: headers, body: Array(#"{"brand":"Acme","workflow":[]}"#.utf8)).status == 401)
+        }
+    }
+
+    @Test("eight concurrent starts with one key: one verification, one text, eight equal answers", arguments: Backend.all)
+    func concurrent(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let api = try VerifyClient(server)
+            let answers = Mutex<[(status: Int, body: [UInt8], replayed: String?)]>([])
+            let port = server.port, auth = api.authorization
+            let body = Array(#"{"brand":"Acme","workflow":[{"channel":"sms","to":"\#(Self.mobile)"}]}"#.utf8)
+            runThreads(8) { _ in
+                let headers = ["Authorization": auth, "Content-Type": "application/json", "Idempotency-Key": "at-once"]
+                if let r = try? HTTPTestClient(port: port).request("POST", "/v2/verify", headers: headers, body: body) {
+                    answers.withLock { $0.append((r.status, r.body, r.header("idempotent-replayed"))) }
+                }
+            }
+            let all = answers.withLock { $0 }
+            #expect(all.count == 8)
+            #expect(all.allSatisfy { $0.status == 202 && $0.body == all[0].body })
+            #expect(all.count { $0.replayed == "true" } == 7)
+            #expect(try Self.texts(server) == 1)
+        }
+    }
+
+    @Test("a kept answer is forgotten after a day, and housekeeping removes it", arguments: Backend.all)
+    func expiry(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let api = try VerifyClient(server)
+            let first = try Self.start(api, key: "daily")
+            #expect(first.status == 202)
+            server.clock.advance(86_401)
+            let later = try Self.start(api, key: "daily")
+            #expect(later.status == 202)
+            #expect(later.header("idempotent-replayed") == nil)
+            #expect(later.body != first.body)
+            server.clock.advance(86_401)
+            let report = try server.database.transaction { try Housekeeping.purge(now: server.nowMillis, on: $0) }
+            #expect(report?.idempotencyKeys == 1)
+        }
+    }
+
+    @Test("a step-up text and a second-step text are sent once per key, and each user's keys are their own", arguments: Backend.all)
+    func secondStep(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let user = try MFAClient(server, email: "idem@example.com")
+            let phone = try user.enrollPhone("+447400123461")
+            let other = try MFAClient(server, email: "idem2@example.com")
+            let otherPhone = try other.enrollPhone("+447400123462")
+            func stepUp(_ client: MFAClient, _ factor: String) throws -> HTTPTestClient.Response {
+                try server.send("POST", "/v1/session/step-up",
+                                headers: ["Content-Type": "application/json", "Idempotency-Key": "step-up", "Authorization": "Bearer \(client.token)"],
+                                body: Array(try JSONSerialization.data(withJSONObject: ["enrollment_id": factor])))
+            }
+            let mine = try Self.texts(server, to: "447400123461"), theirs = try Self.texts(server, to: "447400123462")
+            #expect(try stepUp(user, phone).status == 202)
+            #expect(try stepUp(user, phone).header("idempotent-replayed") == "true")
+            let otherAnswer = try stepUp(other, otherPhone)
+            #expect(otherAnswer.status == 202)
+            #expect(otherAnswer.header("idempotent-replayed") == nil)
+            #expect(try Self.texts(server, to: "447400123461") == mine + 1)
+            #expect(try Self.texts(server, to: "447400123462") == theirs + 1)
+            // Once the step-up's code has run out, a sign-in's second step sends a text of its own.
+            server.clock.advance(601)
+            server.tick()
+            let before = try Self.texts(server, to: "447400123461")
+            let pending = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
+            let body = Array(try JSONSerialization.data(withJSONObject: ["pending_credential": pending, "enrollment_id": phone]))
+            let headers = ["Content-Type": "application/json", "Idempotency-Key": "second-step"]
+            let first = try server.send("POST", "/v1/mfa/sign-in/challenges", headers: headers, body: body)
+            let again = try server.send("POST", "/v1/mfa/sign-in/challenges", headers: headers, body: body)
+            #expect(first.status == 202 && again.status == 202)
+            #expect(again.header("idempotent-replayed") == "true")
+            #expect(try Self.texts(server, to: "447400123461") == before + 1)
+            #expect(try server.send("POST", "/v1/session/step-up", headers: ["Idempotency-Key": "step-up"]).status == 401)
+        }
+    }
+
+    @Test("inside a request's transaction, writes are savepoints and news waits for the commit", arguments: Backend.all)
+    func requestTransaction(backend: Backend) throws {
+        try backend.withFreshDatabase { database, _ in
+            try database.transaction { try $0.execute("CREATE TABLE steps (name TEXT NOT NULL)") }
+            let transactions = Transactions(database: database, logger: Logger { _ in })
+            let heard = Mutex<[String]>([])
+            let feed = ChangeFeed.live(local: { key in heard.withLock { $0.append(key) } }, database: database, logger: Logger { _ in })
+            struct Refused: Error {}
+
+            try transactions.request { _ in
+                try transactions.write { try $0.execute("INSERT INTO steps (name) VALUES ('kept')") }
+                #expect(throws: Refused.self) {
+                    try transactions.write { db in
+                        try db.execute("INSERT INTO steps (name) VALUES ('undone')")
+                        throw Refused()
+                    }
+                }
+                // A read sees the request's own writes.
+                #expect(try transactions.read { try $0.query("SELECT name FROM steps").map { try $0.text("name") } } == ["kept"])
+                feed.publish("user:1")
+                #expect(heard.withLock { $0 }.isEmpty)
+            }
+            #expect(heard.withLock { $0 } == ["user:1"])
+
+            #expect(throws: Refused.self) {
+                try transactions.request { _ in
+                    try transactions.write { try $0.execute("INSERT INTO steps (name) VALUES ('rolled back')") }
+                    feed.publish("user:2")
+                    throw Refused()
+                }
+            }
+            #expect(heard.withLock { $0 } == ["user:1"])
+            #expect(try database.read { try $0.query("SELECT name FROM steps").map { try $0.text("name") } } == ["kept"])
+        }
+    }
+}
