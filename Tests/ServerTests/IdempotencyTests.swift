@@ -37,6 +37,12 @@ struct IdempotencyTests {
             #expect(again.body == first.body)
             #expect(again.header("x-request-id") != first.header("x-request-id"))
             #expect(try Self.texts(server) == 1)
+            // The same object encoded in another key order and spacing is the same request.
+            let reordered = try api.server.send("POST", "/v2/verify", headers: ["Authorization": api.authorization, "Content-Type": "application/json",
+                                                                                "Idempotency-Key": "start-1"],
+                                                body: Array(#"{ "workflow": [ {"to": "\#(Self.mobile)", "channel": "sms"} ], "brand": "Acme" }"#.utf8))
+            #expect(reordered.header("idempotent-replayed") == "true")
+            #expect(reordered.body == first.body)
             // The bare token form names the same key as the quoted string.
             #expect(try Self.start(api, key: "start-1").header("idempotent-replayed") == "true")
             // The same key for another number is another request: refused, nothing sent.

@@ -19,8 +19,9 @@ import Store
 /// - A 4xx answer is not kept: what it wrote (an attempt counted, an audit
 ///   entry) stays, and the key is free for a corrected retry.
 /// - A 5xx rolls everything back, key included: a retry runs afresh.
-/// - The same key with another body (or path) is refused with 422; keys are
-///   kept apart per operation and per caller (user, API key, or none).
+/// - The same key with another body (or path) is refused with 422; a JSON
+///   body is compared as an object (key order and spacing do not count).
+///   Keys are kept apart per operation and per caller (user, API key, or none).
 /// - Two requests with one key at once: the second waits for the first and
 ///   replays its answer.
 struct Idempotency: Sendable {
@@ -43,7 +44,7 @@ struct Idempotency: Sendable {
         guard let raw = request.header(Self.header) else { return try handler() }
         let key = try Self.key(raw)
         let id = SHA256.hex([operation, caller, key].joined(separator: "\n"))
-        let fingerprint = SHA256.hex(Array(request.path.utf8) + [0x0A] + request.body)
+        let fingerprint = SHA256.hex(Array(request.path.utf8) + [0x0A] + Self.canonical(request.body))
         let now = clock.now().millis
         let outcome = try transactions.request { db throws -> Outcome in
             try db.execute("DELETE FROM idempotency_keys WHERE id = $1 AND expires_at <= $2", [.text(id), .int(now)])
@@ -106,6 +107,15 @@ struct Idempotency: Sendable {
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") })
         else { throw .invalidKey }
         return String(key)
+    }
+
+    /// A JSON body with its keys sorted and without insignificant white
+    /// space, so that a client that encodes the same object again (in
+    /// another key order) repeats the same request; other bodies as they are.
+    static func canonical(_ body: [UInt8]) -> [UInt8] {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]),
+              let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed]) else { return body }
+        return Array(data)
     }
 
     private static func encode(_ headers: [(name: String, value: String)]) -> String {
