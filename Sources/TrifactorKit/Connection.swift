@@ -14,24 +14,59 @@ struct Connection: Sendable {
     /// No body to send.
     struct Empty: Codable, Sendable {}
 
+    /// How many times a `repeatable` request is sent again after losing its answer.
+    static let repeats = 2
+
     /// Sends `body` to `path` and decodes a 2xx answer as `Answer` (use `raw` when none is expected).
+    /// A `repeatable` request (one that sends a message or creates a challenge) carries an
+    /// `Idempotency-Key` and is sent again with it when its answer is lost (see `exchange`).
     /// - Throws: `TrifactorError` `.server` for a problem, `.transport`, or `.unexpectedResponse`.
     func call<Answer: Decodable>(_ method: String, _ path: String, query: [URLQueryItem] = [], body: (some Encodable & Sendable)? = Empty?.none,
-                                 headers: [String: String] = [:], token: String? = nil, timeout: TimeInterval = 30,
+                                 headers: [String: String] = [:], token: String? = nil, timeout: TimeInterval = 30, repeatable: Bool = false,
                                  as: Answer.Type = Answer.self) async throws(TrifactorError) -> Answer {
-        let response = try await raw(method, path, query: query, body: body, headers: headers, token: token, timeout: timeout)
+        let response = try await raw(method, path, query: query, body: body, headers: headers, token: token, timeout: timeout, repeatable: repeatable)
         guard response.header("content-type")?.hasPrefix("application/json") == true,
               let value = try? WireJSON.sharedDecoder.decode(Answer.self, from: response.body)
         else { throw .unexpectedResponse(status: response.status) }
         return value
     }
 
-    /// Sends and returns a 2xx answer as it came.
+    /// Sends and returns a 2xx answer as it came. A `repeatable` request is sent with an
+    /// `Idempotency-Key`, and sent again with the same key (up to `repeats` times, after a
+    /// short pause) when its answer is lost: the connection broke or timed out, or a proxy
+    /// or the server answered 502, 503 or 504. The server acts once whatever reaches it.
     func raw(_ method: String, _ path: String, query: [URLQueryItem] = [], body: (some Encodable & Sendable)? = Empty?.none,
-             headers: [String: String] = [:], token: String? = nil, timeout: TimeInterval = 30) async throws(TrifactorError) -> HTTPResponse {
-        let response = try await exchange(method, path, query: query, body: body, headers: headers, token: token, timeout: timeout)
-        guard (200..<300).contains(response.status) else { throw Self.problem(response) }
-        return response
+             headers: [String: String] = [:], token: String? = nil, timeout: TimeInterval = 30, repeatable: Bool = false) async throws(TrifactorError) -> HTTPResponse {
+        guard repeatable else {
+            let response = try await exchange(method, path, query: query, body: body, headers: headers, token: token, timeout: timeout)
+            guard (200..<300).contains(response.status) else { throw Self.problem(response) }
+            return response
+        }
+        // One key for every attempt: the server acts on the first that reaches it and answers the others with its answer.
+        let fields = headers.merging(["Idempotency-Key": "\"\(UUID().uuidString.lowercased())\""]) { $1 }
+        var attempt = 0
+        while true {
+            do throws(TrifactorError) {
+                let response = try await exchange(method, path, query: query, body: body, headers: fields, token: token, timeout: timeout)
+                if (200..<300).contains(response.status) { return response }
+                // A proxy that lost its upstream (502, 504), or a server that could not reach its database (503).
+                guard [502, 503, 504].contains(response.status), attempt < Self.repeats else { throw Self.problem(response) }
+                try await Self.pause(attempt: attempt, retryAfter: response.header("retry-after").flatMap(Self.retryAfter))
+            } catch .transport(let failure) where [.timedOut, .unreachable, .other].contains(failure.reason) && attempt < Self.repeats {
+                try await Self.pause(attempt: attempt, retryAfter: nil)
+            }
+            attempt += 1
+        }
+    }
+
+    /// Waits before the next attempt: the server's `Retry-After`, else a quarter second more each time; two seconds at most.
+    private static func pause(attempt: Int, retryAfter: TimeInterval?) async throws(TrifactorError) {
+        let seconds = min(retryAfter ?? 0.25 * Double(attempt + 1), 2)
+        do {
+            try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
+        } catch {
+            throw .transport(TransportFailure(.cancelled, host: "the server"))
+        }
     }
 
     /// Sends and returns the answer whatever its status.

@@ -39,7 +39,8 @@ public struct PhoneVerificationClient: Sendable {
         guard !channels.isEmpty else { throw .invalidArgument("Name at least one channel.") }
         let request = StartVerificationRequest(brand: brand, workflow: channels.map { .init(channel: $0.rawValue, to: digits) },
                                                locale: locale, codeLength: codeLength)
-        let started: VerificationStarted = try await connection.call("POST", "/v2/verify", body: request, headers: ["Authorization": authorization])
+        let started: VerificationStarted = try await connection.call("POST", "/v2/verify", body: request, headers: ["Authorization": authorization],
+                                                                     repeatable: true)
         return started.requestID
     }
 
@@ -60,7 +61,8 @@ public struct PhoneVerificationClient: Sendable {
     /// Sends the next channel's code now.
     /// - Throws: `TrifactorError.server` 409 when no channel is left.
     public func next(_ id: String) async throws(TrifactorError) {
-        _ = try await connection.raw("POST", "/v2/verify/\(TrifactorClient.segment(id))/next_workflow", headers: ["Authorization": authorization])
+        _ = try await connection.raw("POST", "/v2/verify/\(TrifactorClient.segment(id))/next_workflow", headers: ["Authorization": authorization],
+                                     repeatable: true)
     }
 
     /// Cancels request `id`.

@@ -99,7 +99,7 @@ public struct SecondFactorResolver: Sendable {
     /// - Throws: `TrifactorError.server` `invalid_pending_credential` once the sign-in expired; `rate_limited`.
     public func challenge(_ hint: FactorHint) async throws(TrifactorError) -> SecondFactorChallenge {
         let sent: ChallengeSent = try await client.connection.call(
-            "POST", "/v1/mfa/sign-in/challenges", body: MFAChallengeRequest(pendingCredential: pendingCredential, enrollmentID: hint.id))
+            "POST", "/v1/mfa/sign-in/challenges", body: MFAChallengeRequest(pendingCredential: pendingCredential, enrollmentID: hint.id), repeatable: true)
         return SecondFactorChallenge(sent, hint: hint, pendingCredential: pendingCredential, client: client)
     }
 
@@ -107,7 +107,7 @@ public struct SecondFactorResolver: Sendable {
     /// - Throws: `TrifactorError.server` 409 `second_factor_unusable` when `hint` is not a phone or nothing was texted yet.
     public func callInstead(_ hint: FactorHint) async throws(TrifactorError) {
         _ = try await client.connection.raw("POST", "/v1/mfa/sign-in/challenges/call",
-                                            body: MFAChallengeRequest(pendingCredential: pendingCredential, enrollmentID: hint.id))
+                                            body: MFAChallengeRequest(pendingCredential: pendingCredential, enrollmentID: hint.id), repeatable: true)
     }
 
     /// Proves `hint` and signs in.

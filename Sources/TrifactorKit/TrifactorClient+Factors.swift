@@ -144,7 +144,7 @@ extension TrifactorClient {
     /// Sends the step-up challenge of `factor` (an SMS code, a device challenge, passkey options).
     public func stepUpChallenge(_ factor: FactorHint) async throws(TrifactorError) -> SecondFactorChallenge {
         let sent: ChallengeSent = try await authorized { token throws(TrifactorError) in
-            try await connection.call("POST", "/v1/session/step-up", body: StepUpRequest(enrollmentID: factor.id), token: token)
+            try await connection.call("POST", "/v1/session/step-up", body: StepUpRequest(enrollmentID: factor.id), token: token, repeatable: true)
         }
         return SecondFactorChallenge(sent, hint: factor, pendingCredential: nil, client: self)
     }
@@ -159,14 +159,17 @@ extension TrifactorClient {
         case .assertion(let assertion): request.assertion = assertion
         case .approval: throw .invalidArgument("A step-up is proven with a code, a device signature or a passkey.")
         }
-        return try await authorized { token throws(TrifactorError) in try await connection.call("POST", "/v1/session/step-up", body: request, token: token) }
+        return try await authorized { token throws(TrifactorError) in
+            try await connection.call("POST", "/v1/session/step-up", body: request, token: token, repeatable: true)
+        }
     }
 
     /// Describes `action` to the server, which sends its challenge (the SMS states the action).
     /// - Throws: `TrifactorError.server` `unverified_email`, `invalid_fields`.
     public func authorize(_ action: BoundAction, with factor: FactorHint) async throws(TrifactorError) -> PendingAuthorization {
         let created: AuthorizationCreated = try await authorized { token throws(TrifactorError) in
-            try await connection.call("POST", "/v1/authorizations", body: CreateAuthorizationRequest(action: action.fields, enrollmentID: factor.id), token: token)
+            try await connection.call("POST", "/v1/authorizations", body: CreateAuthorizationRequest(action: action.fields, enrollmentID: factor.id), token: token,
+                                      repeatable: true)
         }
         var sent = ChallengeSent(challenge: created.challenge, actionHash: created.actionHash)
         sent.options = created.options

@@ -84,7 +84,7 @@ public struct TrifactorClient: Sendable {
 
     /// Sends a new verification code to `email` (if it awaits one).
     public func resendVerification(to email: String) async throws(TrifactorError) {
-        _ = try await connection.raw("POST", "/v1/accounts/verify-email/resend", body: ResendVerificationRequest(email: email))
+        _ = try await connection.raw("POST", "/v1/accounts/verify-email/resend", body: ResendVerificationRequest(email: email), repeatable: true)
     }
 
     /// Changes the password (the current one again; a second factor within the last 5 minutes when the user has one:
