@@ -67,8 +67,12 @@ def test_counters_move_with_the_requests_made(metered):
     # A phone verification to the UK, delivered by the dev phone, then its code entered.
     number = "447400123987"
     start = requests.post(metered.base_url + "/v2/verify", auth=(metered.api_key, metered.api_secret), timeout=10,
-                          json={"brand": "Acme", "workflow": [{"channel": "sms", "to": number}]})
+                          headers={"Idempotency-Key": "metered-start"}, json={"brand": "Acme", "workflow": [{"channel": "sms", "to": number}]})
     assert start.status_code == 202, start.text
+    # Its repeat (an answer lost on the way) is replayed: no second verification, no second text.
+    again = requests.post(metered.base_url + "/v2/verify", auth=(metered.api_key, metered.api_secret), timeout=10,
+                          headers={"Idempotency-Key": "metered-start"}, json={"brand": "Acme", "workflow": [{"channel": "sms", "to": number}]})
+    assert again.json() == start.json() and again.headers["Idempotent-Replayed"] == "true"
     # The text must go out before its code is entered: a completed verification voids what is still unsent.
     deadline = time.monotonic() + 10
     while not any(m["channel"] == "sms" and m["status"] == "sent" for m in metered.outbox(number)):
@@ -92,6 +96,8 @@ def test_counters_move_with_the_requests_made(metered):
     assert moved("trifactor_http_request_duration_seconds_count", route="/v1/sessions", method="POST") == 3
     assert moved("trifactor_auth_events_total", kind="verify.completed", outcome="success") == 1
     assert moved("trifactor_verifications_24h", country="44", stage="started") == 1
+    assert moved("trifactor_idempotent_requests_total", operation="POST /v2/verify", outcome="kept") == 1
+    assert moved("trifactor_idempotent_requests_total", operation="POST /v2/verify", outcome="replayed") == 1
     assert moved("trifactor_verifications_24h", country="44", stage="completed") == 1
     # The verification email and the text went out through the dev phone.
     assert moved("trifactor_outbox_deliveries_total", channel="sms", provider="dev-phone", outcome="sent") == 1

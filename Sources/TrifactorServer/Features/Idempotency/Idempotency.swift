@@ -53,7 +53,7 @@ struct Idempotency: Sendable {
                 INSERT INTO idempotency_keys (id, fingerprint, created_at, expires_at) VALUES ($1, $2, $3, $4)
                 ON CONFLICT (id) DO NOTHING
                 """, [.text(id), .text(fingerprint), .int(now), .int(now + Self.lifetime)]) == 1
-            if !claimed { return try Self.replay(id, fingerprint: fingerprint, on: db) }
+            if !claimed { return try Self.replay(id, fingerprint: fingerprint, operation: operation, on: db) }
             let response: Response
             do {
                 response = try handler()
@@ -65,15 +65,16 @@ struct Idempotency: Sendable {
             }
             guard (200..<300).contains(response.status), response.deferral == nil, response.encodingFailure == nil else {
                 try db.execute("DELETE FROM idempotency_keys WHERE id = $1", [.text(id)])
-                return .answered(response)
+                return .notKept(response)
             }
             try db.execute("UPDATE idempotency_keys SET status = $2, headers = $3, body = $4 WHERE id = $1",
                            [.text(id), .int(Int64(response.status)), .text(Self.encode(response.headers)),
                             .text(Data(response.body).base64EncodedString())])
-            return .answered(response)
+            return .kept(response)
         }
+        ServerMetrics.idempotentRequests.add([operation, outcome.label])
         switch outcome {
-        case .answered(let response): return response
+        case .kept(let response), .notKept(let response): return response
         case .failed(let failure): throw failure
         case .replayed(var response):
             response.headers.append((Self.replayedHeader, "true"))
@@ -82,19 +83,34 @@ struct Idempotency: Sendable {
     }
 
     private enum Outcome {
-        case answered(Response)
-        case replayed(Response)
+        /// A first 2xx answer, stored.
+        case kept(Response)
+        /// Any other answer: the key is free again.
+        case notKept(Response)
         case failed(any Error)
+        case replayed(Response)
+
+        /// The outcome label of `trifactor_idempotent_requests_total`.
+        var label: String {
+            switch self {
+            case .kept: "kept"
+            case .notKept, .failed: "not_kept"
+            case .replayed: "replayed"
+            }
+        }
     }
 
     /// The answer kept for `id`, if `fingerprint` is the request it answered.
-    private static func replay(_ id: String, fingerprint: String, on db: any SQLConnection) throws -> Outcome {
+    private static func replay(_ id: String, fingerprint: String, operation: String, on db: any SQLConnection) throws -> Outcome {
         guard let row = try db.queryOne("SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE id = $1", [.text(id)]),
               let status = try row.optionalInt("status") else {
             // Only SQLite's readers could get here (a row without an answer is never committed): try again.
             throw IdempotencyFailure.inProgress
         }
-        guard try row.text("fingerprint") == fingerprint else { throw IdempotencyFailure.reused }
+        guard try row.text("fingerprint") == fingerprint else {
+            ServerMetrics.idempotentRequests.add([operation, "reused"])
+            throw IdempotencyFailure.reused
+        }
         return .replayed(Response(status: Int(status), headers: decode(try row.text("headers")),
                                   body: Array(Data(base64Encoded: try row.text("body")) ?? Data())))
     }

@@ -19,12 +19,16 @@ enum ServerMetrics {
     static let deliveries = Metrics.shared.counter("trifactor_outbox_deliveries_total",
                                                    "Messages this instance handed to a sender, by channel, provider and outcome (sent, retry, failed).",
                                                    labels: ["channel", "provider", "outcome"])
+    static let idempotentRequests = Metrics.shared.counter(
+        "trifactor_idempotent_requests_total",
+        "Requests with an Idempotency-Key, by operation and outcome (kept: a first answer stored; replayed; not_kept: a refusal, key freed; reused: 422).",
+        labels: ["operation", "outcome"])
     static let databaseUnavailable = Metrics.shared.counter("trifactor_database_unavailable_total",
                                                             "Transactions refused because the database was away or busy past its timeout.")
 
     /// Registers every family now, so a scrape lists them before their first event.
     static func register() {
-        _ = (events, signIns, lockouts, pushApprovals, deliveries, databaseUnavailable)
+        _ = (events, signIns, lockouts, pushApprovals, deliveries, idempotentRequests, databaseUnavailable)
     }
 
     /// Counts one audited event under the families it belongs to.
