@@ -31,6 +31,7 @@ def figures(path):
 def main(d):
     f = lambda name: os.path.join(d, name)
     nginx = wrk(f("nginx.txt"))
+    proxied = wrk(f("nginx-proxied.txt")) if os.path.exists(f("nginx-proxied.txt")) else None
     rows = {}
     for t, _ in TOPOLOGIES:
         if not os.path.exists(f(f"{t}-session.txt")):
@@ -53,6 +54,9 @@ def main(d):
     print()
     header = "{:<46}" + " {:>22}" * len(rows)
     print(f"nginx static 200 with its access log: {nginx['rps']:.0f} req/s, p99 {nginx['p99']:.2f} ms (the baseline of the × nginx ratios)")
+    if proxied:
+        print(f"nginx static 200 through nginx as a proxy (the balancer's settings): {proxied['rps']:.0f} req/s, p99 {proxied['p99']:.2f} ms "
+              f"(×{proxied['rps'] / nginx['rps']:.2f} nginx: the ceiling of anything behind that proxy here)")
     print(header.format("Work",
                         *[name for t, name in TOPOLOGIES if t in rows]))
     print(header.format("-" * 46, *["-" * 22] * len(rows)))
@@ -96,6 +100,9 @@ def main(d):
         if t in rows:
             checks.append((f"GET /v1/session vs nginx, {name}", rows[t]["session_vs_nginx"], ">= 0.50", lambda v: v >= 0.5, "{:.2f}x"))
             checks.append((f"GET /v1/session p99 in a login storm, {name}", rows[t]["storm_p99"], "< 50 ms", lambda v: v < 50, "{:.2f} ms"))
+    if proxied and "pg2" in rows:
+        checks.append(("GET /v1/session behind nginx vs the same proxy's ceiling (nginx behind nginx)", rows["pg2"]["session"] / proxied["rps"],
+                       "(reported)", lambda v: True, "{:.2f}x"))
     if idle:
         checks.append(("RSS with 10,000 idle keep-alive connections, new instance", idle["idle_rss_mb"], "< 128 MB", lambda v: v < 128, "{:.1f} MB"))
         checks.append(("GET /health beside them (max of 20)", idle["idle_health_max_ms"], "< 50 ms", lambda v: v < 50, "{:.2f} ms"))

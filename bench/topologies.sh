@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The same work on every topology, in one run, and the peer (about 6 minutes):
-#   nginx static 200 (the HTTP ceiling); trifactord on SQLite; one instance on PostgreSQL; two
+#   nginx static 200 (the HTTP ceiling), and the same through nginx as a proxy with the balancer's
+#   settings (the ceiling of anything behind that proxy on this machine); trifactord on SQLite; one instance on PostgreSQL; two
 #   instances on PostgreSQL behind nginx; privacyIDEA 3.14 (gunicorn, SQLite) with its PIN hash at
 #   Trifactor's Argon2id cost and at its defaults.
 # Work per topology: GET /v1/session (wrk), multi-factor sign-ins (password + TOTP), /v2/verify
@@ -103,13 +104,23 @@ measure() {  # TOPOLOGY BASE DATABASE_URL
 }
 
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -sr)"
-echo "[1/6] nginx static 200"
+echo "[1/6] nginx static 200, directly and through a proxy"
 NPORT=$(free_port)
 # With an access log line per request, as trifactord logs each request: the baseline of the ratios.
 start_nginx nginx-static "server { listen 127.0.0.1:$NPORT; access_log $TMP/nginx-access.log; location / { default_type application/json; return 200 '{\"status\":\"ok\"}'; } }"
 wait_http "http://127.0.0.1:$NPORT/" || die "nginx did not start"
 run_wrk "$TMP/nginx.txt" -t2 -c32 -d2s "http://127.0.0.1:$NPORT/"
 run_wrk "$TMP/nginx.txt" -t2 -c32 -d"${DUR}s" "http://127.0.0.1:$NPORT/"
+# The same 200 through a proxy configured as the balancer of [4/6]: the most any upstream can
+# give behind it on this machine, with the proxy and its upstream sharing the cores.
+PXPORT=$(free_port)
+start_nginx nginx-proxy "upstream s { server 127.0.0.1:$NPORT; keepalive 64; }
+  server { listen 127.0.0.1:$PXPORT; location / { proxy_pass http://s; proxy_http_version 1.1; proxy_set_header Connection \"\";
+           proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for; } }"
+wait_http "http://127.0.0.1:$PXPORT/" || die "nginx (proxy) did not start"
+run_wrk "$TMP/nginx-proxied.txt" -t2 -c32 -d2s "http://127.0.0.1:$PXPORT/"
+run_wrk "$TMP/nginx-proxied.txt" -t2 -c32 -d"${DUR}s" "http://127.0.0.1:$PXPORT/"
+kill "$(cat "$TMP/nginx-proxy/nginx.pid")"
 
 echo "[2/6] trifactord on SQLite"
 rm -f "$TMP/nginx-access.log"
