@@ -165,6 +165,54 @@ struct IdempotencyTests {
         }
     }
 
+    @Test("a step-up key belongs to its session, and an erased account takes its kept answers with it", arguments: Backend.all)
+    func perSessionAndErased(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let user = try MFAClient(server, email: "two-sessions@example.com")
+            let factor = try user.enrollTOTP()
+            // A second session of the same user, signed in with the app in the next step.
+            server.clock.advance(30)
+            let pending = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
+            let second = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": factor.id,
+                                                                       "code": user.totp(factor.secret)]).decode(SessionCreated.self).token
+            server.clock.advance(30)
+            let body = Array(try JSONSerialization.data(withJSONObject: ["enrollment_id": factor.id, "code": user.totp(factor.secret)]))
+            func stepUp(_ token: String) throws -> HTTPTestClient.Response {
+                try server.send("POST", "/v1/session/step-up",
+                                headers: ["Content-Type": "application/json", "Idempotency-Key": "mine", "Authorization": "Bearer \(token)"], body: body)
+            }
+            #expect(try stepUp(user.token).status == 200)
+            #expect(try stepUp(user.token).header("idempotent-replayed") == "true")
+            // The other session's request with that key and body is its own: it runs, and the used code is refused.
+            let other = try stepUp(second)
+            #expect(other.status == 400)
+            #expect(other.header("idempotent-replayed") == nil)
+            let id = try server.get("/v1/session", token: user.token).decode(CurrentSession.self).user.id
+            func kept() throws -> Int64 {
+                try server.database.read { try $0.queryOne("SELECT COUNT(*) AS n FROM idempotency_keys WHERE user_id = $1", [.text(id)])?.int("n") ?? -1 }
+            }
+            #expect(try kept() == 1)
+            _ = try server.services.admin.delete(UserID(id), actor: .init(name: "test", client: AuditContext(ip: "local", userAgent: "tests")))
+            #expect(try kept() == 0)
+        }
+    }
+
+    @Test("a refused start answered 503 keeps its audit entry and no answer")
+    func refusedWith503() throws {
+        try Backend.all[0].withFreshDatabase { database, _ in
+            let server = try TestServer(database: database, configuration: TestServer.configuration { $0.dev = false }, withSender: false)
+            let api = try VerifyClient(server)
+            let first = try Self.start(api, key: "no-sender")
+            #expect(first.status == 503)
+            #expect(try first.problem.code == "delivery_unavailable")
+            #expect(try server.auditKinds().filter { $0 == "verify.refused" }.count == 1)
+            let again = try Self.start(api, key: "no-sender")
+            #expect(again.status == 503)
+            #expect(again.header("idempotent-replayed") == nil)
+            #expect(try server.auditKinds().filter { $0 == "verify.refused" }.count == 2)
+        }
+    }
+
     @Test("inside a request's transaction, writes are savepoints and news waits for the commit", arguments: Backend.all)
     func requestTransaction(backend: Backend) throws {
         try backend.withFreshDatabase { database, _ in

@@ -270,6 +270,7 @@ public enum Schema {
             CREATE TABLE idempotency_keys (
               id TEXT PRIMARY KEY,
               fingerprint TEXT NOT NULL,
+              user_id TEXT REFERENCES users(id) ON DELETE CASCADE,
               status INTEGER,
               headers TEXT,
               body TEXT,
@@ -277,6 +278,7 @@ public enum Schema {
               expires_at {{bigint}} NOT NULL
             );
             CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+            CREATE INDEX idempotency_keys_user ON idempotency_keys (user_id);
             """),
     ]
 }

@@ -38,7 +38,7 @@ struct APIRoutes {
     }
 
     /// A route for a signed-in caller: no session (or an ended one) is a 401 before the handler runs.
-    /// An `idempotent` one keeps each user's keys apart.
+    /// An `idempotent` one keeps each session's keys apart (a step-up acts on its session).
     mutating func authenticated(_ method: String, _ path: String, execution: Router.Execution = .database, idempotent: Bool = false,
                                 _ handler: @escaping @Sendable (Request, Caller) throws -> Response) {
         let sessions = sessions
@@ -46,7 +46,8 @@ struct APIRoutes {
         add(method, path, execution: execution) { request in
             let caller = try sessions.authenticate(token: request.bearerToken, client: AuditContext(request))
             guard idempotent else { return try handler(request, caller) }
-            return try idempotency.run(request, operation: "\(method) \(path)", caller: "user:\(caller.user.id.raw)", answer: Self.problem) {
+            return try idempotency.run(request, operation: "\(method) \(path)", caller: "session:\(caller.session.id.raw)",
+                                       user: caller.user.id.raw, answer: Self.problem) {
                 try handler(request, caller)
             }
         }

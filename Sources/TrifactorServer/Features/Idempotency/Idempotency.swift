@@ -14,16 +14,20 @@ import Store
 /// `Transactions.request`), so the effect and the stored answer commit
 /// together or not at all: there is no moment at which a message is queued
 /// but its key not yet recorded.
-/// - A 2xx answer is kept for 24 hours; its body holds no secret (the
-///   operations whose answers do, such as a TOTP enrollment, do not take keys).
-/// - A 4xx answer is not kept: what it wrote (an attempt counted, an audit
-///   entry) stays, and the key is free for a corrected retry.
-/// - A 5xx rolls everything back, key included: a retry runs afresh.
-/// - The same key with another body (or path) is refused with 422; a JSON
-///   body is compared as an object (key order and spacing do not count).
-///   Keys are kept apart per operation and per caller (user, API key, or none).
+/// - A 2xx answer is kept for 24 hours; its body holds no bearer secret (the
+///   operations whose answers do, such as a TOTP enrollment, do not take
+///   keys), and a user's kept answers go with their account.
+/// - A refusal (a 4xx, or a 503 such as `delivery_unavailable`) is not
+///   kept: what it wrote (an attempt counted, an audit entry) stays, and the
+///   key is free for a corrected retry.
+/// - The database going away, or a bug, rolls everything back, key
+///   included: a retry runs afresh.
+/// - The same key with another body (or path parameter) is refused with
+///   422; a JSON body is compared as an object (key order and spacing do
+///   not count). Keys are kept apart per operation and per caller (the
+///   session, the API key, or none).
 /// - Two requests with one key at once: the second waits for the first and
-///   replays its answer.
+///   replays its answer (on SQLite, for up to its 5 s busy timeout).
 struct Idempotency: Sendable {
     static let header = "idempotency-key"
     static let replayedHeader = "Idempotent-Replayed"
@@ -36,41 +40,49 @@ struct Idempotency: Sendable {
     /// Runs `handler` under the request's `Idempotency-Key`, if it has one.
     /// - Parameters:
     ///   - operation: the route (`POST /v2/verify`), so one key means one thing.
-    ///   - caller: who the key belongs to (`user:<id>`, `key:<id>`, or `anonymous`).
-    ///   - answer: maps the handler's failures to the errors the route answers with (their status decides what is kept).
+    ///   - caller: who the key belongs to (`session:<id>`, `key:<id>`, or `anonymous`).
+    ///   - user: the signed-in user, whose kept answers go when the account is erased.
+    ///   - answer: maps the handler's failures to the errors the route answers with.
     /// - Throws: `IdempotencyFailure`, or what `answer` makes of the handler's failure.
-    func run(_ request: Request, operation: String, caller: String, answer: (any Error) -> any Error,
+    func run(_ request: Request, operation: String, caller: String, user: String? = nil, answer: (any Error) -> any Error,
              _ handler: () throws -> Response) throws -> Response {
         guard let raw = request.header(Self.header) else { return try handler() }
         let key = try Self.key(raw)
         let id = SHA256.hex([operation, caller, key].joined(separator: "\n"))
-        let fingerprint = SHA256.hex(Array(request.path.utf8) + [0x0A] + Self.canonical(request.body))
+        // The route's path parameters, not the path: both spellings of one route are one operation.
+        let parameters = request.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
+        let fingerprint = SHA256.hex(Array(parameters.utf8) + [0x0A] + Self.canonical(request.body))
         let now = clock.now().millis
-        let outcome = try transactions.request { db throws -> Outcome in
-            try db.execute("DELETE FROM idempotency_keys WHERE id = $1 AND expires_at <= $2", [.text(id), .int(now)])
-            // On PostgreSQL this waits for a request holding the same key until it commits or rolls back.
-            let claimed = try db.execute("""
-                INSERT INTO idempotency_keys (id, fingerprint, created_at, expires_at) VALUES ($1, $2, $3, $4)
-                ON CONFLICT (id) DO NOTHING
-                """, [.text(id), .text(fingerprint), .int(now), .int(now + Self.lifetime)]) == 1
-            if !claimed { return try Self.replay(id, fingerprint: fingerprint, operation: operation, on: db) }
-            let response: Response
-            do {
-                response = try handler()
-            } catch {
-                let failure = answer(error)
-                guard let status = (failure as? any HTTPResponseError)?.status, status < 500 else { throw failure }
-                try db.execute("DELETE FROM idempotency_keys WHERE id = $1", [.text(id)])
-                return .failed(failure)
+        let outcome: Outcome
+        do {
+            outcome = try transactions.request { db throws -> Outcome in
+                if let kept = try Self.claim(id, fingerprint: fingerprint, user: user, operation: operation, now: now, on: db) { return kept }
+                let response: Response
+                do {
+                    response = try handler()
+                } catch {
+                    // A refusal (any problem the route answers, 503 `delivery_unavailable` too) keeps what it wrote,
+                    // such as an attempt counted or its audit entry, and frees the key; the database
+                    // going away or a bug rolls everything back.
+                    let failure = answer(error)
+                    if case CommonFailure.unavailable = error { throw failure }
+                    guard failure is any HTTPResponseError else { throw failure }
+                    try db.execute("DELETE FROM idempotency_keys WHERE id = $1", [.text(id)])
+                    return .failed(failure)
+                }
+                // An answer the server cannot send as it is (it becomes a 500) keeps nothing either.
+                if response.status >= 500 || response.encodingFailure != nil { throw Unanswerable(response: response) }
+                guard (200..<300).contains(response.status), response.deferral == nil else {
+                    try db.execute("DELETE FROM idempotency_keys WHERE id = $1", [.text(id)])
+                    return .notKept(response)
+                }
+                try db.execute("UPDATE idempotency_keys SET status = $2, headers = $3, body = $4 WHERE id = $1",
+                               [.text(id), .int(Int64(response.status)), .text(Self.encode(response.headers)),
+                                .text(Data(response.body).base64EncodedString())])
+                return .kept(response)
             }
-            guard (200..<300).contains(response.status), response.deferral == nil, response.encodingFailure == nil else {
-                try db.execute("DELETE FROM idempotency_keys WHERE id = $1", [.text(id)])
-                return .notKept(response)
-            }
-            try db.execute("UPDATE idempotency_keys SET status = $2, headers = $3, body = $4 WHERE id = $1",
-                           [.text(id), .int(Int64(response.status)), .text(Self.encode(response.headers)),
-                            .text(Data(response.body).base64EncodedString())])
-            return .kept(response)
+        } catch let unanswerable as Unanswerable {
+            return unanswerable.response
         }
         ServerMetrics.idempotentRequests.add([operation, outcome.label])
         switch outcome {
@@ -80,6 +92,11 @@ struct Idempotency: Sendable {
             response.headers.append((Self.replayedHeader, "true"))
             return response
         }
+    }
+
+    /// Rolls the request's transaction back while still sending its (500) answer.
+    private struct Unanswerable: Error {
+        let response: Response
     }
 
     private enum Outcome {
@@ -100,19 +117,29 @@ struct Idempotency: Sendable {
         }
     }
 
-    /// The answer kept for `id`, if `fingerprint` is the request it answered.
-    private static func replay(_ id: String, fingerprint: String, operation: String, on db: any SQLConnection) throws -> Outcome {
-        guard let row = try db.queryOne("SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE id = $1", [.text(id)]),
-              let status = try row.optionalInt("status") else {
-            // Only SQLite's readers could get here (a row without an answer is never committed): try again.
-            throw IdempotencyFailure.inProgress
+    /// Takes the key for this request (nil: run the handler), or finds the answer kept for it.
+    /// On PostgreSQL the insert waits for a request holding the same key until it commits or
+    /// rolls back; a row that expired and was purged in between is taken afresh.
+    private static func claim(_ id: String, fingerprint: String, user: String?, operation: String, now: Int64,
+                              on db: any SQLConnection) throws -> Outcome? {
+        try db.execute("DELETE FROM idempotency_keys WHERE id = $1 AND expires_at <= $2", [.text(id), .int(now)])
+        for _ in 0..<3 {
+            let claimed = try db.execute("""
+                INSERT INTO idempotency_keys (id, fingerprint, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)
+                ON CONFLICT (id) DO NOTHING
+                """, [.text(id), .text(fingerprint), SQLValue(user), .int(now), .int(now + lifetime)]) == 1
+            if claimed { return nil }
+            // A committed row always holds its answer: the claim and the answer commit together.
+            guard let row = try db.queryOne("SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE id = $1", [.text(id)]),
+                  let status = try row.optionalInt("status") else { continue }
+            guard try row.text("fingerprint") == fingerprint else {
+                ServerMetrics.idempotentRequests.add([operation, "reused"])
+                throw IdempotencyFailure.reused
+            }
+            return .replayed(Response(status: Int(status), headers: decode(try row.text("headers")),
+                                      body: Array(Data(base64Encoded: try row.text("body")) ?? Data())))
         }
-        guard try row.text("fingerprint") == fingerprint else {
-            ServerMetrics.idempotentRequests.add([operation, "reused"])
-            throw IdempotencyFailure.reused
-        }
-        return .replayed(Response(status: Int(status), headers: decode(try row.text("headers")),
-                                  body: Array(Data(base64Encoded: try row.text("body")) ?? Data())))
+        throw IdempotencyFailure.inProgress
     }
 
     /// The key inside the header: a structured-field string (`"…"`, RFC 8941)
@@ -147,8 +174,8 @@ struct Idempotency: Sendable {
 enum IdempotencyFailure: Error, Equatable {
     /// Not 1 to 255 visible ASCII characters.
     case invalidKey
-    /// Used before for another request body (or path) of the same operation.
+    /// Used before for another request body (or path parameter) of the same operation.
     case reused
-    /// Another request with this key is still running.
+    /// The key's row changed under three claims in a row (another request with it kept running).
     case inProgress
 }
