@@ -16,6 +16,8 @@ struct Connection: Sendable {
 
     /// How many times a `repeatable` request is sent again after losing its answer.
     static let repeats = 2
+    /// The longest pause before a repeat (seconds); a server asking for longer gets its answer passed on at once.
+    static let longestPause: TimeInterval = 2
 
     /// Sends `body` to `path` and decodes a 2xx answer as `Answer` (use `raw` when none is expected).
     /// A `repeatable` request (one that sends a message or creates a challenge) carries an
@@ -34,7 +36,8 @@ struct Connection: Sendable {
     /// Sends and returns a 2xx answer as it came. A `repeatable` request is sent with an
     /// `Idempotency-Key`, and sent again with the same key (up to `repeats` times, after a
     /// short pause) when its answer is lost: the connection broke or timed out, or a proxy
-    /// or the server answered 502, 503 or 504. The server acts once whatever reaches it.
+    /// or the server answered 502, 503 or 504 (without asking for more than `longestPause`).
+    /// The server acts once whatever reaches it.
     func raw(_ method: String, _ path: String, query: [URLQueryItem] = [], body: (some Encodable & Sendable)? = Empty?.none,
              headers: [String: String] = [:], token: String? = nil, timeout: TimeInterval = 30, repeatable: Bool = false) async throws(TrifactorError) -> HTTPResponse {
         guard repeatable else {
@@ -51,7 +54,10 @@ struct Connection: Sendable {
                 if (200..<300).contains(response.status) { return response }
                 // A proxy that lost its upstream (502, 504), or a server that could not reach its database (503).
                 guard [502, 503, 504].contains(response.status), attempt < Self.repeats else { throw Self.problem(response) }
-                try await Self.pause(attempt: attempt, retryAfter: response.header("retry-after").flatMap(Self.retryAfter))
+                // A server that asks for a longer wait (no message provider, the database away) is answered now: the caller decides.
+                let wait = response.header("retry-after").flatMap(Self.retryAfter)
+                if let wait, wait > Self.longestPause { throw Self.problem(response) }
+                try await Self.pause(attempt: attempt, retryAfter: wait)
             } catch .transport(let failure) where [.timedOut, .unreachable, .other].contains(failure.reason) && attempt < Self.repeats {
                 try await Self.pause(attempt: attempt, retryAfter: nil)
             }
@@ -59,9 +65,9 @@ struct Connection: Sendable {
         }
     }
 
-    /// Waits before the next attempt: the server's `Retry-After`, else a quarter second more each time; two seconds at most.
+    /// Waits before the next attempt: the server's `Retry-After`, else 0.25 s, then 0.5 s.
     private static func pause(attempt: Int, retryAfter: TimeInterval?) async throws(TrifactorError) {
-        let seconds = min(retryAfter ?? 0.25 * Double(attempt + 1), 2)
+        let seconds = min(retryAfter ?? 0.25 * Double(attempt + 1), longestPause)
         do {
             try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
         } catch {

@@ -2,17 +2,22 @@ import Foundation
 import Synchronization
 import Testing
 import TrifactorKit
+import TrifactorKitTesting
 import TrifactorTestSupport
 
 /// Real HTTP to trifactord whose answers are lost on the way back, as when
-/// a connection breaks or a proxy times out after the server has acted: the
-/// first `losing` requests that carry an `Idempotency-Key` reach the server,
-/// then fail with a timeout instead of their answer.
+/// a connection breaks or a proxy loses its upstream after the server has
+/// acted: the first `losing` requests that carry an `Idempotency-Key` reach
+/// the server, then fail with a timeout (or a proxy's 502) instead of their answer.
 final class LostAnswers: HTTPTransport {
     private let real = URLSessionTransport()
     private let state: Mutex<(losing: Int, keys: [String])>
+    private let badGateway: Bool
 
-    init(losing: Int) { state = Mutex((losing, [])) }
+    init(losing: Int, badGateway: Bool = false) {
+        state = Mutex((losing, []))
+        self.badGateway = badGateway
+    }
 
     /// The `Idempotency-Key` of every request that had one, in order.
     var keys: [String] { state.withLock { $0.keys } }
@@ -26,6 +31,7 @@ final class LostAnswers: HTTPTransport {
             state.losing -= 1
             return true
         }
+        if lose, badGateway { return HTTPResponse(status: 502, headers: ["Content-Type": "text/html"], body: Data("<h1>502 Bad Gateway</h1>".utf8)) }
         if lose { throw TransportFailure(.timedOut, host: request.url.host ?? "") }
         return response
     }
@@ -58,13 +64,29 @@ struct SDKRetryTests {
         }
     }
 
-    @Test("a second step's text whose answer is lost is not sent again when the client repeats it", arguments: Backend.all)
+    @Test("a 503 asking for a longer wait than a repeat's is passed on at once, not repeated")
+    func longWaitNotRepeated() async throws {
+        try await Backend.all[0].withFreshDatabase { database, _ in
+            let server = try TestServer(database: database, configuration: TestServer.configuration { $0.dev = false }, withSender: false, transport: .socket)
+            defer { server.runtime.stop(drainTimeout: 5) }
+            let api = try VerifyClient(server)
+            let recording = RecordingTransport(passingTo: URLSessionTransport())
+            let client = PhoneVerificationClient(server: URL(string: "http://127.0.0.1:\(server.port)")!, apiKey: api.apiKey, apiSecret: api.secret,
+                                                 transport: recording)
+            let failure = await refusal { try await client.start(to: "+447400123473", channels: [.sms], brand: "Acme") }
+            #expect(failure?.problem?.status == 503)
+            #expect((failure?.problem?.retryAfter ?? 0) > Double(2))
+            #expect(recording.requests.count == 1)
+        }
+    }
+
+    @Test("a second step's text answered by a proxy's 502 is not sent again when the client repeats it", arguments: Backend.all)
     func lostChallenge(backend: Backend) async throws {
         try await backend.withLiveServer { server in
             let user = try MFAClient(server, email: "lossy@example.com")
             let phone = try user.enrollPhone("+447400123472")
             let before = try server.outbox(to: "447400123472").count
-            let lossy = LostAnswers(losing: 1)
+            let lossy = LostAnswers(losing: 1, badGateway: true)
             let client = TrifactorClient(server: URL(string: "http://127.0.0.1:\(server.port)")!, transport: lossy, secrets: MemorySecretStore())
             guard case .secondFactorRequired(let resolver) = try await client.signIn(email: user.email, password: user.password) else {
                 Issue.record("expected a second step")
