@@ -200,7 +200,7 @@ public final class HTTPServer: Sendable {
         let trace = TraceParent.parse(lowered["traceparent"])
         context.logger.request(id: id, method: method, path: path, status: answer.status, durationMillis: (millis * 1000).rounded() / 1000, aborted: false,
                                trace: trace.map { ($0.traceID, $0.parentID) })
-        context.observe(method: method, path: path, status: answer.status, seconds: millis / 1000)
+        context.observe(answer.routeStats, method: method, path: path, status: answer.status, seconds: millis / 1000)
         return answer
     }
 

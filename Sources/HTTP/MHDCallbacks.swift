@@ -158,14 +158,14 @@ func mhdCompletedHandler(
     conCls.pointee = nil
     let elapsed = ContinuousClock.now - state.started
     let millis = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-    let (status, method, path, traceHeader) = state.state.withLock { s in
-        (s.status, s.method, s.path, s.headers.first { ASCII.lowercased($0.name) == "traceparent" }?.value)
+    let (status, stats, method, path, traceHeader) = state.state.withLock { s in
+        (s.status, s.routeStats, s.method, s.path, s.headers.first { ASCII.equalsIgnoringCase($0.name, "traceparent") }?.value)
     }
     if let connection { context.connections.answered(record(connection)) }
     let trace = TraceParent.parse(traceHeader)
     context.logger.request(id: state.id, method: method, path: path, status: status, durationMillis: (millis * 1000).rounded() / 1000,
                            aborted: termination != .REQUEST_TERMINATED_COMPLETED_OK, trace: trace.map { ($0.traceID, $0.parentID) })
-    context.observe(method: method, path: path, status: status, seconds: millis / 1000)
+    context.observe(stats, method: method, path: path, status: status, seconds: millis / 1000)
     context.inFlight.subtract(1, ordering: .releasing)
 }
 
@@ -179,7 +179,10 @@ private func problemResponse(_ problem: HTTPProblem, context: ServerContext, sta
 }
 
 private func queue(_ response: Response, on connection: OpaquePointer, state: RequestState) -> MHD_Result {
-    state.state.withLock { $0.status = response.status }
+    state.state.withLock {
+        $0.status = response.status
+        $0.routeStats = response.routeStats
+    }
     // For HEAD libmicrohttpd sends the headers only, with the body's real length.
     let handle = response.body.withUnsafeBytes { buffer in
         MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)

@@ -23,6 +23,8 @@ final class RequestState: Sendable {
         var dispatched = false
         var response: Response?
         var status = 0
+        /// Where the answer is counted (nil: refused before routing).
+        var routeStats: RouteStats?
     }
 
     let id: String

@@ -14,6 +14,8 @@ public struct Response: Sendable {
     /// Set when the body could not be encoded: the server answers 500
     /// internal_error instead, and logs this cause.
     public internal(set) var encodingFailure: String?
+    /// The route whose counts this answer goes to, set when the request was routed.
+    var routeStats: RouteStats?
 
     /// A response with the given parts.
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {

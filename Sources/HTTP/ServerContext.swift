@@ -53,9 +53,12 @@ final class ServerContext: Sendable {
         "\(prefix)-\(counter.add(1, ordering: .relaxed).newValue)"
     }
 
-    /// Counts one answered request under its route (`unmatched` for a path
-    /// or method no route has, so scanners cannot add series).
-    func observe(method: String, path: String, status: Int, seconds: Double) {
+    /// Counts one answered request under the route `dispatch` found for it
+    /// (`unmatched` for a path or method no route has, so scanners cannot add
+    /// series). Only an answer refused before routing (413, a framing error)
+    /// is matched here.
+    func observe(_ answer: RouteStats?, method: String, path: String, status: Int, seconds: Double) {
+        if let answer { return answer.record(status: status, seconds: seconds) }
         if case .found(let route, _) = router.match(method: method, path: path) {
             route.stats.record(status: status, seconds: seconds)
         } else {
@@ -79,20 +82,21 @@ final class ServerContext: Sendable {
         var request = forwarded(incoming)
         switch router.match(method: request.method, path: request.path) {
         case .notFound:
-            return finish(Response.problem(HTTPProblem.notFound.problem(requestID: request.id), headers: HTTPProblem.notFound.headers), requestID: request.id)
+            return finish(Response.problem(HTTPProblem.notFound.problem(requestID: request.id), headers: HTTPProblem.notFound.headers), requestID: request.id,
+                          stats: router.unmatched)
         case .methodNotAllowed(let allowed):
             let problem = HTTPProblem.methodNotAllowed(allowed: allowed)
-            return finish(Response.problem(problem.problem(requestID: request.id), headers: problem.headers), requestID: request.id)
+            return finish(Response.problem(problem.problem(requestID: request.id), headers: problem.headers), requestID: request.id, stats: router.unmatched)
         case .found(let route, let parameters):
             request.parameters = parameters
             let id = request.id
             let park: @Sendable (Deferral, Request) -> Void = { [self] deferral, request in
                 hub.add(key: deferral.key, timeout: deferral.timeout, request: request, handler: { [self] in respond($0, handler: route.handler) },
-                        onTimeout: deferral.onTimeout) { [self] response in deliver(finish(response, requestID: id)) }
+                        onTimeout: deferral.onTimeout) { [self] response in deliver(finish(response, requestID: id, stats: route.stats)) }
             }
             if route.execution == .inline || route.fast != nil {
                 let answer = route.fast.map { fast in respondFast(request, fast) } ?? respond(request, handler: route.handler)
-                if let answer, answer.deferral == nil { return finish(answer, requestID: id) }
+                if let answer, answer.deferral == nil { return finish(answer, requestID: id, stats: route.stats) }
                 // Suspend before anything can resume us: a long poll parks, a missed fast path goes on to its executor.
                 suspend()
                 if let deferral = answer?.deferral {
@@ -107,11 +111,12 @@ final class ServerContext: Sendable {
                 if let deferral = answer.deferral {
                     park(deferral, request)
                 } else {
-                    deliver(finish(answer, requestID: id))
+                    deliver(finish(answer, requestID: id, stats: route.stats))
                 }
             }
             if !accepted {
-                deliver(finish(Response.problem(HTTPProblem.overloaded.problem(requestID: id), headers: HTTPProblem.overloaded.headers), requestID: id))
+                deliver(finish(Response.problem(HTTPProblem.overloaded.problem(requestID: id), headers: HTTPProblem.overloaded.headers), requestID: id,
+                               stats: route.stats))
             }
             return nil
         }
@@ -172,8 +177,9 @@ final class ServerContext: Sendable {
     }
 
     /// Headers every answer carries.
-    func finish(_ response: Response, requestID: String) -> Response {
+    func finish(_ response: Response, requestID: String, stats: RouteStats? = nil) -> Response {
         var r = response
+        r.routeStats = stats
         r.headers.reserveCapacity(r.headers.count + 8)
         r.headers.append(("X-Request-ID", requestID))
         r.headers.append(("Date", date.value))

@@ -6,6 +6,8 @@
 public struct TraceParent: Sendable, Equatable {
     public let traceID: String
     public let parentID: String
+    /// The trace flags (`01`: sampled).
+    public let flags: String
 
     public static func parse(_ header: String?) -> TraceParent? {
         guard let header else { return nil }
@@ -14,7 +16,7 @@ public struct TraceParent: Sendable, Equatable {
               parts[1].count == 32, isHex(parts[1]), parts[1].contains(where: { $0 != "0" }),
               parts[2].count == 16, isHex(parts[2]), parts[2].contains(where: { $0 != "0" }),
               parts[3].count == 2, isHex(parts[3]), parts[0] != "00" || parts.count == 4 else { return nil }
-        return TraceParent(traceID: String(parts[1]), parentID: String(parts[2]))
+        return TraceParent(traceID: String(parts[1]), parentID: String(parts[2]), flags: String(parts[3]))
     }
 
     /// The `traceparent` for a call made while serving a request that sent
@@ -24,8 +26,8 @@ public struct TraceParent: Sendable, Equatable {
         func hex(_ bytes: Int) -> String {
             (0..<bytes).map { _ in String(UInt8.random(in: 0...255, using: &random), radix: 16) }.map { $0.count == 1 ? "0" + $0 : $0 }.joined()
         }
-        let flags = header.flatMap { parse($0) != nil ? String($0.suffix(2)) : nil } ?? "01"
-        return "00-\(parse(header)?.traceID ?? hex(16))-\(hex(8))-\(flags)"
+        let caller = parse(header)
+        return "00-\(caller?.traceID ?? hex(16))-\(hex(8))-\(caller?.flags ?? "01")"
     }
 
     private static func isHex(_ text: Substring) -> Bool {

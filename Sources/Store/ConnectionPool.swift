@@ -76,20 +76,16 @@ final class ConnectionPool<Connection: BackendConnection>: @unchecked Sendable {
         _ = dropped  // released here, outside the lock: deinit closes the C handles
     }
 
+    /// A connection: an idle one, a new one while under capacity, or the
+    /// next one released within `timeout`; its wait is measured, and a
+    /// failure counted by its reason (`timeout` or `connect`).
     private func acquire() throws -> Connection {
+        DatabaseAccess.checkAcquire()
         let started = DispatchTime.now().uptimeNanoseconds
-        do {
-            let connection = try acquireWaiting()
+        func acquired(_ connection: Connection) -> Connection {
             PoolMetrics.waits.observe(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
             return connection
-        } catch {
-            PoolMetrics.failures.add([(error as? StoreError)?.detail.hasPrefix("no database connection became free") == true ? "timeout" : "connect"])
-            throw error
         }
-    }
-
-    private func acquireWaiting() throws -> Connection {
-        DatabaseAccess.checkAcquire()
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         while true {
@@ -99,23 +95,25 @@ final class ConnectionPool<Connection: BackendConnection>: @unchecked Sendable {
             }
             if let connection = idle.popLast() {
                 condition.unlock()
-                return connection
+                return acquired(connection)
             }
             if open < capacity {
                 open += 1
                 condition.unlock()
                 do {
-                    return try factory()
+                    return acquired(try factory())
                 } catch {
                     condition.lock()
                     open -= 1
                     condition.signal()
                     condition.unlock()
+                    PoolMetrics.failures.add(["connect"])
                     throw error
                 }
             }
             if !condition.wait(until: deadline) {
                 condition.unlock()
+                PoolMetrics.failures.add(["timeout"])
                 throw StoreError(.unavailable, detail: "no database connection became free within \(timeout) s")
             }
         }

@@ -266,6 +266,7 @@ struct IdempotencyTests {
                 #expect(throws: Refused.self) {
                     try transactions.write { db in
                         try db.execute("INSERT INTO steps (name) VALUES ('undone')")
+                        feed.publish("user:undone")  // news of a write that is undone is never heard
                         throw Refused()
                     }
                 }

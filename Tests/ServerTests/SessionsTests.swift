@@ -226,7 +226,7 @@ struct HousekeepingTests {
             let dialect = server.database.dialect
             if dialect == .postgres {
                 // While another instance purges (it holds the advisory lock), this one skips its pass.
-                let holding = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+                let holding = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0), released = DispatchSemaphore(value: 0)
                 let database = server.database
                 Thread.detachNewThread {
                     _ = try? database.transaction { db in
@@ -234,10 +234,12 @@ struct HousekeepingTests {
                         holding.signal()
                         done.wait()
                     }
+                    released.signal()
                 }
                 holding.wait()
                 #expect(try server.database.transaction { try Housekeeping.purge(now: later, dialect: dialect, on: $0) } == nil)
                 done.signal()
+                released.wait()  // the other instance's transaction has ended, and its lock with it
                 #expect(try counts() == before)
             }
             #expect(try server.database.transaction { try Housekeeping.purge(now: later, dialect: dialect, on: $0) } != nil)

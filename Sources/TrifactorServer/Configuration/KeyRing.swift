@@ -36,11 +36,16 @@ final class KeyRing: Sendable {
     }
 
     private static func state(_ path: String) throws -> State {
+        // The time first: a rotation landing between the two then looks like a change still to read.
+        let modified = modification(of: path)
         let entries = try KeyFile.read(path)
         var boxes: [String: SealedBox] = [:]
         for e in entries { boxes[e.id] = try SealedBox(key: e.key) }
-        let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
         return State(entries: entries, boxes: boxes, modified: modified)
+    }
+
+    private static func modification(of path: String) -> Date? {
+        (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
     }
 
     /// The key that seals now.
@@ -52,8 +57,7 @@ final class KeyRing: Sendable {
     @discardableResult
     func reload(force: Bool = false) throws -> Bool {
         guard let path else { return false }
-        let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
-        if !force, let modified, modified == state.withLock({ $0.modified }) { return false }
+        if !force, let modified = Self.modification(of: path), modified == state.withLock({ $0.modified }) { return false }
         let fresh = try Self.state(path)
         return state.withLock { current in
             let changed = current.entries != fresh.entries

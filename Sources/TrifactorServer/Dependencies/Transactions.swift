@@ -73,16 +73,19 @@ final class RequestTransaction: @unchecked Sendable {
     init(connection: any SQLConnection) { self.connection = connection }
 
     /// Runs `body` in a savepoint: released when it returns, rolled back to
-    /// when it throws, which undoes its writes alone, as a transaction of its own would.
+    /// when it throws, which undoes its writes alone (and drops the work it
+    /// left for the commit), as a transaction of its own would.
     func savepoint<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
         depth += 1
         defer { depth -= 1 }
         let name = "request_step_\(depth)"
+        let pending = committed.count
         try connection.execute("SAVEPOINT \(name)")
         let value: T
         do {
             value = try body(connection)
         } catch {
+            committed.removeSubrange(pending...)
             try connection.execute("ROLLBACK TO SAVEPOINT \(name)")
             try connection.execute("RELEASE SAVEPOINT \(name)")
             throw error

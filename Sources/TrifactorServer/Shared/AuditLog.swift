@@ -11,7 +11,8 @@ enum AuditLog {
             "INSERT INTO audit_log (at, kind, outcome, user_id, ip, user_agent, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)",
             [.int(at), .text(event.kind.rawValue), .text(event.outcome.rawValue), SQLValue(event.userID),
              SQLValue(event.ip), SQLValue(event.userAgent.map { String($0.prefix(512)) }), SQLValue(event.detail)])
-        ServerMetrics.count(event)
+        // Inside a request's transaction the event counts once that commits.
+        if let request = RequestTransaction.current { request.whenCommitted { ServerMetrics.count(event) } } else { ServerMetrics.count(event) }
     }
 
     /// One stored entry.
