@@ -154,6 +154,27 @@ def test_delete_also_erases_texts_to_the_users_phone_which_no_test_number_may_ta
     assert trail and all("detail" not in e for e in trail if not e["kind"].startswith("admin."))
 
 
+def test_delete_keeps_the_texts_of_a_number_another_account_holds_and_erases_an_unfinished_enrollment(admin):
+    shared, unfinished = "447400765433", "447400765434"
+    tokens = {}
+    for email in ("shared-a@example.com", "shared-b@example.com"):
+        admin.create_account(email, PASSWORD, "Shared")
+        tokens[email] = token = admin.sign_in(email, PASSWORD)
+        if email.startswith("shared-a"):
+            # An enrollment started and never finished: its text holds the number too.
+            admin.expect(202, "POST", "/v1/mfa/enrollments", {"kind": "phone", "phone": "+" + unfinished}, token=token)
+            wait_until(lambda: any(m["status"] == "sent" for m in admin.outbox(unfinished)), "the unfinished enrollment's text to go out")
+        session = admin.expect(202, "POST", "/v1/mfa/enrollments", {"kind": "phone", "phone": "+" + shared}, token=token)["enrollment_session"]
+        wait_until(lambda: any(m["status"] == "sent" and m["text"] for m in admin.outbox(shared)), "the enrollment text to go out")
+        admin.expect(201, "POST", f"/v1/mfa/enrollments/{session}", {"code": admin.code_for(shared)}, token=token)
+    texts = len(admin.outbox(shared))
+    uid = call(admin, "GET", "/admin/v1/users", params={"email": "shared-a@example.com"}).json()["users"][0]["id"]
+    assert call(admin, "DELETE", f"/admin/v1/users/{uid}").status_code == 200
+    assert admin.outbox(unfinished) == []
+    # The other account still holds the number: its messages (and so the number) stay.
+    assert len(admin.outbox(shared)) == texts and all(m["text"] for m in admin.outbox(shared))
+
+
 def test_audit_query_validates_its_input(admin):
     assert call(admin, "GET", "/admin/v1/audit", params={"kind": "no.such"}).status_code == 422
     assert call(admin, "GET", "/admin/v1/audit", params={"since": "yesterday"}).status_code == 422

@@ -131,8 +131,9 @@ struct AdminService: Sendable {
 
     /// Erases the account and its personal data: the user row and everything
     /// that cascades from it (sessions, factors, codes), and the messages to
-    /// their email address and second-factor phones (emptied, and voided if
-    /// not sent yet); the audit trail is kept but pseudonymised (a fresh id in
+    /// their email address and their phones, enrolled or being enrolled
+    /// (emptied, and voided if not sent yet), but for a number another account
+    /// also holds, whose messages are that account's too; the audit trail is kept but pseudonymised (a fresh id in
     /// place of theirs; addresses, user agents and details cleared, but for
     /// administrators' own entries, which say who did what).
     func delete(_ id: UserID, actor: Actor) throws -> AdminActionResult {
@@ -141,7 +142,12 @@ struct AdminService: Sendable {
         let result = try transactions.write { db -> AdminActionResult in
             guard let user = try AccountRepository.find(id: id, on: db) else { throw AdminFailure.userNotFound }
             let ended = try SessionRepository.live(id, on: db).count
-            let phones = try db.query("SELECT phone FROM mfa_factors WHERE user_id = $1 AND phone IS NOT NULL", [id.sql]).map { try $0.text("phone") }
+            let phones = try db.query("""
+                SELECT p.phone FROM (SELECT phone FROM mfa_factors WHERE user_id = $1 UNION SELECT phone FROM mfa_enrollments WHERE user_id = $1) p
+                WHERE p.phone IS NOT NULL
+                  AND NOT EXISTS (SELECT 1 FROM mfa_factors f WHERE f.phone = p.phone AND f.user_id <> $1)
+                  AND NOT EXISTS (SELECT 1 FROM mfa_enrollments e WHERE e.phone = p.phone AND e.user_id <> $1)
+                """, [id.sql]).map { try $0.text("phone") }
             for recipient in [user.email] + phones {
                 try db.execute("""
                     UPDATE outbox SET recipient = '', body = '', subject = NULL,
