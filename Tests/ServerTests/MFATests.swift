@@ -135,6 +135,20 @@ struct MFATests {
         }
     }
 
+    @Test("a test number's fixed code never passes a second factor: an enrolled phone gets real codes", arguments: Backend.all)
+    func testNumberIsNoFactor(backend: Backend) throws {
+        try backend.withServer(TestServer.configuration { $0.verify.testNumbers = ["447400123465": "4242"] }) { server throws in
+            let user = try MFAClient(server, email: "test-number@example.com")
+            let phone = try user.enrollPhone("+447400123465")  // by the code texted to it, not by 4242
+            let pending = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
+            #expect(try server.json("POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": phone]).status == 202)
+            let code = try #require(try user.lastSMSCode("447400123465"))
+            let fixed = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": phone, "code": code == "4242" ? "4243" : "4242"])
+            #expect(fixed.status == 400)
+            #expect(try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": phone, "code": code]).status == 201)
+        }
+    }
+
     @Test("enrolling needs a verified email, a fresh proof, and stays within ten factors; a fixed line is refused")
     func enrollmentRules() throws {
         try Backend.all[0].withServer { server throws in

@@ -10,7 +10,7 @@ import Store
 extension PhoneVerificationService {
     /// Refuses, before anything is written, steps to numbers the destination policy excludes: a 422 naming
     /// each step, audited.
-    func refuseUnreachable(_ s: Start, client: AuditContext) throws {
+    func refuseUnreachable(_ s: Start, testNumbers: [String: String], client: AuditContext) throws {
         let destinations = DestinationPolicy(allowedCountries: settings.allowedCountries, deniedCountries: settings.deniedCountries)
         let unreachable: [FieldProblem] = s.steps.enumerated().compactMap { index, step in
             guard testNumbers[step.to] == nil, let number = try? PhoneNumber(parsing: "+" + step.to),
@@ -30,7 +30,7 @@ extension PhoneVerificationService {
     /// then the start is counted for its countries. Over a budget or under the conversion threshold nothing
     /// is sent to that scope (text or call) and the operator hears of it in the log. Returns true when the
     /// conversion guard holds the request's messages for review instead of refusing it.
-    func spend(_ s: Start, now ms: Int64, on db: any SQLConnection) throws -> Bool {
+    func spend(_ s: Start, testNumbers: [String: String], now ms: Int64, on db: any SQLConnection) throws -> Bool {
         let real = zip(s.steps, s.countryCodes).filter { testNumbers[$0.0.to] == nil }
         let countries = Set(real.map(\.1)).sorted()
         let conversion = settings.conversion
@@ -67,6 +67,7 @@ extension PhoneVerificationService {
 
     /// A completed request counts for the conversion of its numbers' countries.
     func countCompleted(_ record: VerifyRecord, now: Int64, on db: any SQLConnection) throws {
+        let testNumbers = testNumbers(for: record.apiKeyID)
         for number in record.numbers where testNumbers[number] == nil {
             if let country = try? PhoneNumber(parsing: "+" + number).countryCallingCode {
                 try VerifyRepository.countConversion(country: country, completed: true, now: now, on: db)

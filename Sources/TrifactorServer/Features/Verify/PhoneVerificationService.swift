@@ -38,8 +38,12 @@ struct PhoneVerificationService: Sendable {
     /// The test numbers of the configuration and of administrators.
     let testBook: TestNumberBook
 
-    /// Every test number and its code, now.
-    var testNumbers: [String: String] { testBook.all }
+    /// The test numbers and their codes, now, for requests of `key`: none for
+    /// Trifactor's own second factors, where a fixed code on an enrolled
+    /// phone would let anyone who knows it pass the factor.
+    func testNumbers(for key: APIKeyID) -> [String: String] {
+        key == APIKey.internalMFA.id ? [:] : testBook.all
+    }
 
     // MARK: Events
 
@@ -48,8 +52,8 @@ struct PhoneVerificationService: Sendable {
     /// - Throws: `PhoneVerificationFailure` (`.rateLimited`, `.concurrent`
     ///   for a request of this key running for a number, `.deliveryUnavailable`).
     func start(_ s: Start, key: APIKey, client: AuditContext) throws -> VerificationID {
-        let testNumbers = self.testNumbers
-        try refuseUnreachable(s, client: client)
+        let testNumbers = testNumbers(for: key.id)
+        try refuseUnreachable(s, testNumbers: testNumbers, client: client)
         do {
             if !canDeliver && s.steps.contains(where: { testNumbers[$0.to] == nil }) { throw PhoneVerificationFailure.deliveryUnavailable }
             let now = clock.now()
@@ -122,7 +126,7 @@ struct PhoneVerificationService: Sendable {
         case .success(let actions):
             return actions
         case .failure(let rejection as VerifyWorkflow.Rejection) where rejection != .notFound:
-            for number in record.numbers where testNumbers[number] == nil {
+            for number in record.numbers where testNumbers(for: record.apiKeyID)[number] == nil {
                 try VerifyRepository.countFailure(number: number, now: now.millis, on: db)
             }
             try AuditLog.append(client.event(.verifyWrongCode, .failure, detail: "id=\(record.id.raw)"), at: now.millis, on: db)
@@ -284,7 +288,7 @@ struct PhoneVerificationService: Sendable {
             // Trifactor's own flows are not one tenant: their users are limited per IP and number.
             if key.id != APIKey.internalMFA.id { buckets.append(("verify:key:\(key.id.raw)", .init(burst: v.perKeyBurst, rate: v.perKeyRate))) }
         } else {
-            for number in Set(s.steps.map(\.to)).sorted() where testNumbers[number] == nil {
+            for number in Set(s.steps.map(\.to)).sorted() where testNumbers(for: key.id)[number] == nil {
                 if try VerifyRepository.failures(number: number, now: ms, on: db) >= v.maxFailuresPerNumber {
                     throw PhoneVerificationFailure.rateLimited(retryAfter: 3600)
                 }
@@ -295,7 +299,7 @@ struct PhoneVerificationService: Sendable {
         for (key, limit) in buckets {
             if let wait = try RateLimiter.take(key, limit: limit, nowMillis: ms, on: db) { throw PhoneVerificationFailure.rateLimited(retryAfter: wait) }
         }
-        return before ? false : try spend(s, now: ms, on: db)
+        return before ? false : try spend(s, testNumbers: testNumbers(for: key.id), now: ms, on: db)
     }
 
     /// The running request that holds `number`, after applying its due timeouts
