@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Glibc
 import Testing
 @testable import TrifactorServer
 
@@ -65,5 +66,19 @@ struct KeyRingTests {
         #expect(try refusal(Self.line("k1", key) + Self.line("k1", key)).contains("ids unique"))
         #expect(try refusal("# only a comment\n").contains("holds no key"))
         #expect(try refusal(Self.line("k1", key) + "# a comment\n\n" + Self.line("k2", key)) == "")
+    }
+
+    @Test("a rotation run as root leaves the key file and its lock file to the key file's owner", .enabled(if: getuid() == 0))
+    func ownerKept() throws {
+        let path = try Self.file(Self.line("k1", SecureRandom.bytes(32)))
+        defer { for p in [path, path + ".lock"] { unlink(p) } }
+        #expect(chown(path, 65534, 65534) == 0)
+        try KeyFile.withLock(path) {
+            try KeyFile.write(try KeyFile.read(path) + [KeyFile.Entry(id: "k2", created: Date(), key: SecureRandom.bytes(32))], to: path)
+        }
+        for file in [path, path + ".lock"] {
+            var info = stat()
+            #expect(stat(file, &info) == 0 && info.st_uid == 65534 && info.st_gid == 65534, "\(file)")
+        }
     }
 }

@@ -75,9 +75,7 @@ enum KeyFile {
         let partial = path + ".new-" + Hex.encode(SecureRandom.bytes(6))
         let fd = open(partial, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard fd >= 0 else { throw Failure(description: "Cannot write \(partial): \(String(cString: strerror(errno))).") }
-        // The new file keeps the old one's owner (a rotation run with sudo must not leave a file the server cannot read).
-        var old = stat()
-        if stat(path, &old) == 0 { _ = fchown(fd, old.st_uid, old.st_gid) }
+        keepOwner(of: path, on: fd)
         let bytes = Array(text.utf8)
         let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         let synced = fsync(fd)
@@ -100,9 +98,17 @@ enum KeyFile {
         let fd = open(path + ".lock", O_RDWR | O_CREAT, 0o600)
         guard fd >= 0 else { throw Failure(description: "Cannot lock the key file \(path): \(String(cString: strerror(errno))).") }
         defer { close(fd) }
+        keepOwner(of: path, on: fd)
         guard flock(fd, LOCK_EX) == 0 else { throw Failure(description: "Cannot lock the key file \(path): \(String(cString: strerror(errno))).") }
         defer { flock(fd, LOCK_UN) }
         return try body()
+    }
+
+    /// Gives the file open at `fd` the key file's owner: a rotation run with
+    /// sudo must leave neither a key file nor a lock file the server cannot open.
+    private static func keepOwner(of path: String, on fd: Int32) {
+        var key = stat()
+        if stat(path, &key) == 0 { _ = fchown(fd, key.st_uid, key.st_gid) }
     }
 
     /// Writes a new ring of one random key, created with mode 0600 from the
