@@ -87,7 +87,8 @@ struct Services: Sendable {
                                               passkeys: factors.passkey, push: push, changes: changes),
             authorizations: AuthorizationService(transactions: transactions, clock: clock, random: random, secondFactors: secondFactors),
             verifications: verifications, keys: APIKeys(random: random, clock: clock),
-            admin: AdminService(transactions: transactions, clock: clock, outbox: outbox, changes: changes, testBook: verifications.testBook))
+            admin: AdminService(transactions: transactions, clock: clock, outbox: outbox, changes: changes, policies: policies,
+                                testBook: verifications.testBook))
     }
 
     /// The local half of the change feed: this process's long polls and session cache.
@@ -119,7 +120,7 @@ public enum Application {
         mfa.register(on: &routes)
         PushRoutes(push: s.push, passwordless: s.passwordless, policies: policies).register(on: &routes)
         AuthorizationRoutes(authorizations: s.authorizations, mfa: mfa).register(on: &routes)
-        AdminRoutes(admin: s.admin, keys: AdminKeys(random: SecureRandom.source, clock: s.clock), transactions: s.transactions, policies: policies)
+        AdminRoutes(admin: s.admin, keys: AdminKeys(random: SecureRandom.source, clock: s.clock), transactions: s.transactions)
             .register(on: &routes)
         router = routes.router
         let v = s.configuration.verify

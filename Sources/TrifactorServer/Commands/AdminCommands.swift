@@ -70,8 +70,9 @@ enum AdminCommands {
                                                                                  brand: config.totpIssuer, maxSegments: config.smsMaxSegments))
             let service = AdminService(transactions: Transactions(database: database, logger: logger), clock: .system, outbox: outbox,
                                        changes: ChangeFeed.live(local: { _ in }, database: database, logger: logger),
+                                       policies: SessionPolicies(aal1: config.sessions, aal2: config.sessionsAAL2),
                                        testBook: TestNumberBook(configured: config.verify.testNumbers))
-            let login = ProcessInfo.processInfo.environment["SUDO_USER"] ?? ProcessInfo.processInfo.environment["USER"] ?? "operator"
+            let login = environment["SUDO_USER"] ?? environment["USER"] ?? "operator"
             let actor = AdminService.Actor(name: "host:\(login)", client: AuditContext(ip: "local", userAgent: "trifactord"))
             do {
                 try run(sub, o.values, o.positional, json: json, service: service, actor: actor)

@@ -14,7 +14,6 @@ struct AdminRoutes {
     let admin: AdminService
     let keys: AdminKeys
     let transactions: Transactions
-    let policies: SessionPolicies
 
     func register(on routes: inout APIRoutes) {
         routes.add("GET", "/admin/v1/users") { request in
@@ -25,14 +24,14 @@ struct AdminRoutes {
         routes.add("GET", "/admin/v1/users/:id") { request in
             let actor = try authenticate(request, needs: .read)
             let (user, factors, sessions) = try admin.show(UserID(request.parameters["id"] ?? ""), actor: actor)
-            let now = Date()
             return .json(AdminUser(
                 user: Self.summary(user), locale: user.locale,
                 factors: factors.filter { $0.kind != .device && $0.kind != .passkey }.map(\.api),
                 devices: factors.filter { $0.kind == .device }.map(\.api), passkeys: factors.filter { $0.kind == .passkey }.map(\.api),
-                sessions: sessions.filter { !policies[$0.aal].isExpired(created: Date(millis: $0.createdAt), lastSeen: Date(millis: $0.lastSeenAt), now: now) }
-                    .map { AdminSession(id: $0.id.raw, aal: $0.aal.rawValue, methods: $0.methods.map(\.rawValue), createdAt: Date(millis: $0.createdAt),
-                                        lastSeenAt: Date(millis: $0.lastSeenAt), ip: $0.ip, userAgent: $0.userAgent) }))
+                sessions: sessions.map {
+                    AdminSession(id: $0.id.raw, aal: $0.aal.rawValue, methods: $0.methods.map(\.rawValue), createdAt: Date(millis: $0.createdAt),
+                                 lastSeenAt: Date(millis: $0.lastSeenAt), ip: $0.ip, userAgent: $0.userAgent)
+                }))
         }
         let writes: [(String, @Sendable (AdminService, UserID, AdminService.Actor) throws -> AdminActionResult)] = [
             ("disable", { try $0.disable($1, actor: $2) }), ("enable", { try $0.enable($1, actor: $2) }),

@@ -12,6 +12,8 @@ struct AdminService: Sendable {
     let clock: Clock
     let outbox: Outbox
     let changes: ChangeFeed
+    /// Which sessions are still live.
+    let policies: SessionPolicies
     /// The test numbers the verification service uses (refreshed here after each change).
     let testBook: TestNumberBook
 
@@ -56,7 +58,7 @@ struct AdminService: Sendable {
         return try transactions.write { db in
             guard let user = try AccountRepository.find(id: id, on: db) else { throw AdminFailure.userNotFound }
             try AuditLog.append(actor.event(.adminRead, id, "show"), at: now, on: db)
-            return (user, try FactorRepository.list(id, on: db), try SessionRepository.live(id, on: db))
+            return (user, try FactorRepository.list(id, on: db), policies.live(try SessionRepository.live(id, on: db), now: clock.now()))
         }
     }
 

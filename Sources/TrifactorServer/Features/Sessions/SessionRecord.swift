@@ -43,6 +43,12 @@ struct SessionPolicies: Sendable {
     var aal2: SessionPolicy
 
     subscript(_ level: AssuranceLevel) -> SessionPolicy { level >= .aal2 ? aal2 : aal1 }
+
+    /// The sessions whose idle timeout and lifetime have not run out at `now`
+    /// (ended ones are still rows until the session-use task or housekeeping marks them).
+    func live(_ sessions: [SessionRecord], now: Date) -> [SessionRecord] {
+        sessions.filter { !self[$0.aal].isExpired(created: Date(millis: $0.createdAt), lastSeen: Date(millis: $0.lastSeenAt), now: now) }
+    }
 }
 
 /// Who is calling: the live session of the request's bearer token and its user,

@@ -201,10 +201,7 @@ struct SessionService: Sendable {
 
     /// The caller's live sessions, newest first (those past a lifetime left out).
     func list(_ caller: Caller) throws -> [SessionRecord] {
-        let now = clock.now()
-        return try transactions.read { try SessionRepository.live(caller.user.id, on: $0) }.filter {
-            !policies[$0.aal].isExpired(created: Date(millis: $0.createdAt), lastSeen: Date(millis: $0.lastSeenAt), now: now)
-        }
+        policies.live(try transactions.read { try SessionRepository.live(caller.user.id, on: $0) }, now: clock.now())
     }
 
     /// Ends one of the caller's sessions.
