@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import TrifactorServer
+import TrifactorTestSupport
 
 @Suite("The key ring that seals secrets at rest")
 struct KeyRingTests {
@@ -79,6 +80,27 @@ struct KeyRingTests {
         for file in [path, path + ".lock"] {
             var info = stat()
             #expect(stat(file, &info) == 0 && info.st_uid == 65534 && info.st_gid == 65534, "\(file)")
+        }
+    }
+
+    @Test("re-sealing moves secrets to the active key, and counts those under a key the file lacks as remaining", arguments: Backend.all)
+    func reseal(backend: Backend) throws {
+        try backend.withServer { server throws in
+            _ = try MFAClient(server, email: "reseal@example.com").enrollTOTP()
+            let sealed = try #require(server.services.factors.totp.sealer?.entries.last)
+            let log = LogCapture()
+            func pass(_ entries: [KeyFile.Entry]) throws -> SecretResealer.Report {
+                try SecretResealer(transactions: server.services.transactions, ring: try KeyRing(entries: entries), logger: log.logger, grace: 0).pass()
+            }
+            let fresh = KeyFile.Entry(id: "k9", created: .distantPast, key: SecureRandom.bytes(32))
+            // A ring without the key that sealed it: nothing moves, and the row keeps the older keys alive.
+            let lacking = try pass([KeyFile.Entry(id: "k5", created: .distantPast, key: SecureRandom.bytes(32)), fresh])
+            // Two rows hold the secret: the factor, and its finished enrollment (kept until housekeeping).
+            #expect(lacking.resealed == 0 && lacking.remaining == 2, "\(lacking)")
+            #expect(log.all.contains { $0.contains("reseal_unknown_key") })
+            let moved = try pass([sealed, fresh])
+            #expect(moved == SecretResealer.Report(resealed: 2, remaining: 0, retired: []), "\(moved)")
+            #expect(try pass([sealed, fresh]) == SecretResealer.Report(resealed: 0, remaining: 0, retired: []))
         }
     }
 }

@@ -42,6 +42,10 @@ struct SecretResealer: Sendable {
         // before anything moves to it: until then an instance without it could not open them.
         guard now.timeIntervalSince(activeEntry.created) >= grace else { return report }
         let active = activeEntry.id
+        // A value naming a key the file lacks (a restored backup, a host's stale copy) cannot move: it is
+        // counted as remaining, which keeps the older keys, without re-reading the file for each such row.
+        let known = Set(ring.entries.map(\.id))
+        var unknown = 0
         for t in Self.tables {
             var cursor = ""
             while true {
@@ -53,7 +57,9 @@ struct SecretResealer: Sendable {
                 }
                 guard let last = rows.last else { break }
                 cursor = last.0
-                let stale = rows.filter { row in Data(base64Encoded: row.2).map { KeyRing.keyID(of: Array($0)).id != active } ?? false }
+                let named = rows.compactMap { row in Data(base64Encoded: row.2).map { (row, KeyRing.keyID(of: Array($0)).id) } }
+                let stale = named.filter { $0.1 != active && known.contains($0.1) }.map(\.0)
+                unknown += named.count { !known.contains($0.1) }
                 if stale.isEmpty { continue }
                 let moved = try transactions.write { db -> Int in
                     var moved = 0
@@ -74,6 +80,8 @@ struct SecretResealer: Sendable {
                 report.remaining += stale.count - moved
             }
         }
+        report.remaining += unknown
+        if unknown > 0 { logger.log("error", "reseal_unknown_key", ["count": .int(unknown), "active": .string(active)]) }
         if report.resealed > 0 { logger.log("info", "secrets_resealed", ["count": .int(report.resealed), "key": .string(active)]) }
         if report.resealed == 0, report.remaining == 0, let path = ring.path {
             // Under the file's lock, from the file as it is now: a `keys rotate` that ran during this
