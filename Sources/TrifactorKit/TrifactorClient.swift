@@ -52,7 +52,9 @@ public struct TrifactorClient: Sendable {
         var copy = self
         copy.connection.forwarded = ["X-Forwarded-For": clientAddress]
         if let userAgent { copy.connection.forwarded["X-Forwarded-User-Agent"] = String(userAgent.prefix(512)) }
-        if let traceParent, traceParent.utf8.count == 55, traceParent.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isASCIIHexDigit || $0 == "-") }) {
+        // What the server takes (W3C: lower-case hex only); anything else would only be dropped there.
+        if let traceParent, traceParent.utf8.count == 55,
+           traceParent.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || $0 == UInt8(ascii: "-") }) {
             copy.connection.forwarded["traceparent"] = traceParent
         }
         return copy

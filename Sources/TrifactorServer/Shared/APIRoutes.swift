@@ -66,7 +66,8 @@ struct APIRoutes {
         }, Self.answeringFailures(handler))
     }
 
-    private static func answeringFailures(_ handler: @escaping @Sendable (Request) throws -> Response) -> Router.Handler {
+    /// `handler` with its API failures answered as their problems.
+    static func answeringFailures(_ handler: @escaping @Sendable (Request) throws -> Response) -> Router.Handler {
         { request in
             do {
                 return try handler(request)

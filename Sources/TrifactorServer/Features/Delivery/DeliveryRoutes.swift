@@ -35,9 +35,7 @@ struct DeliveryRoutes {
     /// that is away: 503 with Retry-After) answer as their problems.
     private static func add(_ router: inout Router, _ method: String, _ path: String,
                             _ handler: @escaping @Sendable (Request) throws -> Response) {
-        router.add(method, path) { request in
-            do { return try handler(request) } catch let failure as any APIFailure { throw failure.problem }
-        }
+        router.add(method, path, APIRoutes.answeringFailures(handler))
     }
 
     func register(on router: inout Router) {
