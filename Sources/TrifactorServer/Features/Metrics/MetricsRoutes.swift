@@ -29,16 +29,12 @@ struct MetricsRoutes {
                     .map { ([try $0.text("status"), try $0.text("channel"), try $0.text("provider")], Double(try $0.int("n"))) }
             }) ?? []
         }
-        registry.gauge("trifactor_verifications_24h", "Phone verifications started and completed in the last 24 hours, by country calling code: the conversion the SMS-pumping guard watches.",
+        registry.gauge("trifactor_verifications_24h",
+                       "Phone verifications started and completed in the last 24 hours, by country calling code: the conversion the SMS-pumping guard watches (over its own window, 24 h by default).",
                        labels: ["country", "stage"]) {
-            let hour = clock.now().millis / 3_600_000
-            return (try? transactions.read { db in
-                try db.query("""
-                    SELECT country, CAST(SUM(started) AS BIGINT) AS s, CAST(SUM(completed) AS BIGINT) AS c
-                    FROM verify_conversion WHERE hour > $1 GROUP BY country
-                    """, [.int(hour - 24)]).flatMap { row -> [([String], Double)] in
-                    let country = String(try row.int("country"))
-                    return [([country, "started"], Double(try row.int("s"))), ([country, "completed"], Double(try row.int("c")))]
+            (try? transactions.read { db in
+                try VerifyRepository.conversions(hours: 24, now: clock.now().millis, on: db).flatMap { c -> [([String], Double)] in
+                    [([String(c.country), "started"], Double(c.started)), ([String(c.country), "completed"], Double(c.completed))]
                 }
             }) ?? []
         }

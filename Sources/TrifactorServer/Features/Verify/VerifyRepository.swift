@@ -148,10 +148,18 @@ enum VerifyRepository {
 
     /// Started and completed verifications to `country` in the last `hours` hours.
     static func conversion(country: Int, hours: Int, now: Int64, on db: any SQLConnection) throws -> (started: Int, completed: Int) {
-        let row = try db.queryOne("""
-            SELECT CAST(COALESCE(SUM(started), 0) AS BIGINT) AS s, CAST(COALESCE(SUM(completed), 0) AS BIGINT) AS c
-            FROM verify_conversion WHERE country = $1 AND hour > $2
-            """, [.int(Int64(country)), .int(now / 3_600_000 - Int64(hours))])
-        return (Int(try row?.int("s") ?? 0), Int(try row?.int("c") ?? 0))
+        try conversions(country: country, hours: hours, now: now, on: db).first.map { ($0.started, $0.completed) } ?? (0, 0)
+    }
+
+    /// Starts and completions in the last `hours` hours, per country calling code (one country, or all).
+    static func conversions(country: Int? = nil, hours: Int, now: Int64,
+                            on db: any SQLConnection) throws -> [(country: Int, started: Int, completed: Int)] {
+        let since: SQLValue = .int(now / 3_600_000 - Int64(hours))
+        return try db.query("""
+            SELECT country, CAST(SUM(started) AS BIGINT) AS s, CAST(SUM(completed) AS BIGINT) AS c
+            FROM verify_conversion WHERE hour > $1\(country == nil ? "" : " AND country = $2") GROUP BY country
+            """, country.map { [since, .int(Int64($0))] } ?? [since]).map {
+            (Int(try $0.int("country")), Int(try $0.int("s")), Int(try $0.int("c")))
+        }
     }
 }
