@@ -67,6 +67,8 @@ struct CommandLineTests {
             (["migrate", "--database-url", "mysql://x"], [:], "sqlite: or postgres://"),
             (["audit", "head"], [:], "audit tail"),
             (["users", "list", "--limit", "0"], [:], "--limit"),
+            (["users", "delete", "first-id", "second-id"], [:], "Unexpected argument \"second-id\""),
+            (["admin-keys", "list", "extra"], [:], "Unexpected argument \"extra\""),
         ] as [([String], [String: String], String)] {
             let r = try Self.run(args, environment: env)
             #expect(r.status != 0, "\(args)")

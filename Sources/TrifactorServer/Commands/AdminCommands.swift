@@ -21,7 +21,8 @@ enum AdminCommands {
 
     static func keys(_ arguments: [String], environment: [String: String]) throws {
         guard let sub = arguments.first, ["create", "list", "revoke"].contains(sub) else { throw ConfigurationParser.Failure(description: keysUsage) }
-        let o = try CommandOptions.split(Array(arguments.dropFirst()), named: ["--name", "--role"])
+        let o = try CommandOptions.split(Array(arguments.dropFirst()), named: ["--name", "--role"], positional: sub == "revoke" ? 1 : 0,
+                                         help: "trifactord admin-keys --help")
         let config = try ConfigurationParser.parse(arguments: o.rest, environment: environment)
         let keys = AdminKeys(random: SecureRandom.source, clock: .system)
         try ListCommands.withDatabase(config) { database in
@@ -61,7 +62,8 @@ enum AdminCommands {
     }
 
     static func users(_ sub: String, _ arguments: [String], environment: [String: String]) throws {
-        let o = try CommandOptions.split(arguments, named: ["--email", "--id", "--phone"])
+        let o = try CommandOptions.split(arguments, named: ["--email", "--id", "--phone"], positional: sub == "find" ? 0 : 1,
+                                         help: "trifactord users --help")
         let config = try ConfigurationParser.parse(arguments: o.rest, environment: environment)
         let json = o.flags.contains("--json")
         try ListCommands.withDatabase(config) { database in

@@ -128,8 +128,9 @@ struct ListingOptions {
 /// The options of a subcommand, split from the settings every command reads.
 enum CommandOptions {
     /// Splits `--name value` options (`names`) and flags out of `arguments`; other
-    /// `--settings` (with their values) go to the configuration parser, bare words are positional.
-    static func split(_ arguments: [String], named names: Set<String>, flags: Set<String> = ["--json"]) throws
+    /// `--settings` (with their values) go to the configuration parser, bare words are positional:
+    /// more than `positional` of them is refused, naming the first extra one and `help`.
+    static func split(_ arguments: [String], named names: Set<String>, flags: Set<String> = ["--json"], positional limit: Int, help: String) throws
         -> (values: [String: String], flags: Set<String>, positional: [String], rest: [String]) {
         var values: [String: String] = [:], set: Set<String> = [], positional: [String] = [], rest: [String] = []
         var queue = arguments[...]
@@ -145,6 +146,9 @@ enum CommandOptions {
             } else {
                 positional.append(a)
             }
+        }
+        guard positional.count <= limit else {
+            throw ConfigurationParser.Failure(description: "Unexpected argument \"\(positional[limit])\": see \(help).")
         }
         return (values, set, positional, rest)
     }

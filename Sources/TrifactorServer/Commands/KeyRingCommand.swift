@@ -26,8 +26,7 @@ enum KeyRingCommand {
     }
 
     static func run(_ sub: String, _ arguments: [String], environment: [String: String]) throws {
-        let o = try CommandOptions.split(arguments, named: [])
-        guard o.positional.isEmpty else { throw ConfigurationParser.Failure(description: "Unexpected argument \"\(o.positional[0])\": see trifactord keys --help.") }
+        let o = try CommandOptions.split(arguments, named: [], positional: 0, help: "trifactord keys --help")
         let json = o.flags.contains("--json")
         let config = try ConfigurationParser.parse(arguments: o.rest, environment: environment)
         let path = config.keyFile

@@ -15,10 +15,8 @@ enum KeysCommand {
         if sub == "rotate" || sub == "ring" {
             return try KeyRingCommand.run(sub, Array(arguments.dropFirst()), environment: environment)
         }
-        let o = try CommandOptions.split(Array(arguments.dropFirst()), named: ["--name"])
-        guard o.positional.count <= (sub == "revoke" ? 1 : 0) else {
-            throw ConfigurationParser.Failure(description: "Unexpected argument \"\(o.positional.last ?? "")\": see trifactord keys --help.")
-        }
+        let o = try CommandOptions.split(Array(arguments.dropFirst()), named: ["--name"], positional: sub == "revoke" ? 1 : 0,
+                                         help: "trifactord keys --help")
         let (json, name, target, remaining) = (o.flags.contains("--json"), o.values["--name"], o.positional.first, o.rest)
         let config = try ConfigurationParser.parse(arguments: remaining, environment: environment)
         try ListCommands.withDatabase(config) { database in

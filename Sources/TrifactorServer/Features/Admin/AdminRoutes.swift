@@ -125,7 +125,7 @@ struct AdminRoutes {
     /// An RFC 3339 time as stored milliseconds.
     private static func time(_ text: String?, _ name: String) throws -> Int64? {
         guard let text else { return nil }
-        guard let date = try? Date(text, strategy: .iso8601) else { throw CommonFailure.invalid(name, "must be an RFC 3339 time such as 2026-12-01T10:00:00Z") }
+        guard let date = WireJSON.parse(text) else { throw CommonFailure.invalid(name, "must be an RFC 3339 time such as 2026-12-01T10:00:00Z") }
         return date.millis
     }
 }
