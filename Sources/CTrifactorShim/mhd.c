@@ -56,7 +56,3 @@ const struct sockaddr *trifactor_mhd_client_address(struct MHD_Connection *conne
     return info == NULL ? NULL : info->client_addr;
 }
 
-unsigned int trifactor_mhd_current_connections(struct MHD_Daemon *daemon) {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-    return info == NULL ? 0 : info->num_connections;
-}

@@ -61,6 +61,9 @@ final class ConnectionGuard: Sendable {
     }
 
     /// A connection closed (its socket is still open, and closed right after).
+    /// The connections open now (each is registered when it opens and removed when it closes).
+    var count: Int { records.withLock { $0.count } }
+
     func closed(_ record: ConnectionRecord) {
         // Under the lock: the sweeper never shuts down a socket number after this.
         records.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(record)) }

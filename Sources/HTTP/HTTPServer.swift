@@ -154,9 +154,7 @@ public final class HTTPServer: Sendable {
     }
 
     /// Connections open now (idle keep-alive ones included).
-    public var openConnections: Int {
-        daemon.withLock { d in d.map { Int(trifactor_mhd_current_connections($0.pointer)) } ?? 0 }
-    }
+    public var openConnections: Int { context.connections.count }
 
     /// Jobs waiting for a worker, by pool (`hashing`: Argon2id; `database`).
     public var queuedJobs: [(pool: String, jobs: Int)] {

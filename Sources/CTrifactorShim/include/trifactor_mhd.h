@@ -44,8 +44,6 @@ struct MHD_Daemon *trifactor_mhd_start(const struct trifactor_mhd_options *optio
 
 /* The port the daemon listens on (useful after asking for port 0); 0 if unknown. */
 uint16_t trifactor_mhd_bound_port(struct MHD_Daemon *daemon);
-/// Connections the daemon holds open now.
-unsigned int trifactor_mhd_current_connections(struct MHD_Daemon *daemon);
 
 /* The socket context set in the connection notification callback, or NULL. */
 void *trifactor_mhd_socket_context(struct MHD_Connection *connection);

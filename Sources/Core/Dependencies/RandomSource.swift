@@ -31,4 +31,11 @@ public struct RandomSource: Sendable {
     public func digits(_ length: Int) -> String {
         String((0..<length).map { _ in Character(String(uniform(10))) })
     }
+
+    private static let alphanumerics = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+    /// A string of `length` ASCII letters and digits, each uniformly distributed (5.95 bits each): key secrets.
+    public func alphanumerics(_ length: Int) -> String {
+        String((0..<length).map { _ in Self.alphanumerics[Int(uniform(UInt32(Self.alphanumerics.count)))] })
+    }
 }

@@ -74,7 +74,7 @@ final class OutboxDispatcher: Sendable {
             switch outcome {
             case .success(let delivery): ServerMetrics.deliveries.add([message.channel.rawValue, delivery.provider, "sent"])
             case .failure(let error):
-                ServerMetrics.deliveries.add([message.channel.rawValue, "", error.retryable && attempts < maxAttempts ? "retry" : "failed"])
+                ServerMetrics.deliveries.add([message.channel.rawValue, "", retries(error, attempts: attempts) ? "retry" : "failed"])
             }
             try recordSurely(seq: seq, lease: now + leaseMillis, attempts: attempts, ref: ref, outcome: outcome, message: message)
         }
@@ -97,6 +97,11 @@ final class OutboxDispatcher: Sendable {
                 pause = min(pause * 2, 2)
             }
         }
+    }
+
+    /// Whether a failed send goes back to pending (else it has failed for good).
+    private func retries(_ failure: DeliveryError, attempts: Int) -> Bool {
+        failure.retryable && attempts < maxAttempts
     }
 
     /// A database that is away or busy for now, as opposed to a refused statement.
@@ -124,7 +129,7 @@ final class OutboxDispatcher: Sendable {
             case .failure(let error):
                 failure = error
             }
-            if failure.retryable && attempts < maxAttempts {
+            if retries(failure, attempts: attempts) {
                 let delay = Int64(min(60, 1 << attempts)) * 1000
                 try db.execute("UPDATE outbox SET status = 'pending', attempts = $2, next_attempt_at = $3, last_error = $4 WHERE seq = $1 AND status = 'sending' AND lease_until = $5",
                                [.int(seq), .int(Int64(attempts)), .int(now + delay), .text(String(failure.reason.prefix(200))), .int(lease)])

@@ -27,11 +27,10 @@ struct AdminKey: Sendable {
 struct AdminKeys: Sendable {
     let random: RandomSource
     let clock: Clock
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
     /// Makes a key; returns it and the token (the only time the secret exists in clear).
     func create(name: String, role: AdminRole, on db: any SQLConnection) throws -> (AdminKey, token: String) {
-        let secret = String((0..<32).map { _ in Self.alphabet[Int(random.uniform(UInt32(Self.alphabet.count)))] })
+        let secret = random.alphanumerics(32)
         let key = AdminKey(id: Hex.encode(random.bytes(8)), name: name, role: role, createdAt: clock.now().millis, revokedAt: nil)
         try db.execute("INSERT INTO admin_keys (id, name, role, secret_hash, created_at) VALUES ($1, $2, $3, $4, $5)",
                        [.text(key.id), .text(name), .text(role.rawValue), .text(SHA256.hex(secret)), .int(key.createdAt)])

@@ -23,11 +23,10 @@ struct APIKey: Sendable {
 struct APIKeys: Sendable {
     let random: RandomSource
     let clock: Clock
-    private static let secretAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
     /// Creates a key named `name`; returns it and its secret (the only time the secret exists in clear).
     func create(name: String, on db: any SQLConnection) throws -> (APIKey, secret: String) {
-        let secret = String((0..<32).map { _ in Self.secretAlphabet[Int(random.uniform(UInt32(Self.secretAlphabet.count)))] })
+        let secret = random.alphanumerics(32)
         let key = APIKey(id: .random(using: random), name: name, apiKey: Hex.encode(random.bytes(8)), createdAt: clock.now().millis, revokedAt: nil)
         try db.execute("INSERT INTO api_keys (id, name, api_key, secret_hash, created_at) VALUES ($1, $2, $3, $4, $5)",
                        [key.id.sql, .text(name), .text(key.apiKey), .text(SHA256.hex(secret)), .int(key.createdAt)])
