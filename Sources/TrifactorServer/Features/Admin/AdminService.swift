@@ -42,10 +42,10 @@ struct AdminService: Sendable {
             } else {
                 let digits = String((phone ?? "").filter(\.isNumber))
                 guard (6...15).contains(digits.count) else { throw CommonFailure.invalid("phone", "must be 6 to 15 digits, E.164") }
+                // Factors store a number as its digits (FactorRepository.insert).
                 users = try db.query("""
-                    SELECT \(Self.userColumns) FROM users u WHERE u.id IN (SELECT user_id FROM mfa_factors WHERE phone = $1 OR phone = $2)
-                    ORDER BY u.created_at
-                    """, [.text(digits), .text("+" + digits)]).map(AccountRepository.record)
+                    SELECT \(AccountRepository.columns) FROM users WHERE id IN (SELECT user_id FROM mfa_factors WHERE phone = $1) ORDER BY created_at
+                    """, [.text(digits)]).map(AccountRepository.record)
             }
             try AuditLog.append(actor.event(.adminRead, nil, "find \(asked[0]) matches=\(users.count)"), at: now, on: db)
             return users
@@ -232,8 +232,6 @@ struct AdminService: Sendable {
     private static func endSessions(_ id: UserID, _ now: Int64, _ db: any SQLConnection) throws -> Int {
         try db.execute("UPDATE sessions SET ended_at = $2, end_reason = 'revoked' WHERE user_id = $1 AND ended_at IS NULL", [id.sql, .int(now)])
     }
-
-    static let userColumns = AccountRepository.columns.split(separator: ",").map { "u." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
 }
 
 /// Refusals of the admin operations.
