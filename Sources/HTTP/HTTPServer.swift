@@ -193,12 +193,8 @@ public final class HTTPServer: Sendable {
             _ = trifactor_set_http_thread(previous)
             answer = ready ?? later.wait()
         }
-        let elapsed = ContinuousClock.now - started
-        let millis = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-        let trace = TraceParent.parse(lowered["traceparent"])
-        context.logger.request(id: id, method: method, path: path, status: answer.status, durationMillis: (millis * 1000).rounded() / 1000, aborted: false,
-                               trace: trace.map { ($0.traceID, $0.parentID) })
-        context.observe(answer.routeStats, method: method, path: path, status: answer.status, seconds: millis / 1000)
+        context.completed(id: id, method: method, path: path, status: answer.status, stats: answer.routeStats, started: started,
+                          traceParent: lowered["traceparent"], aborted: false)
         return answer
     }
 

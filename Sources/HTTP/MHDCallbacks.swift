@@ -156,16 +156,12 @@ func mhdCompletedHandler(
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     let state = Unmanaged<RequestState>.fromOpaque(raw).takeRetainedValue()
     conCls.pointee = nil
-    let elapsed = ContinuousClock.now - state.started
-    let millis = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
     let (status, stats, method, path, traceHeader) = state.state.withLock { s in
         (s.status, s.routeStats, s.method, s.path, s.headers.first { ASCII.equalsIgnoringCase($0.name, "traceparent") }?.value)
     }
     if let connection { context.connections.answered(record(connection)) }
-    let trace = TraceParent.parse(traceHeader)
-    context.logger.request(id: state.id, method: method, path: path, status: status, durationMillis: (millis * 1000).rounded() / 1000,
-                           aborted: termination != .REQUEST_TERMINATED_COMPLETED_OK, trace: trace.map { ($0.traceID, $0.parentID) })
-    context.observe(stats, method: method, path: path, status: status, seconds: millis / 1000)
+    context.completed(id: state.id, method: method, path: path, status: status, stats: stats, started: state.started, traceParent: traceHeader,
+                      aborted: termination != .REQUEST_TERMINATED_COMPLETED_OK)
     context.inFlight.subtract(1, ordering: .releasing)
 }
 

@@ -53,11 +53,22 @@ final class ServerContext: Sendable {
         "\(prefix)-\(counter.add(1, ordering: .relaxed).newValue)"
     }
 
+    /// Logs an ended request (with the caller's trace, when it sent one) and counts it.
+    func completed(id: String, method: String, path: String, status: Int, stats: RouteStats?, started: ContinuousClock.Instant,
+                   traceParent: String?, aborted: Bool) {
+        let elapsed = ContinuousClock.now - started
+        let millis = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        let trace = TraceParent.parse(traceParent)
+        logger.request(id: id, method: method, path: path, status: status, durationMillis: (millis * 1000).rounded() / 1000, aborted: aborted,
+                       trace: trace.map { ($0.traceID, $0.parentID) })
+        observe(stats, method: method, path: path, status: status, seconds: millis / 1000)
+    }
+
     /// Counts one answered request under the route `dispatch` found for it
     /// (`unmatched` for a path or method no route has, so scanners cannot add
     /// series). Only an answer refused before routing (413, a framing error)
     /// is matched here.
-    func observe(_ answer: RouteStats?, method: String, path: String, status: Int, seconds: Double) {
+    private func observe(_ answer: RouteStats?, method: String, path: String, status: Int, seconds: Double) {
         if let answer { return answer.record(status: status, seconds: seconds) }
         if case .found(let route, _) = router.match(method: method, path: path) {
             route.stats.record(status: status, seconds: seconds)
