@@ -50,9 +50,9 @@ public struct Logger: Sendable {
     }
 
     /// Writes the line of one answered request: `{"time":…,"level":"info",
-    /// "event":"request", ["aborted":true,] "duration_ms":…, "id":…,
-    /// "method":…, "path":…, "status":…}`, the fields in the order `log`
-    /// sorts them, without building a dictionary (this runs per request).
+    /// "event":"request", ["aborted":true,] "duration_ms":…, "request_id":…,
+    /// ["trace_id":…, "parent_id":…,] "method":…, "path":…, "status":…}`,
+    /// in that fixed order, without building a dictionary (this runs per request).
     public func request(id: String, method: String, path: String, status: Int, durationMillis: Double, aborted: Bool,
                         trace: (traceID: String, parentID: String)? = nil) {
         var line = "{\"time\":"
