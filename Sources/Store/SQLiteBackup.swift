@@ -29,10 +29,19 @@ public enum SQLiteBackup {
         guard !FileManager.default.fileExists(atPath: destination) else {
             throw StoreError(.invalidURL, detail: "\(destination) already exists: a backup never overwrites a file")
         }
-        let partial = destination + ".partial-\(getpid())"
-        defer { try? FileManager.default.removeItem(atPath: partial) }
-        // The copy holds what the database holds (password hashes, sealed secrets): owner-only from its first byte.
-        let fd = Glibc.open(partial, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+        // The copy is made in a new folder of its own beside the destination (mkdtemp: a random name,
+        // mode 0700, this user's), so nobody else can plant a link at the copy or at the -journal,
+        // -wal and -shm files SQLite makes beside it, even when the command runs as root in a folder
+        // the service account can write; the copy holds what the database holds (password hashes,
+        // sealed secrets): owner-only from its first byte.
+        var template = Array((URL(fileURLWithPath: destination).deletingLastPathComponent().path + "/.trifactor-backup-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw StoreError(.unavailable, detail: "cannot make a folder for the copy beside \(destination): \(String(cString: strerror(errno)))")
+        }
+        let folder = String(cString: made)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let partial = folder + "/copy.db"
+        let fd = Glibc.open(partial, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StoreError(.unavailable, detail: "cannot create \(partial): \(String(cString: strerror(errno)))") }
         close(fd)
         let from = try open(source, flags: SQLITE_OPEN_READONLY)
@@ -63,9 +72,6 @@ public enum SQLiteBackup {
         guard try integrity(to) == "ok" else { throw StoreError(.unavailable, detail: "the copy failed its integrity check; nothing was written") }
         sqlite3_close_v2(to)
         closed = true
-        try? FileManager.default.removeItem(atPath: partial + "-journal")
-        try? FileManager.default.removeItem(atPath: partial + "-wal")
-        try? FileManager.default.removeItem(atPath: partial + "-shm")
         // link() refuses an existing destination, even one that appeared during the copy (rename would replace it).
         guard link(partial, destination) == 0 else {
             let reason = errno == EEXIST ? "\(destination) already exists: a backup never overwrites a file" : String(cString: strerror(errno))

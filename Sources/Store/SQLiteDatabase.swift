@@ -16,7 +16,8 @@ final class SQLiteDatabase: Database {
     /// directory (0700) if needed. SQLite gives the `-wal` and `-shm` files
     /// the database file's mode.
     /// - Throws: `.exposedFile` when the file, its `-wal` or its `-shm` can
-    ///   be read by group or others; `.unavailable` when it cannot be opened.
+    ///   be read by group or others, or one of them (or `-journal`) is a hard
+    ///   link or not a regular file; `.unavailable` when it cannot be opened.
     init(path: String, poolSize: Int) throws {
         guard sqlite3_threadsafe() != 0 else {
             throw StoreError(.unavailable, detail: "this SQLite library was built without thread support")
@@ -42,6 +43,20 @@ final class SQLiteDatabase: Database {
             Glibc.close(fd)
         } else if errno != EEXIST {
             throw StoreError(.unavailable, detail: "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        // SQLite opens its -wal, -shm and -journal files beside the database and, run as root (a host
+        // command with sudo), gives them the database file's owner: a link planted there would hand
+        // another file to that owner. SQLite never follows a symbolic link there; a hard link it would.
+        // The database itself may be a symbolic link (SQLite resolves it, and its companions sit beside the target).
+        let linked = [path, path + "-wal", path + "-shm", path + "-journal"].filter { file in
+            var info = stat()
+            guard lstat(file, &info) == 0 else { return false }
+            if file == path && info.st_mode & S_IFMT == S_IFLNK { return false }
+            return info.st_mode & S_IFMT != S_IFREG || info.st_nlink > 1
+        }
+        guard linked.isEmpty else {
+            throw StoreError(.exposedFile, detail: "\(linked.joined(separator: ", ")) is a link or not a regular file; "
+                             + "a database and its -wal, -shm and -journal files must be plain files with one link")
         }
         let exposed = [path, path + "-wal", path + "-shm"].filter { file in
             var info = stat()

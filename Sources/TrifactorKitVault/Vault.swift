@@ -250,10 +250,14 @@ public final class Vault: Sendable {
         }
     }
 
-    /// Refuses a file (or folder) that group or others may use.
+    /// Refuses a file (or folder) that group or others may use, or a file
+    /// that is a symbolic link (whoever can write its folder could point it anywhere).
     static func refuseExposed(_ url: URL, directory: Bool = false) throws(SecretStoreError) {
         var info = stat()
-        guard stat(url.path, &info) == 0 else { return }
+        guard lstat(url.path, &info) == 0 else { return }
+        if !directory && info.st_mode & S_IFMT == S_IFLNK {
+            throw .exposed(path: url.path, fix: "cp --remove-destination \"$(readlink -f \(url.path))\" \(url.path)")
+        }
         if info.st_mode & 0o077 != 0 {
             throw .exposed(path: url.path, fix: "chmod \(directory ? "700" : "600") \(url.path)")
         }

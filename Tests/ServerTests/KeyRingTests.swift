@@ -83,6 +83,67 @@ struct KeyRingTests {
         }
     }
 
+    /// A victim file owned by root, and a key file owned by the service account (nobody) in a folder of its own.
+    private static func plantedRing() throws -> (folder: String, key: String, victim: String) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ring-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let key = folder + "/trifactor.key", victim = folder + "/victim"
+        #expect(FileManager.default.createFile(atPath: key, contents: Data(Self.line("k1", SecureRandom.bytes(32)).utf8), attributes: [.posixPermissions: 0o600]))
+        #expect(FileManager.default.createFile(atPath: victim, contents: Data("root:secret\n".utf8), attributes: [.posixPermissions: 0o640]))
+        #expect(chown(key, 65534, 65534) == 0)
+        return (folder, key, victim)
+    }
+
+    private static func owner(_ path: String) -> uid_t? {
+        var info = stat()
+        return lstat(path, &info) == 0 ? info.st_uid : nil
+    }
+
+    @Test("keys rotate as root refuses a lock file planted as a symbolic link or a hard link, and hands no file to the key file's owner",
+          .enabled(if: getuid() == 0))
+    func plantedLockFile() throws {
+        // A link to a file: the rotation used to open it and chown it to the service account.
+        for plant in [{ (target: String, at: String) in symlink(target, at) }, { (target: String, at: String) in link(target, at) }] {
+            let (folder, key, victim) = try Self.plantedRing()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            #expect(plant(victim, key + ".lock") == 0)
+            let before = try String(contentsOfFile: key, encoding: .utf8)
+            #expect(throws: ConfigurationParser.Failure.self) { try KeyRingCommand.rotate(key) }
+            #expect(Self.owner(victim) == 0, "the victim stays root's")
+            #expect(try String(contentsOfFile: key, encoding: .utf8) == before, "the ring is unchanged")
+        }
+        // A dangling link: root used to create the file it names, owned by the service account.
+        let (folder, key, _) = try Self.plantedRing()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let elsewhere = folder + "/ld.so.preload"
+        #expect(symlink(elsewhere, key + ".lock") == 0)
+        #expect(throws: ConfigurationParser.Failure.self) { try KeyRingCommand.rotate(key) }
+        #expect(!FileManager.default.fileExists(atPath: elsewhere))
+        // Removed, the rotation goes ahead, and the lock file it creates is the key file owner's.
+        unlink(key + ".lock")
+        #expect(try KeyRingCommand.rotate(key).id == "k2")
+        #expect(Self.owner(key) == 65534 && Self.owner(key + ".lock") == 65534)
+    }
+
+    @Test("keys rotate as root refuses a key file that is a symbolic link or has a second link, and copies no other file's owner",
+          .enabled(if: getuid() == 0))
+    func linkedKeyFile() throws {
+        let (folder, key, victim) = try Self.plantedRing()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let linked = folder + "/linked.key", hard = folder + "/hard.key"
+        #expect(symlink(key, linked) == 0 && link(key, hard) == 0)
+        for path in [linked, hard] {
+            do {
+                _ = try KeyRingCommand.rotate(path)
+                Issue.record("\(path) was rotated")
+            } catch let failure as ConfigurationParser.Failure {
+                #expect(failure.description.contains("symbolic link") || failure.description.contains("2 links"), "\(failure)")
+            }
+        }
+        #expect(Self.owner(victim) == 0 && Self.owner(key) == 65534)
+        #expect(try KeyRing(path: linked).activeID == "k1", "serving still reads a ring through a link")
+    }
+
     @Test("re-sealing moves secrets to the active key, and counts those under a key the file lacks as remaining", arguments: Backend.all)
     func reseal(backend: Backend) throws {
         try backend.withServer { server throws in

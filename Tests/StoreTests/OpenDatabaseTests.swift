@@ -74,6 +74,30 @@ struct OpenDatabaseTests {
         database.close()
     }
 
+    @Test("a SQLite -wal, -shm or -journal planted as a link (which SQLite run as root would chown to the database's owner) is refused",
+          arguments: ["-wal", "-shm", "-journal"])
+    func sqliteLinkedCompanion(suffix: String) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-linked-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("t.db").path
+        let database = try openDatabase(url: "sqlite:\(path)")
+        try database.transaction { try $0.execute("CREATE TABLE t (x INTEGER)") }
+        database.close()
+        let victim = directory.appendingPathComponent("victim").path
+        #expect(FileManager.default.createFile(atPath: victim, contents: Data("x".utf8), attributes: [.posixPermissions: 0o600]))
+        for plant in [{ symlink(victim, path + suffix) }, { link(victim, path + suffix) }] {
+            unlink(path + suffix)
+            #expect(plant() == 0)
+            do {
+                _ = try openDatabase(url: "sqlite:\(path)")
+                Issue.record("a database with a linked \(suffix) was opened")
+            } catch let error as StoreError {
+                #expect(error.kind == .exposedFile && error.detail.contains(path + suffix), "\(error.detail)")
+            }
+        }
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "x")
+    }
+
     @Test(
         "the PostgreSQL cases run (TRIFACTOR_TEST_POSTGRES_URL is set)",
         .enabled(

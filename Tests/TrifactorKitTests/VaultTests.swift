@@ -82,6 +82,18 @@ struct VaultTests {
         }
     }
 
+    @Test("a vault file that is a symbolic link is refused, naming the copy that replaces it")
+    func symbolicLink() async throws {
+        let directory = Self.folder(), elsewhere = Self.folder()
+        try await VaultSecretStore(vault: Self.vault(elsewhere)).set(Data("x".utf8), for: "k", protection: .userPresence)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let file = directory.appendingPathComponent("default.vault")
+        #expect(symlink(elsewhere.appendingPathComponent("default.vault").path, file.path) == 0)
+        await #expect(throws: SecretStoreError.exposed(path: file.path, fix: "cp --remove-destination \"$(readlink -f \(file.path))\" \(file.path)")) {
+            _ = try await VaultSecretStore(vault: Self.vault(directory)).get("k", prompt: nil)
+        }
+    }
+
     @Test("an unlock holds for its duration for other vault values (processes), then asks again")
     func unlockWindow() async throws {
         let directory = Self.folder(), runtime = Self.folder(), clock = ManualClock()
@@ -141,7 +153,7 @@ struct VaultProcessTests {
         let data = home.appendingPathComponent("data/trifactor")
         let passphraseFile = home.appendingPathComponent("passphrase")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: passphraseFile.path, contents: Data("first passphrase\n".utf8), attributes: [.posixPermissions: 0o600])
+        #expect(FileManager.default.createFile(atPath: passphraseFile.path, contents: Data("first passphrase\n".utf8), attributes: [.posixPermissions: 0o600]))
         // RFC 6238's SHA-1 test secret, as `trifactor totp add` would store it.
         let entry = #"{"secret":"GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ","algorithm":"SHA1","digits":6,"period":30}"#
         try await VaultSecretStore(vault: VaultTests.vault(data)).set(Data(entry.utf8), for: "default.totp.rfc", protection: .userPresence)
@@ -166,7 +178,7 @@ struct VaultProcessTests {
         #expect([expected, previous].contains(object["code"] as? String))
 
         // And the other way: a wrong passphrase in the file is refused with exit 3, nothing printed but the error.
-        FileManager.default.createFile(atPath: passphraseFile.path, contents: Data("wrong\n".utf8), attributes: [.posixPermissions: 0o600])
+        #expect(FileManager.default.createFile(atPath: passphraseFile.path, contents: Data("wrong\n".utf8), attributes: [.posixPermissions: 0o600]))
         let refused = Process()
         refused.executableURL = Self.cli
         refused.arguments = ["--no-input", "totp", "rfc"]

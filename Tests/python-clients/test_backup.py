@@ -48,6 +48,8 @@ def test_an_online_backup_restores_to_a_server_that_signs_the_user_in():
         writer.join()
         assert done.returncode == 0, done.stderr
         assert "integrity check ok" in done.stdout and copy.exists()
+        # The copy was made in a private folder of its own, gone afterwards: nothing else is left beside it.
+        assert sorted(p.name for p in tmp.iterdir() if p.name.startswith((".trifactor-backup", "copy.db"))) == ["copy.db"]
         assert len(written) > 0, "no sign-up ran during the backup"
 
         # A second backup to the same path is refused, and nothing is overwritten.

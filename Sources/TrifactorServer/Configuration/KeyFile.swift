@@ -67,15 +67,20 @@ enum KeyFile {
 
     /// Replaces the file at `path` with `entries`: written to a new file of
     /// mode 0600 and renamed over the old one, so a reader sees one or the other.
+    /// The new file takes the old one's owner (a rotation run with sudo must
+    /// not leave a file the server cannot read); it is a file this call
+    /// created (`O_EXCL`), so the ownership it hands over is of nothing else.
+    /// - Throws: `Failure` when the key file is a link or not a regular file (see `checkedForWriting`).
     static func write(_ entries: [Entry], to path: String) throws {
+        let owner = try checkedForWriting(path)
         var text = "# Trifactor key ring: ID CREATED BASE64, one key per line; the last seals, the others only open.\n"
         for e in entries {
             text += "\(e.id) \(e.created == .distantPast ? "1970-01-01T00:00:00Z" : e.created.formatted(.iso8601)) \(Data(e.key).base64EncodedString())\n"
         }
         let partial = path + ".new-" + Hex.encode(SecureRandom.bytes(6))
-        let fd = open(partial, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        let fd = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Failure(description: "Cannot write \(partial): \(String(cString: strerror(errno))).") }
-        keepOwner(of: path, on: fd)
+        _ = fchown(fd, owner.uid, owner.gid)
         let bytes = Array(text.utf8)
         let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         let synced = fsync(fd)
@@ -85,7 +90,7 @@ enum KeyFile {
             throw Failure(description: "Cannot replace the key file \(path): \(String(cString: strerror(errno))).")
         }
         // The rename itself reaches the disk.
-        let directory = open(URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY)
+        let directory = open(URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directory >= 0 {
             _ = fsync(directory)
             close(directory)
@@ -94,21 +99,64 @@ enum KeyFile {
 
     /// Runs `body` holding an exclusive lock on `PATH.lock` (beside the key
     /// file), so a rotation and a retirement never write over each other.
+    ///
+    /// - Important: `keys rotate` runs as root while the key file's folder
+    ///   belongs to the service account, which can plant anything there. So
+    ///   the lock file is never followed (`O_NOFOLLOW`), and only a lock file
+    ///   this call created (`O_EXCL`) is given the key file's owner; an
+    ///   existing one must be a regular file with one link, owned by root or
+    ///   by the key file's owner, or the call stops and changes nothing.
+    ///   Otherwise a link planted there would hand `/etc/shadow` (or a new
+    ///   file anywhere) to the service account.
+    /// - Throws: `Failure` for a key file or lock file that is a link, or
+    ///   not a regular file, or a lock file someone else owns.
     static func withLock<T>(_ path: String, _ body: () throws -> T) throws -> T {
-        let fd = open(path + ".lock", O_RDWR | O_CREAT, 0o600)
-        guard fd >= 0 else { throw Failure(description: "Cannot lock the key file \(path): \(String(cString: strerror(errno))).") }
+        let owner = try checkedForWriting(path)
+        let lockPath = path + ".lock"
+        var fd = open(lockPath, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if fd >= 0 {
+            _ = fchown(fd, owner.uid, owner.gid)
+        } else if errno == EEXIST {
+            // Not even opened unless it is a regular file (a device node's open can act).
+            var seen = stat()
+            guard lstat(lockPath, &seen) == 0, seen.st_mode & S_IFMT == S_IFREG else {
+                throw Failure(description: "Refusing the lock file \(lockPath): it is a symbolic link or not a regular file. Remove it and run the command again.")
+            }
+            // O_NONBLOCK: a FIFO planted there must not hang the command before fstat refuses it.
+            fd = open(lockPath, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else {
+                let reason = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
+                throw Failure(description: "Refusing the lock file \(lockPath): \(reason). Remove it and run the command again.")
+            }
+            var info = stat()
+            guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1,
+                  info.st_uid == 0 || info.st_uid == owner.uid else {
+                close(fd)
+                throw Failure(description: "Refusing the lock file \(lockPath): it must be a regular file with one link, owned by root or by the key file's owner. Remove it and run the command again.")
+            }
+        } else {
+            throw Failure(description: "Cannot lock the key file \(path): \(String(cString: strerror(errno))).")
+        }
         defer { close(fd) }
-        keepOwner(of: path, on: fd)
         guard flock(fd, LOCK_EX) == 0 else { throw Failure(description: "Cannot lock the key file \(path): \(String(cString: strerror(errno))).") }
         defer { flock(fd, LOCK_UN) }
         return try body()
     }
 
-    /// Gives the file open at `fd` the key file's owner: a rotation run with
-    /// sudo must leave neither a key file nor a lock file the server cannot open.
-    private static func keepOwner(of path: String, on fd: Int32) {
-        var key = stat()
-        if stat(path, &key) == 0 { _ = fchown(fd, key.st_uid, key.st_gid) }
+    /// The owner of the key file at `path`, once it is known to be a regular
+    /// file with one link (`lstat`: a symbolic link is not followed). A ring
+    /// that is rewritten must be the file itself: a link would have the
+    /// rename replace the link, or the owner of another file be copied.
+    /// Reading alone accepts a link (a read-only mount, such as a Kubernetes
+    /// secret, is one), since nothing is written through it.
+    static func checkedForWriting(_ path: String) throws -> (uid: uid_t, gid: gid_t) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { throw Failure(description: "The key file \(path) cannot be read: \(String(cString: strerror(errno))).") }
+        guard info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1 else {
+            let what = info.st_mode & S_IFMT == S_IFLNK ? "a symbolic link" : info.st_mode & S_IFMT == S_IFREG ? "a file with \(info.st_nlink) links" : "not a regular file"
+            throw Failure(description: "The key file \(path) is \(what); rotating and retiring keys rewrite it, so it must be a regular file with one link (copy the ring there instead).")
+        }
+        return (info.st_uid, info.st_gid)
     }
 
     /// Writes a new ring of one random key, created with mode 0600 from the
