@@ -75,6 +75,44 @@ struct IdempotencyTests {
         }
     }
 
+    @Test("a keyed body over 16 KiB is refused with 413 before any work, on anonymous routes too, and the same body without a key is served")
+    func oversizedKeyedBody() throws {
+        try Backend.all[0].withServer { server throws in
+            let api = try VerifyClient(server)
+            // About 5,000 members: sorting them used to cost 170 ms before any rate limit.
+            let padding = Dictionary(uniqueKeysWithValues: (0..<5_000).map { ("k\($0)", $0) })
+            let body: [String: Any] = ["brand": "Acme", "workflow": [["channel": "sms", "to": Self.mobile]], "padding": padding]
+            let bytes = Array(try JSONSerialization.data(withJSONObject: body))
+            #expect(bytes.count > Idempotency.maxBodyBytes)
+            let refused = try server.send("POST", "/v2/verify", headers: ["Authorization": api.authorization, "Content-Type": "application/json",
+                                                                         "Idempotency-Key": "big"], body: bytes)
+            #expect(refused.status == 413)
+            #expect(try refused.problem.code == "idempotent_body_too_large")
+            #expect(try Self.texts(server) == 0)
+            let anonymous = try server.send("POST", "/v1/accounts/verify-email/resend",
+                                            headers: ["Content-Type": "application/json", "Idempotency-Key": "big"],
+                                            body: Array(try JSONSerialization.data(withJSONObject: ["email": "a@example.com", "padding": padding])))
+            #expect(anonymous.status == 413)
+            #expect(try anonymous.problem.code == "idempotent_body_too_large")
+            // Without a key the route decodes what it needs and ignores the rest, as before.
+            #expect(try server.send("POST", "/v2/verify", headers: ["Authorization": api.authorization, "Content-Type": "application/json"],
+                                    body: bytes).status == 202)
+        }
+    }
+
+    @Test("the canonical form of a JSON body ignores key order and spacing but tells apart every different value")
+    func canonicalForm() {
+        func same(_ a: String, _ b: String) -> Bool { Idempotency.canonical(Array(a.utf8)) == Idempotency.canonical(Array(b.utf8)) }
+        #expect(same(#"{"a":1,"b":[true,null,{"y":"x","z":2.5}]}"#, #" { "b" : [ true , null , { "z" : 2.5 , "y" : "x" } ] , "a" : 1 } "#))
+        for (a, b) in [(#"{"a":"1"}"#, #"{"a":1}"#), (#"["ab"]"#, #"["a","b"]"#), (#"{"a":{"b":1}}"#, #"{"a":[1]}"#),
+                       (#"{"ab":"c"}"#, #"{"a":"bc"}"#), (#"{"a":1}"#, #"{"a":1.5}"#), (#"{"a":true}"#, #"{"a":"t"}"#),
+                       (#"{"a":null}"#, #"{}"#), ("not json", "not  json")] {
+            #expect(!same(a, b), "\(a) and \(b)")
+        }
+        // A body that is not JSON is compared as it is.
+        #expect(Idempotency.canonical(Array("code=1".utf8)) == Array("code=1".utf8))
+    }
+
     @Test("a refused request keeps no answer: its audit entry stays, and the key serves the corrected retry", arguments: Backend.all)
     func refusalsAreNotKept(backend: Backend) throws {
         try backend.withServer { server throws in

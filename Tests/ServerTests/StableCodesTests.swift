@@ -40,6 +40,7 @@ struct StableCodesTests {
             (APIError.invalidIdempotencyKey, 400, "invalid_idempotency_key"),
             (APIError.idempotencyKeyReused, 422, "idempotency_key_reused"),
             (APIError.idempotencyKeyInProgress, 409, "idempotency_key_in_progress"),
+            (APIError.idempotentBodyTooLarge, 413, "idempotent_body_too_large"),
             (APIError.testNumberConfigured, 409, "test_number_configured"),
             (APIError.testNumberNotFound, 404, "test_number_not_found"),
             (APIError.testNumberEnrolled, 409, "test_number_enrolled"),

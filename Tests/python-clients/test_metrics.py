@@ -73,6 +73,11 @@ def test_counters_move_with_the_requests_made(metered):
     again = requests.post(metered.base_url + "/v2/verify", auth=(metered.api_key, metered.api_secret), timeout=10,
                           headers={"Idempotency-Key": "metered-start"}, json={"brand": "Acme", "workflow": [{"channel": "sms", "to": number}]})
     assert again.json() == start.json() and again.headers["Idempotent-Replayed"] == "true"
+    # A keyed body far larger than any keyed operation takes is refused before any work, and counted.
+    big = requests.post(metered.base_url + "/v2/verify", auth=(metered.api_key, metered.api_secret), timeout=10,
+                        headers={"Idempotency-Key": "metered-big"},
+                        json={"brand": "Acme", "workflow": [{"channel": "sms", "to": number}], "pad": {f"k{i}": i for i in range(3000)}})
+    assert big.status_code == 413 and big.json()["code"] == "idempotent_body_too_large", big.text
     # The text must go out before its code is entered: a completed verification voids what is still unsent.
     deadline = time.monotonic() + 10
     while not any(m["channel"] == "sms" and m["status"] == "sent" for m in metered.outbox(number)):
@@ -98,6 +103,7 @@ def test_counters_move_with_the_requests_made(metered):
     assert moved("trifactor_verifications_24h", country="44", stage="started") == 1
     assert moved("trifactor_idempotent_requests_total", operation="POST /v2/verify", outcome="kept") == 1
     assert moved("trifactor_idempotent_requests_total", operation="POST /v2/verify", outcome="replayed") == 1
+    assert moved("trifactor_idempotent_requests_total", operation="POST /v2/verify", outcome="refused") == 1
     assert moved("trifactor_verifications_24h", country="44", stage="completed") == 1
     # The verification email and the text went out through the dev phone.
     assert moved("trifactor_outbox_deliveries_total", channel="sms", provider="dev-phone", outcome="sent") == 1

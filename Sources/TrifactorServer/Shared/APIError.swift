@@ -123,6 +123,9 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
     /// Another request with the same `Idempotency-Key` is still running.
     static let idempotencyKeyInProgress = APIError(status: 409, code: "idempotency_key_in_progress", title: "Request In Progress",
                                                    detail: "A request with this Idempotency-Key is still running: retry shortly.", retryAfter: 1)
+    /// A body with an `Idempotency-Key` larger than any keyed operation takes.
+    static let idempotentBodyTooLarge = APIError(status: 413, code: "idempotent_body_too_large", title: "Body Too Large",
+                                                 detail: "A request with an Idempotency-Key carries at most \(Idempotency.maxBodyBytes) bytes.")
     /// The database cannot be reached.
     static let serviceUnavailable = APIError(status: 503, code: "service_unavailable", title: "Service Unavailable",
                                              detail: "The service is temporarily unavailable: try again shortly.", retryAfter: 5)

@@ -85,6 +85,7 @@ extension IdempotencyFailure: APIFailure {
         case .invalidKey: .invalidIdempotencyKey
         case .reused: .idempotencyKeyReused
         case .inProgress: .idempotencyKeyInProgress
+        case .bodyTooLarge: .idempotentBodyTooLarge
         }
     }
 }

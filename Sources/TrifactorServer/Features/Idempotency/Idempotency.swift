@@ -47,11 +47,15 @@ struct Idempotency: Sendable {
     func run(_ request: Request, operation: String, caller: String, user: String? = nil, answer: (any Error) -> any Error,
              _ handler: () throws -> Response) throws -> Response {
         guard let raw = request.header(Self.header) else { return try handler() }
-        let key = try Self.key(raw)
+        let key: String, fingerprint: String
+        do {
+            key = try Self.key(raw)
+            fingerprint = try Self.fingerprint(request)
+        } catch {
+            ServerMetrics.idempotentRequests.add([operation, "refused"])
+            throw error
+        }
         let id = SHA256.hex([operation, caller, key].joined(separator: "\n"))
-        // The route's path parameters, not the path: both spellings of one route are one operation.
-        let parameters = request.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
-        let fingerprint = SHA256.hex(Array(parameters.utf8) + [0x0A] + Self.canonical(request.body))
         let now = clock.now().millis
         let outcome: Outcome
         do {
@@ -152,15 +156,6 @@ struct Idempotency: Sendable {
         return String(key)
     }
 
-    /// A JSON body with its keys sorted and without insignificant white
-    /// space, so that a client that encodes the same object again (in
-    /// another key order) repeats the same request; other bodies as they are.
-    static func canonical(_ body: [UInt8]) -> [UInt8] {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]),
-              let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed]) else { return body }
-        return Array(data)
-    }
-
     private static func encode(_ headers: [(name: String, value: String)]) -> String {
         String(decoding: (try? JSONEncoder().encode(headers.map { [$0.name, $0.value] })) ?? Data("[]".utf8), as: UTF8.self)
     }
@@ -178,4 +173,6 @@ enum IdempotencyFailure: Error, Equatable {
     case reused
     /// The key's row changed under three claims in a row (another request with it kept running).
     case inProgress
+    /// A body over `Idempotency.maxBodyBytes`: far more than any keyed operation takes.
+    case bodyTooLarge
 }

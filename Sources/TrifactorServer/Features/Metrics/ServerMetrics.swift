@@ -21,7 +21,7 @@ enum ServerMetrics {
                                                    labels: ["channel", "provider", "outcome"])
     static let idempotentRequests = Metrics.shared.counter(
         "trifactor_idempotent_requests_total",
-        "Requests with an Idempotency-Key, by operation and outcome (kept: a first answer stored; replayed; not_kept: a refusal, key freed; reused: 422).",
+        "Requests with an Idempotency-Key, by operation and outcome (kept: a first answer stored; replayed; not_kept: a refusal, key freed; reused: 422; refused: a malformed key or a body over 16 KiB).",
         labels: ["operation", "outcome"])
     static let databaseUnavailable = Metrics.shared.counter("trifactor_database_unavailable_total",
                                                             "Transactions refused because the database was away or busy past its timeout.")
