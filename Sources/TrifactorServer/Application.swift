@@ -213,6 +213,9 @@ public enum Application {
         try server.start()
         MetricsRoutes(token: s.configuration.metricsToken, transactions: s.transactions, clock: s.clock).registerGauges { [weak server] in server }
         var tasks: [PeriodicTask] = [PeriodicTask(name: "readiness", interval: 1, mode: mode, logger: s.logger) { probe.check(); return false }]
+        // Verification codes asked for again: issued here, a moment after the (uniform) answer.
+        let resends = s.accounts.resends
+        tasks.append(PeriodicTask(name: "email-resends", interval: 0.2, mode: mode, logger: s.logger) { try resends.drain() == EmailResends.batch })
         if let sender = s.sender {
             let verifications = s.verifications
             let dispatcher = OutboxDispatcher(transactions: s.transactions, clock: s.clock, sender: sender, keepsDelivered: s.configuration.dev,

@@ -88,6 +88,7 @@ struct AccountsTests {
             let wrong = code == "999999" ? "888888" : "999999"
             for _ in 0..<3 { _ = try server.json("POST", "/v1/accounts/verify-email", ["email": "d@example.com", "code": wrong]) }
             #expect(try server.json("POST", "/v1/accounts/verify-email/resend", ["email": "d@example.com"]).status == 202)
+            server.tick()
             code = try #require(try server.lastCode(to: "d@example.com"))
             for _ in 0..<2 { _ = try server.json("POST", "/v1/accounts/verify-email", ["email": "d@example.com", "code": code == wrong ? "777777" : wrong]) }
             // Five failures in the window: even the right code is refused now.
@@ -95,6 +96,7 @@ struct AccountsTests {
             // Once the window is over, a new code starts afresh.
             server.clock.advance(11 * 60)
             _ = try server.json("POST", "/v1/accounts/verify-email/resend", ["email": "d@example.com"])
+            server.tick()
             code = try #require(try server.lastCode(to: "d@example.com"))
             #expect(try server.json("POST", "/v1/accounts/verify-email", ["email": "d@example.com", "code": code]).status == 200)
         }
@@ -146,16 +148,47 @@ struct AccountsTests {
     func resend() throws {
         try Backend.all[0].withServer { server throws in
             #expect(try server.json("POST", "/v1/accounts/verify-email/resend", ["email": "ghost@example.com"]).status == 202)
+            server.tick()
             #expect(try server.lastMessage(to: "ghost@example.com") == nil)
             _ = try server.json("POST", "/v1/accounts", ["email": "f@example.com", "password": "correct horse battery"])
             var statuses: [Int] = []
             for _ in 0..<4 { statuses.append(try server.json("POST", "/v1/accounts/verify-email/resend", ["email": "f@example.com"]).status) }
             #expect(statuses == [202, 202, 202, 429])
+            // Three requests in one pass send one code (a later one would void the earlier).
+            server.tick()
+            #expect(try server.outbox(to: "f@example.com").count == 2)
             let limited = try server.json("POST", "/v1/accounts/verify-email/resend", ["email": "f@example.com"])
             #expect(try limited.problem.code == "rate_limited")
             #expect(Int(limited.header("retry-after") ?? "") ?? 0 > 0)
             server.clock.advance(301)
             #expect(try server.json("POST", "/v1/accounts/verify-email/resend", ["email": "f@example.com"]).status == 202)
+        }
+    }
+
+    @Test("a resend does the same work for an unverified account as for an unknown address: the code is issued after the answer, by the background pass",
+          arguments: Backend.all)
+    func resendIsUniform(backend: Backend) throws {
+        try backend.withServer { server throws in
+            _ = try server.json("POST", "/v1/accounts", ["email": "late@example.com", "password": "correct horse battery"])
+            let first = try #require(try server.lastCode(to: "late@example.com"))
+            for email in ["late@example.com", "nobody@example.com"] {
+                #expect(try server.json("POST", "/v1/accounts/verify-email/resend", ["email": email]).status == 202)
+            }
+            // Answered without looking the address up: both are queued alike, nothing issued yet.
+            let queued = try server.database.read { try $0.query("SELECT email FROM email_resends ORDER BY seq", []).map { try $0.text("email") } }
+            #expect(queued == ["late@example.com", "nobody@example.com"])
+            #expect(try server.outbox(to: "late@example.com").count == 1)
+            server.tick()
+            #expect(try server.database.read { try $0.queryOne("SELECT COUNT(*) AS n FROM email_resends", [])?.int("n") } == 0)
+            let second = try #require(try server.lastCode(to: "late@example.com"))
+            #expect(try server.outbox(to: "late@example.com").count == 2)
+            #expect(try server.outbox(to: "nobody@example.com").isEmpty)
+            // The new code works, the old one is void, and the audit entry names the requester.
+            if second != first {
+                #expect(try server.json("POST", "/v1/accounts/verify-email", ["email": "late@example.com", "code": first]).status == 400)
+            }
+            #expect(try server.json("POST", "/v1/accounts/verify-email", ["email": "late@example.com", "code": second]).status == 200)
+            #expect(try server.auditKinds().filter { $0 == "email.verification_sent" }.count >= 1)
         }
     }
 

@@ -280,5 +280,16 @@ public enum Schema {
             CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
             CREATE INDEX idempotency_keys_user ON idempotency_keys (user_id);
             """),
+        Migration(version: 10, name: "the user of a second factor's phone verifications, queued verification resends", sql: """
+            ALTER TABLE verify_requests ADD COLUMN user_id TEXT;
+            CREATE INDEX verify_requests_user ON verify_requests (user_id);
+            CREATE TABLE email_resends (
+              seq {{id}},
+              email TEXT NOT NULL,
+              ip TEXT NOT NULL,
+              user_agent TEXT,
+              requested_at {{bigint}} NOT NULL
+            );
+            """),
     ]
 }

@@ -31,6 +31,11 @@ struct RateLimiter {
             """
     }()
 
+    /// Drops the bucket `key` (its key names a person: a number, an address).
+    static func forget(_ key: String, on db: any SQLConnection) throws {
+        try db.execute("DELETE FROM rate_limits WHERE key = $1", [.text(key)])
+    }
+
     /// Takes one token from the bucket `key`. Returns nil when granted, or the
     /// whole seconds to wait before a token is available.
     static func take(_ key: String, limit: Limit, nowMillis: Int64, on db: any SQLConnection) throws -> Int? {

@@ -31,6 +31,9 @@ struct AccountService: Sendable {
     /// How recent a second factor must be for changing the password.
     let reauthenticationWindow: TimeInterval
 
+    /// The second half of `resend`: the background pass that issues the codes.
+    var resends: EmailResends { EmailResends(transactions: transactions, clock: clock, verification: verification) }
+
     /// Creates an account and sends its verification code, or warns the
     /// owner of a known address; the same outcome either way.
     /// - Throws: `CommonFailure.invalidFields` (email, password, display name), `.rateLimited`, `.unavailable`.
@@ -106,8 +109,9 @@ struct AccountService: Sendable {
         }
     }
 
-    /// Sends a new code to an unverified address; the same answer for unknown,
-    /// unverified and verified ones.
+    /// Sends a new code to an unverified address; the same answer, and the
+    /// same work, for unknown, unverified and verified ones: the address is
+    /// queued, and `EmailResends.drain` looks it up a moment later.
     /// - Throws: `CommonFailure.invalidFields`, `.rateLimited`.
     func resend(email rawEmail: String, client: AuditContext) throws {
         guard let email = EmailAddress(rawEmail) else { throw CommonFailure.invalid("email", "is not a valid email address") }
@@ -117,10 +121,7 @@ struct AccountService: Sendable {
             if let wait = try RateLimiter.take("resend:email:\(SHA256.hex(email.value))", limit: limits.resendPerEmail, nowMillis: now, on: db) {
                 return wait
             }
-            if let user = try AccountRepository.find(email: email.value, on: db), user.emailVerifiedAt == nil {
-                try verification.issue(for: user, now: now, on: db)
-                try AuditLog.append(client.event(.emailVerificationSent, .success, userID: user.id), at: now, on: db)
-            }
+            try EmailResends.queue(email, client: client, now: now, on: db)
             return nil
         }
         if let wait { throw CommonFailure.rateLimited(retryAfter: wait) }

@@ -135,7 +135,11 @@ struct AdminService: Sendable {
     /// that cascades from it (sessions, factors, codes), and the messages to
     /// their email address and their phones, enrolled or being enrolled
     /// (emptied, and voided if not sent yet), but for a number another account
-    /// also holds, whose messages are that account's too; the audit trail is kept but pseudonymised (a fresh id in
+    /// also holds, whose messages are that account's too; the phone
+    /// verifications their second factors started, and their numbers'
+    /// wrong-code counts and rate-limit buckets (again but for a number
+    /// another account holds); their lockout counts and the limits keyed by
+    /// their id or address; the audit trail is kept but pseudonymised (a fresh id in
     /// place of theirs; addresses, user agents and details cleared, but for
     /// administrators' own entries, which say who did what).
     func delete(_ id: UserID, actor: Actor) throws -> AdminActionResult {
@@ -147,10 +151,20 @@ struct AdminService: Sendable {
             let phones = try db.query("""
                 SELECT p.phone FROM (SELECT phone FROM mfa_factors WHERE user_id = $1 UNION SELECT phone FROM mfa_enrollments WHERE user_id = $1) p
                 WHERE p.phone IS NOT NULL
-                  AND NOT EXISTS (SELECT 1 FROM mfa_factors f WHERE f.phone = p.phone AND f.user_id <> $1)
-                  AND NOT EXISTS (SELECT 1 FROM mfa_enrollments e WHERE e.phone = p.phone AND e.user_id <> $1)
                 """, [id.sql]).map { try $0.text("phone") }
-            for recipient in [user.email] + phones {
+            // Numbers another account also holds stay: their messages and limits are that account's too.
+            let numbers = try Set(phones).union(VerifyRepository.numbers(userID: id, on: db)).filter { number in
+                try db.queryOne("""
+                    SELECT 1 AS held FROM mfa_factors WHERE phone = $1 AND user_id <> $2
+                    UNION SELECT 1 AS held FROM mfa_enrollments WHERE phone = $1 AND user_id <> $2
+                    """, [.text(number), id.sql]) == nil
+            }
+            try VerifyRepository.erase(userID: id, numbers: numbers, on: db)
+            // Limits and lockouts whose keys name them (their id, their address's hash).
+            try LoginThrottle.forget(email: user.email, userID: id, on: db)
+            try RateLimiter.forget("password-change:\(id.raw)", on: db)
+            try RateLimiter.forget("resend:email:\(SHA256.hex(user.email))", on: db)
+            for recipient in [user.email] + numbers.sorted() {
                 try db.execute("""
                     UPDATE outbox SET recipient = '', body = '', subject = NULL,
                       status = CASE WHEN status IN ('pending', 'held', 'review') THEN 'void' ELSE status END

@@ -58,6 +58,12 @@ struct LoginThrottle {
         try reset(key: SHA256.hex(email.value), on: db)
     }
 
+    /// Drops every count of an erased user: their address's (stored as a
+    /// stored email, already normalised) and their second step's.
+    static func forget(email: String, userID: UserID, on db: any SQLConnection) throws {
+        try db.execute("DELETE FROM login_throttle WHERE email_key IN ($1, $2)", [.text(SHA256.hex(email)), .text("mfa:\(userID.raw)")])
+    }
+
     /// Clears the count under `key`.
     private func reset(key: String, on db: any SQLConnection) throws {
         try db.execute("DELETE FROM login_throttle WHERE email_key = $1", [.text(key)])

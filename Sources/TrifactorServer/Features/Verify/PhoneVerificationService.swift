@@ -25,6 +25,8 @@ struct PhoneVerificationService: Sendable {
         /// What the code confirms, said in the message (Trifactor's own flows:
         /// a transfer's amount and payee).
         var intent: CodeIntent = .code
+        /// The user whose second factor it proves (Trifactor's own flows).
+        var userID: UserID? = nil
     }
 
     let transactions: Transactions
@@ -72,7 +74,7 @@ struct PhoneVerificationService: Sendable {
                 let code = s.customCode ?? testNumbers[s.steps[0].to] ?? random.digits(s.codeLength)
                 let (workflow, _) = VerifyWorkflow.start(stepCount: s.steps.count, channelTimeout: TimeInterval(s.channelTimeout), now: now)
                 let record = VerifyRecord(id: id, apiKeyID: key.id, brand: s.brand, locale: s.locale, steps: s.steps,
-                                          codeHash: Self.hash(code, id: id), clientRef: s.clientRef, workflow: workflow, version: 1)
+                                          codeHash: Self.hash(code, id: id), clientRef: s.clientRef, workflow: workflow, version: 1, userID: s.userID)
                 try VerifyRepository.insert(record, on: db)
                 for (index, step) in s.steps.enumerated() where testNumbers[step.to] == nil {
                     let minutes = Int((Double((s.steps.count - index) * s.channelTimeout) / 60).rounded(.up))
@@ -81,20 +83,21 @@ struct PhoneVerificationService: Sendable {
                                                                language: outbox.texts.language(locale: s.locale)),
                                        ref: "verify:\(id.raw):\(index)", held: index > 0, review: review, locale: s.locale, now: now.millis, on: db)
                 }
-                try AuditLog.append(client.event(.verifyStarted, .success, detail: "id=\(id.raw) key=\(key.apiKey) steps=\(s.steps.map(\.channel.rawValue).joined(separator: ","))"
+                try AuditLog.append(client.event(.verifyStarted, .success, userID: s.userID, detail: "id=\(id.raw) key=\(key.apiKey) steps=\(s.steps.map(\.channel.rawValue).joined(separator: ","))"
                                                  + (review ? " held for review" : "")), at: now.millis, on: db)
                 return id
             }
         } catch let refusal as PhoneVerificationFailure {
-            try refused(refusal, key: key, client: client)
+            try refused(refusal, key: key, client: client, userID: s.userID)
             throw refusal
         }
     }
 
     /// Audits a refused call in a transaction of its own.
-    func refused(_ refusal: PhoneVerificationFailure, key: APIKey, client: AuditContext?, id: VerificationID? = nil) throws {
+    func refused(_ refusal: PhoneVerificationFailure, key: APIKey, client: AuditContext?, id: VerificationID? = nil, userID: UserID? = nil) throws {
         let detail = "\(refusal.code) key=\(key.apiKey)" + (id.map { " id=\($0.raw)" } ?? "")
-        let event = client?.event(.verifyRefused, .denied, detail: detail) ?? AuditEvent(kind: .verifyRefused, outcome: .denied, detail: detail)
+        let event = client?.event(.verifyRefused, .denied, userID: userID, detail: detail)
+            ?? AuditEvent(kind: .verifyRefused, outcome: .denied, userID: userID?.raw, detail: detail)
         try transactions.write { try AuditLog.append(event, at: clock.now().millis, on: $0) }
     }
 
@@ -129,7 +132,7 @@ struct PhoneVerificationService: Sendable {
             for number in record.numbers where testNumbers(for: record.apiKeyID)[number] == nil {
                 try VerifyRepository.countFailure(number: number, now: now.millis, on: db)
             }
-            try AuditLog.append(client.event(.verifyWrongCode, .failure, detail: "id=\(record.id.raw)"), at: now.millis, on: db)
+            try AuditLog.append(client.event(.verifyWrongCode, .failure, userID: record.userID, detail: "id=\(record.id.raw)"), at: now.millis, on: db)
             throw rejection
         case .failure(let error):
             throw error
@@ -205,7 +208,8 @@ struct PhoneVerificationService: Sendable {
                     guard result.saved else { throw VersionConflict() }
                     let refusal = result.rejection.map { PhoneVerificationFailure($0, id: id) }
                     if let refusal, let client, refusal.isConflictOrGone {
-                        try AuditLog.append(client.event(.verifyRefused, .denied, detail: "\(refusal.code) id=\(id.raw)"), at: now.millis, on: db)
+                        try AuditLog.append(client.event(.verifyRefused, .denied, userID: record.userID, detail: "\(refusal.code) id=\(id.raw)"),
+                                            at: now.millis, on: db)
                     }
                     return refusal
                 }
@@ -246,7 +250,8 @@ struct PhoneVerificationService: Sendable {
         var all = actions
         if before == .inProgress && record.workflow.status != .inProgress && !all.contains(.finish) { all.append(.finish) }
         let audit = { (kind: AuditEventKind, outcome: AuditOutcome, detail: String) in
-            let event = client?.event(kind, outcome, detail: detail) ?? AuditEvent(kind: kind, outcome: outcome, detail: detail)
+            let event = client?.event(kind, outcome, userID: record.userID, detail: detail)
+                ?? AuditEvent(kind: kind, outcome: outcome, userID: record.userID?.raw, detail: detail)
             try AuditLog.append(event, at: now.millis, on: db)
         }
         let id = record.id.raw

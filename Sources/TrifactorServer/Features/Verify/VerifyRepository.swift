@@ -35,6 +35,9 @@ struct VerifyRecord: Sendable {
     let clientRef: String?
     var workflow: VerifyWorkflow
     let version: Int64
+    /// The user whose second factor started it (nil for the Vonage-compatible API's
+    /// verifications): their audit entries name them, and it goes when they are erased.
+    var userID: UserID? = nil
 
     /// The distinct numbers of the workflow.
     var numbers: [String] { Array(Set(steps.map(\.to))).sorted() }
@@ -47,11 +50,11 @@ enum VerifyRepository {
         let w = r.workflow
         try db.execute("""
             INSERT INTO verify_requests (id, api_key_id, brand, locale, steps, channel_timeout, code_hash, client_ref, status,
-              current_step, step_fired_at, next_deadline, wrong_codes, created_at, version)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 1)
+              current_step, step_fired_at, next_deadline, wrong_codes, created_at, version, user_id)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 1, $15)
             """, [r.id.sql, r.apiKeyID.sql, .text(r.brand), .text(r.locale), StoredList.encode(r.steps), .int(Int64(w.channelTimeout)),
                   .text(r.codeHash), SQLValue(r.clientRef), .text(w.status.rawValue), .int(Int64(w.currentStep)), .int(w.stepFiredAt.millis),
-                  .int(w.deadline.millis), .int(Int64(w.wrongCodes)), .int(w.createdAt.millis)])
+                  .int(w.deadline.millis), .int(Int64(w.wrongCodes)), .int(w.createdAt.millis), SQLValue(r.userID?.raw)])
     }
 
     /// Locks the request's row until the transaction ends, so concurrent
@@ -64,7 +67,7 @@ enum VerifyRepository {
     static func find(_ id: VerificationID, on db: any SQLConnection) throws -> VerifyRecord? {
         guard let row = try db.queryOne("""
             SELECT id, api_key_id, brand, locale, steps, channel_timeout, code_hash, client_ref, status, current_step,
-                   step_fired_at, wrong_codes, created_at, version FROM verify_requests WHERE id = $1
+                   step_fired_at, wrong_codes, created_at, version, user_id FROM verify_requests WHERE id = $1
             """, [id.sql]) else { return nil }
         let steps: [VerifyRecord.Step] = try row.list("steps")
         let statusText = try row.text("status")
@@ -77,7 +80,7 @@ enum VerifyRepository {
             stepFiredAt: Date(millis: try row.int("step_fired_at")), wrongCodes: Int(try row.int("wrong_codes")))
         return VerifyRecord(id: try row.id("id"), apiKeyID: try row.id("api_key_id"), brand: try row.text("brand"), locale: try row.text("locale"),
                             steps: steps, codeHash: try row.text("code_hash"), clientRef: try row.optionalText("client_ref"),
-                            workflow: workflow, version: try row.int("version"))
+                            workflow: workflow, version: try row.int("version"), userID: try row.optionalText("user_id").map(UserID.init))
     }
 
     /// Saves the workflow if nobody else saved since `record` was read; false on such a conflict.
@@ -111,6 +114,27 @@ enum VerifyRepository {
 
     static func unlock(requestID: VerificationID, on db: any SQLConnection) throws {
         try db.execute("DELETE FROM verify_locks WHERE request_id = $1", [requestID.sql])
+    }
+
+    /// The numbers of every verification a user's second factor started.
+    static func numbers(userID: UserID, on db: any SQLConnection) throws -> Set<String> {
+        Set(try db.query("SELECT steps FROM verify_requests WHERE user_id = $1", [userID.sql]).flatMap { row -> [String] in
+            let steps: [VerifyRecord.Step] = try row.list("steps")
+            return steps.map(\.to)
+        })
+    }
+
+    /// Erases what the verify feature holds of an erased user: the
+    /// verifications their second factor started and their locks, and for
+    /// `numbers` (theirs, held by no other account) the wrong-code counts
+    /// and the per-number rate-limit buckets.
+    static func erase(userID: UserID, numbers: Set<String>, on db: any SQLConnection) throws {
+        try db.execute("DELETE FROM verify_locks WHERE request_id IN (SELECT id FROM verify_requests WHERE user_id = $1)", [userID.sql])
+        try db.execute("DELETE FROM verify_requests WHERE user_id = $1", [userID.sql])
+        for number in numbers.sorted() {
+            try db.execute("DELETE FROM verify_number_failures WHERE number = $1", [.text(number)])
+            try RateLimiter.forget("verify:number:\(number)", on: db)
+        }
     }
 
     /// Counts a wrong code against `number` (a window of a day that a new
