@@ -84,7 +84,12 @@ public struct SessionSummary: Codable, Sendable, Equatable {
 /// `GET /v1/sessions`.
 public struct SessionList: Codable, Sendable, Equatable {
     public var sessions: [SessionSummary]
-    public init(sessions: [SessionSummary]) { self.sessions = sessions }
+    /// Where the next page starts (`GET /v1/sessions?after=…`); absent on the last page.
+    public var next: String?
+    public init(sessions: [SessionSummary], next: String? = nil) {
+        self.sessions = sessions
+        self.next = next
+    }
 }
 
 /// `POST /v1/authorizations`: describe a sensitive action and pick the factor that confirms it.

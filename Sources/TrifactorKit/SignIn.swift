@@ -178,8 +178,9 @@ public struct PushApproval: Sendable {
     public func state(wait: Int = 0) async throws(TrifactorError) -> State {
         let answer: ApprovalState = try await client.connection.call(
             "GET", "/v1/mfa/sign-in/approvals/\(TrifactorClient.segment(id))",
-            query: [URLQueryItem(name: "pending_credential", value: pendingCredential), URLQueryItem(name: "wait", value: String(max(0, min(25, wait))))],
-            timeout: TimeInterval(wait + 15))
+            query: [URLQueryItem(name: "wait", value: String(max(0, min(25, wait))))],
+            // In a header, not the query: a reverse proxy's access log would record the query.
+            headers: ["X-Trifactor-Pending-Credential": pendingCredential], timeout: TimeInterval(wait + 15))
         guard let state = State(rawValue: answer.status) else { throw .unexpectedResponse(status: 200) }
         return state
     }

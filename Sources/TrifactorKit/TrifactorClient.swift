@@ -148,10 +148,28 @@ public struct TrifactorClient: Sendable {
         if let failure { throw failure }
     }
 
-    /// The user's live sessions (this one marked `current`).
+    /// The user's live sessions, newest first (this one marked `current`),
+    /// every page of them (the server keeps at most its session limit, 50
+    /// by default).
     public func sessions() async throws(TrifactorError) -> [SessionSummary] {
-        try await authorized { token throws(TrifactorError) in
-            try await connection.call("GET", "/v1/sessions", token: token, as: SessionList.self).sessions
+        var all: [SessionSummary] = []
+        var after: String?
+        repeat {
+            let page = try await sessions(after: after, limit: 100)
+            all += page.sessions
+            // A server that repeats its cursor would never finish.
+            guard page.next != after else { break }
+            after = page.next
+        } while after != nil
+        return all
+    }
+
+    /// One page of the user's live sessions, newest first: `limit` (1 to 100)
+    /// at most, after the `next` of the previous page.
+    public func sessions(after: String?, limit: Int = 50) async throws(TrifactorError) -> SessionList {
+        let query = [URLQueryItem(name: "limit", value: String(limit))] + (after.map { [URLQueryItem(name: "after", value: $0)] } ?? [])
+        return try await authorized { token throws(TrifactorError) in
+            try await connection.call("GET", "/v1/sessions", query: query, token: token, as: SessionList.self)
         }
     }
 

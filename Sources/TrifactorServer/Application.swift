@@ -51,7 +51,7 @@ struct Services: Sendable {
                                                                   maxSegments: c.smsMaxSegments))
         let hashing = try PasswordHashing.argon2id(opsLimit: c.argon2OpsLimit, memoryKiB: c.argon2MemoryKiB)
         let policies = SessionPolicies(aal1: c.sessions, aal2: c.sessionsAAL2)
-        let issuer = SessionIssuer(random: random, outbox: outbox)
+        let issuer = SessionIssuer(random: random, outbox: outbox, maxLive: c.maxSessionsPerUser)
         let verifications = PhoneVerificationService(transactions: transactions, clock: clock, random: random, outbox: outbox, logger: logger,
                                                      settings: c.verify, canDeliver: sender?.channels.contains(.sms) == true,
                                                      testBook: TestNumberBook(configured: c.verify.testNumbers))

@@ -349,8 +349,8 @@ def test_an_instance_dying_during_long_polls_leaves_the_device_and_the_browser_t
         def browser_wait():
             while time.monotonic() < deadline:
                 try:
-                    r = requests.get(nginx.base + f"/v1/mfa/sign-in/approvals/{start['approval_id']}",
-                                     params={"pending_credential": start["pending_credential"], "wait": 25}, timeout=35)
+                    r = requests.get(nginx.base + f"/v1/mfa/sign-in/approvals/{start['approval_id']}", params={"wait": 25},
+                                     headers={"X-Trifactor-Pending-Credential": start["pending_credential"]}, timeout=35)
                     if r.status_code == 200 and r.json()["status"] != "pending":
                         return r.json()["status"]
                 except requests.RequestException:

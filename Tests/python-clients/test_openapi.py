@@ -661,7 +661,9 @@ def _second_steps(server, j, user, f):
     challenge = j.expect(202, "sendSignInChallenge", json_body=body)
     approval = {"approval": challenge["approval_id"]}
     state = {"pending_credential": body["pending_credential"], "wait": "0"}
-    assert j.expect(200, "getSignInApproval", approval, query=state)["status"] == "pending"
+    # The header the SDK sends; the deprecated query parameter below still works.
+    assert j.expect(200, "getSignInApproval", approval, query={"wait": "0"},
+                    headers={"X-Trifactor-Pending-Credential": body["pending_credential"]})["status"] == "pending"
     approvals = j.expect(200, "listDeviceApprovals", {"id": device.id}, headers=device.headers())["approvals"]
     assert [a["approval_id"] for a in approvals] == [challenge["approval_id"]], approvals
     j.expect(200, "decideApproval", {"id": device.id, **approval}, json_body=device.approve(challenge["approval_id"], challenge["number"]),

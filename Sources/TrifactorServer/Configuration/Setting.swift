@@ -74,6 +74,8 @@ struct Setting: Sendable {
         seconds("TRIFACTOR_SESSION_LIFETIME", "--session-lifetime", "Seconds a session lives at most", "43200") { $0.sessions.absoluteLifetime = $1 },
         seconds("TRIFACTOR_SESSION_AAL2_IDLE_TIMEOUT", "--session-aal2-idle-timeout", "Seconds an AAL2 session may sit unused", "3600") { $0.sessionsAAL2.idleTimeout = $1 },
         seconds("TRIFACTOR_SESSION_AAL2_LIFETIME", "--session-aal2-lifetime", "Seconds an AAL2 session lives at most", "86400") { $0.sessionsAAL2.absoluteLifetime = $1 },
+        int("TRIFACTOR_MAX_SESSIONS_PER_USER", "--max-sessions-per-user", "Live sessions a user may hold; a new sign-in beyond it ends the oldest",
+            "50", 1...10_000) { $0.maxSessionsPerUser = $1 },
         seconds("TRIFACTOR_REAUTH_WINDOW", "--reauth-window", "Seconds a proof stays fresh for enrolling or removing factors", "300") { $0.reauthenticationWindow = $1 },
         Setting(variable: "TRIFACTOR_KEY_FILE", flag: "--key-file", valueName: "FILE",
                 help: "Key ring sealing TOTP secrets (ID CREATED BASE64 per line, or one base64 key); dev mode creates it", defaultText: "data/trifactor.key") { c, v in

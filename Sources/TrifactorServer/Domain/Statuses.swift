@@ -17,6 +17,8 @@ enum SessionEndReason: String, StoredValue {
     case secondFactorEnrolled = "second_factor_enrolled"
     /// The password changed: every other session ended.
     case passwordChanged = "password_changed"
+    /// A new sign-in went past the user's session limit: the oldest ended.
+    case limit = "session_limit"
 }
 
 /// Where an outbox message is (see `Outbox`).

@@ -56,7 +56,8 @@ struct SDKDeviceTests {
     func wrongNumber(backend: Backend) async throws {
         try await backend.withLiveServer { server in
             let (_, device, _) = try await Self.userWithDevice(server, "fatigue@example.com")
-            let attacker = server.sdk(profile: "attacker")
+            let recording = RecordingTransport(passingTo: URLSessionTransport())
+            let attacker = server.sdk(profile: "attacker", transport: recording)
             guard case .secondFactorRequired(let resolver) = try await attacker.signIn(email: "fatigue@example.com", password: "correct horse battery"),
                   let hint = resolver.hints.first(where: { $0.kind == .device }),
                   case .push(let push) = try await resolver.challenge(hint) else {
@@ -67,6 +68,10 @@ struct SDKDeviceTests {
             let wrong = try #require(approval.choices.first { $0 != push.number })
             #expect(try await device.authenticator.answer(approval, pickedNumber: wrong) == .denied)
             #expect(try await push.state() == .denied)
+            // The poll carries the pending credential in a header: a reverse proxy's access log never sees it.
+            let polls = recording.requests.filter { $0.url.path.contains("/v1/mfa/sign-in/approvals/") }
+            #expect(!polls.isEmpty && polls.allSatisfy { $0.url.query?.contains("pending_credential") != true })
+            #expect(polls.allSatisfy { $0.headers["X-Trifactor-Pending-Credential"]?.count == 43 })
             #expect(await refusal { try await resolver.resolve(hint, with: .approval(push)) } == .approvalDenied)
             #expect(try await !attacker.hasSession())
             #expect(try server.auditKinds().contains("push.wrong_number"))

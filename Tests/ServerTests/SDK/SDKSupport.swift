@@ -28,8 +28,10 @@ extension Backend {
 
 extension TestServer {
     /// An SDK client of this server, with its own in-memory secret store.
-    func sdk(secrets: any SecretStore = MemorySecretStore(), profile: String = "default") -> TrifactorClient {
-        TrifactorClient(server: URL(string: "http://127.0.0.1:\(port)")!, clock: ServerClock(clock: clock), secrets: secrets, profile: profile)
+    func sdk(secrets: any SecretStore = MemorySecretStore(), profile: String = "default",
+             transport: any HTTPTransport = URLSessionTransport()) -> TrifactorClient {
+        TrifactorClient(server: URL(string: "http://127.0.0.1:\(port)")!, transport: transport, clock: ServerClock(clock: clock), secrets: secrets,
+                        profile: profile)
     }
 
     /// The TOTP code of `secret` at the server's time plus `offset` steps.

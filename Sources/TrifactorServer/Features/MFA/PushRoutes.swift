@@ -30,9 +30,11 @@ struct PushRoutes {
                                          signature: body.signature, client: AuditContext(request))
             return .json(ApprovalState(status: status.rawValue))
         }
+        // The pending credential rides in a header, which access logs leave out; the query
+        // parameter of earlier clients still works (a reverse proxy's access log records it).
         routes.add("GET", "/v1/mfa/sign-in/approvals/:approval") { request in
             let id = ApprovalID(request.parameters["approval"] ?? "")
-            let status = try push.state(id, pendingCredential: request.query["pending_credential"])
+            let status = try push.state(id, pendingCredential: request.header(Self.pendingCredentialHeader) ?? request.query["pending_credential"])
             let wait = Self.wait(request)
             if status == ApprovalStatus.pending.rawValue && wait > 0 {
                 return .wait(key: "approval:\(id.raw)", timeout: wait, onTimeout: .json(ApprovalState(status: status)))
@@ -68,6 +70,9 @@ struct PushRoutes {
     }
 
     /// `?wait=N`: seconds to wait for news, 0 to 25.
+    /// The header a browser's approval poll sends its pending credential in (lower case, as requests are read).
+    static let pendingCredentialHeader = "x-trifactor-pending-credential"
+
     private static func wait(_ request: Request) -> Double {
         min(maximumWait, max(0, Double(request.query["wait"] ?? "0") ?? 0))
     }

@@ -6,11 +6,14 @@ import Store
 /// SHA-256), the record with its level, methods and proof times, and the
 /// audit entry, all in the caller's transaction. A sign-in from a device
 /// (user agent) the account has not used in 180 days emails its owner.
+/// A user holds at most `maxLive` sessions: a new one ends the oldest.
 struct SessionIssuer: Sendable {
     static let knownDeviceWindow: Int64 = 180 * 24 * 3_600_000
 
     let random: RandomSource
     var outbox: Outbox? = nil
+    /// The live sessions a user may hold (`TRIFACTOR_MAX_SESSIONS_PER_USER`).
+    var maxLive = 50
 
     /// What a sign-in proved.
     struct Proofs {
@@ -38,6 +41,10 @@ struct SessionIssuer: Sendable {
                                     lastSeenAt: now, passwordVerifiedAt: proofs.passwordVerifiedAt, mfaVerifiedAt: proofs.secondFactor ? now : nil,
                                     ip: client.ip, userAgent: client.userAgent, deviceID: proofs.deviceID)
         try SessionRepository.insert(session, tokenHash: SHA256.hex(token), on: db)
+        // Other instances' caches drop the ended ones within their one-second reload.
+        for ended in try SessionRepository.endBeyond(maxLive, of: userID, at: now, on: db) {
+            try AuditLog.append(client.event(.sessionRevoked, .success, userID: userID, detail: "id=\(ended.raw) reason=session_limit"), at: now, on: db)
+        }
         let methods = proofs.methods.map(\.rawValue).joined(separator: ",")
         try AuditLog.append(client.event(.signInSucceeded, .success, userID: userID,
                                          detail: "aal=\(proofs.aal.rawValue) methods=\(methods) \(detail)"), at: now, on: db)

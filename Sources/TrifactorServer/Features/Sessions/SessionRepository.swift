@@ -2,6 +2,28 @@ import Core
 import Foundation
 import Store
 
+/// Where a page of sessions ends: the last session's creation time and id,
+/// sent to clients as `<created_at>.<id>` (`next`, then `after`).
+struct SessionCursor: Equatable {
+    let createdAt: Int64
+    let id: SessionID
+
+    init(createdAt: Int64, id: SessionID) {
+        self.createdAt = createdAt
+        self.id = id
+    }
+
+    /// A cursor a client sent back; nil when it is not one this server wrote.
+    init?(_ text: String) {
+        let parts = text.split(separator: ".", maxSplits: 1)
+        guard parts.count == 2, let at = Int64(parts[0]), at >= 0, parts[1].count == 36,
+              parts[1].allSatisfy({ $0.isHexDigit || $0 == "-" }) else { return nil }
+        self.init(createdAt: at, id: SessionID(String(parts[1])))
+    }
+
+    var text: String { "\(createdAt).\(id.raw)" }
+}
+
 /// The `sessions` table: the sessions feature's own.
 enum SessionRepository {
     static func insert(_ s: SessionRecord, tokenHash: String, on db: any SQLConnection) throws {
@@ -22,6 +44,27 @@ enum SessionRepository {
     /// The user's live sessions, newest first.
     static func live(_ userID: UserID, on db: any SQLConnection) throws -> [SessionRecord] {
         try db.query("SELECT \(columns) FROM sessions WHERE user_id = $1 AND ended_at IS NULL ORDER BY created_at DESC, id", [userID.sql]).map(record)
+    }
+
+    /// A page of the user's sessions that have not ended, newest first (`created_at` descending, then `id`),
+    /// after `cursor` (the last one of the previous page).
+    static func live(_ userID: UserID, after cursor: SessionCursor?, limit: Int, on db: any SQLConnection) throws -> [SessionRecord] {
+        let after = cursor.map { _ in " AND (created_at < $2 OR (created_at = $2 AND id > $3))" } ?? ""
+        let values: [SQLValue] = [userID.sql] + (cursor.map { [.int($0.createdAt), $0.id.sql] } ?? [])
+        return try db.query("""
+            SELECT \(columns) FROM sessions WHERE user_id = $1 AND ended_at IS NULL\(after) ORDER BY created_at DESC, id LIMIT \(limit)
+            """, values).map(record)
+    }
+
+    /// Ends the user's sessions beyond the newest `kept`; returns their ids.
+    static func endBeyond(_ kept: Int, of userID: UserID, at: Int64, on db: any SQLConnection) throws -> [SessionID] {
+        // LIMIT before OFFSET: SQLite accepts no OFFSET alone; a user holds far fewer than a million sessions.
+        try db.query("""
+            UPDATE sessions SET ended_at = $2, end_reason = $3
+            WHERE id IN (SELECT id FROM sessions WHERE user_id = $1 AND ended_at IS NULL ORDER BY created_at DESC, id LIMIT 1000000 OFFSET \(kept))
+              AND ended_at IS NULL
+            RETURNING id
+            """, [userID.sql, .int(at), SessionEndReason.limit.sql]).map { try $0.id("id") }
     }
 
     /// Records a second-factor proof: AAL2, the method added, the time of the proof.

@@ -204,6 +204,21 @@ struct SessionService: Sendable {
         policies.live(try transactions.read { try SessionRepository.live(caller.user.id, on: $0) }, now: clock.now())
     }
 
+    /// The most sessions one page lists.
+    static let pageLimit = 100
+
+    /// A page of the caller's live sessions, newest first, and where the next
+    /// page starts (nil: this was the last). A page may list fewer than
+    /// `limit` when some of its sessions have just expired.
+    /// - Throws: `CommonFailure.invalidFields` for a limit outside 1...100.
+    func list(_ caller: Caller, after cursor: SessionCursor?, limit: Int) throws -> (sessions: [SessionRecord], next: SessionCursor?) {
+        guard (1...Self.pageLimit).contains(limit) else { throw CommonFailure.invalid("limit", "must be from 1 to \(Self.pageLimit)") }
+        let rows = try transactions.read { try SessionRepository.live(caller.user.id, after: cursor, limit: limit + 1, on: $0) }
+        let page = Array(rows.prefix(limit))
+        let next = rows.count > limit ? page.last.map { SessionCursor(createdAt: $0.createdAt, id: $0.id) } : nil
+        return (policies.live(page, now: clock.now()), next)
+    }
+
     /// Ends one of the caller's sessions.
     /// - Throws: `SessionFailure.notFound` when it is not a live session of theirs.
     func revoke(_ id: SessionID, by caller: Caller, client: AuditContext) throws {

@@ -39,12 +39,21 @@ struct SessionsRoutes {
             try sessions.signOut(caller, client: AuditContext(request))
             return .noContent
         }
-        routes.authenticated("GET", "/v1/sessions") { _, caller in
-            .json(SessionList(sessions: try sessions.list(caller).map {
+        routes.authenticated("GET", "/v1/sessions") { request, caller in
+            let limit = try request.query["limit"].map { text throws -> Int in
+                guard let value = Int(text) else { throw CommonFailure.invalid("limit", "must be a whole number from 1 to \(SessionService.pageLimit)") }
+                return value
+            } ?? 50
+            let cursor = try request.query["after"].map { text throws -> SessionCursor in
+                guard let cursor = SessionCursor(text) else { throw CommonFailure.invalid("after", "must be the next value of a previous page") }
+                return cursor
+            }
+            let (page, next) = try sessions.list(caller, after: cursor, limit: limit)
+            return .json(SessionList(sessions: page.map {
                 SessionSummary(id: $0.id.raw, aal: $0.aal.rawValue, methods: $0.methods.map(\.rawValue), createdAt: Date(millis: $0.createdAt),
                                lastSeenAt: Date(millis: $0.lastSeenAt), ip: $0.ip, userAgent: $0.userAgent, current: $0.id == caller.session.id,
                                deviceID: $0.deviceID?.raw)
-            }))
+            }, next: next?.text))
         }
         routes.authenticated("DELETE", "/v1/sessions/:id") { request, caller in
             try sessions.revoke(SessionID(request.parameters["id"] ?? ""), by: caller, client: AuditContext(request))
