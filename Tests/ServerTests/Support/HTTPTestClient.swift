@@ -56,7 +56,7 @@ final class HTTPTestClient {
             let bound = withUnsafePointer(to: &local) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
-            guard bound == 0 else { close(fd); throw Failure(description: "bind to \(source) failed") }
+            guard bound == 0 else { throw Failure(description: "bind to \(source) failed") }
         }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -67,10 +67,13 @@ final class HTTPTestClient {
         let rc = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard rc == 0 else { close(fd); throw Failure(description: "connect to port \(port) failed") }
+        guard rc == 0 else { throw Failure(description: "connect to port \(port) failed") }
     }
 
-    deinit { close(fd) }
+    // The one close: an initializer that throws once `fd` is set still runs deinit, so closing
+    // there too closed the number twice, by then perhaps another thread's (libmicrohttpd's
+    // eventfd, which then failed to signal its shutdown and aborted the test process).
+    deinit { if fd >= 0 { close(fd) } }
 
     /// Sends raw bytes.
     func send(_ bytes: [UInt8]) throws {
