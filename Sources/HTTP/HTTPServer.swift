@@ -172,7 +172,7 @@ public final class HTTPServer: Sendable {
     /// database work there holds); the call waits for the answer. For tests
     /// and tools; the server need not be listening.
     public func respond(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = [],
-                        remoteAddress: String = "127.0.0.1") -> Response {
+                        remoteAddress: String = "127.0.0.1", rawQuery: String = "") -> Response {
         let id = context.nextRequestID()
         let started = ContinuousClock.now
         context.inFlight.add(1, ordering: .releasing)
@@ -186,7 +186,8 @@ public final class HTTPServer: Sendable {
             let problem = HTTPProblem.payloadTooLarge(limit: context.configuration.maxBodyBytes)
             answer = context.finish(Response.problem(problem.problem(requestID: id), headers: problem.headers), requestID: id)
         } else {
-            let request = Request(id: id, method: method, path: path, query: query, headers: lowered, body: body, remoteAddress: remoteAddress)
+            var request = Request(id: id, method: method, path: path, query: query, headers: lowered, body: body, remoteAddress: remoteAddress)
+            request.rawQuery = rawQuery
             let later = Later()
             let previous = trifactor_set_http_thread(1)
             let ready = context.dispatch(request, suspend: {}) { later.fulfil($0) }

@@ -31,6 +31,11 @@ func mhdURILog(cls: UnsafeMutableRawPointer?, uri: UnsafePointer<CChar>?, connec
     let length = uri.map { strlen($0) } ?? 0
     let state = RequestState(id: context.nextRequestID(), rawTargetEnd: uri.map { UInt(bitPattern: $0) + UInt(length) } ?? 0)
     context.inFlight.add(1, ordering: .releasing)
+    if let uri, let mark = strchr(uri, Int32(UInt8(ascii: "?"))) {
+        // Within the target's limit (a longer target is refused below): what signatures over the URL cover.
+        let query = String(decoding: UnsafeRawBufferPointer(start: mark + 1, count: min(strlen(mark + 1), RequestHead.maximumTargetBytes)), as: UTF8.self)
+        state.state.withLock { $0.rawQuery = query }
+    }
     if let uri, let problem = RequestHead.checkTarget(UnsafeRawBufferPointer(start: uri, count: length)) {
         let response = problemResponse(problem, context: context, state: state)
         state.state.withLock {
@@ -117,8 +122,8 @@ func mhdAccessHandler(
 
     // The body is complete, or a worker has resumed us.
     let step = state.state.withLock { s -> (ready: Response?, dispatched: Bool, body: [UInt8], tooLarge: Bool, method: String, path: String,
-                                            headers: [(name: String, value: String)]) in
-        let r = (s.response, s.dispatched, s.body, s.discarded > 0, s.method, s.path, s.headers)
+                                            headers: [(name: String, value: String)], rawQuery: String) in
+        let r = (s.response, s.dispatched, s.body, s.discarded > 0, s.method, s.path, s.headers, s.rawQuery)
         s.dispatched = true
         return r
     }
@@ -129,8 +134,9 @@ func mhdAccessHandler(
 
     var headers: [String: String] = [:]
     for field in step.headers { headers[ASCII.lowercased(field.name)] = field.value }
-    let request = Request(id: state.id, method: step.method, path: step.path, query: values(connection, .GET_ARGUMENT_KIND),
+    var request = Request(id: state.id, method: step.method, path: step.path, query: values(connection, .GET_ARGUMENT_KIND),
                           headers: headers, body: step.body, remoteAddress: clientAddress(connection))
+    request.rawQuery = step.rawQuery
     let handle = ConnectionHandle(pointer: connection)
     let ready = context.dispatch(request, suspend: { MHD_suspend_connection(connection) }) { finished in
         ServerContext.answer(finished, state: state, connection: handle)

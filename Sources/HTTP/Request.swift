@@ -19,6 +19,9 @@ public struct Request: Sendable {
     public let remoteAddress: String
     /// Parameters captured from the route pattern (`:id`).
     public var parameters: [String: String] = [:]
+    /// The query string exactly as the client sent it, without the `?`
+    /// (empty without one): for signatures over the URL a client called.
+    public var rawQuery = ""
 
     /// A request (the server builds these; tests may too).
     public init(id: String, method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = [], remoteAddress: String = "127.0.0.1") {

@@ -10,6 +10,8 @@ final class RequestState: Sendable {
         /// Set at the first call of the access handler, when the head is complete.
         var method = ""
         var path = ""
+        /// The target's query string as sent, without the `?`.
+        var rawQuery = ""
         var headSeen = false
         /// Already answered by the guard (the connection is being shut down).
         var refused = false

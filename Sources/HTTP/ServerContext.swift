@@ -141,14 +141,18 @@ final class ServerContext: Sendable {
         headers["x-forwarded-user-agent"] = nil
         guard proxies.trusts(request.remoteAddress) else {
             if headers.count == request.headers.count { return request }
-            return Request(id: request.id, method: request.method, path: request.path, query: request.query, headers: headers, body: request.body,
-                           remoteAddress: request.remoteAddress)
+            var stripped = Request(id: request.id, method: request.method, path: request.path, query: request.query, headers: headers, body: request.body,
+                                   remoteAddress: request.remoteAddress)
+            stripped.rawQuery = request.rawQuery
+            return stripped
         }
         let client = proxies.client(peer: request.remoteAddress, forwardedFor: request.header("x-forwarded-for"), userAgent: request.header("user-agent"),
                                     forwardedUserAgent: request.header("x-forwarded-user-agent"))
         headers["user-agent"] = client.userAgent
-        return Request(id: request.id, method: request.method, path: request.path, query: request.query, headers: headers, body: request.body,
-                       remoteAddress: client.address)
+        var forwarded = Request(id: request.id, method: request.method, path: request.path, query: request.query, headers: headers, body: request.body,
+                                remoteAddress: client.address)
+        forwarded.rawQuery = request.rawQuery
+        return forwarded
     }
 
     /// Stores the final (finished) answer of a suspended request and resumes its connection.

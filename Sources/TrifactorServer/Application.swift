@@ -120,7 +120,7 @@ public enum Application {
         mfa.register(on: &routes)
         PushRoutes(push: s.push, passwordless: s.passwordless, policies: policies).register(on: &routes)
         AuthorizationRoutes(authorizations: s.authorizations, mfa: mfa).register(on: &routes)
-        AdminRoutes(admin: s.admin, keys: AdminKeys(random: SecureRandom.source, clock: s.clock), transactions: s.transactions)
+        AdminRoutes(admin: s.admin, keys: AdminKeys(random: SecureRandom.source, clock: s.clock), transactions: s.transactions, clock: s.clock)
             .register(on: &routes)
         router = routes.router
         let v = s.configuration.verify

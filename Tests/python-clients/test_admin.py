@@ -61,6 +61,8 @@ def audit(srv, **params):
 def test_keys_and_roles(admin):
     uid, _, session = user_with_totp(admin, "roles@example.com")
     assert call(admin, "GET", "/admin/v1/users", key=None, params={"email": "roles@example.com"}).status_code == 401
+    # A request with no Authorization header at all is audited like a wrong key.
+    assert any(e.get("detail") == "no key: GET /admin/v1/users" for e in audit(admin, kind="admin_key.rejected"))
     assert call(admin, "GET", "/admin/v1/users", key="revoked", params={"email": "roles@example.com"}).status_code == 401
     forged = requests.get(admin.base_url + "/admin/v1/users", params={"email": "roles@example.com"}, timeout=10,
                           headers={"Authorization": "Bearer " + admin.tokens["write"][:-4] + "AAAA"})

@@ -29,7 +29,9 @@ OPEN = ["--signin-ip-burst", "100000", "--signin-ip-rate", "100000", "--signup-i
         "--verify-ip-burst", "100000", "--verify-ip-rate", "100000", "--verify-key-burst", "100000", "--verify-key-rate", "100000",
         "--verify-country-burst", "100000", "--verify-country-rate", "100000", "--verify-budget-prefix", "100000/h,1000000/d",
         "--verify-budget-country", "100000/h,1000000/d", "--verify-budget-total", "100000/h,1000000/d",
-        "--verify-conversion", "0.2,1000000,24"]
+        "--verify-conversion", "0.2,1000000,24",
+        # One account signs in hundreds of times under load, and every session answered 201 must still exist.
+        "--max-sessions-per-user", "10000"]
 
 
 def psql(pg: Postgres, sql: str) -> list:

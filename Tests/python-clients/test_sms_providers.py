@@ -204,6 +204,20 @@ def test_twilio_status_callbacks_are_checked_with_the_auth_token_and_an_undelive
     wrong = RequestValidator("not the token").compute_signature(url, params)
     for headers in ({}, {"X-Twilio-Signature": wrong}):
         assert requests.post(stack.base + "/v1/delivery/twilio", data=params, headers=headers, timeout=10).status_code == 403
+    # The genuine callback sent again (a retry, or a capture replayed: Twilio's carry no time) changes nothing.
+    receipts = len(stack.audit("delivery.receipt"))
+    again = requests.post(stack.base + "/v1/delivery/twilio", data=params, headers={"X-Twilio-Signature": signature}, timeout=10)
+    assert again.status_code == 204 and len(stack.audit("delivery.receipt")) == receipts
+    assert len(stack.fakes.sent("twilio", "voice", number)) == 1
+    # Twilio signs the whole URL it called, query string included: a callback URL with a query verifies,
+    # and a signature made for one query does not cover another.
+    delivered = {**params, "MessageStatus": "delivered", "ErrorCode": ""}
+    queried = RequestValidator(TWILIO_TOKEN).compute_signature(url + "?region=eu&n=1", delivered)
+    r = requests.post(stack.base + "/v1/delivery/twilio?region=eu&n=1", data=delivered, headers={"X-Twilio-Signature": queried}, timeout=10)
+    assert r.status_code == 204, r.text
+    assert stack.query("SELECT receipt_status FROM outbox WHERE provider_ref = ?", sid) == [("delivered",)]
+    for target in ("/v1/delivery/twilio", "/v1/delivery/twilio?region=us&n=1"):
+        assert requests.post(stack.base + target, data=delivered, headers={"X-Twilio-Signature": queried}, timeout=10).status_code == 403
 
 
 def test_vonage_voice_events_need_a_jwt_over_their_body(stack):
@@ -219,6 +233,10 @@ def test_vonage_voice_events_need_a_jwt_over_their_body(stack):
     r = requests.post(url, data=body, headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"}, timeout=10)
     assert r.status_code == 204, r.text
     assert stack.query("SELECT receipt_status FROM outbox WHERE provider_ref = ?", call_id) == [("completed",)]
+    # The same event again (a retry, or a capture replayed within its five minutes) changes nothing and is not recorded twice.
+    receipts = len(stack.audit("delivery.receipt"))
+    r = requests.post(url, data=body, headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"}, timeout=10)
+    assert r.status_code == 204 and len(stack.audit("delivery.receipt")) == receipts
     tampered = body.replace(b"completed", b"failed")
     r = requests.post(url, data=tampered, headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"}, timeout=10)
     assert r.status_code == 403

@@ -291,5 +291,12 @@ public enum Schema {
               requested_at {{bigint}} NOT NULL
             );
             """),
+        Migration(version: 11, name: "provider callbacks taken once", sql: """
+            CREATE TABLE delivery_callbacks (
+              id TEXT PRIMARY KEY,
+              seen_at {{bigint}} NOT NULL
+            );
+            CREATE INDEX delivery_callbacks_seen ON delivery_callbacks (seen_at);
+            """),
     ]
 }

@@ -19,6 +19,7 @@ enum Housekeeping {
         var verifyRequests = 0
         var mfa = 0
         var idempotencyKeys = 0
+        var deliveryCallbacks = 0
     }
 
     /// One pass at `now` (milliseconds).
@@ -28,7 +29,8 @@ enum Housekeeping {
     ///   (NIST SP 800-63B lets throttling windows end).
     /// - Email codes whose window ended a day ago; sessions ended 30 days ago
     ///   (the audit log keeps their story); answers kept for an
-    ///   `Idempotency-Key` once their day is over.
+    ///   `Idempotency-Key` once their day is over; providers' callbacks
+    ///   remembered for 31 days.
     ///
     /// On PostgreSQL one instance at a time purges: the pass takes a
     /// transaction-scoped advisory lock, and an instance that finds it taken
@@ -51,6 +53,7 @@ enum Housekeeping {
         }
         report.sessions = try db.execute("DELETE FROM sessions WHERE ended_at IS NOT NULL AND ended_at < $1", [.int(now - 30 * day)])
         report.idempotencyKeys = try db.execute("DELETE FROM idempotency_keys WHERE expires_at <= $1", [.int(now)])
+        report.deliveryCallbacks = try db.execute("DELETE FROM delivery_callbacks WHERE seen_at < $1", [.int(now - DeliveryRoutes.rememberedFor)])
         return report
     }
 }

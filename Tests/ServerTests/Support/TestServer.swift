@@ -102,7 +102,8 @@ final class TestServer {
             let path = String(parts[0]).removingPercentEncoding ?? String(parts[0])
             var fields = ["Host": "127.0.0.1", "User-Agent": "trifactor-tests"]
             for (name, value) in headers { fields[name] = value }
-            let answer = server.respond(method: method, path: path, query: query, headers: fields, body: body)
+            let answer = server.respond(method: method, path: path, query: query, headers: fields, body: body,
+                                        rawQuery: parts.count > 1 ? String(parts[1]) : "")
             var lowered: [String: String] = [:]
             for field in answer.headers { lowered[field.name.lowercased()] = field.value }
             return HTTPTestClient.Response(status: answer.status, headers: lowered, body: answer.body)

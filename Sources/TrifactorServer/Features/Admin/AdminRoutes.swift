@@ -14,6 +14,7 @@ struct AdminRoutes {
     let admin: AdminService
     let keys: AdminKeys
     let transactions: Transactions
+    let clock: Clock
 
     func register(on routes: inout APIRoutes) {
         routes.add("GET", "/admin/v1/users") { request in
@@ -81,8 +82,10 @@ struct AdminRoutes {
         let client = AuditContext(request)
         let key = try transactions.read { try keys.authenticate(token: request.bearerToken, on: $0) }
         guard let key else {
-            guard request.bearerToken != nil else { throw APIError.adminKeyRequired }
-            throw try refusal(APIError.adminKeyRequired, budget: "admin:ip:\(client.clientKey)", detail: "\(request.method) \(request.path)", client: client)
+            // No key at all is refused and audited like a wrong one, within the same budget.
+            let what = request.bearerToken == nil ? "no key" : "unknown key"
+            throw try refusal(APIError.adminKeyRequired, budget: "admin:ip:\(client.clientKey)", detail: "\(what): \(request.method) \(request.path)",
+                              client: client)
         }
         if role == .write && key.role != .write {
             throw try refusal(APIError.adminReadOnly, budget: "admin:read-only:\(key.id)",
@@ -95,7 +98,7 @@ struct AdminRoutes {
     /// of 10, then one per 5 s) lasts: past it, 429 and no audit entry, so a
     /// flood cannot fill the audit log.
     private func refusal(_ problem: APIError, budget: String, detail: String, client: AuditContext) throws -> APIError {
-        let now = Date().millis
+        let now = clock.now().millis
         let wait = try transactions.write { db -> Int? in
             if let wait = try RateLimiter.take(budget, limit: Self.refusals, nowMillis: now, on: db) { return wait }
             try AuditLog.append(client.event(.adminKeyRejected, .denied, detail: detail), at: now, on: db)

@@ -1,4 +1,5 @@
 import Core
+import Crypto
 import Foundation
 import HTTP
 import Messaging
@@ -18,7 +19,11 @@ import Store
 /// `rejected`, `expired`) moves its phone verification to the next step at
 /// once (the call), instead of waiting for the step's timeout. An unsigned, mis-signed or stale one is refused (403) and audited,
 /// after a token of the caller's rate-limit bucket, so forgeries cannot fill
-/// the audit log.
+/// the audit log. A genuine callback sent again (a provider's retry, or a
+/// captured one replayed: Vonage's within their five minutes, Twilio's,
+/// which carry no time, at any later moment) is answered 204 and changes
+/// nothing: each is taken once, by its signature, for 31 days (longer than
+/// the outbox keeps the messages they are about).
 struct DeliveryRoutes {
     let transactions: Transactions
     let clock: Clock
@@ -53,7 +58,8 @@ struct DeliveryRoutes {
                     return try refuse("vonage sms", error, client: client)
                 }
                 return try record("vonage", reference: parameters["messageId"], status: parameters["status"],
-                                  error: parameters["err-code"].flatMap { $0 == "0" ? nil : $0 }, client: client)
+                                  error: parameters["err-code"].flatMap { $0 == "0" ? nil : $0 }, event: "vonage-sms:\(parameters["sig"] ?? "")",
+                                  client: client)
             }
         }
         Self.add(&router, "POST", "/v1/delivery/vonage/voice") { request in
@@ -72,7 +78,8 @@ struct DeliveryRoutes {
             }
             guard verified else { return try refuse("vonage voice", refusal, client: client) }
             let event = Self.parameters(request)
-            return try record("vonage", reference: event["uuid"], status: event["status"], error: nil, client: client)
+            return try record("vonage", reference: event["uuid"], status: event["status"], error: nil,
+                              event: "vonage-voice:\(request.header("authorization") ?? "")", client: client)
         }
         Self.add(&router, "POST", "/v1/delivery/twilio") { request in
             let client = AuditContext(request)
@@ -81,14 +88,15 @@ struct DeliveryRoutes {
             guard let account = accounts.first(where: { $0.kind == .twilio && $0.key == fields["AccountSid"] }), let token = account.callbackSecret else {
                 return try refuse("twilio", .unknownAccount, client: client)
             }
-            let url = (publicURL?.absoluteString.trimmingSuffix("/") ?? "") + request.path
+            // Twilio signs the whole URL it called, query string included.
+            let url = (publicURL?.absoluteString.trimmingSuffix("/") ?? "") + request.path + (request.rawQuery.isEmpty ? "" : "?" + request.rawQuery)
             do throws(ProviderCallbacks.Refusal) {
                 try ProviderCallbacks.checkTwilioSignature(request.header("x-twilio-signature"), url: url, parameters: pairs, token: token)
             } catch {
                 return try refuse("twilio", error, client: client)
             }
             return try record("twilio", reference: fields["MessageSid"] ?? fields["CallSid"], status: fields["MessageStatus"] ?? fields["CallStatus"],
-                              error: fields["ErrorCode"], client: client)
+                              error: fields["ErrorCode"], event: "twilio:\(request.header("x-twilio-signature") ?? "")", client: client)
         }
     }
 
@@ -107,13 +115,20 @@ struct DeliveryRoutes {
         return Dictionary(ProviderCallbacks.formPairs(request.body), uniquingKeysWith: { first, _ in first })
     }
 
-    /// Records a verified status on the message the provider knows as `reference`.
-    private func record(_ provider: String, reference: String?, status: String?, error: String?, client: AuditContext) throws -> Response {
+    /// How long a callback's signature is remembered: past the outbox's 30 days, a replay finds no message.
+    static let rememberedFor: Int64 = 31 * 86_400_000
+
+    /// Records a verified status on the message the provider knows as `reference`,
+    /// once per `event` (what makes this callback unique: its signature).
+    private func record(_ provider: String, reference: String?, status: String?, error: String?, event: String,
+                        client: AuditContext) throws -> Response {
         guard let reference, (1...100).contains(reference.count), let status, let normalized = Self.status(status) else {
             throw HTTPProblem.malformedRequest("A delivery receipt needs the message id and its status.")
         }
         let now = clock.now().millis
         try transactions.write { db in
+            guard try db.execute("INSERT INTO delivery_callbacks (id, seen_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING",
+                                 [.text(SHA256.hex(event)), .int(now)]) == 1 else { return }
             let found = try db.query("""
                 UPDATE outbox SET receipt_status = $3, receipt_at = $4 WHERE provider = $1 AND provider_ref = $2 RETURNING ref, channel
                 """, [.text(provider), .text(reference), .text(normalized), .int(now)])
