@@ -153,6 +153,17 @@ struct HTTPPlatformTests {
         }
     }
 
+    @Test("a handler reads the query string exactly as the client sent it (what a provider signed), in process and over a socket",
+          arguments: Transport.allCases)
+    func rawQuery(transport: Transport) throws {
+        let echo: (inout HTTP.Router) -> Void = { $0.add("GET", "/test/query") { request in .json(["raw": request.rawQuery, "b": request.query["b"] ?? ""]) } }
+        try Backend.all[0].withServer(transport: transport, extraRoutes: echo) { server throws in
+            let answer = try server.get("/test/query?b=x%20y&a=1&a=2")
+            #expect(try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: String] == ["raw": "b=x%20y&a=1&a=2", "b": "x y"])
+            #expect(try JSONSerialization.jsonObject(with: Data(server.get("/test/query").body)) as? [String: String] == ["raw": "", "b": ""])
+        }
+    }
+
     @Test("an unexpected error answers 500 without internals, and the log has the request id and the cause")
     func internalError() throws {
         struct Secret: Error { let detail = "connection string with password hunter2" }
