@@ -45,6 +45,7 @@ bench:
 	swift build -c release --product trifactord
 	bench/run.sh
 	bench/topologies.sh
+	bench/probes.py
 
 clean:
 	rm -rf .build

@@ -75,7 +75,7 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("a keyed body over 16 KiB is refused with 413 before any work, on anonymous routes too, and the same body without a key is served")
+    @Test("a keyed body over 16 KiB or 128 members is refused with 413 before any work, on anonymous routes too, and the same body without a key is served")
     func oversizedKeyedBody() throws {
         try Backend.all[0].withServer { server throws in
             let api = try VerifyClient(server)
@@ -94,6 +94,13 @@ struct IdempotencyTests {
                                             body: Array(try JSONSerialization.data(withJSONObject: ["email": "a@example.com", "padding": padding])))
             #expect(anonymous.status == 413)
             #expect(try anonymous.problem.code == "idempotent_body_too_large")
+            // Small, but with far more members than any keyed operation takes.
+            let members = try server.send("POST", "/v1/accounts/verify-email/resend", headers: ["Content-Type": "application/json", "Idempotency-Key": "wide"],
+                                          body: Array(try JSONSerialization.data(withJSONObject: ["email": "a@example.com",
+                                                                                                  "padding": Array(repeating: 1, count: 200)])))
+            #expect(members.status == 413)
+            #expect(try server.send("POST", "/v1/accounts/verify-email/resend", headers: ["Content-Type": "application/json", "Idempotency-Key": "narrow"],
+                                    body: Array(#"{"email": "a@example.com", "note": "a, b: c"}"#.utf8)).status == 202)
             // Without a key the route decodes what it needs and ignores the rest, as before.
             #expect(try server.send("POST", "/v2/verify", headers: ["Authorization": api.authorization, "Content-Type": "application/json"],
                                     body: bytes).status == 202)
@@ -111,6 +118,8 @@ struct IdempotencyTests {
         }
         // A body that is not JSON is compared as it is.
         #expect(Idempotency.canonical(Array("code=1".utf8)) == Array("code=1".utf8))
+        // Members are counted outside strings only, escaped quotes included.
+        #expect(Idempotency.members(Array(#"{"a": "x, y: \", z", "b": [1, 2]}"#.utf8)) == 4)
     }
 
     @Test("a refused request keeps no answer: its audit entry stays, and the key serves the corrected retry", arguments: Backend.all)

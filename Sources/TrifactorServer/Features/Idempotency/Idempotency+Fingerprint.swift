@@ -6,25 +6,48 @@ import HTTP
 /// route's path parameters and its body, a JSON body compared as a value
 /// (key order and spacing do not count).
 ///
-/// The work is bounded by the body's size and linear in it, at the cost of
-/// the route's own decoding: a keyed body holds at most `maxBodyBytes`
-/// (every keyed operation's request is far smaller), and the JSON is read by
-/// `JSONDecoder` and written in a length-prefixed form of its own. Sorting
-/// keys through `JSONSerialization` used to cost 170 ms for a 64 KiB body of
-/// 5,000 members, before any rate limit (0.7 ms for ten members).
+/// The work is bounded, and no larger than the route's own decoding: a
+/// keyed body holds at most `maxBodyBytes` and `maxMembers` JSON members
+/// and elements (every keyed operation's request is far smaller; one byte
+/// scan counts them), and the JSON is read by `JSONDecoder` and written in
+/// a length-prefixed form of its own. Sorting keys through
+/// `JSONSerialization` used to cost 170 ms for a 64 KiB body of 5,000
+/// members, before any rate limit (0.7 ms for ten members);
+/// `bench/probes.py` measures a keyed request against the same request
+/// without a key.
 extension Idempotency {
     /// The largest body a request with an `Idempotency-Key` may carry. The
     /// largest keyed request, a bound authorization's action (20 fields of
     /// 200 characters), is under 6 KiB.
     static let maxBodyBytes = 16 * 1024
+    /// The most JSON members and array elements a keyed body may hold (a
+    /// bound authorization has about 25, a phone verification about 20).
+    static let maxMembers = 128
 
     /// The hash that tells a repeat from another request under the same key.
-    /// - Throws: `IdempotencyFailure.bodyTooLarge` for a body over `maxBodyBytes`.
+    /// - Throws: `IdempotencyFailure.bodyTooLarge` for a body over `maxBodyBytes` or `maxMembers`.
     static func fingerprint(_ request: Request) throws(IdempotencyFailure) -> String {
-        guard request.body.count <= maxBodyBytes else { throw .bodyTooLarge }
+        guard request.body.count <= maxBodyBytes, members(request.body) <= maxMembers else { throw .bodyTooLarge }
         // The route's path parameters, not the path: both spellings of one route are one operation.
         let parameters = request.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
         return SHA256.hex(Array(parameters.utf8) + [0x0A] + canonical(request.body))
+    }
+
+    /// The `:` and `,` outside strings: one more than the members and
+    /// elements of a JSON text, at most (a count, not a parse: what is not
+    /// JSON is hashed as it is anyway).
+    static func members(_ body: [UInt8]) -> Int {
+        var count = 0, inString = false, escaped = false
+        for byte in body {
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+            } else if byte == UInt8(ascii: "\"") {
+                inString = true
+            } else if byte == UInt8(ascii: ":") || byte == UInt8(ascii: ",") {
+                count += 1
+            }
+        }
+        return count
     }
 
     /// A JSON body as a canonical byte string (object keys sorted), or the
@@ -56,27 +79,28 @@ private indirect enum CanonicalJSON: Decodable {
         init?(intValue: Int) { nil }
     }
 
+    /// Scalars are tried first, strings before numbers: each refused guess
+    /// costs a `DecodingError`, and most values are strings.
     init(from decoder: any Decoder) throws {
-        if let object = try? decoder.container(keyedBy: Key.self) {
+        let single = try decoder.singleValueContainer()
+        if single.decodeNil() {
+            self = .null
+        } else if let text = try? single.decode(String.self) {
+            self = .string(text)
+        } else if let integer = try? single.decode(Int64.self) {
+            self = .integer(integer)
+        } else if let number = try? single.decode(Double.self) {
+            self = .number(number)
+        } else if let bool = try? single.decode(Bool.self) {
+            self = .bool(bool)
+        } else if let object = try? decoder.container(keyedBy: Key.self) {
             self = .object(try object.allKeys.map { ($0.stringValue, try object.decode(CanonicalJSON.self, forKey: $0)) }
                 .sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) })
-        } else if var array = try? decoder.unkeyedContainer() {
+        } else {
+            var array = try decoder.unkeyedContainer()
             var items: [CanonicalJSON] = []
             while !array.isAtEnd { items.append(try array.decode(CanonicalJSON.self)) }
             self = .array(items)
-        } else {
-            let single = try decoder.singleValueContainer()
-            if single.decodeNil() {
-                self = .null
-            } else if let bool = try? single.decode(Bool.self) {
-                self = .bool(bool)
-            } else if let integer = try? single.decode(Int64.self) {
-                self = .integer(integer)
-            } else if let number = try? single.decode(Double.self) {
-                self = .number(number)
-            } else {
-                self = .string(try single.decode(String.self))
-            }
         }
     }
 
