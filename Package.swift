@@ -34,6 +34,8 @@ let package = Package(
         .systemLibrary(name: "CCBOR", pkgConfig: "libcbor", providers: [.apt(["libcbor-dev"])]),
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // cracklib ships no pkg-config file: the module map links -lcrack.
+        .systemLibrary(name: "CCrack", providers: [.apt(["libcrack2-dev", "cracklib-runtime"])]),
         // curl_easy_setopt is variadic: typed entry points for it, nothing more.
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
         // Our one small C target: what Swift cannot call (variadic functions, macros).
@@ -54,7 +56,7 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["API", "Logging", "Metrics", "CMicroHTTPD", "CTrifactorShim"], swiftSettings: strict),
         .target(
             name: "TrifactorServer",
-            dependencies: ["API", "Core", "Crypto", "Logging", "Metrics", "Store", "HTTP", "Phone", "Messaging", "CQREncode", "WebAuthn"],
+            dependencies: ["API", "Core", "Crypto", "Logging", "Metrics", "Store", "HTTP", "Phone", "Messaging", "CQREncode", "WebAuthn", "CCrack"],
             resources: [.copy("Resources/common-passwords.txt"), .copy("Resources/passkey.js"), .copy("Resources/openapi.json")],
             swiftSettings: strict
         ),

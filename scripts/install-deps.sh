@@ -3,7 +3,7 @@
 # Installs the Debian packages Trifactor needs for that purpose when any is
 # missing (with sudo when not root). Idempotent and quiet when all is there.
 set -euo pipefail
-build=(pkg-config libmicrohttpd-dev libssl-dev libsodium-dev libsqlite3-dev libpq-dev libphonenumber-dev libqrencode-dev libcbor-dev libcurl4-openssl-dev espeak-ng)
+build=(pkg-config libmicrohttpd-dev libssl-dev libsodium-dev libsqlite3-dev libpq-dev libphonenumber-dev libqrencode-dev libcbor-dev libcurl4-openssl-dev libcrack2-dev cracklib-runtime espeak-ng)
 case "${1:-build}" in
   build) wanted=("${build[@]}") ;;
   test)  wanted=("${build[@]}" postgresql openssl python3-venv chromium nginx-light prometheus) ;;

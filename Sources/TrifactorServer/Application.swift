@@ -39,9 +39,9 @@ struct Services: Sendable {
     /// The live graph over an open `database`.
     /// - Parameters:
     ///   - sealer: seals TOTP secrets; nil without a key file (then TOTP enrollment answers 503).
-    ///   - blocklist: the common passwords sign-up refuses.
+    ///   - passwords: the policy every new password meets (the common-password list and cracklib's dictionary).
     /// - Throws: `PasswordHasher.Failure` for Argon2id parameters libsodium refuses.
-    static func live(database: any Database, configuration c: Configuration, sealer: KeyRing?, blocklist: [String], sender: (any MessageSender)?,
+    static func live(database: any Database, configuration c: Configuration, sealer: KeyRing?, passwords: PasswordPolicy, sender: (any MessageSender)?,
                      clock: Clock = .system, random: RandomSource = SecureRandom.source, logger: Logger = .standardError) throws -> Services {
         let transactions = Transactions(database: database, logger: logger)
         let hub = LongPollHub()
@@ -72,7 +72,7 @@ struct Services: Sendable {
             startSecondStep: { try secondFactors.startPending($0, passwordVerifiedAt: $1, now: $1, on: $2) })
         let signUpLimit = RateLimiter.Limit(burst: c.signUpPerIPBurst, rate: c.signUpPerIPRate)
         let accounts = AccountService(
-            transactions: transactions, clock: clock, random: random, hashing: hashing, passwordPolicy: PasswordPolicy(blocklist: blocklist),
+            transactions: transactions, clock: clock, random: random, hashing: hashing, passwordPolicy: passwords,
             verification: EmailVerification(random: random, outbox: outbox), outbox: outbox, changes: changes,
             limits: .init(signUpPerIP: signUpLimit, codePerIP: c.signInPerIP, resendPerIP: signUpLimit,
                           resendPerEmail: .init(burst: c.resendPerEmailBurst, rate: c.resendPerEmailRate)),
@@ -134,12 +134,12 @@ public enum Application {
         return router
     }
 
-    /// Opens the database, migrates it, reads the key file and the password
-    /// blocklist, and starts listening, with the dev phone as the message
+    /// Opens the database, migrates it, reads the key file, the password
+    /// blocklist and dictionary, and starts listening, with the dev phone as the message
     /// sender in dev mode.
     /// - Throws: a `StoreError`, `HTTPServerError`, `KeyFile.Failure` or `ResourceFailure` whose description is one sentence.
     public static func start(_ configuration: Configuration, logger: Logger = .standardError) throws -> Runtime {
-        let blocklist = try CommonPasswords.load()
+        let passwords = try CommonPasswords.policy(dictionary: configuration.passwordDictionary)
         let database = try openDatabase(url: configuration.databaseURL, poolSize: configuration.databasePoolSize)
         let applied = try database.migrate(Schema.migrations)
         if !applied.isEmpty { logger.log("info", "migrated", ["versions": .string(applied.map(String.init).joined(separator: ","))]) }
@@ -189,7 +189,7 @@ public enum Application {
             clock = Clock { Date().addingTimeInterval(offset) }
             logger.log("warn", "clock_offset", ["seconds": .double(offset), "detail": "this instance's clock is moved for a fault drill"])
         }
-        let services = try Services.live(database: database, configuration: configuration, sealer: sealer, blocklist: blocklist, sender: sender,
+        let services = try Services.live(database: database, configuration: configuration, sealer: sealer, passwords: passwords, sender: sender,
                                          clock: clock, logger: logger)
         return try start(services)
     }

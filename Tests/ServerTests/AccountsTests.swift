@@ -51,6 +51,10 @@ struct AccountsTests {
             #expect(reasons(["email": "a@example.com", "password": "short"])["password"]?.contains("at least 8") == true)
             #expect(reasons(["email": "a@example.com", "password": "password1"])["password"]?.contains("common") == true)
             #expect(reasons(["email": "a@example.com", "password": "PASSWORD1"])["password"]?.contains("common") == true)
+            // Not in the bundled list, but in cracklib's dictionary, as it is or taken apart.
+            for password in ["qwerty123", "Sunshine!", "football12", "Passw0rd"] {
+                #expect(reasons(["email": "a@example.com", "password": password])["password"]?.contains("common") == true, "\(password)")
+            }
             #expect(reasons(["email": "a@example.com", "password": String(repeating: "x", count: 257)])["password"]?.contains("at most 256") == true)
             #expect(reasons(["email": "winston.smith@example.com", "password": "winston.smith"])["password"] != nil)
             #expect(reasons(["email": "not-an-email", "password": "correct horse battery"]).keys.sorted() == ["email"])

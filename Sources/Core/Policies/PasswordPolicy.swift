@@ -17,12 +17,17 @@ public struct PasswordPolicy: Sendable {
     /// Most characters accepted.
     public let maximumLength: Int
     private let blocklist: Set<String>
+    private let dictionary: (@Sendable (String) -> Bool)?
 
-    /// A policy with the given blocklist (compared case-insensitively).
-    public init(minimumLength: Int = 8, maximumLength: Int = 256, blocklist: some Sequence<String>) {
+    /// A policy with the given blocklist (compared case-insensitively), and a
+    /// dictionary of words and breached passwords that also says whether a
+    /// password is one in disguise (the server's is cracklib's).
+    public init(minimumLength: Int = 8, maximumLength: Int = 256, blocklist: some Sequence<String>,
+                dictionary: (@Sendable (String) -> Bool)? = nil) {
         self.minimumLength = minimumLength
         self.maximumLength = maximumLength
         self.blocklist = Set(blocklist.map { $0.lowercased() })
+        self.dictionary = dictionary
     }
 
     /// The form that is hashed and compared: NFKC (so the same password typed
@@ -38,7 +43,7 @@ public struct PasswordPolicy: Sendable {
         if length < minimumLength { return .tooShort }
         if length > maximumLength { return .tooLong }
         let lowered = normalized.lowercased()
-        if blocklist.contains(lowered) { return .common }
+        if blocklist.contains(lowered) || dictionary?(normalized) == true { return .common }
         if let email, lowered == email.value.lowercased() || lowered == email.localPart.lowercased() {
             return .contextual
         }

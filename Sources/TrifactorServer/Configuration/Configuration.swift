@@ -34,6 +34,8 @@ public struct Configuration: Sendable {
     /// Session lifetimes at AAL1 (password only) and AAL2 (a second factor).
     public var sessions = SessionPolicy()
     public var sessionsAAL2 = SessionPolicy(idleTimeout: 3600, absoluteLifetime: 24 * 3600)
+    /// cracklib's packed dictionary (without its `.pwd` suffix) that new passwords are checked against.
+    public var passwordDictionary = PasswordDictionary.defaultPath
     /// Live sessions per user; a sign-in beyond it ends the oldest.
     public var maxSessionsPerUser = 50
     /// How recent a password or second-factor proof must be to enroll a factor

@@ -83,6 +83,13 @@ struct Setting: Sendable {
             c.keyFile = v
             return nil
         },
+        Setting(variable: "TRIFACTOR_PASSWORD_DICTIONARY", flag: "--password-dictionary", valueName: "PATH",
+                help: "cracklib's packed dictionary (without .pwd) that new passwords are checked against; Debian's cracklib-runtime builds it",
+                defaultText: "/var/cache/cracklib/cracklib_dict") { c, v in
+            guard !v.isEmpty else { return "TRIFACTOR_PASSWORD_DICTIONARY must name a dictionary." }
+            c.passwordDictionary = v
+            return nil
+        },
         seconds("TRIFACTOR_KEY_RETIRE_AFTER", "--key-retire-after", "Seconds a rotated key must have sealed before older keys, once unused, are retired", "60") {
             $0.keyRetireAfter = $1
         },

@@ -72,7 +72,7 @@ final class TestServer {
         self.transport = transport
         try database.migrate(Schema.migrations)
         let sealer = try KeyRing(entries: [KeyFile.Entry(id: "k1", created: Date(), key: SecureRandom.bytes(32))])
-        let services = try Services.live(database: database, configuration: configuration, sealer: sealer, blocklist: try CommonPasswords.load(),
+        let services = try Services.live(database: database, configuration: configuration, sealer: sealer, passwords: try CommonPasswords.policy(),
                                          sender: withSender ? sender : nil, clock: clock.clock, logger: log.logger)
         runtime = try Application.start(services, tasks: .manual, extraRoutes: extraRoutes)
     }
