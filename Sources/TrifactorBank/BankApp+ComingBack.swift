@@ -40,10 +40,6 @@ extension BankApp {
                 _ = try blocking({ try await client.stepUp(hint, with: .code(form["code"] ?? "")) })
             } catch let error as TrifactorError where error.problem?.code == .invalidCode {
                 return page(confirmCodePage(session, hint, error: Self.wrongCode(error)), status: 400)
-            } catch let error as TrifactorError where error.problem?.status == 401 {
-                // The Trifactor session itself ended: sign in again.
-                sessions.end(cookie)
-                return redirect("/", cookies: [SessionCookie.cleared(secure: configuration.secure)])
             }
             session.set(codeHint: nil)
             session.confirm(now())

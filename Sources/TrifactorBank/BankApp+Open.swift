@@ -12,18 +12,11 @@ extension BankApp {
 
     func addOpening(_ router: inout Router) {
         route(&router, "GET", "/open") { [self] request in
-            var (cookie, session) = self.session(request)
-            var cookies: [String] = []
-            if session == nil {
-                let issued = sessions.issue(replacing: cookie, secure: configuration.secure, now: now())
-                (cookie, session) = (issued.0.value, issued.1)
-                cookies.append(issued.0.setCookie)
-            }
-            guard let session else { return refused(500, "No session.") }
-            return page(openPage(session, form: nil, errors: [:]), cookies: cookies)
+            let (viewer, cookies) = self.viewer(request)
+            return page(openPage(viewer, form: nil, errors: [:]), cookies: cookies)
         }
         route(&router, "POST", "/open") { [self] request in
-            let (session, form, _) = try posted(request)
+            let (viewer, form) = try postedBeforeSession(request)
             var errors: [String: String] = [:]
             let name = form["name"] ?? ""
             if name.isEmpty || name.count > 70 { errors["name"] = "Enter your name (up to 70 characters)." }
@@ -39,16 +32,17 @@ extension BankApp {
             do throws(Sitekey.Refusal) { sitekey = try Sitekey(picture: form["picture"] ?? "", phrase: form["phrase"] ?? "") } catch {
                 errors[error == .unknownPicture ? "picture" : "phrase"] = error.description
             }
-            guard errors.isEmpty, let phone, let sitekey else { return page(openPage(session, form: form, errors: errors), status: 422) }
+            guard errors.isEmpty, let phone, let sitekey else { return page(openPage(viewer, form: form, errors: errors), status: 422) }
+            let (session, cookies) = startSession(viewer)
             let client = trifactor(session, request)
             do {
                 try blocking({ try await client.signUp(email: email, password: password, displayName: name) })
             } catch let error as TrifactorError where !(error.problem?.invalidFields.isEmpty ?? true) {
                 for field in error.problem?.invalidFields ?? [] { errors[field.name == "display_name" ? "name" : field.name] = Self.fieldSentence(field) }
-                return page(openPage(session, form: form, errors: errors), status: 422)
+                return page(openPage(session, form: form, errors: errors), status: 422, cookies: cookies)
             }
             session.set(opening: .init(name: name, email: email, password: password, phone: phone.e164, sitekey: sitekey))
-            return redirect("/open/verify")
+            return redirect("/open/verify", cookies: cookies)
         }
         route(&router, "GET", "/open/verify") { [self] request in
             guard let session = self.session(request).session, let opening = session.opening else { return redirect("/open") }
@@ -96,7 +90,7 @@ extension BankApp {
                                      action: "/open/phone", error: nil))
         }
         route(&router, "POST", "/open/phone") { [self] request in
-            let (session, form, cookie) = try posted(request)
+            let (session, form, _) = try posted(request)
             guard let opening = session.opening, let enrollment = opening.enrollment else { return redirect("/open") }
             do {
                 _ = try blocking({ try await enrollment.confirm(code: form["code"] ?? "", name: "Mobile") })
@@ -107,7 +101,8 @@ extension BankApp {
             try createCustomer(opening)
             session.set(opening: nil)
             session.flash("Welcome to Trifactor Bank, \(opening.name). Your accounts are open.")
-            return try finishSignIn(session, email: opening.email, cookie: cookie, next: "/accounts")
+            // The mobile is confirmed: the browser is recognised as the new customer's, like after a second factor.
+            return try finishSignIn(session, email: opening.email, request: request, next: "/accounts")
         }
     }
 
@@ -177,7 +172,7 @@ extension BankApp {
         return reason.hasSuffix(".") ? reason : reason + "."
     }
 
-    func openPage(_ session: BankSession, form: Form?, errors: [String: String]) -> HTML {
+    func openPage(_ session: any Viewer, form: Form?, errors: [String: String]) -> HTML {
         let pictures: [HTML] = Sitekey.pictures.map { picture in
             .element("label", [:], [
                 .element("img", ["src": "/sitekeys/\(picture).svg", "alt": ""]),

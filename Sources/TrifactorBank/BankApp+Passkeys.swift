@@ -66,7 +66,7 @@ extension BankApp {
             }
         }
         route(&router, "POST", "/signin/passkey") { [self] request in
-            let (session, cookie) = try postedJSON(request)
+            let (session, _) = try postedJSON(request)
             guard case .secondFactor(let email) = session.stage, let resolver = session.resolver, let hint = session.codeHint, hint.kind == .passkey,
                   let body = try? WireJSON.sharedDecoder.decode(AssertionBody.self, from: Data(request.body)) else {
                 return jsonError(409, "This sign-in is over. Start again.")
@@ -76,19 +76,23 @@ extension BankApp {
             } catch {
                 return jsonError((error as? TrifactorError)?.problem?.status ?? 500, Self.sentence(error))
             }
-            return try jsonRedirect(finishSignIn(session, email: email, cookie: cookie, next: "/accounts"))
+            return try jsonRedirect(finishSignIn(session, email: email, request: request, next: "/accounts"))
         }
         route(&router, "POST", "/signin/passkeyless/options") { [self] request in
-            let (session, _) = try postedJSON(request)
+            // The sign-in page may be a visitor's: the session starts here, keeping the page's token for the next call.
+            let (session, cookies) = startSession(try postedBeforeSession(request, json: true).viewer)
             let client = trifactor(session, request)
+            var answer: Response
             do {
-                return Response.json(RequestBody(options: try blocking({ try await client.passkeySignInOptions() })))
+                answer = Response.json(RequestBody(options: try blocking({ try await client.passkeySignInOptions() })))
             } catch {
-                return jsonError((error as? TrifactorError)?.problem?.status ?? 500, Self.sentence(error))
+                answer = jsonError((error as? TrifactorError)?.problem?.status ?? 500, Self.sentence(error))
             }
+            for cookie in cookies { answer.headers.append(("Set-Cookie", cookie)) }
+            return answer
         }
         route(&router, "POST", "/signin/passkeyless") { [self] request in
-            let (session, cookie) = try postedJSON(request)
+            let (session, _) = try postedJSON(request)
             guard let body = try? WireJSON.sharedDecoder.decode(AssertionBody.self, from: Data(request.body)) else {
                 return jsonError(400, "That passkey could not be read. Try again.")
             }
@@ -100,7 +104,7 @@ extension BankApp {
             } catch {
                 return jsonError((error as? TrifactorError)?.problem?.status ?? 500, Self.sentence(error))
             }
-            return try jsonRedirect(finishSignIn(session, email: email, cookie: cookie, next: "/accounts"))
+            return try jsonRedirect(finishSignIn(session, email: email, request: request, next: "/accounts"))
         }
     }
 

@@ -9,7 +9,7 @@ import TrifactorKit
 extension BankApp {
     func addSettings(_ router: inout Router) {
         route(&router, "GET", "/settings") { [self] request in
-            let (session, _) = try customer(request)
+            let (session, customer) = try customer(request)
             let client = trifactor(session, request)
             let factors = try blocking({ try await client.factors() })
             let others = try blocking({ try await client.sessions() })
@@ -60,6 +60,7 @@ extension BankApp {
                     .element("h2", ["id": "h-sessions"], ["Where you are signed in"]), .element("ul", [:], sessionRows),
                     Page.form("/settings/sessions/revoke-others", session, [Page.button("Sign out everywhere else", kind: "secondary")]),
                 ]),
+                browserCard(session, customer: customer, request),
             ]))
         }
         route(&router, "POST", "/settings/totp") { [self] request in

@@ -4,6 +4,7 @@ import Foundation
 import HTTP
 import Logging
 import Store
+import Synchronization
 import TrifactorKit
 
 /// Trifactor Bank: a relying party of trifactord like any customer's app,
@@ -23,40 +24,79 @@ public final class BankApp: Sendable {
         public var secure = false
         /// Where the dev phone is, linked from every page in dev mode.
         public var devPhone: URL?
-        /// The secret decoy sitekeys are derived with (32 bytes).
-        public var sitekeySecret: [UInt8]
+        /// The bank's secret (32 bytes): signs the CSRF tokens of visitors it keeps no session for (`VisitorCSRF`).
+        public var secret: [UInt8]
         /// Balances hide after this long without activity.
         public var idleTimeout: TimeInterval = 300
+        /// How long Trifactor's word that a customer's session lives holds: a signed-in request later than that asks
+        /// again (`GET /v1/session`), so a customer signed out elsewhere is signed out here within this time.
+        public var sessionCheckInterval: TimeInterval = 2
 
-        public init(trifactor: URL, sitekeySecret: [UInt8]) {
+        public init(trifactor: URL, secret: [UInt8]) {
             self.trifactor = trifactor
-            self.sitekeySecret = sitekeySecret
+            self.secret = secret
         }
     }
 
     let configuration: Configuration
     let database: any Database
     let ledger: Ledger
+    let browsers: KnownBrowsers
     let sessions = BankSessions()
+    let signIns = SignInLimiter()
+    let visitors: VisitorCSRF
+    let transport: any HTTPTransport
     let logger: Logger
     let now: @Sendable () -> Date
+    private let sweeper = Mutex<Task<Void, Never>?>(nil)
 
-    public init(configuration: Configuration, database: any Database, logger: Logger = .standardError, now: @escaping @Sendable () -> Date = { Date() }) {
+    /// - Parameters:
+    ///   - transport: how the bank reaches trifactord (a fake in tests).
+    ///   - now: the time, for sessions, idle checks, recognised browsers and the ledger.
+    public init(configuration: Configuration, database: any Database, logger: Logger = .standardError, transport: any HTTPTransport = URLSessionTransport(),
+                now: @escaping @Sendable () -> Date = { Date() }) {
         self.configuration = configuration
         self.database = database
         ledger = Ledger(database: database)
+        browsers = KnownBrowsers(database: database)
+        visitors = VisitorCSRF(secret: configuration.secret)
+        self.transport = transport
         self.logger = logger
         self.now = now
     }
 
-    /// Starts serving; the caller stops the returned server.
+    deinit { sweeper.withLock { $0?.cancel() } }
+
+    /// Starts serving, and sweeping idle sessions every minute; the caller stops the returned server.
     public func start() throws -> HTTPServer {
+        let server = try server()
+        try server.start()
+        startSweeping(every: .seconds(60))
+        return server
+    }
+
+    /// The bank's server, its database migrated, not listening yet (tests answer requests in-process with it).
+    func server() throws -> HTTPServer {
         try database.migrate(BankSchema.migrations)
         var http = HTTPServerConfiguration(host: configuration.host, port: configuration.port, databaseThreads: 8)
         http.connectionsPerIP = 0
-        let server = HTTPServer(configuration: http, router: router(), logger: logger)
-        try server.start()
-        return server
+        return HTTPServer(configuration: http, router: router(), logger: logger)
+    }
+
+    /// Drops idle sessions and full sign-in buckets (what the timer runs).
+    func sweep() {
+        sessions.sweep(now: now())
+        signIns.sweep(now: now())
+    }
+
+    private func startSweeping(every interval: Duration) {
+        let task = Task.detached { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                self?.sweep()
+            }
+        }
+        sweeper.withLock { $0?.cancel(); $0 = task }
     }
 
     func router() -> Router {
@@ -83,6 +123,7 @@ public final class BankApp: Sendable {
         addSetup(&router)
         addComingBack(&router)
         addSettings(&router)
+        addBrowsers(&router)
         addPasskeys(&router)
         return router
     }
@@ -124,14 +165,25 @@ public final class BankApp: Sendable {
         let response: Response
     }
 
-    /// Adds a route whose `Refusal`s become their page and whose other errors a plain 500 page (logged).
+    /// Adds a route whose `Refusal`s become their page and whose other errors a plain 500 page (logged). For a signed-in
+    /// browser it is the one place that learns that the customer's Trifactor session ended (signed out elsewhere, a
+    /// password change): asked before the handler when due (`checkTrifactorSession`), or found by any Trifactor call
+    /// the handler made. Then the bank session ends too and the browser goes to the sign-in page with a notice. A
+    /// Trifactor that cannot be reached signs no one out: the page says so.
     func route(_ router: inout Router, _ method: String, _ path: String, _ handler: @escaping @Sendable (Request) throws -> Response) {
         router.add(method, path) { [self] request in
+            let (cookie, found) = self.session(request)
+            let signedIn = found?.isSignedIn == true ? found : nil
+            if let signedIn, let signedOut = checkTrifactorSession(signedIn, cookie: cookie, request) { return signedOut }
             do {
-                return try handler(request)
+                let response = try handler(request)
+                if let signedIn, trifactorSessionEnded(signedIn, cookie: cookie, error: nil) { return signedOutElsewhere(cookie, request) }
+                return response
             } catch let refusal as Refusal {
                 return refusal.response
             } catch {
+                if let signedIn, trifactorSessionEnded(signedIn, cookie: cookie, error: error) { return signedOutElsewhere(cookie, request) }
+                if case .transport? = error as? TrifactorError { return refused(503, Self.sentence(error)) }
                 logger.log("error", "bank_failure", ["path": .string(request.path), "error": .string(String(reflecting: error))])
                 return refused(500, "Something went wrong on our side. Nothing was done; please try again.")
             }
@@ -164,7 +216,7 @@ public final class BankApp: Sendable {
 
     /// The customer's Trifactor client for this browser's request (its IP, user agent and trace forwarded).
     func trifactor(_ session: BankSession, _ request: Request) -> TrifactorClient {
-        TrifactorClient(server: configuration.trifactor, secrets: session.secrets, profile: "customer", userAgent: "Trifactor Bank")
+        TrifactorClient(server: configuration.trifactor, transport: transport, secrets: session.secrets, profile: "customer", userAgent: "Trifactor Bank")
             .forwarding(clientAddress: request.remoteAddress, userAgent: request.header("user-agent"),
                         traceParent: TraceParent.child(of: request.header("traceparent")))
     }

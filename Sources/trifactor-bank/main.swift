@@ -15,7 +15,7 @@ func fail(_ sentence: String) -> Never {
     exit(1)
 }
 
-/// The decoy-sitekey secret: 32 random bytes in a 0600 file, made on first start.
+/// The bank's secret (it signs the CSRF tokens of visitors without a session): 32 random bytes in a 0600 file, made on first start.
 func secret(at path: String) -> [UInt8] {
     if let data = FileManager.default.contents(atPath: path) {
         var info = stat()
@@ -37,7 +37,7 @@ let listen = setting("TRIFACTOR_BANK_LISTEN", "127.0.0.1:8090")
 guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port) else {
     fail("TRIFACTOR_BANK_LISTEN must be HOST:PORT, like 127.0.0.1:8090.")
 }
-var configuration = BankApp.Configuration(trifactor: trifactor, sitekeySecret: secret(at: setting("TRIFACTOR_BANK_SECRET_FILE", "data/bank.secret")))
+var configuration = BankApp.Configuration(trifactor: trifactor, secret: secret(at: setting("TRIFACTOR_BANK_SECRET_FILE", "data/bank.secret")))
 configuration.databaseURL = setting("TRIFACTOR_BANK_DATABASE_URL", "sqlite:data/bank.db")
 configuration.host = String(listen[..<colon])
 configuration.port = port

@@ -205,14 +205,51 @@ def test_open_an_account_then_sign_in_with_sitekey_and_sms(bank, phone):
     shot(phone, "statement")
 
 
-def test_an_unknown_email_sees_the_same_made_up_sitekey_every_time(bank, phone):
-    seen = []
-    for _ in range(2):
-        phone.goto(bank.url + "/")
-        phone.get_by_label("Email").fill("nobody-here@example.com")
-        phone.get_by_role("button", name="Continue").click()
-        seen.append((phone.get_by_role("img").first.get_attribute("alt"), phone.locator(".phrase").inner_text()))
-    assert seen[0] == seen[1] and seen[0][0].startswith("Your picture: ")
+NEW_BROWSER = "This browser is new to us: your picture and phrase appear here after you sign in on it once."
+
+
+def new_context(browser):
+    """Another browser: a context of its own (its own cookies), phone-sized."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    context.set_default_timeout(10_000)
+    return context
+
+
+def test_the_sitekey_shows_only_on_the_browser_the_customer_signed_in_with(bank, browser):
+    mine, other = new_context(browser), new_context(browser)
+    page = mine.new_page()
+    open_account(page, bank, "kim@example.com", picture="balloon", phrase="up and away")
+    page.get_by_role("button", name="Sign out").click()
+    # Signing out keeps the browser recognised: the customer's own picture and phrase.
+    page.get_by_label("Email").fill("kim@example.com")
+    page.get_by_role("button", name="Continue").click()
+    expect(page.get_by_role("img", name="Your picture: balloon")).to_be_visible()
+    expect(page.get_by_text("up and away")).to_be_visible()
+    # The same browser with another address, and a fresh browser with the customer's or nobody's: one neutral page.
+    fresh = other.new_page()
+    for p, email in [(page, "nobody-here@example.com"), (fresh, "kim@example.com"), (fresh, "nobody-here@example.com")]:
+        p.goto(bank.url + "/")
+        p.get_by_label("Email").fill(email)
+        p.get_by_role("button", name="Continue").click()
+        expect(p.get_by_text(NEW_BROWSER)).to_be_visible()
+        expect(p.get_by_role("img")).to_have_count(0)
+        expect(p.get_by_text("up and away")).to_have_count(0)
+    shot(fresh, "sign-in-new-browser")
+    # Forgotten from the settings page, the browser is new again.
+    page.goto(bank.url + "/")
+    enter_password(page, "kim@example.com")
+    page.get_by_role("button", name=re.compile("Text me a code")).click()
+    page.get_by_label("Code").fill(bank.last_code(MOBILE, "sms"))
+    page.get_by_role("button", name="Confirm").click()
+    page.get_by_role("link", name="Settings").click()
+    page.get_by_role("button", name="Forget this browser").click()
+    expect(page.get_by_text("This browser is forgotten")).to_be_visible()
+    page.get_by_role("button", name="Sign out", exact=True).click()
+    page.get_by_label("Email").fill("kim@example.com")
+    page.get_by_role("button", name="Continue").click()
+    expect(page.get_by_text(NEW_BROWSER)).to_be_visible()
+    mine.close()
+    other.close()
 
 
 @pytest.mark.parametrize("store", ["sqlite", "postgres"])
@@ -584,3 +621,77 @@ def test_a_tab_hidden_longer_than_the_idle_time_hides_balances_when_it_comes_bac
     phone.evaluate(hide, False)
     expect(phone.get_by_role("heading", name="Welcome back")).to_be_visible()
     expect(phone.get_by_text("EUR 2,500.00")).to_have_count(0)
+
+
+SIGNED_OUT_ELSEWHERE = "You were signed out, perhaps from another device. Please sign in again."
+SESSION_CHECK = 2.5  # a little over the bank's check interval (2 s): the longest a page may lag behind Trifactor
+
+
+def sign_in_with_text(page, bank, email, password=PASSWORD):
+    page.goto(bank.url + "/")
+    enter_password(page, email, password)
+    page.get_by_role("button", name=re.compile("Text me a code")).click()
+    page.get_by_label("Code").fill(bank.last_code(MOBILE, "sms"))
+    page.get_by_role("button", name="Confirm").click()
+    expect(page.get_by_role("heading", name="Your accounts")).to_be_visible()
+
+
+def expect_signed_out_elsewhere(page):
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("status")).to_have_text(SIGNED_OUT_ELSEWHERE)
+
+
+def test_signing_out_elsewhere_or_changing_the_password_signs_the_other_browser_out_of_the_bank(bank, browser):
+    import time
+
+    a, b = new_context(browser), new_context(browser)
+    first, second = a.new_page(), b.new_page()
+    open_account(first, bank, "lena@example.com", picture="mountain", phrase="high pass")
+
+    # "Sign out everywhere else" in A: B's statement sends it to sign in again.
+    sign_in_with_text(second, bank, "lena@example.com")
+    second.get_by_role("link", name="Checking").click()
+    expect(second.get_by_role("table")).to_contain_text("Opening balance")
+    first.get_by_role("link", name="Settings").click()
+    first.get_by_role("button", name="Sign out everywhere else").click()
+    expect(first.get_by_text("You are signed out everywhere else.")).to_be_visible()
+    time.sleep(SESSION_CHECK)
+    second.reload()
+    expect_signed_out_elsewhere(second)
+    shot(second, "signed-out-elsewhere")
+    second.goto(bank.url + "/accounts")
+    expect(second.get_by_role("heading", name="Sign in")).to_be_visible()
+
+    # B's session signed out from A's list: B's settings page and accounts send it to sign in again.
+    sign_in_with_text(second, bank, "lena@example.com")
+    first.reload()
+    first.get_by_role("button", name="Sign out this session").click()
+    expect(first.get_by_text("That session is signed out.")).to_be_visible()
+    second.get_by_role("link", name="Settings").click()
+    expect_signed_out_elsewhere(second)
+
+    # A password change in A: B's transfer review sends it to sign in again, never a 500.
+    sign_in_with_text(second, bank, "lena@example.com")
+    transfer_form(second, "DE89 3704 0044 0532 0130 00", "10")
+    first.reload()
+    first.get_by_label("Current password").fill(PASSWORD)
+    first.get_by_label("New password").fill("a whole new passphrase 9")
+    first.get_by_role("button", name="Change password").click()
+    expect(first.get_by_role("status").or_(first.get_by_role("heading", name="Welcome back")).first).to_be_visible()
+    if first.get_by_role("heading", name="Welcome back").is_visible():
+        first.get_by_role("button", name=re.compile("A text message to")).click()
+        first.get_by_label("Code").fill(bank.last_code(MOBILE, "sms"))
+        first.get_by_role("button", name="Confirm").click()
+        expect(first.get_by_role("heading", name="Settings")).to_be_visible()
+        first.get_by_label("Current password").fill(PASSWORD)
+        first.get_by_label("New password").fill("a whole new passphrase 9")
+        first.get_by_role("button", name="Change password").click()
+    expect(first.get_by_role("status")).to_contain_text("Your password is changed")
+    time.sleep(SESSION_CHECK)
+    second.get_by_role("button", name="Review transfer").click()
+    expect_signed_out_elsewhere(second)
+    # A is still signed in.
+    first.get_by_role("link", name="Accounts").click()
+    expect(first.get_by_text("EUR 2,500.00")).to_be_visible()
+    a.close()
+    b.close()

@@ -1,11 +1,12 @@
-import Crypto
 import Foundation
 
 /// The picture and phrase a customer chose at sign-up and sees before
-/// typing their password, so they know the site is the bank's. For an
-/// address that is not a customer the bank shows a picture and phrase
-/// derived from the address with a server secret (HMAC-SHA256): the same
-/// every time, and telling an attacker nothing about who banks here.
+/// typing their password, so they know the site is the bank's. The bank
+/// shows it only on a browser it recognises as that customer's
+/// (`KnownBrowsers`); every other browser, and every address that is not a
+/// customer, sees the same neutral sentence, so the page cannot tell who
+/// banks here. (A decoy made up for non-customers could not look like what
+/// customers type: its shape gave them away.)
 public struct Sitekey: Sendable, Equatable {
     /// One of `Sitekey.pictures`.
     public let picture: String
@@ -15,12 +16,6 @@ public struct Sitekey: Sendable, Equatable {
     /// The bundled pictures (`Resources/sitekeys/<name>.svg`).
     public static let pictures = ["anchor", "balloon", "bicycle", "cactus", "cat", "compass", "cup", "kite", "lighthouse", "moon", "mountain", "owl",
                                   "sailboat", "snowflake", "sun", "tree"]
-
-    /// Words for derived phrases: "amber harbour", "quiet meadow"…
-    static let adjectives = ["amber", "brave", "calm", "distant", "early", "golden", "hidden", "ivory", "jolly", "kind", "lucky", "misty",
-                             "northern", "quiet", "rapid", "silver", "tiny", "velvet", "wild", "young"]
-    static let nouns = ["harbour", "meadow", "river", "lantern", "garden", "island", "valley", "orchard", "bridge", "canyon", "forest", "glacier",
-                        "market", "planet", "rocket", "signal", "thunder", "violin", "window", "zephyr"]
 
     /// Why a chosen sitekey was refused.
     public enum Refusal: Error, Sendable, Equatable, CustomStringConvertible {
@@ -50,13 +45,5 @@ public struct Sitekey: Sendable, Equatable {
     init(unchecked picture: String, phrase: String) {
         self.picture = picture
         self.phrase = phrase
-    }
-
-    /// The decoy for an address that is not a customer: stable per address and secret.
-    public static func decoy(for email: String, secret: [UInt8]) -> Sitekey {
-        let mac = HMAC.authenticate(Array(email.lowercased().utf8), key: secret, algorithm: .sha256)
-        let picture = pictures[Int(mac[0]) % pictures.count]
-        let phrase = "\(adjectives[Int(mac[1]) % adjectives.count]) \(nouns[Int(mac[2]) % nouns.count])"
-        return Sitekey(unchecked: picture, phrase: phrase)
     }
 }

@@ -4,7 +4,8 @@ import Store
 /// double-entry ledger and its transfers. Amounts are integer
 /// minor units. Two system accounts per currency close the books: `opening`
 /// (where opening balances come from) and `clearing` (where payments to
-/// other banks go); only they may go below zero.
+/// other banks go); only they may go below zero. The browsers the bank
+/// recognises (`KnownBrowsers`), whose customer's sitekey they may show.
 public enum BankSchema {
     public static let migrations: [Migration] = [
         Migration(version: 1, name: "customers, accounts, ledger", sql: """
@@ -54,6 +55,16 @@ public enum BankSchema {
               VALUES ('opening-EUR', NULL, 'opening', 'Opening balances', 'EUR', 0, 0);
             INSERT INTO bank_accounts (id, customer_id, kind, name, currency, balance, created_at)
               VALUES ('clearing-EUR', NULL, 'clearing', 'Payments to other banks', 'EUR', 0, 0);
+            """),
+        // A browser is kept by the SHA-256 of its cookie, tied to one customer, until it expires.
+        Migration(version: 2, name: "browsers the bank recognises", sql: """
+            CREATE TABLE bank_browsers (
+              id TEXT PRIMARY KEY,
+              customer_id TEXT NOT NULL REFERENCES bank_customers(id),
+              created_at {{bigint}} NOT NULL,
+              expires_at {{bigint}} NOT NULL
+            );
+            CREATE INDEX bank_browsers_customer ON bank_browsers(customer_id, expires_at);
             """),
     ]
 }

@@ -1,159 +1,76 @@
 import Crypto
 import Foundation
 import Synchronization
-import TrifactorKit
 
-/// A browser's session at the bank: where it is in signing in, who it is,
-/// its CSRF token, and (in memory only) the customer's Trifactor session.
-/// The browser holds only the cookie; the Trifactor token never leaves
-/// this process.
-public final class BankSession: @unchecked Sendable {
-    // @unchecked Sendable: every mutable field is read and written under `lock`.
-    private let lock = NSLock()
-
-    /// Where the browser is.
-    public enum Stage: Sendable, Equatable {
-        case start
-        case password(email: String)
-        case secondFactor(email: String)
-        case signedIn(customerID: String, email: String)
-    }
-
-    public let csrf = CSRF.token()
-    /// The customer's Trifactor session token lives here, not in any database.
-    let secrets = MemorySecretStore()
-    private var _stage: Stage = .start
-    private var _lastSeen: Date
-    private var _confirmedAt: Date?
-    private var _activeAt: Date?
-    private var _resolver: SecondFactorResolver?
-    private var _push: (PushApproval, FactorHint)?
-    private var _codeHint: FactorHint?
-    private var _notice: String?
-    var transfers: [String: PendingTransfer] = [:]
-    private var _opening: Opening?
-    private var _passwordless: PushSignIn?
-    private var _returnPath: String?
-    private var _passkeyEnrollment: String?
-    private var _needsFactor = false
-    private var _phoneEnrollment: PendingEnrollment?
-    /// Signed in with a password alone: no balance until a second factor is added.
-    var needsFactor: Bool { lock.withLock { _needsFactor } }
-    func set(needsFactor: Bool) { lock.withLock { _needsFactor = needsFactor } }
-    var phoneEnrollment: PendingEnrollment? { lock.withLock { _phoneEnrollment } }
-    func set(phoneEnrollment: PendingEnrollment?) { lock.withLock { _phoneEnrollment = phoneEnrollment } }
-    var passkeyEnrollment: String? { lock.withLock { _passkeyEnrollment } }
-    func set(passkeyEnrollment: String?) { lock.withLock { _passkeyEnrollment = passkeyEnrollment } }
-    private var _totp: (enrollment: PendingEnrollment, qrSVG: String)?
-    /// Where /confirm sends the customer back to.
-    func set(returnPath: String?) { lock.withLock { _returnPath = returnPath } }
-    func takeReturnPath() -> String? { lock.withLock { defer { _returnPath = nil }; return _returnPath } }
-    var totp: (enrollment: PendingEnrollment, qrSVG: String)? { lock.withLock { _totp } }
-    func set(totp: (enrollment: PendingEnrollment, qrSVG: String)?) { lock.withLock { _totp = totp } }
-    var passwordless: PushSignIn? { lock.withLock { _passwordless } }
-    func set(passwordless: PushSignIn?) { lock.withLock { _passwordless = passwordless } }
-
-    /// An account being opened: kept here between its steps, never in a database.
-    struct Opening: Sendable {
-        let name: String
-        let email: String
-        let password: String
-        let phone: String
-        let sitekey: Sitekey
-        /// The email code was accepted (a retry after a refused text must not ask for it again).
-        var emailVerified = false
-        var enrollment: PendingEnrollment?
-    }
-
-    var opening: Opening? { lock.withLock { _opening } }
-    func set(opening: Opening?) { lock.withLock { _opening = opening } }
-
-    init(now: Date) { _lastSeen = now }
-
-    func with<T>(_ body: (BankSession) -> T) -> T { lock.withLock { body(self) } }
-
-    public var stage: Stage { lock.withLock { _stage } }
-    var lastSeen: Date { lock.withLock { _lastSeen } }
-    var confirmedAt: Date? { lock.withLock { _confirmedAt } }
-    var resolver: SecondFactorResolver? { lock.withLock { _resolver } }
-    var push: (PushApproval, FactorHint)? { lock.withLock { _push } }
-    var codeHint: FactorHint? { lock.withLock { _codeHint } }
-
-    func set(stage: Stage) { lock.withLock { _stage = stage } }
-    func touch(_ now: Date) { lock.withLock { _lastSeen = now } }
-    func confirm(_ now: Date) { lock.withLock { _confirmedAt = now; _lastSeen = now; _activeAt = now } }
-
-    /// Whether a signed-in customer was away longer than `idle` (then balances hide until they confirm
-    /// again); otherwise records this request as activity.
-    func cameBack(now: Date, idle: TimeInterval) -> Bool {
-        lock.withLock {
-            if let active = _activeAt, now.timeIntervalSince(active) > idle { return true }
-            _activeAt = now
-            return false
-        }
-    }
-    func set(resolver: SecondFactorResolver?) { lock.withLock { _resolver = resolver } }
-    func set(push: (PushApproval, FactorHint)?) { lock.withLock { _push = push } }
-    func set(codeHint: FactorHint?) { lock.withLock { _codeHint = codeHint } }
-    /// A one-time message for the next page ("Signed out.", "Too many wrong codes…").
-    func flash(_ text: String) { lock.withLock { _notice = text } }
-    func takeNotice() -> String? { lock.withLock { defer { _notice = nil }; return _notice } }
-    func pendingTransfer(_ id: String) -> PendingTransfer? { lock.withLock { transfers[id] } }
-    func store(_ transfer: PendingTransfer) { lock.withLock { transfers[transfer.id] = transfer } }
-    func dropTransfer(_ id: String) { lock.withLock { transfers[id] = nil } }
-}
-
-/// A transfer the customer reviewed, kept on the server: the form's hidden
-/// field carries only its id, so a tampered amount or payee never reaches
-/// the ledger.
-public struct PendingTransfer: Sendable {
-    public let id: String
-    public let from: String
-    public let to: Ledger.Destination
-    public let toLabel: String
-    public let amount: Amount
-    public var authorizationID: String?
-    public var factor: FactorHint?
-    public var summary: String?
-    /// For a passkey: the options whose challenge covers the action's hash.
-    public var passkeyOptions: RequestOptions?
-}
-
-/// Sessions by the SHA-256 of their cookie, in memory (a restart signs everyone out).
+/// Sessions by the SHA-256 of their cookie, in memory (a restart signs
+/// everyone out). An anonymous visitor has none (its forms carry a
+/// `VisitorCSRF` token): a session starts when the email is posted, an
+/// account opening or a passkey sign-in starts.
+///
+/// - Pre-sign-in sessions number at most `capacity`: one more drops the
+///   oldest (O(1), no scan of the table on the request path), and each
+///   ends after `preSignInLifetime` idle.
+/// - Signed-in sessions end after `lifetime` idle (12 hours).
+/// - `sweep(now:)`, run by a timer (`BankApp.start`), drops the idle ones
+///   of both kinds; `find` never returns one past its time meanwhile.
 public final class BankSessions: Sendable {
-    private let sessions = Mutex<[String: BankSession]>([:])
-    /// A session unused this long is forgotten.
-    let lifetime: TimeInterval = 12 * 3600
+    private let table: Mutex<CappedTable<BankSession>>
+    /// A signed-in session unused this long is forgotten.
+    let lifetime: TimeInterval
+    /// A session not signed in yet and unused this long is forgotten.
+    let preSignInLifetime: TimeInterval
 
-    public init() {}
+    /// - Parameters:
+    ///   - capacity: the most pre-sign-in sessions held at once.
+    ///   - lifetime: the idle time after which a signed-in session ends.
+    ///   - preSignInLifetime: the idle time after which a session not signed in yet ends.
+    public init(capacity: Int = 10_000, lifetime: TimeInterval = 12 * 3600, preSignInLifetime: TimeInterval = 30 * 60) {
+        table = Mutex(CappedTable(capacity: capacity))
+        self.lifetime = lifetime
+        self.preSignInLifetime = preSignInLifetime
+    }
+
+    /// Sessions held now, and those of them not signed in.
+    var counts: (all: Int, preSignIn: Int) { table.withLock { ($0.count, $0.cappedCount) } }
+
+    /// Whether `session` has been idle past its lifetime at `now`.
+    func isIdle(_ session: BankSession, now: Date) -> Bool {
+        now.timeIntervalSince(session.lastSeen) > (session.isSignedIn ? lifetime : preSignInLifetime)
+    }
 
     func find(_ cookie: String?, now: Date) -> BankSession? {
         guard let cookie else { return nil }
         let key = SHA256.hex(cookie)
-        return sessions.withLock { all in
+        return table.withLock { all in
             guard let s = all[key] else { return nil }
-            if now.timeIntervalSince(s.lastSeen) > lifetime {
-                all[key] = nil
+            if isIdle(s, now: now) {
+                all.remove(key)
                 return nil
             }
             return s
         }
     }
 
-    /// A new session under a new cookie (at the start, and rotated at sign-in and step-up: the old cookie dies).
+    /// A new session under a new cookie (when a visitor starts signing in, and rotated at sign-in and step-up: the old cookie dies).
+    /// A session not signed in counts against `capacity`.
     func issue(replacing old: String?, carrying session: BankSession? = nil, secure: Bool, now: Date) -> (SessionCookie, BankSession) {
         let cookie = SessionCookie.fresh(secure: secure)
         let fresh = session ?? BankSession(now: now)
-        sessions.withLock { all in
-            if let old { all[SHA256.hex(old)] = nil }
-            if all.count > 50_000 { all = all.filter { now.timeIntervalSince($0.value.lastSeen) < 3600 } }
-            all[SHA256.hex(cookie.value)] = fresh
+        table.withLock { all in
+            if let old { all.remove(SHA256.hex(old)) }
+            all.insert(SHA256.hex(cookie.value), fresh, capped: !fresh.isSignedIn)
         }
         return (cookie, fresh)
     }
 
     func end(_ cookie: String?) {
         guard let cookie else { return }
-        _ = sessions.withLock { $0.removeValue(forKey: SHA256.hex(cookie)) }
+        table.withLock { _ = $0.remove(SHA256.hex(cookie)) }
+    }
+
+    /// Drops every session idle past its lifetime at `now`; how many went.
+    @discardableResult
+    public func sweep(now: Date) -> Int {
+        table.withLock { all in all.removeAll { isIdle($0, now: now) } }
     }
 }

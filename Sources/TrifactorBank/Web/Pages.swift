@@ -3,7 +3,7 @@ import Foundation
 /// The bank's pages: one layout, labelled fields with their errors announced
 /// next to them, buttons named for what they do. No inline script or style.
 enum Page {
-    static func layout(_ title: String, session: BankSession?, devPhone: URL?, notice: String? = nil, refresh: Int? = nil, idle: TimeInterval? = nil,
+    static func layout(_ title: String, session: (any Viewer)?, devPhone: URL?, notice: String? = nil, refresh: Int? = nil, idle: TimeInterval? = nil,
                        passkeys: Bool = false, _ body: [HTML]) -> HTML {
         var head: [HTML] = [
             .element("meta", ["charset": "utf-8"]),
@@ -18,7 +18,7 @@ enum Page {
             head.append(.element("script", ["src": "/static/passkey.js", "defer": ""]))
         }
         var nav: [HTML] = [.element("a", ["href": "/", "class": "brand"], ["Trifactor Bank"])]
-        if case .signedIn? = session?.stage, let session {
+        if let session, session.isSignedIn {
             nav.append(.element("a", ["href": "/accounts"], ["Accounts"]))
             nav.append(.element("a", ["href": "/transfer"], ["Transfer"]))
             nav.append(.element("a", ["href": "/settings"], ["Settings"]))
@@ -33,8 +33,8 @@ enum Page {
                          bodyAttributes: ["data-idle": idle.map { String(Int($0)) }])
     }
 
-    /// A POST form with the session's CSRF token.
-    static func form(_ action: String, _ session: BankSession, _ children: [HTML]) -> HTML {
+    /// A POST form with the viewer's CSRF token.
+    static func form(_ action: String, _ session: any Viewer, _ children: [HTML]) -> HTML {
         .element("form", ["method": "post", "action": action],
                  [.element("input", ["type": "hidden", "name": CSRF.field, "value": session.csrf])] + children)
     }

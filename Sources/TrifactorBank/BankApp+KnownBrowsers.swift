@@ -1,0 +1,41 @@
+import Foundation
+import HTTP
+
+/// The browser the bank recognises: remembered after a sign-in with a second
+/// factor (and after opening an account), shown and forgotten on the
+/// settings page. Signing out keeps it: it recognises the browser, not a session.
+extension BankApp {
+    /// Recognises the request's browser as `customerID`'s: the `Set-Cookie` that keeps it a year (none when the
+    /// database refused: the sign-in goes on, the next one tries again).
+    func rememberBrowser(_ customerID: String, _ request: Request) -> [String] {
+        do {
+            let value = try browsers.remember(customerID: customerID, current: KnownBrowsers.value(in: request.header("cookie")), now: now())
+            return [KnownBrowsers.setCookie(value, secure: configuration.secure)]
+        } catch {
+            logger.log("error", "bank_browser_not_remembered", ["error": .string(String(reflecting: error))])
+            return []
+        }
+    }
+
+    /// The settings card of this browser: whether it shows the customer's sitekey, and the button that forgets it.
+    func browserCard(_ session: BankSession, customer: String, _ request: Request) -> HTML {
+        let known = (try? browsers.customer(of: KnownBrowsers.value(in: request.header("cookie")), now: now())) == customer
+        return .element("section", ["class": "card", "aria-labelledby": "h-browser"], [
+            .element("h2", ["id": "h-browser"], ["This browser"]),
+            known ? .group([
+                Page.paragraph("This browser shows your picture and phrase when you sign in. Forget it on a computer that is not yours."),
+                Page.form("/settings/browser/forget", session, [Page.button("Forget this browser", kind: "secondary")]),
+            ]) : Page.paragraph("This browser is not remembered: it shows your picture and phrase after your next sign-in with a second step."),
+        ])
+    }
+
+    func addBrowsers(_ router: inout Router) {
+        route(&router, "POST", "/settings/browser/forget") { [self] request in
+            let (session, _, _) = try posted(request)
+            _ = try customer(request)
+            try browsers.forget(KnownBrowsers.value(in: request.header("cookie")))
+            session.flash("This browser is forgotten: it no longer shows your picture and phrase.")
+            return redirect("/settings", cookies: [KnownBrowsers.cleared(secure: configuration.secure)])
+        }
+    }
+}
