@@ -16,8 +16,9 @@ public enum SQLiteBackup {
     }
 
     /// Copies the database of `url` (a `sqlite:` URL) to `destination`.
-    /// - Throws: `StoreError` `.invalidURL` for a URL that is not SQLite's
-    ///   or a destination that exists; `.unavailable` when either file cannot
+    /// - Throws: `StoreError` `.invalidURL` for a URL that is not SQLite's,
+    ///   a destination that exists, or (run as root) a destination folder
+    ///   another user can write; `.unavailable` when either file cannot
     ///   be opened or the copy fails its integrity check.
     public static func copy(url: String, to destination: String) throws -> Report {
         guard url.lowercased().hasPrefix("sqlite:") else {
@@ -34,7 +35,15 @@ public enum SQLiteBackup {
         // -wal and -shm files SQLite makes beside it, even when the command runs as root in a folder
         // the service account can write; the copy holds what the database holds (password hashes,
         // sealed secrets): owner-only from its first byte.
-        var template = Array((URL(fileURLWithPath: destination).deletingLastPathComponent().path + "/.trifactor-backup-XXXXXX").utf8CString)
+        let parent = URL(fileURLWithPath: destination).deletingLastPathComponent().path
+        // Run as root, whoever else can write the folder could swap the copy's folder for a link between
+        // mkdtemp and the copy: refuse such a folder (the service account's own data folder, say).
+        var folderInfo = stat()
+        if geteuid() == 0, stat(parent, &folderInfo) == 0, folderInfo.st_uid != 0 || folderInfo.st_mode & 0o022 != 0 {
+            throw StoreError(.invalidURL, detail: "\(parent) can be written by another user than root: as root, back up into a folder only root can write "
+                             + "(or run the backup as the folder's owner)")
+        }
+        var template = Array((parent + "/.trifactor-backup-XXXXXX").utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw StoreError(.unavailable, detail: "cannot make a folder for the copy beside \(destination): \(String(cString: strerror(errno)))")
         }

@@ -44,7 +44,8 @@ extension BankApp {
 
     /// Nil when this client address may post the sign-in form now, else the page that asks it to wait (429).
     func signInLimited(_ request: Request) -> Response? {
-        guard let wait = signIns.take(request.remoteAddress, now: now()) else { return nil }
+        // IPv6 clients by their /64, as trifactord counts them: one subscriber holds a whole /64.
+        guard let wait = signIns.take(ClientKey.of(address: request.remoteAddress), now: now()) else { return nil }
         let seconds = max(1, Int(wait.rounded(.up)))
         var response = page(Page.layout("Please wait a moment", session: nil, devPhone: configuration.devPhone, [
             Page.paragraph("There were too many sign-in attempts from your network. Please wait \(seconds) seconds, then try again."),

@@ -27,7 +27,7 @@ extension PendingEnrollment: CustomStringConvertible, CustomReflectable {
 extension HTTPRequest: CustomStringConvertible, CustomReflectable {
     public var description: String { "\(method) \(url.path)" }
     public var customMirror: Mirror {
-        let shown = headers.map { ($0.key, ["authorization", "x-trifactor-device-signature"].contains($0.key.lowercased()) ? "<redacted>" : $0.value) }
+        let shown = headers.map { ($0.key, ["authorization", "x-trifactor-device-signature", "x-trifactor-pending-credential"].contains($0.key.lowercased()) ? "<redacted>" : $0.value) }
         return Mirror(self, children: ["method": method, "path": url.path, "headers": Dictionary(uniqueKeysWithValues: shown),
                                        "body": body.map { "\($0.count) bytes" } ?? "none"])
     }

@@ -254,7 +254,8 @@ public final class Vault: Sendable {
     /// that is a symbolic link (whoever can write its folder could point it anywhere).
     static func refuseExposed(_ url: URL, directory: Bool = false) throws(SecretStoreError) {
         var info = stat()
-        guard lstat(url.path, &info) == 0 else { return }
+        // A folder is judged by what it points to (a dotfile manager links folders); a file by itself.
+        guard (directory ? stat(url.path, &info) : lstat(url.path, &info)) == 0 else { return }
         if !directory && info.st_mode & S_IFMT == S_IFLNK {
             throw .exposed(path: url.path, fix: "cp --remove-destination \"$(readlink -f \(url.path))\" \(url.path)")
         }

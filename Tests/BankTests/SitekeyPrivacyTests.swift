@@ -85,4 +85,20 @@ struct SitekeyPrivacyTests {
             #expect(await busy.send("POST", "/signin", form: ["csrf": csrf, "email": "ann@example.com"]).status == 200)
         }
     }
+
+    @Test("IPv6 clients share their /64's sign-in limit: rotating addresses inside it buys nothing")
+    func signInRateLimitPerSubnet() async throws {
+        try await BankHarness.run { bank in
+            var statuses: [Int] = []
+            for i in 0..<21 {
+                let browser = TestBrowser(bank.server, address: "2001:db8:1:2::\(String(i + 1, radix: 16))")
+                let csrf = try #require(await browser.send("GET", "/").csrf)
+                statuses.append(await browser.send("POST", "/signin", form: ["csrf": csrf, "email": "not-an-email"]).status)
+            }
+            #expect(statuses.prefix(20).allSatisfy { $0 == 422 } && statuses.last == 429)
+            let neighbour = TestBrowser(bank.server, address: "2001:db8:1:3::1")
+            let csrf = try #require(await neighbour.send("GET", "/").csrf)
+            #expect(await neighbour.send("POST", "/signin", form: ["csrf": csrf, "email": "not-an-email"]).status == 422)
+        }
+    }
 }

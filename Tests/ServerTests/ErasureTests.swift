@@ -15,8 +15,9 @@ struct ErasureTests {
 
     /// A request from Erin's browser.
     static func call(_ server: TestServer, _ method: String, _ path: String, _ body: [String: Any]? = nil,
-                     token: String? = nil) throws -> HTTPTestClient.Response {
+                     token: String? = nil, key: String? = nil) throws -> HTTPTestClient.Response {
         var headers = ["User-Agent": userAgent]
+        if let key { headers["Idempotency-Key"] = key }
         if let token { headers["Authorization"] = "Bearer \(token)" }
         var bytes: [UInt8] = []
         if let body {
@@ -67,7 +68,9 @@ struct ErasureTests {
             // A sign-in with the phone, one wrong code first (the number's wrong-code count, its rate-limit buckets).
             let pending = try Self.call(server, "POST", "/v1/sessions", ["email": Self.email, "password": password])
                 .decode(MFARequired.self).pendingCredential
-            #expect(try Self.call(server, "POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": factor]).status == 202)
+            // With a key: the kept answer of an anonymous request goes with the user it acted for.
+            #expect(try Self.call(server, "POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": factor],
+                                  key: UUID().uuidString).status == 202)
             server.tick()
             let signInCode = try #require(try server.lastCode(to: Self.phone))
             let wrong = signInCode == "000000" ? "111111" : "000000"
@@ -75,6 +78,13 @@ struct ErasureTests {
             #expect(try Self.call(server, "POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": factor, "code": signInCode]).status == 201)
             let id = try server.get("/v1/session", token: token).decode(CurrentSession.self).user.id
             let needles = [Self.email, SHA256.hex(Self.email), Self.phone, id, Self.name, Self.userAgent]
+            // As rows written before verifications named their user: neither the verification nor its audit entries say whose.
+            try server.database.transaction { db in
+                try db.execute("UPDATE verify_requests SET user_id = NULL", [])
+                try db.execute("UPDATE audit_log SET user_id = NULL WHERE kind LIKE 'verify.%'", [])
+            }
+            // A resend still queued when the account goes.
+            #expect(try Self.call(server, "POST", "/v1/accounts/verify-email/resend", ["email": Self.email]).status == 202)
             #expect(try Self.cells(holding: Self.phone, in: server.database).contains("verify_requests.steps"), "the probe sees the data before")
             #expect(try Self.cells(holding: Self.userAgent, in: server.database).contains("audit_log.user_agent"))
 
@@ -83,6 +93,8 @@ struct ErasureTests {
             for needle in needles {
                 #expect(try Self.cells(holding: needle, in: server.database) == [], "\(needle)")
             }
+            // Kept answers are base64, out of the probe's reach: none may be left at all.
+            #expect(try server.database.read { try $0.queryOne("SELECT COUNT(*) AS n FROM idempotency_keys", [])?.int("n") } == 0)
             // The trail of what happened stays, under a pseudonym, without addresses or user agents.
             let trail = try server.database.read { try $0.query("SELECT kind, ip FROM audit_log WHERE user_id LIKE 'erased-%'", []) }
             #expect(trail.count > 8)

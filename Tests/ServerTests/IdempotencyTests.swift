@@ -75,7 +75,7 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("a keyed body over 16 KiB or 128 members is refused with 413 before any work, on anonymous routes too, and the same body without a key is served")
+    @Test("a keyed body over 16 KiB, 128 members or 8 levels deep is refused with 413 before any work, on anonymous routes too; without a key it is served")
     func oversizedKeyedBody() throws {
         try Backend.all[0].withServer { server throws in
             let api = try VerifyClient(server)
@@ -99,6 +99,12 @@ struct IdempotencyTests {
                                           body: Array(try JSONSerialization.data(withJSONObject: ["email": "a@example.com",
                                                                                                   "padding": Array(repeating: 1, count: 200)])))
             #expect(members.status == 413)
+            // Deep, not wide: 500 nested arrays in 1 KiB once cost 1.7 s of type guesses.
+            let deep = try server.send("POST", "/v1/accounts/verify-email/resend", headers: ["Content-Type": "application/json", "Idempotency-Key": "deep"],
+                                       body: Array(("{\"email\": \"a@example.com\", \"p\": " + String(repeating: "[", count: 500)
+                                                    + String(repeating: "]", count: 500) + "}").utf8))
+            #expect(deep.status == 413)
+            #expect(try deep.problem.code == "idempotent_body_too_large")
             #expect(try server.send("POST", "/v1/accounts/verify-email/resend", headers: ["Content-Type": "application/json", "Idempotency-Key": "narrow"],
                                     body: Array(#"{"email": "a@example.com", "note": "a, b: c"}"#.utf8)).status == 202)
             // Without a key the route decodes what it needs and ignores the rest, as before.
@@ -118,8 +124,9 @@ struct IdempotencyTests {
         }
         // A body that is not JSON is compared as it is.
         #expect(Idempotency.canonical(Array("code=1".utf8)) == Array("code=1".utf8))
-        // Members are counted outside strings only, escaped quotes included.
-        #expect(Idempotency.members(Array(#"{"a": "x, y: \", z", "b": [1, 2]}"#.utf8)) == 4)
+        // Members and nesting are counted outside strings only, escaped quotes included.
+        #expect(Idempotency.shape(Array(#"{"a": "x, y: \", [z", "b": [1, 2]}"#.utf8)) == (members: 6, depth: 2))
+        #expect(Idempotency.shape(Array((String(repeating: "[", count: 500) + String(repeating: "]", count: 500)).utf8)).depth == 500)
     }
 
     @Test("a refused request keeps no answer: its audit entry stays, and the key serves the corrected retry", arguments: Backend.all)

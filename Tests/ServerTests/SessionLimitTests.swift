@@ -23,6 +23,14 @@ struct SessionLimitTests {
             #expect(try server.get("/v1/sessions", token: tokens[6]).decode(SessionList.self).sessions.count == 5)
             let ended = try server.database.read { try $0.query("SELECT detail FROM audit_log WHERE kind = 'session.revoked'", []) }
             #expect(try ended.map { try $0.text("detail") }.filter { $0.hasSuffix("reason=session_limit") }.count == 2)
+            // Sign-ins in the same millisecond: each new session lives, whatever its id's place in the order.
+            var same: [String] = []
+            for _ in 0..<8 {
+                same.append(try server.json("POST", "/v1/sessions", ["email": "many@example.com", "password": "correct horse battery"])
+                    .decode(SessionCreated.self).token)
+                #expect(try server.get("/v1/session", token: same.last!).status == 200)
+            }
+            #expect(try server.get("/v1/sessions", token: same.last!).decode(SessionList.self).sessions.count == 5)
         }
     }
 

@@ -98,6 +98,23 @@ struct OpenDatabaseTests {
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "x")
     }
 
+    @Test("run as root, a backup into a folder another user can write is refused before anything is made there", .enabled(if: geteuid() == 0))
+    func backupFolderOfAnotherUser() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-backup-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("t.db").path
+        let database = try openDatabase(url: "sqlite:\(path)")
+        try database.transaction { try $0.execute("CREATE TABLE t (x INTEGER)") }
+        database.close()
+        let theirs = directory.appendingPathComponent("theirs")
+        try FileManager.default.createDirectory(at: theirs, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        #expect(chown(theirs.path, 65534, 65534) == 0)
+        #expect(throws: StoreError.self) { try SQLiteBackup.copy(url: "sqlite:\(path)", to: theirs.appendingPathComponent("copy.db").path) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: theirs.path) == [])
+        // Root's own folder is fine.
+        #expect(try SQLiteBackup.copy(url: "sqlite:\(path)", to: directory.appendingPathComponent("copy.db").path).pages > 0)
+    }
+
     @Test(
         "the PostgreSQL cases run (TRIFACTOR_TEST_POSTGRES_URL is set)",
         .enabled(

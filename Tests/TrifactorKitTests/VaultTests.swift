@@ -82,7 +82,7 @@ struct VaultTests {
         }
     }
 
-    @Test("a vault file that is a symbolic link is refused, naming the copy that replaces it")
+    @Test("a vault file that is a symbolic link is refused, naming the copy that replaces it; a linked folder is not")
     func symbolicLink() async throws {
         let directory = Self.folder(), elsewhere = Self.folder()
         try await VaultSecretStore(vault: Self.vault(elsewhere)).set(Data("x".utf8), for: "k", protection: .userPresence)
@@ -92,6 +92,12 @@ struct VaultTests {
         await #expect(throws: SecretStoreError.exposed(path: file.path, fix: "cp --remove-destination \"$(readlink -f \(file.path))\" \(file.path)")) {
             _ = try await VaultSecretStore(vault: Self.vault(directory)).get("k", prompt: nil)
         }
+        // A linked folder is fine: the vault in it reads and writes.
+        let linked = Self.folder()
+        #expect(symlink(elsewhere.path, linked.path) == 0)
+        let store = VaultSecretStore(vault: Self.vault(linked))
+        #expect(try await store.get("k", prompt: nil) == Data("x".utf8))
+        try await store.set(Data("y".utf8), for: "k2", protection: .userPresence)
     }
 
     @Test("an unlock holds for its duration for other vault values (processes), then asks again")

@@ -170,9 +170,15 @@ def test_signed_receipts_update_the_message_and_forged_ones_are_refused_and_audi
                "message-timestamp": "2026-12-01 12:00:00", "timestamp": str(int(time.time())), "nonce": str(uuid.uuid4())}
     signed = dict(receipt, sig=auth.sign_params(dict(receipt)))
     url = stack.base + "/v1/delivery/vonage/sms"
+    receipts = len(stack.audit("delivery.receipt"))
     assert requests.post(url, data=signed, timeout=10).status_code == 204
     assert stack.query("SELECT receipt_status FROM outbox WHERE provider_ref = ?", message_id) == [("delivered",)]
-    assert requests.get(url, params=signed, timeout=10).status_code == 204  # Vonage may use GET
+    assert len(stack.audit("delivery.receipt")) == receipts + 1
+    # The same receipt again within its five minutes, by GET (Vonage may use it) or with the signature in
+    # upper case, is answered 204 and taken no more: each receipt counts once, whatever its spelling.
+    assert requests.get(url, params=signed, timeout=10).status_code == 204
+    assert requests.post(url, data=dict(signed, sig=signed["sig"].upper()), timeout=10).status_code == 204
+    assert len(stack.audit("delivery.receipt")) == receipts + 1
 
     refused_before = len(stack.audit("delivery.receipt_refused"))
     forged = dict(signed, status="failed")
@@ -233,10 +239,11 @@ def test_vonage_voice_events_need_a_jwt_over_their_body(stack):
     r = requests.post(url, data=body, headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"}, timeout=10)
     assert r.status_code == 204, r.text
     assert stack.query("SELECT receipt_status FROM outbox WHERE provider_ref = ?", call_id) == [("completed",)]
-    # The same event again (a retry, or a capture replayed within its five minutes) changes nothing and is not recorded twice.
+    # The same event again (a retry, or a capture replayed within its five minutes, however respelled) changes nothing.
     receipts = len(stack.audit("delivery.receipt"))
-    r = requests.post(url, data=body, headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"}, timeout=10)
-    assert r.status_code == 204 and len(stack.audit("delivery.receipt")) == receipts
+    for authorization in (f"Bearer {token}", f"BEARER {token}", f"Bearer  {token}=", f"bearer {token} "):
+        r = requests.post(url, data=body, headers={"Content-Type": "application/json", "Authorization": authorization}, timeout=10)
+        assert r.status_code == 204 and len(stack.audit("delivery.receipt")) == receipts, authorization
     tampered = body.replace(b"completed", b"failed")
     r = requests.post(url, data=tampered, headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"}, timeout=10)
     assert r.status_code == 403

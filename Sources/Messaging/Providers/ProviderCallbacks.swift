@@ -27,11 +27,15 @@ public enum ProviderCallbacks {
     /// `sig`, sorted by name, as `&name=value` with `&` and `=` in values
     /// replaced by `_`, under HMAC-SHA256 with the signature secret, in hex;
     /// `timestamp` (Unix seconds) must be within five minutes.
-    public static func checkVonageSignature(_ parameters: [String: String], secret: String, now: Date) throws(Refusal) {
+    /// - Returns: what identifies this callback whatever its spelling (the
+    ///   signature as computed): a replay, however respelled, returns it again.
+    @discardableResult
+    public static func checkVonageSignature(_ parameters: [String: String], secret: String, now: Date) throws(Refusal) -> String {
         guard let sig = parameters["sig"], !sig.isEmpty else { throw .unsigned }
         guard let stamp = parameters["timestamp"].flatMap(TimeInterval.init), abs(now.timeIntervalSince1970 - stamp) <= freshness else { throw .stale }
         let expected = vonageSignature(parameters, secret: secret)
         guard ConstantTime.equals(Array(sig.lowercased().utf8), Array(expected.utf8)) else { throw .badSignature }
+        return expected
     }
 
     /// The `sig` Vonage computes for `parameters` (lower-case hex).
@@ -45,7 +49,10 @@ public enum ProviderCallbacks {
     /// Vonage's signed webhooks (Voice API events): `Authorization: Bearer`
     /// a JWT signed HS256 with the signature secret, whose `iat` is fresh and
     /// whose `payload_hash` is the SHA-256 of the body (hex).
-    public static func checkVonageJWT(authorization: String?, body: [UInt8], secret: String, now: Date) throws(Refusal) {
+    /// - Returns: what identifies this event whatever its spelling (the JWT's
+    ///   signed header and claims, which no respelling can change).
+    @discardableResult
+    public static func checkVonageJWT(authorization: String?, body: [UInt8], secret: String, now: Date) throws(Refusal) -> String {
         guard let authorization, authorization.lowercased().hasPrefix("bearer ") else { throw .unsigned }
         let token = authorization.dropFirst(7).trimmingCharacters(in: .whitespaces)
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
@@ -60,15 +67,19 @@ public enum ProviderCallbacks {
         guard let hash = claims["payload_hash"] as? String, ConstantTime.equals(Array(hash.lowercased().utf8), Array(SHA256.hex(body).utf8)) else {
             throw .badSignature
         }
+        return "\(parts[0]).\(parts[1])"
     }
 
     /// Twilio's `X-Twilio-Signature`: base64 of HMAC-SHA1 under the auth
     /// token, over the full URL Twilio requested followed by each POST
     /// parameter's name and value, sorted by name.
-    public static func checkTwilioSignature(_ signature: String?, url: String, parameters: [(String, String)], token: String) throws(Refusal) {
+    /// - Returns: what identifies this callback (the signature as computed).
+    @discardableResult
+    public static func checkTwilioSignature(_ signature: String?, url: String, parameters: [(String, String)], token: String) throws(Refusal) -> String {
         guard let signature, !signature.isEmpty else { throw .unsigned }
         let expected = twilioSignature(url: url, parameters: parameters, token: token)
         guard ConstantTime.equals(Array(signature.utf8), Array(expected.utf8)) else { throw .badSignature }
+        return expected
     }
 
     /// The signature Twilio computes.

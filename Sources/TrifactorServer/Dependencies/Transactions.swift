@@ -69,6 +69,13 @@ final class RequestTransaction: @unchecked Sendable {
     private var depth = 0
     /// Work to run once the transaction has committed.
     private(set) var committed: [() -> Void] = []
+    /// The user an anonymous request turned out to act for (a pending
+    /// sign-in's), so that what it keeps (an `Idempotency-Key`'s answer) goes
+    /// with their account.
+    private(set) var owner: UserID?
+
+    /// Records whom this request acts for (see `owner`).
+    func attribute(to user: UserID) { owner = user }
 
     init(connection: any SQLConnection) { self.connection = connection }
 

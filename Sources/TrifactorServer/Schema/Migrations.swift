@@ -283,6 +283,10 @@ public enum Schema {
         Migration(version: 10, name: "the user of a second factor's phone verifications, queued verification resends", sql: """
             ALTER TABLE verify_requests ADD COLUMN user_id TEXT;
             CREATE INDEX verify_requests_user ON verify_requests (user_id);
+            UPDATE verify_requests SET user_id = (SELECT c.user_id FROM mfa_challenges c WHERE c.verify_request_id = verify_requests.id LIMIT 1)
+              WHERE user_id IS NULL;
+            UPDATE verify_requests SET user_id = (SELECT e.user_id FROM mfa_enrollments e WHERE e.verify_request_id = verify_requests.id LIMIT 1)
+              WHERE user_id IS NULL;
             CREATE TABLE email_resends (
               seq {{id}},
               email TEXT NOT NULL,

@@ -125,7 +125,7 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
                                                    detail: "A request with this Idempotency-Key is still running: retry shortly.", retryAfter: 1)
     /// A body with an `Idempotency-Key` larger than any keyed operation takes.
     static let idempotentBodyTooLarge = APIError(status: 413, code: "idempotent_body_too_large", title: "Body Too Large",
-                                                 detail: "A request with an Idempotency-Key carries at most \(Idempotency.maxBodyBytes) bytes and \(Idempotency.maxMembers) JSON members and elements.")
+                                                 detail: "A request with an Idempotency-Key carries at most \(Idempotency.maxBodyBytes) bytes, \(Idempotency.maxMembers) JSON members and elements, and \(Idempotency.maxDepth) levels of nesting.")
     /// The database cannot be reached.
     static let serviceUnavailable = APIError(status: 503, code: "service_unavailable", title: "Service Unavailable",
                                              detail: "The service is temporarily unavailable: try again shortly.", retryAfter: 5)

@@ -12,7 +12,8 @@ import Store
 ///
 /// A queued row holds the address and the requester's address and user
 /// agent (for the audit entry) only until the next pass, within a second;
-/// a failed pass rolls back and leaves its rows for the next one.
+/// a row whose pass fails stays for the next one, for 10 minutes at most,
+/// and goes with the account when it is erased.
 struct EmailResends: Sendable {
     /// Rows taken per pass.
     static let batch = 50
@@ -27,30 +28,48 @@ struct EmailResends: Sendable {
                        [.text(email.value), .text(client.ip), SQLValue(client.userAgent.map { String($0.prefix(512)) }), .int(now)])
     }
 
+    /// A queued row older than this is dropped unsent (a pass that kept
+    /// failing on it must not hold the others, nor keep an address for long).
+    static let stale: Int64 = 10 * 60 * 1000
+
+    /// Drops the resends queued for `email` (its account is being erased).
+    static func forget(email: String, on db: any SQLConnection) throws {
+        try db.execute("DELETE FROM email_resends WHERE email = $1", [.text(email)])
+    }
+
     /// Issues the codes queued so far; returns how many rows it took (a full
     /// batch: run again). Two instances never take one row twice: a row is
-    /// deleted in the transaction that issues its code.
+    /// deleted in the transaction that issues its code, one row a
+    /// transaction, so a row that fails stays alone for the next pass (until
+    /// it is `stale`), and the others go on.
     @discardableResult
     func drain() throws -> Int {
-        let queued = try transactions.read { try $0.queryOne("SELECT seq FROM email_resends LIMIT 1", []) != nil }
-        guard queued else { return 0 }
         let now = clock.now().millis
-        return try transactions.write { db in
-            let rows = try db.query("""
-                DELETE FROM email_resends WHERE seq IN (SELECT seq FROM email_resends ORDER BY seq LIMIT $1)
-                RETURNING seq, email, ip, user_agent
-                """, [.int(Int64(Self.batch))]).sorted { (try $0.int("seq")) < (try $1.int("seq")) }
-            var issued: Set<String> = []
-            for row in rows {
-                let email = try row.text("email")
-                // Several requests for one address in a pass send one code (the last one would void the others).
-                guard issued.insert(email).inserted,
-                      let user = try AccountRepository.find(email: email, on: db), user.emailVerifiedAt == nil else { continue }
-                try verification.issue(for: user, now: now, on: db)
-                let client = AuditContext(ip: try row.text("ip"), userAgent: try row.optionalText("user_agent"))
-                try AuditLog.append(client.event(.emailVerificationSent, .success, userID: user.id), at: now, on: db)
-            }
-            return rows.count
+        let rows = try transactions.read { db in
+            try db.query("SELECT seq, email FROM email_resends ORDER BY seq LIMIT $1", [.int(Int64(Self.batch))])
+                .map { (seq: try $0.int("seq"), email: try $0.text("email")) }
         }
+        guard !rows.isEmpty else { return 0 }
+        try transactions.write { try $0.execute("DELETE FROM email_resends WHERE requested_at < $1", [.int(now - Self.stale)]) }
+        var issued: Set<String> = []
+        var failure: (any Error)?
+        for (seq, email) in rows {
+            do {
+                try transactions.write { db in
+                    guard let row = try db.queryOne("DELETE FROM email_resends WHERE seq = $1 RETURNING ip, user_agent", [.int(seq)]) else { return }
+                    // Several requests for one address in a pass send one code (the last one would void the others).
+                    guard issued.insert(email).inserted,
+                          let user = try AccountRepository.find(email: email, on: db), user.emailVerifiedAt == nil else { return }
+                    try verification.issue(for: user, now: now, on: db)
+                    let client = AuditContext(ip: try row.text("ip"), userAgent: try row.optionalText("user_agent"))
+                    try AuditLog.append(client.event(.emailVerificationSent, .success, userID: user.id), at: now, on: db)
+                }
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        // The periodic task logs it; the other rows were issued meanwhile.
+        if let failure { throw failure }
+        return rows.count
     }
 }

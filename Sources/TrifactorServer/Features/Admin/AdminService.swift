@@ -159,7 +159,17 @@ struct AdminService: Sendable {
                     UNION SELECT 1 AS held FROM mfa_enrollments WHERE phone = $1 AND user_id <> $2
                     """, [.text(number), id.sql]) == nil
             }
+            try VerifyRepository.attribute(numbers: numbers, to: id, on: db)
+            // Their verifications' audit entries written before entries named the user ("id=<verification> …"):
+            // named now, then pseudonymised with the rest below.
+            try db.execute("""
+                UPDATE audit_log SET user_id = $1
+                WHERE user_id IS NULL AND kind LIKE 'verify.%' AND detail LIKE 'id=%'
+                  AND substr(detail, 4, 36) IN (SELECT id FROM verify_requests WHERE user_id = $1)
+                """, [id.sql])
             try VerifyRepository.erase(userID: id, numbers: numbers, on: db)
+            // A resend still queued for their address.
+            try EmailResends.forget(email: user.email, on: db)
             // Limits and lockouts whose keys name them (their id, their address's hash).
             try LoginThrottle.forget(email: user.email, userID: id, on: db)
             try RateLimiter.forget("password-change:\(id.raw)", on: db)

@@ -52,14 +52,14 @@ struct DeliveryRoutes {
                     return try refuse("vonage sms", .unknownAccount, client: client)
                 }
                 guard let secret = account.callbackSecret else { return try refuse("vonage sms", .noSecret, client: client) }
+                let event: String
                 do throws(ProviderCallbacks.Refusal) {
-                    try ProviderCallbacks.checkVonageSignature(parameters, secret: secret, now: clock.now())
+                    event = try ProviderCallbacks.checkVonageSignature(parameters, secret: secret, now: clock.now())
                 } catch {
                     return try refuse("vonage sms", error, client: client)
                 }
                 return try record("vonage", reference: parameters["messageId"], status: parameters["status"],
-                                  error: parameters["err-code"].flatMap { $0 == "0" ? nil : $0 }, event: "vonage-sms:\(parameters["sig"] ?? "")",
-                                  client: client)
+                                  error: parameters["err-code"].flatMap { $0 == "0" ? nil : $0 }, event: "vonage-sms:\(event)", client: client)
             }
         }
         Self.add(&router, "POST", "/v1/delivery/vonage/voice") { request in
@@ -67,19 +67,18 @@ struct DeliveryRoutes {
             let secrets = accounts.filter { $0.kind == .vonage }.compactMap(\.callbackSecret)
             guard !secrets.isEmpty else { return try refuse("vonage voice", .noSecret, client: client) }
             var refusal = ProviderCallbacks.Refusal.unsigned
-            var verified = false
-            for secret in secrets where !verified {
+            var verified: String?
+            for secret in secrets where verified == nil {
                 do throws(ProviderCallbacks.Refusal) {
-                    try ProviderCallbacks.checkVonageJWT(authorization: request.header("authorization"), body: request.body, secret: secret, now: clock.now())
-                    verified = true
+                    verified = try ProviderCallbacks.checkVonageJWT(authorization: request.header("authorization"), body: request.body, secret: secret,
+                                                                    now: clock.now())
                 } catch {
                     refusal = error
                 }
             }
-            guard verified else { return try refuse("vonage voice", refusal, client: client) }
+            guard let verified else { return try refuse("vonage voice", refusal, client: client) }
             let event = Self.parameters(request)
-            return try record("vonage", reference: event["uuid"], status: event["status"], error: nil,
-                              event: "vonage-voice:\(request.header("authorization") ?? "")", client: client)
+            return try record("vonage", reference: event["uuid"], status: event["status"], error: nil, event: "vonage-voice:\(verified)", client: client)
         }
         Self.add(&router, "POST", "/v1/delivery/twilio") { request in
             let client = AuditContext(request)
@@ -90,13 +89,14 @@ struct DeliveryRoutes {
             }
             // Twilio signs the whole URL it called, query string included.
             let url = (publicURL?.absoluteString.trimmingSuffix("/") ?? "") + request.path + (request.rawQuery.isEmpty ? "" : "?" + request.rawQuery)
+            let event: String
             do throws(ProviderCallbacks.Refusal) {
-                try ProviderCallbacks.checkTwilioSignature(request.header("x-twilio-signature"), url: url, parameters: pairs, token: token)
+                event = try ProviderCallbacks.checkTwilioSignature(request.header("x-twilio-signature"), url: url, parameters: pairs, token: token)
             } catch {
                 return try refuse("twilio", error, client: client)
             }
             return try record("twilio", reference: fields["MessageSid"] ?? fields["CallSid"], status: fields["MessageStatus"] ?? fields["CallStatus"],
-                              error: fields["ErrorCode"], event: "twilio:\(request.header("x-twilio-signature") ?? "")", client: client)
+                              error: fields["ErrorCode"], event: "twilio:\(event)", client: client)
         }
     }
 

@@ -80,9 +80,10 @@ struct Idempotency: Sendable {
                     try db.execute("DELETE FROM idempotency_keys WHERE id = $1", [.text(id)])
                     return .notKept(response)
                 }
-                try db.execute("UPDATE idempotency_keys SET status = $2, headers = $3, body = $4 WHERE id = $1",
+                // An anonymous request that acted for a user (a pending sign-in's) keeps its answer under them.
+                try db.execute("UPDATE idempotency_keys SET status = $2, headers = $3, body = $4, user_id = COALESCE(user_id, $5) WHERE id = $1",
                                [.text(id), .int(Int64(response.status)), .text(Self.encode(response.headers)),
-                                .text(Data(response.body).base64EncodedString())])
+                                .text(Data(response.body).base64EncodedString()), SQLValue(RequestTransaction.current?.owner?.raw)])
                 return .kept(response)
             }
         } catch let unanswerable as Unanswerable {

@@ -69,10 +69,10 @@ struct PushRoutes {
                         signature: request.header("x-trifactor-device-signature"))
     }
 
-    /// `?wait=N`: seconds to wait for news, 0 to 25.
     /// The header a browser's approval poll sends its pending credential in (lower case, as requests are read).
     static let pendingCredentialHeader = "x-trifactor-pending-credential"
 
+    /// `?wait=N`: seconds to wait for news, 0 to 25.
     private static func wait(_ request: Request) -> Double {
         min(maximumWait, max(0, Double(request.query["wait"] ?? "0") ?? 0))
     }

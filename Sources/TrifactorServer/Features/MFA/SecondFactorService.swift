@@ -56,6 +56,7 @@ struct SecondFactorService: Sendable {
             let pending = try Self.passwordPending(pendingCredential, now: now.millis, on: db)
             return (pending, try Self.factor(factorID, of: pending.userID, on: db))
         }
+        RequestTransaction.current?.attribute(to: pending.userID)
         let purpose = Purpose.signIn(pendingHash: pending.tokenHash)
         let issued = try send(factor, purpose: purpose, intent: .code, client: client, now: now)
         let pushed = factor.kind == .device ? try push.create(for: factor, purpose: purpose, client: client, now: now) : nil
@@ -70,6 +71,7 @@ struct SecondFactorService: Sendable {
             let pending = try Self.passwordPending(pendingCredential, now: now.millis, on: db)
             return (pending, try Self.factor(factorID, of: pending.userID, on: db))
         }
+        RequestTransaction.current?.attribute(to: pending.userID)
         guard factor.kind == .phone else { throw SecondFactorFailure.unusable }
         try factors.phone.callNow(factor, purpose: .signIn(pendingHash: pending.tokenHash), client: client)
     }

@@ -41,8 +41,9 @@ struct SessionIssuer: Sendable {
                                     lastSeenAt: now, passwordVerifiedAt: proofs.passwordVerifiedAt, mfaVerifiedAt: proofs.secondFactor ? now : nil,
                                     ip: client.ip, userAgent: client.userAgent, deviceID: proofs.deviceID)
         try SessionRepository.insert(session, tokenHash: SHA256.hex(token), on: db)
-        // Other instances' caches drop the ended ones within their one-second reload.
-        for ended in try SessionRepository.endBeyond(maxLive, of: userID, at: now, on: db) {
+        // Caches (this instance's and others') drop the ended ones within their one-second reload: publishing
+        // news here, inside the caller's transaction, would take a second connection before it commits.
+        for ended in try SessionRepository.endBeyond(maxLive, keeping: session.id, of: userID, at: now, on: db) {
             try AuditLog.append(client.event(.sessionRevoked, .success, userID: userID, detail: "id=\(ended.raw) reason=session_limit"), at: now, on: db)
         }
         let methods = proofs.methods.map(\.rawValue).joined(separator: ",")

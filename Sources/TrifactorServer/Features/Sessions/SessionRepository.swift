@@ -56,15 +56,19 @@ enum SessionRepository {
             """, values).map(record)
     }
 
-    /// Ends the user's sessions beyond the newest `kept`; returns their ids.
-    static func endBeyond(_ kept: Int, of userID: UserID, at: Int64, on db: any SQLConnection) throws -> [SessionID] {
+    /// Ends the user's sessions but `newest` beyond the `kept - 1` newest
+    /// others, so `newest` and `kept - 1` more stay; returns their ids.
+    /// `newest` is left out by id, not by its place in the order: sessions
+    /// created in the same millisecond would otherwise sort it past the cut.
+    static func endBeyond(_ kept: Int, keeping newest: SessionID, of userID: UserID, at: Int64, on db: any SQLConnection) throws -> [SessionID] {
         // LIMIT before OFFSET: SQLite accepts no OFFSET alone; a user holds far fewer than a million sessions.
         try db.query("""
             UPDATE sessions SET ended_at = $2, end_reason = $3
-            WHERE id IN (SELECT id FROM sessions WHERE user_id = $1 AND ended_at IS NULL ORDER BY created_at DESC, id LIMIT 1000000 OFFSET \(kept))
+            WHERE id IN (SELECT id FROM sessions WHERE user_id = $1 AND id <> $4 AND ended_at IS NULL
+                         ORDER BY created_at DESC, id LIMIT 1000000 OFFSET \(max(0, kept - 1)))
               AND ended_at IS NULL
             RETURNING id
-            """, [userID.sql, .int(at), SessionEndReason.limit.sql]).map { try $0.id("id") }
+            """, [userID.sql, .int(at), SessionEndReason.limit.sql, newest.sql]).map { try $0.id("id") }
     }
 
     /// Records a second-factor proof: AAL2, the method added, the time of the proof.

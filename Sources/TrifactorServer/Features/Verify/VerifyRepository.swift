@@ -124,6 +124,19 @@ enum VerifyRepository {
         })
     }
 
+    /// Gives `userID` the second factors' verifications to `numbers` (theirs,
+    /// held by no other account) that name no user: those started before
+    /// verifications recorded theirs, and not found through a challenge
+    /// (the migration's backfill). Then `erase` takes them too.
+    static func attribute(numbers: Set<String>, to userID: UserID, on db: any SQLConnection) throws {
+        for number in numbers.sorted() {
+            try db.execute("""
+                UPDATE verify_requests SET user_id = $1
+                WHERE user_id IS NULL AND api_key_id = $2 AND ',' || steps || ',' LIKE $3
+                """, [userID.sql, APIKey.internalMFA.id.sql, .text("%:\(number),%")])
+        }
+    }
+
     /// Erases what the verify feature holds of an erased user: the
     /// verifications their second factor started and their locks, and for
     /// `numbers` (theirs, held by no other account) the wrong-code counts
