@@ -82,10 +82,11 @@ struct AdminRoutes {
         let client = AuditContext(request)
         let key = try transactions.read { try keys.authenticate(token: request.bearerToken, on: $0) }
         guard let key else {
-            // No key at all is refused and audited like a wrong one, within the same budget.
-            let what = request.bearerToken == nil ? "no key" : "unknown key"
-            throw try refusal(APIError.adminKeyRequired, budget: "admin:ip:\(client.clientKey)", detail: "\(what): \(request.method) \(request.path)",
-                              client: client)
+            // No key at all is audited like a wrong one, within a budget of its own (it must not spend the
+            // wrong keys'); nothing was guessed, so past its budget it is still a 401, only no longer audited.
+            let missing = request.bearerToken == nil
+            throw try refusal(APIError.adminKeyRequired, budget: "admin:\(missing ? "no-key" : "ip"):\(client.clientKey)",
+                              detail: "\(missing ? "no key" : "unknown key"): \(request.method) \(request.path)", client: client, slowsDown: !missing)
         }
         if role == .write && key.role != .write {
             throw try refusal(APIError.adminReadOnly, budget: "admin:read-only:\(key.id)",
@@ -95,15 +96,16 @@ struct AdminRoutes {
     }
 
     /// A refusal, audited as `admin_key.rejected` while its budget (a burst
-    /// of 10, then one per 5 s) lasts: past it, 429 and no audit entry, so a
-    /// flood cannot fill the audit log.
-    private func refusal(_ problem: APIError, budget: String, detail: String, client: AuditContext) throws -> APIError {
+    /// of 10, then one per 5 s) lasts: past it no audit entry, so a flood
+    /// cannot fill the audit log, and 429 when `slowsDown` (a guessed key).
+    private func refusal(_ problem: APIError, budget: String, detail: String, client: AuditContext, slowsDown: Bool = true) throws -> APIError {
         let now = clock.now().millis
         let wait = try transactions.write { db -> Int? in
             if let wait = try RateLimiter.take(budget, limit: Self.refusals, nowMillis: now, on: db) { return wait }
             try AuditLog.append(client.event(.adminKeyRejected, .denied, detail: detail), at: now, on: db)
             return nil
         }
+        guard slowsDown else { return problem }
         return wait.map { APIError.rateLimited(retryAfter: $0) } ?? problem
     }
 
