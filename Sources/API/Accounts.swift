@@ -84,3 +84,82 @@ public struct ChangePasswordRequest: Codable, Sendable {
     }
     enum CodingKeys: String, CodingKey { case currentPassword = "current_password", newPassword = "new_password" }
 }
+
+/// `POST /v1/accounts/password-reset`: a reset code to the address, if it is an account's.
+public struct PasswordResetRequest: Codable, Sendable {
+    public var email: String
+    public init(email: String) { self.email = email }
+}
+
+/// The answer to a password-reset request: the same for every address.
+public struct PasswordResetSent: Codable, Sendable, Equatable {
+    /// Always `reset_sent`.
+    public var status: String
+    public init() { status = "reset_sent" }
+}
+
+/// `POST /v1/accounts/password-reset/verify`: the code from the email.
+public struct VerifyPasswordResetRequest: Codable, Sendable {
+    public var email: String
+    public var code: String
+    public init(email: String, code: String) {
+        self.email = email
+        self.code = code
+    }
+}
+
+/// The answer to a reset code that was right: the reset credential that
+/// finishes the reset (shown once, 10 minutes to live), and the second
+/// factors one of which must be proven first when the account has any.
+public struct PasswordResetVerified: Codable, Sendable, Equatable {
+    public var resetCredential: String
+    public var expiresAt: Date
+    public var secondFactorRequired: Bool
+    public var hints: [MFAHint]
+    public init(resetCredential: String, expiresAt: Date, secondFactorRequired: Bool, hints: [MFAHint]) {
+        self.resetCredential = resetCredential
+        self.expiresAt = expiresAt
+        self.secondFactorRequired = secondFactorRequired
+        self.hints = hints
+    }
+    enum CodingKeys: String, CodingKey {
+        case resetCredential = "reset_credential", expiresAt = "expires_at", secondFactorRequired = "second_factor_required", hints
+    }
+}
+
+/// `POST /v1/accounts/password-reset/challenges`: send (or issue) the challenge of one of the account's factors.
+public struct PasswordResetChallengeRequest: Codable, Sendable {
+    public var resetCredential: String
+    public var enrollmentID: String
+    public init(resetCredential: String, enrollmentID: String) {
+        self.resetCredential = resetCredential
+        self.enrollmentID = enrollmentID
+    }
+    enum CodingKeys: String, CodingKey { case resetCredential = "reset_credential", enrollmentID = "enrollment_id" }
+}
+
+/// `POST /v1/accounts/password-reset/complete`: the new password, with the
+/// proof of a second factor when the account has one.
+public struct CompletePasswordResetRequest: Codable, Sendable {
+    public var resetCredential: String
+    public var newPassword: String
+    public var enrollmentID: String?
+    /// The code, or a device's signature.
+    public var code: String?
+    /// A push approval granted on the device instead of a code.
+    public var approvalID: String?
+    /// A passkey's assertion instead of a code.
+    public var assertion: CredentialJSON?
+    public init(resetCredential: String, newPassword: String, enrollmentID: String? = nil, code: String? = nil, approvalID: String? = nil,
+                assertion: CredentialJSON? = nil) {
+        self.resetCredential = resetCredential
+        self.newPassword = newPassword
+        self.enrollmentID = enrollmentID
+        self.code = code
+        self.approvalID = approvalID
+        self.assertion = assertion
+    }
+    enum CodingKeys: String, CodingKey {
+        case resetCredential = "reset_credential", newPassword = "new_password", enrollmentID = "enrollment_id", code, approvalID = "approval_id", assertion
+    }
+}

@@ -33,6 +33,7 @@ struct Services: Sendable {
     let verifications: PhoneVerificationService
     let keys: APIKeys
     let admin: AdminService
+    let passwordResets: PasswordResetService
 
     var database: any Database { transactions.database }
 
@@ -88,7 +89,10 @@ struct Services: Sendable {
             authorizations: AuthorizationService(transactions: transactions, clock: clock, random: random, secondFactors: secondFactors),
             verifications: verifications, keys: APIKeys(random: random, clock: clock),
             admin: AdminService(transactions: transactions, clock: clock, outbox: outbox, changes: changes, policies: policies,
-                                testBook: verifications.testBook))
+                                testBook: verifications.testBook),
+            passwordResets: PasswordResetService(transactions: transactions, clock: clock, hashing: hashing, passwordPolicy: passwords,
+                                                 codes: PasswordResetCodes(random: random, outbox: outbox), secondFactors: secondFactors, push: push,
+                                                 outbox: outbox, changes: changes, limits: accounts.limits))
     }
 
     /// The local half of the change feed: this process's long polls and session cache.
@@ -118,6 +122,7 @@ public enum Application {
         let policies = s.sessions.policies
         let mfa = MFARoutes(enrollments: s.enrollments, secondFactors: s.secondFactors, passkeys: s.factors.passkey, policies: policies)
         mfa.register(on: &routes)
+        PasswordResetRoutes(resets: s.passwordResets, mfa: mfa).register(on: &routes)
         PushRoutes(push: s.push, passwordless: s.passwordless, policies: policies).register(on: &routes)
         AuthorizationRoutes(authorizations: s.authorizations, mfa: mfa).register(on: &routes)
         AdminRoutes(admin: s.admin, keys: AdminKeys(random: SecureRandom.source, clock: s.clock), transactions: s.transactions, clock: s.clock)

@@ -541,6 +541,7 @@ def test_every_flow_keeps_the_contract(contract_server):
     _passwordless(server, j, user, factors)
     _bound_actions(j, factors, aal2)
     _ending_sessions(j, factors, token, aal2)
+    _password_reset(server, j, user, factors)
     _phone_verification(server, j)
     _delivery_callbacks(server, j)
     _admin(server, j, user)
@@ -727,6 +728,29 @@ def _ending_sessions(j, f, token, aal2):
     j.problem(401, "unauthenticated", "getSession", token=token)
     j.expect(204, "signOut", token=aal2)
     j.problem(401, "unauthenticated", "listSessions", token=aal2)
+
+
+def _password_reset(server, j, user, f):
+    """A forgotten password: the emailed code (a wrong one and a malformed one first), the app's code, the new password."""
+    email = user["email"]
+    earlier = {m["id"] for m in server.outbox(email)}
+    j.expect(202, "requestPasswordReset", json_body={"email": email})
+    j.expect(202, "requestPasswordReset", json_body={"email": "nobody-" + email})
+    message = server.wait_message(email, "email", timeout=5, exclude_ids=earlier)  # the code goes out a moment after the answer
+    code = re.search(r"(?<!\d)\d{8}(?!\d)", message["text"]).group(0)
+    j.problem(422, "invalid_fields", "verifyPasswordReset", json_body={"email": email, "code": "12ab"})
+    j.problem(400, "invalid_code", "verifyPasswordReset", json_body={"email": email, "code": "%08d" % ((int(code) + 1) % 100000000)})
+    verified = j.expect(200, "verifyPasswordReset", json_body={"email": email, "code": code[:4] + " " + code[4:]})
+    assert verified["second_factor_required"] and any(h["enrollment_id"] == f["totp"] for h in verified["hints"]), verified
+    body = {"reset_credential": verified["reset_credential"], "enrollment_id": f["totp"]}
+    j.expect(202, "sendPasswordResetChallenge", json_body=body)
+    new_password = user["password"] + " reset"
+    j.problem(401, "second_factor_required", "completePasswordReset", json_body={"reset_credential": verified["reset_credential"],
+                                                                                  "new_password": new_password})
+    j.expect(204, "completePasswordReset", json_body={**body, "new_password": new_password, "code": f["app"].code()})
+    j.problem(401, "invalid_reset_credential", "completePasswordReset", json_body={**body, "new_password": new_password + "!",
+                                                                                    "code": f["app"].code()})
+    user["password"] = new_password
 
 
 def _phone_verification(server, j):

@@ -72,6 +72,11 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case adminEmailVerified = "admin.email_verified"
     case adminTestNumberSet = "admin.test_number_set"
     case adminTestNumberRemoved = "admin.test_number_removed"
+    /// A forgotten password: a code emailed, the code entered (or wrong), the new password set.
+    case passwordResetRequested = "password_reset.requested"
+    case passwordResetVerified = "password_reset.verified"
+    case passwordResetFailed = "password_reset.failed"
+    case passwordReset = "password.reset"
 }
 
 /// The outcome recorded with an event.

@@ -2,8 +2,8 @@ import Store
 
 /// What a second-factor proof is for: a code or signature is made for one
 /// purpose and accepted for that one only, so a sign-in code cannot approve
-/// a transfer. Stored as `signin:<pending hash>`, `stepup:<session id>` or
-/// `authz:<authorization id>:<action hash>`.
+/// a transfer. Stored as `signin:<pending hash>`, `stepup:<session id>`,
+/// `authz:<authorization id>:<action hash>` or `reset:<reset credential hash>`.
 enum Purpose: Sendable, Equatable {
     /// The second step of the sign-in whose pending credential hashes to this.
     case signIn(pendingHash: String)
@@ -11,6 +11,8 @@ enum Purpose: Sendable, Equatable {
     case stepUp(SessionID)
     /// The approval of this authorization, for the action hashing to `actionHash` (hex).
     case authorization(AuthorizationID, actionHash: String)
+    /// The password reset whose reset credential hashes to this.
+    case passwordReset(resetHash: String)
 
     /// What devices sign as the purpose: `signin`, `stepup`, `authz`.
     var label: String {
@@ -18,6 +20,7 @@ enum Purpose: Sendable, Equatable {
         case .signIn: "signin"
         case .stepUp: "stepup"
         case .authorization: "authz"
+        case .passwordReset: "reset"
         }
     }
 
@@ -33,6 +36,7 @@ enum Purpose: Sendable, Equatable {
         case .signIn(let hash): "signin:\(hash)"
         case .stepUp(let session): "stepup:\(session.raw)"
         case .authorization(let id, let hash): "authz:\(id.raw):\(hash)"
+        case .passwordReset(let hash): "reset:\(hash)"
         }
     }
 
@@ -46,6 +50,7 @@ enum Purpose: Sendable, Equatable {
         case ("signin", 2): self = .signIn(pendingHash: parts[1])
         case ("stepup", 2): self = .stepUp(SessionID(parts[1]))
         case ("authz", 3): self = .authorization(AuthorizationID(parts[1]), actionHash: parts[2])
+        case ("reset", 2): self = .passwordReset(resetHash: parts[1])
         default: throw StoreError(.decoding, detail: "\"\(stored.prefix(40))\" is not a purpose")
         }
     }

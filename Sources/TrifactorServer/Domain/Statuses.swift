@@ -19,6 +19,8 @@ enum SessionEndReason: String, StoredValue {
     case passwordChanged = "password_changed"
     /// A new sign-in went past the user's session limit: the oldest ended.
     case limit = "session_limit"
+    /// The password was reset: every session ended.
+    case passwordReset = "password_reset"
 }
 
 /// Where an outbox message is (see `Outbox`).

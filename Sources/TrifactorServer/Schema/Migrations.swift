@@ -302,5 +302,18 @@ public enum Schema {
             );
             CREATE INDEX delivery_callbacks_seen ON delivery_callbacks (seen_at);
             """),
+        Migration(version: 12, name: "password resets", sql: """
+            ALTER TABLE email_resends ADD COLUMN purpose TEXT NOT NULL DEFAULT 'verify';
+            CREATE TABLE password_resets (
+              user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+              code_hash TEXT,
+              expires_at {{bigint}} NOT NULL,
+              window_started_at {{bigint}} NOT NULL,
+              failures INTEGER NOT NULL,
+              credential_hash TEXT UNIQUE,
+              credential_expires_at {{bigint}},
+              created_at {{bigint}} NOT NULL
+            );
+            """),
     ]
 }

@@ -126,6 +126,9 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
     /// A body with an `Idempotency-Key` larger than any keyed operation takes.
     static let idempotentBodyTooLarge = APIError(status: 413, code: "idempotent_body_too_large", title: "Body Too Large",
                                                  detail: "A request with an Idempotency-Key carries at most \(Idempotency.maxBodyBytes) bytes, \(Idempotency.maxMembers) JSON members and elements, and \(Idempotency.maxDepth) levels of nesting.")
+    /// A password reset's credential that is unknown, expired or used.
+    static let invalidResetCredential = APIError(status: 401, code: "invalid_reset_credential", title: "Invalid Reset Credential",
+                                                 detail: "This password reset expired or was used: ask for a new code.")
     /// The database cannot be reached.
     static let serviceUnavailable = APIError(status: 503, code: "service_unavailable", title: "Service Unavailable",
                                              detail: "The service is temporarily unavailable: try again shortly.", retryAfter: 5)

@@ -59,6 +59,11 @@ enum AccountRepository {
         try db.execute("UPDATE users SET password_hash = $3 WHERE id = $1 AND password_hash = $2", [id.sql, .text(old), .text(new)]) == 1
     }
 
+    /// Sets a new password hash, whatever the old one was (a reset).
+    static func setPasswordHash(_ id: UserID, _ hash: String, on db: any SQLConnection) throws {
+        try db.execute("UPDATE users SET password_hash = $2 WHERE id = $1", [id.sql, .text(hash)])
+    }
+
     static func setLocale(_ id: UserID, _ locale: String?, on db: any SQLConnection) throws {
         try db.execute("UPDATE users SET locale = $2 WHERE id = $1", [id.sql, SQLValue(locale)])
     }

@@ -31,8 +31,10 @@ struct AccountService: Sendable {
     /// How recent a second factor must be for changing the password.
     let reauthenticationWindow: TimeInterval
 
-    /// The second half of `resend`: the background pass that issues the codes.
-    var resends: EmailResends { EmailResends(transactions: transactions, clock: clock, verification: verification) }
+    /// The second half of `resend` and of a password-reset request: the background pass that issues the codes.
+    var resends: EmailResends {
+        EmailResends(transactions: transactions, clock: clock, verification: verification, resets: PasswordResetCodes(random: random, outbox: outbox))
+    }
 
     /// Creates an account and sends its verification code, or warns the
     /// owner of a known address; the same outcome either way.

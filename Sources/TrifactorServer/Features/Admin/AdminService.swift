@@ -254,7 +254,7 @@ struct AdminService: Sendable {
     }
 
     private static func endSessions(_ id: UserID, _ now: Int64, _ db: any SQLConnection) throws -> Int {
-        try db.execute("UPDATE sessions SET ended_at = $2, end_reason = 'revoked' WHERE user_id = $1 AND ended_at IS NULL", [id.sql, .int(now)])
+        try SessionRepository.endAll(id, at: now, reason: .revoked, on: db)
     }
 }
 

@@ -163,15 +163,17 @@ struct PushService: Sendable {
 
     // MARK: The browser's side
 
-    /// The state of approval `id` of the sign-in whose pending credential is `pendingCredential`:
-    /// `pending`, `approved`, `denied` or `expired`.
+    /// The state of approval `id` of the sign-in whose pending credential is
+    /// `pendingCredential` (or of the password reset whose reset credential it
+    /// is): `pending`, `approved`, `denied` or `expired`.
     /// - Throws: `SecondFactorFailure.invalidPendingCredential`, `PushFailure.notFound`.
     func state(_ id: ApprovalID, pendingCredential: String?) throws -> String {
         guard let credential = pendingCredential, SessionToken.isWellFormed(credential) else { throw SecondFactorFailure.invalidPendingCredential }
-        let purpose = Purpose.signIn(pendingHash: SHA256.hex(credential))
+        let hash = SHA256.hex(credential)
         let now = clock.now().millis
         guard let row = try transactions.read({ db in
-            try db.queryOne("SELECT status, expires_at FROM push_approvals WHERE id = $1 AND purpose = $2", [id.sql, purpose.sql])
+            try db.queryOne("SELECT status, expires_at FROM push_approvals WHERE id = $1 AND purpose IN ($2, $3)",
+                            [id.sql, Purpose.signIn(pendingHash: hash).sql, Purpose.passwordReset(resetHash: hash).sql])
         }) else { throw PushFailure.notFound }
         let status: ApprovalStatus = try row.value("status")
         let expiresAt = try row.int("expires_at")

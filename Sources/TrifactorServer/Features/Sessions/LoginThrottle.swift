@@ -58,6 +58,11 @@ struct LoginThrottle {
         try reset(key: SHA256.hex(email.value), on: db)
     }
 
+    /// Clears the password lockout of an address whose password was just reset.
+    static func forgetPassword(email: String, on db: any SQLConnection) throws {
+        try db.execute("DELETE FROM login_throttle WHERE email_key = $1", [.text(SHA256.hex(email))])
+    }
+
     /// Drops every count of an erased user: their address's (stored as a
     /// stored email, already normalised) and their second step's.
     static func forget(email: String, userID: UserID, on db: any SQLConnection) throws {

@@ -102,6 +102,12 @@ enum SessionRepository {
                      [userID.sql, keep.sql, .int(at), reason.sql]).map { try $0.id("id") }
     }
 
+    /// Ends every live session of the user; returns how many.
+    @discardableResult
+    static func endAll(_ userID: UserID, at: Int64, reason: SessionEndReason, on db: any SQLConnection) throws -> Int {
+        try db.execute("UPDATE sessions SET ended_at = $2, end_reason = $3 WHERE user_id = $1 AND ended_at IS NULL", [userID.sql, .int(at), reason.sql])
+    }
+
     /// Ends the user's password-only sessions but `keep`; returns how many.
     static func endPasswordOnly(_ userID: UserID, keep: SessionID, at: Int64, on db: any SQLConnection) throws -> Int {
         try db.execute("UPDATE sessions SET ended_at = $3, end_reason = $4 WHERE user_id = $1 AND id <> $2 AND aal < 2 AND ended_at IS NULL",

@@ -16,9 +16,8 @@ struct SessionsRoutes {
             case .session(let token, let session):
                 return .json(SessionCreated(token: token, session: session.info(policies)), status: 201)
             case .secondFactor(let credential, let hints, let expiresAt):
-                return .json(MFARequired(pendingCredential: credential, hints: hints.map {
-                    MFAHint(enrollmentID: $0.factorID.raw, kind: $0.kind.rawValue, displayName: $0.displayName, maskedPhone: $0.maskedPhone)
-                }, expiresAt: Date(timeIntervalSince1970: Double(expiresAt) / 1000)))
+                return .json(MFARequired(pendingCredential: credential, hints: hints.map(\.api),
+                                         expiresAt: Date(timeIntervalSince1970: Double(expiresAt) / 1000)))
             }
         }
         // The session check of every page: from the session cache on the HTTP thread when it can be.
@@ -83,4 +82,9 @@ extension SessionFailure: APIFailure {
         case .notFound: .sessionNotFound
         }
     }
+}
+
+extension SessionService.Hint {
+    /// As the API shows it.
+    var api: MFAHint { MFAHint(enrollmentID: factorID.raw, kind: kind.rawValue, displayName: displayName, maskedPhone: maskedPhone) }
 }

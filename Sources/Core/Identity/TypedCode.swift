@@ -1,0 +1,25 @@
+import Foundation
+
+/// A one-time code as a person types it: from a text message, an email or an
+/// authenticator app, with the spaces and dashes people put between groups
+/// (`123 456`, `1234-5678`), pasted with a trailing newline, or typed on a
+/// keyboard that gives full-width digits (`１２３４５６`). All of those are
+/// the code. Normalising first means a typo of form never costs one of the
+/// few attempts a code has.
+public enum TypedCode {
+    /// `raw` in NFKC (full-width digits and letters folded to ASCII), without
+    /// white space (any kind) or dashes and hyphens (Unicode `Pd`).
+    public static func normalize(_ raw: String) -> String {
+        let folded = raw.precomposedStringWithCompatibilityMapping
+        return String(String.UnicodeScalarView(folded.unicodeScalars.filter { scalar in
+            !scalar.properties.isWhitespace && scalar.properties.generalCategory != .dashPunctuation
+        }))
+    }
+
+    /// The normalised code when it is exactly `count` ASCII digits; nil for
+    /// anything else (a code of the wrong shape, which should cost no attempt).
+    public static func digits(_ raw: String, count: Int) -> String? {
+        let code = normalize(raw)
+        return code.utf8.count == count && code.utf8.allSatisfy({ (0x30...0x39).contains($0) }) ? code : nil
+    }
+}

@@ -1,0 +1,118 @@
+import API
+import Foundation
+import Testing
+@testable import TrifactorServer
+import TrifactorTestSupport
+
+@Suite("Resetting a forgotten password")
+struct PasswordResetTests {
+    static let password = "correct horse battery"
+
+    /// The 8-digit reset code in the newest reset email to `email`.
+    static func resetCode(_ server: TestServer, _ email: String) throws -> String? {
+        guard let message = try server.outbox(to: email).first(where: { $0.text.contains("reset") }),
+              let found = message.text.range(of: #"(?<!\d)\d{8}(?!\d)"#, options: .regularExpression) else { return nil }
+        return String(message.text[found])
+    }
+
+    /// Asks for a reset and runs the background pass that sends the code.
+    static func ask(_ server: TestServer, _ email: String) throws -> HTTPTestClient.Response {
+        let answer = try server.json("POST", "/v1/accounts/password-reset", ["email": email])
+        server.tick()
+        return answer
+    }
+
+    static func verify(_ server: TestServer, _ email: String, _ code: String) throws -> HTTPTestClient.Response {
+        try server.json("POST", "/v1/accounts/password-reset/verify", ["email": email, "code": code])
+    }
+
+    @Test("every address gets the same answer and only an account's gets a code, which typed in any form sets a new password once, ends every session and tells the owner",
+          arguments: Backend.all)
+    func withoutFactors(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let old = try #require(try server.signUp("forgot@example.com", password: Self.password))
+            let known = try Self.ask(server, "forgot@example.com"), unknown = try Self.ask(server, "nobody@example.com")
+            #expect(known.status == 202 && unknown.status == 202 && known.body == unknown.body)
+            #expect(try server.outbox(to: "nobody@example.com").isEmpty)
+            let code = try #require(try Self.resetCode(server, "forgot@example.com"))
+            // A code of the wrong shape says so and costs no attempt; a wrong one is the one answer for every failure.
+            for shape in ["12ab", "1234567", "123456789", ""] {
+                let malformed = try Self.verify(server, "forgot@example.com", shape)
+                #expect(malformed.status == 422)
+                #expect(try malformed.problem.code == "invalid_fields")
+            }
+            for _ in 0..<3 { _ = try Self.verify(server, "forgot@example.com", "12ab") }
+            let wrong = code == "00000000" ? "11111111" : "00000000"
+            #expect(try Self.verify(server, "forgot@example.com", wrong).problem.code == "invalid_code")
+            #expect(try Self.verify(server, "nobody@example.com", code).problem.code == "invalid_code")
+            // As a person types it: in two groups, in full-width digits.
+            let typed = String(code.prefix(4)) + " - " + String(code.suffix(4)).map { String(UnicodeScalar(0xFF10 + Int(String($0))!)!) }.joined()
+            let verified = try Self.verify(server, "forgot@example.com", typed).decode(PasswordResetVerified.self)
+            #expect(!verified.secondFactorRequired && verified.hints.isEmpty)
+            // The code is spent.
+            #expect(try Self.verify(server, "forgot@example.com", code).problem.code == "invalid_code")
+            func complete(_ password: String) throws -> HTTPTestClient.Response {
+                try server.json("POST", "/v1/accounts/password-reset/complete", ["reset_credential": verified.resetCredential, "new_password": password])
+            }
+            // Checked like any new password: a breached one is refused, and the credential stays usable.
+            let common = try complete("qwerty123")
+            #expect(common.status == 422)
+            #expect(try common.problem.invalidParams?.first?.name == "new_password")
+            #expect(try complete("a brand new passphrase").status == 204)
+            #expect(try complete("another new passphrase").problem.code == "invalid_reset_credential")
+            #expect(try server.get("/v1/session", token: old).status == 401)
+            #expect(try server.json("POST", "/v1/sessions", ["email": "forgot@example.com", "password": Self.password]).status == 401)
+            #expect(try server.json("POST", "/v1/sessions", ["email": "forgot@example.com", "password": "a brand new passphrase"]).status == 201)
+            #expect(try server.outbox(to: "forgot@example.com").contains { $0.text.contains("was reset") })
+            let kinds = try server.auditKinds()
+            for kind in ["password_reset.requested", "password_reset.failed", "password_reset.verified", "password.reset"] {
+                #expect(kinds.contains(kind), "\(kind)")
+            }
+        }
+    }
+
+    @Test("an account with a second factor proves it before the new password is set: without it, or with a wrong code, nothing changes",
+          arguments: Backend.all)
+    func withAFactor(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let user = try MFAClient(server, email: "guarded@example.com")
+            let factor = try user.enrollTOTP()
+            server.clock.advance(30)
+            _ = try Self.ask(server, "guarded@example.com")
+            let verified = try Self.verify(server, "guarded@example.com", try #require(try Self.resetCode(server, "guarded@example.com")))
+                .decode(PasswordResetVerified.self)
+            #expect(verified.secondFactorRequired && verified.hints.map(\.enrollmentID).contains(factor.id))
+            func complete(_ extra: [String: Any]) throws -> HTTPTestClient.Response {
+                try server.json("POST", "/v1/accounts/password-reset/complete",
+                                ["reset_credential": verified.resetCredential, "new_password": "a brand new passphrase"].merging(extra) { $1 })
+            }
+            #expect(try complete([:]).problem.code == "second_factor_required")
+            let right = user.totp(factor.secret)
+            #expect(try complete(["enrollment_id": factor.id, "code": right == "000000" ? "111111" : "000000"]).problem.code == "invalid_code")
+            #expect(try server.json("POST", "/v1/sessions", ["email": "guarded@example.com", "password": Self.password]).status == 200)
+            #expect(try complete(["enrollment_id": factor.id, "code": right]).status == 204)
+            #expect(try server.json("POST", "/v1/sessions", ["email": "guarded@example.com", "password": "a brand new passphrase"]).status == 200)
+            #expect(try server.get("/v1/session", token: user.token).status == 401)
+        }
+    }
+
+    @Test("five wrong codes kill the code, a new one in the same window keeps the count, and the credential dies after 10 minutes")
+    func limits() throws {
+        try Backend.all[0].withServer { server throws in
+            _ = try server.signUp("guessed@example.com", password: Self.password)
+            _ = try Self.ask(server, "guessed@example.com")
+            let code = try #require(try Self.resetCode(server, "guessed@example.com"))
+            let wrong = code == "00000000" ? "11111111" : "00000000"
+            for _ in 0..<5 { #expect(try Self.verify(server, "guessed@example.com", wrong).status == 400) }
+            #expect(try Self.verify(server, "guessed@example.com", code).status == 400, "dead after five")
+            server.clock.advance(11 * 60)
+            _ = try Self.ask(server, "guessed@example.com")
+            let fresh = try #require(try Self.resetCode(server, "guessed@example.com"))
+            let verified = try Self.verify(server, "guessed@example.com", fresh).decode(PasswordResetVerified.self)
+            server.clock.advance(10 * 60 + 1)
+            #expect(try server.json("POST", "/v1/accounts/password-reset/complete",
+                                    ["reset_credential": verified.resetCredential, "new_password": "a brand new passphrase"]).problem.code
+                    == "invalid_reset_credential")
+        }
+    }
+}
