@@ -16,6 +16,8 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, ExpressibleBySt
     public static let unauthenticated: ProblemCode = "unauthenticated"
     public static let sessionExpired: ProblemCode = "session_expired"
     public static let invalidPendingCredential: ProblemCode = "invalid_pending_credential"
+    /// A password reset that expired or was used: ask for a new code.
+    public static let invalidResetCredential: ProblemCode = "invalid_reset_credential"
     public static let reauthenticationRequired: ProblemCode = "reauthentication_required"
     public static let secondFactorRequired: ProblemCode = "second_factor_required"
     public static let unverifiedEmail: ProblemCode = "unverified_email"

@@ -105,8 +105,9 @@ enum FactorPrompt {
         }
     }
 
+    /// - Parameter purpose: what a device key signs the challenge for (`stepup`, `signin`, `reset`).
     static func proof(for challenge: SecondFactorChallenge, hint: FactorHint, codeStdin: Bool, codeFile: String?, deadline: Date?,
-                      _ context: Context) async throws -> SecondFactorProof {
+                      purpose: String = "stepup", _ context: Context) async throws -> SecondFactorProof {
         func code(_ prompt: String) throws -> SecondFactorProof {
             .code(try context.terminal.secret(stdin: codeStdin, file: codeFile, name: "code", prompt: prompt))
         }
@@ -121,7 +122,7 @@ enum FactorPrompt {
             if let local = try? await TOTPCommand.localCode(for: hint, context) { return .code(local) }
             return try code("Code from your authenticator app: ")
         case .deviceChallenge(let challenge):
-            return .deviceSignature(try await context.device.signature(purpose: "stepup", challenge: challenge, reason: "Confirm it is you"))
+            return .deviceSignature(try await context.device.signature(purpose: purpose, challenge: challenge, reason: "Confirm it is you"))
         case .passkey:
             throw CLIFailure("A passkey needs a browser; pick another factor with --factor.")
         }

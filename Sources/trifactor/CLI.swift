@@ -67,7 +67,7 @@ struct CLIFailure: Error {
 
 enum CLI {
     static let commands: [any Command.Type] = [
-        SignUpCommand.self, VerifyEmailCommand.self, LoginCommand.self, WhoAmICommand.self, LogoutCommand.self, SessionsCommand.self,
+        SignUpCommand.self, VerifyEmailCommand.self, ResetPasswordCommand.self, LoginCommand.self, WhoAmICommand.self, LogoutCommand.self, SessionsCommand.self,
         StepUpCommand.self, AuthorizeCommand.self, FactorsCommand.self, DeviceCommand.self, ApproveCommand.self, DenyCommand.self,
         TOTPCommand.self, VaultCommand.self, PhoneCommand.self, DoctorCommand.self,
     ]
@@ -127,7 +127,8 @@ enum CLI {
     }
 
     static func help() -> String {
-        usage + "\n" + commands.map { "  \($0.name.padding(toLength: 12, withPad: " ", startingAt: 0)) \($0.summary)" }.joined(separator: "\n")
+        let width = commands.map { $0.name.count }.max() ?? 12
+        return usage + "\n" + commands.map { "  \($0.name.padding(toLength: width, withPad: " ", startingAt: 0)) \($0.summary)" }.joined(separator: "\n")
     }
 
     /// Prints the error's sentence on stderr (and as JSON with --json) and returns its exit code.
@@ -151,10 +152,11 @@ enum CLI {
         case let sdk as TrifactorError:
             switch sdk {
             case .server(let p):
-                let wait = p.retryAfter.map { " Try again in \(Int($0.rounded(.up))) s." } ?? ""
+                // Trifactor's own details name the wait already ("try again in 83 seconds"): say it once.
+                let wait = p.detail.lowercased().contains("try again") ? "" : p.retryAfter.map { " Try again in \(Int($0.rounded(.up))) s." } ?? ""
                 switch p.code {
                 case .tooManyAttempts, .rateLimited: return ("\(p.detail)\(wait)", .limited)
-                case .sessionExpired, .invalidPendingCredential: return (p.detail, .expired)
+                case .sessionExpired, .invalidPendingCredential, .invalidResetCredential: return (p.detail, .expired)
                 case .invalidCredentials, .invalidCode, .unauthenticated: return (p.detail, .denied)
                 default: return (p.status == 429 ? "\(p.detail)\(wait)" : p.detail, p.status == 429 ? .limited : .failure)
                 }

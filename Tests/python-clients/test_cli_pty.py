@@ -170,3 +170,32 @@ def test_a_vault_others_can_read_is_refused_with_the_chmod_to_run(http_server, h
     child = spawn(home, "whoami")
     child.expect(r"can be read by other users; run `chmod 600 .*default\.vault`")
     assert finish(child) == 1
+
+
+def test_a_forgotten_password_is_reset_with_the_emailed_code_typed_as_people_type_it(http_server, home):
+    import requests
+
+    email = "cli-forgot@example.com"
+    sign_up(home, http_server, email)
+    # A wrong code is refused with a sentence and exit 1, and nothing changes.
+    child = spawn(home, "reset-password", email)
+    child.expect("a code is on its way")
+    child.expect("Code from the email: ")
+    child.sendline("00000000")
+    assert finish(child) == 3 and "code" in child.before.lower()  # 3: denied
+    earlier = {m["id"] for m in http_server.outbox(email)}
+    child = spawn(home, "reset-password", email)
+    child.expect("Code from the email: ")
+    message = http_server.wait_message(email, "email", timeout=5, exclude_ids=earlier)
+    code = re.search(r"(?<!\d)\d{8}(?!\d)", message["text"]).group()
+    child.sendline(code[:4] + " " + code[4:])  # as people type it
+    child.expect("New password: ")
+    child.sendline("a fresh passphrase for the cli")
+    child.expect("New password again: ")
+    child.sendline("a fresh passphrase for the cli")
+    child.expect("is reset and every session is signed out")
+    assert finish(child) == 0
+    signed_in = requests.post(http_server.base_url + "/v1/sessions", json={"email": email, "password": "a fresh passphrase for the cli"}, timeout=10)
+    assert signed_in.status_code == 201, signed_in.text
+    old = requests.post(http_server.base_url + "/v1/sessions", json={"email": email, "password": PASSWORD}, timeout=10)
+    assert old.status_code == 401
