@@ -18,6 +18,8 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, ExpressibleBySt
     public static let invalidPendingCredential: ProblemCode = "invalid_pending_credential"
     /// A password reset that expired or was used: ask for a new code.
     public static let invalidResetCredential: ProblemCode = "invalid_reset_credential"
+    /// The last wrong code a sign-in, step-up, transfer or reset allowed: it ended; start it again.
+    public static let attemptsExhausted: ProblemCode = "attempts_exhausted"
     public static let reauthenticationRequired: ProblemCode = "reauthentication_required"
     public static let secondFactorRequired: ProblemCode = "second_factor_required"
     public static let unverifiedEmail: ProblemCode = "unverified_email"

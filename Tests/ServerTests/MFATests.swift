@@ -219,22 +219,55 @@ struct MFATests {
         }
     }
 
-    @Test("ten wrong second-factor codes lock the second step, the right code included; time and a success reset it", arguments: Backend.all)
+    @Test("five wrong codes end a sign-in; ten in a row, across sign-ins, lock the account's second step, the right code included; time and a success reset it",
+          arguments: Backend.all)
     func lockout(backend: Backend) throws {
         try backend.withServer { server throws in
             let user = try MFAClient(server, email: "lock@example.com")
             let totp = try user.enrollTOTP()
-            let pending = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
-            func attempt(_ code: String) throws -> HTTPTestClient.Response {
+            func attempt(_ pending: String, _ code: String) throws -> HTTPTestClient.Response {
+                try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": totp.id, "code": code])
+            }
+            let right = user.totp(totp.secret, offset: 1)
+            let wrong = right == "000000" ? "111111" : "000000"
+            // The sign-in's own budget: the tries left count down, the fifth ends it, and then even the right code cannot save it.
+            let first = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
+            #expect(try (0..<4).map { _ in try attempt(first, wrong).problem.remainingAttempts } == [4, 3, 2, 1])
+            let ended = try attempt(first, wrong)
+            #expect(ended.status == 403)
+            #expect(try ended.problem.code == "attempts_exhausted")
+            #expect(try attempt(first, right).problem.code == "invalid_pending_credential")
+            // A code of the wrong shape says so and costs nothing.
+            let second = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
+            for _ in 0..<6 { #expect(try attempt(second, "12ab").status == 422) }
+            // The account's ceiling across sign-ins: the ninth in a row leaves one, the tenth locks.
+            #expect(try (0..<4).map { _ in try attempt(second, wrong).problem.remainingAttempts } == [4, 3, 2, 1])
+            #expect(try attempt(second, wrong).problem.code == "attempts_exhausted")
+            let third = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
+            let locked = try attempt(third, right)
+            #expect(try locked.status == 429 && locked.problem.code == "too_many_attempts")
+            server.clock.advance(6)
+            #expect(try attempt(third, right).status == 201)
+            #expect(try server.auditKinds().contains("mfa.locked"))
+            #expect(try server.auditKinds().contains("mfa.exhausted"))
+        }
+    }
+
+    @Test("a wrong code an hour after the last one starts the account's count again, and its tries left are the sign-in's own")
+    func quietHour() throws {
+        try Backend.all[0].withServer { server throws in
+            let user = try MFAClient(server, email: "quiet@example.com")
+            let totp = try user.enrollTOTP()
+            func attempt(_ pending: String, _ code: String) throws -> HTTPTestClient.Response {
                 try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": totp.id, "code": code])
             }
             let wrong = user.totp(totp.secret, offset: 1) == "000000" ? "111111" : "000000"
-            for _ in 0..<10 { #expect(try attempt(wrong).status == 400) }
-            let locked = try attempt(user.totp(totp.secret, offset: 1))
-            #expect(try locked.status == 429 && locked.problem.code == "too_many_attempts")
-            server.clock.advance(6)
-            #expect(try attempt(user.totp(totp.secret, offset: 1)).status == 201)
-            #expect(try server.auditKinds().contains("mfa.locked"))
+            let first = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
+            for _ in 0..<4 { _ = try attempt(first, wrong) }
+            server.clock.advance(3601)
+            // An hour later, in a new flow: not "the last try" because of the old failures.
+            let later = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
+            #expect(try attempt(later, wrong).problem.remainingAttempts == 4)
         }
     }
 }

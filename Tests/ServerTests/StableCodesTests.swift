@@ -42,6 +42,7 @@ struct StableCodesTests {
             (APIError.idempotencyKeyInProgress, 409, "idempotency_key_in_progress"),
             (APIError.idempotentBodyTooLarge, 413, "idempotent_body_too_large"),
             (APIError.invalidResetCredential, 401, "invalid_reset_credential"),
+            (APIError.attemptsExhausted, 403, "attempts_exhausted"),
             (APIError.testNumberConfigured, 409, "test_number_configured"),
             (APIError.testNumberNotFound, 404, "test_number_not_found"),
             (APIError.testNumberEnrolled, 409, "test_number_enrolled"),
@@ -77,6 +78,7 @@ struct StableCodesTests {
             "admin_key.created", "admin_key.revoked", "admin_key.rejected", "admin.read", "admin.user_disabled", "admin.user_enabled",
             "admin.user_deleted", "admin.mfa_reset", "admin.sessions_revoked", "admin.email_verified", "admin.test_number_set",
             "admin.test_number_removed", "password_reset.requested", "password_reset.verified", "password_reset.failed", "password.reset",
+            "mfa.exhausted",
         ])
     }
 }

@@ -44,7 +44,10 @@ struct StepUpTests {
             let totp = try user.enrollTOTP()
             #expect(try user.call("DELETE", "/v1/mfa/enrollments/\(totp.id)").problem.code == "second_factor_required")
             #expect(try user.call("POST", "/v1/session/step-up", ["enrollment_id": totp.id]).status == 202)
-            let wrong = try user.call("POST", "/v1/session/step-up", ["enrollment_id": totp.id, "code": "12345"])
+            // Five digits cannot be an app's code: said so, at no cost; a wrong six-digit one is counted.
+            #expect(try user.call("POST", "/v1/session/step-up", ["enrollment_id": totp.id, "code": "12345"]).status == 422)
+            let right = user.totp(totp.secret, offset: 1)
+            let wrong = try user.call("POST", "/v1/session/step-up", ["enrollment_id": totp.id, "code": right == "000000" ? "111111" : "000000"])
             #expect(wrong.status == 400)
             let up = try user.call("POST", "/v1/session/step-up", ["enrollment_id": totp.id, "code": user.totp(totp.secret, offset: 1)])
             #expect(up.status == 200)
@@ -126,6 +129,39 @@ struct StepUpTests {
             #expect(try user.call("POST", "/v1/authorizations", ["action": ["amount": "1"], "enrollment_id": totp.id]).status == 422)
             #expect(try user.call("POST", "/v1/authorizations", ["action": ["type": "transfer", "Payee": "x"], "enrollment_id": totp.id]).status == 422)
             #expect(try user.call("POST", "/v1/authorizations", ["action": ["type": "transfer", "memo": "a\npayee=b"], "enrollment_id": totp.id]).status == 422)
+        }
+    }
+
+    @Test("a transfer's wrong codes are its own: it starts from five after a failed sign-in, the fifth ends it, and a step-up's fifth ends the session")
+    func budgetsPerPurpose() throws {
+        try Backend.all[0].withServer { server throws in
+            let user = try MFAClient(server, email: "budgets@example.com")
+            let totp = try user.enrollTOTP()
+            let right = user.totp(totp.secret, offset: 1)
+            let wrong = right == "000000" ? "111111" : "000000"
+            // Three wrong codes on a sign-in elsewhere leave the transfer's budget whole.
+            let pending = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
+            for _ in 0..<3 {
+                _ = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": totp.id, "code": wrong])
+            }
+            let action: [String: Any] = ["type": "transfer", "amount": "10.00", "currency": "EUR", "payee": "Bob"]
+            let id = try user.call("POST", "/v1/authorizations", ["action": action, "enrollment_id": totp.id]).decode(AuthorizationCreated.self).authorizationID
+            #expect(try user.call("POST", "/v1/authorizations/\(id)", ["code": wrong]).problem.remainingAttempts == 4)
+            for _ in 0..<3 { _ = try user.call("POST", "/v1/authorizations/\(id)", ["code": wrong]) }
+            #expect(try user.call("POST", "/v1/authorizations/\(id)", ["code": wrong]).problem.code == "attempts_exhausted")
+            #expect(try user.call("POST", "/v1/authorizations/\(id)", ["code": right]).status == 404, "the transfer ended")
+            // A success clears the account's consecutive count: a new sign-in starts from its own five.
+            server.clock.advance(60)
+            let fresh = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
+            #expect(try server.json("POST", "/v1/sessions/mfa", ["pending_credential": fresh, "enrollment_id": totp.id,
+                                                                  "code": user.totp(totp.secret)]).status == 201)
+            let again = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
+            #expect(try server.json("POST", "/v1/sessions/mfa", ["pending_credential": again, "enrollment_id": totp.id, "code": wrong])
+                .problem.remainingAttempts == 4)
+            // Coming back: the step-up's fifth wrong code signs the session out.
+            for _ in 0..<4 { _ = try user.call("POST", "/v1/session/step-up", ["enrollment_id": totp.id, "code": wrong]) }
+            #expect(try user.call("POST", "/v1/session/step-up", ["enrollment_id": totp.id, "code": wrong]).problem.code == "attempts_exhausted")
+            #expect(try server.get("/v1/session", token: user.token).status == 401)
         }
     }
 

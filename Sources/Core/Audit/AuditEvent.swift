@@ -77,6 +77,8 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case passwordResetVerified = "password_reset.verified"
     case passwordResetFailed = "password_reset.failed"
     case passwordReset = "password.reset"
+    /// A sign-in, step-up, authorization or reset used up its wrong proofs and ended.
+    case mfaExhausted = "mfa.exhausted"
 }
 
 /// The outcome recorded with an event.

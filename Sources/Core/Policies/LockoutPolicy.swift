@@ -16,12 +16,17 @@ public struct LockoutPolicy: Sendable, Equatable {
     public var baseDelay: TimeInterval
     /// Upper bound of any lockout.
     public var maximumDelay: TimeInterval
+    /// After this long without a failure (and no lock running) the count
+    /// starts again; nil: only a success clears it. A wrong code an hour
+    /// after the last one is no longer "consecutive" with it.
+    public var forgetAfter: TimeInterval?
 
     /// Defaults: the 5th failure locks for 5 s, doubling per failure, at most 15 minutes.
-    public init(freeAttempts: Int = 5, baseDelay: TimeInterval = 5, maximumDelay: TimeInterval = 900) {
+    public init(freeAttempts: Int = 5, baseDelay: TimeInterval = 5, maximumDelay: TimeInterval = 900, forgetAfter: TimeInterval? = nil) {
         self.freeAttempts = freeAttempts
         self.baseDelay = baseDelay
         self.maximumDelay = maximumDelay
+        self.forgetAfter = forgetAfter
     }
 
     /// How long to lock after the `failures`-th consecutive failure; nil for no lock.

@@ -53,8 +53,10 @@ public struct Configuration: Sendable {
     public var origins: Set<String> = []
     /// The issuer shown in authenticator apps.
     public var totpIssuer = "Trifactor"
-    /// Lockout of the second step after consecutive wrong codes.
-    public var mfaLockout = LockoutPolicy(freeAttempts: 10, baseDelay: 5, maximumDelay: 900)
+    /// The account-wide ceiling on second-factor proofs, across every flow:
+    /// consecutive wrong proofs (an hour without one starts the count again).
+    /// Each flow also has its own budget (`SecondFactorService.attemptsPerPurpose`).
+    public var mfaLockout = LockoutPolicy(freeAttempts: 10, baseDelay: 5, maximumDelay: 900, forgetAfter: 3600)
     /// Lockout after consecutive failed sign-ins.
     public var lockout = LockoutPolicy()
     /// Sign-in attempts per client IP: burst, then a steady rate per second.

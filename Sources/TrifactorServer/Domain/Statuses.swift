@@ -21,6 +21,8 @@ enum SessionEndReason: String, StoredValue {
     case limit = "session_limit"
     /// The password was reset: every session ended.
     case passwordReset = "password_reset"
+    /// A step-up used up its wrong proofs: the session ended.
+    case attemptsExhausted = "attempts_exhausted"
 }
 
 /// Where an outbox message is (see `Outbox`).

@@ -27,6 +27,15 @@ protocol SecondFactor: Sendable {
     /// what it uses (a TOTP step, a challenge, a recovery code): true once,
     /// when right.
     func verify(_ factor: Factor, proof: Proof, purpose: Purpose, client: AuditContext, now: Date, on db: any SQLConnection) throws -> Bool
+
+    /// Why `proof` cannot be a proof of `factor` at all (a TOTP code of
+    /// letters, a recovery code of the wrong length), in words for a field
+    /// problem; nil when it might be. Such a proof costs no attempt.
+    func malformed(_ proof: Proof, of factor: Factor) -> String?
+}
+
+extension SecondFactor {
+    func malformed(_ proof: Proof, of factor: Factor) -> String? { nil }
 }
 
 /// What `beginEnrollment` sets up.
@@ -75,6 +84,8 @@ enum SecondFactorFailure: Error, Equatable {
     case wrongProof(remaining: Int)
     /// Too many consecutive wrong codes for this user: wait.
     case locked(retryAfter: Int)
+    /// The last wrong proof this purpose allowed: what was being confirmed has ended.
+    case exhausted
     case factorNotFound
     /// This factor cannot be used for this.
     case unusable

@@ -302,7 +302,7 @@ public enum Schema {
             );
             CREATE INDEX delivery_callbacks_seen ON delivery_callbacks (seen_at);
             """),
-        Migration(version: 12, name: "password resets", sql: """
+        Migration(version: 12, name: "password resets, second-factor attempts per flow", sql: """
             ALTER TABLE email_resends ADD COLUMN purpose TEXT NOT NULL DEFAULT 'verify';
             CREATE TABLE password_resets (
               user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
@@ -313,6 +313,11 @@ public enum Schema {
               credential_hash TEXT UNIQUE,
               credential_expires_at {{bigint}},
               created_at {{bigint}} NOT NULL
+            );
+            CREATE TABLE mfa_attempts (
+              purpose TEXT PRIMARY KEY,
+              failures INTEGER NOT NULL,
+              updated_at {{bigint}} NOT NULL
             );
             """),
     ]

@@ -126,6 +126,9 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
     /// A body with an `Idempotency-Key` larger than any keyed operation takes.
     static let idempotentBodyTooLarge = APIError(status: 413, code: "idempotent_body_too_large", title: "Body Too Large",
                                                  detail: "A request with an Idempotency-Key carries at most \(Idempotency.maxBodyBytes) bytes, \(Idempotency.maxMembers) JSON members and elements, and \(Idempotency.maxDepth) levels of nesting.")
+    /// The last wrong proof a sign-in, step-up, authorization or reset allowed: it has ended.
+    static let attemptsExhausted = APIError(status: 403, code: "attempts_exhausted", title: "Too Many Wrong Codes",
+                                            detail: "Too many wrong codes: what you were confirming has ended. Start it again to get a new code.")
     /// A password reset's credential that is unknown, expired or used.
     static let invalidResetCredential = APIError(status: 401, code: "invalid_reset_credential", title: "Invalid Reset Credential",
                                                  detail: "This password reset expired or was used: ask for a new code.")

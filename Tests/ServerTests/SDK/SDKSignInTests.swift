@@ -34,7 +34,7 @@ struct SDKSignInTests {
             let wrong = try #require(await refusal { try await resolver.resolve(hint, with: .code("000000")) })
             #expect(wrong.problem?.code == .invalidCode)
             #expect(wrong.problem?.status == 400)
-            #expect(wrong.problem?.remainingAttempts == 9)  // ten in a row lock the second step
+            #expect(wrong.problem?.remainingAttempts == 4)  // five wrong end this sign-in
             #expect(!wrong.description.contains("000000"))
             server.clock.advance(30)
             let session = try await resolver.resolve(hint, with: .code(server.totpCode(secret)))

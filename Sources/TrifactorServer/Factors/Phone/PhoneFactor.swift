@@ -67,6 +67,11 @@ struct PhoneFactor: SecondFactor {
         }
     }
 
+    func malformed(_ proof: Proof, of factor: Factor) -> String? {
+        guard case .code(let code) = proof else { return nil }
+        return VerifyWorkflow.isValidCode(code) ? nil : "is the code from the text message or the call"
+    }
+
     func verify(_ factor: Factor, proof: Proof, purpose: Purpose, client: AuditContext, now: Date, on db: any SQLConnection) throws -> Bool {
         guard case .code(let code) = proof, let verification = try FactorRepository.latestVerification(factor.id, purpose: purpose, on: db) else {
             return false

@@ -25,6 +25,13 @@ struct RecoveryCodesFactor: SecondFactor {
 
     func challenge(_ factor: Factor, purpose: Purpose, intent: CodeIntent, client: AuditContext, now: Date) throws -> ChallengeIssued { .none }
 
+    func malformed(_ proof: Proof, of factor: Factor) -> String? {
+        guard case .code(let code) = proof else { return nil }
+        let normalized = Self.normalize(code)
+        return normalized.count == 10 && normalized.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) ? nil
+            : "is one of your recovery codes: ten letters and digits, like ABCDE-12345"
+    }
+
     func verify(_ factor: Factor, proof: Proof, purpose: Purpose, client: AuditContext, now: Date, on db: any SQLConnection) throws -> Bool {
         guard case .code(let code) = proof else { return false }
         let normalized = SecureBytes(Array(Self.normalize(code).utf8))

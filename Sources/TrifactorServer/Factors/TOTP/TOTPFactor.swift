@@ -48,6 +48,11 @@ struct TOTPFactor: SecondFactor {
         return try FactorRepository.advanceStep(factor.id, to: Int64(step), on: db)
     }
 
+    func malformed(_ proof: Proof, of factor: Factor) -> String? {
+        guard case .code(let code) = proof, case .totp(let secret) = factor.credential else { return nil }
+        return code.count == secret.digits && code.allSatisfy({ $0.isASCII && $0.isNumber }) ? nil : "is the \(secret.digits)-digit code from the authenticator app"
+    }
+
     /// The step among now−1, now, now+1 whose code is `code`; all three are computed and compared in constant time.
     func matchingStep(_ totp: TOTPSecret, factorID: FactorID, code: String, now: Date) throws -> UInt64? {
         guard code.count == totp.digits, code.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }

@@ -140,6 +140,9 @@ struct PasswordResetService: Sendable {
         case (true, let factorID?, .proof(let proof)?):
             try secondFactors.prove(proof, client: client, now: now, resolve: { db in
                 (try SecondFactorService.factor(factorID, of: user.id, on: db), user.id, purpose)
+            }, onExhausted: { db in
+                // The reset's budget of wrong proofs is spent: it ends; ask for a new code.
+                _ = try PasswordResetCodes.spend(hash: holder.hash, now: now.millis, on: db)
             }, then: { db, _ in try finish(db).map { _ in () } })
         case (true, let factorID?, .approval(let approvalID)?):
             // A device's approval is single use and signed by the device: no attempt to count.

@@ -89,12 +89,14 @@ struct MFARoutes {
         return .code(try Self.code(code))
     }
 
-    /// A non-empty code (or a device's signature).
+    /// A non-empty code (or a device's signature). A code a person typed (at
+    /// most 32 characters: a signature is longer) is taken as they typed it:
+    /// spaces and dashes between groups, full-width digits (`TypedCode`).
     static func code(_ raw: String?) throws -> String {
-        guard let code = raw?.trimmingCharacters(in: .whitespaces), !code.isEmpty, code.count <= 4096 else {
+        guard let code = raw?.trimmingCharacters(in: .whitespacesAndNewlines), !code.isEmpty, code.count <= 4096 else {
             throw CommonFailure.invalid("code", "is required (a device sends its signature, a passkey its credential)")
         }
-        return code
+        return code.count <= 32 ? TypedCode.normalize(code) : code
     }
 
     /// The answer to a challenge: what a device signs, or a passkey's request options.
@@ -126,6 +128,7 @@ extension SecondFactorFailure: APIFailure {
         case .invalidCode: .invalidCode
         case .wrongProof(let remaining): .invalidCode.remaining(remaining)
         case .locked(let wait): .tooManyAttempts(retryAfter: wait)
+        case .exhausted: .attemptsExhausted
         case .factorNotFound: .factorNotFound
         case .unusable: .secondFactorUnusable
         case .exists: .secondFactorExists

@@ -139,14 +139,21 @@ struct SecondFactorService: Sendable {
         guard Date(millis: caller.session.createdAt).addingTimeInterval(policies.aal2.absoluteLifetime) > now else {
             throw SecondFactorFailure.reauthenticationRequired
         }
-        let method = try prove(proof, client: client, now: now, resolve: { db in
-            (try Self.factor(factorID, of: caller.user.id, on: db), caller.user.id, .stepUp(caller.session.id))
-        }, then: { db, factor -> Result<AuthMethod, any Error> in
-            let method = factor.kind.method
-            guard try SessionRepository.stepUp(caller.session.id, method: method, at: now.millis, on: db) else { return .failure(CommonFailure.unauthenticated) }
-            try AuditLog.append(client.event(.sessionSteppedUp, .success, userID: caller.user.id, detail: "method=\(method.rawValue)"), at: now.millis, on: db)
-            return .success(method)
-        })
+        let method: AuthMethod
+        do {
+            method = try prove(proof, client: client, now: now, resolve: { db in
+                (try Self.factor(factorID, of: caller.user.id, on: db), caller.user.id, .stepUp(caller.session.id))
+            }, then: { db, factor -> Result<AuthMethod, any Error> in
+                let method = factor.kind.method
+                guard try SessionRepository.stepUp(caller.session.id, method: method, at: now.millis, on: db) else { return .failure(CommonFailure.unauthenticated) }
+                try AuditLog.append(client.event(.sessionSteppedUp, .success, userID: caller.user.id, detail: "method=\(method.rawValue)"), at: now.millis, on: db)
+                return .success(method)
+            })
+        } catch SecondFactorFailure.exhausted {
+            // The session ended with the budget: every copy of it forgets it now.
+            changes.publish("session:\(caller.session.id.raw)")
+            throw SecondFactorFailure.exhausted
+        }
         changes.publish("session:\(caller.session.id.raw)")
         var raised = caller.session
         raised.aal = .aal2
@@ -157,6 +164,16 @@ struct SecondFactorService: Sendable {
     }
 
     // MARK: Shared by sign-in, step-up and authorizations
+
+    /// Ends a sign-in (its pending credential is spent) or a step-up's
+    /// session whose budget of wrong proofs is spent.
+    static func end(_ purpose: Purpose, on db: any SQLConnection, now: Int64) throws {
+        switch purpose {
+        case .signIn(let hash): _ = try MFARepository.usePending(tokenHash: hash, now: now, on: db)
+        case .stepUp(let session): _ = try SessionRepository.end(session, at: now, reason: .attemptsExhausted, on: db)
+        case .authorization, .passwordReset: break
+        }
+    }
 
     /// One of `userID`'s factors. - Throws: `SecondFactorFailure.factorNotFound`.
     static func factor(_ id: FactorID, of userID: UserID, on db: any SQLConnection) throws -> Factor {
@@ -186,25 +203,44 @@ struct SecondFactorService: Sendable {
         return issued
     }
 
-    /// Proves a factor with `proof`, under the per-user lockout, in two
-    /// transactions. In the first, `resolve` finds the factor, whose it is
-    /// and the purpose, and the attempt is counted and committed. In the second the
-    /// proof is checked and spent, and on success `then` runs, all committed
-    /// together (a failure `then` returns is committed too, with the proof
-    /// spent; so is a wrong proof's audit row and `onFailure`'s writes).
-    /// - Throws: `SecondFactorFailure.locked` while locked, `.invalidCode` for
-    ///   a wrong proof, what `resolve` throws, or what `then` returned.
+    /// Wrong proofs one purpose (a pending sign-in, a step-up of a session,
+    /// an authorization, a password reset) may have: the last one ends it.
+    static let attemptsPerPurpose = 5
+
+    /// Proves a factor with `proof` in two transactions, under two budgets:
+    /// the purpose's own (`attemptsPerPurpose`: the last wrong proof ends what
+    /// was being confirmed, through `onExhausted`) and the user's across
+    /// every flow (the lockout: consecutive wrong proofs lock for a growing
+    /// delay). A proof of the wrong shape for its factor is refused before
+    /// either counts. In the first transaction, `resolve` finds the factor,
+    /// whose it is and the purpose, and the attempt is counted and committed.
+    /// In the second the proof is checked and spent, and on success both
+    /// counts clear and `then` runs, all committed together (a failure `then`
+    /// returns is committed too, with the proof spent; so is a wrong proof's
+    /// audit row and `onFailure`'s writes).
+    /// - Parameter onExhausted: ends the purpose when its budget is spent;
+    ///   nil: a sign-in's pending credential is spent, a step-up's session
+    ///   ends (other purposes pass their own).
+    /// - Throws: `CommonFailure.invalidFields` (`code` of the wrong shape),
+    ///   `SecondFactorFailure.locked` while locked, `.wrongProof` for a wrong
+    ///   proof (with the tries left), `.exhausted` for the purpose's last,
+    ///   what `resolve` throws, or what `then` returned.
     @discardableResult
     func prove<T>(_ proof: Proof, client: AuditContext, now: Date,
                   resolve: (any SQLConnection) throws -> (Factor, UserID, Purpose),
                   onFailure: (any SQLConnection) throws -> Void = { _ in },
+                  onExhausted: ((any SQLConnection) throws -> Void)? = nil,
                   then: (any SQLConnection, Factor) throws -> Result<T, any Error>) throws -> T {
         let throttle = LoginThrottle(policy: lockout)
-        let (factor, userID, purpose, admission) = try transactions.write { db -> (Factor, UserID, Purpose, LoginThrottle.Admission) in
+        let (factor, userID, purpose, admission, attempt) = try transactions.write { db -> (Factor, UserID, Purpose, LoginThrottle.Admission, Int) in
             let (factor, userID, purpose) = try resolve(db)
+            if let reason = factors.strategy(factor.kind).malformed(proof, of: factor) { throw CommonFailure.invalid("code", reason) }
             let admission = try throttle.admit(secondFactorOf: userID, nowMillis: now.millis, on: db)
-            if case .locked = admission { try AuditLog.append(client.event(.mfaLocked, .denied, userID: userID), at: now.millis, on: db) }
-            return (factor, userID, purpose, admission)
+            if case .locked = admission {
+                try AuditLog.append(client.event(.mfaLocked, .denied, userID: userID), at: now.millis, on: db)
+                return (factor, userID, purpose, admission, 0)
+            }
+            return (factor, userID, purpose, admission, try PurposeAttempts.count(purpose, now: now.millis, on: db))
         }
         if case .locked(let wait) = admission { throw SecondFactorFailure.locked(retryAfter: wait) }
         let strategy = factors.strategy(factor.kind)
@@ -213,11 +249,17 @@ struct SecondFactorService: Sendable {
             guard try strategy.verify(factor, proof: proof, purpose: purpose, client: client, now: now, on: db) else {
                 try AuditLog.append(client.event(.mfaFailed, .failure, userID: userID, detail: detail), at: now.millis, on: db)
                 try onFailure(db)
-                if case .admitted(let attempt) = admission {
-                    return .failure(SecondFactorFailure.wrongProof(remaining: max(0, lockout.freeAttempts - attempt)))
+                let purposeLeft = Self.attemptsPerPurpose - attempt
+                guard purposeLeft > 0 else {
+                    try (onExhausted ?? { try Self.end(purpose, on: $0, now: now.millis) })(db)
+                    try AuditLog.append(client.event(.mfaExhausted, .denied, userID: userID, detail: detail), at: now.millis, on: db)
+                    return .failure(SecondFactorFailure.exhausted)
                 }
-                return .failure(SecondFactorFailure.invalidCode)
+                guard case .admitted(let consecutive) = admission else { return .failure(SecondFactorFailure.invalidCode) }
+                // The tries left are this purpose's, unless the account-wide ceiling is nearer.
+                return .failure(SecondFactorFailure.wrongProof(remaining: max(0, min(purposeLeft, lockout.freeAttempts - consecutive))))
             }
+            try PurposeAttempts.clear(purpose, on: db)
             try throttle.reset(secondFactorOf: userID, on: db)
             try FactorRepository.markUsed(factor.id, at: now.millis, on: db)
             try AuditLog.append(client.event(.mfaSucceeded, .success, userID: userID, detail: detail), at: now.millis, on: db)

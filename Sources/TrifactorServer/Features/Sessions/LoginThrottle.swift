@@ -33,14 +33,18 @@ struct LoginThrottle {
         try reset(key: "mfa:\(userID.raw)", on: db)
     }
 
-    /// Counts one attempt under `key`.
+    /// Counts one attempt under `key`; a count untouched for the policy's
+    /// `forgetAfter` (with no lock running) starts again at this attempt.
     private func admit(key: String, nowMillis: Int64, on db: any SQLConnection) throws -> Admission {
+        let forget = policy.forgetAfter.map { Int64($0 * 1000) } ?? 0
         let counted = try db.queryOne("""
             INSERT INTO login_throttle (email_key, failures, locked_until, updated_at) VALUES ($1, 1, 0, $2)
-            ON CONFLICT (email_key) DO UPDATE SET failures = login_throttle.failures + 1, updated_at = $2
+            ON CONFLICT (email_key) DO UPDATE SET
+              failures = CASE WHEN $3 > 0 AND login_throttle.updated_at + $3 <= $2 THEN 1 ELSE login_throttle.failures + 1 END,
+              updated_at = $2
             WHERE login_throttle.locked_until <= $2
             RETURNING failures
-            """, [.text(key), .int(nowMillis)])
+            """, [.text(key), .int(nowMillis), .int(forget)])
         guard let counted else {
             let until = try db.queryOne("SELECT locked_until FROM login_throttle WHERE email_key = $1", [.text(key)])?.int("locked_until") ?? nowMillis
             return .locked(retryAfter: max(1, Int(((Double(until - nowMillis)) / 1000).rounded(.up))))
