@@ -125,3 +125,20 @@ struct Base32Tests {
         #expect(Base32.decode("MZXW1") == nil)
     }
 }
+
+@Suite("Typed codes")
+struct TypedCodeTests {
+    @Test("spaces of any kind, dashes and hyphens go; full-width digits and any script's digits fold; letters stay; the wrong shape is nil")
+    func normalise() {
+        #expect(TypedCode.normalize("123 456") == "123456")
+        #expect(TypedCode.normalize(" 1234\u{00A0}5678\n") == "12345678")
+        #expect(TypedCode.normalize("ABCDE–12345") == "ABCDE12345")  // an en dash
+        #expect(TypedCode.normalize("１２３４５６") == "123456")
+        #expect(TypedCode.digits("4820 1937", count: 8) == "48201937")
+        #expect(TypedCode.digits("4820193", count: 8) == nil)
+        #expect(TypedCode.digits("4820l937", count: 8) == nil)
+        #expect(TypedCode.digits("٤٨٢٠١٩٣٧", count: 8) == "48201937", "Arabic-Indic digits")
+        #expect(TypedCode.digits("۴۸۲۰ ۱۹۳۷", count: 8) == "48201937", "Persian digits")
+        #expect(TypedCode.digits("४८२०१९३७", count: 8) == "48201937", "Devanagari digits")
+    }
+}

@@ -253,6 +253,20 @@ struct MFATests {
         }
     }
 
+    @Test("a code typed in groups, with a dash, in full-width digits or pasted with a newline is the code", arguments: ["%@ %@", "%@-%@", "wide", "%@%@\n"])
+    func typedCodes(form: String) throws {
+        try Backend.all[0].withServer { server throws in
+            let user = try MFAClient(server, email: "typist@example.com")
+            let totp = try user.enrollTOTP()
+            let code = user.totp(totp.secret, offset: 1)
+            let (head, tail) = (String(code.prefix(3)), String(code.suffix(3)))
+            let typed = form == "wide" ? String(String.UnicodeScalarView(code.unicodeScalars.map { UnicodeScalar($0.value - 0x30 + 0xFF10)! }))
+                : String(format: form, head, tail)
+            let pending = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
+            #expect(try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": totp.id, "code": typed]).status == 201)
+        }
+    }
+
     @Test("a wrong code an hour after the last one starts the account's count again, and its tries left are the sign-in's own")
     func quietHour() throws {
         try Backend.all[0].withServer { server throws in
