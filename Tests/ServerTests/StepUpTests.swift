@@ -132,6 +132,39 @@ struct StepUpTests {
         }
     }
 
+    @Test("two transfers started in two tabs each get a text whose code approves its own transfer, and three transfers in five minutes all get theirs",
+          arguments: Backend.all)
+    func transfersInTabs(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let user = try MFAClient(server, email: "tabs@example.com")
+            let phone = try user.enrollPhone("+447400123466")
+            func start(_ amount: String) throws -> String {
+                let action: [String: Any] = ["type": "transfer", "amount": amount, "currency": "EUR", "payee": "Alice Example", "source": "ACC-1"]
+                let created = try user.call("POST", "/v1/authorizations", ["action": action, "enrollment_id": phone])
+                #expect(created.status == 202, "\(created.text)")
+                return try created.decode(AuthorizationCreated.self).authorizationID
+            }
+            func code(for amount: String) throws -> String? {
+                guard let text = try server.outbox(to: "447400123466").first(where: { $0.channel == "sms" && $0.text.contains("€\(amount)") })?.text,
+                      let found = text.range(of: #"\d{6}"#, options: .regularExpression) else { return nil }
+                return String(text[found])
+            }
+            // A sign-in texts a code first, as a banking session does.
+            let pending = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
+            #expect(try server.json("POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": phone]).status == 202)
+            server.clock.advance(30)
+            let first = try start("10.00")
+            server.clock.advance(20)
+            let second = try start("20.00")
+            // The first tab's code still approves the first transfer, after the second was started.
+            #expect(try user.call("POST", "/v1/authorizations/\(first)", ["code": try #require(try code(for: "10.00"))]).status == 200)
+            #expect(try user.call("POST", "/v1/authorizations/\(second)", ["code": try #require(try code(for: "20.00"))]).status == 200)
+            server.clock.advance(60)
+            let third = try start("30.00")
+            #expect(try user.call("POST", "/v1/authorizations/\(third)", ["code": try #require(try code(for: "30.00"))]).status == 200)
+        }
+    }
+
     @Test("a transfer's wrong codes are its own: it starts from five after a failed sign-in, the fifth ends it, and a step-up's fifth ends the session")
     func budgetsPerPurpose() throws {
         try Backend.all[0].withServer { server throws in

@@ -29,7 +29,7 @@ struct PhoneFactor: SecondFactor {
         }
         let enrolled = try transactions.read { try FactorRepository.list(user.id, on: $0) }
         if enrolled.contains(where: { $0.credential.phone == number }) { throw SecondFactorFailure.exists }
-        let verification = try send(to: number, intent: .code, locale: user.locale, userID: user.id, client: client)
+        let verification = try send(to: number, intent: .code, locale: user.locale, userID: user.id, scope: "enroll:\(factorID.raw)", client: client)
         return EnrollmentStart(pending: .phone(number, verification: verification), displayName: "Phone ending \(number.digits.suffix(4))",
                                offer: .phone(maskedPhone: number.masked))
     }
@@ -43,7 +43,7 @@ struct PhoneFactor: SecondFactor {
     func challenge(_ factor: Factor, purpose: Purpose, intent: CodeIntent, client: AuditContext, now: Date) throws -> ChallengeIssued {
         guard case .phone(let number) = factor.credential else { throw SecondFactorFailure.unusable }
         let locale = try transactions.read { try AccountRepository.find(id: factor.userID, on: $0)?.locale }
-        let verification = try send(to: number, intent: intent, locale: locale, userID: factor.userID, client: client)
+        let verification = try send(to: number, intent: intent, locale: locale, userID: factor.userID, scope: purpose.key, client: client)
         try transactions.write { db in
             try FactorRepository.insertChallenge(id: .random(using: random), factor: factor, purpose: purpose, challenge: nil, verification: verification,
                                                  at: now.millis, on: db)
@@ -79,12 +79,14 @@ struct PhoneFactor: SecondFactor {
         return try verifications.check(verification, code: code, key: .internalMFA, client: client, now: now, on: db)
     }
 
-    /// Starts an SMS-then-voice verification; a running one for the same number is replaced.
-    private func send(to number: PhoneNumber, intent: CodeIntent, locale: String?, userID: UserID, client: AuditContext) throws -> VerificationID {
+    /// Starts an SMS-then-voice verification; a running one for the same number and `scope` (what
+    /// it proves: another purpose keeps its own code) is replaced.
+    private func send(to number: PhoneNumber, intent: CodeIntent, locale: String?, userID: UserID, scope: String,
+                      client: AuditContext) throws -> VerificationID {
         let start = PhoneVerificationService.Start(brand: brand, locale: verifications.outbox.texts.locale(user: locale),
                                                    steps: [.init(channel: .sms, to: number.digits), .init(channel: .voice, to: number.digits)],
                                                    countryCodes: [number.countryCallingCode], channelTimeout: 120, codeLength: 6, customCode: nil,
-                                                   clientRef: nil, intent: intent, userID: userID)
+                                                   clientRef: nil, intent: intent, userID: userID, scope: scope)
         do {
             do {
                 return try verifications.start(start, key: .internalMFA, client: client)

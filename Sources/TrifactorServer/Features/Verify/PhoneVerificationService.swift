@@ -27,6 +27,11 @@ struct PhoneVerificationService: Sendable {
         var intent: CodeIntent = .code
         /// The user whose second factor it proves (Trifactor's own flows).
         var userID: UserID? = nil
+        /// What the verification is for, in Trifactor's own flows (a sign-in,
+        /// one transfer): one runs per number and scope, so a second transfer
+        /// in another tab gets a code of its own and leaves the first one's
+        /// valid. nil: one per number and API key, as Vonage's API has it.
+        var scope: String? = nil
     }
 
     let transactions: Transactions
@@ -65,7 +70,7 @@ struct PhoneVerificationService: Sendable {
                 // One running request per number and key (as a Vonage account has); the insert
                 // either takes the lock or finds who holds it, even one not yet committed.
                 for number in Set(s.steps.map(\.to)).sorted() {
-                    let lock = "\(key.id.raw):\(number)"
+                    let lock = s.scope.map { "\(key.id.raw):\($0):\(number)" } ?? "\(key.id.raw):\(number)"
                     if try VerifyRepository.lock(lock, requestID: id, on: db) { continue }
                     if let holder = try runningRequest(holding: lock, now: now, on: db) { throw PhoneVerificationFailure.concurrent(existing: holder) }
                     guard try VerifyRepository.lock(lock, requestID: id, on: db) else { throw PhoneVerificationFailure.concurrent(existing: nil) }
