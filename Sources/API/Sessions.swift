@@ -64,9 +64,12 @@ public struct SessionSummary: Codable, Sendable, Equatable {
     public var current: Bool
     /// The device key that proved the second factor, if one did.
     public var deviceID: String?
+    /// The browser and system as people read them ("Chrome on Linux"), from the user agent.
+    public var device: String?
     public init(id: String, aal: Int, methods: [String], createdAt: Date, lastSeenAt: Date, ip: String?, userAgent: String?, current: Bool,
-                deviceID: String? = nil) {
+                deviceID: String? = nil, device: String? = nil) {
         self.deviceID = deviceID
+        self.device = device
         self.id = id
         self.aal = aal
         self.methods = methods
@@ -77,7 +80,8 @@ public struct SessionSummary: Codable, Sendable, Equatable {
         self.current = current
     }
     enum CodingKeys: String, CodingKey {
-        case id, aal, methods, createdAt = "created_at", lastSeenAt = "last_seen_at", ip, userAgent = "user_agent", current, deviceID = "device_id"
+        case id, aal, methods, createdAt = "created_at", lastSeenAt = "last_seen_at", ip, userAgent = "user_agent", current, deviceID = "device_id",
+             device
     }
 }
 

@@ -142,3 +142,29 @@ struct TypedCodeTests {
         #expect(TypedCode.digits("४८२०१९३७", count: 8) == "48201937", "Devanagari digits")
     }
 }
+
+@Suite("Device names")
+struct DeviceNameTests {
+    @Test("the common browsers and systems read as people say them, the look-alikes told apart")
+    func common() {
+        let cases: [(String?, String)] = [
+            ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36", "Chrome on Linux"),
+            ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0", "Edge on Windows"),
+            ("Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
+             "Safari on iPhone"),
+            ("Mozilla/5.0 (Macintosh; Intel Mac OS X 14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15", "Safari on macOS"),
+            ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36", "Chrome on Android"),
+            ("Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0", "Firefox on Linux"),
+            ("Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) CriOS/131.0 Mobile/15E148 Safari/604.1",
+             "Chrome on iPhone"),
+            ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36 OPR/115.0.0.0", "Opera on Windows"),
+            ("trifactor CLI (Linux; laptop)", "trifactor command line on Linux"),
+            ("curl/8.5.0", "curl"),
+            (nil, "Unknown browser"),
+            ("something else", "Unknown browser"),
+        ]
+        for (agent, name) in cases {
+            #expect(DeviceName.describe(userAgent: agent) == name, "\(agent ?? "nil")")
+        }
+    }
+}

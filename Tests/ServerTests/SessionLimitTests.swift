@@ -68,6 +68,21 @@ struct SessionLimitTests {
     }
 }
 
+extension SessionLimitTests {
+    @Test("each listed session names its browser and system as people read them, and so does the new-device email")
+    func deviceNames() throws {
+        try Backend.all[0].withServer { server throws in
+            let token = try #require(try server.signUp("names@example.com"))
+            let chrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36"
+            let body = Array(try JSONSerialization.data(withJSONObject: ["email": "names@example.com", "password": "correct horse battery"]))
+            #expect(try server.send("POST", "/v1/sessions", headers: ["Content-Type": "application/json", "User-Agent": chrome], body: body).status == 201)
+            let devices = try server.get("/v1/sessions", token: token).decode(SessionList.self).sessions.map(\.device)
+            #expect(devices.contains("Chrome on Linux") && devices.contains("Unknown browser"))
+            #expect(try server.outbox(to: "names@example.com").contains { $0.text.contains("from Chrome on Linux at") })
+        }
+    }
+}
+
 @Suite("TrifactorKit lists every page of sessions")
 struct SDKSessionPagesTests {
     @Test("sessions() follows the pages: 120 live sessions, listed in pages of 100, come back once each")

@@ -61,7 +61,6 @@ struct SessionIssuer: Sendable {
                               [userID.sql, .int(since), SQLValue(client.userAgent)]) == nil,
               let user = try AccountRepository.find(id: userID, on: db) else { return }
         try outbox.enqueueEmail("new_sign_in", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale),
-                                values: ["device": .text(String((client.userAgent ?? "an unknown device").prefix(120))),
-                                         "address": .text(client.ip ?? "an unknown address")], now: now, on: db)
+                                values: ["device": .text(DeviceName.describe(userAgent: client.userAgent)), "address": .text(client.ip)], now: now, on: db)
     }
 }

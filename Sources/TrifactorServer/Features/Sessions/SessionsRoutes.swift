@@ -1,4 +1,5 @@
 import API
+import Core
 import Crypto
 import Foundation
 import HTTP
@@ -51,7 +52,7 @@ struct SessionsRoutes {
             return .json(SessionList(sessions: page.map {
                 SessionSummary(id: $0.id.raw, aal: $0.aal.rawValue, methods: $0.methods.map(\.rawValue), createdAt: Date(millis: $0.createdAt),
                                lastSeenAt: Date(millis: $0.lastSeenAt), ip: $0.ip, userAgent: $0.userAgent, current: $0.id == caller.session.id,
-                               deviceID: $0.deviceID?.raw)
+                               deviceID: $0.deviceID?.raw, device: DeviceName.describe(userAgent: $0.userAgent))
             }, next: next?.text))
         }
         routes.authenticated("DELETE", "/v1/sessions/:id") { request, caller in
