@@ -133,13 +133,15 @@ final class ServerContext: Sendable {
         }
     }
 
-    /// The request as from the client a trusted proxy names; others' forwarding headers are dropped.
+    /// The request as from the client a trusted proxy names; others' forwarding headers are dropped,
+    /// and so is the relying party's brand (`X-Trifactor-Brand`), which only a trusted proxy may name.
     func forwarded(_ request: Request) -> Request {
         let proxies = configuration.trustedProxies
         var headers = request.headers
         headers["x-forwarded-for"] = nil
         headers["x-forwarded-user-agent"] = nil
         guard proxies.trusts(request.remoteAddress) else {
+            headers["x-trifactor-brand"] = nil
             if headers.count == request.headers.count { return request }
             var stripped = Request(id: request.id, method: request.method, path: request.path, query: request.query, headers: headers, body: request.body,
                                    remoteAddress: request.remoteAddress)

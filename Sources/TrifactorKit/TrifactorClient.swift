@@ -47,10 +47,15 @@ public struct TrifactorClient: Sendable {
     /// peer in its `TRIFACTOR_TRUSTED_PROXIES` (for its rate limits, audit log,
     /// session list and push screens).
     /// `traceParent` (a W3C `traceparent`, version 00) joins trifactord's log
-    /// lines for these calls to the caller's trace.
-    public func forwarding(clientAddress: String, userAgent: String?, traceParent: String? = nil) -> TrifactorClient {
+    /// lines for these calls to the caller's trace. `brand` (`X-Trifactor-Brand`,
+    /// taken from trusted proxies only; 1 to 32 letters, digits, spaces and
+    /// `&'.-`) is the relying party's name on the texts, calls, emails and
+    /// authenticator-app entries these calls cause.
+    public func forwarding(clientAddress: String, userAgent: String?, traceParent: String? = nil, brand: String? = nil) -> TrifactorClient {
         var copy = self
         copy.connection.forwarded = ["X-Forwarded-For": clientAddress]
+        // The relying party's name on its customers' texts, calls, emails and authenticator-app entries.
+        if let brand { copy.connection.forwarded["X-Trifactor-Brand"] = brand }
         if let userAgent { copy.connection.forwarded["X-Forwarded-User-Agent"] = String(userAgent.prefix(512)) }
         // What the server takes (W3C: lower-case hex only); anything else would only be dropped there.
         if let traceParent, traceParent.utf8.count == 55,

@@ -304,6 +304,7 @@ public enum Schema {
             """),
         Migration(version: 12, name: "password resets, second-factor attempts per flow", sql: """
             ALTER TABLE email_resends ADD COLUMN purpose TEXT NOT NULL DEFAULT 'verify';
+            ALTER TABLE email_resends ADD COLUMN brand TEXT;
             CREATE TABLE password_resets (
               user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
               code_hash TEXT,

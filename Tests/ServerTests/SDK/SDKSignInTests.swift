@@ -171,6 +171,28 @@ struct TrustedProxyTests {
         }
     }
 
+    @Test("a trusted proxy's brand names the texts, emails and authenticator-app entry its calls cause; anyone else's is ignored", arguments: [true, false])
+    func brand(trusted: Bool) async throws {
+        let configuration = TestServer.configuration { $0.http.trustedProxies = TrustedProxies(parsing: trusted ? "10.0.0.0/8, 127.0.0.1" : "10.0.0.0/8")! }
+        try await Backend.all[0].withLiveServer(configuration) { server in
+            let user = try await server.sdkUser("branded@example.com")
+            let bank = user.forwarding(clientAddress: "203.0.113.7", userAgent: "Mozilla/5.0 (iPhone)", brand: "Trifactor Bank")
+            let expected = trusted ? "Trifactor Bank" : "Trifactor"
+            let totp = try await bank.enrollTOTP()
+            let uri = try #require(totp.otpauthURI)
+            #expect(uri.contains("issuer=\(expected.replacingOccurrences(of: " ", with: "%20"))"), "\(uri)")
+            try await bank.requestPasswordReset(email: "branded@example.com")
+            server.tick()
+            let email = try #require(try server.outbox(to: "branded@example.com").first { $0.text.contains("reset code") })
+            #expect(email.text.contains("Your \(expected) password reset code"))
+            // A brand that could not sit in a text message is not taken.
+            let odd = user.forwarding(clientAddress: "203.0.113.7", userAgent: nil, brand: "<script>")
+            try await odd.requestPasswordReset(email: "branded@example.com")
+            server.tick()
+            #expect(try server.outbox(to: "branded@example.com").first { $0.text.contains("reset code") }?.text.contains("Your Trifactor password") == true)
+        }
+    }
+
     @Test("the client is the right-most hop that is not a trusted proxy; a malformed header is not taken")
     func hops() throws {
         let proxies = try #require(TrustedProxies(parsing: "10.0.0.0/8,::1"))

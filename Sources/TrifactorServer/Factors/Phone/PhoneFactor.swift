@@ -83,7 +83,8 @@ struct PhoneFactor: SecondFactor {
     /// it proves: another purpose keeps its own code) is replaced.
     private func send(to number: PhoneNumber, intent: CodeIntent, locale: String?, userID: UserID, scope: String,
                       client: AuditContext) throws -> VerificationID {
-        let start = PhoneVerificationService.Start(brand: brand, locale: verifications.outbox.texts.locale(user: locale),
+        // The relying party's name when its server named one, the server's otherwise.
+        let start = PhoneVerificationService.Start(brand: client.brand ?? brand, locale: verifications.outbox.texts.locale(user: locale),
                                                    steps: [.init(channel: .sms, to: number.digits), .init(channel: .voice, to: number.digits)],
                                                    countryCodes: [number.countryCallingCode], channelTimeout: 120, codeLength: 6, customCode: nil,
                                                    clientRef: nil, intent: intent, userID: userID, scope: scope)

@@ -42,7 +42,7 @@ struct RecoveryCodesFactor: SecondFactor {
         try AuditLog.append(client.event(.recoveryCodeUsed, .success, userID: factor.userID, detail: "left=\(left)"), at: now.millis, on: db)
         if let user = try AccountRepository.find(id: factor.userID, on: db) {
             try outbox.enqueueEmail("recovery_code_used", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale),
-                                    values: ["left": .number(Int(left))], now: now.millis, on: db)
+                                    values: client.branded(["left": .number(Int(left))]), now: now.millis, on: db)
         }
         return true
     }

@@ -28,7 +28,8 @@ struct TOTPFactor: SecondFactor {
         let secret = SecureBytes(random.bytes(20))
         let sealed = try secret.withUnsafeBytes { try sealer.seal(Array($0), associatedData: Self.associatedData(factorID)) }
         let base32 = secret.withUnsafeBytes { Base32.encode(Array($0)) }
-        let uri = Self.uri(issuer: issuer, account: user.email, secret: base32, algorithm: algorithm.rawValue, digits: digits)
+        // The app's entry bears the relying party's name when its server named one.
+        let uri = Self.uri(issuer: client.brand ?? issuer, account: user.email, secret: base32, algorithm: algorithm.rawValue, digits: digits)
         return EnrollmentStart(pending: .totp(TOTPSecret(sealed: sealed, algorithm: algorithm, digits: digits)), displayName: "Authenticator app",
                                offer: .totp(secret: base32, otpauthURI: uri, qrSVG: try QRCode.svg(uri)))
     }

@@ -63,14 +63,14 @@ struct AccountService: Sendable {
             try transactions.write { db in
                 if let existing = try AccountRepository.find(email: email.value, on: db) {
                     try outbox.enqueueEmail("signup_exists", to: existing.email, language: outbox.texts.language(locale: nil, user: existing.locale),
-                                            now: now, on: db)
+                                            values: client.branded([:]), now: now, on: db)
                     try AuditLog.append(client.event(.signupForExistingEmail, .denied, userID: existing.id), at: now, on: db)
                     return
                 }
                 let user = UserRecord(id: .random(using: random), email: email.value, displayName: displayName?.isEmpty == true ? nil : displayName,
                                       passwordHash: hash, emailVerifiedAt: nil, createdAt: now, locale: locale?.lowercased())
                 try AccountRepository.insert(user, on: db)
-                try verification.issue(for: user, now: now, on: db)
+                try verification.issue(for: user, brand: client.brand, now: now, on: db)
                 try AuditLog.append(client.event(.accountCreated, .success, userID: user.id), at: now, on: db)
                 try AuditLog.append(client.event(.emailVerificationSent, .success, userID: user.id), at: now, on: db)
             }
@@ -168,7 +168,7 @@ extension AccountService {
             }
             let ended = try SessionRepository.endOthers(user.id, keep: caller.session.id, at: now, reason: .passwordChanged, on: db)
             try outbox.enqueueEmail("password_changed", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale),
-                                    values: ["sessions": .number(ended.count)], now: now, on: db)
+                                    values: client.branded(["sessions": .number(ended.count)]), now: now, on: db)
             try AuditLog.append(client.event(.passwordChanged, .success, userID: user.id, detail: "other sessions ended=\(ended.count)"), at: now, on: db)
         }
         changes.publish("user:\(user.id.raw)")

@@ -32,8 +32,9 @@ struct EmailResends: Sendable {
 
     /// Queues a code for `email`, inside the request's transaction.
     static func queue(_ email: EmailAddress, purpose: Purpose = .verify, client: AuditContext, now: Int64, on db: any SQLConnection) throws {
-        try db.execute("INSERT INTO email_resends (email, ip, user_agent, requested_at, purpose) VALUES ($1, $2, $3, $4, $5)",
-                       [.text(email.value), .text(client.ip), SQLValue(client.userAgent.map { String($0.prefix(512)) }), .int(now), purpose.sql])
+        try db.execute("INSERT INTO email_resends (email, ip, user_agent, requested_at, purpose, brand) VALUES ($1, $2, $3, $4, $5, $6)",
+                       [.text(email.value), .text(client.ip), SQLValue(client.userAgent.map { String($0.prefix(512)) }), .int(now), purpose.sql,
+                        SQLValue(client.brand)])
     }
 
     /// A queued row older than this is dropped unsent (a pass that kept
@@ -64,18 +65,18 @@ struct EmailResends: Sendable {
         for (seq, email, purpose) in rows {
             do {
                 try transactions.write { db in
-                    guard let row = try db.queryOne("DELETE FROM email_resends WHERE seq = $1 RETURNING ip, user_agent", [.int(seq)]) else { return }
+                    guard let row = try db.queryOne("DELETE FROM email_resends WHERE seq = $1 RETURNING ip, user_agent, brand", [.int(seq)]) else { return }
                     // Several requests for one address in a pass send one code (the last one would void the others).
                     guard issued.insert("\(purpose.rawValue):\(email)").inserted, let user = try AccountRepository.find(email: email, on: db) else { return }
-                    let client = AuditContext(ip: try row.text("ip"), userAgent: try row.optionalText("user_agent"))
+                    let client = AuditContext(ip: try row.text("ip"), userAgent: try row.optionalText("user_agent"), brand: try row.optionalText("brand"))
                     switch purpose {
                     case .verify:
                         guard user.emailVerifiedAt == nil else { return }
-                        try verification.issue(for: user, now: now, on: db)
+                        try verification.issue(for: user, brand: client.brand, now: now, on: db)
                         try AuditLog.append(client.event(.emailVerificationSent, .success, userID: user.id), at: now, on: db)
                     case .passwordReset:
                         guard user.disabledAt == nil else { return }
-                        try resets.issue(for: user, now: now, on: db)
+                        try resets.issue(for: user, brand: client.brand, now: now, on: db)
                         try AuditLog.append(client.event(.passwordResetRequested, .success, userID: user.id), at: now, on: db)
                     }
                 }

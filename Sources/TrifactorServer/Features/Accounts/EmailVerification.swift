@@ -16,8 +16,8 @@ struct EmailVerification: Sendable {
     let random: RandomSource
     let outbox: Outbox
 
-    /// Issues a new code for `user` and queues the email that carries it.
-    func issue(for user: UserRecord, now: Int64, on db: any SQLConnection) throws {
+    /// Issues a new code for `user` and queues the email that carries it, in the name of `brand` (nil: the server's).
+    func issue(for user: UserRecord, brand: String? = nil, now: Int64, on db: any SQLConnection) throws {
         let code = random.digits(Self.codeLength)
         // A new window (and a clean failure count) only once the previous window is over.
         try db.execute("""
@@ -29,7 +29,9 @@ struct EmailVerification: Sendable {
               window_started_at = CASE WHEN email_codes.window_started_at + $5 <= $4 THEN $4 ELSE email_codes.window_started_at END
             """, [user.id.sql, .text(Self.hash(code, userID: user.id)), .int(now + Self.lifetimeMillis), .int(now), .int(Self.lifetimeMillis)])
         try outbox.enqueueEmail("verify", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale),
-                                values: ["code": .text(code), "minutes": .number(Int(Self.lifetimeMillis / 60_000))], now: now, on: db)
+                                values: AuditContext(ip: "", userAgent: nil, brand: brand).branded(["code": .text(code),
+                                                                                                      "minutes": .number(Int(Self.lifetimeMillis / 60_000))]),
+                                now: now, on: db)
     }
 
     enum Outcome: Equatable { case verified, wrong, unusable }

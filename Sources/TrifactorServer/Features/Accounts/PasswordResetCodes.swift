@@ -20,8 +20,8 @@ struct PasswordResetCodes: Sendable {
     let random: RandomSource
     let outbox: Outbox
 
-    /// Issues a new code for `user` and queues the email that carries it.
-    func issue(for user: UserRecord, now: Int64, on db: any SQLConnection) throws {
+    /// Issues a new code for `user` and queues the email that carries it, in the name of `brand` (nil: the server's).
+    func issue(for user: UserRecord, brand: String? = nil, now: Int64, on db: any SQLConnection) throws {
         let code = random.digits(Self.codeLength)
         try db.execute("""
             INSERT INTO password_resets (user_id, code_hash, expires_at, window_started_at, failures, created_at) VALUES ($1, $2, $3, $4, 0, $4)
@@ -34,7 +34,9 @@ struct PasswordResetCodes: Sendable {
               window_started_at = CASE WHEN password_resets.window_started_at + $5 <= $4 THEN $4 ELSE password_resets.window_started_at END
             """, [user.id.sql, .text(Self.hash(code, userID: user.id)), .int(now + Self.lifetimeMillis), .int(now), .int(Self.lifetimeMillis)])
         try outbox.enqueueEmail("password_reset", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale),
-                                values: ["code": .text(code), "minutes": .number(Int(Self.lifetimeMillis / 60_000))], now: now, on: db)
+                                values: AuditContext(ip: "", userAgent: nil, brand: brand).branded(["code": .text(code),
+                                                                                                      "minutes": .number(Int(Self.lifetimeMillis / 60_000))]),
+                                now: now, on: db)
     }
 
     enum Outcome: Equatable {

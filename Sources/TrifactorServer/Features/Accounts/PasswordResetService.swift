@@ -130,7 +130,7 @@ struct PasswordResetService: Sendable {
             let ended = try SessionRepository.endAll(user.id, at: now.millis, reason: .passwordReset, on: db)
             try LoginThrottle.forgetPassword(email: user.email, on: db)
             try outbox.enqueueEmail("password_reset_done", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale),
-                                    values: ["sessions": .number(ended)], now: now.millis, on: db)
+                                    values: client.branded(["sessions": .number(ended)]), now: now.millis, on: db)
             try AuditLog.append(client.event(.passwordReset, .success, userID: user.id, detail: "sessions ended=\(ended)"), at: now.millis, on: db)
             return .success(ended)
         }

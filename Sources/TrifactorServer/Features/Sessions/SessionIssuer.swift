@@ -61,6 +61,7 @@ struct SessionIssuer: Sendable {
                               [userID.sql, .int(since), SQLValue(client.userAgent)]) == nil,
               let user = try AccountRepository.find(id: userID, on: db) else { return }
         try outbox.enqueueEmail("new_sign_in", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale),
-                                values: ["device": .text(DeviceName.describe(userAgent: client.userAgent)), "address": .text(client.ip)], now: now, on: db)
+                                values: client.branded(["device": .text(DeviceName.describe(userAgent: client.userAgent)), "address": .text(client.ip)]),
+                                now: now, on: db)
     }
 }
