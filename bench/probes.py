@@ -5,6 +5,8 @@ in the same run, interleaved sample by sample so both see the same moment of the
   resend    POST /v1/accounts/verify-email/resend for an unverified account against an unknown
             address: the ratio of their median latencies (1.00: the answer tells them apart by
             nothing; a security review measured 0.9 ms against 0.6 ms, 1.5x, before resends were queued).
+  reset     POST /v1/accounts/password-reset for an account against an unknown address (1.00: the
+            same answer in the same time).
   keyed     POST /v1/mfa/sign-in/challenges with the largest body a keyed request may carry (60
             members, about 120 of the 128 counted), with a fresh Idempotency-Key against without
             one (the key's claim is a database write either way); a 64 KiB body of 5,000 members
@@ -97,6 +99,12 @@ def main():
         known_ms, unknown_ms, statuses = interleaved(unverified, unknown, SAMPLES)
         assert statuses == {202}, statuses
         rows = [("resend: unverified account / unknown address", known_ms, unknown_ms)]
+        turn = iter([a for a in accounts for _ in range(3)])
+        account = lambda: client.post("/v1/accounts/password-reset", {"email": next(turn)})
+        stranger = lambda: client.post("/v1/accounts/password-reset", {"email": f"nobody-{uuid.uuid4().hex}@example.com"})
+        known_ms, unknown_ms, statuses = interleaved(account, stranger, SAMPLES)
+        assert statuses == {202}, statuses
+        rows.append(("password reset: account / unknown address", known_ms, unknown_ms))
 
         def body(members):
             return {"pending_credential": "A" * 43, "enrollment_id": str(uuid.uuid4()), "padding": {f"k{i}": i for i in range(members)}}

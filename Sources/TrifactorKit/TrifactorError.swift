@@ -20,6 +20,8 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, ExpressibleBySt
     public static let invalidResetCredential: ProblemCode = "invalid_reset_credential"
     /// The last wrong code a sign-in, step-up, transfer or reset allowed: it ended; start it again.
     public static let attemptsExhausted: ProblemCode = "attempts_exhausted"
+    /// A passkey sign-in that was not accepted: try again, or use the password.
+    public static let passkeyRefused: ProblemCode = "passkey_refused"
     public static let reauthenticationRequired: ProblemCode = "reauthentication_required"
     public static let secondFactorRequired: ProblemCode = "second_factor_required"
     public static let unverifiedEmail: ProblemCode = "unverified_email"

@@ -43,6 +43,7 @@ struct StableCodesTests {
             (APIError.idempotentBodyTooLarge, 413, "idempotent_body_too_large"),
             (APIError.invalidResetCredential, 401, "invalid_reset_credential"),
             (APIError.attemptsExhausted, 403, "attempts_exhausted"),
+            (APIError.passkeyRefused, 401, "passkey_refused"),
             (APIError.testNumberConfigured, 409, "test_number_configured"),
             (APIError.testNumberNotFound, 404, "test_number_not_found"),
             (APIError.testNumberEnrolled, 409, "test_number_enrolled"),

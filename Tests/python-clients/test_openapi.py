@@ -690,7 +690,7 @@ def _passwordless(server, j, user, f):
     options = j.expect(200, "getPasskeyOptions")["options"]
     assertion = credential_json(f["passkey_device"].get(request_options(options), server.origin))
     assert j.expect(201, "signInWithPasskey", json_body={"assertion": assertion})["session"]["aal"] == 2
-    j.problem(401, "invalid_credentials", "signInWithPasskey", json_body={"assertion": assertion})
+    j.problem(401, "passkey_refused", "signInWithPasskey", json_body={"assertion": assertion})
 
     device = f["device"]
     push = j.expect(202, "startPushSignIn", json_body={"email": user["email"]})
@@ -717,7 +717,12 @@ def _bound_actions(j, f, aal2):
     j.problem(404, "authorization_not_found", "consumeAuthorization", {"id": created["authorization_id"]}, json_body={"action": action},
               token=aal2)
     created = j.expect(202, "createAuthorization", json_body={"action": action, "enrollment_id": f["totp"]}, token=aal2)
-    j.problem(400, "invalid_code", "approveAuthorization", {"id": created["authorization_id"]}, json_body={"code": "1234567"}, token=aal2)
+    # Seven digits cannot be the app's code: said so, at no cost; a wrong six-digit one is counted, and the fifth ends it.
+    j.problem(422, "invalid_fields", "approveAuthorization", {"id": created["authorization_id"]}, json_body={"code": "1234567"}, token=aal2)
+    wrong = "000000" if f["app"].totp.now() != "000000" else "000001"
+    for _ in range(4):
+        j.problem(400, "invalid_code", "approveAuthorization", {"id": created["authorization_id"]}, json_body={"code": wrong}, token=aal2)
+    j.problem(403, "attempts_exhausted", "approveAuthorization", {"id": created["authorization_id"]}, json_body={"code": wrong}, token=aal2)
 
 
 def _ending_sessions(j, f, token, aal2):

@@ -129,6 +129,9 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
     /// The last wrong proof a sign-in, step-up, authorization or reset allowed: it has ended.
     static let attemptsExhausted = APIError(status: 403, code: "attempts_exhausted", title: "Too Many Wrong Codes",
                                             detail: "Too many wrong codes: what you were confirming has ended. Start it again to get a new code.")
+    /// A passkey sign-in that was not accepted.
+    static let passkeyRefused = APIError(status: 401, code: "passkey_refused", title: "Passkey Refused",
+                                         detail: "This passkey was not accepted. Try it again, or sign in with your email and password.")
     /// A password reset's credential that is unknown, expired or used.
     static let invalidResetCredential = APIError(status: 401, code: "invalid_reset_credential", title: "Invalid Reset Credential",
                                                  detail: "This password reset expired or was used: ask for a new code.")

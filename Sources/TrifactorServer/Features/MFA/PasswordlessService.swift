@@ -44,7 +44,8 @@ struct PasswordlessService: Sendable {
     /// Signs in with a passkey's assertion. Everything that needs no stored
     /// state is checked before the transaction opens; then the challenge must
     /// be one issued, unused and fresh (it is spent either way).
-    /// - Throws: `SignInFailure.invalidCredentials` for every refusal.
+    /// - Throws: `SignInFailure.passkeyRefused` for every refusal (a passkey
+    ///   names no account, so saying so reveals nothing).
     func signIn(with credential: CredentialJSON, client: AuditContext) throws -> (token: String, session: SessionRecord) {
         let now = clock.now()
         let parsed: ParsedAssertion
@@ -54,7 +55,7 @@ struct PasswordlessService: Sendable {
             try transactions.write {
                 try AuditLog.append(client.event(.signInFailed, .failure, detail: "passkey assertion refused: \(error.reason.rawValue)"), at: now.millis, on: $0)
             }
-            throw SignInFailure.invalidCredentials
+            throw SignInFailure.passkeyRefused
         }
         let issued = try transactions.write { db -> (token: String, session: SessionRecord)? in
             guard try db.execute("UPDATE passkey_logins SET used_at = $2 WHERE challenge = $1 AND used_at IS NULL AND created_at > $3",
@@ -68,7 +69,7 @@ struct PasswordlessService: Sendable {
             let proofs = SessionIssuer.Proofs(aal: .aal2, methods: [.hwk, .user], passwordVerifiedAt: nil, secondFactor: true)
             return try issuer.issue(userID: factor.userID, proofs, client: client, detail: "passwordless passkey=\(factor.id.raw)", now: now.millis, on: db)
         }
-        guard let issued else { throw SignInFailure.invalidCredentials }
+        guard let issued else { throw SignInFailure.passkeyRefused }
         return issued
     }
 

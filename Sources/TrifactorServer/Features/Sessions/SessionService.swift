@@ -241,6 +241,8 @@ enum SignInFailure: Error, Equatable {
     case locked(retryAfter: Int)
     /// The right password for an account an administrator disabled.
     case disabled
+    /// A passkey sign-in's assertion was not accepted (unknown passkey, a bad or spent challenge, no user verification).
+    case passkeyRefused
 }
 
 /// Refusals about the caller's sessions.

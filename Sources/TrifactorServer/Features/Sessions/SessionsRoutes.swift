@@ -71,6 +71,7 @@ extension SignInFailure: APIFailure {
     var problem: APIError {
         switch self {
         case .invalidCredentials: .invalidCredentials
+        case .passkeyRefused: .passkeyRefused
         case .locked(let wait): .tooManyAttempts(retryAfter: wait)
         case .disabled: .accountDisabled
         }
