@@ -79,7 +79,11 @@ public struct EnrolledFactor: Codable, Sendable, Equatable {
     public var maskedPhone: String?
     public var enrolledAt: Date
     public var lastUsedAt: Date?
-    public init(enrollmentID: String, kind: String, displayName: String, maskedPhone: String?, enrolledAt: Date, lastUsedAt: Date?) {
+    /// Recovery codes: how many of the set are still unused.
+    public var codesLeft: Int?
+    public init(enrollmentID: String, kind: String, displayName: String, maskedPhone: String?, enrolledAt: Date, lastUsedAt: Date?,
+                codesLeft: Int? = nil) {
+        self.codesLeft = codesLeft
         self.enrollmentID = enrollmentID
         self.kind = kind
         self.displayName = displayName
@@ -89,7 +93,7 @@ public struct EnrolledFactor: Codable, Sendable, Equatable {
     }
     enum CodingKeys: String, CodingKey {
         case enrollmentID = "enrollment_id", kind, displayName = "display_name", maskedPhone = "masked_phone"
-        case enrolledAt = "enrolled_at", lastUsedAt = "last_used_at"
+        case enrolledAt = "enrolled_at", lastUsedAt = "last_used_at", codesLeft = "codes_left"
     }
 }
 

@@ -28,6 +28,10 @@ struct StepUpTests {
             }
             #expect(try signIn(codes[0].lowercased()) == 201)
             #expect(try signIn(codes[0]) == 400)
+            // The list says how many are left.
+            let listed = try user.call("GET", "/v1/mfa/enrollments").decode(EnrolledFactors.self).enrollments
+            #expect(listed.first { $0.kind == "recovery_code" }?.codesLeft == 9)
+            #expect(listed.first { $0.kind == "totp" }?.codesLeft == nil)
             #expect(try server.lastMessage(to: "rec@example.com")?.contains("recovery code was just used") == true)
             #expect(try server.auditKinds().contains("recovery_code.used"))
             try user.stepUp(totp)

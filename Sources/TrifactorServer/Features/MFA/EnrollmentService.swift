@@ -112,6 +112,17 @@ struct EnrollmentService: Sendable {
         try transactions.read { try FactorRepository.list(caller.user.id, on: $0) }
     }
 
+    /// The caller's factors as the API lists them, recovery codes with how many are left.
+    func listed(_ caller: Caller) throws -> [EnrolledFactor] {
+        try transactions.read { db in
+            try FactorRepository.list(caller.user.id, on: db).map { factor in
+                var listed = factor.api
+                if factor.kind == .recoveryCode { listed.codesLeft = try MFARepository.recoveryCodesLeft(factor.id, on: db) }
+                return listed
+            }
+        }
+    }
+
     /// Removes one of the caller's factors (and the recovery codes with the
     /// last real one).
     /// - Throws: `SecondFactorFailure.secondFactorRequired`, `.factorNotFound`.

@@ -126,6 +126,11 @@ enum MFARepository {
     }
 
     /// Whether the recovery-code factor `factorID` has unused codes.
+    /// The unused codes of a recovery-code factor.
+    static func recoveryCodesLeft(_ factorID: FactorID, on db: any SQLConnection) throws -> Int {
+        Int(try db.queryOne("SELECT COUNT(*) AS n FROM recovery_codes WHERE factor_id = $1 AND used_at IS NULL", [factorID.sql])?.int("n") ?? 0)
+    }
+
     static func hasRecoveryCodes(_ factorID: FactorID, on db: any SQLConnection) throws -> Bool {
         try db.queryOne("SELECT 1 AS one FROM recovery_codes WHERE factor_id = $1 AND used_at IS NULL LIMIT 1", [factorID.sql]) != nil
     }

@@ -30,7 +30,7 @@ struct MFARoutes {
             return .json(factor.api, status: 201)
         }
         routes.authenticated("GET", "/v1/mfa/enrollments") { _, caller in
-            .json(EnrolledFactors(enrollments: try enrollments.list(caller).map(\.api)))
+            .json(EnrolledFactors(enrollments: try enrollments.listed(caller)))
         }
         routes.authenticated("PATCH", "/v1/mfa/enrollments/:id") { request, caller in
             let body = try request.decode(RenameFactorRequest.self)
