@@ -217,7 +217,10 @@ public struct PendingApproval: Codable, Sendable, Equatable {
     public var expiresAt: Date
     /// Three numbers: the user picks the one the browser shows.
     public var choices: [Int]
-    public init(approvalID: String, ip: String?, userAgent: String?, createdAt: Date, expiresAt: Date, choices: [Int]) {
+    /// What approving does: `signin` (a sign-in) or `reset` (a password reset); a device says which.
+    public var purpose: String?
+    public init(approvalID: String, ip: String?, userAgent: String?, createdAt: Date, expiresAt: Date, choices: [Int], purpose: String? = nil) {
+        self.purpose = purpose
         self.approvalID = approvalID
         self.ip = ip
         self.userAgent = userAgent
@@ -226,7 +229,7 @@ public struct PendingApproval: Codable, Sendable, Equatable {
         self.choices = choices
     }
     enum CodingKeys: String, CodingKey {
-        case approvalID = "approval_id", ip, userAgent = "user_agent", createdAt = "created_at", expiresAt = "expires_at", choices
+        case approvalID = "approval_id", ip, userAgent = "user_agent", createdAt = "created_at", expiresAt = "expires_at", choices, purpose
     }
 }
 

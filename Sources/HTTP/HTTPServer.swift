@@ -45,6 +45,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var tlsKeyPEM: String?
     /// Proxies whose `X-Forwarded-For` and `X-Forwarded-User-Agent` name the client (none by default).
     public var trustedProxies: TrustedProxies = .none
+    /// The brands a trusted proxy may name in `X-Trifactor-Brand` (exactly; none by default). Any
+    /// other brand, and every brand from anyone else, is dropped before a handler sees the request:
+    /// a front proxy that passes its clients' headers on must not let them name the texts a server sends.
+    public var brands: Set<String> = []
     /// Bytes of each connection's memory pool (see `HTTPServer.connectionMemory`).
     public var connectionMemory = HTTPServer.connectionMemory
 

@@ -134,12 +134,16 @@ final class ServerContext: Sendable {
     }
 
     /// The request as from the client a trusted proxy names; others' forwarding headers are dropped,
-    /// and so is the relying party's brand (`X-Trifactor-Brand`), which only a trusted proxy may name.
+    /// and so is the relying party's brand (`X-Trifactor-Brand`), which only a trusted proxy may name,
+    /// and only one of the configured `brands`.
     func forwarded(_ request: Request) -> Request {
         let proxies = configuration.trustedProxies
         var headers = request.headers
         headers["x-forwarded-for"] = nil
         headers["x-forwarded-user-agent"] = nil
+        if let brand = headers["x-trifactor-brand"], !configuration.brands.contains(brand.trimmingCharacters(in: .whitespaces)) {
+            headers["x-trifactor-brand"] = nil
+        }
         guard proxies.trusts(request.remoteAddress) else {
             headers["x-trifactor-brand"] = nil
             if headers.count == request.headers.count { return request }

@@ -52,9 +52,17 @@ public struct PasswordReset: Sendable {
         return SecondFactorChallenge(sent, hint: hint, pendingCredential: credential, client: client)
     }
 
+    /// "Call me instead": after `challenge` texted a code to the phone of `hint`, a voice call speaks the same code now.
+    /// - Throws: `TrifactorError.server` 409 `second_factor_unusable` when `hint` is not a phone or nothing was texted yet.
+    public func callInstead(_ hint: FactorHint) async throws(TrifactorError) {
+        _ = try await client.connection.raw("POST", "/v1/accounts/password-reset/challenges/call",
+                                            body: PasswordResetChallengeRequest(resetCredential: credential, enrollmentID: hint.id), repeatable: true)
+    }
+
     /// Sets `newPassword`, with `hint` proven by `proof` when the account has second factors.
-    /// - Throws: `TrifactorError.server` `invalid_fields` (`new_password` refused), `second_factor_required`,
-    ///   `invalid_code`, `too_many_attempts`, `invalid_reset_credential` (start over); `.approvalDenied` or `.expired` for a push.
+    /// - Throws: `TrifactorError.server` `invalid_fields` (`new_password` refused, or a code of the wrong shape), `second_factor_required`,
+    ///   `invalid_code` (with the tries left), `attempts_exhausted` (the fifth wrong proof: the reset ended), `too_many_attempts`,
+    ///   `invalid_reset_credential` (start over); `.approvalDenied` or `.expired` for a push.
     public func complete(newPassword: String, proving hint: FactorHint? = nil, with proof: SecondFactorProof? = nil) async throws(TrifactorError) {
         var request = CompletePasswordResetRequest(resetCredential: credential, newPassword: newPassword, enrollmentID: hint?.id)
         switch proof {

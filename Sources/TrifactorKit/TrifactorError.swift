@@ -22,6 +22,8 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, ExpressibleBySt
     public static let attemptsExhausted: ProblemCode = "attempts_exhausted"
     /// A passkey sign-in that was not accepted: try again, or use the password.
     public static let passkeyRefused: ProblemCode = "passkey_refused"
+    /// A hundred wrong second-factor codes in a row: two-step verification is locked until support resets it.
+    public static let secondFactorFrozen: ProblemCode = "second_factor_frozen"
     public static let reauthenticationRequired: ProblemCode = "reauthentication_required"
     public static let secondFactorRequired: ProblemCode = "second_factor_required"
     public static let unverifiedEmail: ProblemCode = "unverified_email"

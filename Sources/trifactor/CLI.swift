@@ -157,7 +157,8 @@ enum CLI {
                 switch p.code {
                 case .tooManyAttempts, .rateLimited: return ("\(p.detail)\(wait)", .limited)
                 case .sessionExpired, .invalidPendingCredential, .invalidResetCredential: return (p.detail, .expired)
-                case .invalidCredentials, .invalidCode, .unauthenticated: return (p.detail, .denied)
+                case .invalidCredentials, .invalidCode, .unauthenticated, .passkeyRefused, .attemptsExhausted: return (p.detail, .denied)
+                case .secondFactorFrozen: return (p.detail, .limited)
                 default: return (p.status == 429 ? "\(p.detail)\(wait)" : p.detail, p.status == 429 ? .limited : .failure)
                 }
             case .approvalDenied: return (sdk.description, .denied)

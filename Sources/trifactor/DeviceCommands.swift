@@ -128,7 +128,8 @@ struct ApproveCommand: Command {
     static func answer(_ approval: PendingApproval, _ device: DeviceAuthenticator, _ context: Context) async throws {
         let left = max(0, Int(approval.expiresAt.timeIntervalSinceNow.rounded()))
         if !context.json {
-            print("Sign-in from \(approval.ip ?? "an unknown address") with \(approval.userAgent ?? "an unknown browser"), \(left) s left.")
+            let what = approval.purpose == "reset" ? "Password reset" : "Sign-in"
+            print("\(what) from \(approval.ip ?? "an unknown address") with \(approval.userAgent ?? "an unknown browser"), \(left) s left.")
         }
         let typed: String
         do { typed = try context.terminal.ask("Type the number shown on the sign-in screen (Enter denies): ") } catch {

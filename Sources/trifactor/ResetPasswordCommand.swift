@@ -6,15 +6,18 @@ import TrifactorKit
 /// password (twice). Every session ends; sign in again afterwards.
 struct ResetPasswordCommand: Command {
     static let name = "reset-password"
-    static let summary = "EMAIL [--code @FILE] [--factor ID] [--factor-code @FILE] [--password-stdin]   a forgotten password, by the emailed code"
+    static let summary = "EMAIL [--code @FILE] [--factor ID] [--factor-code @FILE] [--password-stdin | --password @FILE]   a forgotten password, by the emailed code"
 
     static func run(_ raw: [String], _ context: Context) async throws {
         let a = try Arguments(raw, valued: ["code", "factor", "factor-code", "password"], flags: ["password-stdin"])
         let email = try a.word(0, "the email address")
         try a.atMost(1)
         let client = context.client
-        try await client.requestPasswordReset(email: email)
-        if !context.json { print("If \(email) has an account, a code is on its way there (valid for 10 minutes).") }
+        // With --code the code came already (a script asked before): asking again would send another.
+        if a.value("code") == nil {
+            try await client.requestPasswordReset(email: email)
+            if !context.json { print("If \(email) has an account, a code is on its way there (valid for 10 minutes).") }
+        }
         let code = try context.terminal.secret(stdin: false, file: a.value("code"), name: "code", prompt: "Code from the email: ")
         let reset = try await client.verifyPasswordReset(email: email, code: code)
         var hint: FactorHint?

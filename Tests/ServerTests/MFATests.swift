@@ -144,7 +144,8 @@ struct MFATests {
             #expect(try server.json("POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": phone]).status == 202)
             let code = try #require(try user.lastSMSCode("447400123465"))
             let fixed = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": phone, "code": code == "4242" ? "4243" : "4242"])
-            #expect(fixed.status == 400)
+            // Refused whatever it is: a factor's code is 6 digits, and the fixed one is no code of this factor.
+            #expect(fixed.status == 422)
             #expect(try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": phone, "code": code]).status == 201)
         }
     }
@@ -267,21 +268,45 @@ struct MFATests {
         }
     }
 
-    @Test("a wrong code an hour after the last one starts the account's count again, and its tries left are the sign-in's own")
-    func quietHour() throws {
+    @Test("proofs racing past a sign-in's budget are not checked: the sixth in parallel ends it, even with the right code")
+    func budgetBeforeTheCheck() throws {
         try Backend.all[0].withServer { server throws in
-            let user = try MFAClient(server, email: "quiet@example.com")
+            let user = try MFAClient(server, email: "racer@example.com")
             let totp = try user.enrollTOTP()
-            func attempt(_ pending: String, _ code: String) throws -> HTTPTestClient.Response {
-                try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": totp.id, "code": code])
+            let right = user.totp(totp.secret, offset: 1)
+            let pending = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
+            // Five counted attempts (as five requests in flight would have), none checked yet.
+            try server.database.transaction { db in
+                for _ in 0..<5 { _ = try PurposeAttempts.count(.signIn(pendingHash: SHA256.hex(pending)), now: server.nowMillis, on: db) }
             }
+            let late = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": totp.id, "code": right])
+            #expect(late.status == 403)
+            #expect(try late.problem.code == "attempts_exhausted")
+        }
+    }
+
+    @Test("a hundred wrong proofs in a row lock the second step for good: the owner is told, and only an administrator's reset unlocks it")
+    func frozen() throws {
+        try Backend.all[0].withServer { server throws in
+            let user = try MFAClient(server, email: "frozen@example.com")
+            let totp = try user.enrollTOTP()
             let wrong = user.totp(totp.secret, offset: 1) == "000000" ? "111111" : "000000"
-            let first = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
-            for _ in 0..<4 { _ = try attempt(first, wrong) }
-            server.clock.advance(3601)
-            // An hour later, in a new flow: not "the last try" because of the old failures.
-            let later = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
-            #expect(try attempt(later, wrong).problem.remainingAttempts == 4)
+            var statuses: Set<Int> = []
+            for _ in 1...100 {
+                // A new sign-in for each, after any growing lock: only the account's count adds up.
+                let pending = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
+                statuses.insert(try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": totp.id, "code": wrong]).status)
+                server.clock.advance(901)
+            }
+            #expect(statuses == [400])
+            let pending = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
+            let locked = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": totp.id, "code": user.totp(totp.secret)])
+            #expect(try locked.problem.code == "second_factor_frozen")
+            #expect(try server.outbox(to: "frozen@example.com").contains { $0.text.contains("a hundred times in a row") })
+            #expect(try server.auditKinds().contains("mfa.frozen"))
+            let id = try server.database.transaction { try AccountRepository.find(email: "frozen@example.com", on: $0)!.id }
+            _ = try server.services.admin.resetMFA(id, actor: .init(name: "ops", client: AuditContext(ip: "10.0.0.9", userAgent: "admin")))
+            #expect(try server.json("POST", "/v1/sessions", ["email": "frozen@example.com", "password": "correct horse battery"]).status == 201)
         }
     }
 }

@@ -44,6 +44,7 @@ struct StableCodesTests {
             (APIError.invalidResetCredential, 401, "invalid_reset_credential"),
             (APIError.attemptsExhausted, 403, "attempts_exhausted"),
             (APIError.passkeyRefused, 401, "passkey_refused"),
+            (APIError.secondFactorFrozen, 403, "second_factor_frozen"),
             (APIError.testNumberConfigured, 409, "test_number_configured"),
             (APIError.testNumberNotFound, 404, "test_number_not_found"),
             (APIError.testNumberEnrolled, 409, "test_number_enrolled"),
@@ -79,7 +80,7 @@ struct StableCodesTests {
             "admin_key.created", "admin_key.revoked", "admin_key.rejected", "admin.read", "admin.user_disabled", "admin.user_enabled",
             "admin.user_deleted", "admin.mfa_reset", "admin.sessions_revoked", "admin.email_verified", "admin.test_number_set",
             "admin.test_number_removed", "password_reset.requested", "password_reset.verified", "password_reset.failed", "password.reset",
-            "mfa.exhausted",
+            "mfa.exhausted", "mfa.frozen",
         ])
     }
 }

@@ -195,7 +195,7 @@ def test_open_an_account_then_sign_in_with_sitekey_and_sms(bank, phone):
     phone.get_by_role("button", name=re.compile("Text me a code")).click()
     phone.get_by_label("Code").fill("000000")
     phone.get_by_role("button", name="Confirm").click()
-    expect(phone.get_by_role("alert")).to_contain_text("That code is wrong. 9 more tries")
+    expect(phone.get_by_role("alert")).to_contain_text("That code is wrong. 4 more tries")
     phone.get_by_label("Code").fill(bank.last_code(MOBILE, "sms"))
     phone.get_by_role("button", name="Confirm").click()
     expect(phone.get_by_role("heading", name="Your accounts")).to_be_visible()

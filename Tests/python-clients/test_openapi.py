@@ -727,8 +727,8 @@ def _bound_actions(j, f, aal2):
 
 def _ending_sessions(j, f, token, aal2):
     """Removing a factor needs a fresh second factor; sessions end one by one."""
-    j.expect(204, "removeFactor", {"id": f["phone"]}, token=aal2)
-    j.problem(404, "factor_not_found", "removeFactor", {"id": f["phone"]}, token=aal2)
+    j.expect(204, "removeFactor", {"id": f["passkey"]}, token=aal2)
+    j.problem(404, "factor_not_found", "removeFactor", {"id": f["passkey"]}, token=aal2)
     j.expect(204, "revokeSession", {"id": j.expect(200, "getSession", token=token)["session"]["id"]}, token=aal2)
     j.problem(401, "unauthenticated", "getSession", token=token)
     j.expect(204, "signOut", token=aal2)
@@ -748,7 +748,12 @@ def _password_reset(server, j, user, f):
     verified = j.expect(200, "verifyPasswordReset", json_body={"email": email, "code": code[:4] + " " + code[4:]})
     assert verified["second_factor_required"] and any(h["enrollment_id"] == f["totp"] for h in verified["hints"]), verified
     body = {"reset_credential": verified["reset_credential"], "enrollment_id": f["totp"]}
+    j.problem(409, "second_factor_unusable", "callInsteadForPasswordReset", json_body=body)
     j.expect(202, "sendPasswordResetChallenge", json_body=body)
+    # The phone's code can be spoken instead; the app's code below is the one that finishes.
+    by_phone = {"reset_credential": verified["reset_credential"], "enrollment_id": f["phone"]}
+    j.expect(202, "sendPasswordResetChallenge", json_body=by_phone)
+    j.expect(202, "callInsteadForPasswordReset", json_body=by_phone)
     new_password = user["password"] + " reset"
     j.problem(401, "second_factor_required", "completePasswordReset", json_body={"reset_credential": verified["reset_credential"],
                                                                                   "new_password": new_password})

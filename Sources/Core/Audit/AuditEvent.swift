@@ -79,6 +79,8 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case passwordReset = "password.reset"
     /// A sign-in, step-up, authorization or reset used up its wrong proofs and ended.
     case mfaExhausted = "mfa.exhausted"
+    /// A hundred wrong second-factor proofs in a row: the second step is locked until an administrator resets it.
+    case mfaFrozen = "mfa.frozen"
 }
 
 /// The outcome recorded with an event.

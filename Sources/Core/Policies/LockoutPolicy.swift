@@ -16,17 +16,21 @@ public struct LockoutPolicy: Sendable, Equatable {
     public var baseDelay: TimeInterval
     /// Upper bound of any lockout.
     public var maximumDelay: TimeInterval
-    /// After this long without a failure (and no lock running) the count
-    /// starts again; nil: only a success clears it. A wrong code an hour
-    /// after the last one is no longer "consecutive" with it.
-    public var forgetAfter: TimeInterval?
+    /// The consecutive failure that locks for good, until an administrator
+    /// clears it (NIST SP 800-63B §5.2.2: no more than 100); nil: never.
+    public var ceiling: Int?
 
     /// Defaults: the 5th failure locks for 5 s, doubling per failure, at most 15 minutes.
-    public init(freeAttempts: Int = 5, baseDelay: TimeInterval = 5, maximumDelay: TimeInterval = 900, forgetAfter: TimeInterval? = nil) {
+    public init(freeAttempts: Int = 5, baseDelay: TimeInterval = 5, maximumDelay: TimeInterval = 900, ceiling: Int? = nil) {
         self.freeAttempts = freeAttempts
         self.baseDelay = baseDelay
         self.maximumDelay = maximumDelay
-        self.forgetAfter = forgetAfter
+        self.ceiling = ceiling
+    }
+
+    /// Whether the `failures`-th consecutive failure locks for good.
+    public func freezes(afterFailures failures: Int) -> Bool {
+        ceiling.map { failures >= $0 } ?? false
     }
 
     /// How long to lock after the `failures`-th consecutive failure; nil for no lock.

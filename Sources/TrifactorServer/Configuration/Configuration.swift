@@ -54,9 +54,11 @@ public struct Configuration: Sendable {
     /// The issuer shown in authenticator apps.
     public var totpIssuer = "Trifactor"
     /// The account-wide ceiling on second-factor proofs, across every flow:
-    /// consecutive wrong proofs (an hour without one starts the count again).
-    /// Each flow also has its own budget (`SecondFactorService.attemptsPerPurpose`).
-    public var mfaLockout = LockoutPolicy(freeAttempts: 10, baseDelay: 5, maximumDelay: 900, forgetAfter: 3600)
+    /// consecutive wrong proofs lock for a growing delay after 10, and for
+    /// good (until an administrator resets the factors) at 100; only a
+    /// success clears the count. Each flow also has its own budget
+    /// (`SecondFactorService.attemptsPerPurpose`).
+    public var mfaLockout = LockoutPolicy(freeAttempts: 10, baseDelay: 5, maximumDelay: 900, ceiling: 100)
     /// Lockout after consecutive failed sign-ins.
     public var lockout = LockoutPolicy()
     /// Sign-in attempts per client IP: burst, then a steady rate per second.

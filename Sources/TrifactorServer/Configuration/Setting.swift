@@ -154,6 +154,15 @@ struct Setting: Sendable {
             c.http.trustedProxies = proxies
             return nil
         },
+        Setting(variable: "TRIFACTOR_BRANDS", flag: "--brands", valueName: "LIST",
+                help: "Names a trusted proxy may give its customers' texts, calls, emails and app entries (X-Trifactor-Brand), exactly", defaultText: "none") { c, v in
+            let names = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard names.allSatisfy({ AuditContext.brand($0) == $0 }) else {
+                return "TRIFACTOR_BRANDS must list names of 1 to 18 letters, digits, spaces and &'.- (like Trifactor Bank), separated by commas."
+            }
+            c.http.brands = Set(names)
+            return nil
+        },
         Setting(variable: "TRIFACTOR_ORIGINS", flag: "--origins", valueName: "LIST",
                 help: "Web origins allowed for passkeys, exact (https://bank.example,...)", defaultText: "none (dev: http://localhost:*)") { c, v in
             let list = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }

@@ -86,6 +86,8 @@ enum SecondFactorFailure: Error, Equatable {
     case locked(retryAfter: Int)
     /// The last wrong proof this purpose allowed: what was being confirmed has ended.
     case exhausted
+    /// A hundred wrong proofs in a row on this account: locked until an administrator resets its factors.
+    case frozen
     case factorNotFound
     /// This factor cannot be used for this.
     case unusable

@@ -129,6 +129,9 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
     /// The last wrong proof a sign-in, step-up, authorization or reset allowed: it has ended.
     static let attemptsExhausted = APIError(status: 403, code: "attempts_exhausted", title: "Too Many Wrong Codes",
                                             detail: "Too many wrong codes: what you were confirming has ended. Start it again to get a new code.")
+    /// A hundred wrong second-factor proofs in a row: locked until an administrator resets the factors.
+    static let secondFactorFrozen = APIError(status: 403, code: "second_factor_frozen", title: "Two-Step Verification Locked",
+                                             detail: "Too many wrong codes in a row: two-step verification is locked on this account. Contact support to unlock it.")
     /// A passkey sign-in that was not accepted.
     static let passkeyRefused = APIError(status: 401, code: "passkey_refused", title: "Passkey Refused",
                                          detail: "This passkey was not accepted. Try it again, or sign in with your email and password.")

@@ -10,8 +10,9 @@ struct AuditContext: Sendable {
     let ip: String
     let userAgent: String?
     /// The relying party's name, from `X-Trifactor-Brand` of a trusted proxy
-    /// (a bank's server): 1 to 32 letters, digits, spaces and `&'.-`. nil:
-    /// the server's own (`TRIFACTOR_TOTP_ISSUER`).
+    /// (a bank's server), one of `TRIFACTOR_BRANDS` (the HTTP layer drops any
+    /// other): 1 to 18 letters, digits, spaces and `&'.-`, as Vonage's brand.
+    /// nil: the server's own (`TRIFACTOR_TOTP_ISSUER`).
     var brand: String?
 
     init(_ request: Request) {
@@ -29,7 +30,7 @@ struct AuditContext: Sendable {
     /// `text` when it may name a brand in a text message; nil otherwise (the server's own name is used).
     static func brand(_ text: String) -> String? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        guard (1...32).contains(trimmed.count),
+        guard (1...18).contains(trimmed.count),
               trimmed.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || " &'.-".unicodeScalars.contains($0)) })
         else { return nil }
         return trimmed

@@ -20,6 +20,7 @@ enum Housekeeping {
         var mfa = 0
         var idempotencyKeys = 0
         var deliveryCallbacks = 0
+        var resetsAndAttempts = 0
     }
 
     /// One pass at `now` (milliseconds).
@@ -54,6 +55,10 @@ enum Housekeeping {
         report.sessions = try db.execute("DELETE FROM sessions WHERE ended_at IS NOT NULL AND ended_at < $1", [.int(now - 30 * day)])
         report.idempotencyKeys = try db.execute("DELETE FROM idempotency_keys WHERE expires_at <= $1", [.int(now)])
         report.deliveryCallbacks = try db.execute("DELETE FROM delivery_callbacks WHERE seen_at < $1", [.int(now - DeliveryRoutes.rememberedFor)])
+        // Per-flow attempt counts a day old guard nothing (the flows live minutes); resets whose code and credential died a day ago.
+        report.resetsAndAttempts = try db.execute("DELETE FROM mfa_attempts WHERE updated_at < $1", [.int(now - day)])
+            + db.execute("DELETE FROM password_resets WHERE expires_at < $1 AND (credential_expires_at IS NULL OR credential_expires_at < $1)",
+                         [.int(now - day)])
         return report
     }
 }

@@ -3,8 +3,12 @@ import Foundation
 
 /// Debian's cracklib dictionary, looked up through libcrack2: the words and
 /// passwords of `/usr/share/dict/cracklib-small` (54,763 entries: English
-/// words, names, keyboard runs and common passwords such as `qwerty123`),
-/// packed by `cracklib-runtime` into `/var/cache/cracklib/cracklib_dict`.
+/// words, names, keyboard runs and common passwords such as `qwerty123`)
+/// and the system's other word lists (`update-cracklib` packs every list in
+/// `/usr/share/dict`: 97,638 words with `wamerican`), packed by
+/// `cracklib-runtime` into `/var/cache/cracklib/cracklib_dict`. Instances
+/// should share one set of word lists; restart trifactord after
+/// `update-cracklib` rewrites the files it holds open.
 ///
 /// Only the dictionary is consulted, through cracklib's own mangling rules
 /// for taking a password apart (dropping leading and trailing characters,
@@ -31,7 +35,7 @@ final class PasswordDictionary: @unchecked Sendable {
     static var defaultPath: String { String(cString: GetDefaultCracklibDict()) }
 
     /// cracklib's `r_destructors` (lib/fascist.c), in its rule language: the
-    /// password as it is, with up to three characters dropped at either end,
+    /// password as it is, with one or two characters dropped at either end,
     /// with punctuation or symbols purged, and with every combination of the
     /// digit-for-letter swaps undone (`$`→s, 0→o, 2→a, 3→e, 5→s, 1→i or l,
     /// 4→a or h; `/0s0o` reads "if it holds a 0, put o for each 0"), as
@@ -79,32 +83,45 @@ final class PasswordDictionary: @unchecked Sendable {
                                   + "or point TRIFACTOR_PASSWORD_DICTIONARY at one.")
         }
         dictionary = opened
+        // FindPW answers the dictionary's word count for a word it lacks; no word is empty.
         notFound = "".withCString { FindPW(opened, UnsafeMutablePointer(mutating: $0)) }
         rules = Self.destructors.map { strdup($0)! }
         guard found("qwerty123"), found("passw0rd"), !found("correct horse battery staple") else {
+            // Closed, so that a corrected path can be opened in this process (libcrack2 holds one).
+            PWClose(opened)
+            rules.forEach { free($0) }
             throw ResourceFailure(description: "The password dictionary \(path) does not answer as cracklib's should (qwerty123 is not in it): rebuild it with update-cracklib.")
         }
     }
 
     /// Whether `password` (already NFKC-normalised) is a dictionary entry, as it is, reversed, or taken apart by the rules.
     func contains(_ password: String) -> Bool {
-        // cracklib compares lower case, trimmed, and at most 255 bytes.
-        let lowered = String(password.lowercased().trimmingCharacters(in: .whitespaces).utf8.prefix(255)) ?? ""
+        // cracklib compares lower case, trimmed, and at most 255 bytes (cut at a character, never inside one).
+        var lowered = password.lowercased().trimmingCharacters(in: .whitespaces)
+        while lowered.utf8.count > 255 { lowered.removeLast() }
         guard !lowered.isEmpty else { return false }
         return Self.lock.withLock { found(lowered) || found(String(lowered.reversed())) }
     }
 
-    /// Called with `lock` held.
+    /// Called with `lock` held. The rules' results are gathered first and
+    /// each distinct one looked up once: most swaps change nothing, so a
+    /// password costs about ten lookups, not six hundred.
     private func found(_ word: String) -> Bool {
         var input = Array(word.utf8CString)
         let length = strlen(input)
-        return input.withUnsafeMutableBufferPointer { buffer in
-            rules.contains { rule in
-                guard let mangled = Mangle(buffer.baseAddress, rule) else { return false }
-                // As cracklib: a rule that purged three characters or more proves nothing.
-                guard length - strlen(mangled) < 3 else { return false }
-                return FindPW(dictionary, mangled) != notFound
+        var candidates: Set<String> = []
+        input.withUnsafeMutableBufferPointer { buffer in
+            for rule in rules {
+                guard let mangled = Mangle(buffer.baseAddress, rule) else { continue }
+                // As cracklib's FascistLookUser: a rule that purged three characters or more proves nothing
+                // (so dropping three at an end never counts: "]]]" is in its list, and as dead there).
+                guard length - strlen(mangled) < 3 else { continue }
+                candidates.insert(String(cString: mangled))
             }
+        }
+        return candidates.contains { candidate in
+            var bytes = Array(candidate.utf8CString)
+            return bytes.withUnsafeMutableBufferPointer { FindPW(dictionary, $0.baseAddress) } != notFound
         }
     }
 }

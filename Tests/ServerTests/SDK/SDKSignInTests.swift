@@ -171,9 +171,13 @@ struct TrustedProxyTests {
         }
     }
 
-    @Test("a trusted proxy's brand names the texts, emails and authenticator-app entry its calls cause; anyone else's is ignored", arguments: [true, false])
+    @Test("a trusted proxy's brand, one of TRIFACTOR_BRANDS, names the texts, emails and app entry its calls cause; anyone else's, or another brand, is not",
+          arguments: [true, false])
     func brand(trusted: Bool) async throws {
-        let configuration = TestServer.configuration { $0.http.trustedProxies = TrustedProxies(parsing: trusted ? "10.0.0.0/8, 127.0.0.1" : "10.0.0.0/8")! }
+        let configuration = TestServer.configuration {
+            $0.http.trustedProxies = TrustedProxies(parsing: trusted ? "10.0.0.0/8, 127.0.0.1" : "10.0.0.0/8")!
+            $0.http.brands = ["Trifactor Bank"]
+        }
         try await Backend.all[0].withLiveServer(configuration) { server in
             let user = try await server.sdkUser("branded@example.com")
             let bank = user.forwarding(clientAddress: "203.0.113.7", userAgent: "Mozilla/5.0 (iPhone)", brand: "Trifactor Bank")
@@ -181,12 +185,14 @@ struct TrustedProxyTests {
             let totp = try await bank.enrollTOTP()
             let uri = try #require(totp.otpauthURI)
             #expect(uri.contains("issuer=\(expected.replacingOccurrences(of: " ", with: "%20"))"), "\(uri)")
+            _ = try await bank.enrollPhone("+447400123477")
+            #expect(try server.outbox(to: "447400123477").first?.text.hasPrefix("\(expected): your verification code is") == true)
             try await bank.requestPasswordReset(email: "branded@example.com")
             server.tick()
             let email = try #require(try server.outbox(to: "branded@example.com").first { $0.text.contains("reset code") })
             #expect(email.text.contains("Your \(expected) password reset code"))
-            // A brand that could not sit in a text message is not taken.
-            let odd = user.forwarding(clientAddress: "203.0.113.7", userAgent: nil, brand: "<script>")
+            // A brand the operator did not list is not taken, even from a trusted proxy (a front proxy passing its clients' headers on).
+            let odd = user.forwarding(clientAddress: "203.0.113.7", userAgent: nil, brand: "Call 0800 now")
             try await odd.requestPasswordReset(email: "branded@example.com")
             server.tick()
             #expect(try server.outbox(to: "branded@example.com").first { $0.text.contains("reset code") }?.text.contains("Your Trifactor password") == true)

@@ -67,9 +67,10 @@ struct PhoneFactor: SecondFactor {
         }
     }
 
+    /// Trifactor's own codes are 6 digits (test numbers never apply to its second factors).
     func malformed(_ proof: Proof, of factor: Factor) -> String? {
         guard case .code(let code) = proof else { return nil }
-        return VerifyWorkflow.isValidCode(code) ? nil : "is the code from the text message or the call"
+        return code.count == 6 && code.allSatisfy({ $0.isASCII && $0.isNumber }) ? nil : "is the 6-digit code from the text message or the call"
     }
 
     func verify(_ factor: Factor, proof: Proof, purpose: Purpose, client: AuditContext, now: Date, on db: any SQLConnection) throws -> Bool {

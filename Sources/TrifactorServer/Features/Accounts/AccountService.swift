@@ -85,7 +85,10 @@ struct AccountService: Sendable {
     ///   often, or no such account: one answer), `CommonFailure.invalidFields`, `.rateLimited`.
     func verifyEmail(email rawEmail: String, code rawCode: String, client: AuditContext) throws {
         guard let email = EmailAddress(rawEmail) else { throw CommonFailure.invalid("email", "is not a valid email address") }
-        let code = rawCode.trimmingCharacters(in: .whitespaces)
+        // As the person typed it (`123 456`, full-width digits); the wrong shape says so and costs nothing.
+        guard let code = TypedCode.digits(rawCode, count: EmailVerification.codeLength) else {
+            throw CommonFailure.invalid("code", "is the \(EmailVerification.codeLength)-digit code from the email")
+        }
         let now = clock.now().millis
         enum Result { case verified(UserID), refused(any Error) }
         let result = try transactions.write { db -> Result in
@@ -97,7 +100,7 @@ struct AccountService: Sendable {
                 try AuditLog.append(client.event(.emailVerificationFailed, .failure, detail: "unknown address"), at: now, on: db)
                 return .refused(AccountFailure.invalidCode)
             }
-            let outcome = EmailVerification.isWellFormed(code) ? try verification.check(code, for: user, now: now, on: db) : .wrong
+            let outcome = try verification.check(code, for: user, now: now, on: db)
             guard outcome == .verified else {
                 try AuditLog.append(client.event(.emailVerificationFailed, .failure, userID: user.id), at: now, on: db)
                 return .refused(AccountFailure.invalidCode)

@@ -54,11 +54,6 @@ struct EmailVerification: Sendable {
         return .verified
     }
 
-    /// Whether `code` has the shape of a code at all.
-    static func isWellFormed(_ code: String) -> Bool {
-        code.count == codeLength && code.allSatisfy { $0.isASCII && $0.isNumber }
-    }
-
     /// What is stored: SHA-256 over the user id and the code.
     static func hash(_ code: String, userID: UserID) -> String { SHA256.hex(userID.raw + ":" + code) }
 }

@@ -10,7 +10,9 @@ import Store
 /// 10-minute window keeps the failures counted so far (NIST SP 800-63B
 /// §5.2.2: asking again never buys more guesses). The right code is spent
 /// and gives the reset credential: 256 random bits, stored as SHA-256, 10
-/// minutes to live, spent when the new password is set.
+/// minutes to live, spent when the new password is set. Asking for a new
+/// code leaves a credential already earned alive (someone who knows the
+/// address cannot kill a reset in progress by asking again).
 struct PasswordResetCodes: Sendable {
     static let lifetimeMillis: Int64 = 10 * 60 * 1000
     static let credentialLifetimeMillis: Int64 = 10 * 60 * 1000
@@ -28,8 +30,6 @@ struct PasswordResetCodes: Sendable {
             ON CONFLICT (user_id) DO UPDATE SET
               code_hash = excluded.code_hash,
               expires_at = excluded.expires_at,
-              credential_hash = NULL,
-              credential_expires_at = NULL,
               failures = CASE WHEN password_resets.window_started_at + $5 <= $4 THEN 0 ELSE password_resets.failures END,
               window_started_at = CASE WHEN password_resets.window_started_at + $5 <= $4 THEN $4 ELSE password_resets.window_started_at END
             """, [user.id.sql, .text(Self.hash(code, userID: user.id)), .int(now + Self.lifetimeMillis), .int(now), .int(Self.lifetimeMillis)])

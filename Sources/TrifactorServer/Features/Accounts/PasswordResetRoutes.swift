@@ -4,7 +4,8 @@ import HTTP
 
 /// `POST /v1/accounts/password-reset` (a code by email, the same answer for
 /// every address), `…/verify` (the code: a reset credential and the factors
-/// to prove), `…/challenges` (send one factor's challenge) and `…/complete`
+/// to prove), `…/challenges` (send one factor's challenge; `…/call`: the
+/// phone's code by a voice call now) and `…/complete`
 /// (the new password, with the factor's proof).
 struct PasswordResetRoutes {
     let resets: PasswordResetService
@@ -30,6 +31,11 @@ struct PasswordResetRoutes {
             answer.approvalID = push?.id.raw
             answer.number = push?.number
             return .json(answer, status: 202)
+        }
+        routes.add("POST", "/v1/accounts/password-reset/challenges/call", idempotent: true) { request in
+            let body = try request.decode(PasswordResetChallengeRequest.self)
+            try resets.callInstead(credential: body.resetCredential, factorID: FactorID(body.enrollmentID), client: AuditContext(request))
+            return .json(ChallengeSent(), status: 202)
         }
         routes.add("POST", "/v1/accounts/password-reset/complete", execution: .hashing) { request in
             let body = try request.decode(CompletePasswordResetRequest.self)

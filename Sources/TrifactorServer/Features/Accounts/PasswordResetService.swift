@@ -75,8 +75,8 @@ struct PasswordResetService: Sendable {
             }
             switch try codes.check(code, for: user, now: now, on: db) {
             case .verified(let credential):
-                // The code reached the address: it is the account's.
-                try AccountRepository.markEmailVerified(user.id, at: now, on: db)
+                // The address is marked verified only when the new password is set (`complete`): an account
+                // someone else opened with this address must not become theirs, verified, meanwhile.
                 try AuditLog.append(client.event(.passwordResetVerified, .success, userID: user.id), at: now, on: db)
                 let hints = try secondFactors.hints(user.id, on: db)
                 return .verified(Verified(credential: credential, expiresAt: now + PasswordResetCodes.credentialLifetimeMillis, hints: hints), user.id)
@@ -108,6 +108,19 @@ struct PasswordResetService: Sendable {
         return (issued, pushed)
     }
 
+    /// "Call me instead" for a reset's phone challenge: the same code, spoken by a voice call now.
+    /// - Throws: `PasswordResetFailure.invalidCredential`, `SecondFactorFailure.factorNotFound`, `.unusable` (not a phone, or nothing texted yet).
+    func callInstead(credential: String, factorID: FactorID, client: AuditContext) throws {
+        let now = clock.now()
+        let (holder, factor) = try transactions.read { db in
+            guard let holder = try PasswordResetCodes.holder(of: credential, now: now.millis, on: db) else { throw PasswordResetFailure.invalidCredential }
+            return (holder, try SecondFactorService.factor(factorID, of: holder.userID, on: db))
+        }
+        RequestTransaction.current?.attribute(to: holder.userID)
+        guard factor.kind == .phone else { throw SecondFactorFailure.unusable }
+        try secondFactors.factors.phone.callNow(factor, purpose: .passwordReset(resetHash: holder.hash), client: client)
+    }
+
     /// Sets the new password, with the proof of a factor when the account has one (nil: none given).
     /// - Throws: `PasswordResetFailure.invalidCredential`, `CommonFailure.invalidFields` (`new_password`),
     ///   `SecondFactorFailure.secondFactorRequired` (the account has factors and none was proven),
@@ -119,6 +132,8 @@ struct PasswordResetService: Sendable {
                   let user = try AccountRepository.find(id: holder.userID, on: db) else { throw PasswordResetFailure.invalidCredential }
             return (holder, user, !(try FactorRepository.list(user.id, on: db)).isEmpty)
         }
+        // Refused before any hashing: an account with factors needs a proof.
+        if hasFactors && (factorID == nil || answer == nil) { throw SecondFactorFailure.secondFactorRequired }
         if let violation = passwordPolicy.violation(newPassword, email: EmailAddress(user.email)) {
             throw CommonFailure.invalidFields([FieldProblem(name: "new_password", reason: passwordPolicy.explain(violation))])
         }
@@ -126,8 +141,15 @@ struct PasswordResetService: Sendable {
         let purpose = Purpose.passwordReset(resetHash: holder.hash)
         let finish = { (db: any SQLConnection) throws -> Result<Int, any Error> in
             guard try PasswordResetCodes.spend(hash: holder.hash, now: now.millis, on: db) else { return .failure(PasswordResetFailure.invalidCredential) }
+            // A factor enrolled since the reset began (by whoever held a session) needed its proof.
+            if !hasFactors, !(try FactorRepository.list(user.id, on: db)).isEmpty { return .failure(SecondFactorFailure.secondFactorRequired) }
             try AccountRepository.setPasswordHash(user.id, hash, on: db)
+            // Now the code's proof of the address counts: it is the owner's account.
+            try AccountRepository.markEmailVerified(user.id, at: now.millis, on: db)
             let ended = try SessionRepository.endAll(user.id, at: now.millis, reason: .passwordReset, on: db)
+            // Sign-ins and pushes started with the old password end with it.
+            try MFARepository.endPending(of: user.id, now: now.millis, on: db)
+            try PushService.denyPending(of: user.id, now: now.millis, on: db)
             try LoginThrottle.forgetPassword(email: user.email, on: db)
             try outbox.enqueueEmail("password_reset_done", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale),
                                     values: client.branded(["sessions": .number(ended)]), now: now.millis, on: db)
@@ -140,7 +162,7 @@ struct PasswordResetService: Sendable {
         case (true, let factorID?, .proof(let proof)?):
             try secondFactors.prove(proof, client: client, now: now, resolve: { db in
                 (try SecondFactorService.factor(factorID, of: user.id, on: db), user.id, purpose)
-            }, onExhausted: { db in
+            }, onExhausted: { db, _ in
                 // The reset's budget of wrong proofs is spent: it ends; ask for a new code.
                 _ = try PasswordResetCodes.spend(hash: holder.hash, now: now.millis, on: db)
             }, then: { db, _ in try finish(db).map { _ in () } })

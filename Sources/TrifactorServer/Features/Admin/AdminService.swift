@@ -125,6 +125,8 @@ struct AdminService: Sendable {
     func resetMFA(_ id: UserID, actor: Actor) throws -> AdminActionResult {
         try change(id, action: "reset-mfa", kind: .adminMFAReset, actor: actor) { user, now, db in
             let removed = try db.execute("DELETE FROM mfa_factors WHERE user_id = $1", [id.sql])
+            // A second step locked for good (a hundred wrong proofs in a row) starts afresh with the new factors.
+            try LoginThrottle.forgetSecondFactor(of: id, on: db)
             let ended = try Self.endSessions(id, now, db)
             try outbox.enqueueEmail("mfa_reset", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale), values: [:], now: now, on: db)
             return AdminActionResult(userID: id.raw, action: "reset-mfa", sessionsEnded: ended, factorsRemoved: removed)

@@ -62,7 +62,7 @@ struct AuthorizationService: Sendable {
                     .authorization(id, actionHash: try row.text("action_hash")))
         }, onFailure: { db in
             try AuditLog.append(client.event(.authorizationFailed, .failure, userID: caller.user.id, detail: "id=\(id.raw)"), at: now.millis, on: db)
-        }, onExhausted: { db in
+        }, onExhausted: { db, _ in
             // The transfer's budget of wrong codes is spent: this authorization ends; describe the action again for a new one.
             try db.execute("UPDATE authorizations SET status = 'void' WHERE id = $1 AND status = 'pending'", [id.sql])
         }, then: { db, _ -> Result<Void, any Error> in

@@ -125,12 +125,17 @@ enum MFARepository {
                        [.text(tokenHash), .int(now)]) == 1
     }
 
-    /// Whether the recovery-code factor `factorID` has unused codes.
+    /// Spends every pending sign-in of the user (their password was just reset).
+    static func endPending(of userID: UserID, now: Int64, on db: any SQLConnection) throws {
+        try db.execute("UPDATE pending_credentials SET used_at = $2 WHERE user_id = $1 AND used_at IS NULL", [userID.sql, .int(now)])
+    }
+
     /// The unused codes of a recovery-code factor.
     static func recoveryCodesLeft(_ factorID: FactorID, on db: any SQLConnection) throws -> Int {
         Int(try db.queryOne("SELECT COUNT(*) AS n FROM recovery_codes WHERE factor_id = $1 AND used_at IS NULL", [factorID.sql])?.int("n") ?? 0)
     }
 
+    /// Whether the recovery-code factor `factorID` has unused codes.
     static func hasRecoveryCodes(_ factorID: FactorID, on db: any SQLConnection) throws -> Bool {
         try db.queryOne("SELECT 1 AS one FROM recovery_codes WHERE factor_id = $1 AND used_at IS NULL LIMIT 1", [factorID.sql]) != nil
     }

@@ -129,6 +129,7 @@ extension SecondFactorFailure: APIFailure {
         case .wrongProof(let remaining): .invalidCode.remaining(remaining)
         case .locked(let wait): .tooManyAttempts(retryAfter: wait)
         case .exhausted: .attemptsExhausted
+        case .frozen: .secondFactorFrozen
         case .factorNotFound: .factorNotFound
         case .unusable: .secondFactorUnusable
         case .exists: .secondFactorExists

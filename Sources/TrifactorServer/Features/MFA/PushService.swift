@@ -105,7 +105,7 @@ struct PushService: Sendable {
         let now = clock.now().millis
         return try transactions.read { db in
             try db.query("""
-                SELECT id, ip, user_agent, created_at, expires_at, choices FROM push_approvals
+                SELECT id, ip, user_agent, created_at, expires_at, choices, purpose FROM push_approvals
                 WHERE factor_id = $1 AND status = 'pending' AND expires_at > $2 ORDER BY created_at
                 """, [device.id.sql, .int(now)]).map { row in
                 PendingApproval(approvalID: try row.text("id"), ip: try row.optionalText("ip"), userAgent: try row.optionalText("user_agent"),
@@ -113,7 +113,7 @@ struct PushService: Sendable {
                                 choices: try StoredList.decode(try row.text("choices")).map { item in
                                     guard let n = Int(item) else { throw StoreError(.decoding, detail: "choice \(item.prefix(8)) is not a number") }
                                     return n
-                                })
+                                }, purpose: try Purpose(stored: try row.text("purpose")).label)
             }
         }
     }
@@ -144,13 +144,20 @@ struct PushService: Sendable {
             if decision == "approve" && !right {
                 // The whole sign-in ends: its pending credential and any other push for it.
                 let purpose = try Purpose(stored: try row.text("purpose"))
-                if case .signIn(let pendingHash) = purpose {
+                switch purpose {
+                case .signIn(let pendingHash):
                     try db.execute("UPDATE pending_credentials SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL", [.text(pendingHash), .int(now)])
-                    try db.execute("UPDATE push_approvals SET status = 'denied', decided_at = $2 WHERE purpose = $1 AND status = 'pending'",
-                                   [purpose.sql, .int(now)])
+                case .passwordReset(let resetHash):
+                    // A pushed reset is ended the same way: whoever holds the mailbox cannot keep pushing it.
+                    _ = try PasswordResetCodes.spend(hash: resetHash, now: now, on: db)
+                case .stepUp, .authorization:
+                    break
                 }
+                try db.execute("UPDATE push_approvals SET status = 'denied', decided_at = $2 WHERE purpose = $1 AND status = 'pending'",
+                               [purpose.sql, .int(now)])
                 try AuditLog.append(client.event(.pushWrongNumber, .denied, userID: device.userID,
-                                                 detail: "approval=\(id.raw) wrong number picked: possible push fatigue attack; sign-in ended"), at: now, on: db)
+                                                 detail: "approval=\(id.raw) wrong number picked: possible push fatigue attack; \(purpose.label) ended"),
+                                    at: now, on: db)
             } else {
                 try AuditLog.append(client.event(status == .approved ? .pushApproved : .pushDenied, status == .approved ? .success : .denied,
                                                  userID: device.userID, detail: "approval=\(id.raw)"), at: now, on: db)
@@ -159,6 +166,13 @@ struct PushService: Sendable {
         }
         changes.publish("approval:\(id.raw)")
         return status
+    }
+
+    /// Denies every pending push to the user's devices (their password was just reset).
+    static func denyPending(of userID: UserID, now: Int64, on db: any SQLConnection) throws {
+        try db.execute("""
+            UPDATE push_approvals SET status = 'denied', decided_at = $2 WHERE user_id = $1 AND status = 'pending'
+            """, [userID.sql, .int(now)])
     }
 
     // MARK: The browser's side

@@ -165,9 +165,18 @@ struct SecondFactorService: Sendable {
 
     // MARK: Shared by sign-in, step-up and authorizations
 
+    /// The hundredth wrong proof in a row: the second step is locked until an
+    /// administrator resets the factors, and the owner is told.
+    private func freeze(_ userID: UserID, client: AuditContext, now: Int64, on db: any SQLConnection) throws {
+        try AuditLog.append(client.event(.mfaFrozen, .denied, userID: userID, detail: "\(lockout.ceiling ?? 0) wrong proofs in a row"), at: now, on: db)
+        guard let user = try AccountRepository.find(id: userID, on: db) else { return }
+        try issuer.outbox?.enqueueEmail("mfa_frozen", to: user.email, language: issuer.outbox?.texts.language(locale: nil, user: user.locale) ?? "en",
+                                        values: client.branded([:]), now: now, on: db)
+    }
+
     /// Ends a sign-in (its pending credential is spent) or a step-up's
     /// session whose budget of wrong proofs is spent.
-    static func end(_ purpose: Purpose, on db: any SQLConnection, now: Int64) throws {
+    static func end(purpose db: any SQLConnection, _ purpose: Purpose, now: Int64) throws {
         switch purpose {
         case .signIn(let hash): _ = try MFARepository.usePending(tokenHash: hash, now: now, on: db)
         case .stepUp(let session): _ = try SessionRepository.end(session, at: now, reason: .attemptsExhausted, on: db)
@@ -229,35 +238,52 @@ struct SecondFactorService: Sendable {
     func prove<T>(_ proof: Proof, client: AuditContext, now: Date,
                   resolve: (any SQLConnection) throws -> (Factor, UserID, Purpose),
                   onFailure: (any SQLConnection) throws -> Void = { _ in },
-                  onExhausted: ((any SQLConnection) throws -> Void)? = nil,
+                  onExhausted: ((any SQLConnection, Purpose) throws -> Void)? = nil,
                   then: (any SQLConnection, Factor) throws -> Result<T, any Error>) throws -> T {
         let throttle = LoginThrottle(policy: lockout)
+        let exhaust = onExhausted ?? { try Self.end(purpose: $0, $1, now: now.millis) }
         let (factor, userID, purpose, admission, attempt) = try transactions.write { db -> (Factor, UserID, Purpose, LoginThrottle.Admission, Int) in
             let (factor, userID, purpose) = try resolve(db)
             if let reason = factors.strategy(factor.kind).malformed(proof, of: factor) { throw CommonFailure.invalid("code", reason) }
             let admission = try throttle.admit(secondFactorOf: userID, nowMillis: now.millis, on: db)
-            if case .locked = admission {
-                try AuditLog.append(client.event(.mfaLocked, .denied, userID: userID), at: now.millis, on: db)
-                return (factor, userID, purpose, admission, 0)
+            switch admission {
+            case .locked: try AuditLog.append(client.event(.mfaLocked, .denied, userID: userID), at: now.millis, on: db)
+            case .frozen: try AuditLog.append(client.event(.mfaLocked, .denied, userID: userID, detail: "frozen"), at: now.millis, on: db)
+            case .admitted: break
             }
+            guard case .admitted = admission else { return (factor, userID, purpose, admission, 0) }
             return (factor, userID, purpose, admission, try PurposeAttempts.count(purpose, now: now.millis, on: db))
         }
-        if case .locked(let wait) = admission { throw SecondFactorFailure.locked(retryAfter: wait) }
+        switch admission {
+        case .locked(let wait): throw SecondFactorFailure.locked(retryAfter: wait)
+        case .frozen: throw SecondFactorFailure.frozen
+        case .admitted: break
+        }
         let strategy = factors.strategy(factor.kind)
         let detail = "kind=\(factor.kind.rawValue) purpose=\(purpose.label)"
+        // Past the purpose's budget (parallel proofs each counted first), nothing is checked: it ends.
+        guard attempt <= Self.attemptsPerPurpose else {
+            try transactions.write { db in
+                try exhaust(db, purpose)
+                try AuditLog.append(client.event(.mfaExhausted, .denied, userID: userID, detail: detail), at: now.millis, on: db)
+            }
+            throw SecondFactorFailure.exhausted
+        }
         let outcome = try transactions.write { db -> Result<T, any Error> in
             guard try strategy.verify(factor, proof: proof, purpose: purpose, client: client, now: now, on: db) else {
                 try AuditLog.append(client.event(.mfaFailed, .failure, userID: userID, detail: detail), at: now.millis, on: db)
                 try onFailure(db)
+                if case .admitted(let consecutive) = admission, lockout.freezes(afterFailures: consecutive) {
+                    try freeze(userID, client: client, now: now.millis, on: db)
+                }
                 let purposeLeft = Self.attemptsPerPurpose - attempt
                 guard purposeLeft > 0 else {
-                    try (onExhausted ?? { try Self.end(purpose, on: $0, now: now.millis) })(db)
+                    try exhaust(db, purpose)
                     try AuditLog.append(client.event(.mfaExhausted, .denied, userID: userID, detail: detail), at: now.millis, on: db)
                     return .failure(SecondFactorFailure.exhausted)
                 }
-                guard case .admitted(let consecutive) = admission else { return .failure(SecondFactorFailure.invalidCode) }
-                // The tries left are this purpose's, unless the account-wide ceiling is nearer.
-                return .failure(SecondFactorFailure.wrongProof(remaining: max(0, min(purposeLeft, lockout.freeAttempts - consecutive))))
+                // The tries left are this flow's own: the account-wide ceiling answers with its wait when it applies.
+                return .failure(SecondFactorFailure.wrongProof(remaining: purposeLeft))
             }
             try PurposeAttempts.clear(purpose, on: db)
             try throttle.reset(secondFactorOf: userID, on: db)

@@ -16,6 +16,8 @@ struct LoginThrottle {
         /// Counted: this is consecutive attempt number `attempt`.
         case admitted(attempt: Int)
         case locked(retryAfter: Int)
+        /// Locked for good (the policy's `ceiling`): until an administrator clears it.
+        case frozen
     }
 
     /// Counts one attempt for `email`, or refuses it while the address is locked.
@@ -33,25 +35,27 @@ struct LoginThrottle {
         try reset(key: "mfa:\(userID.raw)", on: db)
     }
 
-    /// Counts one attempt under `key`; a count untouched for the policy's
-    /// `forgetAfter` (with no lock running) starts again at this attempt.
+    /// A lock that never ends by itself (the policy's `ceiling`): in 2,000 years.
+    static let frozen: Int64 = 64_000_000_000_000
+
+    /// Counts one attempt under `key`.
     private func admit(key: String, nowMillis: Int64, on db: any SQLConnection) throws -> Admission {
-        let forget = policy.forgetAfter.map { Int64($0 * 1000) } ?? 0
         let counted = try db.queryOne("""
             INSERT INTO login_throttle (email_key, failures, locked_until, updated_at) VALUES ($1, 1, 0, $2)
-            ON CONFLICT (email_key) DO UPDATE SET
-              failures = CASE WHEN $3 > 0 AND login_throttle.updated_at + $3 <= $2 THEN 1 ELSE login_throttle.failures + 1 END,
-              updated_at = $2
+            ON CONFLICT (email_key) DO UPDATE SET failures = login_throttle.failures + 1, updated_at = $2
             WHERE login_throttle.locked_until <= $2
             RETURNING failures
-            """, [.text(key), .int(nowMillis), .int(forget)])
+            """, [.text(key), .int(nowMillis)])
         guard let counted else {
             let until = try db.queryOne("SELECT locked_until FROM login_throttle WHERE email_key = $1", [.text(key)])?.int("locked_until") ?? nowMillis
+            if until >= Self.frozen { return .frozen }
             return .locked(retryAfter: max(1, Int(((Double(until - nowMillis)) / 1000).rounded(.up))))
         }
         // Should this attempt fail, the lock it earns is already in place.
         let attempt = Int(try counted.int("failures"))
-        if let delay = policy.lockout(afterFailures: attempt) {
+        if policy.freezes(afterFailures: attempt) {
+            try db.execute("UPDATE login_throttle SET locked_until = $2 WHERE email_key = $1", [.text(key), .int(Self.frozen)])
+        } else if let delay = policy.lockout(afterFailures: attempt) {
             try db.execute("UPDATE login_throttle SET locked_until = $2 WHERE email_key = $1", [.text(key), .int(nowMillis + Int64(delay * 1000))])
         }
         return .admitted(attempt: attempt)
@@ -60,6 +64,11 @@ struct LoginThrottle {
     /// Clears the count after a successful sign-in.
     func reset(email: EmailAddress, on db: any SQLConnection) throws {
         try reset(key: SHA256.hex(email.value), on: db)
+    }
+
+    /// Clears the second step's count of `userID`, a lock for good included (an administrator reset the factors).
+    static func forgetSecondFactor(of userID: UserID, on db: any SQLConnection) throws {
+        try db.execute("DELETE FROM login_throttle WHERE email_key = $1", [.text("mfa:\(userID.raw)")])
     }
 
     /// Clears the password lockout of an address whose password was just reset.
