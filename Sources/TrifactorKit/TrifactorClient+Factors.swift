@@ -112,7 +112,8 @@ extension TrifactorClient {
     }
 
     /// Signs in with a passkey alone (user verification required): an AAL2 session with methods `hwk` and `user`.
-    /// - Throws: `TrifactorError.server` `invalid_credentials` for an assertion that does not verify.
+    /// - Throws: `TrifactorError.server` with `ProblemCode.passkeyRefused` for an assertion that does not verify
+    ///   (an unknown or removed passkey, a wrong signature, no user verification).
     public func signIn(withPasskey assertion: CredentialJSON) async throws(TrifactorError) -> SessionInfo {
         try await adopt(try await connection.call("POST", "/v1/sessions/passkey", body: PasskeySignInRequest(assertion: assertion)))
     }

@@ -268,6 +268,27 @@ struct MFATests {
         }
     }
 
+    @Test("a phone code of the wrong length is refused for its shape and costs no attempt; a device's signature is never taken apart as typed")
+    func codeShapes() throws {
+        try Backend.all[0].withServer { server throws in
+            let user = try MFAClient(server, email: "shapes@example.com")
+            let phone = try user.enrollPhone()
+            let pending = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
+            _ = try server.json("POST", "/v1/mfa/sign-in/challenges", ["pending_credential": pending, "enrollment_id": phone])
+            let code = try #require(try user.lastSMSCode("+447400123456"))
+            for shape in [String(code.prefix(5)), code + "1", "12345a"] {
+                let answer = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": phone, "code": shape])
+                #expect(answer.status == 422, "\(shape)")
+                #expect(try answer.problem.invalidParams?.first?.name == "code")
+            }
+            // Refused shapes leave the code and the sign-in's budget whole.
+            #expect(try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": phone, "code": code]).status == 201)
+            let signature = "MEUCIQD-x_" + String(repeating: "a-b_", count: 20)
+            #expect(try MFARoutes.code(signature) == signature)
+            #expect(try MFARoutes.code(" 123-456 ") == "123456")
+        }
+    }
+
     @Test("proofs racing past a sign-in's budget are not checked: the sixth in parallel ends it, even with the right code")
     func budgetBeforeTheCheck() throws {
         try Backend.all[0].withServer { server throws in

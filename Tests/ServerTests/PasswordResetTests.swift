@@ -105,7 +105,13 @@ struct PasswordResetTests {
             let wrong = code == "00000000" ? "11111111" : "00000000"
             for _ in 0..<5 { #expect(try Self.verify(server, "guessed@example.com", wrong).status == 400) }
             #expect(try Self.verify(server, "guessed@example.com", code).status == 400, "dead after five")
-            server.clock.advance(11 * 60)
+            // Asking again inside the window buys no guesses: the new code arrives, and is dead too.
+            server.clock.advance(60)
+            _ = try Self.ask(server, "guessed@example.com")
+            let again = try #require(try Self.resetCode(server, "guessed@example.com"))
+            #expect(again != code)
+            #expect(try Self.verify(server, "guessed@example.com", again).status == 400, "the window's five are spent")
+            server.clock.advance(10 * 60)
             _ = try Self.ask(server, "guessed@example.com")
             let fresh = try #require(try Self.resetCode(server, "guessed@example.com"))
             let verified = try Self.verify(server, "guessed@example.com", fresh).decode(PasswordResetVerified.self)
@@ -113,6 +119,109 @@ struct PasswordResetTests {
             #expect(try server.json("POST", "/v1/accounts/password-reset/complete",
                                     ["reset_credential": verified.resetCredential, "new_password": "a brand new passphrase"]).problem.code
                     == "invalid_reset_credential")
+        }
+    }
+
+    /// Completes `verified`'s reset with `extra` (a factor's proof), setting "a brand new passphrase".
+    static func complete(_ server: TestServer, _ verified: PasswordResetVerified, _ extra: [String: Any] = [:]) throws -> HTTPTestClient.Response {
+        try server.json("POST", "/v1/accounts/password-reset/complete",
+                        ["reset_credential": verified.resetCredential, "new_password": "a brand new passphrase"].merging(extra) { $1 })
+    }
+
+    static func verified(_ server: TestServer, _ email: String) throws -> PasswordResetVerified {
+        _ = try ask(server, email)
+        return try verify(server, email, try #require(try resetCode(server, email))).decode(PasswordResetVerified.self)
+    }
+
+    @Test("an address someone else signed up with and never verified is the owner's after a reset: it is verified, and the squatter's password and sessions are gone",
+          arguments: Backend.all)
+    func squattedAddress(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let squatter = try #require(try server.signUp("owner@example.com", password: "the squatter's password", verify: false))
+            let verified = try Self.verified(server, "owner@example.com")
+            #expect(!verified.secondFactorRequired)
+            #expect(try Self.complete(server, verified).status == 204)
+            #expect(try server.get("/v1/session", token: squatter).status == 401)
+            #expect(try server.json("POST", "/v1/sessions", ["email": "owner@example.com", "password": "the squatter's password"]).status == 401)
+            let token = try server.json("POST", "/v1/sessions", ["email": "owner@example.com", "password": "a brand new passphrase"])
+                .decode(SessionCreated.self).token
+            #expect(try server.get("/v1/session", token: token).decode(CurrentSession.self).user.emailVerified)
+        }
+    }
+
+    @Test("a factor enrolled while a reset is under way must be proven before the new password is set", arguments: Backend.all)
+    func factorEnrolledMidReset(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let user = try MFAClient(server, email: "midway@example.com")
+            let verified = try Self.verified(server, "midway@example.com")
+            #expect(!verified.secondFactorRequired)
+            let factor = try user.enrollTOTP()
+            server.clock.advance(30)
+            #expect(try Self.complete(server, verified).problem.code == "second_factor_required")
+            #expect(try Self.complete(server, verified, ["enrollment_id": factor.id, "code": user.totp(factor.secret)]).status == 204)
+        }
+    }
+
+    @Test("a reset's fifth wrong proof ends it: the credential is spent, even for the right code, and the password is unchanged",
+          arguments: Backend.all)
+    func budgetSpent(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let user = try MFAClient(server, email: "budget@example.com")
+            let factor = try user.enrollTOTP()
+            server.clock.advance(30)
+            let verified = try Self.verified(server, "budget@example.com")
+            let right = user.totp(factor.secret), wrong = user.totp(factor.secret) == "000000" ? "111111" : "000000"
+            for left in (1...4).reversed() {
+                let answer = try Self.complete(server, verified, ["enrollment_id": factor.id, "code": wrong])
+                #expect(answer.status == 400)
+                #expect(try answer.problem.remainingAttempts == left)
+            }
+            let fifth = try Self.complete(server, verified, ["enrollment_id": factor.id, "code": wrong])
+            #expect(fifth.status == 403)
+            #expect(try fifth.problem.code == "attempts_exhausted")
+            #expect(try Self.complete(server, verified, ["enrollment_id": factor.id, "code": right]).problem.code == "invalid_reset_credential")
+            #expect(try user.passwordSignIn().status == 200, "the old password still signs in")
+        }
+    }
+
+    @Test("a reset can be approved on the device, which is told it is a reset; picking the wrong number ends the reset", arguments: Backend.all)
+    func pushApproval(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let s = try PushApprovalTests.setup(server, email: "pushreset@example.com")
+            func challenge(_ verified: PasswordResetVerified) throws -> (approval: String, number: Int) {
+                let sent = try server.json("POST", "/v1/accounts/password-reset/challenges",
+                                           ["reset_credential": verified.resetCredential, "enrollment_id": s.deviceID]).decode(ChallengeSent.self)
+                return (try #require(sent.approvalID), try #require(sent.number))
+            }
+            let first = try Self.verified(server, "pushreset@example.com")
+            let (approval, number) = try challenge(first)
+            let listed = try PushApprovalTests.poll(s).decode(PendingApprovals.self).approvals
+            #expect(listed.map(\.purpose) == ["reset"])
+            let wrongPick = try #require(listed.first?.choices.first { $0 != number })
+            _ = try PushApprovalTests.decide(s, approval, "approve", wrongPick)
+            #expect(try Self.complete(server, first, ["enrollment_id": s.deviceID, "approval_id": approval]).problem.code == "invalid_reset_credential")
+            #expect(try s.user.passwordSignIn().status == 200, "nothing changed")
+
+            server.clock.advance(60)
+            let second = try Self.verified(server, "pushreset@example.com")
+            let (next, nextNumber) = try challenge(second)
+            #expect(try PushApprovalTests.decide(s, next, "approve", nextNumber).decode(ApprovalState.self).status == "approved")
+            #expect(try Self.complete(server, second, ["enrollment_id": s.deviceID, "approval_id": next]).status == 204)
+            #expect(try s.user.passwordSignIn().status == 401)
+        }
+    }
+
+    @Test("a disabled account is sent nothing: its address gets the same answer as any other")
+    func disabledAccount() throws {
+        try Backend.all[0].withServer { server throws in
+            _ = try server.signUp("disabled@example.com", password: Self.password)
+            try server.database.transaction { db in
+                _ = try db.execute("UPDATE users SET disabled_at = $1 WHERE email = 'disabled@example.com'", [.int(server.nowMillis)])
+            }
+            let before = try server.outbox(to: "disabled@example.com").count
+            let answer = try Self.ask(server, "disabled@example.com"), stranger = try Self.ask(server, "stranger@example.com")
+            #expect(answer.status == 202 && answer.body == stranger.body)
+            #expect(try server.outbox(to: "disabled@example.com").count == before)
         }
     }
 }
