@@ -47,7 +47,7 @@ extension BankApp {
         // IPv6 clients by their /64, as trifactord counts them: one subscriber holds a whole /64.
         guard let wait = signIns.take(ClientKey.of(address: request.remoteAddress), now: now()) else { return nil }
         let seconds = max(1, Int(wait.rounded(.up)))
-        var response = page(Page.layout("Please wait a moment", session: nil, devPhone: configuration.devPhone, [
+        var response = page(Page.layout("Please wait a moment", Screen(devPhone: configuration.devPhone), [
             Page.paragraph("There were too many sign-in attempts from your network. Please wait \(seconds) seconds, then try again."),
             Page.link("Back to sign in", "/"),
         ]), status: 429)

@@ -100,6 +100,16 @@ final class TestBrowser: @unchecked Sendable {
         return response
     }
 
+    /// A request, then the GET of each redirect it answers (at most five), as a browser follows a 303: the last answer.
+    func follow(_ method: String, _ path: String, form: [String: String]? = nil) async -> Response {
+        var response = await send(method, path, form: form)
+        for _ in 0..<5 {
+            guard [302, 303].contains(response.status), let location = response.header("Location") else { break }
+            response = await send("GET", location)
+        }
+        return response
+    }
+
     /// Sets a cookie as if the bank had.
     func set(cookie name: String, _ value: String) { cookies[name] = value }
 }
