@@ -13,7 +13,7 @@ extension BankApp {
         route(&router, "GET", "/settings/totp") { [self] request in
             let (session, _) = try customer(request)
             guard let totp = session.flows({ $0.totp }) else { return redirect("/settings") }
-            let draft = session.takeDraft(for: "/settings/totp")
+            let draft = session.draft(for: "/settings/totp", now: now())
             return page(totpPage(session, request, totp.enrollment, error: draft?.errors["code"]))
         }
         route(&router, "GET", "/settings/totp/qr.svg") { [self] request in

@@ -38,7 +38,7 @@ extension BankApp {
         route(&router, "GET", "/confirm/code") { [self] request in
             let session = self.session(request).session
             guard let session, session.isSignedIn, let code = session.code else { return outOfStep(session, request) }
-            let draft = session.takeDraft(for: "/confirm/code")
+            let draft = session.draft(for: "/confirm/code", now: now())
             return page(confirmCodePage(session, request, code, intent: session.flows { $0.stepUp }, error: draft?.errors["code"]))
         }
         route(&router, "POST", "/confirm/code") { [self] request in

@@ -24,8 +24,8 @@ extension BankApp {
             let (viewer, cookies) = self.viewer(request)
             if viewer.isSignedIn { return redirect("/accounts") }
             if let session = viewer as? BankSession, session.flows({ $0.opening }) != nil { return redirect(currentStep(session)) }
-            let (draft, drop) = self.draft(for: "/open", viewer, request)
-            return page(openPage(viewer, request, draft: draft, notice: (viewer as? BankSession)?.takeNotice()), cookies: cookies + drop)
+            let draft = self.draft(for: "/open", viewer, request)
+            return page(openPage(viewer, request, draft: draft, notice: (viewer as? BankSession)?.takeNotice()), cookies: cookies)
         }
         route(&router, "POST", "/open") { [self] request in
             let (viewer, form) = try postedBeforeSession(request)
@@ -54,7 +54,7 @@ extension BankApp {
             } catch let error as TrifactorError where error.problem != nil {
                 return back(to: "/open", session, FormDraft(form, keeping: Self.openingFields, errors: ["form": Self.sentence(error)]), cookies: cookies)
             }
-            var opening = Opening(name: name, email: email, password: password, phone: phone.e164, sitekey: sitekey)
+            var opening = Opening(name: name, email: email, password: password, phone: phone.e164, sitekey: sitekey, emailWindow: started)
             // A known email with this password is an opening left half way, or a customer of another Trifactor app.
             switch try? blocking({ try await client.signIn(email: email, password: password) }) {
             case .signedIn?:
@@ -84,7 +84,7 @@ extension BankApp {
         route(&router, "GET", "/open/verify") { [self] request in
             let session = self.session(request).session
             guard let session, let opening = session.flows({ $0.opening }), !opening.emailVerified else { return outOfStep(session, request) }
-            let draft = session.takeDraft(for: "/open/verify")
+            let draft = session.draft(for: "/open/verify", now: now())
             return page(openEmailPage(session, request, opening, error: draft?.errors["code"], notice: session.takeNotice()))
         }
         route(&router, "POST", "/open/verify") { [self] request in
@@ -94,15 +94,14 @@ extension BankApp {
             let email = opening.email
             do {
                 try blocking({ try await client.verifyEmail(email, code: form["code"] ?? "") })
-            } catch {
-                let verdict = Self.verdict(error, tries: &opening.emailTries, texted: false, limit: Self.emailCodeTries)
+            } catch let error as TrifactorError where error.problem?.code == .invalidCode {
+                opening.emailTries += 1
                 session.flows { $0.opening = opening }
-                switch verdict {
-                case .again(let sentence)?, .newCode(let sentence)?, .over(let sentence)?:
-                    return back(to: "/open/verify", session, FormDraft(errors: ["code": sentence]))
-                case nil:
-                    return back(to: "/open/verify", session, FormDraft(errors: ["code": Self.sentence(error)]))
-                }
+                let left = Self.emailCodeTries - opening.emailTries
+                return back(to: "/open/verify", session, FormDraft(errors: ["code": left > 0
+                    ? "That code is wrong. \(left) more \(left == 1 ? "try" : "tries")." : Self.emailLocked(opening, now: now())]))
+            } catch {
+                return back(to: "/open/verify", session, FormDraft(errors: ["code": Self.sentence(error)]))
             }
             opening.emailVerified = true
             session.flows { $0.opening = opening }
@@ -123,9 +122,15 @@ extension BankApp {
             let (session, _, _) = try posted(request)
             guard var opening = session.flows({ $0.opening }), !opening.emailVerified else { return outOfStep(session, request) }
             let client = trifactor(session, request), email = opening.email
+            if now() >= opening.emailWindow.addingTimeInterval(Self.emailCodeWindow) {
+                opening.emailTries = 0
+                opening.emailWindow = now()
+            } else if opening.emailTries >= Self.emailCodeTries {
+                session.flash(Self.emailLocked(opening, now: now()))
+                return redirect("/open/verify")
+            }
             do {
                 try blocking({ try await client.resendVerification(to: email) })
-                opening.emailTries = 0
                 session.flows { $0.opening = opening }
                 session.flash("We sent a new code to \(email). It can take a minute to arrive; the old one no longer works.")
             } catch {
@@ -138,10 +143,17 @@ extension BankApp {
             guard let opening = session.flows({ $0.opening }) else { return outOfStep(session, request) }
             let client = trifactor(session, request)
             try? blocking({ try await client.signOut() })
-            session.keep(FormDraft(values: ["name": opening.name, "email": opening.email]), for: "/open")
+            session.keep(FormDraft(values: ["name": opening.name, "email": opening.email]), for: "/open", now: now())
             return restartOpening(session, saying: "Start again: fill in the form. An account you began with this email carries on when you use the same password.")
         }
         addOpeningPhone(&router)
+    }
+
+    /// "That was the fifth wrong code: no email code works until 14:32 UTC (in 7 minutes). Then send a new code."
+    static func emailLocked(_ opening: Opening, now: Date) -> String {
+        let until = opening.emailWindow.addingTimeInterval(emailCodeWindow)
+        return "That code is wrong, and that was the fifth try: for your safety no email code works until \(dayAndTime(until).time) "
+            + "(in \(duration(max(1, until.timeIntervalSince(now))))). Then send a new code."
     }
 
     /// Drops the opening under way and sends the browser to the form with `text`.

@@ -45,7 +45,10 @@ extension BankApp {
                            + "start again and type the same password.", class: "hint"),
         ]
         if usedUp {
-            body.append(.element("p", ["class": "error", "role": "alert"], [.text(error ?? "That code no longer works: send a new code.")]))
+            let over = now() >= opening.emailWindow.addingTimeInterval(Self.emailCodeWindow)
+            body.append(.element("p", ["class": "error", "role": "alert"], [
+                .text(over ? "That code no longer works: send a new code." : error ?? Self.emailLocked(opening, now: now())),
+            ]))
         } else {
             body.append(codeForm("/open/verify", session, error: error))
         }

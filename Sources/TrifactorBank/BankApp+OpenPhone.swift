@@ -12,7 +12,7 @@ extension BankApp {
         route(&router, "GET", "/open/phone") { [self] request in
             let session = self.session(request).session
             guard let session, let opening = session.flows({ $0.opening }), opening.emailVerified else { return outOfStep(session, request) }
-            let draft = session.takeDraft(for: "/open/phone")
+            let draft = session.draft(for: "/open/phone", now: now())
             return page(openPhonePage(session, request, opening, draft: draft, notice: session.takeNotice()))
         }
         route(&router, "POST", "/open/phone") { [self] request in

@@ -108,6 +108,7 @@ extension BankApp {
         guard CSRF.isValid(submitted: form[CSRF.field], expected: session.csrf) else {
             throw Refusal(response: refused(403, "This form was not sent from this page. Nothing was done."))
         }
+        session.dropDraft()
         return (session, form, cookie)
     }
 
@@ -128,16 +129,15 @@ extension BankApp {
     /// visitor's signed draft cookie.
     func back(to path: String, _ viewer: any Viewer, _ draft: FormDraft, cookies: [String] = []) -> Response {
         if let session = viewer as? BankSession {
-            session.keep(draft, for: path)
+            session.keep(draft, for: path, now: now())
             return redirect(path, cookies: cookies)
         }
-        return redirect(path, cookies: cookies + [drafts.setCookie(draft, for: path, secure: configuration.secure)].compactMap { $0 })
+        return redirect(path, cookies: cookies + [drafts.setCookie(draft, for: path, now: now(), secure: configuration.secure)].compactMap { $0 })
     }
 
-    /// The draft kept for the page at `path` for this browser, once (with the `Set-Cookie` that drops a visitor's).
-    func draft(for path: String, _ viewer: any Viewer, _ request: Request) -> (draft: FormDraft?, cookies: [String]) {
-        if let session = viewer as? BankSession, let kept = session.takeDraft(for: path) { return (kept, []) }
-        guard let kept = drafts.draft(in: request.header("cookie"), for: path) else { return (nil, []) }
-        return (kept, [DraftCookie.cleared(secure: configuration.secure)])
+    /// The draft kept for the page at `path` for this browser: its session's, or a visitor's cookie (which lives a minute).
+    func draft(for path: String, _ viewer: any Viewer, _ request: Request) -> FormDraft? {
+        if let session = viewer as? BankSession, let kept = session.draft(for: path, now: now()) { return kept }
+        return drafts.draft(in: request.header("cookie"), for: path, now: now())
     }
 }

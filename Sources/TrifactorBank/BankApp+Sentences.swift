@@ -8,8 +8,10 @@ extension BankApp {
     /// Wrong codes after which a texted code stops working: Trifactor's phone verification ends the request
     /// after three (DESIGN.md, "Verify"), so even the right code is refused after that.
     static let textedCodeTries = 3
-    /// Wrong email codes after which a code stops working (Trifactor's email verification allows five).
+    /// Wrong email codes Trifactor's email verification allows in `emailCodeWindow` (ten minutes from the first code),
+    /// a new code included: after five, no email code works until the window is over.
     static let emailCodeTries = 5
+    static let emailCodeWindow: TimeInterval = 600
 
     /// What a refused code means for the step it was for.
     enum CodeVerdict: Equatable {

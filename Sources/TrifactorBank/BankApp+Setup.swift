@@ -12,7 +12,7 @@ extension BankApp {
             guard let session, case .signedIn(let customer, _) = session.stage else { return outOfStep(session, request) }
             if !session.needsFactor { _ = try self.customer(request) }
             let phone = try database.read { try $0.queryOne("SELECT phone FROM bank_customers WHERE id = $1", [.text(customer)])?.text("phone") }
-            let draft = session.takeDraft(for: "/setup/phone")
+            let draft = session.draft(for: "/setup/phone", now: now())
             return page(Page.layout("Add two-step verification", screen(session, request, notice: session.takeNotice(), tab: .settings), [
                 Page.paragraph(session.needsFactor
                                ? "Your account has no second factor, so your balances stay hidden. Add your mobile: every sign-in and transfer will send it a code."
@@ -33,7 +33,7 @@ extension BankApp {
         route(&router, "GET", "/setup/phone/code") { [self] request in
             let session = self.session(request).session
             guard let session, session.isSignedIn, let setup = session.flows({ $0.phoneSetup }) else { return outOfStep(session, request) }
-            let draft = session.takeDraft(for: "/setup/phone/code")
+            let draft = session.draft(for: "/setup/phone/code", now: now())
             let usedUp = setup.tries >= Self.textedCodeTries
             var body: [HTML] = [Page.paragraph("We sent a code to \(setup.enrollment.maskedPhone ?? "your mobile").")]
             if usedUp {

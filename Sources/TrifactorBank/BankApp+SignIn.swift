@@ -20,9 +20,9 @@ extension BankApp {
                 session.set(stage: .start)
                 notice = session.takeNotice() ?? notice
             }
-            let (draft, drop) = self.draft(for: "/", viewer, request)
+            let draft = self.draft(for: "/", viewer, request)
             return page(emailPage(viewer, request, email: draft?["email"] ?? email, error: draft?.errors["email"], notice: draft?.errors["notice"] ?? notice),
-                        cookies: cookies + drop)
+                        cookies: cookies)
         }
         route(&router, "POST", "/signin") { [self] request in
             if let limited = signInLimited(request) { return limited }
@@ -50,7 +50,7 @@ extension BankApp {
         route(&router, "GET", "/signin/password") { [self] request in
             let session = self.session(request).session
             guard let session, case .password(let email) = session.stage else { return outOfStep(session, request) }
-            let draft = session.takeDraft(for: "/signin/password")
+            let draft = session.draft(for: "/signin/password", now: now())
             return page(passwordPage(session, request, email: email, error: draft?.errors["password"], notice: session.takeNotice()))
         }
         route(&router, "POST", "/signin/password") { [self] request in
@@ -147,7 +147,7 @@ extension BankApp {
             let client = trifactor(session, request)
             try? blocking({ try await client.signOut() })
             session.set(needsFactor: false)
-            session.keep(FormDraft(values: ["email": email]), for: "/open")
+            session.keep(FormDraft(values: ["email": email]), for: "/open", now: now())
             return restartOpening(session, saying: "You started opening an account with this email but did not finish. Fill in the form again with "
                                   + "the same email and password: we carry on from where you left off.")
         }

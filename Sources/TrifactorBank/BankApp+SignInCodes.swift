@@ -10,7 +10,7 @@ extension BankApp {
         route(&router, "GET", "/signin/code") { [self] request in
             let session = self.session(request).session
             guard let session, case .secondFactor = session.stage, let code = session.code, code.hint.kind != .passkey else { return outOfStep(session, request) }
-            let draft = session.takeDraft(for: "/signin/code")
+            let draft = session.draft(for: "/signin/code", now: now())
             return page(codePage(session, request, code, error: draft?.errors["code"], notice: session.takeNotice()))
         }
         route(&router, "POST", "/signin/code") { [self] request in
@@ -122,7 +122,7 @@ extension BankApp {
         var cookies = [SessionCookie.cleared(secure: configuration.secure)]
         guard let notice else { return redirect("/?signed_out=1", cookies: cookies) }
         // The session is gone: the notice rides in the draft cookie of the start page.
-        if let draft = drafts.setCookie(FormDraft(errors: ["notice": notice]), for: "/", secure: configuration.secure) { cookies.append(draft) }
+        if let draft = drafts.setCookie(FormDraft(errors: ["notice": notice]), for: "/", now: now(), secure: configuration.secure) { cookies.append(draft) }
         return redirect("/", cookies: cookies)
     }
 

@@ -12,7 +12,7 @@ extension BankApp {
     func addTransfers(_ router: inout Router) {
         route(&router, "GET", "/transfer") { [self] request in
             let (session, customer) = try customer(request)
-            var draft = session.takeDraft(for: "/transfer")
+            var draft = session.draft(for: "/transfer", now: now())
             if draft == nil, let id = request.query["change"], let pending = session.pendingTransfer(id) { draft = pending.form }
             return page(transferPage(session, request, accounts: try ledger.accounts(of: customer), draft: draft, notice: session.takeNotice()))
         }
@@ -64,7 +64,7 @@ extension BankApp {
                 ]))
             }
             guard let pending = session.pendingTransfer(id) else { return gone(session, id, request) }
-            let draft = session.takeDraft(for: "/transfers/\(id)")
+            let draft = session.draft(for: "/transfers/\(id)", now: now())
             if pending.authorizationID == nil {
                 return page(reviewPage(session, request, pending, factors: try transferFactors(session, request), notice: session.takeNotice()))
             }
@@ -173,8 +173,10 @@ extension BankApp {
         pending.wrongTries = 0
         pending.passkeyOptions = nil
         if case .passkey(let options) = authorization.challenge { pending.passkeyOptions = options }
+        let described = "\(pending.amount.description) to \(pending.toLabel)"
         pending.authorizationNumber = session.flows { flows in
             flows.authorizations += 1
+            if case .phone = factor.kind { flows.lastText[factor.id] = (flows.authorizations, described) }
             return flows.authorizations
         }
         session.store(pending)
@@ -182,13 +184,12 @@ extension BankApp {
         return redirect("/transfers/\(pending.id)")
     }
 
-    /// The newer transfer of this session whose text went to the same phone after `pending`'s: Trifactor keeps one code
-    /// per phone at a time, so that text replaced this one's code.
-    func replacement(of pending: PendingTransfer, in session: BankSession) -> PendingTransfer? {
+    /// The newer transfer of this session whose text went to the same phone after `pending`'s ("EUR 20.00 to …"), if
+    /// any: Trifactor keeps one code per phone at a time, so that text replaced this one's code.
+    func replacement(of pending: PendingTransfer, in session: BankSession) -> String? {
         guard case .phone? = pending.factor?.kind, let factor = pending.factor?.id else { return nil }
         return session.flows { flows in
-            flows.transfers.values.filter { $0.factor?.id == factor && $0.authorizationID != nil && $0.authorizationNumber > pending.authorizationNumber }
-                .max { $0.authorizationNumber < $1.authorizationNumber }
+            flows.lastText[factor].flatMap { $0.number > pending.authorizationNumber ? $0.transfer : nil }
         }
     }
 

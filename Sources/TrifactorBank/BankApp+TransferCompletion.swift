@@ -68,10 +68,9 @@ extension BankApp {
         return .moved
     }
 
-    /// What the first tab says when a newer transfer's text replaced its code.
-    static func replacedSentence(_ newer: PendingTransfer) -> String {
-        "You started another transfer after this one (\(newer.amount.description) to \(newer.toLabel)), and its text replaced this one's code. "
-            + "Send a new code to confirm this transfer."
+    /// What the first tab says when a newer transfer's text (`newer`: "EUR 20.00 to …") replaced its code.
+    static func replacedSentence(_ newer: String) -> String {
+        "You started another transfer after this one (\(newer)), and its text replaced this one's code. Send a new code to confirm this transfer."
     }
 
     /// What Trifactor binds the approval to: amount, currency, payee and the source account.

@@ -59,7 +59,7 @@ extension BankApp {
         ])
     }
 
-    func approvePage(_ session: BankSession, _ request: Request, _ pending: PendingTransfer, replacedBy newer: PendingTransfer?, error: String?,
+    func approvePage(_ session: BankSession, _ request: Request, _ pending: PendingTransfer, replacedBy newer: String?, error: String?,
                      notice: String?) -> HTML {
         let hidden = Page.hidden("transfer", pending.id)
         let cancel = Page.form("/transfer/cancel", session, [hidden, Page.button("Cancel the transfer", kind: "link")])

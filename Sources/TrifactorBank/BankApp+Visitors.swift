@@ -22,6 +22,7 @@ extension BankApp {
         let submitted = json ? request.header("x-csrf-token") : form[CSRF.field]
         if let session = session(request).session {
             guard CSRF.isValid(submitted: submitted, expected: session.csrf) else { throw refusal(json: json) }
+            session.dropDraft()
             return (session, form)
         }
         guard let submitted, visitors.isValid(submitted: submitted, cookieHeader: request.header("cookie")) else { throw refusal(json: json) }
@@ -39,7 +40,8 @@ extension BankApp {
         if let session = viewer as? BankSession { return (session, []) }
         let (cookie, session) = sessions.issue(replacing: nil, carrying: BankSession(now: now(), csrf: viewer.csrf), secure: configuration.secure,
                                                now: now())
-        return (session, [cookie.setCookie])
+        // A refused form's draft of the visitor's is done with.
+        return (session, [cookie.setCookie, DraftCookie.cleared(secure: configuration.secure)])
     }
 
     /// Nil when this client address may post the sign-in form now, else the page that asks it to wait (429).

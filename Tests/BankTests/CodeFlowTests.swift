@@ -62,6 +62,38 @@ struct CodeFlowTests {
         }
     }
 
+    @Test("five wrong email codes: the page says until when no email code works (a new one included), and sends none before then")
+    func emailCodesLocked() async throws {
+        try await BankHarness.run { bank in
+            bank.trifactor.routes { method, path, _ in
+                switch (method, path) {
+                case ("POST", "/v1/accounts"), ("POST", "/v1/accounts/verify-email/resend"): return FakeTrifactor.empty(202)
+                case ("POST", "/v1/sessions"): return FakeTrifactor.problem(401, "invalid_credentials", detail: "The email or password is incorrect.")
+                case ("POST", "/v1/accounts/verify-email"): return FakeTrifactor.problem(400, "invalid_code", detail: "The code is wrong or has expired.")
+                default: return nil
+                }
+            }
+            let browser = TestBrowser(bank.server)
+            var page = try await Self.submit(browser, "/open", ["name": "Ann Example", "email": "ann@example.com", "password": "correct horse battery staple",
+                                                                "phone": "+447400123456", "picture": "owl", "phrase": "night watch"], on: await browser.send("GET", "/open"))
+            for left in [4, 3, 2, 1] {
+                page = try await Self.submit(browser, "/open/verify", ["code": "000000"], on: page)
+                #expect(page.text.contains("That code is wrong. \(left) more \(left == 1 ? "try" : "tries")."))
+            }
+            bank.clock.advance(60)
+            page = try await Self.submit(browser, "/open/verify", ["code": "000000"], on: page)
+            // The window began when the form was posted: ten minutes later, 17:56 UTC on the test's clock.
+            #expect(page.text.contains("no email code works until 17:56 UTC (in 9 minutes). Then send a new code."))
+            #expect(!page.text.contains(#"name="code""#))
+            page = try await Self.submit(browser, "/open/verify/resend", [:], on: page)
+            #expect(bank.trifactor.calls("/v1/accounts/verify-email/resend") == 0 && page.text.contains("until 17:56 UTC"))
+            bank.clock.advance(9 * 60)
+            page = try await Self.submit(browser, "/open/verify/resend", [:], on: page)
+            #expect(bank.trifactor.calls("/v1/accounts/verify-email/resend") == 1 && page.text.contains("We sent a new code to ann@example.com"))
+            #expect(page.text.contains(#"name="code""#))
+        }
+    }
+
     @Test("coming back: too many wrong codes sign the customer out, with the reason on the sign-in page")
     func comingBackTooManyCodes() async throws {
         try await BankHarness.run { bank in

@@ -46,12 +46,15 @@ struct StepTests {
             #expect(bank.app.sessions.counts.all == 0)
             let form = await visitor.send("GET", "/open")
             #expect(form.text.contains(#"value="Ann Example""#) && form.text.contains("Enter your email address") && form.text.contains("international form"))
-            // Shown once: the cookie is cleared with it.
+            // A refresh shows it again; a minute later it is gone.
+            #expect(await visitor.send("GET", "/open").text.contains("Enter your email address"))
+            bank.clock.advance(DraftCookie.lifetime)
             #expect(!(await visitor.send("GET", "/open").text.contains("Enter your email address")))
             // A cookie the bank did not sign, or signed for another page, shows nothing.
             visitor.set(cookie: DraftCookie.name, "eyJwYXRoIjoiL29wZW4ifQ.forged")
             #expect(!(await visitor.send("GET", "/open").text.contains("role=\"alert\"")))
-            let other = DraftCookie(secret: Array(repeating: 7, count: 32)).setCookie(FormDraft(errors: ["email": "Planted."]), for: "/", secure: false)!
+            let other = DraftCookie(secret: Array(repeating: 7, count: 32)).setCookie(FormDraft(errors: ["email": "Planted."]), for: "/", now: bank.clock.now,
+                                                                                      secure: false)!
             visitor.set(cookie: DraftCookie.name, String(other.dropFirst(DraftCookie.name.count + 1).prefix { $0 != ";" }))
             #expect(!(await visitor.send("GET", "/open").text.contains("Planted.")))
         }

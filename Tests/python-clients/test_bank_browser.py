@@ -67,8 +67,8 @@ def trifactord():
                                  "--key-file", str(tmp / "k.key"), "--trusted-proxies", "127.0.0.1",
                                  # One demo mobile for every customer: more texts than a real number's limits and budgets allow.
                                  "--verify-number-burst", "200", "--verify-budget-prefix", "1000/h,10000/d",
-                                 # Every customer signs up from 127.0.0.1.
-                                 "--signup-ip-burst", "200"], tmp / "trifactord")
+                                 # Every customer signs up from 127.0.0.1, and the unhappy paths type many wrong codes to that one mobile.
+                                 "--signup-ip-burst", "200", "--verify-max-failures", "1000"], tmp / "trifactord")
     try:
         yield daemon.port, tmp, daemon
     finally:

@@ -26,6 +26,8 @@ struct Flows: Sendable {
     var sent: [String: String] = [:]
     /// How many authorizations this session has asked for: orders them, so a newer text is told from an older one.
     var authorizations = 0
+    /// The newest transfer text per phone factor: its authorization's number and what it confirms ("EUR 20.00 to …").
+    var lastText: [String: (number: Int, transfer: String)] = [:]
 }
 
 /// A code asked for in one step (a sign-in, coming back, a mobile being
@@ -53,8 +55,10 @@ struct Opening: Sendable {
     let sitekey: Sitekey
     /// The email code was accepted (a retry after a refused text must not ask for it again).
     var emailVerified = false
-    /// Wrong email codes typed for the last code sent.
+    /// Wrong email codes typed in the current window, which began `emailWindow` (Trifactor counts five per ten
+    /// minutes, a new code included, so resending buys no guesses).
     var emailTries = 0
+    var emailWindow: Date
     /// The mobile's enrollment, once a text was sent to it.
     var enrollment: PendingEnrollment?
     /// Wrong codes typed for the last text.

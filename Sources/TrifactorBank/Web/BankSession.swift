@@ -32,7 +32,7 @@ public final class BankSession: Viewer, @unchecked Sendable {
     private var _passwordless: PushSignIn?
     private var _code: CodeChallenge?
     private var _notice: String?
-    private var _draft: (path: String, draft: FormDraft)?
+    private var _draft: (path: String, draft: FormDraft, at: Date)?
     private var _needsFactor = false
     private var _flows = Flows()
 
@@ -102,16 +102,20 @@ public final class BankSession: Viewer, @unchecked Sendable {
     func flash(_ text: String) { lock.withLock { _notice = text } }
     func takeNotice() -> String? { lock.withLock { defer { _notice = nil }; return _notice } }
 
-    /// Keeps a refused form's `draft` for the next view of the page at `path`.
-    func keep(_ draft: FormDraft, for path: String) { lock.withLock { _draft = (path, draft) } }
-    /// The draft kept for `path`, once; a draft kept for another page stays.
-    func takeDraft(for path: String) -> FormDraft? {
+    /// How long a refused form's draft shows on its page (a refresh shows it again; a later visit does not).
+    static let draftLifetime: TimeInterval = 60
+
+    /// Keeps a refused form's `draft` for the views of the page at `path` in the next `draftLifetime`.
+    func keep(_ draft: FormDraft, for path: String, now: Date) { lock.withLock { _draft = (path, draft, now) } }
+    /// The draft kept for `path`, if it is recent; a draft kept for another page stays.
+    func draft(for path: String, now: Date) -> FormDraft? {
         lock.withLock {
-            guard let kept = _draft, kept.path == path else { return nil }
-            _draft = nil
+            guard let kept = _draft, kept.path == path, now.timeIntervalSince(kept.at) < Self.draftLifetime else { return nil }
             return kept.draft
         }
     }
+    /// Forgets the kept draft (a form was posted: the customer moved on, or its own draft replaces it).
+    func dropDraft() { lock.withLock { _draft = nil } }
 
     func pendingTransfer(_ id: String) -> PendingTransfer? { flows { $0.transfers[id] } }
     func store(_ transfer: PendingTransfer) { flows { $0.transfers[transfer.id] = transfer } }
