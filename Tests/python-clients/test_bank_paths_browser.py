@@ -11,9 +11,7 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
-from test_bank_browser import MOBILE, PASSWORD, bank, enter_password, open_account, shot, trifactord  # noqa: F401 (fixtures)
-
-VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
+from test_bank_browser import MOBILE, PASSWORD, VIEWPORTS, bank, enter_password, open_account, shot, trifactord  # noqa: F401 (fixtures)
 
 
 class Watched:
