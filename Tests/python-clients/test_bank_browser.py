@@ -649,6 +649,9 @@ def test_a_tab_hidden_longer_than_the_idle_time_hides_balances_when_it_comes_bac
     hide = """hidden => { Object.defineProperty(document, 'hidden', {value: hidden, configurable: true});
                          document.dispatchEvent(new Event('visibilitychange')); }"""
     phone.evaluate(hide, True)
+    # Hidden, the balances blur at once (the app switcher's snapshot shows none), not only after the idle time.
+    expect(phone.locator("body")).to_have_class(re.compile(r"\bveiled\b"))
+    assert "blur" in phone.get_by_text("EUR 2,500.00").evaluate("e => getComputedStyle(e).filter")
     phone.clock.set_system_time(phone.evaluate("Date.now()") + 10_000)  # ten seconds away, no timer run
     phone.evaluate(hide, False)
     expect(phone.get_by_role("heading", name="Welcome back")).to_be_visible()

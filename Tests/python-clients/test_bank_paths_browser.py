@@ -11,7 +11,8 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
-from test_bank_browser import MOBILE, PASSWORD, VIEWPORTS, bank, enter_password, open_account, shot, trifactord  # noqa: F401 (fixtures)
+from test_bank_browser import (MOBILE, PASSWORD, VIEWPORTS, bank, enter_password, hasty_bank, open_account, shot,  # noqa: F401 (fixtures)
+                               trifactord)
 
 
 class Watched:
@@ -367,3 +368,28 @@ def test_recovery_codes_are_copied_downloaded_and_counted_and_a_step_up_says_why
     page.get_by_role("link", name="Cancel").click()
     page.get_by_text("How to link a computer").click()
     expect(page.locator("pre.command")).to_contain_text(f"login {email}")
+
+
+def test_coming_back_offers_the_passkey_first(watched, hasty_bank):
+    page = watched.page()
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("WebAuthn.enable")
+    cdp.send("WebAuthn.addVirtualAuthenticator", {"options": {
+        "protocol": "ctap2", "transport": "internal", "hasResidentKey": True, "hasUserVerification": True,
+        "isUserVerified": True, "automaticPresenceSimulation": True}})
+    open_account(page, hasty_bank, watched.email("wanda"), picture="owl", phrase="night watch")
+    page.get_by_role("link", name="Settings").click()
+    page.get_by_role("button", name=re.compile("Add a passkey")).click()
+    expect(page.get_by_role("heading", name="Confirm it's you to add a passkey")).to_be_visible()
+    page.get_by_role("button", name=re.compile("A text message to")).click()
+    type_code(page, hasty_bank.last_code(MOBILE, "sms"))
+    page.get_by_role("button", name=re.compile("Add a passkey")).click()
+    expect(page.get_by_text("Your passkey is added")).to_be_visible()
+    page.get_by_role("link", name="Accounts").click()
+    # Away longer than the idle time (3 s here): balances hide, and the passkey is offered first.
+    expect(page.get_by_role("heading", name="Welcome back")).to_be_visible(timeout=8_000)
+    expect(page.locator("main button").first).to_have_text("Use my passkey (Touch ID, Face ID or a security key)")
+    shot(page, f"paths-{watched.name}-welcome-back-passkey")
+    page.get_by_role("button", name=re.compile("Use my passkey")).click()
+    expect(page.get_by_role("heading", name="Your accounts")).to_be_visible()
+    expect(page.get_by_text("EUR 2,500.00")).to_be_visible()
