@@ -38,8 +38,12 @@ extension BankApp {
         var rows: [HTML] = [
             .element("dt", [:], ["Amount"]), .element("dd", ["class": "big"], [.text(pending.amount.description)]),
             .element("dt", [:], ["From"]), .element("dd", [:], [.text(pending.fromName)]),
-            .element("dt", [:], ["To"]), .element("dd", [:], [.text(pending.toLabel)]),
+            .element("dt", [:], ["To"]),
         ]
+        switch pending.to {
+        case .payee(let name, let iban): rows.append(.element("dd", [:], [.text(name), .element("span", ["class": "iban block"], [.text(iban.description)])]))
+        case .account: rows.append(.element("dd", [:], [.text(pending.toLabel)]))
+        }
         if let reference = pending.reference { rows += [.element("dt", [:], ["Reference"]), .element("dd", [:], [.text(reference)])] }
         return .element("div", ["class": "card"], [.element("dl", ["class": "summary"], rows)])
     }
@@ -49,7 +53,7 @@ extension BankApp {
             summary(pending),
             Page.form("/transfer/confirm", session, class: "card stack", [
                 Page.hidden("transfer", pending.id),
-                Page.select("Confirm with", name: "factor", options: factors.map { ($0.id, FactorLabel.of($0)) }, selected: pending.factor?.id),
+                Page.radios("Confirm with", name: "factor", options: factors.map { ($0.id, FactorLabel.of($0)) }, selected: pending.factor?.id),
                 Page.button("Confirm transfer"),
             ]),
             Page.actions([

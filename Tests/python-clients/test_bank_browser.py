@@ -296,6 +296,7 @@ def test_a_transfer_is_confirmed_by_a_code_that_names_it_and_moves_money_once(st
         page.get_by_role("button", name="Review transfer").click()
         expect(page.get_by_text(sentence)).to_be_visible()
     page.get_by_label("Amount in EUR").fill("250.00")
+    page.get_by_label("Reference (optional)").fill("Invoice 2041")
     page.get_by_role("button", name="Review transfer").click()
     expect(page.get_by_role("heading", name="Check your transfer")).to_be_visible()
     shot(page, "transfer-confirmation")
@@ -323,6 +324,8 @@ def test_a_transfer_is_confirmed_by_a_code_that_names_it_and_moves_money_once(st
     expect(page.get_by_text("EUR 2,250.00")).to_be_visible()
     page.get_by_role("link", name="Checking").click()
     expect(page.get_by_role("table")).to_contain_text("To Alice Example")
+    expect(page.get_by_role("table")).to_contain_text("Reference: Invoice 2041")
+    shot(page, f"statement-after-transfer-{store}")
     context.close()
 
 
@@ -545,7 +548,7 @@ def test_a_passkey_added_in_settings_is_the_second_factor_and_signs_in_alone(ban
     page.get_by_label("To", exact=True).select_option(value=saving)
     page.get_by_label("Amount in EUR").fill("100")
     page.get_by_role("button", name="Review transfer").click()
-    page.get_by_label("Confirm with").select_option(label="My passkey")
+    page.get_by_role("group", name="Confirm with").get_by_label("My passkey").check()
     page.get_by_role("button", name="Confirm transfer").click()
     expect(page.get_by_text("Confirm transfer of EUR 100.00 to your saving account")).to_be_visible()
     page.get_by_role("button", name="Confirm with Touch ID / Face ID / your security key").click()

@@ -116,6 +116,18 @@ enum Page {
         return .element("div", ["class": "field"], children)
     }
 
+    /// A group of radio buttons under `legend` (the first checked unless `selected` names one): each label wraps, where a
+    /// select would cut it off on a phone.
+    static func radios(_ legend: String, name: String, options: [(value: String, label: String)], selected: String? = nil) -> HTML {
+        let checked = options.contains { $0.value == selected } ? selected : options.first?.value
+        return .element("fieldset", ["class": "choices"], [.element("legend", [:], [.text(legend)])] + options.map { option in
+            .element("label", [:], [
+                .element("input", ["type": "radio", "name": name, "value": option.value, "checked": option.value == checked ? "" : nil]),
+                .element("span", [:], [.text(option.label)]),
+            ])
+        })
+    }
+
     static func button(_ label: String, name: String? = nil, value: String? = nil, kind: String = "primary") -> HTML {
         .element("button", ["type": "submit", "name": name, "value": value, "class": kind], [.text(label)])
     }

@@ -48,7 +48,7 @@ enum Style {
         .primary{background:var(--brand);color:#fff}.primary:hover{background:#083a58;color:#fff}
         .secondary{background:#fff;color:var(--brand)}.secondary:hover{background:var(--brand-soft);color:var(--brand)}
         .danger{background:var(--danger);border-color:var(--danger);color:#fff}
-        .link{background:none;border:none;padding:.25rem 0;min-height:0;text-decoration:underline;text-underline-offset:.15em;color:var(--brand);font-weight:600}
+        .link{background:none;border:none;padding:.25rem 0;min-height:0;text-decoration:underline;text-underline-offset:.15em;color:var(--brand);font-weight:inherit}
         button:disabled{opacity:.6;cursor:progress}
         .actions{display:flex;flex-wrap:wrap;align-items:center;gap:.25rem .75rem;margin:.5rem 0 1rem}.actions form{margin:0}
         .actions button,.actions .button{margin:0}
@@ -57,7 +57,7 @@ enum Style {
         .card>:last-child{margin-bottom:0}
         .grid{display:grid;gap:1rem;grid-template-columns:repeat(auto-fit,minmax(min(100%,17rem),1fr));margin-bottom:1rem}.grid .card{margin:0}
         .account h2 a{color:var(--ink);text-decoration:none}.account h2 a:hover{text-decoration:underline}
-        .iban{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.95rem;color:var(--muted);overflow-wrap:anywhere}
+        .iban{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.95rem;color:var(--muted);overflow-wrap:anywhere}.block{display:block}
         .balance{margin:.5rem 0 .25rem}.balance .label{display:block;color:var(--muted);font-size:.9rem}
         .balance strong{display:block;font-size:2rem;line-height:1.2;font-variant-numeric:tabular-nums;overflow-wrap:anywhere}
         .total{display:flex;flex-wrap:wrap;justify-content:space-between;align-items:baseline;gap:.25rem 1rem;background:var(--brand);color:#fff}
@@ -81,6 +81,9 @@ enum Style {
         table.statement .balance-cell{grid-column:1/-1;text-align:right;color:var(--muted);font-size:.9rem}.balance-cell .label{display:inline}}
         .pager{display:flex;justify-content:space-between;gap:1rem;margin-top:1rem}
         .payee{border:0;padding:0;margin:0}
+        .choices{border:0;padding:0;margin:0 0 1rem}.choices label{display:flex;gap:.6rem;align-items:center;font-weight:400;padding:.55rem .7rem;
+        border:1px solid var(--line);border-radius:.5rem;margin:0 0 .5rem;cursor:pointer;max-width:32rem}.choices input{width:auto;min-height:0;margin:0}
+        .choices label:has(input:checked){border:2px solid var(--brand);background:var(--brand-soft)}
         form:has(#f-to option[value=payee]:not(:checked)) .payee{display:none}
         .sitekey{display:flex;gap:1rem;align-items:center}.sitekey img{width:96px;height:96px;flex:none}.phrase{font-size:1.2rem}
         .number{font-size:4rem;font-weight:800;letter-spacing:.1em;text-align:center;margin:.5rem 0}
