@@ -56,7 +56,7 @@ extension BankApp {
     /// Starts adding an authenticator app and shows its QR code, or asks to confirm it's you first.
     func startTOTP(_ session: BankSession, _ request: Request) -> Response {
         let client = trifactor(session, request)
-        do {
+        return change(session, .addAuthenticatorApp) {
             let enrollment = try blocking({ try await client.enrollTOTP() })
             guard let svg = enrollment.qrSVG else {
                 session.flash("The QR code could not be made. Nothing was changed.")
@@ -64,11 +64,6 @@ extension BankApp {
             }
             session.flows { $0.totp = (enrollment, svg); $0.totpTries = 0 }
             return redirect("/settings/totp")
-        } catch where Self.wantsStepUp(error) {
-            return stepUp(session, .addAuthenticatorApp)
-        } catch {
-            session.flash(Self.sentence(error) + " Nothing was changed.")
-            return redirect("/settings")
         }
     }
 

@@ -48,15 +48,10 @@ extension BankApp {
             do {
                 _ = try blocking({ try await client.stepUp(hint, with: .code(form["code"] ?? "")) })
             } catch {
-                switch Self.verdict(error, tries: &code.wrongTries, texted: code.isTexted) {
-                case .again(let sentence)?, .newCode(let sentence)?:
-                    session.set(code: code)
-                    return back(to: "/confirm/code", session, FormDraft(errors: ["code": sentence]))
-                case .over(let sentence)?:
-                    return signOut(session, cookie, request, notice: "\(sentence) For your safety you are signed out: sign in again when you are ready.")
-                case nil:
-                    throw error
-                }
+                guard let answer = codeRefused(session, &code, error, page: "/confirm/code", over: {
+                    signOut(session, cookie, request, notice: "\($0) For your safety you are signed out: sign in again when you are ready.")
+                }) else { throw error }
+                return answer
             }
             return confirmed(session, request, cookie)
         }

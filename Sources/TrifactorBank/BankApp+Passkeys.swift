@@ -57,13 +57,7 @@ extension BankApp {
                   let hint = resolver.hints.first(where: { $0.id == wanted && $0.kind == .passkey }) else {
                 return jsonError(409, "This sign-in is over. Start again.")
             }
-            do {
-                guard case .passkey(let options) = try blocking({ try await resolver.challenge(hint) }) else { return jsonError(409, "That is not a passkey.") }
-                session.set(code: CodeChallenge(hint))
-                return Response.json(RequestBody(options: options))
-            } catch {
-                return jsonRefusal(error)
-            }
+            return passkeyOptions(session, hint) { try blocking({ try await resolver.challenge(hint) }) }
         }
         route(&router, "POST", "/signin/passkey") { [self] request in
             let (session, _) = try postedJSON(request)
@@ -118,13 +112,7 @@ extension BankApp {
                 return jsonError(409, "This page is out of date. Reload it.")
             }
             let client = trifactor(session, request)
-            do {
-                guard case .passkey(let options) = try blocking({ try await client.stepUpChallenge(hint) }) else { return jsonError(409, "That is not a passkey.") }
-                session.set(code: CodeChallenge(hint))
-                return Response.json(RequestBody(options: options))
-            } catch {
-                return jsonRefusal(error)
-            }
+            return passkeyOptions(session, hint) { try blocking({ try await client.stepUpChallenge(hint) }) }
         }
         route(&router, "POST", "/confirm/passkey") { [self] request in
             let (session, cookie) = try postedJSON(request)
@@ -141,6 +129,18 @@ extension BankApp {
                 return jsonRefusal(error, saying: Self.passkeyRefused)
             }
             return jsonRedirect(confirmed(session, request, cookie))
+        }
+    }
+
+    /// The passkey request options of `hint`'s `challenge` (a sign-in's or a step-up's), the passkey kept as the code
+    /// under way for the assertion that follows.
+    func passkeyOptions(_ session: BankSession, _ hint: FactorHint, _ challenge: () throws -> SecondFactorChallenge) -> Response {
+        do {
+            guard case .passkey(let options) = try challenge() else { return jsonError(409, "That is not a passkey.") }
+            session.set(code: CodeChallenge(hint))
+            return Response.json(RequestBody(options: options))
+        } catch {
+            return jsonRefusal(error)
         }
     }
 

@@ -38,15 +38,10 @@ extension BankApp {
     /// Makes a new set of recovery codes (the old set dies) and shows them, or asks to confirm it's you first.
     func makeRecoveryCodes(_ session: BankSession, _ request: Request) -> Response {
         let client = trifactor(session, request)
-        do {
+        return change(session, .newRecoveryCodes) {
             let codes = try blocking({ try await client.newRecoveryCodes() })
             session.flows { $0.recoveryCodes = codes }
             return redirect("/settings/recovery")
-        } catch where Self.wantsStepUp(error) {
-            return stepUp(session, .newRecoveryCodes)
-        } catch {
-            session.flash(Self.sentence(error) + " Nothing was changed.")
-            return redirect("/settings")
         }
     }
 

@@ -97,25 +97,33 @@ extension BankApp {
         factor.kind != "recovery_code" && !factors.contains { $0.enrollmentID != factor.enrollmentID && $0.kind != "recovery_code" }
     }
 
-    /// Removes factor `id` (through /confirm when Trifactor wants a fresh second factor); without any second step left,
-    /// two-step verification is off and balances hide until the customer adds one again.
-    func removeFactor(_ session: BankSession, _ request: Request, id: String, name: String) -> Response {
-        let client = trifactor(session, request)
+    /// Carries out a settings change: through /confirm for `intent` when Trifactor wants a fresh second factor first,
+    /// else a refusal is said on the settings page (nothing was changed).
+    func change(_ session: BankSession, _ intent: StepUpIntent, _ body: () throws -> Response) -> Response {
         do {
-            try blocking({ try await client.removeFactor(id) })
+            return try body()
         } catch where Self.wantsStepUp(error) {
-            return stepUp(session, .removeFactor(id: id, name: name))
+            return stepUp(session, intent)
         } catch {
             session.flash(Self.sentence(error) + " Nothing was changed.")
             return redirect("/settings")
         }
-        let left = (try? blocking({ try await client.factors() })) ?? []
-        if !left.contains(where: { $0.kind != "recovery_code" }) {
-            session.set(needsFactor: true)
-            session.flash("Removed \(name). Two-step verification is off, so your balances stay hidden until you add a second step again.")
-        } else {
-            session.flash("Removed \(name).")
+    }
+
+    /// Removes factor `id` (through /confirm when Trifactor wants a fresh second factor); without any second step left,
+    /// two-step verification is off and balances hide until the customer adds one again.
+    func removeFactor(_ session: BankSession, _ request: Request, id: String, name: String) -> Response {
+        let client = trifactor(session, request)
+        return change(session, .removeFactor(id: id, name: name)) {
+            try blocking({ try await client.removeFactor(id) })
+            let left = (try? blocking({ try await client.factors() })) ?? []
+            if !left.contains(where: { $0.kind != "recovery_code" }) {
+                session.set(needsFactor: true)
+                session.flash("Removed \(name). Two-step verification is off, so your balances stay hidden until you add a second step again.")
+            } else {
+                session.flash("Removed \(name).")
+            }
+            return redirect("/settings")
         }
-        return redirect("/settings")
     }
 }

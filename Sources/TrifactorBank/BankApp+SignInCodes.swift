@@ -23,15 +23,9 @@ extension BankApp {
                 _ = try blocking({ try await resolver.resolve(hint, with: .code(typed)) })
                 return try finishSignIn(session, email: email, request: request, next: "/accounts")
             } catch {
-                switch Self.verdict(error, tries: &code.wrongTries, texted: code.isTexted) {
-                case .again(let sentence)?, .newCode(let sentence)?:
-                    session.set(code: code)
-                    return back(to: "/signin/code", session, FormDraft(errors: ["code": sentence]))
-                case .over(let sentence)?:
-                    return restart(session, nil, saying: "\(sentence) The sign-in was cancelled: start again when you are ready.")
-                case nil:
-                    return restart(session, error)
-                }
+                return codeRefused(session, &code, error, page: "/signin/code") {
+                    restart(session, nil, saying: "\($0) The sign-in was cancelled: start again when you are ready.")
+                } ?? restart(session, error)
             }
         }
         route(&router, "POST", "/signin/resend") { [self] request in
@@ -111,6 +105,21 @@ extension BankApp {
         route(&router, "POST", "/signout") { [self] request in
             let (session, _, cookie) = try posted(request)
             return signOut(session, cookie, request, notice: nil)
+        }
+    }
+
+    /// A refused code of the sign-in or coming back: back to the code page at `page` saying what is left, or, after too
+    /// many, `over` with the sentence; nil when the refusal is not about the code.
+    func codeRefused(_ session: BankSession, _ code: inout CodeChallenge, _ error: any Error, page: String,
+                     over: (String) -> Response) -> Response? {
+        switch Self.verdict(error, tries: &code.wrongTries, texted: code.isTexted) {
+        case .again(let sentence)?, .newCode(let sentence)?:
+            session.set(code: code)
+            return back(to: page, session, FormDraft(errors: ["code": sentence]))
+        case .over(let sentence)?:
+            return over(sentence)
+        case nil:
+            return nil
         }
     }
 

@@ -163,6 +163,12 @@ final class TestBrowser: @unchecked Sendable {
 extension Response {
     var text: String { String(decoding: body, as: UTF8.self) }
     func header(_ name: String) -> String? { headers.first { $0.name.lowercased() == name.lowercased() }?.value }
+    /// The value of the page's first hidden field `name` (a transfer's id).
+    func hidden(_ name: String) -> String? {
+        guard let range = text.range(of: #"name="\#(name)" value=""#) else { return nil }
+        return String(text[range.upperBound...].prefix { $0 != "\"" })
+    }
+
     /// The CSRF token of the page's first form.
     var csrf: String? {
         guard let range = text.range(of: #"name="csrf" value=""#) else { return nil }
@@ -199,6 +205,13 @@ struct BankHarness {
             _ = try app.ledger.openAccounts(for: id, currency: "EUR", checking: 250_000, saving: 0, now: clock.now, on: db)
         }
         return id
+    }
+
+    /// Ann, a customer with two accounts, signed in on a browser of her own.
+    func ann() async throws -> (id: String, browser: TestBrowser, session: BankSession) {
+        let id = try customer("ann@example.com")
+        let (browser, session) = try await signedIn(id)
+        return (id, browser, session)
     }
 
     /// A browser signed in as `customerID` (its Trifactor token held by the session, as after a sign-in).

@@ -97,8 +97,7 @@ struct CodeFlowTests {
     @Test("coming back: too many wrong codes sign the customer out, with the reason on the sign-in page")
     func comingBackTooManyCodes() async throws {
         try await BankHarness.run { bank in
-            let ann = try bank.customer("ann@example.com")
-            let (browser, _) = try await bank.signedIn(ann)
+            let (_, browser, _) = try await bank.ann()
             bank.trifactor.routes { method, path, body in
                 switch (method, path) {
                 case ("GET", "/v1/mfa/enrollments"): return FakeTrifactor.factors([("phone", "f1", "Mobile")])
@@ -124,8 +123,7 @@ struct CodeFlowTests {
     @Test("coming back offers the customer's passkey first")
     func passkeyFirst() async throws {
         try await BankHarness.run { bank in
-            let ann = try bank.customer("ann@example.com")
-            let (browser, _) = try await bank.signedIn(ann)
+            let (_, browser, _) = try await bank.ann()
             bank.trifactor.routes { method, path, _ in
                 method == "GET" && path == "/v1/mfa/enrollments" ? FakeTrifactor.factors([("phone", "f1", "Mobile"), ("passkey", "p1", "Laptop")]) : nil
             }
@@ -139,8 +137,7 @@ struct CodeFlowTests {
     @Test("a transfer's code refused after a newer transfer texted the same phone says that the newer one replaced it")
     func replacedTransferCode() async throws {
         try await BankHarness.run { bank in
-            let ann = try bank.customer("ann@example.com")
-            let (browser, session) = try await bank.signedIn(ann)
+            let (ann, browser, session) = try await bank.ann()
             let authorizations = Mutex(0)
             bank.trifactor.routes { method, path, _ in
                 switch (method, path) {
@@ -156,11 +153,11 @@ struct CodeFlowTests {
             let accounts = try bank.app.ledger.accounts(of: ann)
             func start(_ amount: String) async throws -> Response {
                 let review = await browser.follow("POST", "/transfer", form: ["csrf": session.csrf, "from": accounts[0].id, "to": accounts[1].id, "amount": amount])
-                let id = try #require(review.text.range(of: #"name="transfer" value=""#).map { String(review.text[$0.upperBound...].prefix(36)) })
+                let id = try #require(review.hidden("transfer"))
                 return await browser.follow("POST", "/transfer/confirm", form: ["csrf": session.csrf, "transfer": id, "factor": "f1"])
             }
             let first = try await start("10")
-            let firstID = try #require(first.text.range(of: #"name="transfer" value=""#).map { String(first.text[$0.upperBound...].prefix(36)) })
+            let firstID = try #require(first.hidden("transfer"))
             _ = try await start("20")
             let refused = await browser.follow("POST", "/transfer/approve", form: ["csrf": session.csrf, "transfer": firstID, "code": "123456"])
             #expect(refused.text.contains("You started another transfer after this one (EUR 20.00 to your saving account), and its text replaced this one"))
@@ -171,8 +168,7 @@ struct CodeFlowTests {
     @Test("too many wrong codes end a transfer: nothing moved, the customer is back at the accounts")
     func transferEndsAfterTooManyCodes() async throws {
         try await BankHarness.run { bank in
-            let ann = try bank.customer("ann@example.com")
-            let (browser, session) = try await bank.signedIn(ann)
+            let (ann, browser, session) = try await bank.ann()
             bank.trifactor.routes { method, path, _ in
                 switch (method, path) {
                 case ("GET", "/v1/mfa/enrollments"): return FakeTrifactor.factors([("totp", "t1", "App")])
@@ -183,7 +179,7 @@ struct CodeFlowTests {
             }
             let accounts = try bank.app.ledger.accounts(of: ann)
             let review = await browser.follow("POST", "/transfer", form: ["csrf": session.csrf, "from": accounts[0].id, "to": accounts[1].id, "amount": "5"])
-            let id = try #require(review.text.range(of: #"name="transfer" value=""#).map { String(review.text[$0.upperBound...].prefix(36)) })
+            let id = try #require(review.hidden("transfer"))
             _ = await browser.follow("POST", "/transfer/confirm", form: ["csrf": session.csrf, "transfer": id, "factor": "t1"])
             let ended = await browser.follow("POST", "/transfer/approve", form: ["csrf": session.csrf, "transfer": id, "code": "000000"])
             #expect(ended.text.contains("Your accounts") && ended.text.contains("The transfer was cancelled. Nothing was moved."))

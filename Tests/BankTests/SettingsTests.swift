@@ -37,8 +37,7 @@ struct SettingsTests {
     @Test("adding an authenticator app asks 'Confirm it's you to add an authenticator app', then shows the app's QR code, secret in fours and link")
     func stepUpNamesAndReturns() async throws {
         try await BankHarness.run { bank in
-            let ann = try bank.customer("ann@example.com")
-            let (browser, session) = try await bank.signedIn(ann)
+            let (ann, browser, session) = try await bank.ann()
             let fresh = Shared(false)
             Self.trifactor(bank, fresh: fresh)
             let asked = await browser.follow("POST", "/settings/totp", form: ["csrf": session.csrf])
@@ -55,8 +54,7 @@ struct SettingsTests {
     @Test("removing the only second factor asks first, saying two-step verification turns off; once removed, balances hide")
     func removingTheLastFactor() async throws {
         try await BankHarness.run { bank in
-            let ann = try bank.customer("ann@example.com")
-            let (browser, session) = try await bank.signedIn(ann)
+            let (ann, browser, session) = try await bank.ann()
             let fresh = Shared(true)
             Self.trifactor(bank, fresh: fresh)
             let ask = await browser.send("GET", "/settings/factors/f1/remove")
@@ -71,8 +69,7 @@ struct SettingsTests {
     @Test("removing one of two second factors asks without the warning")
     func removingOneOfTwo() async throws {
         try await BankHarness.run { bank in
-            let ann = try bank.customer("ann@example.com")
-            let (browser, _) = try await bank.signedIn(ann)
+            let (_, browser, _) = try await bank.ann()
             Self.trifactor(bank, fresh: Shared(true), factors: [("phone", "f1", "Mobile"), ("totp", "t1", "Authenticator app")])
             let ask = await browser.send("GET", "/settings/factors/f1/remove")
             #expect(ask.text.contains("Remove Mobile?") && !ask.text.contains("turns off"))
@@ -82,8 +79,7 @@ struct SettingsTests {
     @Test("recovery codes are downloaded as a text file from the session's memory, and gone once the customer has saved them")
     func recoveryCodes() async throws {
         try await BankHarness.run { bank in
-            let ann = try bank.customer("ann@example.com")
-            let (browser, session) = try await bank.signedIn(ann)
+            let (ann, browser, session) = try await bank.ann()
             Self.trifactor(bank, fresh: Shared(true))
             let page = await browser.follow("POST", "/settings/recovery", form: ["csrf": session.csrf])
             #expect(page.text.contains("AAAAA-BBBBB") && page.text.contains(#"data-copy="codes""#) && page.text.contains("data-print"))

@@ -62,6 +62,22 @@ def new_code(bank, to, old, channel=None):
     raise AssertionError(f"no new code for {to}")
 
 
+def fill_opening(page, name, email, picture, phrase, phone=MOBILE):
+    """The opening form filled (the email too when `email`), not sent."""
+    fields = [("Full name", name), ("Password", PASSWORD), ("Mobile number", phone), ("Sitekey phrase", phrase)]
+    for label, value in fields + ([("Email", email)] if email else []):
+        page.get_by_label(label).fill(value)
+    page.get_by_label(picture).check()
+
+
+def at_the_texted_code(page, bank, email, picture, phrase):
+    """A new customer signed out and signed in again as far as the texted code."""
+    open_account(page, bank, email, picture=picture, phrase=phrase)
+    page.get_by_role("button", name="Sign out").click()
+    enter_password(page, email)
+    page.get_by_role("button", name=re.compile("Text me a code")).click()
+
+
 def refresh_is_a_get(page):
     """Refreshing the page after any form asks nothing: it is a GET (Post/Redirect/Get)."""
     assert page.reload().request.method == "GET", page.url
@@ -83,12 +99,7 @@ def test_opening_an_account_never_dead_ends(watched, bank):
     page = watched.page()
     email = watched.email("olivia")
     page.goto(bank.url + "/open")
-    page.get_by_label("Full name").fill("Olivia Example")
-    page.get_by_label("Email").fill(email)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_label("Mobile number").fill("123")
-    page.get_by_label("kite").check()
-    page.get_by_label("Sitekey phrase").fill("windy hill")
+    fill_opening(page, "Olivia Example", email, "kite", "windy hill", phone="123")
     page.get_by_role("button", name="Open my account").click()
     # Refused: back on the form by a redirect, what was typed kept (never the password), the reason next to the field.
     expect(page.get_by_role("alert")).to_contain_text("international form")
@@ -135,10 +146,7 @@ def test_an_opening_left_half_way_carries_on(watched, bank):
     page = watched.page()
     email = watched.email("peter")
     page.goto(bank.url + "/open")
-    for label, value in [("Full name", "Peter Example"), ("Email", email), ("Password", PASSWORD), ("Mobile number", MOBILE),
-                         ("Sitekey phrase", "deep blue")]:
-        page.get_by_label(label).fill(value)
-    page.get_by_label("sailboat").check()
+    fill_opening(page, "Peter Example", email, "sailboat", "deep blue")
     page.get_by_role("button", name="Open my account").click()
     type_code(page, bank.last_code(email))
     expect(page.get_by_role("heading", name="Confirm your mobile")).to_be_visible()
@@ -155,10 +163,7 @@ def test_an_opening_left_half_way_carries_on(watched, bank):
     email = watched.email("quinn")
     page = watched.page()
     page.goto(bank.url + "/open")
-    for label, value in [("Full name", "Quinn Example"), ("Email", email), ("Password", PASSWORD), ("Mobile number", MOBILE),
-                         ("Sitekey phrase", "green shade")]:
-        page.get_by_label(label).fill(value)
-    page.get_by_label("tree").check()
+    fill_opening(page, "Quinn Example", email, "tree", "green shade")
     page.get_by_role("button", name="Open my account").click()
     expect(page.get_by_role("heading", name="Check your email")).to_be_visible()
     later = watched.page()
@@ -167,9 +172,7 @@ def test_an_opening_left_half_way_carries_on(watched, bank):
     expect(later.get_by_role("heading", name="Open an account")).to_be_visible()
     expect(later.get_by_role("status")).to_contain_text("You started opening an account with this email but did not finish")
     expect(later.get_by_label("Email")).to_have_value(email)
-    for label, value in [("Full name", "Quinn Example"), ("Password", PASSWORD), ("Mobile number", MOBILE), ("Sitekey phrase", "green shade")]:
-        later.get_by_label(label).fill(value)
-    later.get_by_label("tree").check()
+    fill_opening(later, "Quinn Example", None, "tree", "green shade")
     later.get_by_role("button", name="Open my account").click()
     expect(later.get_by_role("heading", name="Check your email")).to_be_visible()
     type_code(later, bank.last_code(email))
@@ -180,8 +183,9 @@ def test_an_opening_left_half_way_carries_on(watched, bank):
 def test_signing_in_never_dead_ends(watched, bank):
     page = watched.page()
     email = watched.email("rosa")
-    open_account(page, bank, email, picture="cactus", phrase="dry heat")
-    page.get_by_role("button", name="Sign out").click()
+    at_the_texted_code(page, bank, email, "cactus", "dry heat")
+    # A wrong password on the way back in: said next to the field, and a refresh asks nothing.
+    page.goto(bank.url + "/")
     enter_password(page, email, "not the password at all")
     expect(page.get_by_role("alert")).to_contain_text("email or password is incorrect")
     refresh_is_a_get(page)
@@ -227,11 +231,7 @@ def test_signing_in_never_dead_ends(watched, bank):
 
 def test_too_many_wrong_codes_end_the_sign_in(watched, bank):
     page = watched.page()
-    email = watched.email("sven")
-    open_account(page, bank, email, picture="snowflake", phrase="cold morning")
-    page.get_by_role("button", name="Sign out").click()
-    enter_password(page, email)
-    page.get_by_role("button", name=re.compile("Text me a code")).click()
+    at_the_texted_code(page, bank, watched.email("sven"), "snowflake", "cold morning")
     for _ in range(3):
         wrong_codes(page, 3)
         page.get_by_role("button", name="Send a new code").click()
