@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Usage: scripts/run-demo.sh  (make run)
 # Runs the demo: trifactord in dev mode on :8080 and Trifactor Bank on :8090, its relying
-# party, with SQLite files in $DATA (default ./data). Prints the bank's URL first; Ctrl-C
+# party, with SQLite files in $DATA (default ./data). Prints the bank's URL first (http://localhost:8090/:
+# WebAuthn needs a domain, so passkeys fail at 127.0.0.1); Ctrl-C
 # (or SIGTERM) stops both. Expects release builds of trifactord and trifactor-bank.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -29,5 +30,6 @@ TRIFACTOR_BANK_DATABASE_URL=${TRIFACTOR_BANK_DATABASE_URL:-sqlite:$DATA/bank.db}
   .build/release/trifactor-bank 2>>"$DATA/bank.log" &
 BANK=$!
 sleep 0.5
+echo "  open the bank at http://localhost:$BANK_PORT/ (passkeys need the name localhost, not 127.0.0.1)"
 echo "  trifactord (API and dev phone): http://127.0.0.1:8080/dev/phone   logs: $DATA/*.log   Ctrl-C stops both"
 wait -n "$TRIFACTORD" "$BANK"

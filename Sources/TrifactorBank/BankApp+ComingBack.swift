@@ -2,72 +2,126 @@ import Foundation
 import HTTP
 import TrifactorKit
 
-/// Coming back: after the idle time (5 minutes by default), or when the tab
-/// was hidden that long, balances hide and the customer confirms with a
-/// second factor again (a Trifactor step-up) before going on, as mobile
-/// banks ask for Face ID again after the app was in the background.
+/// Confirming it's you again: after the idle time (5 minutes by default), or
+/// when the tab was hidden that long, balances hide and the customer
+/// confirms with a second factor (a Trifactor step-up) before going on, as
+/// mobile banks ask for Face ID again after the app was in the background;
+/// and a settings change Trifactor wants a fresh second factor for asks the
+/// same way, saying why, then carries the change out. A passkey is offered
+/// first when the customer has one. Too many wrong codes sign the customer out.
 extension BankApp {
     func addComingBack(_ router: inout Router) {
         route(&router, "GET", "/confirm") { [self] request in
-            guard let session = self.session(request).session, case .signedIn = session.stage else { return redirect("/") }
-            let client = trifactor(session, request)
-            let factors = try blocking({ try await client.factors() }).map(FactorHint.init).filter(Self.confirmable)
-            return page(Page.layout("Welcome back", session: session, devPhone: configuration.devPhone, notice: session.takeNotice(), [
-                Page.paragraph("For your safety your balances are hidden after a while away. Confirm it's you to go on."),
-                Page.form("/confirm/challenge", session, factors.map { Page.button(FactorLabel.of($0), name: "factor", value: $0.id, kind: "secondary") }),
-            ]))
+            let session = self.session(request).session
+            guard let session, session.isSignedIn else { return outOfStep(session, request) }
+            let intent = session.flows { $0.stepUp }
+            guard intent != nil || session.isAway(now: now(), idle: configuration.idleTimeout) else { return redirect(currentStep(session)) }
+            session.set(code: nil)
+            let factors = try confirmable(session, request)
+            return page(confirmPage(session, request, intent: intent, factors: factors))
         }
         route(&router, "POST", "/confirm/challenge") { [self] request in
             let (session, form, _) = try posted(request)
-            guard case .signedIn = session.stage else { return redirect("/") }
+            guard session.isSignedIn else { return outOfStep(session, request) }
+            let factors = try confirmable(session, request)
+            guard let hint = factors.first(where: { $0.id == form["factor"] }) else { return outOfStep(session, request) }
             let client = trifactor(session, request)
-            guard let hint = try blocking({ try await client.factors() }).map(FactorHint.init).filter(Self.confirmable)
-                .first(where: { $0.id == form["factor"] }) else { return redirect("/confirm") }
             do {
                 _ = try blocking({ try await client.stepUpChallenge(hint) })
             } catch {
-                session.flash(Self.sentence(error))
+                session.flash(Self.isSendLimit(error) ? Self.cannotText(error, others: factors.filter { $0.id != hint.id }) : Self.sentence(error))
                 return redirect("/confirm")
             }
-            session.set(codeHint: hint)
-            return page(confirmCodePage(session, hint, error: nil))
+            session.set(code: CodeChallenge(hint))
+            return redirect("/confirm/code")
+        }
+        route(&router, "GET", "/confirm/code") { [self] request in
+            let session = self.session(request).session
+            guard let session, session.isSignedIn, let code = session.code else { return outOfStep(session, request) }
+            let draft = session.draft(for: "/confirm/code", now: now())
+            return page(confirmCodePage(session, request, code, intent: session.flows { $0.stepUp }, error: draft?.errors["code"]))
         }
         route(&router, "POST", "/confirm/code") { [self] request in
             let (session, form, cookie) = try posted(request)
-            guard case .signedIn = session.stage, let hint = session.codeHint else { return redirect("/") }
-            let client = trifactor(session, request)
+            guard session.isSignedIn, var code = session.code else { return outOfStep(session, request) }
+            let client = trifactor(session, request), hint = code.hint
             do {
                 _ = try blocking({ try await client.stepUp(hint, with: .code(form["code"] ?? "")) })
-            } catch let error as TrifactorError where error.problem?.code == .invalidCode {
-                return page(confirmCodePage(session, hint, error: Self.wrongCode(error)), status: 400)
+            } catch {
+                guard let answer = codeRefused(session, &code, error, page: "/confirm/code", over: {
+                    signOut(session, cookie, request, notice: "\($0) For your safety you are signed out: sign in again when you are ready.")
+                }) else { throw error }
+                return answer
             }
-            session.set(codeHint: nil)
-            session.confirm(now())
-            let (fresh, _) = sessions.issue(replacing: cookie, carrying: session, secure: configuration.secure, now: now())
-            return redirect(session.takeReturnPath() ?? "/accounts", cookies: [fresh.setCookie])
+            return confirmed(session, request, cookie)
+        }
+        route(&router, "POST", "/confirm/resend") { [self] request in
+            let (session, _, _) = try posted(request)
+            guard session.isSignedIn, let code = session.code, code.isTexted else { return outOfStep(session, request) }
+            let client = trifactor(session, request)
+            do {
+                _ = try blocking({ try await client.stepUpChallenge(code.hint) })
+                session.set(code: CodeChallenge(code.hint))
+                session.flash(Self.newCodeSent(code.hint))
+            } catch {
+                let others = (try? confirmable(session, request))?.filter { $0.id != code.hint.id } ?? []
+                session.flash(Self.isSendLimit(error) ? Self.cannotText(error, others: others) : Self.sentence(error))
+            }
+            return redirect("/confirm/code")
+        }
+        route(&router, "POST", "/confirm/cancel") { [self] request in
+            let (session, _, _) = try posted(request)
+            session.flows { $0.stepUp = nil }
+            session.set(code: nil)
+            session.flash("Nothing was changed.")
+            return redirect(currentStep(session) == "/accounts" ? "/settings" : currentStep(session))
         }
     }
 
-    static func confirmable(_ hint: FactorHint) -> Bool {
-        switch hint.kind {
-        case .phone, .totp, .recoveryCode: true
-        default: false
-        }
+    /// Sends the customer to /confirm for `intent`: the page says why it asks, and once confirmed the bank does it.
+    func stepUp(_ session: BankSession, _ intent: StepUpIntent) -> Response {
+        session.flows { $0.stepUp = intent }
+        session.set(code: nil)
+        return redirect("/confirm")
     }
 
-    func confirmCodePage(_ session: BankSession, _ hint: FactorHint, error: String?) -> HTML {
-        let text: String
-        switch hint.kind {
-        case .phone(let masked): text = "We sent a code to \(masked)."
-        case .recoveryCode: text = "Type one of your recovery codes."
-        default: text = "Type the code from your authenticator app."
+    /// Confirmed: a new cookie, then what the customer was doing (`StepUpIntent`), or the page they came back to.
+    func confirmed(_ session: BankSession, _ request: Request, _ cookie: String?) -> Response {
+        session.set(code: nil)
+        session.confirm(now())
+        let (fresh, _) = sessions.issue(replacing: cookie, carrying: session, secure: configuration.secure, now: now())
+        let (intent, back) = session.flows { flows in
+            defer { flows.stepUp = nil; flows.comeBackTo = nil }
+            return (flows.stepUp, flows.comeBackTo)
         }
-        return Page.layout("Confirm it's you", session: session, devPhone: configuration.devPhone, [
-            Page.paragraph(text),
-            Page.form("/confirm/code", session, [
-                Page.field("Code", name: "code", error: error, autocomplete: "one-time-code", autofocus: true),
-                Page.button("Confirm"),
-            ]),
-        ])
+        var next: Response
+        switch intent {
+        case nil: next = redirect(back ?? "/accounts")
+        case .addAuthenticatorApp?: next = startTOTP(session, request)
+        case .addPasskey?:
+            session.flash("Confirmed. Now add your passkey: press “Add a passkey” and follow your browser.")
+            next = redirect("/settings#h-passkeys")
+        case .addMobile(let number)?: next = startPhoneSetup(session, request, number: number)
+        case .newRecoveryCodes?: next = makeRecoveryCodes(session, request)
+        case .removeFactor(let id, let name)?: next = removeFactor(session, request, id: id, name: name)
+        case .changePassword?:
+            session.flash("Confirmed. Now change your password.")
+            next = redirect("/settings#h-password")
+        }
+        next.headers.append(("Set-Cookie", fresh.setCookie))
+        return next
+    }
+
+    /// The customer's factors that can confirm a step-up here, the passkeys first (none at an IP address).
+    func confirmable(_ session: BankSession, _ request: Request) throws -> [FactorHint] {
+        let client = trifactor(session, request), passkeys = Self.passkeysWork(request)
+        let hints = try blocking({ try await client.factors() }).map(FactorHint.init).filter { hint in
+            switch hint.kind {
+            case .phone, .totp, .recoveryCode: true
+            case .passkey: passkeys
+            default: false
+            }
+        }
+        return hints.filter { $0.kind == .passkey } + hints.filter { $0.kind != .passkey }
     }
 }

@@ -5,15 +5,27 @@ import Store
 import TrifactorKit
 
 /// Opening an account: name, email, password, mobile number and a sitekey;
-/// the email confirmed by code; the mobile enrolled as the second factor;
-/// then a checking and a saving account with demo opening balances.
+/// the email confirmed by code (the bank's customer and accounts exist from
+/// then on); the mobile enrolled as the second factor; then signed in. Every
+/// code page can send a new code and start again; the mobile page can change
+/// the number. An opening left half way carries on: the same email and
+/// password on the form again pick up where it stopped, and signing in with
+/// a password alone leads to adding the mobile.
 extension BankApp {
     static let openingBalances: (checking: Int64, saving: Int64) = (250_000, 1_000_000)
+    /// The opening form's fields that a refused form keeps (never the password).
+    static let openingFields = ["name", "email", "phone", "picture", "phrase"]
+    /// A Trifactor account created less than this before the form was posted is the one the form just made (allowing
+    /// for the two servers' clocks to differ a little).
+    static let newAccountWindow: TimeInterval = 120
 
     func addOpening(_ router: inout Router) {
         route(&router, "GET", "/open") { [self] request in
             let (viewer, cookies) = self.viewer(request)
-            return page(openPage(viewer, form: nil, errors: [:]), cookies: cookies)
+            if viewer.isSignedIn { return redirect("/accounts") }
+            if let session = viewer as? BankSession, session.flows({ $0.opening }) != nil { return redirect(currentStep(session)) }
+            let draft = self.draft(for: "/open", viewer, request)
+            return page(openPage(viewer, request, draft: draft, notice: (viewer as? BankSession)?.takeNotice()), cookies: cookies)
         }
         route(&router, "POST", "/open") { [self] request in
             let (viewer, form) = try postedBeforeSession(request)
@@ -23,141 +35,156 @@ extension BankApp {
             let email = (form["email"] ?? "").lowercased()
             if email.count > 254 || email.split(separator: "@").count != 2 || email.contains(" ") { errors["email"] = "Enter your email address, like ann@example.com." }
             let password = form.raw("password") ?? ""
-            var phone: PhoneNumber?
-            do {
-                let number = try PhoneNumber(parsing: form["phone"] ?? "", region: "GB")
-                if number.canReceiveSMS { phone = number } else { errors["phone"] = "Enter a mobile number: this one cannot receive text messages." }
-            } catch { errors["phone"] = "Enter your mobile number in international form, like +44 7400 123456." }
+            if password.isEmpty { errors["password"] = "Choose a password." }
+            let phone = Self.mobile(form["phone"] ?? "", errors: &errors)
             var sitekey: Sitekey?
             do throws(Sitekey.Refusal) { sitekey = try Sitekey(picture: form["picture"] ?? "", phrase: form["phrase"] ?? "") } catch {
                 errors[error == .unknownPicture ? "picture" : "phrase"] = error.description
             }
-            guard errors.isEmpty, let phone, let sitekey else { return page(openPage(viewer, form: form, errors: errors), status: 422) }
+            guard errors.isEmpty, let phone, let sitekey else { return back(to: "/open", viewer, FormDraft(form, keeping: Self.openingFields, errors: errors)) }
             let (session, cookies) = startSession(viewer)
-            let client = trifactor(session, request)
+            session.dropSignIn()
+            session.set(stage: .start)
+            let client = trifactor(session, request), started = now()
             do {
                 try blocking({ try await client.signUp(email: email, password: password, displayName: name) })
             } catch let error as TrifactorError where !(error.problem?.invalidFields.isEmpty ?? true) {
                 for field in error.problem?.invalidFields ?? [] { errors[field.name == "display_name" ? "name" : field.name] = Self.fieldSentence(field) }
-                return page(openPage(session, form: form, errors: errors), status: 422, cookies: cookies)
+                return back(to: "/open", session, FormDraft(form, keeping: Self.openingFields, errors: errors), cookies: cookies)
+            } catch let error as TrifactorError where error.problem != nil {
+                return back(to: "/open", session, FormDraft(form, keeping: Self.openingFields, errors: ["form": Self.sentence(error)]), cookies: cookies)
             }
-            session.set(opening: .init(name: name, email: email, password: password, phone: phone.e164, sitekey: sitekey))
+            var opening = Opening(name: name, email: email, password: password, phone: phone.e164, sitekey: sitekey, emailWindow: started)
+            // A known email with this password is an opening left half way, or a customer of another Trifactor app.
+            switch try? blocking({ try await client.signIn(email: email, password: password) }) {
+            case .signedIn?:
+                let user = (try? blocking({ try await client.currentSession() }))?.user
+                if user?.emailVerified == true {
+                    opening.emailVerified = true
+                    try createCustomer(opening, update: true)
+                    session.flows { $0.opening = opening }
+                    return sendOpeningText(session, request, cookies: cookies)
+                }
+                // Signing up again sent no code to an account made earlier: ask for a new one. (A new account has its code:
+                // a resend would replace it. Trifactor's answer is the same for both, so the account's age tells them apart.)
+                if let user, user.createdAt < started.addingTimeInterval(-Self.newAccountWindow) {
+                    try? blocking({ try await client.resendVerification(to: email) })
+                }
+            case .secondFactorRequired?:
+                try createCustomer(opening, update: false)
+                try? blocking({ try await client.signOut() })
+                session.flash("You already have an account with this email: sign in to see it.")
+                return redirect("/", cookies: cookies)
+            case nil:
+                break
+            }
+            session.flows { $0.opening = opening }
             return redirect("/open/verify", cookies: cookies)
         }
         route(&router, "GET", "/open/verify") { [self] request in
-            guard let session = self.session(request).session, let opening = session.opening else { return redirect("/open") }
-            return page(openCodePage(session, title: "Check your email", text: "We sent a 6-digit code to \(opening.email).", action: "/open/verify", error: nil))
+            let session = self.session(request).session
+            guard let session, let opening = session.flows({ $0.opening }), !opening.emailVerified else { return outOfStep(session, request) }
+            let draft = session.draft(for: "/open/verify", now: now())
+            return page(openEmailPage(session, request, opening, error: draft?.errors["code"], notice: session.takeNotice()))
         }
         route(&router, "POST", "/open/verify") { [self] request in
             let (session, form, _) = try posted(request)
-            guard var opening = session.opening else { return redirect("/open") }
+            guard var opening = session.flows({ $0.opening }), !opening.emailVerified else { return outOfStep(session, request) }
             let client = trifactor(session, request)
             let email = opening.email
-            if !opening.emailVerified {
-                do {
-                    try blocking({ try await client.verifyEmail(email, code: form["code"] ?? "") })
-                } catch let error as TrifactorError where error.problem?.code == .invalidCode {
-                    return page(openCodePage(session, title: "Check your email", text: "We sent a 6-digit code to \(opening.email).", action: "/open/verify",
-                                             error: "That code is wrong or has expired."), status: 400)
-                }
-                opening.emailVerified = true
-                session.set(opening: opening)
+            do {
+                try blocking({ try await client.verifyEmail(email, code: form["code"] ?? "") })
+            } catch let error as TrifactorError where error.problem?.code == .invalidCode {
+                opening.emailTries += 1
+                session.flows { $0.opening = opening }
+                let left = Self.emailCodeTries - opening.emailTries
+                return back(to: "/open/verify", session, FormDraft(errors: ["code": left > 0
+                    ? "That code is wrong. \(left) more \(left == 1 ? "try" : "tries")." : Self.emailLocked(opening, now: now())]))
+            } catch {
+                return back(to: "/open/verify", session, FormDraft(errors: ["code": Self.sentence(error)]))
             }
-            let (password, phone) = (opening.password, opening.phone)
-            guard case .signedIn = try blocking({ try await client.signIn(email: email, password: password) }) else {
-                // The email had second factors already: it is an existing Trifactor user; sign in as usual.
-                try createCustomer(opening)
-                session.set(opening: nil)
-                session.flash("Your bank account is ready. Sign in to see it.")
+            opening.emailVerified = true
+            session.flows { $0.opening = opening }
+            let (password, name) = (opening.password, opening.name)
+            switch try blocking({ try await client.signIn(email: email, password: password) }) {
+            case .signedIn:
+                try createCustomer(opening, update: true)
+                return sendOpeningText(session, request)
+            case .secondFactorRequired:
+                // The email had second factors already: an existing Trifactor user; sign in as usual.
+                try createCustomer(opening, update: false)
+                session.flows { $0.opening = nil }
+                session.flash("Your bank account is ready, \(name). Sign in to see it.")
                 return redirect("/")
             }
-            let enrollment: PendingEnrollment
-            do { enrollment = try blocking({ try await client.enrollPhone(phone) }) } catch {
-                // The email stays confirmed: trying again only sends the text.
-                return page(Page.layout("No text could be sent", session: session, devPhone: configuration.devPhone, [
-                    Page.paragraph("Your email is confirmed, but no code could be sent to your mobile. " + Self.sentence(error)),
-                    Page.form("/open/verify", session, [Page.button("Send the text again")]),
-                ]), status: (error as? TrifactorError)?.problem?.status ?? 503)
+        }
+        route(&router, "POST", "/open/verify/resend") { [self] request in
+            let (session, _, _) = try posted(request)
+            guard var opening = session.flows({ $0.opening }), !opening.emailVerified else { return outOfStep(session, request) }
+            let client = trifactor(session, request), email = opening.email
+            if now() >= opening.emailWindow.addingTimeInterval(Self.emailCodeWindow) {
+                opening.emailTries = 0
+                opening.emailWindow = now()
+            } else if opening.emailTries >= Self.emailCodeTries {
+                session.flash(Self.emailLocked(opening, now: now()))
+                return redirect("/open/verify")
             }
-            var next = opening
-            next.enrollment = enrollment
-            session.set(opening: next)
-            return redirect("/open/phone")
-        }
-        route(&router, "GET", "/open/phone") { [self] request in
-            guard let session = self.session(request).session, let opening = session.opening, let enrollment = opening.enrollment else { return redirect("/open") }
-            return page(openCodePage(session, title: "Confirm your mobile", text: "We sent a code to \(enrollment.maskedPhone ?? "your mobile"): it protects every sign-in and transfer.",
-                                     action: "/open/phone", error: nil))
-        }
-        route(&router, "POST", "/open/phone") { [self] request in
-            let (session, form, _) = try posted(request)
-            guard let opening = session.opening, let enrollment = opening.enrollment else { return redirect("/open") }
             do {
-                _ = try blocking({ try await enrollment.confirm(code: form["code"] ?? "", name: "Mobile") })
-            } catch let error as TrifactorError where error.problem?.code == .invalidCode {
-                return page(openCodePage(session, title: "Confirm your mobile", text: "We sent a code to \(enrollment.maskedPhone ?? "your mobile").",
-                                         action: "/open/phone", error: "That code is wrong. Check it and try again."), status: 400)
-            }
-            try createCustomer(opening)
-            session.set(opening: nil)
-            session.flash("Welcome to Trifactor Bank, \(opening.name). Your accounts are open.")
-            // The mobile is confirmed: the browser is recognised as the new customer's, like after a second factor.
-            return try finishSignIn(session, email: opening.email, request: request, next: "/accounts")
-        }
-    }
-
-    /// A customer signed in with a password alone adds their mobile before anything else.
-    func addSetup(_ router: inout Router) {
-        route(&router, "GET", "/setup/phone") { [self] request in
-            guard let session = session(request).session, case .signedIn(let customer, _) = session.stage else { return redirect("/") }
-            let phone = try database.read { try $0.queryOne("SELECT phone FROM bank_customers WHERE id = $1", [.text(customer)])?.text("phone") }
-            return page(Page.layout("Add two-step verification", session: session, devPhone: configuration.devPhone, notice: session.takeNotice(), [
-                Page.paragraph(session.needsFactor ? "Your account has no second factor, so your balances stay hidden. Add your mobile: every sign-in and transfer will send it a code."
-                               : "Add your mobile: sign-ins and transfers can then send it a code."),
-                Page.form("/setup/phone", session, [
-                    Page.field("Mobile number", name: "phone", type: "tel", value: phone, autocomplete: "tel"),
-                    Page.button("Send me a code"),
-                ]),
-            ]))
-        }
-        route(&router, "POST", "/setup/phone") { [self] request in
-            let (session, form, _) = try posted(request)
-            guard case .signedIn = session.stage else { return redirect("/") }
-            if !session.needsFactor { _ = try customer(request) }
-            let client = trifactor(session, request)
-            do {
-                let enrollment = try blocking({ try await client.enrollPhone(form["phone"] ?? "", country: "GB") })
-                session.set(phoneEnrollment: enrollment)
-                return page(openCodePage(session, title: "Confirm your mobile", text: "We sent a code to \(enrollment.maskedPhone ?? "your mobile").",
-                                         action: "/setup/phone/confirm", error: nil))
-            } catch let error as TrifactorError where [.secondFactorRequired, .reauthenticationRequired].contains(error.problem?.code) {
-                return stepUpOrFail(session, error, returnTo: "/setup/phone")
+                try blocking({ try await client.resendVerification(to: email) })
+                session.flows { $0.opening = opening }
+                session.flash("We sent a new code to \(email). It can take a minute to arrive; the old one no longer works.")
             } catch {
                 session.flash(Self.sentence(error))
-                return redirect("/setup/phone")
             }
+            return redirect("/open/verify")
         }
-        route(&router, "POST", "/setup/phone/confirm") { [self] request in
-            let (session, form, _) = try posted(request)
-            guard case .signedIn = session.stage, let enrollment = session.phoneEnrollment else { return redirect("/") }
-            do {
-                _ = try blocking({ try await enrollment.confirm(code: form["code"] ?? "", name: "Mobile") })
-            } catch let error as TrifactorError where error.problem?.code == .invalidCode {
-                return page(openCodePage(session, title: "Confirm your mobile", text: "We sent a code to \(enrollment.maskedPhone ?? "your mobile").",
-                                         action: "/setup/phone/confirm", error: "That code is wrong. Check it and try again."), status: 400)
-            }
-            session.set(phoneEnrollment: nil)
-            let wasNeeded = session.needsFactor
-            session.set(needsFactor: false)
-            session.flash(wasNeeded ? "Two-step verification is on." : "Codes by text message are on.")
-            return redirect(wasNeeded ? "/accounts" : "/settings")
+        route(&router, "POST", "/open/restart") { [self] request in
+            let (session, _, _) = try posted(request)
+            guard let opening = session.flows({ $0.opening }) else { return outOfStep(session, request) }
+            let client = trifactor(session, request)
+            try? blocking({ try await client.signOut() })
+            session.keep(FormDraft(values: ["name": opening.name, "email": opening.email]), for: "/open", now: now())
+            return restartOpening(session, saying: "Start again: fill in the form. An account you began with this email carries on when you use the same password.")
         }
+        addOpeningPhone(&router)
     }
 
-    /// The customer and their two accounts, in one transaction (a second call for the same email changes nothing).
-    func createCustomer(_ opening: BankSession.Opening) throws {
+    /// "That was the fifth wrong code: no email code works until 14:32 UTC (in 7 minutes). Then send a new code."
+    static func emailLocked(_ opening: Opening, now: Date) -> String {
+        let until = opening.emailWindow.addingTimeInterval(emailCodeWindow)
+        return "That code is wrong, and that was the fifth try: for your safety no email code works until \(dayAndTime(until).time) "
+            + "(in \(duration(max(1, until.timeIntervalSince(now))))). Then send a new code."
+    }
+
+    /// Drops the opening under way and sends the browser to the form with `text`.
+    func restartOpening(_ session: BankSession, saying text: String) -> Response {
+        session.dropSignIn()
+        session.set(stage: .start)
+        session.flows { $0.opening = nil }
+        session.flash(text)
+        return redirect("/open")
+    }
+
+    /// A mobile number from a form: E.164 when it can receive texts, else nil with the sentence in `errors["phone"]`.
+    static func mobile(_ text: String, errors: inout [String: String]) -> PhoneNumber? {
+        do {
+            let number = try PhoneNumber(parsing: text, region: "GB")
+            if number.canReceiveSMS { return number }
+            errors["phone"] = "Enter a mobile number: this one cannot receive text messages."
+        } catch { errors["phone"] = "Enter your mobile number in international form, like +44 7400 123456." }
+        return nil
+    }
+
+    /// The customer and their two accounts, in one transaction. For an email that has a customer already, `update`
+    /// takes the opening's name, mobile and sitekey (an opening carried on: the password was proven); otherwise nothing changes.
+    func createCustomer(_ opening: Opening, update: Bool) throws {
         try database.transaction { db in
-            guard try db.queryOne("SELECT id FROM bank_customers WHERE email = $1", [.text(opening.email)]) == nil else { return }
+            if try db.queryOne("SELECT id FROM bank_customers WHERE email = $1", [.text(opening.email)]) != nil {
+                guard update else { return }
+                try db.execute("UPDATE bank_customers SET name = $2, phone = $3, sitekey_picture = $4, sitekey_phrase = $5 WHERE email = $1",
+                               [.text(opening.email), .text(opening.name), .text(opening.phone), .text(opening.sitekey.picture), .text(opening.sitekey.phrase)])
+                return
+            }
             let id = UUID().uuidString.lowercased()
             try db.execute("""
                 INSERT INTO bank_customers (id, email, name, phone, sitekey_picture, sitekey_phrase, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -170,39 +197,5 @@ extension BankApp {
     static func fieldSentence(_ field: ServerProblem.InvalidField) -> String {
         let reason = field.reason.prefix(1).uppercased() + field.reason.dropFirst()
         return reason.hasSuffix(".") ? reason : reason + "."
-    }
-
-    func openPage(_ session: any Viewer, form: Form?, errors: [String: String]) -> HTML {
-        let pictures: [HTML] = Sitekey.pictures.map { picture in
-            .element("label", [:], [
-                .element("img", ["src": "/sitekeys/\(picture).svg", "alt": ""]),
-                .element("input", ["type": "radio", "name": "picture", "value": picture, "checked": form?["picture"] == picture ? "" : nil, "required": ""]),
-                .text(" \(picture)"),
-            ])
-        }
-        var fieldset: [HTML] = [.element("legend", [:], ["Your sitekey picture"])] + pictures
-        if let error = errors["picture"] { fieldset.append(.element("p", ["class": "error", "role": "alert"], [.text(error)])) }
-        return Page.layout("Open an account", session: session, devPhone: configuration.devPhone, [
-            Page.form("/open", session, [
-                Page.field("Full name", name: "name", value: form?["name"], error: errors["name"], autocomplete: "name"),
-                Page.field("Email", name: "email", type: "email", value: form?["email"], error: errors["email"], autocomplete: "email"),
-                Page.field("Password", name: "password", type: "password", error: errors["password"], autocomplete: "new-password"),
-                Page.field("Mobile number", name: "phone", type: "tel", value: form?["phone"], error: errors["phone"], autocomplete: "tel"),
-                .element("fieldset", ["class": "pictures"], fieldset),
-                Page.paragraph("Your sitekey is shown before you type your password, so you know the site is ours."),
-                Page.field("Sitekey phrase", name: "phrase", value: form?["phrase"], error: errors["phrase"]),
-                Page.button("Open my account"),
-            ]),
-        ])
-    }
-
-    func openCodePage(_ session: BankSession, title: String, text: String, action: String, error: String?) -> HTML {
-        Page.layout(title, session: session, devPhone: configuration.devPhone, [
-            Page.paragraph(text),
-            Page.form(action, session, [
-                Page.field("Code", name: "code", error: error, autocomplete: "one-time-code", inputmode: "numeric", autofocus: true),
-                Page.button("Confirm"),
-            ]),
-        ])
     }
 }

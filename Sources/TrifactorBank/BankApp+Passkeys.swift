@@ -4,9 +4,10 @@ import HTTP
 import TrifactorKit
 
 /// Passkeys at the bank ("Use Touch ID / Face ID / your security key"): add
-/// one in settings, use it as the second factor, or sign in with it alone.
-/// The browser runs the WebAuthn ceremony (passkey.js); these JSON
-/// endpoints pass options and credentials to and from trifactord.
+/// one in settings, use it as the second factor, to confirm it's you, or to
+/// sign in alone. The browser runs the WebAuthn ceremony (passkey.js); these
+/// JSON endpoints pass options and credentials to and from trifactord. A
+/// refused passkey is said to be one, never "the email or password is incorrect".
 extension BankApp {
     struct CredentialBody: Decodable { let credential: CredentialJSON; let name: String? }
     struct AssertionBody: Decodable { let assertion: CredentialJSON }
@@ -15,26 +16,27 @@ extension BankApp {
     struct CreationBody: Encodable { let options: CreationOptions }
     struct RequestBody: Encodable { let options: RequestOptions }
 
+    /// What the page says when Trifactor refused a passkey's signature.
+    static let passkeyRefused = "That passkey was not accepted. Try again, or use another way."
+
     func addPasskeys(_ router: inout Router) {
         route(&router, "POST", "/settings/passkey/options") { [self] request in
             let (session, _) = try postedJSON(request)
-            guard case .signedIn = session.stage else { return jsonError(401, "Sign in first.") }
+            guard session.isSignedIn else { return jsonError(401, "Sign in first.") }
             let client = trifactor(session, request)
             do {
                 let started = try blocking({ try await client.beginPasskeyEnrollment(name: "Passkey") })
-                session.set(passkeyEnrollment: started.session)
+                session.flows { $0.passkeyEnrollment = started.session }
                 return Response.json(CreationBody(options: started.options))
-            } catch let error as TrifactorError where [.secondFactorRequired, .reauthenticationRequired].contains(error.problem?.code) {
-                session.set(returnPath: "/settings")
-                session.flash("Confirm it's you first: adding a passkey needs a fresh second factor.")
-                return Response.json(Next(redirect: "/confirm"))
+            } catch where Self.wantsStepUp(error) {
+                return jsonRedirect(stepUp(session, .addPasskey))
             } catch {
-                return jsonError((error as? TrifactorError)?.problem?.status ?? 500, Self.sentence(error))
+                return jsonRefusal(error)
             }
         }
         route(&router, "POST", "/settings/passkey") { [self] request in
             let (session, _) = try postedJSON(request)
-            guard case .signedIn = session.stage, let enrollment = session.passkeyEnrollment,
+            guard session.isSignedIn, let enrollment = session.flows({ $0.passkeyEnrollment }),
                   let body = try? WireJSON.sharedDecoder.decode(CredentialBody.self, from: Data(request.body)) else {
                 return jsonError(400, "That passkey could not be read. Try again.")
             }
@@ -42,9 +44,9 @@ extension BankApp {
             do {
                 _ = try blocking({ try await client.finishPasskeyEnrollment(enrollment, credential: body.credential, name: "Passkey") })
             } catch {
-                return jsonError((error as? TrifactorError)?.problem?.status ?? 500, Self.sentence(error))
+                return jsonRefusal(error, saying: "Your browser's passkey was not accepted. Try again.")
             }
-            session.set(passkeyEnrollment: nil)
+            session.flows { $0.passkeyEnrollment = nil }
             session.flash("Your passkey is added: next time, sign in with Touch ID, Face ID or your security key.")
             return Response.json(Next(redirect: "/settings"))
         }
@@ -55,26 +57,18 @@ extension BankApp {
                   let hint = resolver.hints.first(where: { $0.id == wanted && $0.kind == .passkey }) else {
                 return jsonError(409, "This sign-in is over. Start again.")
             }
-            do {
-                guard case .passkey(let options) = try blocking({ try await resolver.challenge(hint) }) else {
-                    return jsonError(409, "That is not a passkey.")
-                }
-                session.set(codeHint: hint)
-                return Response.json(RequestBody(options: options))
-            } catch {
-                return jsonError((error as? TrifactorError)?.problem?.status ?? 500, Self.sentence(error))
-            }
+            return passkeyOptions(session, hint) { try blocking({ try await resolver.challenge(hint) }) }
         }
         route(&router, "POST", "/signin/passkey") { [self] request in
             let (session, _) = try postedJSON(request)
-            guard case .secondFactor(let email) = session.stage, let resolver = session.resolver, let hint = session.codeHint, hint.kind == .passkey,
+            guard case .secondFactor(let email) = session.stage, let resolver = session.resolver, let hint = session.code?.hint, hint.kind == .passkey,
                   let body = try? WireJSON.sharedDecoder.decode(AssertionBody.self, from: Data(request.body)) else {
                 return jsonError(409, "This sign-in is over. Start again.")
             }
             do {
                 _ = try blocking({ try await resolver.resolve(hint, with: .assertion(body.assertion)) })
             } catch {
-                return jsonError((error as? TrifactorError)?.problem?.status ?? 500, Self.sentence(error))
+                return jsonRefusal(error, saying: Self.passkeyRefused)
             }
             return try jsonRedirect(finishSignIn(session, email: email, request: request, next: "/accounts"))
         }
@@ -86,7 +80,7 @@ extension BankApp {
             do {
                 answer = Response.json(RequestBody(options: try blocking({ try await client.passkeySignInOptions() })))
             } catch {
-                answer = jsonError((error as? TrifactorError)?.problem?.status ?? 500, Self.sentence(error))
+                answer = jsonRefusal(error)
             }
             for cookie in cookies { answer.headers.append(("Set-Cookie", cookie)) }
             return answer
@@ -102,10 +96,62 @@ extension BankApp {
                 _ = try blocking({ try await client.signIn(withPasskey: body.assertion) })
                 email = try blocking({ try await client.currentSession() }).user.email
             } catch {
-                return jsonError((error as? TrifactorError)?.problem?.status ?? 500, Self.sentence(error))
+                return jsonRefusal(error, saying: "That passkey was not accepted. Try again, or sign in with your email.")
             }
             return try jsonRedirect(finishSignIn(session, email: email, request: request, next: "/accounts"))
         }
+        addStepUpPasskey(&router)
+    }
+
+    /// Confirming it's you with a passkey (the /confirm page offers it first).
+    func addStepUpPasskey(_ router: inout Router) {
+        route(&router, "POST", "/confirm/passkey/options") { [self] request in
+            let (session, _) = try postedJSON(request)
+            let wanted = (try? WireJSON.sharedDecoder.decode(FactorBody.self, from: Data(request.body)))?.factor
+            guard session.isSignedIn, let hint = try confirmable(session, request).first(where: { $0.id == wanted && $0.kind == .passkey }) else {
+                return jsonError(409, "This page is out of date. Reload it.")
+            }
+            let client = trifactor(session, request)
+            return passkeyOptions(session, hint) { try blocking({ try await client.stepUpChallenge(hint) }) }
+        }
+        route(&router, "POST", "/confirm/passkey") { [self] request in
+            let (session, cookie) = try postedJSON(request)
+            guard session.isSignedIn, let hint = session.code?.hint, hint.kind == .passkey,
+                  let body = try? WireJSON.sharedDecoder.decode(AssertionBody.self, from: Data(request.body)) else {
+                return jsonError(409, "This page is out of date. Reload it.")
+            }
+            let client = trifactor(session, request)
+            do {
+                _ = try blocking({ try await client.stepUp(hint, with: .assertion(body.assertion)) })
+            } catch let error as TrifactorError where error.problem?.code == .tooManyAttempts {
+                return jsonRedirect(signOut(session, cookie, request, notice: "Too many tries. For your safety you are signed out: sign in again when you are ready."))
+            } catch {
+                return jsonRefusal(error, saying: Self.passkeyRefused)
+            }
+            return jsonRedirect(confirmed(session, request, cookie))
+        }
+    }
+
+    /// The passkey request options of `hint`'s `challenge` (a sign-in's or a step-up's), the passkey kept as the code
+    /// under way for the assertion that follows.
+    func passkeyOptions(_ session: BankSession, _ hint: FactorHint, _ challenge: () throws -> SecondFactorChallenge) -> Response {
+        do {
+            guard case .passkey(let options) = try challenge() else { return jsonError(409, "That is not a passkey.") }
+            session.set(code: CodeChallenge(hint))
+            return Response.json(RequestBody(options: options))
+        } catch {
+            return jsonRefusal(error)
+        }
+    }
+
+    /// A refusal for the passkey script: `sentence` for a refused proof (a wrong code or credentials), else Trifactor's
+    /// reason; the status is Trifactor's refusal (503 when it cannot be reached), never a 500.
+    func jsonRefusal(_ error: any Error, saying sentence: String? = nil) -> Response {
+        guard let error = error as? TrifactorError else { return jsonError(400, sentence ?? Self.sentence(error)) }
+        if case .transport = error { return jsonError(503, Self.sentence(error)) }
+        let proofRefused = [.invalidCode, .invalidCredentials].contains(error.problem?.code)
+        let status = error.problem.map { $0.status < 500 ? $0.status : 502 } ?? 400
+        return jsonError(status, proofRefused ? (sentence ?? Self.sentence(error)) : Self.sentence(error))
     }
 
     /// A redirect answer turned into the JSON the passkey script follows, keeping its cookies.

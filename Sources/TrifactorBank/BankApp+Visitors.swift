@@ -22,6 +22,7 @@ extension BankApp {
         let submitted = json ? request.header("x-csrf-token") : form[CSRF.field]
         if let session = session(request).session {
             guard CSRF.isValid(submitted: submitted, expected: session.csrf) else { throw refusal(json: json) }
+            session.dropDraft()
             return (session, form)
         }
         guard let submitted, visitors.isValid(submitted: submitted, cookieHeader: request.header("cookie")) else { throw refusal(json: json) }
@@ -39,7 +40,8 @@ extension BankApp {
         if let session = viewer as? BankSession { return (session, []) }
         let (cookie, session) = sessions.issue(replacing: nil, carrying: BankSession(now: now(), csrf: viewer.csrf), secure: configuration.secure,
                                                now: now())
-        return (session, [cookie.setCookie])
+        // A refused form's draft of the visitor's is done with.
+        return (session, [cookie.setCookie, DraftCookie.cleared(secure: configuration.secure)])
     }
 
     /// Nil when this client address may post the sign-in form now, else the page that asks it to wait (429).
@@ -47,7 +49,7 @@ extension BankApp {
         // IPv6 clients by their /64, as trifactord counts them: one subscriber holds a whole /64.
         guard let wait = signIns.take(ClientKey.of(address: request.remoteAddress), now: now()) else { return nil }
         let seconds = max(1, Int(wait.rounded(.up)))
-        var response = page(Page.layout("Please wait a moment", session: nil, devPhone: configuration.devPhone, [
+        var response = page(Page.layout("Please wait a moment", Screen(devPhone: configuration.devPhone), [
             Page.paragraph("There were too many sign-in attempts from your network. Please wait \(seconds) seconds, then try again."),
             Page.link("Back to sign in", "/"),
         ]), status: 429)

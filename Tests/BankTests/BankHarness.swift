@@ -38,9 +38,55 @@ final class FakeTrifactor: HTTPTransport {
         return HTTPResponse(status: status, headers: ["content-type": "application/problem+json"], body: body)
     }
 
+    /// A refusal as trifactord sends it, with the wrong codes left and the wait when there are.
+    static func problem(_ status: Int, _ code: String, detail: String, remaining: Int? = nil, retryAfter: Int? = nil) -> HTTPResponse {
+        var problem = Problem(status: status, code: code, title: code, detail: detail)
+        problem.remainingAttempts = remaining
+        var headers = ["content-type": "application/problem+json"]
+        if let retryAfter { headers["retry-after"] = String(retryAfter) }
+        return HTTPResponse(status: status, headers: headers, body: try! WireJSON.sharedEncoder.encode(problem))
+    }
+
+    /// An empty answer with `status`.
+    static func empty(_ status: Int = 204) -> HTTPResponse { HTTPResponse(status: status, headers: [:], body: Data()) }
+
+    /// Answers by `table` (method, path, the request's JSON body); what it leaves is a live session for
+    /// `GET /v1/session` and a 404 for anything else.
+    func routes(_ table: @escaping @Sendable (_ method: String, _ path: String, _ body: [String: Any]) -> HTTPResponse?) {
+        answer { request in
+            let body = request.body.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
+            if let answer = table(request.method, request.url.path, body) { return answer }
+            if request.method == "GET", request.url.path == "/v1/session" { return FakeTrifactor.liveSession }
+            return FakeTrifactor.problem(404, "not_found")
+        }
+    }
+
+    /// `POST /v1/sessions`' answer of a signed-in password (no second factor).
+    static let passwordSession: HTTPResponse = {
+        var created = json(SessionCreated(token: "token", session: SessionInfo(id: "s1", aal: 1, methods: ["pwd"], createdAt: Date(), expiresAt: Date() + 3600)))
+        created.status = 201
+        return created
+    }()
+
+    /// `GET /v1/mfa/enrollments` of a customer with these factors (kind, id, name; phones masked as +*****3456).
+    static func factors(_ list: [(kind: String, id: String, name: String)]) -> HTTPResponse {
+        json(EnrolledFactors(enrollments: list.map {
+            EnrolledFactor(enrollmentID: $0.id, kind: $0.kind, displayName: $0.name, maskedPhone: $0.kind == "phone" ? "+*****3456" : nil,
+                           enrolledAt: Date(timeIntervalSince1970: 1_900_000_000), lastUsedAt: nil)
+        }))
+    }
+
     /// `GET /v1/session` of a live session.
     static let liveSession = json(CurrentSession(session: SessionInfo(id: "s1", aal: 2, methods: ["pwd", "otp"], createdAt: Date(), expiresAt: Date() + 3600),
                                                  user: UserInfo(id: "u1", email: "ann@example.com", displayName: "Ann", emailVerified: true, createdAt: Date())))
+}
+
+/// A value a test and its fake Trifactor share.
+final class Shared<Value: Sendable>: Sendable {
+    private let value: Mutex<Value>
+    init(_ value: Value) { self.value = Mutex(value) }
+    var current: Value { value.withLock { $0 } }
+    func set(_ new: Value) { value.withLock { $0 = new } }
 }
 
 /// A clock the test moves.
@@ -65,7 +111,7 @@ final class TestBrowser: @unchecked Sendable {
     }
 
     /// A request as this browser sends it; the answer's cookies are kept.
-    func send(_ method: String, _ path: String, form: [String: String]? = nil, json csrf: String? = nil) async -> Response {
+    func send(_ method: String, _ path: String, form: [String: String]? = nil, json csrf: String? = nil, body json: String = "{}") async -> Response {
         var headers: [String: String] = [:]
         if !cookies.isEmpty { headers["Cookie"] = cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
         var body: [UInt8] = []
@@ -76,7 +122,7 @@ final class TestBrowser: @unchecked Sendable {
         if let csrf {
             headers["Content-Type"] = "application/json"
             headers["X-CSRF-Token"] = csrf
-            body = Array("{}".utf8)
+            body = Array(json.utf8)
         }
         var query: [String: String] = [:]
         var target = path
@@ -100,6 +146,16 @@ final class TestBrowser: @unchecked Sendable {
         return response
     }
 
+    /// A request, then the GET of each redirect it answers (at most five), as a browser follows a 303: the last answer.
+    func follow(_ method: String, _ path: String, form: [String: String]? = nil) async -> Response {
+        var response = await send(method, path, form: form)
+        for _ in 0..<5 {
+            guard [302, 303].contains(response.status), let location = response.header("Location") else { break }
+            response = await send("GET", location)
+        }
+        return response
+    }
+
     /// Sets a cookie as if the bank had.
     func set(cookie name: String, _ value: String) { cookies[name] = value }
 }
@@ -107,6 +163,12 @@ final class TestBrowser: @unchecked Sendable {
 extension Response {
     var text: String { String(decoding: body, as: UTF8.self) }
     func header(_ name: String) -> String? { headers.first { $0.name.lowercased() == name.lowercased() }?.value }
+    /// The value of the page's first hidden field `name` (a transfer's id).
+    func hidden(_ name: String) -> String? {
+        guard let range = text.range(of: #"name="\#(name)" value=""#) else { return nil }
+        return String(text[range.upperBound...].prefix { $0 != "\"" })
+    }
+
     /// The CSRF token of the page's first form.
     var csrf: String? {
         guard let range = text.range(of: #"name="csrf" value=""#) else { return nil }
@@ -143,6 +205,13 @@ struct BankHarness {
             _ = try app.ledger.openAccounts(for: id, currency: "EUR", checking: 250_000, saving: 0, now: clock.now, on: db)
         }
         return id
+    }
+
+    /// Ann, a customer with two accounts, signed in on a browser of her own.
+    func ann() async throws -> (id: String, browser: TestBrowser, session: BankSession) {
+        let id = try customer("ann@example.com")
+        let (browser, session) = try await signedIn(id)
+        return (id, browser, session)
     }
 
     /// A browser signed in as `customerID` (its Trifactor token held by the session, as after a sign-in).

@@ -38,7 +38,7 @@ struct LedgerTests {
                 try $0.queryOne("SELECT customer_id FROM bank_accounts WHERE id = $1", [.text(ann.checking)])?.text("customer_id")
             })).map { ($0.kind, $0.balance.minorUnits) })
             #expect(balances == ["checking": 75_000, "saving": 75_000])
-            let lines = try ledger.statement(of: ann.checking)
+            let lines = try ledger.statement(of: ann.checking).entries
             #expect(lines.map(\.amount.minorUnits) == [-25_000, 100_000])
             #expect(lines.map(\.balanceAfter.minorUnits) == [75_000, 100_000])
             #expect(lines.first?.memo == "To saving")
@@ -67,7 +67,7 @@ struct LedgerTests {
                 try ledger.transfer(.init(idempotencyKey: "ghost", from: ann.checking, to: .account("no-such-account"), amount: Self.eur("1"),
                                           authorizationID: nil, memo: ""), now: Date())
             }
-            #expect(try ledger.statement(of: ann.checking).map(\.amount.minorUnits) == [-4_000, 10_000])
+            #expect(try ledger.statement(of: ann.checking).entries.map(\.amount.minorUnits) == [-4_000, 10_000])
             #expect(try ledger.audit().sumOfEntries == 0)
         }
     }
@@ -93,7 +93,7 @@ struct LedgerTests {
             #expect(all.count == 20)
             #expect(all.filter { if case .success = $0 { true } else { false } }.count == 6)
             #expect(all.filter { $0 == .failure(.insufficientFunds) }.count == 14)
-            let checking = try #require(try ledger.statement(of: ann.checking, limit: 100).first)
+            let checking = try #require(try ledger.statement(of: ann.checking, limit: 100).entries.first)
             #expect(checking.balanceAfter.minorUnits == 10_000)
             let books = try ledger.audit()
             #expect(books.sumOfEntries == 0)

@@ -38,6 +38,16 @@ public struct IBAN: Sendable, Hashable, CustomStringConvertible {
         electronic = compact
     }
 
+    /// Trifactor Bank's demo IBAN for account number `account` (ten digits): Dutch in form (`NLkk TRFB 0123 4567 89`,
+    /// a bank code no real bank uses), with check digits that pass the mod-97 test like any real one.
+    public static func demo(account: String) -> IBAN {
+        precondition(account.count == 10 && account.allSatisfy { $0.isASCII && $0.isNumber }, "ten digits")
+        let bban = "TRFB" + account
+        let check = 98 - mod97(bban + "NL00")
+        // Built from digits and letters only, with the right length and check digits: it parses.
+        return try! IBAN(parsing: "NL\(check < 10 ? "0" : "")\(check)" + bban)
+    }
+
     /// Letters as 10…35, then the remainder mod 97, digit by digit (no big integers).
     static func mod97(_ text: String) -> Int {
         var remainder = 0
@@ -50,10 +60,15 @@ public struct IBAN: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Groups of four: "DE89 3704 0044 0532 0130 00".
-    public var description: String {
-        stride(from: 0, to: electronic.count, by: 4).map { i in
-            let start = electronic.index(electronic.startIndex, offsetBy: i)
-            return String(electronic[start..<(electronic.index(start, offsetBy: 4, limitedBy: electronic.endIndex) ?? electronic.endIndex)])
+    public var description: String { electronic.grouped(by: 4) }
+}
+
+extension String {
+    /// The text in groups of `size` characters, a space between them ("DE89 3704 0044", "JBSW Y3DP").
+    func grouped(by size: Int) -> String {
+        stride(from: 0, to: count, by: size).map { i in
+            let start = index(startIndex, offsetBy: i)
+            return String(self[start..<(index(start, offsetBy: size, limitedBy: endIndex) ?? endIndex)])
         }.joined(separator: " ")
     }
 }

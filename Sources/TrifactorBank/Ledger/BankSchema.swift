@@ -66,5 +66,12 @@ public enum BankSchema {
             );
             CREATE INDEX bank_browsers_customer ON bank_browsers(customer_id, expires_at);
             """),
+        // Each customer account's IBAN (given at opening; accounts opened before get theirs at start-up,
+        // `Ledger.assignMissingIBANs`), and a transfer's reference, shown on both statements.
+        Migration(version: 3, name: "IBANs and references", sql: """
+            ALTER TABLE bank_accounts ADD COLUMN iban TEXT;
+            CREATE UNIQUE INDEX bank_accounts_iban ON bank_accounts(iban);
+            ALTER TABLE bank_transfers ADD COLUMN reference TEXT;
+            """),
     ]
 }

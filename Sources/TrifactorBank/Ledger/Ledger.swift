@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Store
 
@@ -30,14 +31,17 @@ public struct Ledger: Sendable {
         /// The Trifactor authorization consumed for it.
         public var authorizationID: String?
         public var memo: String
+        /// The customer's reference (up to 140 characters), on both sides' statements.
+        public var reference: String?
 
-        public init(idempotencyKey: String, from: String, to: Destination, amount: Amount, authorizationID: String?, memo: String) {
+        public init(idempotencyKey: String, from: String, to: Destination, amount: Amount, authorizationID: String?, memo: String, reference: String? = nil) {
             self.idempotencyKey = idempotencyKey
             self.from = from
             self.to = to
             self.amount = amount
             self.authorizationID = authorizationID
             self.memo = memo
+            self.reference = reference
         }
     }
 
@@ -63,22 +67,14 @@ public struct Ledger: Sendable {
         }
     }
 
-    /// One line of a statement.
-    public struct Entry: Sendable, Equatable {
-        public let id: Int64
-        public let transferID: String
-        public let amount: Amount
-        public let balanceAfter: Amount
-        public let memo: String
-        public let at: Date
-    }
-
     /// An account as a customer sees it.
     public struct Account: Sendable, Equatable {
         public let id: String
         public let kind: String
         public let name: String
         public let balance: Amount
+        /// The account's IBAN (a demo one: `IBAN.demo`), nil only for the books' own accounts.
+        public let iban: IBAN?
     }
 
     // MARK: Accounts
@@ -88,8 +84,9 @@ public struct Ledger: Sendable {
                              on db: any SQLConnection) throws -> (checking: String, saving: String) {
         let ids = (checking: UUID().uuidString.lowercased(), saving: UUID().uuidString.lowercased())
         for (id, kind, name) in [(ids.checking, "checking", "Checking"), (ids.saving, "saving", "Saving")] {
-            try db.execute("INSERT INTO bank_accounts (id, customer_id, kind, name, currency, balance, created_at) VALUES ($1, $2, $3, $4, $5, 0, $6)",
-                           [.text(id), .text(customerID), .text(kind), .text(name), .text(currency), .int(now.millis)])
+            try db.execute("""
+                INSERT INTO bank_accounts (id, customer_id, kind, name, currency, balance, created_at, iban) VALUES ($1, $2, $3, $4, $5, 0, $6, $7)
+                """, [.text(id), .text(customerID), .text(kind), .text(name), .text(currency), .int(now.millis), .text(try freeIBAN(on: db).electronic)])
         }
         for (id, amount) in [(ids.checking, checking), (ids.saving, saving)] where amount > 0 {
             _ = try move(Transfer(idempotencyKey: "opening:\(id)", from: "opening-\(currency)", to: .account(id),
@@ -102,9 +99,28 @@ public struct Ledger: Sendable {
     /// The customer's accounts.
     public func accounts(of customerID: String) throws -> [Account] {
         try database.read { db in
-            try db.query("SELECT id, kind, name, currency, balance FROM bank_accounts WHERE customer_id = $1 ORDER BY kind", [.text(customerID)]).map {
+            try db.query("SELECT id, kind, name, currency, balance, iban FROM bank_accounts WHERE customer_id = $1 ORDER BY kind", [.text(customerID)]).map {
                 Account(id: try $0.text("id"), kind: try $0.text("kind"), name: try $0.text("name"),
-                        balance: Amount(minorUnits: try $0.int("balance"), currency: try $0.text("currency")))
+                        balance: Amount(minorUnits: try $0.int("balance"), currency: try $0.text("currency")),
+                        iban: try $0.optionalText("iban").flatMap { try? IBAN(parsing: $0) })
+            }
+        }
+    }
+
+    /// A demo IBAN no account holds yet (`IBAN.demo` of ten random digits).
+    func freeIBAN(on db: any SQLConnection) throws -> IBAN {
+        while true {
+            let digits = SecureRandom.bytes(10).map { String($0 % 10) }.joined()
+            let iban = IBAN.demo(account: digits)
+            if try db.queryOne("SELECT id FROM bank_accounts WHERE iban = $1", [.text(iban.electronic)]) == nil { return iban }
+        }
+    }
+
+    /// Gives every customer account opened before accounts had IBANs its own (run at start-up, after migrating).
+    public func assignMissingIBANs() throws {
+        try database.transaction { db in
+            for row in try db.query("SELECT id FROM bank_accounts WHERE iban IS NULL AND customer_id IS NOT NULL") {
+                try db.execute("UPDATE bank_accounts SET iban = $2 WHERE id = $1", [.text(try row.text("id")), .text(try freeIBAN(on: db).electronic)])
             }
         }
     }
@@ -151,10 +167,12 @@ public struct Ledger: Sendable {
                                              [.text(target), .int(amount)]) else { throw Refusal.unknownAccount }
         let id = UUID().uuidString.lowercased()
         try db.execute("""
-            INSERT INTO bank_transfers (id, idempotency_key, from_account, to_account, amount, currency, payee_name, payee_iban, authorization_id, memo, created_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+            INSERT INTO bank_transfers (id, idempotency_key, from_account, to_account, amount, currency, payee_name, payee_iban, authorization_id, memo, created_at,
+                                        reference)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
             """, [.text(id), .text(transfer.idempotencyKey), .text(transfer.from), .text(target), .int(amount), .text(currency),
-                  SQLValue(payee?.name), SQLValue(payee?.iban), SQLValue(transfer.authorizationID), .text(String(transfer.memo.prefix(140))), .int(now.millis)])
+                  SQLValue(payee?.name), SQLValue(payee?.iban), SQLValue(transfer.authorizationID), .text(String(transfer.memo.prefix(140))), .int(now.millis),
+                  SQLValue(transfer.reference.map { String($0.prefix(140)) })])
         for (account, signed, after) in [(transfer.from, -amount, try debited.int("balance")), (target, amount, try credited.int("balance"))] {
             try db.execute("INSERT INTO bank_entries (transfer_id, account_id, amount, balance_after, created_at) VALUES ($1, $2, $3, $4, $5)",
                            [.text(id), .text(account), .int(signed), .int(after), .int(now.millis)])
@@ -164,37 +182,6 @@ public struct Ledger: Sendable {
 
     private func existing(_ key: String, on db: any SQLConnection) throws -> String? {
         try db.queryOne("SELECT id FROM bank_transfers WHERE idempotency_key = $1", [.text(key)])?.text("id")
-    }
-
-    // MARK: Statements and the books
-
-    /// An account's entries, newest first, `limit` at a time, before entry id `before` (for paging).
-    public func statement(of account: String, before: Int64? = nil, limit: Int = 20) throws -> [Entry] {
-        try database.read { db in
-            try db.query("""
-                SELECT e.id, e.transfer_id, e.amount, e.balance_after, e.created_at, t.memo, t.currency
-                FROM bank_entries e JOIN bank_transfers t ON t.id = e.transfer_id
-                WHERE e.account_id = $1 AND e.id < $2 ORDER BY e.id DESC LIMIT $3
-                """, [.text(account), .int(before ?? Int64.max), .int(Int64(max(1, min(100, limit))))]).map { row in
-                let currency = try row.text("currency")
-                return Entry(id: try row.int("id"), transferID: try row.text("transfer_id"), amount: Amount(minorUnits: try row.int("amount"), currency: currency),
-                             balanceAfter: Amount(minorUnits: try row.int("balance_after"), currency: currency), memo: try row.text("memo"),
-                             at: Date(timeIntervalSince1970: Double(try row.int("created_at")) / 1000))
-            }
-        }
-    }
-
-    /// The books: the sum of all entries (zero when they balance), and the
-    /// accounts whose balance differs from the sum of their entries.
-    public func audit() throws -> (sumOfEntries: Int64, mismatchedAccounts: [String]) {
-        try database.read { db in
-            let sum = try db.queryOne("SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) AS total FROM bank_entries")?.int("total") ?? 0
-            let mismatched = try db.query("""
-                SELECT a.id FROM bank_accounts a
-                WHERE a.balance <> (SELECT COALESCE(SUM(e.amount), 0) FROM bank_entries e WHERE e.account_id = a.id)
-                """).map { try $0.text("id") }
-            return (sum, mismatched)
-        }
     }
 }
 

@@ -4,9 +4,9 @@ import Synchronization
 import TrifactorKit
 
 /// A browser's session at the bank: where it is in signing in, who it is,
-/// its CSRF token, and (in memory only) the customer's Trifactor session.
-/// The browser holds only the cookie; the Trifactor token never leaves
-/// this process.
+/// its CSRF token, and (in memory only) the customer's Trifactor session
+/// and the steps under way (`BankSession+Flows.swift`). The browser holds
+/// only the cookie; the Trifactor token never leaves this process.
 public final class BankSession: Viewer, @unchecked Sendable {
     // @unchecked Sendable: every mutable field is read and written under `lock`.
     private let lock = NSLock()
@@ -29,45 +29,12 @@ public final class BankSession: Viewer, @unchecked Sendable {
     private var _activeAt: Date?
     private var _resolver: SecondFactorResolver?
     private var _push: (PushApproval, FactorHint)?
-    private var _codeHint: FactorHint?
-    private var _notice: String?
-    var transfers: [String: PendingTransfer] = [:]
-    private var _opening: Opening?
     private var _passwordless: PushSignIn?
-    private var _returnPath: String?
-    private var _passkeyEnrollment: String?
+    private var _code: CodeChallenge?
+    private var _notice: String?
+    private var _draft: (path: String, draft: FormDraft, at: Date)?
     private var _needsFactor = false
-    private var _phoneEnrollment: PendingEnrollment?
-    /// Signed in with a password alone: no balance until a second factor is added.
-    var needsFactor: Bool { lock.withLock { _needsFactor } }
-    func set(needsFactor: Bool) { lock.withLock { _needsFactor = needsFactor } }
-    var phoneEnrollment: PendingEnrollment? { lock.withLock { _phoneEnrollment } }
-    func set(phoneEnrollment: PendingEnrollment?) { lock.withLock { _phoneEnrollment = phoneEnrollment } }
-    var passkeyEnrollment: String? { lock.withLock { _passkeyEnrollment } }
-    func set(passkeyEnrollment: String?) { lock.withLock { _passkeyEnrollment = passkeyEnrollment } }
-    private var _totp: (enrollment: PendingEnrollment, qrSVG: String)?
-    /// Where /confirm sends the customer back to.
-    func set(returnPath: String?) { lock.withLock { _returnPath = returnPath } }
-    func takeReturnPath() -> String? { lock.withLock { defer { _returnPath = nil }; return _returnPath } }
-    var totp: (enrollment: PendingEnrollment, qrSVG: String)? { lock.withLock { _totp } }
-    func set(totp: (enrollment: PendingEnrollment, qrSVG: String)?) { lock.withLock { _totp = totp } }
-    var passwordless: PushSignIn? { lock.withLock { _passwordless } }
-    func set(passwordless: PushSignIn?) { lock.withLock { _passwordless = passwordless } }
-
-    /// An account being opened: kept here between its steps, never in a database.
-    struct Opening: Sendable {
-        let name: String
-        let email: String
-        let password: String
-        let phone: String
-        let sitekey: Sitekey
-        /// The email code was accepted (a retry after a refused text must not ask for it again).
-        var emailVerified = false
-        var enrollment: PendingEnrollment?
-    }
-
-    var opening: Opening? { lock.withLock { _opening } }
-    func set(opening: Opening?) { lock.withLock { _opening = opening } }
+    private var _flows = Flows()
 
     /// A session seen first at `now`, with a new CSRF token or the one its page already carries (a visitor's).
     init(now: Date, csrf: String = CSRF.token()) {
@@ -75,11 +42,18 @@ public final class BankSession: Viewer, @unchecked Sendable {
         self.csrf = csrf
     }
 
-    func with<T>(_ body: (BankSession) -> T) -> T { lock.withLock { body(self) } }
+    /// Reads or changes the steps under way, under the session's lock.
+    func flows<T>(_ body: (inout Flows) throws -> T) rethrows -> T { try lock.withLock { try body(&_flows) } }
 
     public var stage: Stage { lock.withLock { _stage } }
     /// Whether a customer is signed in (the stage is `.signedIn`).
     public var isSignedIn: Bool { if case .signedIn = stage { true } else { false } }
+    /// The signed-in customer's id, if any.
+    var customerID: String? { if case .signedIn(let id, _) = stage { id } else { nil } }
+
+    /// Signed in with a password alone: no balance until a second factor is added.
+    var needsFactor: Bool { lock.withLock { _needsFactor } }
+    func set(needsFactor: Bool) { lock.withLock { _needsFactor = needsFactor } }
 
     /// Whether Trifactor should be asked again that the customer's session lives: never asked, or last answered `interval` ago.
     func trifactorCheckDue(now: Date, interval: TimeInterval) -> Bool {
@@ -92,7 +66,10 @@ public final class BankSession: Viewer, @unchecked Sendable {
     var confirmedAt: Date? { lock.withLock { _confirmedAt } }
     var resolver: SecondFactorResolver? { lock.withLock { _resolver } }
     var push: (PushApproval, FactorHint)? { lock.withLock { _push } }
-    var codeHint: FactorHint? { lock.withLock { _codeHint } }
+    var passwordless: PushSignIn? { lock.withLock { _passwordless } }
+    /// The code being asked for at sign-in or on coming back.
+    var code: CodeChallenge? { lock.withLock { _code } }
+    var codeHint: FactorHint? { code?.hint }
 
     func set(stage: Stage) { lock.withLock { _stage = stage } }
     func touch(_ now: Date) { lock.withLock { _lastSeen = now } }
@@ -107,29 +84,40 @@ public final class BankSession: Viewer, @unchecked Sendable {
             return false
         }
     }
+
+    /// Whether the customer has been away longer than `idle`, without counting this as activity.
+    func isAway(now: Date, idle: TimeInterval) -> Bool {
+        lock.withLock { _activeAt.map { now.timeIntervalSince($0) > idle } ?? false }
+    }
+
     func set(resolver: SecondFactorResolver?) { lock.withLock { _resolver = resolver } }
     func set(push: (PushApproval, FactorHint)?) { lock.withLock { _push = push } }
-    func set(codeHint: FactorHint?) { lock.withLock { _codeHint = codeHint } }
+    func set(passwordless: PushSignIn?) { lock.withLock { _passwordless = passwordless } }
+    func set(code: CodeChallenge?) { lock.withLock { _code = code } }
+
+    /// Drops every step of a sign-in under way (the stage is left to the caller).
+    func dropSignIn() { lock.withLock { _resolver = nil; _push = nil; _passwordless = nil; _code = nil } }
+
     /// A one-time message for the next page ("Signed out.", "Too many wrong codes…").
     func flash(_ text: String) { lock.withLock { _notice = text } }
     func takeNotice() -> String? { lock.withLock { defer { _notice = nil }; return _notice } }
-    func pendingTransfer(_ id: String) -> PendingTransfer? { lock.withLock { transfers[id] } }
-    func store(_ transfer: PendingTransfer) { lock.withLock { transfers[transfer.id] = transfer } }
-    func dropTransfer(_ id: String) { lock.withLock { transfers[id] = nil } }
-}
 
-/// A transfer the customer reviewed, kept on the server: the form's hidden
-/// field carries only its id, so a tampered amount or payee never reaches
-/// the ledger.
-public struct PendingTransfer: Sendable {
-    public let id: String
-    public let from: String
-    public let to: Ledger.Destination
-    public let toLabel: String
-    public let amount: Amount
-    public var authorizationID: String?
-    public var factor: FactorHint?
-    public var summary: String?
-    /// For a passkey: the options whose challenge covers the action's hash.
-    public var passkeyOptions: RequestOptions?
+    /// How long a refused form's draft shows on its page (a refresh shows it again; a later visit does not).
+    static let draftLifetime: TimeInterval = 60
+
+    /// Keeps a refused form's `draft` for the views of the page at `path` in the next `draftLifetime`.
+    func keep(_ draft: FormDraft, for path: String, now: Date) { lock.withLock { _draft = (path, draft, now) } }
+    /// The draft kept for `path`, if it is recent; a draft kept for another page stays.
+    func draft(for path: String, now: Date) -> FormDraft? {
+        lock.withLock {
+            guard let kept = _draft, kept.path == path, now.timeIntervalSince(kept.at) < Self.draftLifetime else { return nil }
+            return kept.draft
+        }
+    }
+    /// Forgets the kept draft (a form was posted: the customer moved on, or its own draft replaces it).
+    func dropDraft() { lock.withLock { _draft = nil } }
+
+    func pendingTransfer(_ id: String) -> PendingTransfer? { flows { $0.transfers[id] } }
+    func store(_ transfer: PendingTransfer) { flows { $0.transfers[transfer.id] = transfer } }
+    func dropTransfer(_ id: String) { flows { $0.transfers[id] = nil } }
 }

@@ -48,6 +48,20 @@ enum CookieHeader {
     /// `Set-Cookie` that removes `name`.
     static func cleared(_ name: String, secure: Bool) -> String { set(name, "", secure: secure, maxAge: 0) }
 
+    /// The value of cookie `name` in a `Cookie` header, whatever its length up to `maxLength`, if it holds only
+    /// base64url characters and dots (a signed value of the bank's own).
+    static func raw(_ name: String, in header: String?, maxLength: Int) -> String? {
+        guard let header else { return nil }
+        for pair in header.split(separator: ";") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            if parts.count == 2, parts[0] == name, parts[1].count <= maxLength,
+               parts[1].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) {
+                return parts[1]
+            }
+        }
+        return nil
+    }
+
     /// The value of cookie `name` in a `Cookie` header, if it is well formed.
     static func value(_ name: String, in header: String?) -> String? {
         guard let header else { return nil }

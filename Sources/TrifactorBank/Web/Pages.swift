@@ -1,52 +1,107 @@
 import Foundation
 
+/// How a page is framed: for whom, under which tab of the navigation,
+/// with which scripts, and whether passkeys can work at this address.
+struct Screen: Sendable {
+    /// A tab of the signed-in navigation.
+    enum Tab: String, Sendable { case accounts, transfer, settings }
+
+    /// Whom the page is for (its forms carry the viewer's token); nil for a page without forms.
+    var viewer: (any Viewer)?
+    /// The dev phone, linked in the footer in dev mode.
+    var devPhone: URL?
+    /// The tab the page belongs to (`aria-current`).
+    var tab: Tab?
+    /// A one-time message at the top.
+    var notice: String?
+    /// Balances hide after this many idle seconds (the bank script's timer): pages that show money.
+    var idle: TimeInterval?
+    /// Reload after this many seconds (a page that waits for a device).
+    var refresh: Int?
+    /// The page has passkey buttons and passkeys can work here: loads the passkey script and its token.
+    var passkeys = false
+}
+
 /// The bank's pages: one layout, labelled fields with their errors announced
-/// next to them, buttons named for what they do. No inline script or style.
+/// next to them, buttons named for what they do. No inline script or style:
+/// the stylesheet (`Style.css`), the bank script (`BankScript.source`) and
+/// the passkey script are files the bank serves.
 enum Page {
-    static func layout(_ title: String, session: (any Viewer)?, devPhone: URL?, notice: String? = nil, refresh: Int? = nil, idle: TimeInterval? = nil,
-                       passkeys: Bool = false, _ body: [HTML]) -> HTML {
+    static func layout(_ title: String, _ screen: Screen, _ body: [HTML]) -> HTML {
         var head: [HTML] = [
             .element("meta", ["charset": "utf-8"]),
             .element("meta", ["name": "viewport", "content": "width=device-width, initial-scale=1"]),
             .element("title", [:], [.text("\(title) · Trifactor Bank")]),
+            .element("link", ["rel": "icon", "href": "/static/logo.svg", "type": "image/svg+xml"]),
             .element("link", ["rel": "stylesheet", "href": "/static/bank.css"]),
+            .element("script", ["src": "/static/bank.js", "defer": ""]),
         ]
-        if let refresh { head.append(.element("meta", ["http-equiv": "refresh", "content": String(refresh)])) }
-        if idle != nil { head.append(.element("script", ["src": "/static/bank.js", "defer": ""])) }
-        if passkeys, let session {
-            head.append(.element("meta", ["name": "csrf-token", "content": session.csrf]))
+        if let refresh = screen.refresh { head.append(.element("meta", ["http-equiv": "refresh", "content": String(refresh)])) }
+        if screen.passkeys, let viewer = screen.viewer {
+            head.append(.element("meta", ["name": "csrf-token", "content": viewer.csrf]))
             head.append(.element("script", ["src": "/static/passkey.js", "defer": ""]))
         }
-        var nav: [HTML] = [.element("a", ["href": "/", "class": "brand"], ["Trifactor Bank"])]
-        if let session, session.isSignedIn {
-            nav.append(.element("a", ["href": "/accounts"], ["Accounts"]))
-            nav.append(.element("a", ["href": "/transfer"], ["Transfer"]))
-            nav.append(.element("a", ["href": "/settings"], ["Settings"]))
-            nav.append(form("/signout", session, [button("Sign out", kind: "link")]))
-        }
-        if let devPhone { nav.append(.element("a", ["href": devPhone.absoluteString, "target": "_blank", "rel": "noopener"], ["Dev phone"])) }
-        var main: [HTML] = [.element("h1", [:], [.text(title)])]
-        if let notice { main.append(.element("p", ["class": "notice", "role": "status"], [.text(notice)])) }
-        if passkeys { main.append(.element("p", ["id": "passkey-error", "class": "error", "role": "alert", "tabindex": "-1", "hidden": ""])) }
+        var main: [HTML] = [.element("h1", ["id": "title", "tabindex": "-1"], [.text(title)])]
+        if let notice = screen.notice { main.append(.element("p", ["class": "notice", "role": "status"], [.text(notice)])) }
+        if screen.passkeys { main.append(.element("p", ["id": "passkey-error", "class": "error", "role": "alert", "tabindex": "-1", "hidden": ""])) }
         main += body
-        return .document(head, [.element("header", [:], [.element("nav", ["aria-label": "Main"], nav)]), .element("main", [:], main)],
-                         bodyAttributes: ["data-idle": idle.map { String(Int($0)) }])
+        let signedIn = screen.viewer?.isSignedIn == true
+        return .document(head, [
+            .element("a", ["class": "skip", "href": "#main"], ["Skip to the page"]),
+            header(screen, signedIn: signedIn),
+            .element("main", ["id": "main"], main),
+            footer(screen),
+        ], bodyAttributes: ["data-idle": screen.idle.map { String(Int($0)) }, "class": signedIn ? "signed-in" : nil])
+    }
+
+    /// The bar: the logo and name, then for a customer the tabs (a bottom bar on a phone) and "Sign out".
+    static func header(_ screen: Screen, signedIn: Bool) -> HTML {
+        var bar: [HTML] = [
+            .element("a", ["href": signedIn ? "/accounts" : "/", "class": "brand"], [
+                .element("img", ["src": "/static/logo.svg", "alt": "", "width": "32", "height": "32"]), .element("span", [:], ["Trifactor Bank"]),
+            ]),
+        ]
+        if signedIn, let viewer = screen.viewer {
+            let tabs: [(Screen.Tab, String, String)] = [(.accounts, "Accounts", "/accounts"), (.transfer, "Transfer", "/transfer"), (.settings, "Settings", "/settings")]
+            bar.append(.element("nav", ["aria-label": "Main", "class": "tabs"], tabs.map { tab, label, href in
+                .element("a", ["href": href, "class": "tab tab-\(tab.rawValue)", "aria-current": screen.tab == tab ? "page" : nil], [
+                    .element("span", ["class": "icon", "aria-hidden": "true"]), .element("span", [:], [.text(label)]),
+                ])
+            }))
+            bar.append(form("/signout", viewer, [button("Sign out", kind: "link signout")]))
+        }
+        return .element("header", ["class": "top"], [.element("div", ["class": "bar"], bar)])
+    }
+
+    static func footer(_ screen: Screen) -> HTML {
+        var items: [HTML] = [.element("span", [:], ["Trifactor Bank is a demo: its money is not real."])]
+        if let devPhone = screen.devPhone {
+            items.append(.element("a", ["href": devPhone.absoluteString, "target": "_blank", "rel": "noopener"], ["Dev phone (opens a new tab)"]))
+        }
+        return .element("footer", [:], items)
     }
 
     /// A POST form with the viewer's CSRF token.
-    static func form(_ action: String, _ session: any Viewer, _ children: [HTML]) -> HTML {
-        .element("form", ["method": "post", "action": action],
-                 [.element("input", ["type": "hidden", "name": CSRF.field, "value": session.csrf])] + children)
+    static func form(_ action: String, _ viewer: any Viewer, class name: String? = nil, _ children: [HTML]) -> HTML {
+        .element("form", ["method": "post", "action": action, "class": name],
+                 [.element("input", ["type": "hidden", "name": CSRF.field, "value": viewer.csrf])] + children)
     }
 
-    /// A labelled input with its error (if any) announced next to it.
-    static func field(_ label: String, name: String, type: String = "text", value: String? = nil, error: String? = nil,
-                      autocomplete: String? = nil, inputmode: String? = nil, required: Bool = true, autofocus: Bool = false) -> HTML {
+    /// A hidden field.
+    static func hidden(_ name: String, _ value: String) -> HTML { .element("input", ["type": "hidden", "name": name, "value": value]) }
+
+    /// A labelled input with its hint and its error (if any) announced next to it.
+    static func field(_ label: String, name: String, type: String = "text", value: String? = nil, error: String? = nil, hint: String? = nil,
+                      autocomplete: String? = nil, inputmode: String? = nil, required: Bool = true, autofocus: Bool = false,
+                      maxlength: Int? = nil) -> HTML {
         let id = "f-\(name)"
-        var children: [HTML] = [.element("label", ["for": id], [.text(label)]),
-                                .element("input", ["id": id, "name": name, "type": type, "value": value, "autocomplete": autocomplete,
-                                                   "inputmode": inputmode, "required": required ? "" : nil, "autofocus": autofocus ? "" : nil,
-                                                   "aria-invalid": error == nil ? nil : "true", "aria-describedby": error == nil ? nil : "\(id)-error"])]
+        let described = [hint.map { _ in "\(id)-hint" }, error.map { _ in "\(id)-error" }].compactMap { $0 }
+        var children: [HTML] = [.element("label", ["for": id], [.text(label)])]
+        if let hint { children.append(.element("p", ["id": "\(id)-hint", "class": "hint"], [.text(hint)])) }
+        children.append(.element("input", ["id": id, "name": name, "type": type, "value": value, "autocomplete": autocomplete, "inputmode": inputmode,
+                                           "required": required ? "" : nil, "autofocus": autofocus || error != nil ? "" : nil,
+                                           "maxlength": maxlength.map(String.init), "aria-invalid": error == nil ? nil : "true",
+                                           "aria-describedby": described.isEmpty ? nil : described.joined(separator: " ")]))
         if let error { children.append(.element("p", ["id": "\(id)-error", "class": "error", "role": "alert"], [.text(error)])) }
         return .element("div", ["class": "field"], children)
     }
@@ -54,10 +109,23 @@ enum Page {
     static func select(_ label: String, name: String, options: [(value: String, label: String)], selected: String? = nil, error: String? = nil) -> HTML {
         let id = "f-\(name)"
         var children: [HTML] = [.element("label", ["for": id], [.text(label)]),
-                                .element("select", ["id": id, "name": name, "aria-describedby": error == nil ? nil : "\(id)-error"],
+                                .element("select", ["id": id, "name": name, "aria-invalid": error == nil ? nil : "true",
+                                                    "aria-describedby": error == nil ? nil : "\(id)-error"],
                                          options.map { .element("option", ["value": $0.value, "selected": $0.value == selected ? "" : nil], [.text($0.label)]) })]
         if let error { children.append(.element("p", ["id": "\(id)-error", "class": "error", "role": "alert"], [.text(error)])) }
         return .element("div", ["class": "field"], children)
+    }
+
+    /// A group of radio buttons under `legend` (the first checked unless `selected` names one): each label wraps, where a
+    /// select would cut it off on a phone.
+    static func radios(_ legend: String, name: String, options: [(value: String, label: String)], selected: String? = nil) -> HTML {
+        let checked = options.contains { $0.value == selected } ? selected : options.first?.value
+        return .element("fieldset", ["class": "choices"], [.element("legend", [:], [.text(legend)])] + options.map { option in
+            .element("label", [:], [
+                .element("input", ["type": "radio", "name": name, "value": option.value, "checked": option.value == checked ? "" : nil]),
+                .element("span", [:], [.text(option.label)]),
+            ])
+        })
     }
 
     static func button(_ label: String, name: String? = nil, value: String? = nil, kind: String = "primary") -> HTML {
@@ -69,46 +137,21 @@ enum Page {
         .element("button", ["type": "button", "class": kind, "data-passkey": flow, "data-factor": factor], [.text(label)])
     }
 
-    static func link(_ label: String, _ href: String) -> HTML { .element("a", ["href": href], [.text(label)]) }
+    static func link(_ label: String, _ href: String, class name: String? = nil) -> HTML {
+        .element("a", ["href": href, "class": name], [.text(label)])
+    }
 
     static func paragraph(_ text: String, class name: String? = nil) -> HTML { .element("p", ["class": name], [.text(text)]) }
 
-    /// The only script of signed-in pages: after `data-idle` seconds without
-    /// activity, or when the tab comes back after being hidden that long,
-    /// it leaves for /confirm, so balances are not left on screen.
-    static let script = """
-        (function () {
-          var idle = Number(document.body.dataset.idle || 0) * 1000;
-          if (!idle) return;
-          var leave = function () { window.location.assign("/confirm"); };
-          var timer = setTimeout(leave, idle + 500);
-          var hiddenAt = null;
-          document.addEventListener("visibilitychange", function () {
-            if (document.hidden) { hiddenAt = Date.now(); return; }
-            if (hiddenAt !== null && Date.now() - hiddenAt > idle) leave();
-          });
-          ["keydown", "pointerdown"].forEach(function (name) {
-            document.addEventListener(name, function () { clearTimeout(timer); timer = setTimeout(leave, idle + 500); });
-          });
-        })();
-        """
+    /// A white card (a section with its heading when `heading` is given).
+    static func card(_ heading: String? = nil, id: String? = nil, class name: String? = nil, _ children: [HTML]) -> HTML {
+        guard let heading else { return .element("div", ["class": ["card", name].compactMap { $0 }.joined(separator: " ")], children) }
+        let headingID = "h-\(id ?? String(heading.lowercased().filter { $0.isLetter || $0 == " " }.replacingOccurrences(of: " ", with: "-")))"
+        return .element("section", ["class": ["card", name].compactMap { $0 }.joined(separator: " "), "aria-labelledby": headingID, "id": id], [
+            .element("h2", ["id": headingID], [.text(heading)]),
+        ] + children)
+    }
 
-    /// The stylesheet: phone first, readable on a desktop.
-    static let css = """
-        *{box-sizing:border-box}body{margin:0;font:17px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1b1f24;background:#f4f6f8}
-        header{background:#0b3d5c;color:#fff}nav{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;max-width:44rem;margin:0 auto;padding:.75rem 1rem}
-        nav a,nav .link{color:#fff}nav form{display:inline}.brand{font-weight:700;margin-right:auto;text-decoration:none}
-        main{max-width:44rem;margin:0 auto;padding:1rem}h1{font-size:1.5rem;margin:.5rem 0 1rem}
-        .field{margin:0 0 1rem}label{display:block;font-weight:600;margin-bottom:.25rem}
-        input,select{width:100%;font:inherit;padding:.6rem .7rem;border:1px solid #8a96a3;border-radius:.4rem;background:#fff}
-        input[aria-invalid=true]{border-color:#b42318}.error{color:#b42318;margin:.3rem 0 0}
-        button{font:inherit;padding:.65rem 1.1rem;border-radius:.4rem;border:1px solid #0b3d5c;cursor:pointer;margin:.25rem .5rem .25rem 0}
-        .primary{background:#0b5c8a;color:#fff}.secondary{background:#fff;color:#0b3d5c}.link{background:none;border:none;padding:0;text-decoration:underline;color:#0b3d5c}
-        .notice{background:#e8f1fb;border-left:4px solid #0b5c8a;padding:.6rem .8rem}.card{background:#fff;border-radius:.6rem;padding:1rem;margin:0 0 1rem;box-shadow:0 1px 2px #0002}
-        .sitekey{display:flex;gap:1rem;align-items:center}.sitekey img{width:96px;height:96px}.number{font-size:4rem;font-weight:800;letter-spacing:.1em;text-align:center}
-        table{width:100%;border-collapse:collapse;background:#fff}th,td{padding:.5rem;border-bottom:1px solid #dde3ea;text-align:left}td.amount,th.amount{text-align:right;font-variant-numeric:tabular-nums}
-        .pictures{display:grid;grid-template-columns:repeat(4,1fr);gap:.5rem;border:0;padding:0}.pictures label{font-weight:400;text-align:center}
-        .pictures input{width:auto}.pictures img{width:100%;max-width:72px;display:block;margin:0 auto}
-        a:focus,button:focus,input:focus,select:focus{outline:3px solid #f59e0b;outline-offset:2px}
-        """
+    /// Buttons and links side by side (stacked on a phone).
+    static func actions(_ children: [HTML]) -> HTML { .element("div", ["class": "actions"], children) }
 }

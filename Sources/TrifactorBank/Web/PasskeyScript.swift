@@ -1,5 +1,6 @@
 /// The bank's passkey script (served as /static/passkey.js, never inline):
-/// buttons marked `data-passkey` run the WebAuthn ceremony against the
+/// buttons marked `data-passkey` (register, second-factor, step-up,
+/// authorize, passwordless) run the WebAuthn ceremony against the
 /// bank's JSON endpoints, which speak to trifactord. The CSRF token comes
 /// from `<meta name="csrf-token">` and travels as `X-CSRF-Token`.
 enum PasskeyScript {
@@ -58,6 +59,12 @@ enum PasskeyScript {
                   .then(function (a) { return post("/signin/passkey", { assertion: json(a) }); });
               });
             },
+            "step-up": function (button) {
+              return post("/confirm/passkey/options", { factor: button.dataset.factor }).then(function (r) {
+                return navigator.credentials.get({ publicKey: request(r.options) })
+                  .then(function (a) { return post("/confirm/passkey", { assertion: json(a) }); });
+              });
+            },
             authorize: function (button) {
               return post("/transfer/passkey/options", { transfer: button.dataset.transfer }).then(function (r) {
                 return navigator.credentials.get({ publicKey: request(r.options) })
@@ -75,7 +82,7 @@ enum PasskeyScript {
             button.addEventListener("click", function () {
               button.disabled = true;
               flows[button.dataset.passkey](button).then(function (r) { window.location.assign(r.redirect || window.location.href); })
-                .catch(function (e) { show(e && e.name === "NotAllowedError" ? "The passkey check was cancelled or timed out." : (e.message || String(e))); })
+                .catch(function (e) { show(e && e.name === "NotAllowedError" ? "The passkey check was cancelled, timed out, or not accepted on this device. Try again, or use another way." : (e.message || String(e))); })
                 .then(function () { button.disabled = false; });
             });
           });

@@ -1,0 +1,143 @@
+import Foundation
+import HTTP
+import TrifactorKit
+
+/// The second step of signing in: the code page (a wrong code, a code used
+/// up, "Send a new code", "Call me instead", "Use another way", "Start
+/// again"), a device's approval, and signing out.
+extension BankApp {
+    func addSignInCodes(_ router: inout Router) {
+        route(&router, "GET", "/signin/code") { [self] request in
+            let session = self.session(request).session
+            guard let session, case .secondFactor = session.stage, let code = session.code, code.hint.kind != .passkey else { return outOfStep(session, request) }
+            let draft = session.draft(for: "/signin/code", now: now())
+            return page(codePage(session, request, code, error: draft?.errors["code"], notice: session.takeNotice()))
+        }
+        route(&router, "POST", "/signin/code") { [self] request in
+            let (session, form, _) = try posted(request)
+            guard case .secondFactor(let email) = session.stage, let resolver = session.resolver, var code = session.code else {
+                return outOfStep(session, request)
+            }
+            let (hint, typed) = (code.hint, form["code"] ?? "")
+            do {
+                _ = try blocking({ try await resolver.resolve(hint, with: .code(typed)) })
+                return try finishSignIn(session, email: email, request: request, next: "/accounts")
+            } catch {
+                return codeRefused(session, &code, error, page: "/signin/code") {
+                    restart(session, nil, saying: "\($0) The sign-in was cancelled: start again when you are ready.")
+                } ?? restart(session, error)
+            }
+        }
+        route(&router, "POST", "/signin/resend") { [self] request in
+            let (session, _, _) = try posted(request)
+            guard case .secondFactor = session.stage, let resolver = session.resolver, let code = session.code, code.isTexted else {
+                return outOfStep(session, request)
+            }
+            do {
+                _ = try blocking({ try await resolver.challenge(code.hint) })
+            } catch {
+                guard Self.isSendLimit(error) else { return restart(session, error) }
+                session.flash(Self.cannotText(error, others: resolver.hints.filter { $0.id != code.hint.id }))
+                return redirect("/signin/code")
+            }
+            session.set(code: CodeChallenge(code.hint))
+            session.flash(Self.newCodeSent(code.hint))
+            return redirect("/signin/code")
+        }
+        route(&router, "POST", "/signin/call") { [self] request in
+            let (session, _, _) = try posted(request)
+            guard case .secondFactor = session.stage, let resolver = session.resolver, let code = session.code,
+                  case .phone(let masked) = code.hint.kind else { return outOfStep(session, request) }
+            do {
+                try blocking({ try await resolver.callInstead(code.hint) })
+            } catch {
+                guard Self.isSendLimit(error) else { return restart(session, error) }
+                session.flash(Self.cannotText(error, others: resolver.hints.filter { $0.id != code.hint.id }).replacingOccurrences(of: "send another text",
+                                                                                                                                    with: "call you"))
+                return redirect("/signin/code")
+            }
+            session.flash("We are calling \(masked) now: the voice reads out the same code.")
+            return redirect("/signin/code")
+        }
+        route(&router, "GET", "/signin/push") { [self] request in
+            let session = self.session(request).session
+            guard let session, case .secondFactor(let email) = session.stage, let resolver = session.resolver,
+                  let (push, hint) = session.push else { return outOfStep(session, request) }
+            do {
+                switch try blocking({ try await push.state() }) {
+                case .pending:
+                    return page(approvalPage(session, request, number: push.number))
+                case .approved:
+                    _ = try blocking({ try await resolver.resolve(hint, with: .approval(push)) })
+                    return try finishSignIn(session, email: email, request: request, next: "/accounts")
+                case .denied:
+                    return restart(session, TrifactorError.approvalDenied)
+                case .expired:
+                    return restart(session, TrifactorError.expired)
+                }
+            } catch {
+                return restart(session, error)
+            }
+        }
+        route(&router, "GET", "/signin/device") { [self] request in
+            let session = self.session(request).session
+            guard let session, case .secondFactor(let email) = session.stage, let push = session.passwordless else { return outOfStep(session, request) }
+            do {
+                switch try blocking({ try await push.approval.state() }) {
+                case .pending:
+                    return page(approvalPage(session, request, number: push.number))
+                case .approved:
+                    _ = try blocking({ try await push.complete() })
+                    session.set(passwordless: nil)
+                    return try finishSignIn(session, email: email, request: request, next: "/accounts")
+                case .denied: return restart(session, TrifactorError.approvalDenied)
+                case .expired: return restart(session, TrifactorError.expired)
+                }
+            } catch {
+                return restart(session, error)
+            }
+        }
+        route(&router, "POST", "/signin/cancel") { [self] request in
+            let (session, _, _) = try posted(request)
+            if session.isSignedIn { return redirect("/accounts") }
+            return restart(session, nil)
+        }
+        route(&router, "POST", "/signout") { [self] request in
+            let (session, _, cookie) = try posted(request)
+            return signOut(session, cookie, request, notice: nil)
+        }
+    }
+
+    /// A refused code of the sign-in or coming back: back to the code page at `page` saying what is left, or, after too
+    /// many, `over` with the sentence; nil when the refusal is not about the code.
+    func codeRefused(_ session: BankSession, _ code: inout CodeChallenge, _ error: any Error, page: String,
+                     over: (String) -> Response) -> Response? {
+        switch Self.verdict(error, tries: &code.wrongTries, texted: code.isTexted) {
+        case .again(let sentence)?, .newCode(let sentence)?:
+            session.set(code: code)
+            return back(to: page, session, FormDraft(errors: ["code": sentence]))
+        case .over(let sentence)?:
+            return over(sentence)
+        case nil:
+            return nil
+        }
+    }
+
+    /// Ends the customer's Trifactor session and this bank session; the sign-in page says `notice` (or "You are signed out.").
+    func signOut(_ session: BankSession, _ cookie: String?, _ request: Request, notice: String?) -> Response {
+        let client = trifactor(session, request)
+        try? blocking({ try await client.signOut() })
+        sessions.end(cookie)
+        var cookies = [SessionCookie.cleared(secure: configuration.secure)]
+        guard let notice else { return redirect("/?signed_out=1", cookies: cookies) }
+        // The session is gone: the notice rides in the draft cookie of the start page.
+        if let draft = drafts.setCookie(FormDraft(errors: ["notice": notice]), for: "/", now: now(), secure: configuration.secure) { cookies.append(draft) }
+        return redirect("/", cookies: cookies)
+    }
+
+    /// "We sent a new code to +*****3456. The old one no longer works."
+    static func newCodeSent(_ hint: FactorHint) -> String {
+        guard case .phone(let masked) = hint.kind else { return "Type the new code." }
+        return "We sent a new code to \(masked). The old one no longer works."
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import HTTP
+import Store
+import TrifactorKit
+
+/// Transfers: the form, the review, the code (or passkey), each a page of
+/// /transfers/ID that renders the transfer kept in the session. Each is
+/// confirmed by a Trifactor authorization bound to its amount, payee and
+/// source, spent (`consume`) for exactly that action just before the ledger
+/// moves, once: a resent form or a refresh shows that it was sent.
+extension BankApp {
+    func addTransfers(_ router: inout Router) {
+        route(&router, "GET", "/transfer") { [self] request in
+            let (session, customer) = try customer(request)
+            var draft = session.draft(for: "/transfer", now: now())
+            if draft == nil, let id = request.query["change"], let pending = session.pendingTransfer(id) { draft = pending.form }
+            return page(transferPage(session, request, accounts: try ledger.accounts(of: customer), draft: draft, notice: session.takeNotice()))
+        }
+        route(&router, "POST", "/transfer") { [self] request in
+            let (session, form, _) = try posted(request)
+            let (_, customer) = try self.customer(request)
+            let accounts = try ledger.accounts(of: customer)
+            var errors: [String: String] = [:]
+            let from = accounts.first { $0.id == form["from"] }
+            if from == nil { errors["from"] = "Pick one of your accounts." }
+            var destination: Ledger.Destination?
+            var label = ""
+            if form["to"] == "payee" {
+                let name = form["payee_name"] ?? ""
+                if name.isEmpty || name.count > 70 || Self.hasControls(name) { errors["payee_name"] = "Enter the payee's name (up to 70 characters)." }
+                do throws(IBAN.Refusal) {
+                    let iban = try IBAN(parsing: form["iban"] ?? "")
+                    destination = .payee(name: name, iban: iban)
+                    label = "\(name) (\(iban))"
+                } catch { errors["iban"] = error.description }
+            } else if let to = accounts.first(where: { $0.id == form["to"] }), to.id != from?.id {
+                destination = .account(to.id)
+                label = "your \(to.name.lowercased()) account"
+            } else {
+                errors["to"] = "Pick another of your accounts, or a payee."
+            }
+            var amount: Amount?
+            do throws(Amount.Refusal) { amount = try Amount(parsing: form["amount"] ?? "", currency: from?.balance.currency ?? "EUR") } catch {
+                errors["amount"] = error.description
+            }
+            if let amount, let from, amount > from.balance { errors["amount"] = "That is more than the \(from.balance.description) in \(from.name)." }
+            let reference = form["reference"].flatMap { $0.isEmpty ? nil : $0 }
+            if let reference, reference.count > 140 || Self.hasControls(reference) { errors["reference"] = "A reference has up to 140 characters." }
+            let typed = FormDraft(form, keeping: ["from", "to", "payee_name", "iban", "amount", "reference"], errors: errors)
+            guard errors.isEmpty, let from, let destination, let amount else { return back(to: "/transfer", session, typed) }
+            let pending = PendingTransfer(id: UUID().uuidString.lowercased(), from: from.id, fromName: from.name, to: destination, toLabel: label,
+                                          amount: amount, reference: reference, form: typed)
+            session.store(pending)
+            return redirect("/transfers/\(pending.id)")
+        }
+        route(&router, "GET", "/transfers/:id") { [self] request in
+            let (session, _) = try customer(request)
+            let id = request.parameters["id"] ?? ""
+            if let sent = session.flows({ $0.sent[id] }) {
+                return page(Page.layout("Transfer sent", screen(session, request, tab: .transfer), [
+                    Page.paragraph(sent, class: "notice"),
+                    Page.paragraph("It was sent once; opening this page again sends nothing.", class: "muted"),
+                    Page.actions([Page.link("Your accounts", "/accounts", class: "button primary"), Page.link("Make another transfer", "/transfer")]),
+                ]))
+            }
+            guard let pending = session.pendingTransfer(id) else { return gone(session, id, request) }
+            let draft = session.draft(for: "/transfers/\(id)", now: now())
+            if pending.authorizationID == nil {
+                return page(reviewPage(session, request, pending, factors: try transferFactors(session, request), notice: session.takeNotice()))
+            }
+            return page(approvePage(session, request, pending, replacedBy: replacement(of: pending, in: session), error: draft?.errors["code"],
+                                    notice: session.takeNotice()))
+        }
+        route(&router, "POST", "/transfer/confirm") { [self] request in
+            let (session, form, _) = try posted(request)
+            _ = try customer(request)
+            guard let pending = session.pendingTransfer(form["transfer"] ?? "") else { return gone(session, form["transfer"] ?? "", request) }
+            let factors = try transferFactors(session, request)
+            guard let factor = factors.first(where: { $0.id == form["factor"] }) else {
+                session.flash("Pick how to confirm. Nothing was moved.")
+                return redirect("/transfers/\(pending.id)")
+            }
+            return authorize(session, request, pending, with: factor, others: factors.filter { $0.id != factor.id })
+        }
+        route(&router, "POST", "/transfer/approve") { [self] request in
+            let (session, form, _) = try posted(request)
+            _ = try customer(request)
+            guard let pending = session.pendingTransfer(form["transfer"] ?? ""), pending.authorizationID != nil else { return gone(session, form["transfer"] ?? "", request) }
+            switch complete(pending, session, request, proof: .code(form["code"] ?? "")) {
+            case .moved:
+                return redirect("/accounts")
+            case .wrongCode(let sentence):
+                return back(to: "/transfers/\(pending.id)", session, FormDraft(errors: ["code": sentence]))
+            case .ended(let sentence), .refused(let sentence):
+                session.flash(sentence)
+                return redirect(session.pendingTransfer(pending.id) == nil ? "/accounts" : "/transfers/\(pending.id)")
+            }
+        }
+        route(&router, "POST", "/transfer/resend") { [self] request in
+            let (session, form, _) = try posted(request)
+            _ = try customer(request)
+            guard let pending = session.pendingTransfer(form["transfer"] ?? ""), let factor = pending.factor else { return gone(session, form["transfer"] ?? "", request) }
+            let others = try transferFactors(session, request).filter { $0.id != factor.id }
+            return authorize(session, request, pending, with: factor, others: others, again: true)
+        }
+        route(&router, "POST", "/transfer/another") { [self] request in
+            let (session, form, _) = try posted(request)
+            _ = try customer(request)
+            guard var pending = session.pendingTransfer(form["transfer"] ?? "") else { return gone(session, form["transfer"] ?? "", request) }
+            pending.authorizationID = nil
+            pending.passkeyOptions = nil
+            session.store(pending)
+            return redirect("/transfers/\(pending.id)")
+        }
+        route(&router, "POST", "/transfer/cancel") { [self] request in
+            let (session, form, _) = try posted(request)
+            _ = try customer(request)
+            session.dropTransfer(form["transfer"] ?? "")
+            session.flash("Transfer cancelled. Nothing was moved.")
+            return redirect("/accounts")
+        }
+        addTransferPasskeys(&router)
+    }
+
+    /// Where a form for a transfer that is not waiting lands: its "sent" page when it was sent, else the form, saying so.
+    /// A request that is no browser's navigation (a script resending the form) gets the same sentence as a 409 page.
+    func gone(_ session: BankSession, _ id: String, _ request: Request) -> Response {
+        let sent = session.flows { $0.sent[id] }
+        guard Self.isNavigation(request) else {
+            return page(Page.layout(sent == nil ? "Transfer not waiting" : "Transfer sent", screen(session, request, tab: .transfer), [
+                Page.paragraph(sent.map { "\($0) It was sent once already. Nothing was moved this time." } ?? "This transfer is no longer waiting. Nothing was moved."),
+                Page.link("Your accounts", "/accounts", class: "button primary"),
+            ]), status: 409)
+        }
+        if sent != nil { return redirect("/transfers/\(id)") }
+        session.flash("This transfer is no longer waiting. Nothing was moved.")
+        return redirect("/transfer")
+    }
+
+    /// Whether the request is a browser's navigation (a form posted from a page), which is answered with a redirect.
+    static func isNavigation(_ request: Request) -> Bool {
+        if let mode = request.header("sec-fetch-mode") { return mode == "navigate" }
+        return request.header("accept")?.contains("text/html") == true
+    }
+
+    /// The factors a transfer can be confirmed with here (a passkey only where passkeys work).
+    func transferFactors(_ session: BankSession, _ request: Request) throws -> [FactorHint] {
+        let client = trifactor(session, request), passkeys = Self.passkeysWork(request)
+        return try blocking({ try await client.factors() }).map(FactorHint.init).filter {
+            if case .phone = $0.kind { return true }
+            return $0.kind == .totp || ($0.kind == .passkey && passkeys)
+        }
+    }
+
+    /// Describes the transfer to Trifactor for `factor` (a new authorization and code each time: the old code dies) and
+    /// goes to its code page; a text that cannot be sent yet goes back to the review, offering the other ways.
+    func authorize(_ session: BankSession, _ request: Request, _ pending: PendingTransfer, with factor: FactorHint, others: [FactorHint],
+                   again: Bool = false) -> Response {
+        var pending = pending
+        let client = trifactor(session, request), action = Self.action(pending)
+        let authorization: PendingAuthorization
+        do {
+            authorization = try blocking({ try await client.authorize(action, with: factor) })
+        } catch {
+            pending.authorizationID = nil
+            session.store(pending)
+            session.flash(Self.isSendLimit(error) ? Self.cannotText(error, others: others) : Self.sentence(error) + " Nothing was moved.")
+            return redirect("/transfers/\(pending.id)")
+        }
+        pending.authorizationID = authorization.id
+        pending.factor = factor
+        pending.summary = authorization.summary
+        pending.wrongTries = 0
+        pending.passkeyOptions = nil
+        if case .passkey(let options) = authorization.challenge { pending.passkeyOptions = options }
+        let described = "\(pending.amount.description) to \(pending.toLabel)"
+        pending.authorizationNumber = session.flows { flows in
+            flows.authorizations += 1
+            if case .phone = factor.kind { flows.lastText[factor.id] = (flows.authorizations, described) }
+            return flows.authorizations
+        }
+        session.store(pending)
+        if again { session.flash(Self.newCodeSent(factor)) }
+        return redirect("/transfers/\(pending.id)")
+    }
+
+    /// The newer transfer of this session whose text went to the same phone after `pending`'s ("EUR 20.00 to …"), if
+    /// any: Trifactor keeps one code per phone at a time, so that text replaced this one's code.
+    func replacement(of pending: PendingTransfer, in session: BankSession) -> String? {
+        guard case .phone? = pending.factor?.kind, let factor = pending.factor?.id else { return nil }
+        return session.flows { flows in
+            flows.lastText[factor].flatMap { $0.number > pending.authorizationNumber ? $0.transfer : nil }
+        }
+    }
+
+    static func hasControls(_ text: String) -> Bool { text.unicodeScalars.contains { $0.properties.generalCategory == .control } }
+}

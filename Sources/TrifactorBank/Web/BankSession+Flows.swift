@@ -1,0 +1,123 @@
+import Foundation
+import TrifactorKit
+
+/// The steps a session has under way, kept in memory between their pages
+/// (each page is a GET that renders them; each form posts, changes them and
+/// redirects): never in a database, gone with the session.
+struct Flows: Sendable {
+    /// An account being opened.
+    var opening: Opening?
+    /// A mobile being added (the setup page, or settings).
+    var phoneSetup: PhoneSetup?
+    /// What the customer was doing when asked to confirm it's them, done once they have.
+    var stepUp: StepUpIntent?
+    /// The page a customer back after the idle time was opening: where confirming takes them.
+    var comeBackTo: String?
+    /// An authenticator app being added, and the wrong codes typed for it.
+    var totp: (enrollment: PendingEnrollment, qrSVG: String)?
+    var totpTries = 0
+    /// A passkey being added (Trifactor's enrollment session).
+    var passkeyEnrollment: String?
+    /// Recovery codes just made: shown, copied, downloaded or printed from here, then forgotten.
+    var recoveryCodes: [String]?
+    /// Transfers reviewed and not yet sent, by id.
+    var transfers: [String: PendingTransfer] = [:]
+    /// Transfers sent, by id: what a resent form or a refreshed page says instead of sending them again.
+    var sent: [String: String] = [:]
+    /// How many authorizations this session has asked for: orders them, so a newer text is told from an older one.
+    var authorizations = 0
+    /// The newest transfer text per phone factor: its authorization's number and what it confirms ("EUR 20.00 to …").
+    var lastText: [String: (number: Int, transfer: String)] = [:]
+}
+
+/// A code asked for in one step (a sign-in, coming back, a mobile being
+/// added): the factor it is for, and the wrong codes typed for this very
+/// code. A texted code stops working after `BankApp.textedCodeTries` wrong
+/// ones (Trifactor's phone verification ends then), so the page asks for a
+/// new code instead of letting the customer type the right one in vain.
+struct CodeChallenge: Sendable, Equatable {
+    let hint: FactorHint
+    var wrongTries = 0
+
+    init(_ hint: FactorHint) { self.hint = hint }
+
+    /// Whether the code was texted (or read out by a call).
+    var isTexted: Bool { if case .phone = hint.kind { true } else { false } }
+}
+
+/// An account being opened: kept in the session between its steps, never in a database.
+struct Opening: Sendable {
+    let name: String
+    let email: String
+    let password: String
+    /// E.164; "Change the number" replaces it.
+    var phone: String
+    let sitekey: Sitekey
+    /// The email code was accepted (a retry after a refused text must not ask for it again).
+    var emailVerified = false
+    /// Wrong email codes typed in the current window, which began `emailWindow` (Trifactor counts five per ten
+    /// minutes, a new code included, so resending buys no guesses).
+    var emailTries = 0
+    var emailWindow: Date
+    /// The mobile's enrollment, once a text was sent to it.
+    var enrollment: PendingEnrollment?
+    /// Wrong codes typed for the last text.
+    var phoneTries = 0
+    /// Why the last text could not be sent, when it could not (the page offers to send it again).
+    var textRefused: String?
+}
+
+/// A mobile being added after the account was opened: the number and its enrollment.
+struct PhoneSetup: Sendable {
+    var number: String
+    var enrollment: PendingEnrollment
+    var tries = 0
+}
+
+/// What the customer was doing when Trifactor wanted a fresh second factor:
+/// the confirmation page says why it asks, and once confirmed the bank
+/// takes the customer back to it.
+enum StepUpIntent: Sendable, Equatable {
+    case addAuthenticatorApp
+    case addPasskey
+    case addMobile(number: String)
+    case newRecoveryCodes
+    case removeFactor(id: String, name: String)
+    case changePassword
+
+    /// The heading's end: "Confirm it's you to …".
+    var reason: String {
+        switch self {
+        case .addAuthenticatorApp: "to add an authenticator app"
+        case .addPasskey: "to add a passkey"
+        case .addMobile: "to add your mobile"
+        case .newRecoveryCodes: "to make new recovery codes"
+        case .removeFactor(_, let name): "to remove \(name)"
+        case .changePassword: "to change your password"
+        }
+    }
+}
+
+/// A transfer the customer reviewed, kept on the server: the forms carry
+/// only its id, so a tampered amount or payee never reaches the ledger.
+struct PendingTransfer: Sendable {
+    let id: String
+    let from: String
+    let fromName: String
+    let to: Ledger.Destination
+    let toLabel: String
+    let amount: Amount
+    /// The customer's reference, shown on both statements (not bound: Trifactor binds amount, payee and source).
+    let reference: String?
+    /// The form as typed, for "Change it".
+    let form: FormDraft
+    var authorizationID: String?
+    var factor: FactorHint?
+    var summary: String?
+    /// For a passkey: the options whose challenge covers the action's hash.
+    var passkeyOptions: RequestOptions?
+    /// Wrong codes typed for the last code.
+    var wrongTries = 0
+    /// Which of the session's authorizations this is (`Flows.authorizations`).
+    var authorizationNumber = 0
+}
