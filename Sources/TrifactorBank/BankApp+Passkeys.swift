@@ -123,7 +123,7 @@ extension BankApp {
             let client = trifactor(session, request)
             do {
                 _ = try blocking({ try await client.stepUp(hint, with: .assertion(body.assertion)) })
-            } catch let error as TrifactorError where error.problem?.code == .tooManyAttempts {
+            } catch let error as TrifactorError where [.tooManyAttempts, .attemptsExhausted].contains(error.problem?.code) {
                 return jsonRedirect(signOut(session, cookie, request, notice: "Too many tries. For your safety you are signed out: sign in again when you are ready."))
             } catch {
                 return jsonRefusal(error, saying: Self.passkeyRefused)
@@ -149,7 +149,7 @@ extension BankApp {
     func jsonRefusal(_ error: any Error, saying sentence: String? = nil) -> Response {
         guard let error = error as? TrifactorError else { return jsonError(400, sentence ?? Self.sentence(error)) }
         if case .transport = error { return jsonError(503, Self.sentence(error)) }
-        let proofRefused = [.invalidCode, .invalidCredentials].contains(error.problem?.code)
+        let proofRefused = [.invalidCode, .invalidCredentials, .passkeyRefused].contains(error.problem?.code)
         let status = error.problem.map { $0.status < 500 ? $0.status : 502 } ?? 400
         return jsonError(status, proofRefused ? (sentence ?? Self.sentence(error)) : Self.sentence(error))
     }

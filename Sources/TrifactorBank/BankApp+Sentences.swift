@@ -36,6 +36,12 @@ extension BankApp {
                 return .newCode("That code is wrong. After \(perCode) wrong tries a code stops working: send a new code.")
             }
             return .again(wrongCode(left: problem.remainingAttempts, leftOnThisCode: perCode.map { $0 - tries }))
+        case .attemptsExhausted:
+            // The flow's fifth wrong proof: Trifactor ended the sign-in, the step-up's session or the transfer.
+            tries += 1
+            return .over("That code is wrong, and that was the last try.")
+        case .secondFactorFrozen:
+            return .over(frozen)
         case .tooManyAttempts:
             return .over("Too many wrong codes. \(tryAgain(problem.retryAfter))")
         case "enrollment_not_found", "authorization_not_found":
@@ -45,13 +51,16 @@ extension BankApp {
         }
     }
 
-    /// "That code is wrong", with the tries that are left: on this code, or before confirming pauses, whichever ends first.
+    /// After a hundred wrong codes in a row, Trifactor locks the customer's second factors until the bank's staff reset them.
+    static let frozen = "After too many wrong codes, confirming is locked for your safety. Call us to unlock it: nothing can be confirmed until then."
+
+    /// "That code is wrong", with the tries that are left: on this code, or before what is being confirmed ends, whichever comes first.
     static func wrongCode(left: Int?, leftOnThisCode: Int?) -> String {
         switch (left, leftOnThisCode) {
         case let (all, onCode?) where all.map({ onCode < $0 }) ?? true:
             return "That code is wrong. \(onCode) more \(onCode == 1 ? "try" : "tries") with this code, then send a new one."
         case let (all?, _):
-            return "That code is wrong. \(all) more \(all == 1 ? "try" : "tries") before confirming is paused for a while."
+            return "That code is wrong. \(all) more \(all == 1 ? "try" : "tries"), then you start again."
         default:
             return "That code is wrong. Check it and try again."
         }
@@ -65,6 +74,9 @@ extension BankApp {
             switch p.code {
             case .rateLimited: return "Too many requests just now. \(tryAgain(p.retryAfter))"
             case .tooManyAttempts: return "Too many wrong tries. \(tryAgain(p.retryAfter))"
+            case .attemptsExhausted: return "Too many wrong codes, so this was cancelled. Please start again."
+            case .secondFactorFrozen: return frozen
+            case .passkeyRefused: return passkeyRefused
             default:
                 guard let wait = p.retryAfter, !mentionsWait(p.detail) else { return p.detail }
                 return "\(p.detail) \(tryAgain(wait))"

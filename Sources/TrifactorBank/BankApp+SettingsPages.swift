@@ -29,7 +29,7 @@ extension BankApp {
         let sessionRows: [HTML] = others.map { s in
             .element("li", [:], [
                 .element("div", ["class": "row"], [
-                    .element("span", [:], [.text(s.userAgent ?? "Unknown browser")]),
+                    .element("span", [:], [.text(s.device ?? s.userAgent ?? "Unknown browser")]),
                     s.current ? .element("strong", [:], ["This browser"]) : .empty,
                 ]),
                 .element("p", ["class": "muted"], [.text("From \(s.ip ?? "an unknown address"), last seen \(Self.day(s.lastSeenAt)) \(Self.dayAndTime(s.lastSeenAt).time)")]),
@@ -56,10 +56,7 @@ extension BankApp {
             deviceCard(session),
             Page.card("Recovery codes", id: "recovery", [
                 Page.paragraph("Codes to sign in when you have none of your devices. A new set replaces the old one."),
-                Page.paragraph(recovery.map { set in
-                    "You have a set made on \(Self.day(set.enrolledAt))" + (set.lastUsedAt.map { ", last used on \(Self.day($0))." } ?? ", not used yet.")
-                        + " Each code works once; make a new set when you have used a few."
-                } ?? "You have no recovery codes yet.", class: "muted"),
+                Page.paragraph(recovery.map(Self.recoveryCodesLeft) ?? "You have no recovery codes yet.", class: "muted"),
                 Page.form("/settings/recovery", session, [Page.button("Make new recovery codes", kind: "secondary")]),
             ]),
             Page.card("Password", id: "password", [
@@ -117,7 +114,19 @@ extension BankApp {
     }
 }
 
+extension BankApp {
+    /// "8 of your 10 recovery codes are left (made on 2 December 2026, last used on …)." and a nudge when few are.
+    static func recoveryCodesLeft(_ set: EnrolledFactor) -> String {
+        let made = "made on \(Self.day(set.enrolledAt))" + (set.lastUsedAt.map { ", last used on \(Self.day($0))" } ?? ", none used yet")
+        guard let left = set.codesLeft else { return "You have a set of recovery codes (\(made)). Each code works once." }
+        if left == 0 { return "You have used every recovery code of your set (\(made)): make a new set now." }
+        let count = left == 1 ? "1 recovery code is" : "\(left) recovery codes are"
+        return "\(count) left (\(made)). Each works once" + (left <= 3 ? ": make a new set soon." : ".")
+    }
+}
+
 extension BankSession.Stage {
     /// The signed-in customer's email.
     var email: String? { if case .signedIn(_, let email) = self { email } else { nil } }
+
 }

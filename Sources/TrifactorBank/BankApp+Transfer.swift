@@ -68,7 +68,7 @@ extension BankApp {
             if pending.authorizationID == nil {
                 return page(reviewPage(session, request, pending, factors: try transferFactors(session, request), notice: session.takeNotice()))
             }
-            return page(approvePage(session, request, pending, replacedBy: replacement(of: pending, in: session), error: draft?.errors["code"],
+            return page(approvePage(session, request, pending, error: draft?.errors["code"],
                                     notice: session.takeNotice()))
         }
         route(&router, "POST", "/transfer/confirm") { [self] request in
@@ -173,24 +173,9 @@ extension BankApp {
         pending.wrongTries = 0
         pending.passkeyOptions = nil
         if case .passkey(let options) = authorization.challenge { pending.passkeyOptions = options }
-        let described = "\(pending.amount.description) to \(pending.toLabel)"
-        pending.authorizationNumber = session.flows { flows in
-            flows.authorizations += 1
-            if case .phone = factor.kind { flows.lastText[factor.id] = (flows.authorizations, described) }
-            return flows.authorizations
-        }
         session.store(pending)
         if again { session.flash(Self.newCodeSent(factor)) }
         return redirect("/transfers/\(pending.id)")
-    }
-
-    /// The newer transfer of this session whose text went to the same phone after `pending`'s ("EUR 20.00 to …"), if
-    /// any: Trifactor keeps one code per phone at a time, so that text replaced this one's code.
-    func replacement(of pending: PendingTransfer, in session: BankSession) -> String? {
-        guard case .phone? = pending.factor?.kind, let factor = pending.factor?.id else { return nil }
-        return session.flows { flows in
-            flows.lastText[factor].flatMap { $0.number > pending.authorizationNumber ? $0.transfer : nil }
-        }
     }
 
     static func hasControls(_ text: String) -> Bool { text.unicodeScalars.contains { $0.properties.generalCategory == .control } }

@@ -5,8 +5,9 @@ import TrifactorKit
 
 /// Completing a transfer: the proof (a code or a passkey) approves its
 /// authorization, which is then spent for exactly this action, and the
-/// ledger moves once. A wrong code says what is left, a code replaced by a
-/// newer transfer's text says so, and too many wrong codes end the transfer.
+/// ledger moves once. A wrong code says what is left and too many wrong codes
+/// end the transfer. Each transfer has a code of its own (Trifactor scopes a phone code to what it proves), so a
+/// transfer started in another tab leaves this one's code working.
 extension BankApp {
     struct TransferAssertionBody: Decodable { let transfer: String; let assertion: CredentialJSON }
 
@@ -38,11 +39,6 @@ extension BankApp {
                 session.dropTransfer(pending.id)
                 return .ended("\(sentence) The transfer was cancelled. Nothing was moved.")
             }
-            if let newer = replacement(of: pending, in: session) {
-                waiting.wrongTries = Self.textedCodeTries
-                session.store(waiting)
-                return .wrongCode(Self.replacedSentence(newer))
-            }
             session.store(waiting)
             switch verdict {
             case .again(let sentence), .newCode(let sentence), .over(let sentence): return .wrongCode(sentence)
@@ -66,11 +62,6 @@ extension BankApp {
         session.flows { $0.sent[pending.id] = sent }
         session.flash(sent)
         return .moved
-    }
-
-    /// What the first tab says when a newer transfer's text (`newer`: "EUR 20.00 to …") replaced its code.
-    static func replacedSentence(_ newer: String) -> String {
-        "You started another transfer after this one (\(newer)), and its text replaced this one's code. Send a new code to confirm this transfer."
     }
 
     /// What Trifactor binds the approval to: amount, currency, payee and the source account.

@@ -63,7 +63,7 @@ extension BankApp {
         ])
     }
 
-    func approvePage(_ session: BankSession, _ request: Request, _ pending: PendingTransfer, replacedBy newer: String?, error: String?,
+    func approvePage(_ session: BankSession, _ request: Request, _ pending: PendingTransfer, error: String?,
                      notice: String?) -> HTML {
         let hidden = Page.hidden("transfer", pending.id)
         let cancel = Page.form("/transfer/cancel", session, [hidden, Page.button("Cancel the transfer", kind: "link")])
@@ -85,7 +85,6 @@ extension BankApp {
         }
         let usedUp = texted && pending.wrongTries >= Self.textedCodeTries
         var body: [HTML] = [Page.paragraph(pending.summary ?? "Confirm the transfer", class: "big"), Page.paragraph(sentTo)]
-        if let newer, error == nil { body.append(Page.paragraph(Self.replacedSentence(newer), class: "warning")) }
         if usedUp {
             body.append(.element("p", ["class": "error", "role": "alert"], [.text(error ?? "That code no longer works: send a new code.")]))
         } else {
@@ -93,7 +92,7 @@ extension BankApp {
         }
         var actions: [HTML] = []
         if texted {
-            actions.append(Page.form("/transfer/resend", session, [hidden, Page.button("Send a new code", kind: usedUp || newer != nil ? "primary" : "secondary")]))
+            actions.append(Page.form("/transfer/resend", session, [hidden, Page.button("Send a new code", kind: usedUp ? "primary" : "secondary")]))
         }
         actions += [another, cancel]
         body.append(Page.actions(actions))

@@ -31,6 +31,9 @@ public final class BankApp: Sendable {
         /// How long Trifactor's word that a customer's session lives holds: a signed-in request later than that asks
         /// again (`GET /v1/session`), so a customer signed out elsewhere is signed out here within this time.
         public var sessionCheckInterval: TimeInterval = 2
+        /// The name on the texts, calls, emails and authenticator-app entries Trifactor sends the bank's customers
+        /// (`X-Trifactor-Brand`: trifactord takes it from the bank's address when `TRIFACTOR_BRANDS` lists it); nil: Trifactor's own.
+        public var brand: String? = "Trifactor Bank"
 
         public init(trifactor: URL, secret: [UInt8]) {
             self.trifactor = trifactor
@@ -144,6 +147,6 @@ public final class BankApp: Sendable {
     func trifactor(_ session: BankSession, _ request: Request) -> TrifactorClient {
         TrifactorClient(server: configuration.trifactor, transport: transport, secrets: session.secrets, profile: "customer", userAgent: "Trifactor Bank")
             .forwarding(clientAddress: request.remoteAddress, userAgent: request.header("user-agent"),
-                        traceParent: TraceParent.child(of: request.header("traceparent")))
+                        traceParent: TraceParent.child(of: request.header("traceparent")), brand: configuration.brand)
     }
 }

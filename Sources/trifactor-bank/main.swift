@@ -46,6 +46,14 @@ if let raw = environment["TRIFACTOR_BANK_IDLE_TIMEOUT"], !raw.isEmpty {
     guard let idle = TimeInterval(raw), idle >= 2, idle <= 86_400 else { fail("TRIFACTOR_BANK_IDLE_TIMEOUT is seconds, 2 to 86400.") }
     configuration.idleTimeout = idle
 }
+if let brand = environment["TRIFACTOR_BANK_BRAND"] {
+    // trifactord takes 1 to 18 letters, digits, spaces and &'.-; empty: Trifactor's own name.
+    let allowed = brand.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || " &'.-".unicodeScalars.contains($0) }
+    guard brand.isEmpty || (brand.count <= 18 && allowed) else {
+        fail("TRIFACTOR_BANK_BRAND is the name on customers' texts and emails: 1 to 18 letters, digits, spaces and &'.- (empty: Trifactor's).")
+    }
+    configuration.brand = brand.isEmpty ? nil : brand
+}
 
 var signals = sigset_t()
 sigemptyset(&signals)

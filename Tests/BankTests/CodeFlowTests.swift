@@ -134,37 +134,6 @@ struct CodeFlowTests {
         }
     }
 
-    @Test("a transfer's code refused after a newer transfer texted the same phone says that the newer one replaced it")
-    func replacedTransferCode() async throws {
-        try await BankHarness.run { bank in
-            let (ann, browser, session) = try await bank.ann()
-            let authorizations = Mutex(0)
-            bank.trifactor.routes { method, path, _ in
-                switch (method, path) {
-                case ("GET", "/v1/mfa/enrollments"): return FakeTrifactor.factors([("phone", "f1", "Mobile")])
-                case ("POST", "/v1/authorizations"):
-                    let n = authorizations.withLock { $0 += 1; return $0 }
-                    return FakeTrifactor.json(AuthorizationCreated(authorizationID: "a\(n)", summary: "Confirm transfer \(n)"))
-                case ("POST", let p) where p.hasPrefix("/v1/authorizations/"):
-                    return FakeTrifactor.problem(400, "invalid_code", detail: "The code is wrong or has expired.", remaining: 8)
-                default: return nil
-                }
-            }
-            let accounts = try bank.app.ledger.accounts(of: ann)
-            func start(_ amount: String) async throws -> Response {
-                let review = await browser.follow("POST", "/transfer", form: ["csrf": session.csrf, "from": accounts[0].id, "to": accounts[1].id, "amount": amount])
-                let id = try #require(review.hidden("transfer"))
-                return await browser.follow("POST", "/transfer/confirm", form: ["csrf": session.csrf, "transfer": id, "factor": "f1"])
-            }
-            let first = try await start("10")
-            let firstID = try #require(first.hidden("transfer"))
-            _ = try await start("20")
-            let refused = await browser.follow("POST", "/transfer/approve", form: ["csrf": session.csrf, "transfer": firstID, "code": "123456"])
-            #expect(refused.text.contains("You started another transfer after this one (EUR 20.00 to your saving account), and its text replaced this one"))
-            #expect(refused.text.contains("Send a new code") && !refused.text.contains("That code is wrong"))
-        }
-    }
-
     @Test("too many wrong codes end a transfer: nothing moved, the customer is back at the accounts")
     func transferEndsAfterTooManyCodes() async throws {
         try await BankHarness.run { bank in

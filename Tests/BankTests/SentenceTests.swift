@@ -46,14 +46,16 @@ struct SentenceTests {
         // An app's code is limited by Trifactor's count only.
         var appTries = 0
         #expect(BankApp.verdict(Self.refusal(400, "invalid_code", remaining: 4), tries: &appTries, texted: false)
-                == .again("That code is wrong. 4 more tries before confirming is paused for a while."))
+                == .again("That code is wrong. 4 more tries, then you start again."))
     }
 
-    @Test("the last try, a lock, or a used-up enrollment end the step or ask for a new code; other refusals are not about the code")
+    @Test("the last try, the flow's budget spent, a lock, frozen factors, or a used-up enrollment end the step or ask for a new code; other refusals are not about the code")
     func endings() {
         var tries = 0
         guard case .over? = BankApp.verdict(Self.refusal(400, "invalid_code", remaining: 0), tries: &tries, texted: false),
               case .over(let locked)? = BankApp.verdict(Self.refusal(429, "too_many_attempts", retryAfter: 20), tries: &tries, texted: true),
+              case .over("That code is wrong, and that was the last try.")? = BankApp.verdict(Self.refusal(403, "attempts_exhausted"), tries: &tries, texted: false),
+              case .over(BankApp.frozen)? = BankApp.verdict(Self.refusal(403, "second_factor_frozen"), tries: &tries, texted: false),
               case .newCode? = BankApp.verdict(Self.refusal(404, "enrollment_not_found"), tries: &tries, texted: true),
               case .newCode? = BankApp.verdict(Self.refusal(404, "authorization_not_found"), tries: &tries, texted: true) else {
             Issue.record("wrong verdicts")

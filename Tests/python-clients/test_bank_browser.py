@@ -64,7 +64,7 @@ def _start_bank(trifactor_port: int, tmp: Path, name: str, idle: str = "300", da
 def trifactord():
     tmp = Path(tempfile.mkdtemp(prefix="trifactor-bank."))
     daemon = _Daemon(_binary(), ["--dev", "--listen", "127.0.0.1:0", "--database-url", f"sqlite:{tmp / 't.db'}",
-                                 "--key-file", str(tmp / "k.key"), "--trusted-proxies", "127.0.0.1",
+                                 "--key-file", str(tmp / "k.key"), "--trusted-proxies", "127.0.0.1", "--brands", "Trifactor Bank",
                                  # One demo mobile for every customer: more texts than a real number's limits and budgets allow.
                                  "--verify-number-burst", "200", "--verify-budget-prefix", "1000/h,10000/d",
                                  # Every customer signs up from 127.0.0.1, and the unhappy paths type many wrong codes to that one mobile.
@@ -304,6 +304,8 @@ def test_a_transfer_is_confirmed_by_a_code_that_names_it_and_moves_money_once(st
     expect(page.get_by_text("Confirm transfer of EUR 250.00 to Alice Example")).to_be_visible()
     text = bank.last_text(MOBILE)
     assert "250.00" in text and "Alice Example" in text, text
+    # The text names the bank (the brand it forwards), not Trifactor's own name.
+    assert "Trifactor Bank" in text, text
     code, form = approval_form(page, bank)
     page.get_by_label("Code").fill(code)
     page.get_by_role("button", name="Confirm and send").click()
@@ -445,7 +447,8 @@ def test_settings_add_an_authenticator_app_after_confirming_make_recovery_codes_
     open_account(phone, bank, mail("erin"), picture="tree", phrase="green shade")
     phone.get_by_role("link", name="Settings").click()
     expect(phone.get_by_role("heading", name="Where you are signed in")).to_be_visible()
-    expect(phone.get_by_role("listitem").filter(has_text="HeadlessChrome")).to_have_count(1)  # the browser, through the bank
+    # The browser as a person reads it (trifactord's device name from the user agent the bank forwards).
+    expect(phone.get_by_role("listitem").filter(has_text=re.compile(r"Chrom\w* on Linux"))).to_have_count(1)
     phone.get_by_role("button", name="Add an authenticator app").click()
     # Adding a factor needs a fresh second factor: the page says why it asks, then goes on to the app.
     if phone.get_by_role("heading", name="Confirm it's you to add an authenticator app").is_visible():
@@ -479,6 +482,9 @@ def test_settings_add_an_authenticator_app_after_confirming_make_recovery_codes_
     time.sleep(max(0, 31 - (time.time() % 30)))  # a fresh time step: a TOTP code works once
     sign_in_with("Use my authenticator app", totp.now())
     sign_in_with("Use a recovery code", codes[0])
+    # Settings count what is left of the set.
+    phone.get_by_role("link", name="Settings").click()
+    expect(phone.get_by_text(re.compile(r"^9 recovery codes are left \(made on .*, last used on "))).to_be_visible()
 
 
 def test_call_me_instead_speaks_the_same_code(bank, phone):

@@ -24,10 +24,6 @@ struct Flows: Sendable {
     var transfers: [String: PendingTransfer] = [:]
     /// Transfers sent, by id: what a resent form or a refreshed page says instead of sending them again.
     var sent: [String: String] = [:]
-    /// How many authorizations this session has asked for: orders them, so a newer text is told from an older one.
-    var authorizations = 0
-    /// The newest transfer text per phone factor: its authorization's number and what it confirms ("EUR 20.00 to …").
-    var lastText: [String: (number: Int, transfer: String)] = [:]
 }
 
 /// A code asked for in one step (a sign-in, coming back, a mobile being
@@ -118,6 +114,4 @@ struct PendingTransfer: Sendable {
     var passkeyOptions: RequestOptions?
     /// Wrong codes typed for the last code.
     var wrongTries = 0
-    /// Which of the session's authorizations this is (`Flows.authorizations`).
-    var authorizationNumber = 0
 }
