@@ -99,7 +99,7 @@ extension BankApp {
                 session.flows { $0.opening = opening }
                 let left = Self.emailCodeTries - opening.emailTries
                 return back(to: "/open/verify", session, FormDraft(errors: ["code": left > 0
-                    ? "That code is wrong. \(left) more \(left == 1 ? "try" : "tries")." : Self.emailLocked(opening, now: now())]))
+                    ? "That code is wrong. \(left) more \(left == 1 ? "try" : "tries")." : Self.emailLocked(window: opening.emailWindow, now: now())]))
             } catch {
                 return back(to: "/open/verify", session, FormDraft(errors: ["code": Self.sentence(error)]))
             }
@@ -126,7 +126,7 @@ extension BankApp {
                 opening.emailTries = 0
                 opening.emailWindow = now()
             } else if opening.emailTries >= Self.emailCodeTries {
-                session.flash(Self.emailLocked(opening, now: now()))
+                session.flash(Self.emailLocked(window: opening.emailWindow, now: now()))
                 return redirect("/open/verify")
             }
             do {
@@ -150,8 +150,8 @@ extension BankApp {
     }
 
     /// "That was the fifth wrong code: no email code works until 14:32 UTC (in 7 minutes). Then send a new code."
-    static func emailLocked(_ opening: Opening, now: Date) -> String {
-        let until = opening.emailWindow.addingTimeInterval(emailCodeWindow)
+    static func emailLocked(window: Date, now: Date) -> String {
+        let until = window.addingTimeInterval(emailCodeWindow)
         return "That code is wrong, and that was the fifth try: for your safety no email code works until \(dayAndTime(until).time) "
             + "(in \(duration(max(1, until.timeIntervalSince(now))))). Then send a new code."
     }
@@ -194,8 +194,20 @@ extension BankApp {
         }
     }
 
+    /// Trifactor's reason for a refused field as a sentence: "is too common: …" becomes "This password is too common: …".
     static func fieldSentence(_ field: ServerProblem.InvalidField) -> String {
-        let reason = field.reason.prefix(1).uppercased() + field.reason.dropFirst()
+        var reason = field.reason
+        if ["is ", "must ", "cannot ", "contains "].contains(where: reason.hasPrefix) {
+            let noun = switch field.name {
+            case "password", "new_password", "current_password": "password"
+            case "email": "email address"
+            case "display_name": "name"
+            case "phone": "number"
+            default: field.name.replacingOccurrences(of: "_", with: " ")
+            }
+            reason = "This \(noun) \(reason)"
+        }
+        reason = reason.prefix(1).uppercased() + reason.dropFirst()
         return reason.hasSuffix(".") ? reason : reason + "."
     }
 }

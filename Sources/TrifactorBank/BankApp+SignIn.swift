@@ -14,9 +14,10 @@ extension BankApp {
             var notice = request.query["signed_out"] == "1" ? "You are signed out." : request.query["ended"] == "1" ? Self.signedOutElsewhereNotice : nil
             var email: String?
             if let session = viewer as? BankSession {
-                // The start page starts again: a sign-in under way is dropped (its email stays in the field).
+                // The start page starts again: a sign-in or a reset under way is dropped (its email stays in the field).
                 if case .password(let typed) = session.stage { email = typed }
                 session.dropSignIn()
+                session.flows { $0.reset = nil }
                 session.set(stage: .start)
                 notice = session.takeNotice() ?? notice
             }

@@ -56,19 +56,19 @@ extension BankApp {
                 Page.field("Password", name: "password", type: "password", error: error, autocomplete: "current-password", autofocus: true),
                 Page.button("Sign in"),
             ]),
-            Page.link("Not you? Start again", "/"),
+            Page.actions([Page.link("Forgot your password?", "/forgot"), Page.link("Not you? Start again", "/")]),
         ])
     }
 
     /// The number to pick on the device, large; the page refreshes until the device answers.
-    func approvalPage(_ session: BankSession, _ request: Request, number: Int) -> HTML {
+    func approvalPage(_ session: BankSession, _ request: Request, number: Int, cancel: String = "/signin/cancel") -> HTML {
         Page.layout("Approve on your device", screen(session, request, refresh: 2), [
             .element("div", ["class": "card"], [
                 Page.paragraph("Open trifactor on your device and pick this number:"),
                 .element("p", ["class": "number", "aria-live": "polite"], [.text(String(number))]),
                 Page.paragraph("This page moves on by itself once you approve.", class: "muted"),
             ]),
-            Page.form("/signin/cancel", session, [Page.button("Cancel", kind: "secondary")]),
+            Page.form(cancel, session, [Page.button("Cancel", kind: "secondary")]),
         ])
     }
 

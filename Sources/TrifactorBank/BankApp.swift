@@ -112,6 +112,7 @@ public final class BankApp: Sendable {
         addAccounts(&router)
         addTransfers(&router)
         addOpening(&router)
+        addReset(&router)
         addSetup(&router)
         addComingBack(&router)
         addSettings(&router)

@@ -26,6 +26,15 @@ struct SentenceTests {
         #expect(BankApp.duration(0.2) == "1 second" && BankApp.duration(83) == "83 seconds" && BankApp.duration(119.2) == "2 minutes")
     }
 
+    @Test("a refused field reads as a sentence that names what was refused")
+    func fieldSentences() {
+        typealias Field = ServerProblem.InvalidField
+        #expect(BankApp.fieldSentence(Field(name: "new_password", reason: "is too common: it appears in lists of passwords attackers try first"))
+                == "This password is too common: it appears in lists of passwords attackers try first.")
+        #expect(BankApp.fieldSentence(Field(name: "password", reason: "must be at least 8 characters")) == "This password must be at least 8 characters.")
+        #expect(BankApp.fieldSentence(Field(name: "email", reason: "Enter an address like ann@example.com.")) == "Enter an address like ann@example.com.")
+    }
+
     @Test("a text that cannot be sent yet offers the customer's other factors")
     func otherWays() {
         let limited = Self.refusal(429, "rate_limited", retryAfter: 40)

@@ -569,7 +569,38 @@ def test_a_passkey_added_in_settings_is_the_second_factor_and_signs_in_alone(ban
     # The browser refuses it (no user verification): the page says the passkey check failed, never "email or password".
     expect(page.get_by_role("alert")).to_contain_text("passkey check was cancelled, timed out, or not accepted")
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+
+    # A forgotten password is reset with the emailed code and the passkey: the new password first, then Touch ID.
+    cdp.send("WebAuthn.setUserVerified", {"authenticatorId": authenticator, "isUserVerified": True})
+    page.goto(url + "/forgot")
+    page.get_by_label("Email").fill(mail("grace"))
+    page.get_by_role("button", name="Email me a code").click()
+    page.get_by_label("Code from the email").fill(re.search(r"(?<!\d)\d{8}(?!\d)", _reset_email(local, mail("grace"))).group())
+    page.get_by_role("button", name="Continue").click()
+    page.get_by_role("button", name="Use Touch ID / Face ID / your security key").click()
+    expect(page.get_by_role("heading", name="Choose a new password")).to_be_visible()
+    page.get_by_label("New password").fill("north by north west")
+    page.get_by_role("button", name="Continue").click()
+    expect(page.get_by_role("heading", name="Confirm with your passkey")).to_be_visible()
+    page.get_by_role("button", name="Confirm with Touch ID / Face ID / your security key").click()
+    expect(page.get_by_role("status")).to_contain_text("Your password is changed")
+    enter_password_here = page.get_by_label("Password")
+    enter_password_here.fill("north by north west")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Confirm it's you")).to_be_visible()
     context.close()
+
+
+def _reset_email(bank, email):
+    """The text of the password-reset email to `email` (queued a moment after the request)."""
+    import time
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        for m in requests.get(f"{bank.trifactor}/dev/outbox", params={"to": email}, timeout=5).json()["messages"]:
+            if re.search(r"(?<!\d)\d{8}(?!\d)", m["text"]):
+                return m["text"]
+        time.sleep(0.2)
+    raise AssertionError(f"no reset email for {email}")
 
 
 def test_changing_the_password_asks_for_a_second_factor_again_and_the_old_one_stops_working(bank, phone):

@@ -392,3 +392,105 @@ def test_coming_back_offers_the_passkey_first(watched, hasty_bank):
     page.get_by_role("button", name=re.compile("Use my passkey")).click()
     expect(page.get_by_role("heading", name="Your accounts")).to_be_visible()
     expect(page.get_by_text("EUR 2,500.00")).to_be_visible()
+
+
+def reset_code(bank, email, old=None):
+    """The newest 8-digit password-reset code emailed to `email` once it is not `old` (it is sent a moment later)."""
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        for m in codes(bank, email):
+            found = re.search(r"(?<!\d)\d{8}(?!\d)", m["text"])
+            if found:
+                if found.group() != old:
+                    return found.group()
+                break
+        time.sleep(0.2)
+    raise AssertionError(f"no reset code for {email}")
+
+
+def test_a_forgotten_password_is_reset_with_the_email_and_the_phone(watched, bank):
+    page = watched.page()
+    email = watched.email("rita")
+    open_account(page, bank, email, picture="anchor", phrase="calm harbour")
+    page.get_by_role("button", name="Sign out").click()
+    page.get_by_label("Email").fill(email)
+    page.get_by_role("button", name="Continue").click()
+    page.get_by_role("link", name="Forgot your password?").click()
+    expect(page.get_by_role("heading", name="Reset your password")).to_be_visible()
+    expect(page.get_by_label("Email")).to_have_value(email)
+    page.get_by_role("button", name="Email me a code").click()
+    expect(page.get_by_role("heading", name="Check your email")).to_be_visible()
+    expect(page.get_by_text(f"If there is an account with {email}, we sent it an 8-digit code")).to_be_visible()
+    refresh_is_a_get(page)
+    code = reset_code(bank, email)
+
+    # A wrong code says how many tries are left; the right one typed with a space is taken as it is.
+    page.get_by_label("Code from the email").fill("00000000")
+    page.get_by_role("button", name="Continue").click()
+    expect(page.get_by_role("alert")).to_contain_text("That code is wrong. 4 more tries.")
+    page.get_by_label("Code from the email").fill(f"{code[:4]} {code[4:]}")
+    page.get_by_role("button", name="Continue").click()
+    expect(page.get_by_role("heading", name="Confirm it's you")).to_be_visible()
+    # Back to the code page goes to where the reset is now.
+    page.go_back()
+    expect(page.get_by_role("heading", name="Confirm it's you")).to_be_visible()
+
+    before = bank.last_code(MOBILE, "sms")
+    page.get_by_role("button", name=re.compile("Text me a code")).click()
+    expect(page.get_by_role("heading", name="Choose a new password")).to_be_visible()
+    texted = new_code(bank, MOBILE, before, "sms")
+    # A common password is refused next to its field; the code is not spent by it.
+    page.get_by_label("Code", exact=True).fill(texted)
+    page.get_by_label("New password").fill("qwerty123")
+    page.get_by_role("button", name="Change my password").click()
+    expect(page.locator("#f-new_password-error")).to_contain_text("This password is too common")
+    expect(page.get_by_label("Code", exact=True)).to_have_value(texted)
+    shot(page, f"paths-{watched.name}-reset-common-password")
+    # A wrong code says so and keeps the reset going.
+    page.get_by_label("Code", exact=True).fill("000000")
+    page.get_by_label("New password").fill("harbour lights at dusk")
+    page.get_by_role("button", name="Change my password").click()
+    expect(page.locator("#f-code-error")).to_contain_text("That code is wrong")
+    page.get_by_label("Code", exact=True).fill(f"{texted[:3]} {texted[3:]}")
+    page.get_by_label("New password").fill("harbour lights at dusk")
+    page.get_by_role("button", name="Change my password").click()
+
+    # Signed out everywhere, at the password page: the old password no longer works, the new one does.
+    expect(page.get_by_role("status")).to_contain_text("Your password is changed, and you are signed out everywhere")
+    refresh_is_a_get(page)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("#f-password-error")).to_be_visible()
+    page.get_by_label("Password").fill("harbour lights at dusk")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Confirm it's you")).to_be_visible()
+    # The reset's pages are gone: opening one goes to where the customer is.
+    page.goto(bank.url + "/forgot/new")
+    expect(page.get_by_role("heading", name="Confirm it's you")).to_be_visible()
+
+
+def test_a_reset_can_be_abandoned_and_tells_no_one_who_banks_here(watched, bank):
+    page = watched.page()
+    # An address that banks nowhere gets the same pages; its codes are all wrong, never "no such account".
+    page.goto(bank.url + "/signin/password")
+    page.goto(bank.url + "/forgot")
+    page.get_by_label("Email").fill(watched.email("nobody"))
+    page.get_by_role("button", name="Email me a code").click()
+    expect(page.get_by_text(f"If there is an account with {watched.email('nobody')}, we sent it an 8-digit code")).to_be_visible()
+    for left in [4, 3, 2, 1]:
+        page.get_by_label("Code from the email").fill("12345678")
+        page.get_by_role("button", name="Continue").click()
+        expect(page.get_by_role("alert")).to_contain_text(f"That code is wrong. {left} more tr")
+    page.get_by_label("Code from the email").fill("12345678")
+    page.get_by_role("button", name="Continue").click()
+    expect(page.get_by_role("alert")).to_contain_text("for your safety no email code works until")
+    # A new code now sends nothing and says until when.
+    page.get_by_role("button", name="Send a new code").click()
+    expect(page.get_by_role("status")).to_contain_text("no email code works until")
+    # Start again: nothing changed, back at the sign-in page.
+    page.get_by_role("button", name="Start again").click()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("status")).to_contain_text("Nothing was changed")
+    # A page of the abandoned reset, opened again, is the start.
+    page.goto(bank.url + "/forgot/code")
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()

@@ -24,6 +24,29 @@ struct Flows: Sendable {
     var transfers: [String: PendingTransfer] = [:]
     /// Transfers sent, by id: what a resent form or a refreshed page says instead of sending them again.
     var sent: [String: String] = [:]
+    /// A forgotten password being reset.
+    var reset: ResetFlow?
+}
+
+/// A forgotten password being reset: the email, then (once its emailed code
+/// was right) Trifactor's reset, the factor chosen to prove it, and for a
+/// device's approval or a passkey the new password typed before the proof
+/// (in memory only, until the proof is in or the reset ends).
+struct ResetFlow: Sendable {
+    let email: String
+    /// Wrong email codes typed in the window that began `emailWindow` (Trifactor counts five per ten minutes, a new code
+    /// included, so resending buys no guesses).
+    var emailTries = 0
+    var emailWindow: Date
+    var reset: PasswordReset?
+    var factor: CodeChallenge?
+    var push: PushApproval?
+    var newPassword: String?
+
+    init(email: String, emailWindow: Date) {
+        self.email = email
+        self.emailWindow = emailWindow
+    }
 }
 
 /// A code asked for in one step (a sign-in, coming back, a mobile being

@@ -1,6 +1,6 @@
 /// The bank's passkey script (served as /static/passkey.js, never inline):
 /// buttons marked `data-passkey` (register, second-factor, step-up,
-/// authorize, passwordless) run the WebAuthn ceremony against the
+/// authorize, reset, passwordless) run the WebAuthn ceremony against the
 /// bank's JSON endpoints, which speak to trifactord. The CSRF token comes
 /// from `<meta name="csrf-token">` and travels as `X-CSRF-Token`.
 enum PasskeyScript {
@@ -69,6 +69,12 @@ enum PasskeyScript {
               return post("/transfer/passkey/options", { transfer: button.dataset.transfer }).then(function (r) {
                 return navigator.credentials.get({ publicKey: request(r.options) })
                   .then(function (a) { return post("/transfer/passkey", { transfer: button.dataset.transfer, assertion: json(a) }); });
+              });
+            },
+            reset: function () {
+              return post("/forgot/passkey/options").then(function (r) {
+                return navigator.credentials.get({ publicKey: request(r.options) })
+                  .then(function (a) { return post("/forgot/passkey", { assertion: json(a) }); });
               });
             },
             passwordless: function () {
