@@ -45,6 +45,7 @@ extension BankApp {
             let (session, cookies) = startSession(viewer)
             session.dropSignIn()
             session.set(stage: .start)
+            session.flows { $0.reset = nil }
             let client = trifactor(session, request), started = now()
             do {
                 try blocking({ try await client.signUp(email: email, password: password, displayName: name) })

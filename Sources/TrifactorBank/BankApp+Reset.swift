@@ -8,9 +8,10 @@ import TrifactorKit
 /// them), then the new password, checked like any other. Every session of
 /// the customer ends and they sign in with the new password. A code is
 /// typed on the same page as the new password; a device's approval and a
-/// passkey come after it. Every step is a page (Back and refresh are safe),
-/// every refusal says what to do next, and "Start again" leaves the password
-/// unchanged.
+/// passkey come after it. Every step is a page whose GET changes nothing
+/// (Back and refresh are safe), a form posted from an out-of-date page does
+/// nothing, every refusal says what to do next, and "Start again" leaves the
+/// password unchanged.
 extension BankApp {
     /// What the sign-in page says once the password is changed.
     static let passwordReset = "Your password is changed, and you are signed out everywhere. Sign in with your new password."
@@ -21,7 +22,7 @@ extension BankApp {
             if viewer.isSignedIn { return redirect("/settings#password") }
             var email: String?
             if let session = viewer as? BankSession {
-                if let flow = session.flows({ $0.reset }) { return redirect(resetStep(flow)) }
+                if let flow = liveReset(session) { return redirect(resetStep(flow)) }
                 if case .password(let typed) = session.stage { email = typed }
             }
             let draft = self.draft(for: "/forgot", viewer, request)
@@ -46,50 +47,66 @@ extension BankApp {
                 let sentence = (error as? TrifactorError)?.problem?.invalidFields.first.map(Self.fieldSentence) ?? Self.sentence(error)
                 return back(to: "/forgot", session, FormDraft(values: ["email": email], errors: ["email": sentence]), cookies: cookies)
             }
-            session.flows { $0.opening = nil; $0.reset = ResetFlow(email: email, emailWindow: now()) }
+            let started = now()
+            session.flows { flows in
+                flows.opening = nil
+                flows.reset = ResetFlow(email: email)
+                // Trifactor's window began with the first code asked for in the last ten minutes.
+                if flows.resetTries[email].map({ started >= $0.window.addingTimeInterval(Self.emailCodeWindow) }) ?? true {
+                    flows.resetTries[email] = EmailTries(window: started)
+                }
+            }
             return redirect("/forgot/code", cookies: cookies)
         }
         route(&router, "GET", "/forgot/code") { [self] request in
             let session = self.session(request).session
-            guard let session, let flow = session.flows({ $0.reset }), flow.reset == nil else { return outOfStep(session, request) }
+            guard let session, let flow = liveReset(session), flow.reset == nil else { return outOfStep(session, request) }
             let draft = session.draft(for: "/forgot/code", now: now())
-            return page(resetCodePage(session, request, flow, error: draft?.errors["code"], notice: session.takeNotice()))
+            return page(resetCodePage(session, request, flow, tries: emailTries(session, flow), error: draft?.errors["code"], notice: session.takeNotice()))
         }
         route(&router, "POST", "/forgot/code") { [self] request in
             let (session, form, _) = try posted(request)
-            guard var flow = session.flows({ $0.reset }), flow.reset == nil else { return outOfStep(session, request) }
+            guard let flow = liveReset(session), flow.reset == nil else { return outOfStep(session, request) }
             let client = trifactor(session, request), email = flow.email, typed = form["code"] ?? ""
+            let reset: PasswordReset
             do {
-                flow.reset = try blocking({ try await client.verifyPasswordReset(email: email, code: typed) })
+                reset = try blocking({ try await client.verifyPasswordReset(email: email, code: typed) })
             } catch let error as TrifactorError where error.problem?.code == .invalidCode {
                 // Wrong, used, expired, or no such account: Trifactor answers the same, and counts five per ten minutes.
-                flow.emailTries += 1
-                session.flows { $0.reset = flow }
-                let left = Self.emailCodeTries - flow.emailTries
+                let tries = session.flows { flows -> EmailTries in
+                    flows.resetTries[email, default: EmailTries(window: now())].tries += 1
+                    return flows.resetTries[email]!
+                }
+                let left = Self.emailCodeTries - tries.tries
                 return back(to: "/forgot/code", session, FormDraft(errors: ["code": left > 0
-                    ? "That code is wrong. \(left) more \(left == 1 ? "try" : "tries")." : Self.emailLocked(window: flow.emailWindow, now: now())]))
+                    ? "That code is wrong or has expired. At most \(left) more \(left == 1 ? "try" : "tries")."
+                    : Self.emailLocked(window: tries.window, now: now())]))
             } catch let error as TrifactorError where error.problem?.invalidFields.isEmpty == false {
                 return back(to: "/forgot/code", session, FormDraft(errors: ["code": "Enter the 8-digit code from the email."]))
             } catch {
                 return back(to: "/forgot/code", session, FormDraft(errors: ["code": Self.sentence(error)]))
             }
-            session.flows { $0.reset = flow }
-            return redirect(resetStep(flow))
+            // The code is spent: whichever tab got here first carries the reset on.
+            guard let step = updateReset(session, flow.id, { $0.reset = reset; return resetStep($0) }) else { return outOfStep(session, request) }
+            return redirect(step)
         }
         route(&router, "POST", "/forgot/resend") { [self] request in
             let (session, _, _) = try posted(request)
-            guard var flow = session.flows({ $0.reset }), flow.reset == nil else { return outOfStep(session, request) }
-            if now() >= flow.emailWindow.addingTimeInterval(Self.emailCodeWindow) {
-                flow.emailTries = 0
-                flow.emailWindow = now()
-            } else if flow.emailTries >= Self.emailCodeTries {
-                session.flash(Self.emailLocked(window: flow.emailWindow, now: now()))
+            guard let flow = liveReset(session), flow.reset == nil else { return outOfStep(session, request) }
+            let email = flow.email
+            let tries = session.flows { flows -> EmailTries in
+                if flows.resetTries[email].map({ now() >= $0.window.addingTimeInterval(Self.emailCodeWindow) }) ?? true {
+                    flows.resetTries[email] = EmailTries(window: now())
+                }
+                return flows.resetTries[email]!
+            }
+            if tries.tries >= Self.emailCodeTries {
+                session.flash(Self.emailLocked(window: tries.window, now: now()))
                 return redirect("/forgot/code")
             }
-            let client = trifactor(session, request), email = flow.email
+            let client = trifactor(session, request)
             do {
                 try blocking({ try await client.requestPasswordReset(email: email) })
-                session.flows { $0.reset = flow }
                 session.flash("If there is an account with \(email), we sent it a new code. It can take a minute to arrive; the old one no longer works.")
             } catch {
                 session.flash(Self.sentence(error))
@@ -98,25 +115,28 @@ extension BankApp {
         }
         route(&router, "POST", "/forgot/cancel") { [self] request in
             let (session, _, _) = try posted(request)
-            if session.isSignedIn { return redirect("/accounts") }
+            guard liveReset(session) != nil else { return outOfStep(session, request) }
             session.flows { $0.reset = nil }
             session.flash("Nothing was changed: your password is the same as before.")
             return redirect("/")
         }
         route(&router, "GET", "/forgot/factor") { [self] request in
             let session = self.session(request).session
-            guard let session, var flow = session.flows({ $0.reset }), let reset = flow.reset, reset.secondFactorRequired, flow.push == nil else {
+            guard let session, let flow = liveReset(session), let reset = flow.reset, resetStep(flow) == "/forgot/factor" else {
                 return outOfStep(session, request)
             }
-            // "Use another way": the factor chosen before is left (a password typed for it is forgotten).
-            flow.factor = nil
-            flow.newPassword = nil
-            session.flows { $0.reset = flow }
             return page(resetFactorPage(session, request, reset, notice: session.takeNotice()))
+        }
+        route(&router, "POST", "/forgot/another") { [self] request in
+            // "Use another way": the factor chosen before is left (a password typed for it is forgotten).
+            let (session, _, _) = try posted(request)
+            guard let flow = liveReset(session), flow.reset?.secondFactorRequired == true else { return outOfStep(session, request) }
+            _ = updateReset(session, flow.id) { $0.factor = nil; $0.push = nil; $0.newPassword = nil }
+            return redirect("/forgot/factor")
         }
         route(&router, "POST", "/forgot/challenge") { [self] request in
             let (session, form, _) = try posted(request)
-            guard var flow = session.flows({ $0.reset }), let reset = flow.reset, flow.push == nil,
+            guard let flow = liveReset(session), let reset = flow.reset, resetStep(flow) == "/forgot/factor",
                   let hint = reset.hints.first(where: { $0.id == form["factor"] }) else { return outOfStep(session, request) }
             switch hint.kind {
             case .device, .passkey:
@@ -131,53 +151,44 @@ extension BankApp {
                     return redirect("/forgot/factor")
                 }
             }
-            flow.factor = CodeChallenge(hint)
-            session.flows { $0.reset = flow }
+            guard updateReset(session, flow.id, { $0.factor = CodeChallenge(hint) }) != nil else { return outOfStep(session, request) }
             return redirect("/forgot/new")
         }
         route(&router, "GET", "/forgot/new") { [self] request in
             let session = self.session(request).session
-            guard let session, let flow = session.flows({ $0.reset }), resetStep(flow) == "/forgot/new" else { return outOfStep(session, request) }
+            guard let session, let flow = liveReset(session), resetStep(flow) == "/forgot/new" else { return outOfStep(session, request) }
             let draft = session.draft(for: "/forgot/new", now: now())
             return page(resetNewPage(session, request, flow, draft: draft, notice: session.takeNotice()))
         }
         route(&router, "POST", "/forgot/new") { [self] request in
             let (session, form, _) = try posted(request)
-            guard var flow = session.flows({ $0.reset }), let reset = flow.reset, resetStep(flow) == "/forgot/new" else { return outOfStep(session, request) }
+            // The page names the factor it was for: one chosen since in another tab makes it out of date.
+            guard let flow = liveReset(session), let reset = flow.reset, resetStep(flow) == "/forgot/new",
+                  (form["factor"] ?? "") == (flow.factor?.hint.id ?? "") else { return outOfStep(session, request) }
             let password = form.raw("new_password") ?? ""
             guard !password.isEmpty else { return back(to: "/forgot/new", session, FormDraft(errors: ["new_password": "Choose a new password."])) }
             guard let factor = flow.factor else {
-                return resetAnswered(session) { try blocking({ try await reset.complete(newPassword: password) }) }
+                return resetAnswered(session, flow) { try blocking({ try await reset.complete(newPassword: password) }) }
             }
             switch factor.hint.kind {
             case .device:
-                flow.newPassword = password
-                if flow.push == nil {
-                    do {
-                        guard case .push(let push) = try blocking({ try await reset.challenge(factor.hint) }) else { return endReset(session, nil) }
-                        flow.push = push
-                    } catch {
-                        guard Self.isSendLimit(error) else { return endReset(session, error) }
-                        session.flash(Self.sentence(error))
-                        return redirect("/forgot/factor")
-                    }
-                }
-                session.flows { $0.reset = flow }
-                return redirect("/forgot/push")
+                return approveReset(session, flow, reset, factor.hint, password: password)
             case .passkey:
-                flow.newPassword = password
-                session.flows { $0.reset = flow }
+                guard updateReset(session, flow.id, { $0.newPassword = password }) != nil else { return outOfStep(session, request) }
                 return redirect("/forgot/passkey")
             default:
-                let code = form["code"] ?? ""
-                return resetAnswered(session, factor: factor, code: code) {
+                let code = (form["code"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+                guard !code.isEmpty else {
+                    return back(to: "/forgot/new", session, FormDraft(errors: ["code": "Enter the code.", "new_password": "Type the new password again."]))
+                }
+                return resetAnswered(session, flow, code: code) {
                     try blocking({ try await reset.complete(newPassword: password, proving: factor.hint, with: .code(code)) })
                 }
             }
         }
         route(&router, "POST", "/forgot/text") { [self] request in
             let (session, _, _) = try posted(request)
-            guard var flow = session.flows({ $0.reset }), let reset = flow.reset, let factor = flow.factor, factor.isTexted else {
+            guard let flow = liveReset(session), let reset = flow.reset, let factor = flow.factor, factor.isTexted else {
                 return outOfStep(session, request)
             }
             do {
@@ -187,22 +198,25 @@ extension BankApp {
                 session.flash(Self.cannotText(error, others: reset.hints.filter { $0.id != factor.hint.id }))
                 return redirect("/forgot/new")
             }
-            flow.factor = CodeChallenge(factor.hint)
-            session.flows { $0.reset = flow }
+            _ = updateReset(session, flow.id) { $0.factor = CodeChallenge(factor.hint) }
             session.flash(Self.newCodeSent(factor.hint))
             return redirect("/forgot/new")
         }
         route(&router, "POST", "/forgot/call") { [self] request in
             let (session, _, _) = try posted(request)
-            guard let flow = session.flows({ $0.reset }), let reset = flow.reset, let hint = flow.factor?.hint, case .phone(let masked) = hint.kind else {
+            guard let flow = liveReset(session), let reset = flow.reset, let code = flow.factor, case .phone(let masked) = code.hint.kind else {
                 return outOfStep(session, request)
             }
             do {
-                try blocking({ try await reset.callInstead(hint) })
+                try blocking({ try await reset.callInstead(code.hint) })
+            } catch let error as TrifactorError where error.problem?.code == "second_factor_unusable" {
+                // The code died (three wrong tries, or its time ran out): there is nothing left to read out.
+                session.flash("That code has expired, so there is nothing to read out: send a new code.")
+                return redirect("/forgot/new")
             } catch {
                 guard Self.isSendLimit(error) else { return endReset(session, error) }
-                session.flash(Self.cannotText(error, others: reset.hints.filter { $0.id != hint.id }).replacingOccurrences(of: "send another text",
-                                                                                                                            with: "call you"))
+                session.flash(Self.cannotText(error, others: reset.hints.filter { $0.id != code.hint.id }).replacingOccurrences(of: "send another text",
+                                                                                                                                with: "call you"))
                 return redirect("/forgot/new")
             }
             session.flash("We are calling \(masked) now: the voice reads out the same code.")
@@ -210,23 +224,25 @@ extension BankApp {
         }
         route(&router, "GET", "/forgot/push") { [self] request in
             let session = self.session(request).session
-            guard let session, var flow = session.flows({ $0.reset }), let reset = flow.reset, let push = flow.push, let hint = flow.factor?.hint,
-                  let password = flow.newPassword else { return outOfStep(session, request) }
+            guard let session, let flow = liveReset(session), resetStep(flow) == "/forgot/push", let reset = flow.reset, let push = flow.push,
+                  let hint = flow.factor?.hint, let password = flow.newPassword else { return outOfStep(session, request) }
             do {
                 switch try blocking({ try await push.state() }) {
                 case .pending:
                     return page(approvalPage(session, request, number: push.number, cancel: "/forgot/cancel"))
                 case .approved:
-                    // The approval stays good if the new password is refused: the customer types another, no new push.
-                    flow.newPassword = nil
-                    session.flows { $0.reset = flow }
-                    return resetAnswered(session) {
+                    // The password leaves the session now; the approval stays good if it is refused, so the customer
+                    // types another on the new-password page and no new push is needed.
+                    _ = updateReset(session, flow.id) { $0.newPassword = nil }
+                    return resetAnswered(session, flow) {
                         try blocking({ try await reset.complete(newPassword: password, proving: hint, with: .approval(push)) })
                     }
                 case .denied:
                     return endReset(session, TrifactorError.approvalDenied)
                 case .expired:
-                    return endReset(session, TrifactorError.expired)
+                    _ = updateReset(session, flow.id) { $0.push = nil; $0.newPassword = nil }
+                    session.flash("The approval on your device took too long. Type the new password again to send a new one, or use another way.")
+                    return redirect("/forgot/new")
                 }
             } catch {
                 return endReset(session, error)
@@ -234,66 +250,139 @@ extension BankApp {
         }
         route(&router, "GET", "/forgot/passkey") { [self] request in
             let session = self.session(request).session
-            guard let session, let flow = session.flows({ $0.reset }), resetStep(flow) == "/forgot/passkey" else { return outOfStep(session, request) }
+            guard let session, let flow = liveReset(session), resetStep(flow) == "/forgot/passkey" else { return outOfStep(session, request) }
             return page(resetPasskeyPage(session, request, notice: session.takeNotice()))
         }
         route(&router, "POST", "/forgot/passkey/options") { [self] request in
             let (session, _) = try postedJSON(request)
-            guard let flow = session.flows({ $0.reset }), let reset = flow.reset, let hint = flow.factor?.hint, hint.kind == .passkey,
-                  flow.newPassword != nil else { return jsonError(409, "This reset is over. Start again.") }
+            guard let flow = liveReset(session), let reset = flow.reset, resetStep(flow) == "/forgot/passkey", let hint = flow.factor?.hint else {
+                return jsonError(409, "This reset is over or changed in another tab. Reload the page.")
+            }
             do {
                 guard case .passkey(let options) = try blocking({ try await reset.challenge(hint) }) else { return jsonError(409, "That is not a passkey.") }
                 return Response.json(RequestBody(options: options))
+            } catch let error as TrifactorError where error.problem.map({ $0.status < 500 && $0.code != .rateLimited }) ?? false {
+                return jsonRedirect(endReset(session, error))
             } catch {
                 return jsonRefusal(error)
             }
         }
         route(&router, "POST", "/forgot/passkey") { [self] request in
             let (session, _) = try postedJSON(request)
-            guard var flow = session.flows({ $0.reset }), let reset = flow.reset, let factor = flow.factor, factor.hint.kind == .passkey,
-                  let password = flow.newPassword,
-                  let body = try? WireJSON.sharedDecoder.decode(AssertionBody.self, from: Data(request.body)) else {
-                return jsonError(409, "This reset is over. Start again.")
+            guard let flow = liveReset(session), let reset = flow.reset, resetStep(flow) == "/forgot/passkey", let factor = flow.factor,
+                  let password = flow.newPassword else {
+                return jsonError(409, "This reset is over or changed in another tab. Reload the page.")
+            }
+            guard let body = try? WireJSON.sharedDecoder.decode(AssertionBody.self, from: Data(request.body)) else {
+                return jsonError(400, "That passkey could not be read. Try again.")
             }
             do {
                 try blocking({ try await reset.complete(newPassword: password, proving: factor.hint, with: .assertion(body.assertion)) })
             } catch let error as TrifactorError where error.problem?.code == .invalidCode {
+                var counted = factor
+                if case .over(let sentence)? = Self.verdict(error, tries: &counted.wrongTries, texted: false) {
+                    return jsonRedirect(endReset(session, nil, saying: sentence.replacingOccurrences(of: "That code is wrong", with: "That passkey was not accepted")
+                                                 + " The reset was cancelled and your password is unchanged."))
+                }
                 return jsonError(400, Self.passkeyRefused)
             } catch {
                 if (error as? TrifactorError)?.problem?.invalidFields.contains(where: { $0.name == "new_password" }) == true {
-                    flow.newPassword = nil
-                    session.flows { $0.reset = flow }
+                    _ = updateReset(session, flow.id) { $0.newPassword = nil }
                 }
                 return jsonRedirect(resetRefused(session, error, factor: factor))
             }
-            return jsonRedirect(resetDone(session, email: flow.email))
+            return jsonRedirect(resetDone(session, flow))
         }
+    }
+
+    /// The reset under way, if any: none for a signed-in customer, and one whose time ran out is dropped.
+    func liveReset(_ session: BankSession?) -> ResetFlow? {
+        guard let session else { return nil }
+        if session.isSignedIn {
+            session.flows { $0.reset = nil }
+            return nil
+        }
+        guard let flow = session.flows({ $0.reset }) else { return nil }
+        if let reset = flow.reset, now() > reset.expiresAt {
+            session.flows { if $0.reset?.id == flow.id { $0.reset = nil } }
+            session.keep(FormDraft(values: ["email": flow.email], errors: ["notice": Self.resetExpired]), for: "/forgot", now: now())
+            return nil
+        }
+        return flow
+    }
+
+    static let resetExpired = "This reset took too long or was finished already, so your password is unchanged. Start again: we email you a new code."
+
+    /// Changes the reset `id` in the session (not one started since in another tab) and answers what `change` returns;
+    /// nil when the reset is gone or another one replaced it.
+    func updateReset<T>(_ session: BankSession, _ id: UUID, _ change: (inout ResetFlow) -> T) -> T? {
+        session.flows { flows in
+            guard var flow = flows.reset, flow.id == id else { return nil }
+            let answer = change(&flow)
+            flows.reset = flow
+            return answer
+        }
+    }
+
+    /// The wrong emailed codes counted for the reset's email.
+    func emailTries(_ session: BankSession, _ flow: ResetFlow) -> EmailTries {
+        session.flows { $0.resetTries[flow.email] } ?? EmailTries(window: now())
     }
 
     /// The page of the reset's current step.
     func resetStep(_ flow: ResetFlow) -> String {
         guard let reset = flow.reset else { return "/forgot/code" }
-        if flow.push != nil { return "/forgot/push" }
+        // Waiting for the device only while the password waits with it (a refused one goes back to be typed again).
+        if flow.push != nil && flow.newPassword != nil { return "/forgot/push" }
         if flow.factor?.hint.kind == .passkey && flow.newPassword != nil { return "/forgot/passkey" }
         if reset.secondFactorRequired && flow.factor == nil { return "/forgot/factor" }
         return "/forgot/new"
     }
 
+    /// The device's approval of the reset: a push (one, however often the form is sent), then its page.
+    func approveReset(_ session: BankSession, _ flow: ResetFlow, _ reset: PasswordReset, _ hint: FactorHint, password: String) -> Response {
+        // An approval already given (its new password refused) confirms the next one: no new push.
+        let send = updateReset(session, flow.id) { flow -> Bool in
+            flow.newPassword = password
+            guard flow.push == nil, !flow.pushing else { return false }
+            flow.pushing = true
+            return true
+        }
+        guard let send else { return redirect("/forgot") }
+        guard send else { return redirect("/forgot/push") }
+        let pushed: PushApproval
+        do {
+            guard case .push(let push) = try blocking({ try await reset.challenge(hint) }) else {
+                // Trifactor sends a device a few approvals at a time; it sent none now.
+                _ = updateReset(session, flow.id) { $0.pushing = false; $0.newPassword = nil }
+                session.flash("We cannot send another approval to your device just now. Try again in a few minutes, or use another way.")
+                return redirect("/forgot/new")
+            }
+            pushed = push
+        } catch {
+            _ = updateReset(session, flow.id) { $0.pushing = false; $0.newPassword = nil }
+            guard Self.isSendLimit(error) else { return endReset(session, error) }
+            session.flash(Self.sentence(error))
+            return redirect("/forgot/new")
+        }
+        _ = updateReset(session, flow.id) { $0.push = pushed; $0.pushing = false }
+        return redirect("/forgot/push")
+    }
+
     /// Sets the new password with `complete`: signed out everywhere, on to the sign-in page; a refusal says what to do.
-    func resetAnswered(_ session: BankSession, factor: CodeChallenge? = nil, code: String? = nil, _ complete: () throws -> Void) -> Response {
-        guard let email = session.flows({ $0.reset?.email }) else { return redirect("/") }
+    func resetAnswered(_ session: BankSession, _ flow: ResetFlow, code: String? = nil, _ complete: () throws -> Void) -> Response {
         do {
             try complete()
         } catch {
-            return resetRefused(session, error, factor: factor, code: code)
+            return resetRefused(session, error, factor: flow.factor, code: code)
         }
-        return resetDone(session, email: email)
+        return resetDone(session, flow)
     }
 
-    func resetDone(_ session: BankSession, email: String) -> Response {
-        session.flows { $0.reset = nil }
+    func resetDone(_ session: BankSession, _ flow: ResetFlow) -> Response {
+        session.flows { $0.reset = nil; $0.resetTries[flow.email] = nil }
         session.dropSignIn()
-        session.set(stage: .password(email: email))
+        session.set(stage: .password(email: flow.email))
         session.flash(Self.passwordReset)
         return redirect("/signin/password")
     }
@@ -311,10 +400,10 @@ extension BankApp {
             }
             return back(to: "/forgot/new", session, FormDraft(values: errors["code"] == nil ? ["code": code ?? ""] : [:], errors: errors))
         }
-        if var factor {
+        if var factor, factor.hint.kind != .device {
             switch Self.verdict(error, tries: &factor.wrongTries, texted: factor.isTexted) {
             case .again(let sentence)?, .newCode(let sentence)?:
-                session.flows { $0.reset?.factor = factor }
+                session.flows { if $0.reset?.factor?.hint.id == factor.hint.id { $0.reset?.factor = factor } }
                 return back(to: "/forgot/new", session, FormDraft(errors: ["code": sentence]))
             case .over(let sentence)?:
                 return endReset(session, nil, saying: "\(sentence) The reset was cancelled and your password is unchanged.")
@@ -324,12 +413,12 @@ extension BankApp {
         }
         if problem?.code == .rateLimited {
             session.flash(Self.sentence(error))
-            return redirect(session.flows({ $0.reset }).map(resetStep) ?? "/forgot")
+            return redirect(liveReset(session).map(resetStep) ?? "/forgot")
         }
         return endReset(session, error)
     }
 
-    /// Ends the reset: back to its first page (the email kept) saying why; the password is unchanged.
+    /// Ends the reset: back to its first page (the email kept) saying why.
     func endReset(_ session: BankSession, _ error: (any Error)?, saying text: String? = nil) -> Response {
         let email = session.flows { flows -> String? in defer { flows.reset = nil }; return flows.reset?.email }
         let sentence: String
@@ -339,8 +428,11 @@ extension BankApp {
             switch error as? TrifactorError {
             case .approvalDenied?: sentence = "The reset was denied on your device, so your password is unchanged. If that was not you, nothing more is needed."
             case .expired?: sentence = "The approval took too long, so your password is unchanged. Start again when you are ready."
-            case .server(let p)? where p.code == .invalidResetCredential:
-                sentence = "This reset took too long or was finished already, so your password is unchanged. Start again: we email you a new code."
+            case .transport?:
+                // The password may or may not have been set: say so rather than guess.
+                sentence = "We could not reach our sign-in service, so we cannot tell whether your password changed. Try signing in with the new one; "
+                    + "if it does not work, start again."
+            case .server(let p)? where p.code == .invalidResetCredential: sentence = Self.resetExpired
             case .server(let p)? where p.code == .secondFactorRequired:
                 sentence = "Your ways to confirm changed during the reset, so your password is unchanged. Start again."
             case .server(let p)? where p.code == .secondFactorFrozen: sentence = Self.frozen

@@ -17,16 +17,16 @@ extension BankApp {
         ])
     }
 
-    func resetCodePage(_ session: BankSession, _ request: Request, _ flow: ResetFlow, error: String?, notice: String?) -> HTML {
-        let usedUp = flow.emailTries >= Self.emailCodeTries
+    func resetCodePage(_ session: BankSession, _ request: Request, _ flow: ResetFlow, tries: EmailTries, error: String?, notice: String?) -> HTML {
+        let usedUp = tries.tries >= Self.emailCodeTries
         var body: [HTML] = [
             Page.paragraph("If there is an account with \(flow.email), we sent it an 8-digit code. It works for 10 minutes."),
             Page.paragraph("No email? Check your spam folder, or send a new code. We send codes only to addresses that bank with us.", class: "hint"),
         ]
         if usedUp {
-            let over = now() >= flow.emailWindow.addingTimeInterval(Self.emailCodeWindow)
+            let over = now() >= tries.window.addingTimeInterval(Self.emailCodeWindow)
             body.append(.element("p", ["class": "error", "role": "alert"], [
-                .text(over ? "That code no longer works: send a new code." : error ?? Self.emailLocked(window: flow.emailWindow, now: now())),
+                .text(over ? "That code no longer works: send a new code." : error ?? Self.emailLocked(window: tries.window, now: now())),
             ]))
         } else {
             body.append(codeForm("/forgot/code", session, error: error, label: "Code from the email", button: "Continue"))
@@ -70,7 +70,8 @@ extension BankApp {
         let factor = flow.factor
         let usedUp = factor.map { $0.isTexted && $0.wrongTries >= Self.textedCodeTries } ?? false
         var body: [HTML] = []
-        var fields: [HTML] = [.element("input", ["type": "hidden", "name": "username", "value": flow.email, "autocomplete": "username"])]
+        var fields: [HTML] = [.element("input", ["type": "hidden", "name": "username", "value": flow.email, "autocomplete": "username"]),
+                              Page.hidden("factor", factor?.hint.id ?? "")]
         let button: String
         switch factor?.hint.kind {
         case .phone(let masked)?:
@@ -108,9 +109,10 @@ extension BankApp {
         var actions: [HTML] = []
         if factor?.isTexted == true {
             actions.append(Page.form("/forgot/text", session, [Page.button("Send a new code", kind: usedUp ? "primary" : "secondary")]))
-            actions.append(Page.form("/forgot/call", session, [Page.button("Call me instead", kind: "secondary")]))
+            // A code that died has nothing left to read out.
+            if !usedUp { actions.append(Page.form("/forgot/call", session, [Page.button("Call me instead", kind: "secondary")])) }
         }
-        if flow.reset?.secondFactorRequired == true { actions.append(Page.link("Use another way", "/forgot/factor")) }
+        if flow.reset?.secondFactorRequired == true { actions.append(Page.form("/forgot/another", session, [Page.button("Use another way", kind: "link")])) }
         actions.append(Page.form("/forgot/cancel", session, [Page.button("Start again", kind: "link")]))
         body.append(Page.actions(actions))
         return Page.layout("Choose a new password", screen(session, request, notice: notice), body)
@@ -120,7 +122,8 @@ extension BankApp {
         Page.layout("Confirm with your passkey", screen(session, request, notice: notice, passkeys: true), [
             Page.paragraph("Your passkey confirms that it is you changing the password."),
             Page.passkeyButton("Confirm with Touch ID / Face ID / your security key", flow: "reset", kind: "primary"),
-            Page.actions([Page.link("Use another way", "/forgot/factor"), Page.form("/forgot/cancel", session, [Page.button("Start again", kind: "link")])]),
+            Page.actions([Page.form("/forgot/another", session, [Page.button("Use another way", kind: "link")]),
+                          Page.form("/forgot/cancel", session, [Page.button("Start again", kind: "link")])]),
         ])
     }
 }

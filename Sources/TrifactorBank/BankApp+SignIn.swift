@@ -34,6 +34,7 @@ extension BankApp {
             }
             let (session, cookies) = startSession(viewer)
             session.dropSignIn()
+            session.flows { $0.reset = nil }
             if form["mode"] == "device" {
                 // Passwordless: a push to the customer's device; every address gets the same page.
                 let client = trifactor(session, request)

@@ -50,6 +50,10 @@ extension BankApp {
                   case .phone(let masked) = code.hint.kind else { return outOfStep(session, request) }
             do {
                 try blocking({ try await resolver.callInstead(code.hint) })
+            } catch let error as TrifactorError where error.problem?.code == "second_factor_unusable" {
+                // The code died (three wrong tries, or its time ran out): there is nothing left to read out.
+                session.flash("That code has expired, so there is nothing to read out: send a new code.")
+                return redirect("/signin/code")
             } catch {
                 guard Self.isSendLimit(error) else { return restart(session, error) }
                 session.flash(Self.cannotText(error, others: resolver.hints.filter { $0.id != code.hint.id }).replacingOccurrences(of: "send another text",

@@ -122,7 +122,7 @@ extension BankApp {
         var actions: [HTML] = []
         if code.isTexted {
             actions.append(Page.form("/signin/resend", session, [Page.button("Send a new code", kind: usedUp ? "primary" : "secondary")]))
-            actions.append(Page.form("/signin/call", session, [Page.button("Call me instead", kind: "secondary")]))
+            if !usedUp { actions.append(Page.form("/signin/call", session, [Page.button("Call me instead", kind: "secondary")])) }
         }
         actions.append(Page.link("Use another way", "/signin/factor"))
         actions.append(Page.form("/signin/cancel", session, [Page.button("Start again", kind: "link")]))

@@ -14,7 +14,7 @@ extension BankApp {
         guard let session else { return "/" }
         switch session.stage {
         case .start:
-            if let reset = session.flows({ $0.reset }) { return resetStep(reset) }
+            if let reset = liveReset(session) { return resetStep(reset) }
             guard let opening = session.flows({ $0.opening }) else { return "/" }
             return opening.emailVerified ? "/open/phone" : "/open/verify"
         case .password:

@@ -440,6 +440,32 @@ def test_a_sign_in_approved_on_the_customers_trifactor_device_by_typing_the_numb
     approve.expect(pexpect.EOF)
     expect(phone.get_by_role("heading", name="Your accounts")).to_be_visible(timeout=10_000)
 
+    # A forgotten password reset with the device: the new password, then the approval. A password refused after the
+    # approval is typed again, and the same approval confirms it: no second push, no dead end.
+    phone.get_by_role("button", name="Sign out").click()
+    phone.goto(bank.url + "/forgot")
+    phone.get_by_label("Email").fill(mail("dave"))
+    phone.get_by_role("button", name="Email me a code").click()
+    phone.get_by_label("Code from the email").fill(re.search(r"(?<!\d)\d{8}(?!\d)", _reset_email(bank, mail("dave"))).group())
+    phone.get_by_role("button", name="Continue").click()
+    phone.get_by_role("button", name=re.compile("Approve on my device")).click()
+    phone.get_by_label("New password").fill("qwerty123")
+    phone.get_by_role("button", name="Continue and approve on my device").click()
+    expect(phone.get_by_role("heading", name="Approve on your device")).to_be_visible()
+    number = phone.locator(".number").inner_text().strip()
+    approve = run("approve", "--once", timeout=40)
+    approve.expect("Type the number shown on the sign-in screen")
+    approve.sendline(number)
+    approve.expect("Approved.")
+    approve.expect(pexpect.EOF)
+    expect(phone.locator("#f-new_password-error")).to_contain_text("This password is too common", timeout=10_000)
+    phone.get_by_label("New password").fill("kites over windy hills")
+    phone.get_by_role("button", name="Continue and approve on my device").click()
+    expect(phone.get_by_role("status")).to_contain_text("Your password is changed")
+    phone.get_by_label("Password").fill("kites over windy hills")
+    phone.get_by_role("button", name="Sign in").click()
+    expect(phone.get_by_role("heading", name="Confirm it's you")).to_be_visible()
+
 
 def test_settings_add_an_authenticator_app_after_confirming_make_recovery_codes_and_use_both(bank, phone):
     import pyotp

@@ -26,27 +26,34 @@ struct Flows: Sendable {
     var sent: [String: String] = [:]
     /// A forgotten password being reset.
     var reset: ResetFlow?
+    /// Wrong reset codes typed per email in the current window: kept across "Start again", as Trifactor keeps them.
+    var resetTries: [String: EmailTries] = [:]
+}
+
+/// Wrong emailed codes typed in the window that began at `window` (Trifactor counts five per ten minutes, a new code
+/// included, so resending or starting again buys no guesses).
+struct EmailTries: Sendable {
+    var tries = 0
+    var window: Date
 }
 
 /// A forgotten password being reset: the email, then (once its emailed code
 /// was right) Trifactor's reset, the factor chosen to prove it, and for a
 /// device's approval or a passkey the new password typed before the proof
-/// (in memory only, until the proof is in or the reset ends).
+/// (in memory only, until the proof is in or the reset ends). `id` tells this
+/// reset from a newer one started in another tab, so a slow request never
+/// writes over it.
 struct ResetFlow: Sendable {
+    let id = UUID()
     let email: String
-    /// Wrong email codes typed in the window that began `emailWindow` (Trifactor counts five per ten minutes, a new code
-    /// included, so resending buys no guesses).
-    var emailTries = 0
-    var emailWindow: Date
     var reset: PasswordReset?
     var factor: CodeChallenge?
     var push: PushApproval?
+    /// A push is being sent (a double click sends one).
+    var pushing = false
     var newPassword: String?
 
-    init(email: String, emailWindow: Date) {
-        self.email = email
-        self.emailWindow = emailWindow
-    }
+    init(email: String) { self.email = email }
 }
 
 /// A code asked for in one step (a sign-in, coming back, a mobile being
