@@ -211,6 +211,42 @@ struct PasswordResetTests {
         }
     }
 
+    @Test("an account disabled after its reset began can neither send a challenge, call, nor set the password: the answer of a dead credential",
+          arguments: Backend.all)
+    func disabledMidReset(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let user = try MFAClient(server, email: "midstop@example.com")
+            let phone = try user.enrollPhone()
+            server.clock.advance(30)
+            let verified = try Self.verified(server, "midstop@example.com")
+            let id = try server.database.transaction { try AccountRepository.find(email: "midstop@example.com", on: $0)!.id }
+            func refusals() throws -> [String?] {
+                let credential = ["reset_credential": verified.resetCredential, "enrollment_id": phone]
+                return try [
+                    server.json("POST", "/v1/accounts/password-reset/challenges", credential),
+                    server.json("POST", "/v1/accounts/password-reset/challenges/call", credential),
+                    Self.complete(server, verified, ["enrollment_id": phone, "code": "123456"]),
+                ].map { $0.status == 401 ? try $0.problem.code : "\($0.status)" }
+            }
+            func resets() throws -> Int64 {
+                try server.database.transaction { try $0.queryOne("SELECT COUNT(*) AS n FROM password_resets WHERE user_id = $1", [id.sql])!.int("n") }
+            }
+            let dead = Array(repeating: Optional("invalid_reset_credential"), count: 3)
+            // Disabled with the reset's row still there (as if mid-flight): the credential reads as dead.
+            try server.database.transaction { _ = try $0.execute("UPDATE users SET disabled_at = $2 WHERE id = $1", [id.sql, .int(server.nowMillis)]) }
+            #expect(try refusals() == dead)
+            #expect(try resets() == 1)
+            try server.database.transaction { _ = try $0.execute("UPDATE users SET disabled_at = NULL WHERE id = $1", [id.sql]) }
+            #expect(try server.json("POST", "/v1/accounts/password-reset/challenges", ["reset_credential": verified.resetCredential, "enrollment_id": phone])
+                .status / 100 == 2)
+            // An administrator's disable deletes the reset.
+            _ = try server.services.admin.disable(id, actor: .init(name: "ops", client: AuditContext(ip: "10.0.0.9", userAgent: "admin")))
+            #expect(try resets() == 0)
+            #expect(try refusals() == dead)
+            #expect(try user.passwordSignIn().status == 401 || user.passwordSignIn().status == 403, "the old password is unchanged and the account disabled")
+        }
+    }
+
     @Test("a disabled account is sent nothing: its address gets the same answer as any other")
     func disabledAccount() throws {
         try Backend.all[0].withServer { server throws in

@@ -143,6 +143,8 @@ struct PasswordResetService: Sendable {
         let purpose = Purpose.passwordReset(resetHash: holder.hash)
         let finish = { (db: any SQLConnection) throws -> Result<Int, any Error> in
             guard try PasswordResetCodes.spend(hash: holder.hash, now: now.millis, on: db) else { return .failure(PasswordResetFailure.invalidCredential) }
+            // Disabled since the first look (its resets are deleted then, but a reset may have been mid-flight): the same dead credential.
+            guard try AccountRepository.find(id: user.id, on: db)?.disabledAt == nil else { return .failure(PasswordResetFailure.invalidCredential) }
             // A factor enrolled since the reset began (by whoever held a session) needed its proof.
             if !hasFactors, !(try FactorRepository.list(user.id, on: db)).isEmpty { return .failure(SecondFactorFailure.secondFactorRequired) }
             try AccountRepository.setPasswordHash(user.id, hash, on: db)
