@@ -1,5 +1,6 @@
 import API
 import Foundation
+import Synchronization
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport
@@ -140,6 +141,10 @@ struct PasswordResetTests {
             let squatter = try #require(try server.signUp("owner@example.com", password: "the squatter's password", verify: false))
             let verified = try Self.verified(server, "owner@example.com")
             #expect(!verified.secondFactorRequired)
+            // The right code alone verifies nothing: until the new password is set, the squatter's account stays unverified.
+            let between = try server.database.transaction { try AccountRepository.find(email: "owner@example.com", on: $0) }
+            #expect(try #require(between).emailVerifiedAt == nil)
+            #expect(try server.get("/v1/session", token: squatter).decode(CurrentSession.self).user.emailVerified == false)
             #expect(try Self.complete(server, verified).status == 204)
             #expect(try server.get("/v1/session", token: squatter).status == 401)
             #expect(try server.json("POST", "/v1/sessions", ["email": "owner@example.com", "password": "the squatter's password"]).status == 401)
@@ -158,6 +163,38 @@ struct PasswordResetTests {
             let factor = try user.enrollTOTP()
             server.clock.advance(30)
             #expect(try Self.complete(server, verified).problem.code == "second_factor_required")
+            #expect(try Self.complete(server, verified, ["enrollment_id": factor.id, "code": user.totp(factor.secret)]).status == 204)
+        }
+    }
+
+    @Test("a factor enrolled after the reset's first look, while the new password is hashed, is caught by the check in the finishing transaction",
+          arguments: Backend.all)
+    func factorEnrolledDuringTheFinish(backend: Backend) throws {
+        try backend.withServer { server throws in
+            nonisolated(unsafe) let user = try MFAClient(server, email: "racing@example.com")
+            let verified = try Self.verified(server, "racing@example.com")
+            #expect(!verified.secondFactorRequired)
+            // The hashing runs between the first look (no factors) and the finish: the factor is enrolled there.
+            let live = server.services.passwordResets
+            let enrolled = Mutex<(id: String, secret: String)?>(nil)
+            let hashing = PasswordHashing(hash: { password in
+                if enrolled.withLock({ $0 == nil }) {
+                    let factor = try user.enrollTOTP()
+                    enrolled.withLock { $0 = factor }
+                }
+                return try live.hashing.hash(password)
+            }, verify: live.hashing.verify, needsRehash: live.hashing.needsRehash, decoy: live.hashing.decoy)
+            let racing = PasswordResetService(transactions: live.transactions, clock: live.clock, hashing: hashing, passwordPolicy: live.passwordPolicy,
+                                              codes: live.codes, secondFactors: live.secondFactors, push: live.push, outbox: live.outbox,
+                                              changes: live.changes, limits: live.limits)
+            #expect(throws: SecondFactorFailure.secondFactorRequired) {
+                try racing.complete(credential: verified.resetCredential, newPassword: "a brand new passphrase", factorID: nil, answer: nil,
+                                    client: AuditContext(ip: "127.0.0.1", userAgent: "tests"))
+            }
+            let factor = try #require(enrolled.withLock { $0 })
+            #expect(try user.passwordSignIn().status == 200, "the old password still signs in, now asking for the factor")
+            // Nothing was spent: the credential completes once the new factor is proven.
+            server.clock.advance(30)
             #expect(try Self.complete(server, verified, ["enrollment_id": factor.id, "code": user.totp(factor.secret)]).status == 204)
         }
     }
