@@ -78,7 +78,7 @@ enum CLI {
         Global options: --server (or TRIFACTOR_SERVER; default http://127.0.0.1:8080), --profile (default "default"),
         --json (machine-readable output), --no-input (never prompt; fail instead).
         Secrets are never taken from arguments: type them when asked, or use --password-stdin / --code-stdin / --code @FILE.
-        Exit codes: 0 ok, 1 error, 2 usage, 3 denied or cancelled, 4 expired or timed out, 5 locked or rate-limited.
+        Exit codes: 0 ok, 1 error, 2 usage, 3 denied or cancelled, 4 expired or timed out, 5 locked or rate-limited for a while (retry later).
 
         Commands:
         """
@@ -157,8 +157,8 @@ enum CLI {
                 switch p.code {
                 case .tooManyAttempts, .rateLimited: return ("\(p.detail)\(wait)", .limited)
                 case .sessionExpired, .invalidPendingCredential, .invalidResetCredential: return (p.detail, .expired)
-                case .invalidCredentials, .invalidCode, .unauthenticated, .passkeyRefused, .attemptsExhausted: return (p.detail, .denied)
-                case .secondFactorFrozen: return (p.detail, .limited)
+                // Frozen until an administrator's reset: waiting does not help, so it is no 'try again later' (5).
+                case .invalidCredentials, .invalidCode, .unauthenticated, .passkeyRefused, .attemptsExhausted, .secondFactorFrozen: return (p.detail, .denied)
                 default: return (p.status == 429 ? "\(p.detail)\(wait)" : p.detail, p.status == 429 ? .limited : .failure)
                 }
             case .approvalDenied: return (sdk.description, .denied)

@@ -30,9 +30,21 @@ struct ResetPasswordCommand: Command {
             hint = chosen
         }
         let password = try newPassword(a, context)
-        try await reset.complete(newPassword: password, proving: hint, with: proof)
+        do {
+            try await reset.complete(newPassword: password, proving: hint, with: proof)
+        } catch {
+            throw Self.refusal(error)
+        }
         context.output("The password of \(email) is reset and every session is signed out: sign in with `trifactor login \(email)`.",
                        json: ["status": "password_reset"])
+    }
+
+    /// How a refused completion is reported: the reset's last wrong proof
+    /// (`attempts_exhausted`) spent its credential, so it exits as a dead
+    /// credential does (4: start over with a new code), not as a wrong code.
+    static func refusal(_ error: any Error) -> any Error {
+        guard case TrifactorError.server(let p) = error, p.code == .attemptsExhausted else { return error }
+        return CLIFailure(p.detail, code: .expired)
     }
 
     /// The new password: from standard input, or typed twice.

@@ -1,5 +1,6 @@
 import API
 import Foundation
+import Synchronization
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport
@@ -140,6 +141,10 @@ struct PasswordResetTests {
             let squatter = try #require(try server.signUp("owner@example.com", password: "the squatter's password", verify: false))
             let verified = try Self.verified(server, "owner@example.com")
             #expect(!verified.secondFactorRequired)
+            // The right code alone verifies nothing: until the new password is set, the squatter's account stays unverified.
+            let between = try server.database.transaction { try AccountRepository.find(email: "owner@example.com", on: $0) }
+            #expect(try #require(between).emailVerifiedAt == nil)
+            #expect(try server.get("/v1/session", token: squatter).decode(CurrentSession.self).user.emailVerified == false)
             #expect(try Self.complete(server, verified).status == 204)
             #expect(try server.get("/v1/session", token: squatter).status == 401)
             #expect(try server.json("POST", "/v1/sessions", ["email": "owner@example.com", "password": "the squatter's password"]).status == 401)
@@ -158,6 +163,38 @@ struct PasswordResetTests {
             let factor = try user.enrollTOTP()
             server.clock.advance(30)
             #expect(try Self.complete(server, verified).problem.code == "second_factor_required")
+            #expect(try Self.complete(server, verified, ["enrollment_id": factor.id, "code": user.totp(factor.secret)]).status == 204)
+        }
+    }
+
+    @Test("a factor enrolled after the reset's first look, while the new password is hashed, is caught by the check in the finishing transaction",
+          arguments: Backend.all)
+    func factorEnrolledDuringTheFinish(backend: Backend) throws {
+        try backend.withServer { server throws in
+            nonisolated(unsafe) let user = try MFAClient(server, email: "racing@example.com")
+            let verified = try Self.verified(server, "racing@example.com")
+            #expect(!verified.secondFactorRequired)
+            // The hashing runs between the first look (no factors) and the finish: the factor is enrolled there.
+            let live = server.services.passwordResets
+            let enrolled = Mutex<(id: String, secret: String)?>(nil)
+            let hashing = PasswordHashing(hash: { password in
+                if enrolled.withLock({ $0 == nil }) {
+                    let factor = try user.enrollTOTP()
+                    enrolled.withLock { $0 = factor }
+                }
+                return try live.hashing.hash(password)
+            }, verify: live.hashing.verify, needsRehash: live.hashing.needsRehash, decoy: live.hashing.decoy)
+            let racing = PasswordResetService(transactions: live.transactions, clock: live.clock, hashing: hashing, passwordPolicy: live.passwordPolicy,
+                                              codes: live.codes, secondFactors: live.secondFactors, push: live.push, outbox: live.outbox,
+                                              changes: live.changes, limits: live.limits)
+            #expect(throws: SecondFactorFailure.secondFactorRequired) {
+                try racing.complete(credential: verified.resetCredential, newPassword: "a brand new passphrase", factorID: nil, answer: nil,
+                                    client: AuditContext(ip: "127.0.0.1", userAgent: "tests"))
+            }
+            let factor = try #require(enrolled.withLock { $0 })
+            #expect(try user.passwordSignIn().status == 200, "the old password still signs in, now asking for the factor")
+            // Nothing was spent: the credential completes once the new factor is proven.
+            server.clock.advance(30)
             #expect(try Self.complete(server, verified, ["enrollment_id": factor.id, "code": user.totp(factor.secret)]).status == 204)
         }
     }
@@ -208,6 +245,42 @@ struct PasswordResetTests {
             #expect(try PushApprovalTests.decide(s, next, "approve", nextNumber).decode(ApprovalState.self).status == "approved")
             #expect(try Self.complete(server, second, ["enrollment_id": s.deviceID, "approval_id": next]).status == 204)
             #expect(try s.user.passwordSignIn().status == 401)
+        }
+    }
+
+    @Test("an account disabled after its reset began can neither send a challenge, call, nor set the password: the answer of a dead credential",
+          arguments: Backend.all)
+    func disabledMidReset(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let user = try MFAClient(server, email: "midstop@example.com")
+            let phone = try user.enrollPhone()
+            server.clock.advance(30)
+            let verified = try Self.verified(server, "midstop@example.com")
+            let id = try server.database.transaction { try AccountRepository.find(email: "midstop@example.com", on: $0)!.id }
+            func refusals() throws -> [String?] {
+                let credential = ["reset_credential": verified.resetCredential, "enrollment_id": phone]
+                return try [
+                    server.json("POST", "/v1/accounts/password-reset/challenges", credential),
+                    server.json("POST", "/v1/accounts/password-reset/challenges/call", credential),
+                    Self.complete(server, verified, ["enrollment_id": phone, "code": "123456"]),
+                ].map { $0.status == 401 ? try $0.problem.code : "\($0.status)" }
+            }
+            func resets() throws -> Int64 {
+                try server.database.transaction { try $0.queryOne("SELECT COUNT(*) AS n FROM password_resets WHERE user_id = $1", [id.sql])!.int("n") }
+            }
+            let dead = Array(repeating: Optional("invalid_reset_credential"), count: 3)
+            // Disabled with the reset's row still there (as if mid-flight): the credential reads as dead.
+            try server.database.transaction { _ = try $0.execute("UPDATE users SET disabled_at = $2 WHERE id = $1", [id.sql, .int(server.nowMillis)]) }
+            #expect(try refusals() == dead)
+            #expect(try resets() == 1)
+            try server.database.transaction { _ = try $0.execute("UPDATE users SET disabled_at = NULL WHERE id = $1", [id.sql]) }
+            #expect(try server.json("POST", "/v1/accounts/password-reset/challenges", ["reset_credential": verified.resetCredential, "enrollment_id": phone])
+                .status / 100 == 2)
+            // An administrator's disable deletes the reset.
+            _ = try server.services.admin.disable(id, actor: .init(name: "ops", client: AuditContext(ip: "10.0.0.9", userAgent: "admin")))
+            #expect(try resets() == 0)
+            #expect(try refusals() == dead)
+            #expect(try user.passwordSignIn().status == 401 || user.passwordSignIn().status == 403, "the old password is unchanged and the account disabled")
         }
     }
 

@@ -246,6 +246,46 @@ struct HousekeepingTests {
             #expect(try counts() == [0, 0, 0, 0])
         }
     }
+
+    @Test("an account's count of wrong second-factor proofs outlives the purge: one wrong proof a day still reaches the freeze, which stays",
+          arguments: Backend.all)
+    func slowGuesser(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let user = try MFAClient(server, email: "slow@example.com")
+            let totp = try user.enrollTOTP()
+            let id = try server.database.transaction { try AccountRepository.find(email: "slow@example.com", on: $0)!.id }
+            func wrongProof() throws -> HTTPTestClient.Response {
+                let right = user.totp(totp.secret)
+                let pending = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
+                return try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": totp.id,
+                                                                     "code": right == "000000" ? "111111" : "000000"])
+            }
+            func dayLaterPurge() throws {
+                server.clock.advance(Double(Housekeeping.day / 1000) + 60)
+                _ = try server.database.transaction { try Housekeeping.purge(now: server.nowMillis, dialect: server.database.dialect, on: $0) }
+            }
+            func failures() throws -> Int64? {
+                try server.database.transaction { try $0.queryOne("SELECT failures FROM login_throttle WHERE email_key = $1", [.text("mfa:\(id.raw)")])?.int("failures") }
+            }
+            #expect(try wrongProof().status == 400)
+            // As if 97 more had come, one a day: the count stands at 98, its lock long passed.
+            try server.database.transaction { _ = try $0.execute("UPDATE login_throttle SET failures = 98 WHERE email_key = $1", [.text("mfa:\(id.raw)")]) }
+            try dayLaterPurge()
+            #expect(try failures() == 98, "a day-old count is not forgotten")
+            #expect(try wrongProof().status == 400)
+            try dayLaterPurge()
+            let hundredth = try wrongProof()
+            #expect(hundredth.status == 403)
+            #expect(try hundredth.problem.code == "second_factor_frozen")
+            // Frozen for good: no purge, however late, lifts it; the right code is refused.
+            try dayLaterPurge()
+            server.clock.advance(Double(31 * Housekeeping.day / 1000))
+            _ = try server.database.transaction { try Housekeeping.purge(now: server.nowMillis, dialect: server.database.dialect, on: $0) }
+            let pending = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
+            let refused = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": totp.id, "code": user.totp(totp.secret)])
+            #expect(try refused.problem.code == "second_factor_frozen")
+        }
+    }
 }
 
 @Suite("Bearer tokens")

@@ -26,8 +26,10 @@ enum Housekeeping {
     /// One pass at `now` (milliseconds).
     /// - A rate-limit bucket untouched for a day is full again for any rate
     ///   of at least its burst per day, so forgetting it changes nothing.
-    /// - A failure count untouched for a day and not locked is forgotten
-    ///   (NIST SP 800-63B lets throttling windows end).
+    /// - A password's failure count untouched for a day and not locked is
+    ///   forgotten (NIST SP 800-63B lets throttling windows end); an
+    ///   account's second-step count is not: it leads to the freeze at the
+    ///   policy's ceiling, however slowly it grows.
     /// - Email codes whose window ended a day ago; sessions ended 30 days ago
     ///   (the audit log keeps their story); answers kept for an
     ///   `Idempotency-Key` once their day is over; providers' callbacks
@@ -42,7 +44,9 @@ enum Housekeeping {
         }
         var report = Report()
         report.rateLimits = try db.execute("DELETE FROM rate_limits WHERE updated_at < $1", [.int(now - day)])
-        report.loginThrottle = try db.execute("DELETE FROM login_throttle WHERE updated_at < $1 AND locked_until < $2",
+        // An account's second-step count (`mfa:` keys) is kept however old: it counts toward the freeze at the
+        // ceiling, which one wrong proof a day must reach too, and a frozen one must stay frozen.
+        report.loginThrottle = try db.execute("DELETE FROM login_throttle WHERE updated_at < $1 AND locked_until < $2 AND email_key NOT LIKE 'mfa:%'",
                                               [.int(now - day), .int(now)])
         report.emailCodes = try db.execute("DELETE FROM email_codes WHERE window_started_at < $1", [.int(now - day)])
         report.verifyFailures = try db.execute("DELETE FROM verify_number_failures WHERE window_started_at < $1", [.int(now - day)])

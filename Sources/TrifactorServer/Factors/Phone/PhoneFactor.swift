@@ -81,19 +81,20 @@ struct PhoneFactor: SecondFactor {
     }
 
     /// Starts an SMS-then-voice verification; a running one for the same number and `scope` (what
-    /// it proves: another purpose keeps its own code) is replaced.
+    /// it proves: another purpose keeps its own code) is replaced, in the same transaction: a start
+    /// refused (rate limited, over budget) leaves the running one's code valid.
     private func send(to number: PhoneNumber, intent: CodeIntent, locale: String?, userID: UserID, scope: String,
                       client: AuditContext) throws -> VerificationID {
         // The relying party's name when its server named one, the server's otherwise.
         let start = PhoneVerificationService.Start(brand: client.brand ?? brand, locale: verifications.outbox.texts.locale(user: locale),
                                                    steps: [.init(channel: .sms, to: number.digits), .init(channel: .voice, to: number.digits)],
                                                    countryCodes: [number.countryCallingCode], channelTimeout: 120, codeLength: 6, customCode: nil,
-                                                   clientRef: nil, intent: intent, userID: userID, scope: scope)
+                                                   clientRef: nil, intent: intent, userID: userID, scope: scope, supersedesRunning: true)
         do {
             do {
                 return try verifications.start(start, key: .internalMFA, client: client)
-            } catch PhoneVerificationFailure.concurrent(let running) {
-                if let running { try verifications.supersede(running, key: .internalMFA) }
+            } catch PhoneVerificationFailure.concurrent {
+                // Another start for this number and scope committed meanwhile: this one replaces it in turn.
                 return try verifications.start(start, key: .internalMFA, client: client)
             }
         } catch PhoneVerificationFailure.rateLimited(let wait), PhoneVerificationFailure.budgetExceeded(_, let wait) {

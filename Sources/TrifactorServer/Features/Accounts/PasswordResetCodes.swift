@@ -67,12 +67,16 @@ struct PasswordResetCodes: Sendable {
         return .verified(credential: credential)
     }
 
-    /// The user whose live reset credential is `credential`, and its hash.
+    /// The user whose live reset credential is `credential`, and its hash; nil
+    /// for a disabled account too (an administrator disabled it after the reset
+    /// began), which reads the same as a dead credential.
     static func holder(of credential: String, now: Int64, on db: any SQLConnection) throws -> (userID: UserID, hash: String)? {
         guard SessionToken.isWellFormed(credential) else { return nil }
         let hash = SHA256.hex(credential)
-        guard let row = try db.queryOne("SELECT user_id FROM password_resets WHERE credential_hash = $1 AND credential_expires_at > $2",
-                                        [.text(hash), .int(now)]) else { return nil }
+        guard let row = try db.queryOne("""
+            SELECT r.user_id FROM password_resets r JOIN users u ON u.id = r.user_id
+            WHERE r.credential_hash = $1 AND r.credential_expires_at > $2 AND u.disabled_at IS NULL
+            """, [.text(hash), .int(now)]) else { return nil }
         return (try row.id("user_id"), hash)
     }
 

@@ -114,7 +114,9 @@ struct PasswordResetService: Sendable {
         let now = clock.now()
         let (holder, factor) = try transactions.read { db in
             guard let holder = try PasswordResetCodes.holder(of: credential, now: now.millis, on: db) else { throw PasswordResetFailure.invalidCredential }
-            return (holder, try SecondFactorService.factor(factorID, of: holder.userID, on: db))
+            let factor = try SecondFactorService.factor(factorID, of: holder.userID, on: db)
+            try SecondFactorService.refuseFrozen(holder.userID, on: db)
+            return (holder, factor)
         }
         RequestTransaction.current?.attribute(to: holder.userID)
         guard factor.kind == .phone else { throw SecondFactorFailure.unusable }
@@ -141,6 +143,8 @@ struct PasswordResetService: Sendable {
         let purpose = Purpose.passwordReset(resetHash: holder.hash)
         let finish = { (db: any SQLConnection) throws -> Result<Int, any Error> in
             guard try PasswordResetCodes.spend(hash: holder.hash, now: now.millis, on: db) else { return .failure(PasswordResetFailure.invalidCredential) }
+            // Disabled since the first look (its resets are deleted then, but a reset may have been mid-flight): the same dead credential.
+            guard try AccountRepository.find(id: user.id, on: db)?.disabledAt == nil else { return .failure(PasswordResetFailure.invalidCredential) }
             // A factor enrolled since the reset began (by whoever held a session) needed its proof.
             if !hasFactors, !(try FactorRepository.list(user.id, on: db)).isEmpty { return .failure(SecondFactorFailure.secondFactorRequired) }
             try AccountRepository.setPasswordHash(user.id, hash, on: db)
@@ -171,6 +175,7 @@ struct PasswordResetService: Sendable {
             let outcome = try transactions.write { db -> Result<Int, any Error> in
                 let factor = try SecondFactorService.factor(factorID, of: user.id, on: db)
                 guard factor.kind == .device else { return .failure(SecondFactorFailure.unusable) }
+                if let frozen = try SecondFactorService.frozenApproval(user.id, client: client, now: now.millis, on: db) { return .failure(frozen) }
                 let approved = try push.consume(approvalID, factor: factor, purpose: purpose, now: now.millis, on: db)
                 try AuditLog.append(client.event(approved ? .mfaSucceeded : .mfaFailed, approved ? .success : .failure, userID: user.id,
                                                  detail: "kind=device push approval=\(approvalID.raw) purpose=reset"), at: now.millis, on: db)

@@ -93,6 +93,8 @@ struct AdminService: Sendable {
     func disable(_ id: UserID, actor: Actor) throws -> AdminActionResult {
         try change(id, action: "disable", kind: .adminUserDisabled, actor: actor) { user, now, db in
             try db.execute("UPDATE users SET disabled_at = $2 WHERE id = $1 AND disabled_at IS NULL", [id.sql, .int(now)])
+            // A reset under way ends with the account: neither its code nor its credential sets a password any more.
+            try db.execute("DELETE FROM password_resets WHERE user_id = $1", [id.sql])
             return AdminActionResult(userID: id.raw, action: "disable", sessionsEnded: try Self.endSessions(id, now, db))
         }
     }

@@ -93,7 +93,9 @@ struct PasswordlessService: Sendable {
                                          [.text(emailKey), .int(now - PushService.window)])?.int("n") ?? 0
             guard recent < PushService.maxPerWindow else { throw CommonFailure.rateLimited(retryAfter: 600) }
             let user = try AccountRepository.find(email: email.value, on: db)
-            let device = try user.map { try FactorRepository.list($0.id, on: db) }?.filter { $0.kind == .device }
+            // A frozen second step pushes nothing: its address gets a decoy, as one without a device does.
+            let device = try user.map { try LoginThrottle.isFrozen(secondFactorOf: $0.id, on: db) ? [] : FactorRepository.list($0.id, on: db) }?
+                .filter { $0.kind == .device }
                 .max { ($0.lastUsedAt ?? $0.createdAt) < ($1.lastUsedAt ?? $1.createdAt) }
             if let user, let device {
                 try MFARepository.insertPending(tokenHash: SHA256.hex(credential), userID: user.id, passwordVerifiedAt: nil, now: now, on: db)
@@ -131,6 +133,8 @@ struct PasswordlessService: Sendable {
                   let userID: UserID = try row.optionalID("user_id")
             else { return nil }
             let deviceID: FactorID = try row.id("factor_id")
+            // A push approved before the second step froze signs nobody in after.
+            if try SecondFactorService.frozenApproval(userID, client: client, now: now, on: db) != nil { return nil }
             try FactorRepository.markUsed(deviceID, at: now, on: db)
             let proofs = SessionIssuer.Proofs(aal: .aal1, methods: [.hwk], passwordVerifiedAt: nil, secondFactor: false, deviceID: deviceID)
             return try issuer.issue(userID: userID, proofs, client: client, detail: "passwordless push", now: now, on: db)

@@ -69,7 +69,9 @@ struct SecondFactorService: Sendable {
         let now = clock.now()
         let (pending, factor) = try transactions.read { db in
             let pending = try Self.passwordPending(pendingCredential, now: now.millis, on: db)
-            return (pending, try Self.factor(factorID, of: pending.userID, on: db))
+            let factor = try Self.factor(factorID, of: pending.userID, on: db)
+            try Self.refuseFrozen(pending.userID, on: db)
+            return (pending, factor)
         }
         RequestTransaction.current?.attribute(to: pending.userID)
         guard factor.kind == .phone else { throw SecondFactorFailure.unusable }
@@ -110,6 +112,7 @@ struct SecondFactorService: Sendable {
                 let pending = try Self.passwordPending(pendingCredential, now: now.millis, on: db)
                 let factor = try Self.factor(factorID, of: pending.userID, on: db)
                 guard factor.kind == .device else { return .failure(SecondFactorFailure.unusable) }
+                if let frozen = try Self.frozenApproval(pending.userID, client: client, now: now.millis, on: db) { return .failure(frozen) }
                 let approved = try push.consume(approvalID, factor: factor, purpose: purpose, now: now.millis, on: db)
                 try AuditLog.append(client.event(approved ? .mfaSucceeded : .mfaFailed, approved ? .success : .failure, userID: pending.userID,
                                                  detail: "kind=device push approval=\(approvalID.raw)"), at: now.millis, on: db)
@@ -149,10 +152,10 @@ struct SecondFactorService: Sendable {
                 try AuditLog.append(client.event(.sessionSteppedUp, .success, userID: caller.user.id, detail: "method=\(method.rawValue)"), at: now.millis, on: db)
                 return .success(method)
             })
-        } catch SecondFactorFailure.exhausted {
-            // The session ended with the budget: every copy of it forgets it now.
+        } catch let failure as SecondFactorFailure where failure == .exhausted || failure == .frozen {
+            // The session may have ended with the budget: every copy of it forgets it now.
             changes.publish("session:\(caller.session.id.raw)")
-            throw SecondFactorFailure.exhausted
+            throw failure
         }
         changes.publish("session:\(caller.session.id.raw)")
         var raised = caller.session
@@ -184,6 +187,20 @@ struct SecondFactorService: Sendable {
         }
     }
 
+    /// Refuses while `userID`'s second step is frozen: no challenge is sent, no call placed.
+    /// - Throws: `SecondFactorFailure.frozen`.
+    static func refuseFrozen(_ userID: UserID, on db: any SQLConnection) throws {
+        if try LoginThrottle.isFrozen(secondFactorOf: userID, on: db) { throw SecondFactorFailure.frozen }
+    }
+
+    /// For a push approval, which counts no attempt: `.frozen` (audited, the approval left unspent) while
+    /// `userID`'s second step is frozen, so an approved push cannot pass what a code no longer can; nil otherwise.
+    static func frozenApproval(_ userID: UserID, client: AuditContext, now: Int64, on db: any SQLConnection) throws -> SecondFactorFailure? {
+        guard try LoginThrottle.isFrozen(secondFactorOf: userID, on: db) else { return nil }
+        try AuditLog.append(client.event(.mfaLocked, .denied, userID: userID, detail: "frozen: push approval refused"), at: now, on: db)
+        return .frozen
+    }
+
     /// One of `userID`'s factors. - Throws: `SecondFactorFailure.factorNotFound`.
     static func factor(_ id: FactorID, of userID: UserID, on db: any SQLConnection) throws -> Factor {
         guard let factor = try FactorRepository.find(id, userID: userID, on: db) else { throw SecondFactorFailure.factorNotFound }
@@ -198,11 +215,15 @@ struct SecondFactorService: Sendable {
         return pending
     }
 
-    /// Sends the challenge of `factor` for `purpose`, and audits it.
+    /// Sends the challenge of `factor` for `purpose`, and audits it; nothing while the user's second step is frozen.
+    /// - Throws: `SecondFactorFailure.frozen`, the strategy's refusals.
     func send(_ factor: Factor, purpose: Purpose, intent: CodeIntent, client: AuditContext, now: Date) throws -> ChallengeIssued {
         var failure: (any Error)?
         var issued = ChallengeIssued.none
-        do { issued = try factors.strategy(factor.kind).challenge(factor, purpose: purpose, intent: intent, client: client, now: now) } catch { failure = error }
+        do {
+            try transactions.read { try Self.refuseFrozen(factor.userID, on: $0) }
+            issued = try factors.strategy(factor.kind).challenge(factor, purpose: purpose, intent: intent, client: client, now: now)
+        } catch { failure = error }
         let outcome = failure.map { "not sent: \(String(describing: $0).prefix(60))" } ?? "sent"
         try transactions.write { db in
             try AuditLog.append(client.event(.mfaChallengeSent, failure == nil ? .success : .failure, userID: factor.userID,
@@ -231,9 +252,10 @@ struct SecondFactorService: Sendable {
     ///   nil: a sign-in's pending credential is spent, a step-up's session
     ///   ends (other purposes pass their own).
     /// - Throws: `CommonFailure.invalidFields` (`code` of the wrong shape),
-    ///   `SecondFactorFailure.locked` while locked, `.wrongProof` for a wrong
-    ///   proof (with the tries left), `.exhausted` for the purpose's last,
-    ///   what `resolve` throws, or what `then` returned.
+    ///   `SecondFactorFailure.locked` while locked, `.frozen` while frozen
+    ///   and for the wrong proof that freezes (the policy's ceiling),
+    ///   `.wrongProof` for a wrong proof (with the tries left), `.exhausted`
+    ///   for the purpose's last, what `resolve` throws, or what `then` returned.
     @discardableResult
     func prove<T>(_ proof: Proof, client: AuditContext, now: Date,
                   resolve: (any SQLConnection) throws -> (Factor, UserID, Purpose),
@@ -261,29 +283,30 @@ struct SecondFactorService: Sendable {
         }
         let strategy = factors.strategy(factor.kind)
         let detail = "kind=\(factor.kind.rawValue) purpose=\(purpose.label)"
+        // The attempt that reached the ceiling froze the second step when it was counted: it answers so, however it fails.
+        let freezes = if case .admitted(let consecutive) = admission { lockout.freezes(afterFailures: consecutive) } else { false }
         // Past the purpose's budget (parallel proofs each counted first), nothing is checked: it ends.
         guard attempt <= Self.attemptsPerPurpose else {
             try transactions.write { db in
                 try exhaust(db, purpose)
                 try AuditLog.append(client.event(.mfaExhausted, .denied, userID: userID, detail: detail), at: now.millis, on: db)
+                if freezes { try freeze(userID, client: client, now: now.millis, on: db) }
             }
-            throw SecondFactorFailure.exhausted
+            throw freezes ? SecondFactorFailure.frozen : SecondFactorFailure.exhausted
         }
         let outcome = try transactions.write { db -> Result<T, any Error> in
             guard try strategy.verify(factor, proof: proof, purpose: purpose, client: client, now: now, on: db) else {
                 try AuditLog.append(client.event(.mfaFailed, .failure, userID: userID, detail: detail), at: now.millis, on: db)
                 try onFailure(db)
-                if case .admitted(let consecutive) = admission, lockout.freezes(afterFailures: consecutive) {
-                    try freeze(userID, client: client, now: now.millis, on: db)
-                }
+                if freezes { try freeze(userID, client: client, now: now.millis, on: db) }
                 let purposeLeft = Self.attemptsPerPurpose - attempt
                 guard purposeLeft > 0 else {
                     try exhaust(db, purpose)
                     try AuditLog.append(client.event(.mfaExhausted, .denied, userID: userID, detail: detail), at: now.millis, on: db)
-                    return .failure(SecondFactorFailure.exhausted)
+                    return .failure(freezes ? SecondFactorFailure.frozen : SecondFactorFailure.exhausted)
                 }
-                // The tries left are this flow's own: the account-wide ceiling answers with its wait when it applies.
-                return .failure(SecondFactorFailure.wrongProof(remaining: purposeLeft))
+                // The freezing proof says so; otherwise the tries left are this flow's own (the account's lock answers with its wait when it applies).
+                return .failure(freezes ? SecondFactorFailure.frozen : SecondFactorFailure.wrongProof(remaining: purposeLeft))
             }
             try PurposeAttempts.clear(purpose, on: db)
             try throttle.reset(secondFactorOf: userID, on: db)

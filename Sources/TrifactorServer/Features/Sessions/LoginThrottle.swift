@@ -35,6 +35,12 @@ struct LoginThrottle {
         try reset(key: "mfa:\(userID.raw)", on: db)
     }
 
+    /// Whether the second step of `userID` is locked for good (the policy's `ceiling`), until an administrator's reset.
+    static func isFrozen(secondFactorOf userID: UserID, on db: any SQLConnection) throws -> Bool {
+        try db.queryOne("SELECT locked_until FROM login_throttle WHERE email_key = $1", [.text("mfa:\(userID.raw)")])
+            .map { try $0.int("locked_until") >= frozen } ?? false
+    }
+
     /// A lock that never ends by itself (the policy's `ceiling`): in 2,000 years.
     static let frozen: Int64 = 64_000_000_000_000
 

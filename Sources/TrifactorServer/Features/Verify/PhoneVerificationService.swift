@@ -32,6 +32,11 @@ struct PhoneVerificationService: Sendable {
         /// in another tab gets a code of its own and leaves the first one's
         /// valid. nil: one per number and API key, as Vonage's API has it.
         var scope: String? = nil
+        /// Trifactor's own flows: a request running for the same number and
+        /// scope is ended (superseded) by this start, in its transaction, so
+        /// a start refused after all (rate limited, over budget) leaves it
+        /// and its code alive. false: `.concurrent`, as Vonage's API has it.
+        var supersedesRunning = false
     }
 
     let transactions: Transactions
@@ -57,7 +62,8 @@ struct PhoneVerificationService: Sendable {
     /// Starts a request; returns its id. A refused start changes nothing
     /// (its transaction rolls back: no token, no lock) but the audit entry.
     /// - Throws: `PhoneVerificationFailure` (`.rateLimited`, `.concurrent`
-    ///   for a request of this key running for a number, `.deliveryUnavailable`).
+    ///   for a request of this key running for a number unless
+    ///   `supersedesRunning`, `.deliveryUnavailable`).
     func start(_ s: Start, key: APIKey, client: AuditContext) throws -> VerificationID {
         let testNumbers = testNumbers(for: key.id)
         try refuseUnreachable(s, testNumbers: testNumbers, client: client)
@@ -72,7 +78,9 @@ struct PhoneVerificationService: Sendable {
                 for number in Set(s.steps.map(\.to)).sorted() {
                     let lock = s.scope.map { "\(key.id.raw):\($0):\(number)" } ?? "\(key.id.raw):\(number)"
                     if try VerifyRepository.lock(lock, requestID: id, on: db) { continue }
-                    if let holder = try runningRequest(holding: lock, now: now, on: db) { throw PhoneVerificationFailure.concurrent(existing: holder) }
+                    if let holder = try runningRequest(holding: lock, now: now, on: db) {
+                        guard s.supersedesRunning, try supersede(holder, now: now, on: db) else { throw PhoneVerificationFailure.concurrent(existing: holder) }
+                    }
                     guard try VerifyRepository.lock(lock, requestID: id, on: db) else { throw PhoneVerificationFailure.concurrent(existing: nil) }
                 }
                 let review = try limits(before: false, s, key: key, client: client, now: now, on: db)
@@ -154,11 +162,15 @@ struct PhoneVerificationService: Sendable {
         try mutate(id, key: key, client: client) { w, _, now, _ in try w.nextWorkflow(now: now) }
     }
 
-    /// Ends a request at once (a newer challenge of Trifactor's own flows replaces it).
-    func supersede(_ id: VerificationID, key: APIKey) throws {
-        do {
-            try mutate(id, key: key, client: nil) { w, _, now, _ in w.supersede(now: now) }
-        } catch PhoneVerificationFailure.notFound {}
+    /// Ends running request `id` at once, inside a start's transaction (a newer challenge of Trifactor's own
+    /// flows replaces it; should the start be refused, both roll back). False when it changed meanwhile.
+    private func supersede(_ id: VerificationID, now: Date, on db: any SQLConnection) throws -> Bool {
+        try VerifyRepository.lock(id, on: db)
+        guard let record = try VerifyRepository.find(id, on: db) else {
+            try VerifyRepository.unlock(requestID: id, on: db)
+            return true
+        }
+        return try apply(record, now: now, client: nil, on: db) { $0.supersede(now: now) }.saved
     }
 
     /// Requests the timer looks at per pass.
