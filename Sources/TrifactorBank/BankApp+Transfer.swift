@@ -152,13 +152,33 @@ extension BankApp {
         }
     }
 
-    /// Describes the transfer to Trifactor for `factor` (a new authorization and code each time: the old code dies) and
-    /// goes to its code page; a text that cannot be sent yet goes back to the review, offering the other ways.
+    /// Describes the transfer to Trifactor for `factor` and goes to its code page; a text that cannot be sent yet goes
+    /// back to the review, offering the other ways. `again` ("Send a new code"): the same authorization's challenge
+    /// again, so the code sent before stops working and the wrong codes typed so far still count (a new authorization
+    /// only once its five minutes are over).
     func authorize(_ session: BankSession, _ request: Request, _ pending: PendingTransfer, with factor: FactorHint, others: [FactorHint],
                    again: Bool = false) -> Response {
         var pending = pending
         let client = trifactor(session, request), action = Self.action(pending)
         let authorization: PendingAuthorization
+        if again, let id = pending.authorizationID {
+            do {
+                let resent = try blocking({ try await client.resendAuthorization(id, for: action, with: factor) })
+                pending.summary = resent.summary
+                pending.wrongTries = 0
+                if case .passkey(let options) = resent.challenge { pending.passkeyOptions = options }
+                session.store(pending)
+                session.flash(Self.newCodeSent(factor))
+                return redirect("/transfers/\(pending.id)")
+            } catch let error as TrifactorError where error.problem?.code == "authorization_not_found" {
+                // Its five minutes are over: the transfer is described again below, for a new authorization.
+            } catch {
+                // Nothing was sent: the code sent before still works, unless it was tried too often already.
+                let stillWorks = pending.wrongTries < Self.textedCodeTries ? " The code we sent before still works." : ""
+                session.flash(Self.isSendLimit(error) ? Self.cannotText(error, others: others) + stillWorks : Self.sentence(error) + " Nothing was moved.")
+                return redirect("/transfers/\(pending.id)")
+            }
+        }
         do {
             authorization = try blocking({ try await client.authorize(action, with: factor) })
         } catch {

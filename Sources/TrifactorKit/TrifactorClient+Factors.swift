@@ -178,6 +178,22 @@ extension TrifactorClient {
                                     challenge: SecondFactorChallenge(sent, hint: factor, pendingCredential: nil, client: self), actionHash: created.actionHash)
     }
 
+    /// "Send a new code": the challenge of pending authorization `id` again, for the same `action` (described again; any
+    /// difference voids the authorization). The code sent before stops working, and the wrong codes typed for it still
+    /// count: the authorization's five in all.
+    /// - Throws: `TrifactorError.server` 404 `authorization_not_found` (expired, used or ended), 403 `authorization_mismatch`,
+    ///   429 `rate_limited` (no text yet: the code sent before still works).
+    public func resendAuthorization(_ id: String, for action: BoundAction, with factor: FactorHint) async throws(TrifactorError) -> PendingAuthorization {
+        let created: AuthorizationCreated = try await authorized { token throws(TrifactorError) in
+            try await connection.call("POST", "/v1/authorizations/\(Self.segment(id))/challenges", body: ConsumeAuthorizationRequest(action: action.fields),
+                                      token: token, repeatable: true)
+        }
+        var sent = ChallengeSent(challenge: created.challenge, actionHash: created.actionHash)
+        sent.options = created.options
+        return PendingAuthorization(client: self, id: created.authorizationID, summary: created.summary,
+                                    challenge: SecondFactorChallenge(sent, hint: factor, pendingCredential: nil, client: self), actionHash: created.actionHash)
+    }
+
     /// Spends approved authorization `id` for `action`, which must be exactly the approved one: call it
     /// just before moving the money, with the request's own action. Any difference voids the authorization.
     /// - Throws: `TrifactorError.server` 404 `authorization_not_found` (unknown, unapproved, expired or used),

@@ -169,6 +169,46 @@ struct StepUpTests {
         }
     }
 
+    @Test("'Send a new code' for a transfer resends its own authorization's text: the old code dies, the wrong codes still count, another action voids it",
+          arguments: Backend.all)
+    func resendAuthorization(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let user = try MFAClient(server, email: "resend@example.com")
+            let phone = try user.enrollPhone("+447400123477")
+            let action: [String: Any] = ["type": "transfer", "amount": "75.00", "currency": "EUR", "payee": "Alice Example", "source": "ACC-1"]
+            let created = try user.call("POST", "/v1/authorizations", ["action": action, "enrollment_id": phone])
+            let id = try created.decode(AuthorizationCreated.self).authorizationID
+            let first = try #require(try user.lastSMSCode("447400123477"))
+            let wrong = first == "000000" ? "111111" : "000000"
+            for left in [4, 3] { #expect(try user.call("POST", "/v1/authorizations/\(id)", ["code": wrong]).problem.remainingAttempts == left) }
+            server.clock.advance(30)
+            let resent = try user.call("POST", "/v1/authorizations/\(id)/challenges", ["action": action])
+            #expect(resent.status == 202, "\(resent.text)")
+            #expect(try resent.decode(AuthorizationCreated.self).authorizationID == id)
+            let sms = try #require(try user.lastSMS("447400123477"))
+            #expect(sms.contains("€75.00 to Alice Example"))
+            let second = try #require(try user.lastSMSCode("447400123477"))
+            // The resent text's code replaced the first; the tries left go on from three.
+            if second != first {
+                #expect(try user.call("POST", "/v1/authorizations/\(id)", ["code": first]).problem.remainingAttempts == 2)
+            }
+            #expect(try user.call("POST", "/v1/authorizations/\(id)", ["code": second]).status == 200)
+            // Nothing to resend once approved.
+            #expect(try user.call("POST", "/v1/authorizations/\(id)/challenges", ["action": action]).status == 404)
+
+            // Another action for a pending authorization voids it, and nothing is sent.
+            let other = try user.call("POST", "/v1/authorizations", ["action": action, "enrollment_id": phone]).decode(AuthorizationCreated.self).authorizationID
+            let texts = try server.outbox(to: "447400123477").count
+            server.clock.advance(150)
+            var tampered = action
+            tampered["amount"] = "7500.00"
+            let refused = try user.call("POST", "/v1/authorizations/\(other)/challenges", ["action": tampered])
+            #expect(try refused.status == 403 && refused.problem.code == "authorization_mismatch")
+            #expect(try server.outbox(to: "447400123477").count == texts)
+            #expect(try user.call("POST", "/v1/authorizations/\(other)/challenges", ["action": action]).status == 404)
+        }
+    }
+
     @Test("a transfer's wrong codes are its own: it starts from five after a failed sign-in, the fifth ends it, and a step-up's fifth ends the session")
     func budgetsPerPurpose() throws {
         try Backend.all[0].withServer { server throws in

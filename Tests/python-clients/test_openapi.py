@@ -717,12 +717,20 @@ def _bound_actions(j, f, aal2):
     j.problem(404, "authorization_not_found", "consumeAuthorization", {"id": created["authorization_id"]}, json_body={"action": action},
               token=aal2)
     created = j.expect(202, "createAuthorization", json_body={"action": action, "enrollment_id": f["totp"]}, token=aal2)
+    # Asked again, the same authorization answers (an app has nothing to send; a phone gets a new text).
+    again = j.expect(202, "resendAuthorization", {"id": created["authorization_id"]}, json_body={"action": action}, token=aal2)
+    assert again["authorization_id"] == created["authorization_id"], again
     # Seven digits cannot be the app's code: said so, at no cost; a wrong six-digit one is counted, and the fifth ends it.
     j.problem(422, "invalid_fields", "approveAuthorization", {"id": created["authorization_id"]}, json_body={"code": "1234567"}, token=aal2)
     wrong = "000000" if f["app"].totp.now() != "000000" else "000001"
     for _ in range(4):
         j.problem(400, "invalid_code", "approveAuthorization", {"id": created["authorization_id"]}, json_body={"code": wrong}, token=aal2)
     j.problem(403, "attempts_exhausted", "approveAuthorization", {"id": created["authorization_id"]}, json_body={"code": wrong}, token=aal2)
+    j.problem(404, "authorization_not_found", "resendAuthorization", {"id": created["authorization_id"]}, json_body={"action": action}, token=aal2)
+    # Another action for a pending authorization voids it.
+    created = j.expect(202, "createAuthorization", json_body={"action": action, "enrollment_id": f["totp"]}, token=aal2)
+    j.problem(403, "authorization_mismatch", "resendAuthorization", {"id": created["authorization_id"]},
+              json_body={"action": dict(action, payee="Mallory")}, token=aal2)
 
 
 def _ending_sessions(j, f, token, aal2):

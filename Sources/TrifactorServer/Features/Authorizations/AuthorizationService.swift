@@ -50,6 +50,31 @@ struct AuthorizationService: Sendable {
         return Created(id: id, summary: summary, actionHash: hash, challenge: challenge)
     }
 
+    /// Sends the challenge of the caller's pending authorization `id` again ("Send a new code"), for the same action,
+    /// described again by the caller. The purpose is the same, so the code sent before stops working (one running code
+    /// per number and purpose) and the wrong codes counted so far still count: asking again buys no guesses (NIST SP
+    /// 800-63B §5.2.2). A different action voids the authorization, as `consume` does.
+    /// - Throws: `AuthorizationFailure.notFound` (unknown, approved, void, expired), `.mismatch` (now void).
+    func resend(_ id: AuthorizationID, action: [String: JSONScalar], by caller: Caller, client: AuditContext) throws -> Created {
+        let now = clock.now()
+        let hash = Self.canonicalHash(action)
+        let found = try transactions.write { db -> Result<(Factor, String), AuthorizationFailure> in
+            guard let row = try db.queryOne("""
+                SELECT factor_id, action_hash, summary FROM authorizations WHERE id = $1 AND user_id = $2 AND status = 'pending' AND expires_at > $3
+                """, [id.sql, caller.user.id.sql, .int(now.millis)]) else { return .failure(.notFound) }
+            guard try row.text("action_hash") == hash else {
+                try db.execute("UPDATE authorizations SET status = 'void' WHERE id = $1 AND status = 'pending'", [id.sql])
+                try AuditLog.append(client.event(.authorizationFailed, .failure, userID: caller.user.id, detail: "id=\(id.raw) resend for another action"),
+                                    at: now.millis, on: db)
+                return .failure(.mismatch)
+            }
+            return .success((try SecondFactorService.factor(try row.id("factor_id"), of: caller.user.id, on: db), try row.text("summary")))
+        }
+        let (factor, summary) = try found.get()
+        let challenge = try secondFactors.send(factor, purpose: .authorization(id, actionHash: hash), intent: .bound(action), client: client, now: now)
+        return Created(id: id, summary: summary, actionHash: hash, challenge: challenge)
+    }
+
     /// Approves authorization `id` of the caller with a proof of its factor.
     /// - Throws: `AuthorizationFailure.notFound`, `SecondFactorFailure.invalidCode`, `.locked`.
     func approve(_ id: AuthorizationID, proof: Proof, by caller: Caller, client: AuditContext) throws {
