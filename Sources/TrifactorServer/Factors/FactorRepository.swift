@@ -123,9 +123,11 @@ enum FactorRepository {
 
     /// The newest phone verification sent to `factor` for `purpose` (a code may be tried again until the verification ends).
     static func latestVerification(_ factor: FactorID, purpose: Purpose, on db: any SQLConnection) throws -> VerificationID? {
+        // The running verification first: two challenges in one millisecond must not leave the one it superseded in front.
         try db.queryOne("""
-            SELECT verify_request_id FROM mfa_challenges WHERE factor_id = $1 AND purpose = $2 AND verify_request_id IS NOT NULL
-            ORDER BY created_at DESC, id LIMIT 1
+            SELECT c.verify_request_id FROM mfa_challenges c LEFT JOIN verify_requests v ON v.id = c.verify_request_id
+            WHERE c.factor_id = $1 AND c.purpose = $2 AND c.verify_request_id IS NOT NULL
+            ORDER BY CASE WHEN v.finished_at IS NULL THEN 0 ELSE 1 END, c.created_at DESC, c.id LIMIT 1
             """, [factor.sql, purpose.sql])?.optionalID("verify_request_id")
     }
 
