@@ -135,6 +135,32 @@ struct MFATests {
         }
     }
 
+    @Test("enrolling a phone again replaces its code (no old code read out later); another user's enrollment of the number keeps its own",
+          arguments: Backend.all)
+    func phoneEnrolledAgain(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let user = try MFAClient(server, email: "again@example.com"), other = try MFAClient(server, email: "shared@example.com")
+            func begin(_ client: MFAClient) throws -> String {
+                let begun = try client.call("POST", "/v1/mfa/enrollments", ["kind": "phone", "phone": "+447400123499"])
+                #expect(begun.status == 202, "\(begun.text)")
+                return try begun.decode(EnrollmentStarted.self).enrollmentSession
+            }
+            let theirs = try begin(other)
+            let theirCode = try #require(try other.lastSMSCode("447400123499"))
+            server.clock.advance(1)
+            let first = try begin(user)
+            let firstCode = try #require(try user.lastSMSCode("447400123499"))
+            server.clock.advance(30)
+            let second = try begin(user)
+            let secondCode = try #require(try user.lastSMSCode("447400123499"))
+            if firstCode != secondCode {
+                #expect(try user.call("POST", "/v1/mfa/enrollments/\(first)", ["code": firstCode]).status != 201, "the first code was replaced")
+            }
+            #expect(try user.call("POST", "/v1/mfa/enrollments/\(second)", ["code": secondCode]).status == 201)
+            #expect(try other.call("POST", "/v1/mfa/enrollments/\(theirs)", ["code": theirCode]).status == 201)
+        }
+    }
+
     @Test("a test number's fixed code never passes a second factor: an enrolled phone gets real codes", arguments: Backend.all)
     func testNumberIsNoFactor(backend: Backend) throws {
         try backend.withServer(TestServer.configuration { $0.verify.testNumbers = ["447400123465": "4242"] }) { server throws in

@@ -29,7 +29,10 @@ struct PhoneFactor: SecondFactor {
         }
         let enrolled = try transactions.read { try FactorRepository.list(user.id, on: $0) }
         if enrolled.contains(where: { $0.credential.phone == number }) { throw SecondFactorFailure.exists }
-        let verification = try send(to: number, intent: .code, locale: user.locale, userID: user.id, scope: "enroll:\(factorID.raw)", client: client)
+        // One enrollment code per user and number: enrolling it again ("Send a new code") replaces the code before,
+        // whose voice call would otherwise read an old code out two minutes later. Another user's enrollment of the
+        // same number keeps its own.
+        let verification = try send(to: number, intent: .code, locale: user.locale, userID: user.id, scope: "enroll:\(user.id.raw)", client: client)
         return EnrollmentStart(pending: .phone(number, verification: verification), displayName: "Phone ending \(number.digits.suffix(4))",
                                offer: .phone(maskedPhone: number.masked))
     }
