@@ -181,8 +181,9 @@ extension TrifactorClient {
     /// "Send a new code": the challenge of pending authorization `id` again, for the same `action` (described again; any
     /// difference voids the authorization). The code sent before stops working, and the wrong codes typed for it still
     /// count: the authorization's five in all.
-    /// - Throws: `TrifactorError.server` 404 `authorization_not_found` (expired, used or ended), 403 `authorization_mismatch`,
-    ///   429 `rate_limited` (no text yet: the code sent before still works).
+    /// - Throws: `TrifactorError.server` 404 `authorization_not_found` (expired, used or ended) or `factor_not_found` (its factor
+    ///   was removed), 403 `authorization_mismatch` or `second_factor_frozen`, 429 `rate_limited` (no text yet: the code sent
+    ///   before still works).
     public func resendAuthorization(_ id: String, for action: BoundAction, with factor: FactorHint) async throws(TrifactorError) -> PendingAuthorization {
         let created: AuthorizationCreated = try await authorized { token throws(TrifactorError) in
             try await connection.call("POST", "/v1/authorizations/\(Self.segment(id))/challenges", body: ConsumeAuthorizationRequest(action: action.fields),

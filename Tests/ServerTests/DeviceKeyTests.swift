@@ -108,4 +108,25 @@ struct DeviceKeyTests {
             #expect(approved.status == 200)
         }
     }
+
+    @Test("a transfer's challenge sent twice in one millisecond: the device's signature over either works, once", arguments: Backend.all)
+    func resentInOneMillisecond(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let user = try MFAClient(server, email: "devtwice@example.com")
+            let device = try DeviceKey()
+            let id = try Self.enroll(user, device)
+            let action: [String: Any] = ["type": "transfer", "amount": "12.00", "currency": "EUR", "payee": "Carol"]
+            let created = try user.call("POST", "/v1/authorizations", ["action": action, "enrollment_id": id]).decode(AuthorizationCreated.self)
+            // A double click: the clock does not move between the two sends.
+            let resent = try user.call("POST", "/v1/authorizations/\(created.authorizationID)/challenges", ["action": action])
+            #expect(resent.status == 202, "\(resent.text)")
+            let second = try resent.decode(AuthorizationCreated.self)
+            #expect(try #require(second.challenge) != created.challenge)
+            #expect(try server.auditKinds().contains("authorization.resent"))
+            // The client signs the challenge of the answer it saw first.
+            let signature = try device.sign(purpose: "authz", challenge: try #require(created.challenge), action: try #require(created.actionHash))
+            #expect(try user.call("POST", "/v1/authorizations/\(created.authorizationID)", ["code": signature]).status == 200)
+            #expect(try user.call("POST", "/v1/authorizations/\(created.authorizationID)", ["code": signature]).status == 404)
+        }
+    }
 }

@@ -80,7 +80,7 @@ struct StableCodesTests {
             "admin_key.created", "admin_key.revoked", "admin_key.rejected", "admin.read", "admin.user_disabled", "admin.user_enabled",
             "admin.user_deleted", "admin.mfa_reset", "admin.sessions_revoked", "admin.email_verified", "admin.test_number_set",
             "admin.test_number_removed", "password_reset.requested", "password_reset.verified", "password_reset.failed", "password.reset",
-            "mfa.exhausted", "mfa.frozen",
+            "mfa.exhausted", "mfa.frozen", "authorization.resent",
         ])
     }
 }

@@ -81,6 +81,8 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case mfaExhausted = "mfa.exhausted"
     /// A hundred wrong second-factor proofs in a row: the second step is locked until an administrator resets it.
     case mfaFrozen = "mfa.frozen"
+    /// An authorization's challenge asked for again ("Send a new code").
+    case authorizationResent = "authorization.resent"
 }
 
 /// The outcome recorded with an event.

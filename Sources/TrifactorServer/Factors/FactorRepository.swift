@@ -105,15 +105,18 @@ enum FactorRepository {
             """, [id.sql, factor.userID.sql, factor.id.sql, purpose.sql, SQLValue(challenge), SQLValue(verification?.raw), .int(at)])
     }
 
-    /// The newest unused challenge of `factor` for `purpose` issued after `since`.
-    static func latestChallenge(_ factor: FactorID, purpose: Purpose, since: Int64,
-                                on db: any SQLConnection) throws -> (id: ChallengeID, challenge: String)? {
-        guard let row = try db.queryOne("""
+    /// The unused challenges of `factor` for `purpose` issued after `since`, newest first (a few at most: each send
+    /// within the challenge's life adds one). A proof is matched against each, so two sends in one millisecond, or on
+    /// two instances whose commits cross, never refuse the one the client answered.
+    static func liveChallenges(_ factor: FactorID, purpose: Purpose, since: Int64,
+                               on db: any SQLConnection) throws -> [(id: ChallengeID, challenge: String)] {
+        try db.query("""
             SELECT id, challenge FROM mfa_challenges
             WHERE factor_id = $1 AND purpose = $2 AND used_at IS NULL AND created_at > $3 AND challenge IS NOT NULL
-            ORDER BY created_at DESC, id LIMIT 1
-            """, [factor.sql, purpose.sql, .int(since)]), let challenge = try row.optionalText("challenge") else { return nil }
-        return (try row.id("id"), challenge)
+            ORDER BY created_at DESC, id LIMIT 10
+            """, [factor.sql, purpose.sql, .int(since)]).compactMap { row in
+            try row.optionalText("challenge").map { (try row.id("id"), $0) }
+        }
     }
 
     /// Spends a challenge; false when it was spent meanwhile (each works once, even against two requests at the same moment).

@@ -57,8 +57,9 @@ struct DeviceKeyFactor: SecondFactor {
 
     func verify(_ factor: Factor, proof: Proof, purpose: Purpose, client: AuditContext, now: Date, on db: any SQLConnection) throws -> Bool {
         guard case .code(let signature) = proof, case .device(let key) = factor.credential,
-              let (id, challenge) = try FactorRepository.latestChallenge(factor.id, purpose: purpose, since: now.millis - Self.challengeLifetime, on: db),
-              Self.isValid(signature: signature, key: key, message: Self.message(purpose: purpose.label, challenge: challenge, action: purpose.actionHash))
+              let (id, _) = try FactorRepository.liveChallenges(factor.id, purpose: purpose, since: now.millis - Self.challengeLifetime, on: db).first(where: {
+                  Self.isValid(signature: signature, key: key, message: Self.message(purpose: purpose.label, challenge: $0.challenge, action: purpose.actionHash))
+              })
         else { return false }
         // Each challenge works once, even against two requests at the same moment.
         return try FactorRepository.spendChallenge(id, at: now.millis, on: db)

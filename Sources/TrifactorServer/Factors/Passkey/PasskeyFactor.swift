@@ -71,7 +71,9 @@ struct PasskeyFactor: SecondFactor {
     func verify(_ factor: Factor, proof: Proof, purpose: Purpose, client: AuditContext, now: Date, on db: any SQLConnection) throws -> Bool {
         guard case .assertion(let credentialID, let parsed) = proof, case .passkey(let passkey) = factor.credential,
               credentialID == passkey.credentialID,
-              let (id, text) = try FactorRepository.latestChallenge(factor.id, purpose: purpose, since: now.millis - Self.challengeLifetime, on: db),
+              case let live = try FactorRepository.liveChallenges(factor.id, purpose: purpose, since: now.millis - Self.challengeLifetime, on: db),
+              // The challenge the assertion names, else the newest (spent by this failed try).
+              let (id, text) = live.first(where: { Base64URL.decode($0.challenge) == parsed.challenge }) ?? live.first,
               let challenge = Base64URL.decode(text)
         else { return false }
         // Claimed first: a failed or raced attempt spends the challenge too.

@@ -46,8 +46,9 @@ struct PhoneFactor: SecondFactor {
     func challenge(_ factor: Factor, purpose: Purpose, intent: CodeIntent, client: AuditContext, now: Date) throws -> ChallengeIssued {
         guard case .phone(let number) = factor.credential else { throw SecondFactorFailure.unusable }
         let locale = try transactions.read { try AccountRepository.find(id: factor.userID, on: $0)?.locale }
-        let verification = try send(to: number, intent: intent, locale: locale, userID: factor.userID, scope: purpose.key, client: client)
-        try transactions.write { db in
+        // The challenge row commits with the verification: a failure between two commits left the new code's text on
+        // its way and the superseded one checked.
+        _ = try send(to: number, intent: intent, locale: locale, userID: factor.userID, scope: purpose.key, client: client) { verification, db in
             try FactorRepository.insertChallenge(id: .random(using: random), factor: factor, purpose: purpose, challenge: nil, verification: verification,
                                                  at: now.millis, on: db)
         }
@@ -87,7 +88,7 @@ struct PhoneFactor: SecondFactor {
     /// it proves: another purpose keeps its own code) is replaced, in the same transaction: a start
     /// refused (rate limited, over budget) leaves the running one's code valid.
     private func send(to number: PhoneNumber, intent: CodeIntent, locale: String?, userID: UserID, scope: String,
-                      client: AuditContext) throws -> VerificationID {
+                      client: AuditContext, then: (VerificationID, any SQLConnection) throws -> Void = { _, _ in }) throws -> VerificationID {
         // The relying party's name when its server named one, the server's otherwise.
         let start = PhoneVerificationService.Start(brand: client.brand ?? brand, locale: verifications.outbox.texts.locale(user: locale),
                                                    steps: [.init(channel: .sms, to: number.digits), .init(channel: .voice, to: number.digits)],
@@ -95,10 +96,10 @@ struct PhoneFactor: SecondFactor {
                                                    clientRef: nil, intent: intent, userID: userID, scope: scope, supersedesRunning: true)
         do {
             do {
-                return try verifications.start(start, key: .internalMFA, client: client)
+                return try verifications.start(start, key: .internalMFA, client: client, then: then)
             } catch PhoneVerificationFailure.concurrent {
                 // Another start for this number and scope committed meanwhile: this one replaces it in turn.
-                return try verifications.start(start, key: .internalMFA, client: client)
+                return try verifications.start(start, key: .internalMFA, client: client, then: then)
             }
         } catch PhoneVerificationFailure.rateLimited(let wait), PhoneVerificationFailure.budgetExceeded(_, let wait) {
             throw CommonFailure.rateLimited(retryAfter: wait)

@@ -64,10 +64,11 @@ struct AuthorizationService: Sendable {
                 """, [id.sql, caller.user.id.sql, .int(now.millis)]) else { return .failure(.notFound) }
             guard try row.text("action_hash") == hash else {
                 try db.execute("UPDATE authorizations SET status = 'void' WHERE id = $1 AND status = 'pending'", [id.sql])
-                try AuditLog.append(client.event(.authorizationFailed, .failure, userID: caller.user.id, detail: "id=\(id.raw) resend for another action"),
+                try AuditLog.append(client.event(.authorizationFailed, .denied, userID: caller.user.id, detail: "id=\(id.raw) resend for another action"),
                                     at: now.millis, on: db)
                 return .failure(.mismatch)
             }
+            try AuditLog.append(client.event(.authorizationResent, .success, userID: caller.user.id, detail: "id=\(id.raw)"), at: now.millis, on: db)
             return .success((try SecondFactorService.factor(try row.id("factor_id"), of: caller.user.id, on: db), try row.text("summary")))
         }
         let (factor, summary) = try found.get()

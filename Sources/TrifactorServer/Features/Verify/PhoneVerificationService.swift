@@ -63,8 +63,10 @@ struct PhoneVerificationService: Sendable {
     /// (its transaction rolls back: no token, no lock) but the audit entry.
     /// - Throws: `PhoneVerificationFailure` (`.rateLimited`, `.concurrent`
     ///   for a request of this key running for a number unless
-    ///   `supersedesRunning`, `.deliveryUnavailable`).
-    func start(_ s: Start, key: APIKey, client: AuditContext) throws -> VerificationID {
+    ///   `supersedesRunning`, `.deliveryUnavailable`). `then` runs in the start's transaction with the new id (a
+    ///   second factor records its challenge there, so the code sent and the code checked never part).
+    func start(_ s: Start, key: APIKey, client: AuditContext,
+               then: (VerificationID, any SQLConnection) throws -> Void = { _, _ in }) throws -> VerificationID {
         let testNumbers = testNumbers(for: key.id)
         try refuseUnreachable(s, testNumbers: testNumbers, client: client)
         do {
@@ -98,6 +100,7 @@ struct PhoneVerificationService: Sendable {
                 }
                 try AuditLog.append(client.event(.verifyStarted, .success, userID: s.userID, detail: "id=\(id.raw) key=\(key.apiKey) steps=\(s.steps.map(\.channel.rawValue).joined(separator: ","))"
                                                  + (review ? " held for review" : "")), at: now.millis, on: db)
+                try then(id, db)
                 return id
             }
         } catch let refusal as PhoneVerificationFailure {
