@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TrifactorKit
+@testable import TrifactorKit
 import TrifactorKitTesting
 
 @Suite("Presence lock and local-authentication errors")
@@ -86,5 +86,117 @@ struct PresenceTests {
         #expect(Set(messages).count == LocalAuthenticationError.allCases.count)
         #expect(messages.allSatisfy { $0.hasSuffix(".") && !$0.isEmpty })
         #expect(LocalAuthenticationError.allCases.filter(\.isCancellation) == [.userCancel, .systemCancel, .appCancel])
+    }
+}
+
+/// A presence check that stays on screen until the test answers it, counting prompts and the policies they asked with.
+final class HeldPresence: UserPresence, @unchecked Sendable {
+    // @unchecked Sendable: every field is read and written under `lock`.
+    private let lock = NSLock()
+    private var waiting: [CheckedContinuation<Void, any Error>] = []
+    private var asked: [PresencePolicy] = []
+    var availableBiometry: Biometry { .faceID }
+
+    var policies: [PresencePolicy] { lock.withLock { asked } }
+    var onScreen: Int { lock.withLock { waiting.count } }
+
+    func verify(reason: String, policy: PresencePolicy) async throws(LocalAuthenticationError) {
+        do {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                lock.withLock {
+                    asked.append(policy)
+                    waiting.append(continuation)
+                }
+            }
+        } catch let error as LocalAuthenticationError {
+            throw error
+        } catch {
+            throw .systemCancel
+        }
+    }
+
+    /// Answers the prompt on screen.
+    func answer(_ error: LocalAuthenticationError? = nil) {
+        let next = lock.withLock { waiting.isEmpty ? nil : waiting.removeFirst() }
+        if let error { next?.resume(throwing: error) } else { next?.resume() }
+    }
+
+    /// Waits until `count` prompts were asked for.
+    func untilAsked(_ count: Int) async {
+        while policies.count < count { try? await Task.sleep(for: .milliseconds(5)) }
+    }
+}
+
+@Suite("Overlapping unlocks")
+struct OverlappingUnlockTests {
+    @Test("two unlocks at once share one prompt, and its answer: both pass, or both get its error")
+    func shared() async throws {
+        let presence = HeldPresence()
+        let lock = PresenceLock(policy: .always, presence: presence, clock: ManualClock())
+        async let first: Void = lock.unlock(reason: "Approve")
+        async let second: Void = lock.unlock(reason: "Approve")
+        await presence.untilAsked(1)
+        while lock.unlocksWaiting < 2 { try await Task.sleep(for: .milliseconds(5)) }  // both wait on the one prompt
+        presence.answer()
+        try await first
+        try await second
+        #expect(presence.policies == [.biometricsOrPasscode])
+
+        let third = Task<Void, any Error> { try await lock.unlock(reason: "Approve") }
+        let fourth = Task<Void, any Error> { try await lock.unlock(reason: "Approve") }
+        await presence.untilAsked(2)
+        while lock.unlocksWaiting < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        presence.answer(.userCancel)
+        await #expect(throws: LocalAuthenticationError.userCancel) { try await third.value }
+        await #expect(throws: LocalAuthenticationError.userCancel) { try await fourth.value }
+        #expect(presence.policies.count == 2)
+    }
+
+    @Test("an unlock that wants biometrics only is not answered by a passcode prompt: it asks after it, never at the same time")
+    func otherPolicyWaits() async throws {
+        let presence = HeldPresence()
+        let lock = PresenceLock(policy: .always, presence: presence, clock: ManualClock())
+        async let passcode: Void = lock.unlock(reason: "Open", policy: .biometricsOrPasscode)
+        await presence.untilAsked(1)
+        async let biometric: Void = lock.unlock(reason: "Approve", policy: .biometrics)
+        while lock.unlocksWaiting < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(presence.onScreen == 1, "one sheet at a time")
+        presence.answer()
+        try await passcode
+        await presence.untilAsked(2)
+        #expect(presence.policies == [.biometricsOrPasscode, .biometrics])
+        presence.answer()
+        try await biometric
+    }
+}
+
+@Suite("The README's Face ID gate, call by call")
+struct ReadmeGateTests {
+    @Test("background, five minutes, foreground, active: asks; a short absence does not; an app that never calls didEnterBackground is asked every time")
+    func sceneSequence() async throws {
+        let clock = ManualClock(), presence = ScriptedUserPresence()
+        let gate = PresenceLock(policy: .afterBackground(300), presence: presence, clock: clock)
+        // Launch: sceneDidBecomeActive asks once.
+        try await gate.unlock(reason: "Unlock your bank")
+        #expect(presence.prompts == 1)
+        // Control Center pulled down and back (inactive, then active: no background): nothing asked.
+        try await gate.unlock(reason: "Unlock your bank")
+        #expect(presence.prompts == 1)
+        // sceneDidEnterBackground, 60 s away, sceneWillEnterForeground, sceneDidBecomeActive: nothing asked.
+        gate.didEnterBackground()
+        clock.advance(60)
+        gate.willEnterForeground()
+        try await gate.unlock(reason: "Unlock your bank")
+        #expect(presence.prompts == 1)
+        // Five minutes away: asked.
+        gate.didEnterBackground()
+        clock.advance(300)
+        gate.willEnterForeground()
+        try await gate.unlock(reason: "Unlock your bank")
+        #expect(presence.prompts == 2)
+        // The old example's mistake: willEnterForeground without didEnterBackground. It is asked, not let through.
+        gate.willEnterForeground()
+        try await gate.unlock(reason: "Unlock your bank")
+        #expect(presence.prompts == 3)
     }
 }
