@@ -41,6 +41,8 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     case exposed(path: String, fix: String)
     /// The platform refused with this status (Keychain `OSStatus`).
     case unexpected(status: Int32)
+    /// This device has no Secure Enclave (or no secure key store): a device key cannot be made here.
+    case noSecureHardware
 
     public var description: String {
         switch self {
@@ -49,6 +51,7 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         case .damaged(let why): "The secure store cannot be read: \(why)."
         case .exposed(let path, let fix): "\(path) can be read by other users; run `\(fix)` first."
         case .unexpected(let status): "The secure store refused (status \(status))."
+        case .noSecureHardware: "This device has no Secure Enclave, so it cannot hold a device key."
         }
     }
 }
@@ -89,6 +92,8 @@ public enum PresencePolicy: Sendable, Equatable {
 public protocol UserPresence: Sendable {
     /// The biometry this device offers and has enrolled.
     var availableBiometry: Biometry { get }
+    /// Whether a check with `policy` can be shown now, and if not why (ask before prompting).
+    func readiness(for policy: PresencePolicy) -> PresenceReadiness
     /// Asks the user; returns when they passed.
     /// - Throws: the `LocalAuthenticationError` of the failure.
     func verify(reason: String, policy: PresencePolicy) async throws(LocalAuthenticationError)

@@ -15,7 +15,7 @@ public struct SecureEnclaveKeyStore: DeviceKeyStore {
     public init(keychain: KeychainSecretStore) { self.keychain = keychain }
 
     public func createKey(tag: String, requiresPresence: Bool) async throws(SecretStoreError) -> Data {
-        guard SecureEnclave.isAvailable else { throw .presence(.biometryNotAvailable) }
+        guard SecureEnclave.isAvailable else { throw .noSecureHardware }
         guard try await !keychain.contains("\(tag).enclave-key") else { throw .damaged("a key named \(tag) exists already") }
         let flags: SecAccessControlCreateFlags = requiresPresence ? [.privateKeyUsage, .biometryCurrentSet] : [.privateKeyUsage]
         guard let access = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, flags, nil) else {
@@ -51,15 +51,16 @@ public struct SecureEnclaveKeyStore: DeviceKeyStore {
     }
 
     /// CryptoKit throws `CryptoKitError` or CryptoTokenKit errors whose cause
-    /// (an `LAError`, an `OSStatus`) sits in the `NSUnderlyingErrorKey` chain.
+    /// (an `LAError`, an `OSStatus`) sits in the `NSUnderlyingErrorKey` chain:
+    /// the chain is handed to the core (`PlatformError.secretStoreError`), which decides.
     static func translate(_ error: any Error) -> SecretStoreError {
+        var chain: [PlatformError] = []
         var current: NSError? = error as NSError
-        while let e = current {
-            if e.domain == LAErrorDomain { return .presence(LocalAuthenticationError(laErrorCode: e.code)) }
-            if e.domain == NSOSStatusErrorDomain, let presence = LocalAuthenticationError(osStatus: Int32(e.code)) { return .presence(presence) }
+        while let e = current, chain.count < 8 {
+            chain.append(PlatformError(domain: e.domain, code: e.code))
             current = e.userInfo[NSUnderlyingErrorKey] as? NSError
         }
-        return .unexpected(status: Int32(truncatingIfNeeded: (error as NSError).code))
+        return PlatformError.secretStoreError(chain)
     }
 
     public func deleteKey(tag: String) async throws(SecretStoreError) {
