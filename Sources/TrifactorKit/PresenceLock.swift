@@ -9,7 +9,7 @@ import Foundation
 public final class PresenceLock: Sendable {
     /// When to ask again.
     public enum Policy: Sendable, Equatable {
-        /// Every `unlock` asks.
+        /// Every `unlock` asks (unlocks made while its prompt is up, for the same reason, share that prompt).
         case always
         /// Asks when the last successful check is older than this many seconds.
         case afterTimeout(TimeInterval)
@@ -21,10 +21,15 @@ public final class PresenceLock: Sendable {
         var lastVerified: Date?
         var backgroundedAt: Date?
         var stale = true
-        /// The prompt on screen, and the policy it asks with.
-        var prompt: (task: Task<Void, any Error>, policy: PresencePolicy)?
+        /// The policy the last check passed with.
+        var verifiedWith: PresencePolicy?
+        /// The prompt on screen, with the policy and reason it asks with.
+        var prompt: (task: Task<Void, any Error>, policy: PresencePolicy, reason: String)?
         /// Unlocks waiting for it.
         var waiting = 0
+        /// Counts prompts (the one up is the newest) and `lock()`s (a prompt's success counts only in its own epoch).
+        var generation = 0
+        var epoch = 0
     }
 
     public let policy: Policy
@@ -38,54 +43,69 @@ public final class PresenceLock: Sendable {
         self.clock = clock
     }
 
-    /// Whether the next `unlock` will prompt.
-    public var needsPresence: Bool {
+    /// Whether the next `unlock` (with the passcode allowed) will prompt.
+    public var needsPresence: Bool { needsPresence(for: .biometricsOrPasscode) }
+
+    /// Whether the next `unlock` with `presencePolicy` will prompt: a check that let the passcode in never stands for
+    /// one that wants biometrics only.
+    public func needsPresence(for presencePolicy: PresencePolicy) -> Bool {
         let now = clock.now
-        return state.withLock { s in
-            switch policy {
-            case .always: return true
-            // A clock set back (a negative interval) counts as expired, never as fresh forever.
-            case .afterTimeout(let limit): return s.lastVerified.map { let t = now.timeIntervalSince($0); return t >= limit || t < 0 } ?? true
-            case .afterBackground: return s.stale
-            }
+        return state.withLock { s in Self.needs(s, policy, presencePolicy, now) }
+    }
+
+    private static func needs(_ s: State, _ policy: Policy, _ wanted: PresencePolicy, _ now: Date) -> Bool {
+        if wanted == .biometrics && s.verifiedWith != .biometrics { return true }
+        switch policy {
+        case .always: return true
+        // A clock set back (a negative interval) counts as expired, never as fresh forever.
+        case .afterTimeout(let limit): return s.lastVerified.map { let t = now.timeIntervalSince($0); return t >= limit || t < 0 } ?? true
+        case .afterBackground: return s.stale
         }
     }
 
     /// Passes at once when the policy allows, else asks the user.
     /// - Throws: `LocalAuthenticationError` when the user did not pass.
-    /// An unlock made while another's prompt is on screen waits for that prompt and shares its answer when it asks
-    /// with the same policy; one that wanted another policy goes on after it as if it had come later (a passcode
-    /// typed for that prompt is never its answer).
+    /// An unlock made while a prompt is on screen for the same policy and reason waits for it and shares its answer
+    /// (the sheet said what it was for); any other waits for it to end and then goes on as if it had come later. The
+    /// prompt records its own outcome as it ends, so no unlock ever sees a prompt that ended as still up, and a
+    /// `lock()` made while it was up is not undone by its success.
     public func unlock(reason: String, policy presencePolicy: PresencePolicy = .biometricsOrPasscode) async throws(LocalAuthenticationError) {
         while true {
-            if !needsPresence { return }
-            let presence = presence
-            let (prompt, shared) = state.withLock { s -> (Task<Void, any Error>, Bool) in
+            let presence = presence, clock = clock
+            let joined = state.withLock { s -> (task: Task<Void, any Error>, shared: Bool)? in
+                if let running = s.prompt {
+                    s.waiting += 1
+                    return (running.task, running.policy == presencePolicy && running.reason == reason)
+                }
+                if !Self.needs(s, policy, presencePolicy, clock.now) { return nil }
+                s.generation += 1
+                let (generation, epoch) = (s.generation, s.epoch)
+                let task = Task<Void, any Error> { [state] in
+                    var failure: (any Error)?
+                    do { try await presence.verify(reason: reason, policy: presencePolicy) } catch { failure = error }
+                    let now = clock.now
+                    state.withLock { s in
+                        if s.generation == generation { s.prompt = nil }
+                        if failure == nil, s.epoch == epoch {
+                            s.lastVerified = now
+                            s.stale = false
+                            s.verifiedWith = presencePolicy
+                        }
+                    }
+                    if let failure { throw failure }
+                }
                 s.waiting += 1
-                if let running = s.prompt { return (running.task, running.policy == presencePolicy) }
-                let task = Task<Void, any Error> { try await presence.verify(reason: reason, policy: presencePolicy) }
-                s.prompt = (task, presencePolicy)
+                s.prompt = (task, presencePolicy, reason)
                 return (task, true)
             }
-            let outcome = await prompt.result
-            state.withLock { s in
-                s.waiting -= 1
-                // The first to see the prompt end clears it (a newer one may be up already).
-                if let running = s.prompt, running.task == prompt { s.prompt = nil }
-            }
-            guard shared else { continue }  // another policy's prompt ended: ask with ours
+            guard let joined else { return }
+            let outcome = await joined.task.result
+            state.withLock { $0.waiting -= 1 }
+            guard joined.shared else { continue }  // another prompt ended: ask with ours, if still needed
             switch outcome {
-            case .success:
-                let now = clock.now
-                state.withLock {
-                    $0.lastVerified = now
-                    $0.stale = false
-                }
-                return
-            case .failure(let error as LocalAuthenticationError):
-                throw error
-            case .failure:
-                throw .systemCancel
+            case .success: return
+            case .failure(let error as LocalAuthenticationError): throw error
+            case .failure: throw .systemCancel
             }
         }
     }
@@ -93,12 +113,12 @@ public final class PresenceLock: Sendable {
     /// How many unlocks wait for a prompt now (for tests).
     var unlocksWaiting: Int { state.withLock { $0.waiting } }
 
-    /// Forgets the last check: the next `unlock` asks (sign-out, "lock now").
+    /// Forgets the last check: the next `unlock` asks (sign-out, "lock now"), even if a prompt up now passes.
     public func lock() {
         state.withLock { s in
-            let (prompt, waiting) = (s.prompt, s.waiting)
-            s = State()
-            (s.prompt, s.waiting) = (prompt, waiting)
+            var fresh = State()
+            (fresh.prompt, fresh.waiting, fresh.generation, fresh.epoch) = (s.prompt, s.waiting, s.generation, s.epoch + 1)
+            s = fresh
         }
     }
 

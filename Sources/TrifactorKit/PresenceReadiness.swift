@@ -47,7 +47,9 @@ public struct PresenceReadiness: Sendable, Equatable {
         switch blocker {
         case .biometryLockout: return "\(name) is locked after too many tries. Enter your passcode to unlock it."
         case .biometryNotEnrolled: return biometry == .none ? blocker.message : "Set up \(name) in Settings first."
-        case .biometryNotAvailable: return biometry == .none ? "This device has no Face ID or Touch ID." : "\(name) is turned off for this app in Settings."
+        case .biometryNotAvailable:
+            // LAError −6 (and the disconnected-accessory codes) cover "turned off for this app" and hardware away alike.
+            return biometry == .none ? "This device has no Face ID or Touch ID." : "\(name) is not available right now (it may be turned off for this app in Settings)."
         default: return blocker.message
         }
     }

@@ -15,7 +15,7 @@ struct PresenceReadinessTests {
     func blockers() {
         #expect(PresenceReadiness(policy: .biometrics, canEvaluate: false, laErrorCode: -7, biometry: .touchID).message == "Set up Touch ID in Settings first.")
         #expect(PresenceReadiness(policy: .biometrics, canEvaluate: false, laErrorCode: -6, biometry: .faceID).message
-                == "Face ID is turned off for this app in Settings.")
+                == "Face ID is not available right now (it may be turned off for this app in Settings).")
         let none = PresenceReadiness(policy: .biometrics, canEvaluate: false, laErrorCode: -7, biometry: .none)
         #expect(none.blocker == .biometryNotAvailable && none.message == "This device has no Face ID or Touch ID.")
         let noPasscode = PresenceReadiness(policy: .biometricsOrPasscode, canEvaluate: false, laErrorCode: -5, biometry: .none)

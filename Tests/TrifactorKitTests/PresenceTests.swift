@@ -200,3 +200,47 @@ struct ReadmeGateTests {
         #expect(presence.prompts == 3)
     }
 }
+
+@Suite("What a prompt stands for")
+struct PromptMeaningTests {
+    @Test("under a timeout, a check that let the passcode in does not stand for one that wants biometrics only")
+    func passcodeIsNotBiometrics() async throws {
+        let presence = ScriptedUserPresence()
+        let lock = PresenceLock(policy: .afterTimeout(300), presence: presence, clock: ManualClock())
+        try await lock.unlock(reason: "Open", policy: .biometricsOrPasscode)
+        #expect(!lock.needsPresence && lock.needsPresence(for: .biometrics))
+        try await lock.unlock(reason: "Approve", policy: .biometrics)
+        #expect(presence.prompts == 2)
+        try await lock.unlock(reason: "Approve", policy: .biometrics)
+        #expect(presence.prompts == 2)
+    }
+
+    @Test("overlapping unlocks for other reasons do not share a sheet: each user sees what they approve")
+    func otherReasonAsksAfter() async throws {
+        let presence = HeldPresence()
+        let lock = PresenceLock(policy: .always, presence: presence, clock: ManualClock())
+        async let open: Void = lock.unlock(reason: "Open the app")
+        await presence.untilAsked(1)
+        async let approve: Void = lock.unlock(reason: "Approve EUR 10,000 to X")
+        while lock.unlocksWaiting < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        presence.answer()
+        try await open
+        await presence.untilAsked(2)
+        presence.answer()
+        try await approve
+        #expect(presence.policies.count == 2)
+    }
+
+    @Test("lock() while a prompt is up: its success does not unlock what was just locked")
+    func lockDuringPrompt() async throws {
+        let presence = HeldPresence()
+        let lock = PresenceLock(policy: .afterTimeout(300), presence: presence, clock: ManualClock())
+        async let first: Void = lock.unlock(reason: "Open")
+        await presence.untilAsked(1)
+        lock.lock()
+        presence.answer()
+        try await first
+        #expect(lock.needsPresence, "signed out while the sheet was up: the next unlock asks")
+    }
+}
+
