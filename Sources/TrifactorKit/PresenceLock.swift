@@ -99,13 +99,19 @@ public final class PresenceLock: Sendable {
                 return (task, true)
             }
             guard let joined else { return }
-            let outcome = await joined.task.result
+            // A cancelled unlock that was the prompt's last waiter takes the prompt with it (a presence that honours
+            // cancellation dismisses its sheet); one that others still wait for stays up for them.
+            let outcome = await withTaskCancellationHandler {
+                await joined.task.result
+            } onCancel: { [state] in
+                if state.withLock({ $0.waiting == 1 }) { joined.task.cancel() }
+            }
             state.withLock { $0.waiting -= 1 }
             guard joined.shared else { continue }  // another prompt ended: ask with ours, if still needed
             switch outcome {
             case .success: return
             case .failure(let error as LocalAuthenticationError): throw error
-            case .failure: throw .systemCancel
+            case .failure: throw Task.isCancelled ? .appCancel : .systemCancel
             }
         }
     }

@@ -102,11 +102,16 @@ final class HeldPresence: UserPresence, @unchecked Sendable {
 
     func verify(reason: String, policy: PresencePolicy) async throws(LocalAuthenticationError) {
         do {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                lock.withLock {
-                    asked.append(policy)
-                    waiting.append(continuation)
+            // Cancelled, the sheet is dismissed: the prompt ends with the app's cancel, as LAContext.invalidate() does.
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    lock.withLock {
+                        asked.append(policy)
+                        waiting.append(continuation)
+                    }
                 }
+            } onCancel: {
+                answer(.appCancel)
             }
         } catch let error as LocalAuthenticationError {
             throw error
@@ -242,5 +247,25 @@ struct PromptMeaningTests {
         try await first
         #expect(lock.needsPresence, "signed out while the sheet was up: the next unlock asks")
     }
-}
 
+    @Test("an unlock cancelled while it waits alone takes its prompt with it; one that others wait for stays up for them")
+    func cancelled() async throws {
+        let presence = HeldPresence()
+        let lock = PresenceLock(policy: .always, presence: presence, clock: ManualClock())
+        let alone = Task<Void, any Error> { try await lock.unlock(reason: "Approve") }
+        await presence.untilAsked(1)
+        alone.cancel()
+        await #expect(throws: LocalAuthenticationError.appCancel) { try await alone.value }
+        #expect(presence.onScreen == 0, "the sheet went with the only unlock waiting for it")
+
+        let first = Task<Void, any Error> { try await lock.unlock(reason: "Open") }
+        await presence.untilAsked(2)
+        let second = Task<Void, any Error> { try await lock.unlock(reason: "Open") }
+        while lock.unlocksWaiting < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        first.cancel()
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(presence.onScreen == 1, "the other unlock still waits for it")
+        presence.answer()
+        try await second.value
+    }
+}
