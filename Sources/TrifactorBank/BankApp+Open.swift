@@ -33,7 +33,7 @@ extension BankApp {
             let name = form["name"] ?? ""
             if name.isEmpty || name.count > 70 { errors["name"] = "Enter your name (up to 70 characters)." }
             let email = (form["email"] ?? "").lowercased()
-            if email.count > 254 || email.split(separator: "@").count != 2 || email.contains(" ") { errors["email"] = "Enter your email address, like ann@example.com." }
+            if !Self.looksLikeEmail(email) { errors["email"] = "Enter your email address, like ann@example.com." }
             let password = form.raw("password") ?? ""
             if password.isEmpty { errors["password"] = "Choose a password." }
             let phone = Self.mobile(form["phone"] ?? "", errors: &errors)
@@ -193,6 +193,11 @@ extension BankApp {
                       .text(opening.sitekey.phrase), .int(now().millis)])
             _ = try ledger.openAccounts(for: id, currency: "EUR", checking: Self.openingBalances.checking, saving: Self.openingBalances.saving, now: now(), on: db)
         }
+    }
+
+    /// Whether a typed email can be one (Trifactor checks it fully): one "@", no space, at most 254 characters.
+    static func looksLikeEmail(_ email: String) -> Bool {
+        email.count <= 254 && email.split(separator: "@").count == 2 && !email.contains(" ")
     }
 
     /// Trifactor's reason for a refused field as a sentence: "is too common: …" becomes "This password is too common: …".

@@ -41,15 +41,7 @@ extension BankApp {
     func resetFactorPage(_ session: BankSession, _ request: Request, _ reset: PasswordReset, notice: String?) -> HTML {
         let passkeysHere = Self.passkeysWork(request)
         let options: [HTML] = reset.hints.compactMap { hint in
-            let label: String
-            switch hint.kind {
-            case .phone(let masked): label = "Text me a code at \(masked)"
-            case .totp: label = "Use my authenticator app"
-            case .device: label = "Approve on my device\(hint.displayName.map { " (\($0))" } ?? "")"
-            case .recoveryCode: label = "Use a recovery code"
-            case .passkey where passkeysHere: label = "Use Touch ID / Face ID / your security key"
-            case .passkey, .other: return nil
-            }
+            guard passkeysHere || hint.kind != .passkey, let label = Self.factorChoice(hint) else { return nil }
             return Page.button(label, name: "factor", value: hint.id, kind: "secondary")
         }
         var body: [HTML] = [Page.paragraph("To keep your account safe, confirm the reset the way you confirm a sign-in:")]

@@ -29,7 +29,7 @@ extension BankApp {
             if let limited = signInLimited(request) { return limited }
             let (viewer, form) = try postedBeforeSession(request)
             let email = (form["email"] ?? "").lowercased()
-            guard email.count <= 254, email.split(separator: "@").count == 2, !email.contains(" ") else {
+            guard Self.looksLikeEmail(email) else {
                 return back(to: "/", viewer, FormDraft(values: ["email": form["email"] ?? ""], errors: ["email": "Enter your email address, like ann@example.com."]))
             }
             let (session, cookies) = startSession(viewer)

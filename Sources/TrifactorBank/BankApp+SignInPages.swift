@@ -76,25 +76,30 @@ extension BankApp {
         let passkeysHere = Self.passkeysWork(request)
         let first = resolver.hints.first { passkeysHere || $0.kind != .passkey }?.id
         let options: [HTML] = resolver.hints.compactMap { hint in
-            let label: String
-            switch hint.kind {
-            case .phone(let masked): label = "Text me a code at \(masked)"
-            case .totp: label = "Use my authenticator app"
-            case .device: label = "Approve on my device\(hint.displayName.map { " (\($0))" } ?? "")"
-            case .recoveryCode: label = "Use a recovery code"
-            case .passkey, .other: return nil
-            }
+            guard hint.kind != .passkey, let label = Self.factorChoice(hint) else { return nil }
             return Page.button(label, name: "factor", value: hint.id, kind: hint.id == first ? "primary" : "secondary")
         }
         let passkeyHints = resolver.hints.filter { $0.kind == .passkey }
         let passkeys: [HTML] = passkeysHere ? passkeyHints.map { hint in
-            Page.passkeyButton("Use Touch ID / Face ID / your security key", flow: "second-factor", factor: hint.id, kind: hint.id == first ? "primary" : "secondary")
+            Page.passkeyButton(Self.factorChoice(hint) ?? "", flow: "second-factor", factor: hint.id, kind: hint.id == first ? "primary" : "secondary")
         } : []
         var body: [HTML] = [Page.paragraph("Choose how to confirm:")]
         body.append(.element("div", ["class": "card stack"], passkeys + [Page.form("/signin/challenge", session, options)]))
         if !passkeyHints.isEmpty && !passkeysHere { body.append(Page.paragraph(Self.passkeysNeedAName, class: "hint")) }
         body.append(Page.form("/signin/cancel", session, [Page.button("Start again", kind: "link")]))
         return Page.layout("Confirm it's you", screen(session, request, notice: notice, passkeys: !passkeys.isEmpty), body)
+    }
+
+    /// A factor's button on a choice page ("Text me a code at +*****3456"); nil for a kind the bank cannot use.
+    static func factorChoice(_ hint: FactorHint) -> String? {
+        switch hint.kind {
+        case .phone(let masked): "Text me a code at \(masked)"
+        case .totp: "Use my authenticator app"
+        case .device: "Approve on my device\(hint.displayName.map { " (\($0))" } ?? "")"
+        case .recoveryCode: "Use a recovery code"
+        case .passkey: "Use Touch ID / Face ID / your security key"
+        case .other: nil
+        }
     }
 
     /// Why a page offers no passkey at an IP address.
