@@ -56,6 +56,10 @@ extension BankApp {
                 return back(to: "/open", session, FormDraft(form, keeping: Self.openingFields, errors: ["form": Self.sentence(error)]), cookies: cookies)
             }
             var opening = Opening(name: name, email: email, password: password, phone: phone.e164, sitekey: sitekey, emailWindow: started)
+            // Starting again buys no guesses: Trifactor's window of wrong email codes still runs.
+            if let kept = session.flows({ $0.openingTries[email] }), started < kept.window.addingTimeInterval(Self.emailCodeWindow) {
+                (opening.emailTries, opening.emailWindow) = (kept.tries, kept.window)
+            }
             // A known email with this password is an opening left half way, or a customer of another Trifactor app.
             switch try? blocking({ try await client.signIn(email: email, password: password) }) {
             case .signedIn?:
@@ -127,7 +131,7 @@ extension BankApp {
                 opening.emailTries = 0
                 opening.emailWindow = now()
             } else if opening.emailTries >= Self.emailCodeTries {
-                session.flash(Self.emailLocked(window: opening.emailWindow, now: now()))
+                session.flash(Self.emailLocked(window: opening.emailWindow, now: now(), typed: false))
                 return redirect("/open/verify")
             }
             do {
@@ -150,18 +154,24 @@ extension BankApp {
         addOpeningPhone(&router)
     }
 
-    /// "That was the fifth wrong code: no email code works until 14:32 UTC (in 7 minutes). Then send a new code."
-    static func emailLocked(window: Date, now: Date) -> String {
+    /// "That was the fifth wrong code: no email code works until 14:32 UTC (in 7 minutes). Then send a new code." Not
+    /// `typed` (a new code asked for, a page shown again): "After five wrong codes, no email code works until …".
+    static func emailLocked(window: Date, now: Date, typed: Bool = true) -> String {
         let until = window.addingTimeInterval(emailCodeWindow)
-        return "That code is wrong, and that was the fifth try: for your safety no email code works until \(dayAndTime(until).time) "
-            + "(in \(duration(max(1, until.timeIntervalSince(now))))). Then send a new code."
+        return (typed ? "That code is wrong, and that was the fifth try: for your safety" : "After five wrong codes, for your safety")
+            + " no email code works until \(dayAndTime(until).time) (in \(duration(max(1, until.timeIntervalSince(now))))). Then send a new code."
     }
 
     /// Drops the opening under way and sends the browser to the form with `text`.
     func restartOpening(_ session: BankSession, saying text: String) -> Response {
         session.dropSignIn()
         session.set(stage: .start)
-        session.flows { $0.opening = nil }
+        session.flows { flows in
+            if let opening = flows.opening, !opening.emailVerified {
+                flows.openingTries[opening.email] = EmailTries(tries: opening.emailTries, window: opening.emailWindow)
+            }
+            flows.opening = nil
+        }
         session.flash(text)
         return redirect("/open")
     }

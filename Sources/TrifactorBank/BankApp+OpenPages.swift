@@ -47,7 +47,7 @@ extension BankApp {
         if usedUp {
             let over = now() >= opening.emailWindow.addingTimeInterval(Self.emailCodeWindow)
             body.append(.element("p", ["class": "error", "role": "alert"], [
-                .text(over ? "That code no longer works: send a new code." : error ?? Self.emailLocked(window: opening.emailWindow, now: now())),
+                .text(over ? "That code no longer works: send a new code." : error ?? Self.emailLocked(window: opening.emailWindow, now: now(), typed: false)),
             ]))
         } else {
             body.append(codeForm("/open/verify", session, error: error))

@@ -101,7 +101,7 @@ extension BankApp {
                 return flows.resetTries[email]!
             }
             if tries.tries >= Self.emailCodeTries {
-                session.flash(Self.emailLocked(window: tries.window, now: now()))
+                session.flash(Self.emailLocked(window: tries.window, now: now(), typed: false))
                 return redirect("/forgot/code")
             }
             let client = trifactor(session, request)

@@ -26,7 +26,7 @@ extension BankApp {
         if usedUp {
             let over = now() >= tries.window.addingTimeInterval(Self.emailCodeWindow)
             body.append(.element("p", ["class": "error", "role": "alert"], [
-                .text(over ? "That code no longer works: send a new code." : error ?? Self.emailLocked(window: tries.window, now: now())),
+                .text(over ? "That code no longer works: send a new code." : error ?? Self.emailLocked(window: tries.window, now: now(), typed: false)),
             ]))
         } else {
             body.append(codeForm("/forgot/code", session, error: error, label: "Code from the email", button: "Continue"))
@@ -52,7 +52,7 @@ extension BankApp {
             body.append(Page.form("/forgot/challenge", session, class: "card stack", options))
         }
         if reset.hints.contains(where: { $0.kind == .passkey }) && !passkeysHere { body.append(Page.paragraph(Self.passkeysNeedAName, class: "hint")) }
-        body.append(Page.paragraph("Lost all of them? Call us: we check it is you and reset them.", class: "hint"))
+        body.append(Page.paragraph("Can't use any of these? Call us on the number on your card: we check it is you and reset them.", class: "hint"))
         body.append(Page.form("/forgot/cancel", session, [Page.button("Start again", kind: "link")]))
         return Page.layout("Confirm it's you", screen(session, request, notice: notice), body)
     }

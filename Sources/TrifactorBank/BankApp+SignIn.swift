@@ -17,7 +17,9 @@ extension BankApp {
                 // The start page starts again: a sign-in or a reset under way is dropped (its email stays in the field).
                 if case .password(let typed) = session.stage { email = typed }
                 session.dropSignIn()
-                session.flows { $0.reset = nil }
+                if session.flows({ flows in defer { flows.reset = nil }; return flows.reset != nil }) {
+                    notice = "You left the password reset, so your password is unchanged. \"Forgot your password?\" starts it again."
+                }
                 session.set(stage: .start)
                 notice = session.takeNotice() ?? notice
             }

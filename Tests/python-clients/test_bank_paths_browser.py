@@ -500,3 +500,38 @@ def test_a_reset_can_be_abandoned_and_tells_no_one_who_banks_here(watched, bank)
     page.get_by_role("button", name="Email me a code").click()
     expect(page.get_by_role("alert")).to_contain_text("no email code works until")
     expect(page.get_by_label("Code from the email")).to_have_count(0)
+
+
+def test_starting_an_opening_again_buys_no_email_codes(watched, bank):
+    page = watched.page()
+    email = watched.email("otto")
+    page.goto(bank.url + "/open")
+    fill_opening(page, "Otto Example", email, "kite", "high wind")
+    page.get_by_role("button", name="Open my account").click()
+    expect(page.get_by_role("heading", name="Check your email")).to_be_visible()
+    for _ in range(5):
+        page.get_by_label("Code", exact=True).fill("000000")
+        page.get_by_role("button", name="Confirm").click()
+    expect(page.get_by_role("alert")).to_contain_text("that was the fifth try: for your safety no email code works until")
+    # Asking for a new code now sends none and says why, without calling it a wrong code.
+    page.get_by_role("button", name="Send a new code").click()
+    expect(page.get_by_role("status")).to_contain_text("After five wrong codes, for your safety no email code works until")
+    # Starting again with the same email and password: the page says at once that no code works yet.
+    page.get_by_role("button", name="Start again").click()
+    fill_opening(page, "Otto Example", email, "kite", "high wind")
+    page.get_by_role("button", name="Open my account").click()
+    expect(page.get_by_role("heading", name="Check your email")).to_be_visible()
+    expect(page.get_by_role("alert")).to_contain_text("After five wrong codes, for your safety no email code works until")
+    expect(page.get_by_label("Code", exact=True)).to_have_count(0)
+
+
+def test_leaving_a_reset_midway_says_the_password_is_unchanged(watched, bank):
+    page = watched.page()
+    page.goto(bank.url + "/forgot")
+    page.get_by_label("Email").fill(watched.email("lena"))
+    page.get_by_role("button", name="Email me a code").click()
+    expect(page.get_by_role("heading", name="Check your email")).to_be_visible()
+    page.goto(bank.url + "/")
+    expect(page.get_by_role("status")).to_contain_text("You left the password reset, so your password is unchanged")
+    refresh_is_a_get(page)
+    expect(page.get_by_role("status")).to_have_count(0)

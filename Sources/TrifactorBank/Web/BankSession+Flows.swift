@@ -28,6 +28,8 @@ struct Flows: Sendable {
     var reset: ResetFlow?
     /// Wrong reset codes typed per email in the current window: kept across "Start again", as Trifactor keeps them.
     var resetTries: [String: EmailTries] = [:]
+    /// The same for an opening's email codes.
+    var openingTries: [String: EmailTries] = [:]
 }
 
 /// Wrong emailed codes typed in the window that began at `window` (Trifactor counts five per ten minutes, a new code
