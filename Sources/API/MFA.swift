@@ -16,10 +16,24 @@ public struct StartEnrollmentRequest: Codable, Sendable {
     public var publicKey: String?
     /// For device: a name the user recognises (`Ann's iPhone`).
     public var deviceName: String?
-    enum CodingKeys: String, CodingKey { case kind, phone, country, algorithm, digits, publicKey = "public_key", deviceName = "device_name" }
+    /// For device: a second P-256 key (SubjectPublicKeyInfo DER, base64) that the
+    /// device releases only after the user's check, used only for approvals,
+    /// step-up and bound actions. Without it the factor is not approval-bound.
+    public var approvalKey: String?
+    /// For device with `approval_key`: what releases it (an `ApprovalGate` raw value).
+    public var approvalKeyGate: String?
+    /// For device with a `biometry` gate: `face_id`, `touch_id` or `optic_id` (for `amr`).
+    public var biometry: String?
+    enum CodingKeys: String, CodingKey {
+        case kind, phone, country, algorithm, digits, publicKey = "public_key", deviceName = "device_name", approvalKey = "approval_key"
+        case approvalKeyGate = "approval_key_gate", biometry
+    }
 
     public init(kind: String, phone: String? = nil, country: String? = nil, algorithm: String? = nil, digits: Int? = nil,
-                publicKey: String? = nil, deviceName: String? = nil) {
+                publicKey: String? = nil, deviceName: String? = nil, approvalKey: String? = nil, approvalKeyGate: String? = nil, biometry: String? = nil) {
+        self.approvalKey = approvalKey
+        self.approvalKeyGate = approvalKeyGate
+        self.biometry = biometry
         self.publicKey = publicKey
         self.deviceName = deviceName
         self.kind = kind
@@ -60,15 +74,18 @@ public struct EnrollmentStarted: Codable, Sendable, Equatable {
 public struct FinishEnrollmentRequest: Codable, Sendable {
     public var code: String?
     public var signature: String?
+    /// For a device with an approval key: that key's signature over the same challenge (purpose `enroll`, action `approval-key`).
+    public var approvalSignature: String?
     /// For passkey: the browser's credential.
     public var credential: CredentialJSON?
     public var displayName: String?
-    public init(code: String? = nil, signature: String? = nil, displayName: String? = nil) {
+    public init(code: String? = nil, signature: String? = nil, approvalSignature: String? = nil, displayName: String? = nil) {
         self.code = code
         self.signature = signature
+        self.approvalSignature = approvalSignature
         self.displayName = displayName
     }
-    enum CodingKeys: String, CodingKey { case code, signature, credential, displayName = "display_name" }
+    enum CodingKeys: String, CodingKey { case code, signature, approvalSignature = "approval_signature", credential, displayName = "display_name" }
 }
 
 /// An enrolled second factor.
@@ -81,9 +98,16 @@ public struct EnrolledFactor: Codable, Sendable, Equatable {
     public var lastUsedAt: Date?
     /// Recovery codes: how many of the set are still unused.
     public var codesLeft: Int?
+    /// Devices: whether approvals are signed by a key the device releases only
+    /// after the user's check (false for a device enrolled without one).
+    public var approvalBound: Bool?
+    /// Devices with `approval_bound`: what releases the approval key (an `ApprovalGate` raw value).
+    public var approvalGate: String?
     public init(enrollmentID: String, kind: String, displayName: String, maskedPhone: String?, enrolledAt: Date, lastUsedAt: Date?,
-                codesLeft: Int? = nil) {
+                codesLeft: Int? = nil, approvalBound: Bool? = nil, approvalGate: String? = nil) {
         self.codesLeft = codesLeft
+        self.approvalBound = approvalBound
+        self.approvalGate = approvalGate
         self.enrollmentID = enrollmentID
         self.kind = kind
         self.displayName = displayName
@@ -93,8 +117,21 @@ public struct EnrolledFactor: Codable, Sendable, Equatable {
     }
     enum CodingKeys: String, CodingKey {
         case enrollmentID = "enrollment_id", kind, displayName = "display_name", maskedPhone = "masked_phone"
-        case enrolledAt = "enrolled_at", lastUsedAt = "last_used_at", codesLeft = "codes_left"
+        case enrolledAt = "enrolled_at", lastUsedAt = "last_used_at", codesLeft = "codes_left", approvalBound = "approval_bound"
+        case approvalGate = "approval_gate"
     }
+}
+
+/// What releases a device's approval key, as the device declares it at
+/// enrollment (the server cannot see the device's hardware: it records the
+/// claim, checks the key, and reports the gate in `amr`).
+public enum ApprovalGate: String, Codable, Sendable, CaseIterable {
+    /// Biometrics as enrolled now (Secure Enclave `.biometryCurrentSet`): a new face or finger invalidates the key.
+    case biometry
+    /// Biometrics or the device passcode (Secure Enclave `.userPresence`).
+    case biometryOrPasscode = "biometry_or_passcode"
+    /// A passphrase typed for each use (the Linux vault).
+    case passphrase
 }
 
 /// `GET /v1/mfa/enrollments`.

@@ -6,11 +6,16 @@ import Foundation
 /// (a signed long poll, reconnecting, corrected for clock skew) and answers
 /// them with the number the user picked, after a presence check.
 ///
-/// - Important: the key itself is not gated by biometrics: it signs every
-///   long poll (every 25 s), and a gated key would prompt for each. What
-///   needs the user (an approval, a step-up, a bound action) asks
-///   `UserPresence` first with `approvalPolicy` (`.biometrics` for Face ID
-///   or Touch ID only), in one prompt; a denial needs none.
+/// Two keys: the device key signs every long poll (every 25 s) and denials,
+/// so it never prompts; the approval key, made at enrollment, is released
+/// by the platform only after the check `approvalPolicy` names (the Secure
+/// Enclave after Face ID or Touch ID, or the passcode with
+/// `.biometricsOrPasscode`; the vault after its passphrase), and signs
+/// approvals, step-ups and bound actions. The server checks those against
+/// the approval key alone, so a hooked "Face ID passed" approves nothing.
+/// A device enrolled before approval keys has none: it still asks
+/// `UserPresence` before signing with its one key, and the server lists its
+/// factor as not approval-bound.
 public struct DeviceAuthenticator: Sendable {
     let connection: Connection
     let keys: any DeviceKeyStore
@@ -41,39 +46,54 @@ public struct DeviceAuthenticator: Sendable {
     }
 
     private var idKey: String { "\(tag).factor-id" }
+    /// The approval key's tag.
+    var approvalTag: String { "\(tag).approval" }
+    /// Set when the enrolled factor holds the approval key (an enrollment that failed midway leaves a key, not this).
+    private var boundKey: String { "\(tag).approval-bound" }
 
     /// The enrolled factor's id, or nil before `enroll`.
     public func factorID() async throws(TrifactorError) -> String? {
         do { return try await secrets.get(idKey, prompt: nil).map { String(decoding: $0, as: UTF8.self) } } catch { throw .secretStore(error) }
     }
 
-    /// Makes this device's key (when it has none) and enrolls it as a device factor of `client`'s user.
-    /// - Throws: what enrolling throws (`reauthentication_required`, `second_factor_required`, `second_factor_exists`).
+    /// Makes this device's keys (those it lacks) and enrolls them as a device
+    /// factor of `client`'s user: the approval key's check shows once, to sign
+    /// the enrollment.
+    /// - Throws: what enrolling throws (`reauthentication_required`, `second_factor_required`, `second_factor_exists`),
+    ///   `.presence` when the check cannot be met (`.biometryNotEnrolled` for Face ID only on a phone without a face).
     @discardableResult
     public func enroll(with client: TrifactorClient, name: String) async throws(TrifactorError) -> EnrolledFactor {
-        let existing: Data?
-        do { existing = try await keys.publicKey(tag: tag) } catch { throw .secretStore(error) }
-        let publicKey: Data
-        if let existing { publicKey = existing } else {
-            do { publicKey = try await keys.createKey(tag: tag, requiresPresence: false) } catch { throw .secretStore(error) }
-        }
-        let started = try await client.startEnrollment(StartEnrollmentRequest(kind: "device", publicKey: publicKey.base64EncodedString(), deviceName: name))
+        let publicKey = try await ensureKey(tag, releasedBy: nil)
+        let approvalKey = try await ensureKey(approvalTag, releasedBy: approvalPolicy)
+        let gate = keys.gate(for: approvalPolicy)
+        let started = try await client.startEnrollment(StartEnrollmentRequest(
+            kind: "device", publicKey: publicKey.base64EncodedString(), deviceName: name, approvalKey: approvalKey.base64EncodedString(),
+            approvalKeyGate: gate.rawValue, biometry: gate == .biometry ? Self.wireName(presence.availableBiometry) : nil))
         guard let challenge = started.challenge else { throw .unexpectedResponse(status: 202) }
-        try await verifyPresence("Add this device to your account")
+        let approvalSignature = try await sign(purpose: "enroll", challenge: challenge, action: "approval-key", tag: approvalTag,
+                                               reason: "Add this device to your account")
         let signature = try await sign(purpose: "enroll", challenge: challenge, reason: nil)
-        let factor = try await client.finishEnrollment(started.enrollmentSession,
-                                                       FinishEnrollmentRequest(signature: signature.base64EncodedString(), displayName: name))
-        do { try await secrets.set(Data(factor.enrollmentID.utf8), for: idKey, protection: .afterFirstUnlockThisDeviceOnly) } catch {
-            throw .secretStore(error)
-        }
+        let factor = try await client.finishEnrollment(started.enrollmentSession, FinishEnrollmentRequest(
+            signature: signature.base64EncodedString(), approvalSignature: approvalSignature.base64EncodedString(), displayName: name))
+        do {
+            try await secrets.set(Data(factor.enrollmentID.utf8), for: idKey, protection: .afterFirstUnlockThisDeviceOnly)
+            try await secrets.set(Data("1".utf8), for: boundKey, protection: .afterFirstUnlockThisDeviceOnly)
+        } catch { throw .secretStore(error) }
         return factor
     }
 
-    /// Deletes the key and forgets the factor id (remove the factor on the server too: `TrifactorClient.removeFactor`).
+    /// Whether approvals from this device are signed by its approval key (false for a device enrolled before approval keys).
+    public func isApprovalBound() async throws(TrifactorError) -> Bool {
+        do { return try await secrets.contains(boundKey) } catch { throw .secretStore(error) }
+    }
+
+    /// Deletes the keys and forgets the factor id (remove the factor on the server too: `TrifactorClient.removeFactor`).
     public func forget() async throws(TrifactorError) {
         do {
             try await keys.deleteKey(tag: tag)
+            try await keys.deleteKey(tag: approvalTag)
             try await secrets.remove(idKey)
+            try await secrets.remove(boundKey)
         } catch { throw .secretStore(error) }
     }
 
@@ -85,8 +105,7 @@ public struct DeviceAuthenticator: Sendable {
     /// A signature over Trifactor's device message (step-up `stepup`, bound action `authz` with its action hash, sign-in `signin`),
     /// after a presence check that shows `reason`.
     public func signature(purpose: String, challenge: String, action: String? = nil, reason: String) async throws(TrifactorError) -> Data {
-        try await verifyPresence(reason)
-        return try await sign(purpose: purpose, challenge: challenge, action: action, reason: nil)
+        try await approvalSignature(purpose: purpose, challenge: challenge, action: action, reason: reason)
     }
 
     /// The pending approvals now, or after up to `wait` seconds when there are none.
@@ -154,8 +173,11 @@ public struct DeviceAuthenticator: Sendable {
         guard let id = try await factorID() else { throw .deviceNotEnrolled }
         let decision = pickedNumber == nil ? "deny" : "approve"
         let number = pickedNumber ?? 0
-        if pickedNumber != nil { try await verifyPresence("Approve the sign-in") }
-        let signature = try await sign(purpose: "push", challenge: approval.approvalID, action: "\(decision):\(number)", reason: nil)
+        // An approval needs the user; a denial needs nobody and is signed by the key that never prompts.
+        let signature = pickedNumber == nil
+            ? try await sign(purpose: "push", challenge: approval.approvalID, action: "\(decision):\(number)", reason: nil)
+            : try await approvalSignature(purpose: "push", challenge: approval.approvalID, action: "\(decision):\(number)",
+                                          reason: approval.purpose == "reset" ? "Approve the password reset" : "Approve the sign-in")
         let state: ApprovalState = try await connection.call(
             "POST", "/v1/devices/\(TrifactorClient.segment(id))/approvals/\(TrifactorClient.segment(approval.approvalID))",
             body: ApprovalDecision(decision: decision, number: number, signature: signature.base64EncodedString()), headers: try await deviceHeaders(id))
@@ -168,8 +190,35 @@ public struct DeviceAuthenticator: Sendable {
 
     // MARK: Internals
 
-    private func verifyPresence(_ reason: String) async throws(TrifactorError) {
+    /// A signature that needs the user: by the approval key, which the platform releases after its own
+    /// check showing `reason`; on a device enrolled before approval keys, `UserPresence` then the device key.
+    private func approvalSignature(purpose: String, challenge: String, action: String?, reason: String) async throws(TrifactorError) -> Data {
+        if try await isApprovalBound() {
+            return try await sign(purpose: purpose, challenge: challenge, action: action, tag: approvalTag, reason: reason)
+        }
         do { try await presence.verify(reason: reason, policy: approvalPolicy) } catch { throw .presence(error) }
+        return try await sign(purpose: purpose, challenge: challenge, action: action, reason: nil)
+    }
+
+    /// The public key of `keyTag`, made now when there is none.
+    private func ensureKey(_ keyTag: String, releasedBy: PresencePolicy?) async throws(TrifactorError) -> Data {
+        do {
+            if let existing = try await keys.publicKey(tag: keyTag) { return existing }
+            return try await keys.createKey(tag: keyTag, releasedBy: releasedBy)
+        } catch {
+            if case .presence(let e) = error { throw .presence(e) }
+            throw .secretStore(error)
+        }
+    }
+
+    /// The biometry as the server names it (`biometry` of an enrollment).
+    static func wireName(_ biometry: Biometry) -> String? {
+        switch biometry {
+        case .faceID: "face_id"
+        case .touchID: "touch_id"
+        case .opticID: "optic_id"
+        case .none: nil
+        }
     }
 
     /// The headers that prove a request comes from this device now: the
@@ -180,9 +229,10 @@ public struct DeviceAuthenticator: Sendable {
         return ["X-Trifactor-Device-Time": String(time), "X-Trifactor-Device-Signature": signature.base64EncodedString()]
     }
 
-    private func sign(purpose: String, challenge: String, action: String? = nil, reason: String?) async throws(TrifactorError) -> Data {
+    private func sign(purpose: String, challenge: String, action: String? = nil, tag keyTag: String? = nil,
+                      reason: String?) async throws(TrifactorError) -> Data {
         let message = Self.message(purpose: purpose, challenge: challenge, action: action)
-        do { return try await keys.sign(Data(message.utf8), tag: tag, reason: reason ?? "Sign in with this device") } catch {
+        do { return try await keys.sign(Data(message.utf8), tag: keyTag ?? tag, reason: reason ?? "Sign in with this device") } catch {
             if case .presence(let e) = error { throw .presence(e) }
             throw .secretStore(error)
         }

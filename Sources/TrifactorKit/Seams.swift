@@ -103,9 +103,14 @@ public protocol UserPresence: Sendable {
 /// platforms, a sealed software key on Linux), identified by a tag.
 public protocol DeviceKeyStore: Sendable {
     /// Creates the key `tag` (replacing none: fails if it exists) and returns
-    /// its public key as SubjectPublicKeyInfo DER. With `requiresPresence`,
-    /// every signature prompts (Secure Enclave `.biometryCurrentSet`).
-    func createKey(tag: String, requiresPresence: Bool) async throws(SecretStoreError) -> Data
+    /// its public key as SubjectPublicKeyInfo DER. With `releasedBy`, the
+    /// platform itself releases the key for each signature only after that
+    /// check (Secure Enclave `.biometryCurrentSet` for `.biometrics`,
+    /// `.userPresence` for `.biometricsOrPasscode`; the vault's passphrase):
+    /// no boolean in the app stands for the user.
+    func createKey(tag: String, releasedBy: PresencePolicy?) async throws(SecretStoreError) -> Data
+    /// What releases a key made with `releasedBy: policy` on this store, as the server is told.
+    func gate(for policy: PresencePolicy) -> ApprovalGate
     /// The public key of `tag` (SubjectPublicKeyInfo DER), or nil.
     func publicKey(tag: String) async throws(SecretStoreError) -> Data?
     /// An ES256 signature (DER) over `message`; `reason` is shown if the key prompts.

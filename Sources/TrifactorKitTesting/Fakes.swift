@@ -151,9 +151,11 @@ public final class ScriptedDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
     /// The reasons `sign` was given, oldest first.
     public var reasons: [String] { lock.withLock { shown } }
 
-    public func createKey(tag: String, requiresPresence: Bool) async throws(SecretStoreError) -> Data {
-        try await wrapped.createKey(tag: tag, requiresPresence: requiresPresence)
+    public func createKey(tag: String, releasedBy: PresencePolicy?) async throws(SecretStoreError) -> Data {
+        try await wrapped.createKey(tag: tag, releasedBy: releasedBy)
     }
+
+    public func gate(for policy: PresencePolicy) -> ApprovalGate { wrapped.gate(for: policy) }
 
     public func publicKey(tag: String) async throws(SecretStoreError) -> Data? { try await wrapped.publicKey(tag: tag) }
 

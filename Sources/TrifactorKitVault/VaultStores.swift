@@ -28,14 +28,29 @@ public struct VaultSecretStore: SecretStore {
 }
 
 /// A software P-256 device key (OpenSSL), its PKCS#8 sealed in the vault:
-/// where no secure element exists, the passphrase guards it.
+/// where no secure element exists, the passphrase guards it. A key made
+/// `releasedBy` a presence policy (the approval key) is sealed a second time
+/// under its own Argon2id key from the passphrase, so it opens only with
+/// the passphrase typed for that signature: neither this process's unlocked
+/// vault nor a `vault unlock --for` window releases it.
 public struct SoftwareDeviceKeyStore: DeviceKeyStore {
     let store: VaultSecretStore
 
     public init(vault: Vault) { store = VaultSecretStore(vault: vault) }
 
-    public func createKey(tag: String, requiresPresence: Bool) async throws(SecretStoreError) -> Data {
-        guard try await !store.contains("\(tag).private-key") else { throw .damaged("a key named \(tag) exists already") }
+    /// The approval key's inner seal: its salt and the sealed PKCS#8.
+    struct GatedKey: Codable {
+        var salt: [UInt8]
+        var sealed: [UInt8]
+    }
+
+    public func gate(for policy: PresencePolicy) -> ApprovalGate { .passphrase }
+
+    public func createKey(tag: String, releasedBy: PresencePolicy?) async throws(SecretStoreError) -> Data {
+        let names = try store.vault.names()
+        guard !names.contains("\(tag).private-key"), !names.contains("\(tag).gated-key") else { throw .damaged("a key named \(tag) exists already") }
+        // Biometrics only cannot be met by a passphrase: said before any key is made.
+        if releasedBy == .biometrics { throw .presence(.biometryNotAvailable) }
         let key: P256SigningKey
         let pkcs8: SecureBytes
         do {
@@ -43,9 +58,18 @@ public struct SoftwareDeviceKeyStore: DeviceKeyStore {
             pkcs8 = try key.pkcs8()
         } catch { throw .damaged("OpenSSL could not make a key (\(error))") }
         let publicKey = Data(key.subjectPublicKeyInfo)
-        let privateBytes = pkcs8.withUnsafeBytes { Data($0) }
+        var item = (name: "\(tag).private-key", value: pkcs8.withUnsafeBytes { Data($0) })
+        if releasedBy != nil {
+            let passphrase = try await typedPassphrase("Guard this device's approvals with your vault passphrase")
+            let salt = SecureRandom.bytes(PassphraseSeal.saltBytes)
+            let inner = try innerKey(passphrase, salt: salt)
+            let sealed = PassphraseSeal.seal(pkcs8, key: inner, associatedData: Array("\(tag).gated-key".utf8))
+            guard let encoded = try? JSONEncoder().encode(GatedKey(salt: salt, sealed: sealed)) else { throw .damaged("the key could not be encoded") }
+            item = ("\(tag).gated-key", encoded)
+        }
+        let stored = item
         try await store.vault.update(prompt: "Vault passphrase: ") {
-            $0["\(tag).private-key"] = privateBytes
+            $0[stored.name] = stored.value
             $0["\(tag).public-key"] = publicKey
         }
         return publicKey
@@ -56,19 +80,48 @@ public struct SoftwareDeviceKeyStore: DeviceKeyStore {
     }
 
     public func sign(_ message: Data, tag: String, reason: String) async throws(SecretStoreError) -> Data {
-        guard let raw = try await store.get("\(tag).private-key", prompt: reason) else { throw .damaged("no key named \(tag)") }
+        let raw: SecureBytes
+        if try store.vault.names().contains("\(tag).gated-key") {
+            // Released by the passphrase typed now, for this signature only.
+            let passphrase = try await typedPassphrase(reason)
+            guard let data = try await store.get("\(tag).gated-key", prompt: reason),
+                  let gated = try? JSONDecoder().decode(GatedKey.self, from: data) else { throw .damaged("the key named \(tag) cannot be read") }
+            do {
+                raw = try PassphraseSeal.open(gated.sealed, key: try innerKey(passphrase, salt: gated.salt), associatedData: Array("\(tag).gated-key".utf8))
+            } catch { throw .presence(.failed) }
+        } else {
+            guard let data = try await store.get("\(tag).private-key", prompt: reason) else { throw .damaged("no key named \(tag)") }
+            raw = SecureBytes(Array(data))
+        }
         do {
-            let key = try P256SigningKey(pkcs8: SecureBytes(Array(raw)))
+            let key = try P256SigningKey(pkcs8: raw)
             return Data(try key.signature(for: Array(message)))
         } catch { throw .damaged("the key named \(tag) cannot sign (\(error))") }
     }
 
     public func deleteKey(tag: String) async throws(SecretStoreError) {
         let names = try store.vault.names()
-        guard names.contains("\(tag).private-key") || names.contains("\(tag).public-key") else { return }
-        try await store.vault.update(prompt: "Vault passphrase: ") {
-            $0["\(tag).private-key"] = nil
-            $0["\(tag).public-key"] = nil
+        let items = ["\(tag).private-key", "\(tag).gated-key", "\(tag).public-key"]
+        guard items.contains(where: names.contains) else { return }
+        try await store.vault.update(prompt: "Vault passphrase: ") { vault in
+            for name in items { vault[name] = nil }
+        }
+    }
+
+    /// The vault's passphrase, typed now (a new vault is made with it when there is none), checked against the vault.
+    private func typedPassphrase(_ reason: String) async throws(SecretStoreError) -> SecureBytes {
+        let vault = store.vault
+        let passphrase: SecureBytes
+        do { passphrase = try await vault.ask(vault.exists ? "\(reason) (vault passphrase): " : "New vault passphrase: ", !vault.exists) } catch {
+            throw .presence(error)
+        }
+        if vault.exists { try vault.verify(passphrase) } else { try vault.create(passphrase: passphrase) }
+        return passphrase
+    }
+
+    private func innerKey(_ passphrase: SecureBytes, salt: [UInt8]) throws(SecretStoreError) -> SecureBytes {
+        do { return try PassphraseSeal.deriveKey(passphrase: passphrase, salt: salt, opsLimit: store.vault.opsLimit, memLimit: store.vault.memLimit) } catch {
+            throw .damaged("its key derivation settings are not usable")
         }
     }
 }

@@ -61,7 +61,7 @@ struct Services: Sendable {
             phone: PhoneFactor(transactions: transactions, random: random, verifications: verifications, brand: c.totpIssuer),
             totp: TOTPFactor(random: random, sealer: sealer, issuer: c.totpIssuer),
             recoveryCodes: RecoveryCodesFactor(transactions: transactions, clock: clock, random: random, outbox: outbox),
-            device: DeviceKeyFactor(transactions: transactions, random: random),
+            device: DeviceKeyFactor(transactions: transactions, random: random, approvalKeys: c.deviceApprovalKeys),
             passkey: PasskeyFactor(transactions: transactions, random: random, relyingParty: relyingParty, logger: logger))
         let push = PushService(transactions: transactions, clock: clock, random: random, changes: changes)
         let secondFactors = SecondFactorService(transactions: transactions, clock: clock, random: random, factors: factors, lockout: c.mfaLockout,

@@ -14,8 +14,10 @@ struct FactorsCommand: Command {
             try a.atMost(1)
             let factors = try await client.factors()
             context.output(factors.isEmpty ? "No second factors yet: `trifactor factors add totp --keep` is the quickest."
-                           : factors.map { "\($0.enrollmentID)  \($0.kind)  \($0.displayName)\($0.maskedPhone.map { "  \($0)" } ?? "")" }.joined(separator: "\n"),
-                           json: factors.map { ["id": $0.enrollmentID, "kind": $0.kind, "name": $0.displayName, "masked_phone": $0.maskedPhone ?? NSNull()] as [String: Any] })
+                           : factors.map { "\($0.enrollmentID)  \($0.kind)  \($0.displayName)\($0.maskedPhone.map { "  \($0)" } ?? "")\(approvals($0))" }
+                               .joined(separator: "\n"),
+                           json: factors.map { ["id": $0.enrollmentID, "kind": $0.kind, "name": $0.displayName, "masked_phone": $0.maskedPhone ?? NSNull(),
+                                                "approval_bound": $0.approvalBound ?? NSNull(), "approval_gate": $0.approvalGate ?? NSNull()] as [String: Any] })
         case "add":
             try a.atMost(3)
             switch try a.word(1, "what to add: phone, totp or device") {
@@ -67,6 +69,17 @@ struct FactorsCommand: Command {
     }
 }
 
+/// What releases a device's approvals, for `factors list`.
+func approvals(_ factor: EnrolledFactor) -> String {
+    guard factor.kind == "device" else { return "" }
+    switch factor.approvalGate {
+    case "biometry": return "  approvals need Face ID or Touch ID"
+    case "biometry_or_passcode": return "  approvals need Face ID, Touch ID or the passcode"
+    case "passphrase": return "  approvals need the vault passphrase"
+    default: return "  approvals not bound to a key (enrolled by an older app: add it again to bind them)"
+    }
+}
+
 struct DeviceCommand: Command {
     static let name = "device"
     static let summary = "init [--name N] | show | forget   this machine as a device factor"
@@ -83,7 +96,9 @@ struct DeviceCommand: Command {
         case "show":
             guard let id = try await device.factorID() else { throw CLIFailure("This machine is not a device yet: run `trifactor device init`.") }
             let fingerprint = try await fingerprint(device)
-            context.output("device \(id)\nkey SHA256:\(fingerprint)", json: ["id": id, "fingerprint": fingerprint])
+            let bound = try await device.isApprovalBound()
+            context.output("device \(id)\nkey SHA256:\(fingerprint)\napprovals \(bound ? "signed by a second key released by the vault passphrase" : "not bound to a key")",
+                           json: ["id": id, "fingerprint": fingerprint, "approval_bound": bound])
         case "forget":
             try await device.forget()
             context.output("The device key is deleted. Remove the factor too: `trifactor factors remove ID`.", json: ["status": "forgotten"])

@@ -131,14 +131,14 @@ struct VaultTests {
     @Test("the software device key signs ES256 that OpenSSL verifies with its public key; a second key with the same tag is refused")
     func softwareKey() async throws {
         let keys = SoftwareDeviceKeyStore(vault: Self.vault(Self.folder()))
-        let spki = try await keys.createKey(tag: "device", requiresPresence: true)
+        let spki = try await keys.createKey(tag: "device", releasedBy: nil)
         #expect(try await keys.publicKey(tag: "device") == spki)
         let message = Data(DeviceAuthenticator.message(purpose: "poll", challenge: "id:1").utf8)
         let signature = try await keys.sign(message, tag: "device", reason: "test")
         let key = try ECDSAPublicKey(subjectPublicKeyInfo: Array(spki))
         #expect(key.isValidSignature(Array(signature), for: Array(message)))
         #expect(!key.isValidSignature(Array(signature), for: Array(message) + [0]))
-        await #expect(throws: SecretStoreError.self) { _ = try await keys.createKey(tag: "device", requiresPresence: true) }
+        await #expect(throws: SecretStoreError.self) { _ = try await keys.createKey(tag: "device", releasedBy: nil) }
         try await keys.deleteKey(tag: "device")
         #expect(try await keys.publicKey(tag: "device") == nil)
     }

@@ -104,9 +104,17 @@ def test_a_sign_in_on_one_terminal_is_approved_by_typing_its_number_on_another(h
     login_password_only(home, "laptop", email)
     unlock(home, "laptop")
 
+    # Two keys: one signs polls (the unlocked vault releases it), the approval key only the passphrase typed for it.
     child = spawn(home, "--profile", "laptop", "device", "init", "--name", "laptop")
+    child.expect(r"Guard this device's approvals with your vault passphrase \(vault passphrase\): ")
+    child.sendline(PASSPHRASE)
+    child.expect(r"Add this device to your account \(vault passphrase\): ")
+    child.sendline(PASSPHRASE)
     child.expect(r"This machine is device ([0-9a-f-]{36}), key ")
     assert finish(child) == 0
+    listed = spawn(home, "--profile", "laptop", "factors", "list")
+    listed.expect("device  laptop  approvals need the vault passphrase")
+    assert finish(listed) == 0
 
     # Terminal 1: the sign-in, which shows a number and waits.
     desk, number = start_push_sign_in(home, email)
@@ -116,6 +124,16 @@ def test_a_sign_in_on_one_terminal_is_approved_by_typing_its_number_on_another(h
     laptop.expect(r"Sign-in from 127\.0\.0\.1 with trifactor CLI .*, \d+ s left\.")
     laptop.expect("Type the number shown on the sign-in screen")
     laptop.sendline(str(number))
+    # The unlock window does not release the approval key: a typo approves nothing, and the sign-in still waits.
+    laptop.expect(r"Approve the sign-in \(vault passphrase\): ")
+    laptop.sendline("not the passphrase")
+    laptop.expect("That did not match")
+    assert finish(laptop) != 0
+    laptop = spawn(home, "--profile", "laptop", "approve", "--once", timeout=40)
+    laptop.expect("Type the number shown on the sign-in screen")
+    laptop.sendline(str(number))
+    laptop.expect(r"Approve the sign-in \(vault passphrase\): ")
+    laptop.sendline(PASSPHRASE)
     laptop.expect("Approved.")
     assert finish(laptop) == 0
 
@@ -124,13 +142,13 @@ def test_a_sign_in_on_one_terminal_is_approved_by_typing_its_number_on_another(h
     desk.sendline(PASSPHRASE)
     desk.expect("Again: ")
     desk.sendline(PASSPHRASE)
-    desk.expect(r"Signed in as pty@example\.com \(AAL2, pwd\+hwk\)")
+    desk.expect(r"Signed in as pty@example\.com \(AAL2, pwd\+hwk\+pin\)")
     assert finish(desk) == 0
 
     unlock(home, "desk")
     who = spawn(home, "--profile", "desk", "whoami")
     who.expect(r"pty@example\.com")
-    who.expect(r"AAL2, pwd\+hwk")
+    who.expect(r"AAL2, pwd\+hwk\+pin")
     assert finish(who) == 0
 
     # A wrong number denies, and that sign-in ends: the waiting terminal exits 3.
@@ -138,6 +156,8 @@ def test_a_sign_in_on_one_terminal_is_approved_by_typing_its_number_on_another(h
     laptop = spawn(home, "--profile", "laptop", "approve", "--once", timeout=40)
     laptop.expect("Type the number shown on the sign-in screen")
     laptop.sendline(str(shown + 1 if shown < 99 else shown - 1))
+    laptop.expect(r"Approve the sign-in \(vault passphrase\): ")
+    laptop.sendline(PASSPHRASE)
     laptop.expect("Denied: that number was not on the sign-in screen")
     assert finish(laptop) == 0
     desk.expect("denied on the device")

@@ -6,7 +6,7 @@ import Security
 
 /// `DeviceKeyStore` on Apple platforms: a P-256 key in the Secure Enclave
 /// (CryptoKit `SecureEnclave.P256.Signing.PrivateKey`) with `.privateKeyUsage`
-/// and biometry, its opaque `dataRepresentation` kept in the Keychain. Signs
+/// and, for an approval key, the check that releases it, its opaque `dataRepresentation` kept in the Keychain. Signs
 /// DER ECDSA and exports the SubjectPublicKeyInfo the server expects.
 /// Compiled on Apple platforms only.
 public struct SecureEnclaveKeyStore: DeviceKeyStore {
@@ -14,11 +14,22 @@ public struct SecureEnclaveKeyStore: DeviceKeyStore {
 
     public init(keychain: KeychainSecretStore) { self.keychain = keychain }
 
-    public func createKey(tag: String, requiresPresence: Bool) async throws(SecretStoreError) -> Data {
+    public func gate(for policy: PresencePolicy) -> ApprovalGate { policy == .biometrics ? .biometry : .biometryOrPasscode }
+
+    public func createKey(tag: String, releasedBy: PresencePolicy?) async throws(SecretStoreError) -> Data {
         guard SecureEnclave.isAvailable else { throw .noSecureHardware }
         guard try await !keychain.contains("\(tag).enclave-key") else { throw .damaged("a key named \(tag) exists already") }
-        let flags: SecAccessControlCreateFlags = requiresPresence ? [.privateKeyUsage, .biometryCurrentSet] : [.privateKeyUsage]
-        guard let access = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, flags, nil) else {
+        // The key that signs polls never prompts and must sign while the screen is locked (a long poll
+        // runs in the background); an approval key is released by the Secure Enclave only after the
+        // check itself, and needs a passcode set (which biometry needs anyway).
+        let flags: SecAccessControlCreateFlags
+        let accessible: CFString
+        switch releasedBy {
+        case nil: (flags, accessible) = ([.privateKeyUsage], kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly)
+        case .biometrics: (flags, accessible) = ([.privateKeyUsage, .biometryCurrentSet], kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly)
+        case .biometricsOrPasscode: (flags, accessible) = ([.privateKeyUsage, .userPresence], kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly)
+        }
+        guard let access = SecAccessControlCreateWithFlags(nil, accessible, flags, nil) else {
             throw .unexpected(status: errSecParam)
         }
         do {

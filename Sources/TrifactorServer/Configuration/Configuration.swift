@@ -41,6 +41,8 @@ public struct Configuration: Sendable {
     /// How recent a password or second-factor proof must be to enroll a factor
     /// or create recovery codes, and a second-factor proof to remove a factor.
     public var reauthenticationWindow: TimeInterval = 300
+    /// Which device enrollments must bring an approval key, and which gates it may have.
+    public var deviceApprovalKeys = DeviceApprovalKeys.optional
     /// AES-256 key for secrets at rest (TOTP seeds): 32 bytes, base64, in a file.
     /// Dev mode creates it when missing.
     public var keyFile = "data/trifactor.key"
@@ -130,4 +132,15 @@ public struct VerifySettings: Sendable {
     }
     public var conversion = ConversionGuard()
     public init() {}
+}
+
+/// What a new device enrollment must bring (`TRIFACTOR_DEVICE_APPROVAL_KEY`).
+/// Factors enrolled before a stricter setting keep working and are listed as they are.
+public enum DeviceApprovalKeys: String, Sendable, CaseIterable {
+    /// An approval key with any gate, or none (an SDK that makes none; listed as not approval-bound).
+    case optional
+    /// An approval key, released by biometrics, the device passcode or a passphrase.
+    case required
+    /// An approval key released by biometrics as enrolled now: the passcode variant is refused.
+    case biometric
 }

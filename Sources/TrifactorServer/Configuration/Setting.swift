@@ -140,6 +140,13 @@ struct Setting: Sendable {
             c.verify.conversion.holdForReview = v == "hold"
             return nil
         },
+        Setting(variable: "TRIFACTOR_DEVICE_APPROVAL_KEY", flag: "--device-approval-key", valueName: "optional|required|biometric",
+                help: "What a new device must bring: an approval key released by the user's check (required), one released by biometrics only (biometric), or either or none (optional)",
+                defaultText: "optional") { c, v in
+            guard let policy = DeviceApprovalKeys(rawValue: v) else { return "TRIFACTOR_DEVICE_APPROVAL_KEY must be optional, required or biometric." }
+            c.deviceApprovalKeys = policy
+            return nil
+        },
         Setting(variable: "TRIFACTOR_CLOCK_OFFSET", flag: "--clock-offset", valueName: "SECONDS",
                 help: "Move this instance's clock, for fault drills of clock skew between instances (never in production)", defaultText: "0") { c, v in
             guard let seconds = Double(v), abs(seconds) <= 3600 else { return "TRIFACTOR_CLOCK_OFFSET must be a number of seconds from -3600 to 3600." }

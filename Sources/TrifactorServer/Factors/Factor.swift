@@ -1,4 +1,5 @@
 import API
+import Core
 import Crypto
 import Foundation
 import Phone
@@ -19,8 +20,61 @@ struct Factor: Sendable {
 
     /// The factor as the API lists it.
     var api: EnrolledFactor {
-        EnrolledFactor(enrollmentID: id.raw, kind: kind.rawValue, displayName: displayName, maskedPhone: credential.phone?.masked,
-                       enrolledAt: Date(millis: createdAt), lastUsedAt: lastUsedAt.map { Date(millis: $0) })
+        var keys: DeviceKeys?
+        if case .device(let k) = credential { keys = k }
+        return EnrolledFactor(enrollmentID: id.raw, kind: kind.rawValue, displayName: displayName, maskedPhone: credential.phone?.masked,
+                              enrolledAt: Date(millis: createdAt), lastUsedAt: lastUsedAt.map { Date(millis: $0) },
+                              approvalBound: keys.map { $0.approval != nil }, approvalGate: keys?.approval?.gate.rawValue)
+    }
+
+    /// The RFC 8176 methods a session records when this factor is proven: a
+    /// device's approval key adds what released it (§2: `face`, `fpt` or
+    /// `iris` for the biometry the device named, `user` when it may have been
+    /// the passcode, `pin` for a passphrase).
+    var methods: [AuthMethod] {
+        guard case .device(let keys) = credential, let approval = keys.approval else { return [kind.method] }
+        return [.hwk, approval.method]
+    }
+}
+
+/// A device factor's keys: `signing` signs its polls and denials (it never
+/// prompts, so it can sign while the screen is locked); `approval`, when the
+/// device made one, is released only by the user's check and is the only
+/// key an approval, a step-up, a sign-in or a bound action is checked against.
+struct DeviceKeys: Sendable {
+    let signing: ECDSAPublicKey
+    let approval: ApprovalKey?
+
+    /// The key an approval must be signed with.
+    var approving: ECDSAPublicKey { approval?.key ?? signing }
+}
+
+/// A device's approval key and what releases it.
+struct ApprovalKey: Sendable {
+    let key: ECDSAPublicKey
+    let gate: ApprovalGate
+    /// The biometry the device named, for a `biometry` gate.
+    let biometry: DeviceBiometry?
+
+    var method: AuthMethod {
+        switch gate {
+        case .biometry: biometry?.method ?? .user
+        case .biometryOrPasscode: .user
+        case .passphrase: .pin
+        }
+    }
+}
+
+/// The biometry a device names at enrollment.
+enum DeviceBiometry: String, Sendable, CaseIterable {
+    case faceID = "face_id", touchID = "touch_id", opticID = "optic_id"
+
+    var method: AuthMethod {
+        switch self {
+        case .faceID: .face
+        case .touchID: .fpt
+        case .opticID: .iris
+        }
     }
 }
 
@@ -32,8 +86,8 @@ enum FactorCredential: Sendable {
     case totp(TOTPSecret)
     /// A set of recovery codes (in their own table).
     case recoveryCodes
-    /// A P-256 key on a device.
-    case device(ECDSAPublicKey)
+    /// P-256 keys on a device.
+    case device(DeviceKeys)
     /// A WebAuthn credential.
     case passkey(Passkey)
 

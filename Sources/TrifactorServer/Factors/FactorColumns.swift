@@ -1,3 +1,4 @@
+import API
 import Crypto
 import Foundation
 import Phone
@@ -40,9 +41,21 @@ struct FactorColumns {
                    digits: Int(try required(try row.optionalInt("digits"), "digits")))
     }
 
-    /// The `public_key` column as a device's P-256 key (DER SubjectPublicKeyInfo).
-    func deviceKey() throws -> ECDSAPublicKey {
-        let der = try bytes("public_key")
+    /// The `public_key` column as a device's P-256 key (DER SubjectPublicKeyInfo),
+    /// with the approval key of `approval_key`, `approval_gate` and `biometry` when it has one.
+    func deviceKeys() throws -> DeviceKeys {
+        let signing = try key(try bytes("public_key"))
+        guard let approval = try row.optionalText("approval_key") else { return DeviceKeys(signing: signing, approval: nil) }
+        guard let der = Data(base64Encoded: approval) else { throw StoreError(.decoding, detail: "\(owner) holds an approval key that is not base64") }
+        guard let gate = ApprovalGate(rawValue: try text("approval_gate")) else { throw StoreError(.decoding, detail: "\(owner) holds an unknown approval gate") }
+        let biometry = try row.optionalText("biometry").map { raw in
+            guard let known = DeviceBiometry(rawValue: raw) else { throw StoreError(.decoding, detail: "\(owner) holds an unknown biometry") }
+            return known
+        }
+        return DeviceKeys(signing: signing, approval: ApprovalKey(key: try key(Array(der)), gate: gate, biometry: biometry))
+    }
+
+    private func key(_ der: [UInt8]) throws -> ECDSAPublicKey {
         do { return try ECDSAPublicKey(subjectPublicKeyInfo: der) } catch {
             throw StoreError(.decoding, detail: "\(owner) holds a key OpenSSL refuses")
         }

@@ -10,13 +10,14 @@ import WebAuthn
 enum FactorRepository {
     private static let columns = """
         id, user_id, kind, display_name, phone, secret_sealed, algorithm, digits, public_key, credential_id, sign_count, transports,
-        backup_eligible, backed_up, created_at, last_used_at
+        backup_eligible, backed_up, created_at, last_used_at, approval_key, approval_gate, biometry
         """
 
     /// Stores `factor`; `initialStep` seeds a TOTP factor's replay guard (the enrollment code's step).
     static func insert(_ factor: Factor, initialStep: Int64? = nil, on db: any SQLConnection) throws {
         var phone: String?, sealed: String?, algorithm: String?, digits: Int?, period: Int?, publicKey: String?
         var credentialID: String?, signCount: Int64?, transports: SQLValue = .null, backupEligible: Bool?, backedUp: Bool?
+        var approvalKey: String?, approvalGate: String?, biometry: String?
         switch factor.credential {
         case .phone(let number): phone = number.digits
         case .totp(let secret):
@@ -25,7 +26,11 @@ enum FactorRepository {
             digits = secret.digits
             period = TOTPFactor.period
         case .recoveryCodes: break
-        case .device(let key): publicKey = Data(key.canonicalSubjectPublicKeyInfo).base64EncodedString()
+        case .device(let keys):
+            publicKey = Data(keys.signing.canonicalSubjectPublicKeyInfo).base64EncodedString()
+            approvalKey = keys.approval.map { Data($0.key.canonicalSubjectPublicKeyInfo).base64EncodedString() }
+            approvalGate = keys.approval?.gate.rawValue
+            biometry = keys.approval?.biometry?.rawValue
         case .passkey(let passkey):
             publicKey = Data(passkey.key.cose).base64EncodedString()
             credentialID = passkey.credentialID
@@ -36,12 +41,12 @@ enum FactorRepository {
         }
         try db.execute("""
             INSERT INTO mfa_factors (id, user_id, kind, display_name, phone, secret_sealed, algorithm, digits, period, last_step, created_at, public_key,
-              credential_id, sign_count, transports, backup_eligible, backed_up)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+              credential_id, sign_count, transports, backup_eligible, backed_up, approval_key, approval_gate, biometry)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
             """, [factor.id.sql, factor.userID.sql, factor.kind.sql, .text(factor.displayName), SQLValue(phone), SQLValue(sealed),
                   SQLValue(algorithm), SQLValue(digits), SQLValue(period), SQLValue(initialStep), .int(factor.createdAt), SQLValue(publicKey),
                   SQLValue(credentialID), SQLValue(signCount), transports, backupEligible.map { SQLValue($0) } ?? .null,
-                  backedUp.map { SQLValue($0) } ?? .null])
+                  backedUp.map { SQLValue($0) } ?? .null, SQLValue(approvalKey), SQLValue(approvalGate), SQLValue(biometry)])
     }
 
     static func list(_ userID: UserID, on db: any SQLConnection) throws -> [Factor] {
@@ -149,7 +154,7 @@ enum FactorRepository {
         case .recoveryCode:
             credential = .recoveryCodes
         case .device:
-            credential = .device(try columns.deviceKey())
+            credential = .device(try columns.deviceKeys())
         case .passkey:
             let cose = try columns.bytes("public_key")
             let key: CredentialPublicKey

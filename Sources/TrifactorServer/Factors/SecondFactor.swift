@@ -56,6 +56,8 @@ enum EnrollmentOffer: Sendable {
 /// The proof that finishes an enrollment: a code or a device's signature, or a passkey's registration.
 enum EnrollmentProof: Sendable {
     case code(String)
+    /// A device's signature, and its approval key's (`approval_signature`).
+    case deviceSignatures(String, approval: String)
     case registration(CredentialJSON)
 }
 

@@ -321,5 +321,13 @@ public enum Schema {
               updated_at {{bigint}} NOT NULL
             );
             """),
+        Migration(version: 13, name: "device approval keys, released only by the user's check", sql: """
+            ALTER TABLE mfa_factors ADD COLUMN approval_key TEXT;
+            ALTER TABLE mfa_factors ADD COLUMN approval_gate TEXT;
+            ALTER TABLE mfa_factors ADD COLUMN biometry TEXT;
+            ALTER TABLE mfa_enrollments ADD COLUMN approval_key TEXT;
+            ALTER TABLE mfa_enrollments ADD COLUMN approval_gate TEXT;
+            ALTER TABLE mfa_enrollments ADD COLUMN biometry TEXT;
+            """),
     ]
 }

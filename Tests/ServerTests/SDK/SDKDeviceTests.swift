@@ -40,14 +40,16 @@ struct SDKDeviceTests {
             let approval = try #require(approvals.first)
             #expect(approval.choices.contains(push.number))
             #expect(approval.choices.count == 3)
-            let promptsBefore = device.presence.prompts  // enrolling asked once
+            let promptsBefore = device.typed.prompts.count
             #expect(try await device.authenticator.answer(approval, pickedNumber: push.number) == .approved)
-            // One prompt for the approval; none for the polls before it.
-            #expect(device.presence.prompts == promptsBefore + 1)
-            #expect(device.presence.reasons.last == "Approve the sign-in")
+            // One prompt for the approval, from the key itself (the vault, unlocked since enrolling, does not release it);
+            // none for the polls before it, and UserPresence is never the one asked.
+            #expect(device.typed.prompts.count == promptsBefore + 1)
+            #expect(device.typed.prompts.last == "Approve the sign-in (vault passphrase): ")
+            #expect(device.presence.prompts == 0)
             let session = try await signedIn
             #expect(session.aal == 2)
-            #expect(session.methods.contains("hwk"))
+            #expect(session.methods == ["pwd", "hwk", "pin"])
             #expect(try await browser.sessions().contains { $0.current && $0.deviceID == hint.id })
         }
     }
@@ -177,9 +179,34 @@ struct SDKDeviceTests {
                 return
             }
             let approval = try #require(try await device.authenticator.pendingApprovals().first)
-            device.presence.enqueue(.userCancel)
+            device.typed.enqueue(.cancel)
             #expect(await refusal { try await device.authenticator.answer(approval, pickedNumber: push.number) } == .presence(.userCancel))
             #expect(try await push.state() == .pending)
+            // A typo releases nothing either, though this process has the vault open: the approval key has a seal of its own.
+            device.typed.enqueue(.wrong)
+            #expect(await refusal { try await device.authenticator.answer(approval, pickedNumber: push.number) } == .presence(.failed))
+            #expect(try await push.state() == .pending)
+            // Denying asks nothing.
+            let before = device.typed.prompts.count
+            #expect(try await device.authenticator.answer(approval, pickedNumber: nil) == .denied)
+            #expect(device.typed.prompts.count == before)
+        }
+    }
+
+    @Test("enrolling makes a second key released by the passphrase: the factor is approval-bound, and forgetting deletes both keys")
+    func approvalKey() async throws {
+        try await Backend.all[0].withLiveServer { server in
+            let (client, device, _) = try await Self.userWithDevice(server, "twokeys@example.com")
+            let factor = try #require(try await client.factors().first { $0.kind == "device" })
+            #expect(factor.approvalBound == true && factor.approvalGate == "passphrase")
+            #expect(try await device.authenticator.isApprovalBound())
+            #expect(try device.vault.names().contains("device.approval.gated-key"))
+            #expect(!(try device.vault.names().contains("device.approval.private-key")))
+            // Enrolling asked for the vault's new passphrase (twice) and once to guard the key, then once for its check.
+            #expect(device.typed.prompts.contains("Add this device to your account (vault passphrase): "))
+            try await device.authenticator.forget()
+            #expect(try device.vault.names().filter { $0.hasPrefix("device") }.isEmpty)
+            #expect(try await !device.authenticator.isApprovalBound())
         }
     }
 }

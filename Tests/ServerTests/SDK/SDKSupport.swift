@@ -57,19 +57,48 @@ extension TestServer {
     }
 }
 
-/// A device of its own: a vault in a temp folder with a fixed passphrase,
-/// its software key, and a presence check that counts prompts.
+/// The passphrase a person types at the vault's prompts: the right one
+/// unless the script says otherwise (a typo, Ctrl-D); records each prompt.
+final class TypedPassphrase: @unchecked Sendable {
+    // @unchecked Sendable: every access holds `lock`.
+    enum Answer { case right, wrong, cancel }
+    private let lock = NSLock()
+    private var script: [Answer] = []
+    private var shown: [String] = []
+    static let right = "device passphrase"
+
+    var prompts: [String] { lock.withLock { shown } }
+
+    func enqueue(_ answers: Answer...) { lock.withLock { script += answers } }
+
+    var source: PassphraseSource {
+        { prompt, _ throws(LocalAuthenticationError) in
+            let answer: Answer = self.lock.withLock {
+                self.shown.append(prompt)
+                return self.script.isEmpty ? .right : self.script.removeFirst()
+            }
+            switch answer {
+            case .right: return SecureBytes(Array(Self.right.utf8))
+            case .wrong: return SecureBytes(Array("not the passphrase".utf8))
+            case .cancel: throw .userCancel
+            }
+        }
+    }
+}
+
+/// A device of its own: a vault in a temp folder whose passphrase prompts
+/// are answered by `typed`, its software keys, and a presence check that
+/// counts prompts (asked only for a device enrolled before approval keys).
 struct TestDevice {
     let directory: URL
     let vault: Vault
+    let typed = TypedPassphrase()
     let presence = ScriptedUserPresence(biometry: .none)
     let authenticator: DeviceAuthenticator
 
     init(_ server: TestServer) {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("device-\(UUID().uuidString)")
-        let vault = Vault(directory: directory, runtimeDirectory: nil, opsLimit: 1, memLimit: 8 << 20) { _, _ throws(LocalAuthenticationError) in
-            SecureBytes(Array("device passphrase".utf8))
-        }
+        let vault = Vault(directory: directory, runtimeDirectory: nil, opsLimit: 1, memLimit: 8 << 20, ask: typed.source)
         self.vault = vault
         authenticator = DeviceAuthenticator(server: URL(string: "http://127.0.0.1:\(server.port)")!, keys: SoftwareDeviceKeyStore(vault: vault),
                                             secrets: VaultSecretStore(vault: vault), presence: presence, clock: ServerClock(clock: server.clock))

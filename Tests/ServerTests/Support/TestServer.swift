@@ -159,6 +159,11 @@ final class TestServer {
     func auditKinds() throws -> [String] {
         try database.transaction { try AuditLog.tail(limit: 1000, on: $0) }.map(\.kind)
     }
+
+    /// The details of the audit lines of `kind`.
+    func auditDetails(_ kind: String) throws -> [String] {
+        try database.transaction { try AuditLog.tail(limit: 1000, on: $0) }.filter { $0.kind == kind }.compactMap(\.detail)
+    }
 }
 
 extension Backend {

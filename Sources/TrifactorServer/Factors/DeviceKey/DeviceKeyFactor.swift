@@ -17,33 +17,88 @@ import Store
 ///
 /// (lines joined by "\n", no trailing newline). Each challenge works once,
 /// within 5 minutes.
+///
+/// A device may enroll a second key, its approval key, that its platform
+/// releases only after the user's check (the Secure Enclave after Face ID,
+/// the Linux vault after its passphrase). The first key then only signs
+/// polls and denials; approvals, step-ups, sign-ins and bound actions are
+/// checked against the approval key alone, so a hooked "Face ID passed" on
+/// the phone approves nothing. The approval key signs the enrollment
+/// challenge too, with action `approval-key`.
 struct DeviceKeyFactor: SecondFactor {
     let transactions: Transactions
     let random: RandomSource
+    var approvalKeys: DeviceApprovalKeys = .optional
     var kind: FactorKind { .device }
     static let challengeLifetime: Int64 = 5 * 60_000
 
     func beginEnrollment(_ request: StartEnrollmentRequest, user: UserRecord, factorID: FactorID, client: AuditContext, now: Date) throws -> EnrollmentStart {
-        guard let encoded = request.publicKey, let der = Data(base64Encoded: encoded), let key = try? ECDSAPublicKey(subjectPublicKeyInfo: Array(der)) else {
-            throw CommonFailure.invalid("public_key", "must be a P-256 public key (SubjectPublicKeyInfo, DER, base64)")
-        }
+        let key = try Self.key(request.publicKey, field: "public_key")
         guard let name = try FactorName.parse(request.deviceName, field: "device_name") else {
             throw CommonFailure.invalid("device_name", "is required for a device")
         }
-        // One key, one factor: compared in canonical form, whatever encoding either side used.
+        let keys = DeviceKeys(signing: key, approval: try approvalKey(request, signing: key))
+        // One key, one factor: compared in canonical form, whatever encoding either side used, across both keys of every device.
         let enrolled = try transactions.read { try FactorRepository.list(user.id, on: $0) }
-        if enrolled.contains(where: { if case .device(let other) = $0.credential { other.canonicalSubjectPublicKeyInfo == key.canonicalSubjectPublicKeyInfo } else { false } }) {
+        let taken = Set(enrolled.flatMap { factor -> [[UInt8]] in
+            guard case .device(let other) = factor.credential else { return [] }
+            return [other.signing.canonicalSubjectPublicKeyInfo] + (other.approval.map { [$0.key.canonicalSubjectPublicKeyInfo] } ?? [])
+        })
+        if taken.contains(key.canonicalSubjectPublicKeyInfo) || keys.approval.map({ taken.contains($0.key.canonicalSubjectPublicKeyInfo) }) == true {
             throw SecondFactorFailure.exists
         }
         let challenge = Base64URL.encode(random.bytes(32))
-        return EnrollmentStart(pending: .device(key, challenge: challenge), displayName: name, offer: .device(challenge: challenge))
+        return EnrollmentStart(pending: .device(keys, challenge: challenge), displayName: name, offer: .device(challenge: challenge))
+    }
+
+    /// The request's approval key, checked against the operator's `TRIFACTOR_DEVICE_APPROVAL_KEY`.
+    private func approvalKey(_ request: StartEnrollmentRequest, signing: ECDSAPublicKey) throws -> ApprovalKey? {
+        guard request.approvalKey != nil else {
+            if approvalKeys != .optional { throw CommonFailure.invalid("approval_key", "is required: this server accepts only devices whose approvals need the user's check") }
+            if request.approvalKeyGate != nil || request.biometry != nil { throw CommonFailure.invalid("approval_key", "is required with approval_key_gate or biometry") }
+            return nil
+        }
+        let key = try Self.key(request.approvalKey, field: "approval_key")
+        guard key.canonicalSubjectPublicKeyInfo != signing.canonicalSubjectPublicKeyInfo else {
+            throw CommonFailure.invalid("approval_key", "must differ from public_key (the key that signs polls never prompts)")
+        }
+        guard let gate = request.approvalKeyGate.flatMap(ApprovalGate.init(rawValue:)) else {
+            throw CommonFailure.invalid("approval_key_gate", "must be biometry, biometry_or_passcode or passphrase")
+        }
+        if approvalKeys == .biometric && gate != .biometry {
+            throw CommonFailure.invalid("approval_key_gate", "must be biometry: this server accepts only approval keys released by biometrics")
+        }
+        let biometry = try request.biometry.map { raw in
+            guard let known = DeviceBiometry(rawValue: raw) else { throw CommonFailure.invalid("biometry", "must be face_id, touch_id or optic_id") }
+            return known
+        }
+        if biometry != nil && gate == .passphrase { throw CommonFailure.invalid("biometry", "means nothing for a passphrase gate") }
+        return ApprovalKey(key: key, gate: gate, biometry: biometry)
+    }
+
+    private static func key(_ encoded: String?, field: String) throws -> ECDSAPublicKey {
+        guard let encoded, let der = Data(base64Encoded: encoded), let key = try? ECDSAPublicKey(subjectPublicKeyInfo: Array(der)) else {
+            throw CommonFailure.invalid(field, "must be a P-256 public key (SubjectPublicKeyInfo, DER, base64)")
+        }
+        return key
     }
 
     func finishEnrollment(_ draft: EnrollmentDraft, proof: EnrollmentProof, client: AuditContext, now: Date, on db: any SQLConnection) throws -> EnrolledCredential? {
-        guard case .code(let signature) = proof, case .device(let key, let challenge) = draft.pending,
-              Self.isValid(signature: signature, key: key, message: Self.message(purpose: "enroll", challenge: challenge, action: nil))
-        else { return nil }
-        return EnrolledCredential(credential: .device(key))
+        guard case .device(let keys, let challenge) = draft.pending else { return nil }
+        let signature: String, approvalSignature: String?
+        switch proof {
+        case .code(let s): (signature, approvalSignature) = (s, nil)
+        case .deviceSignatures(let s, let approval): (signature, approvalSignature) = (s, approval)
+        case .registration: return nil
+        }
+        guard Self.isValid(signature: signature, key: keys.signing, message: Self.message(purpose: "enroll", challenge: challenge, action: nil)) else { return nil }
+        if let approval = keys.approval {
+            // Both keys prove possession: the approval key over the same challenge, with its own action.
+            guard let approvalSignature,
+                  Self.isValid(signature: approvalSignature, key: approval.key, message: Self.message(purpose: "enroll", challenge: challenge, action: "approval-key"))
+            else { return nil }
+        }
+        return EnrolledCredential(credential: .device(keys))
     }
 
     func challenge(_ factor: Factor, purpose: Purpose, intent: CodeIntent, client: AuditContext, now: Date) throws -> ChallengeIssued {
@@ -56,9 +111,10 @@ struct DeviceKeyFactor: SecondFactor {
     }
 
     func verify(_ factor: Factor, proof: Proof, purpose: Purpose, client: AuditContext, now: Date, on db: any SQLConnection) throws -> Bool {
-        guard case .code(let signature) = proof, case .device(let key) = factor.credential,
+        // Only the approval key, when the device has one: the key that signs polls never stands for the user.
+        guard case .code(let signature) = proof, case .device(let keys) = factor.credential,
               let (id, _) = try FactorRepository.liveChallenges(factor.id, purpose: purpose, since: now.millis - Self.challengeLifetime, on: db).first(where: {
-                  Self.isValid(signature: signature, key: key, message: Self.message(purpose: purpose.label, challenge: $0.challenge, action: purpose.actionHash))
+                  Self.isValid(signature: signature, key: keys.approving, message: Self.message(purpose: purpose.label, challenge: $0.challenge, action: purpose.actionHash))
               })
         else { return false }
         // Each challenge works once, even against two requests at the same moment.

@@ -20,8 +20,8 @@ enum PendingEnrollment: Sendable {
     case phone(PhoneNumber, verification: VerificationID)
     /// A code from the app holding this secret.
     case totp(TOTPSecret)
-    /// The device's signature over this challenge with this key.
-    case device(ECDSAPublicKey, challenge: String)
+    /// The device's signatures over this challenge with these keys.
+    case device(DeviceKeys, challenge: String)
     /// A registration for this challenge.
     case passkey(challenge: String)
 
@@ -51,6 +51,7 @@ enum MFARepository {
 
     static func insertEnrollment(_ d: EnrollmentDraft, tokenHash: String, now: Int64, on db: any SQLConnection) throws {
         var phone: String?, sealed: String?, algorithm: String?, digits: Int?, verification: String?, publicKey: String?, challenge: String?
+        var approvalKey: String?, approvalGate: String?, biometry: String?
         switch d.pending {
         case .phone(let number, let id):
             phone = number.digits
@@ -59,18 +60,22 @@ enum MFARepository {
             sealed = Data(secret.sealed).base64EncodedString()
             algorithm = secret.algorithm.rawValue
             digits = secret.digits
-        case .device(let key, let c):
-            publicKey = Data(key.canonicalSubjectPublicKeyInfo).base64EncodedString()
+        case .device(let keys, let c):
+            publicKey = Data(keys.signing.canonicalSubjectPublicKeyInfo).base64EncodedString()
+            approvalKey = keys.approval.map { Data($0.key.canonicalSubjectPublicKeyInfo).base64EncodedString() }
+            approvalGate = keys.approval?.gate.rawValue
+            biometry = keys.approval?.biometry?.rawValue
             challenge = c
         case .passkey(let c):
             challenge = c
         }
         try db.execute("""
             INSERT INTO mfa_enrollments (token_hash, user_id, kind, factor_id, phone, secret_sealed, algorithm, digits, verify_request_id, created_at, expires_at,
-              public_key, challenge, display_name)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+              public_key, challenge, display_name, approval_key, approval_gate, biometry)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
             """, [.text(tokenHash), d.userID.sql, d.kind.sql, d.factorID.sql, SQLValue(phone), SQLValue(sealed), SQLValue(algorithm), SQLValue(digits),
-                  SQLValue(verification), .int(now), .int(now + enrollmentLifetime), SQLValue(publicKey), SQLValue(challenge), .text(d.displayName)])
+                  SQLValue(verification), .int(now), .int(now + enrollmentLifetime), SQLValue(publicKey), SQLValue(challenge), .text(d.displayName),
+                  SQLValue(approvalKey), SQLValue(approvalGate), SQLValue(biometry)])
     }
 
     /// Counts one attempt at a live enrollment of `userID` (unused,
@@ -79,7 +84,8 @@ enum MFARepository {
         guard let row = try db.queryOne("""
             UPDATE mfa_enrollments SET failures = failures + 1
             WHERE token_hash = $1 AND user_id = $2 AND used_at IS NULL AND expires_at > $3 AND failures < $4
-            RETURNING kind, factor_id, display_name, phone, secret_sealed, algorithm, digits, verify_request_id, public_key, challenge
+            RETURNING kind, factor_id, display_name, phone, secret_sealed, algorithm, digits, verify_request_id, public_key, challenge,
+              approval_key, approval_gate, biometry
             """, [.text(tokenHash), userID.sql, .int(now), .int(Int64(enrollmentAttempts))]) else { return nil }
         let kind: FactorKind = try row.value("kind")
         let columns = FactorColumns(row: row, owner: "\(kind.rawValue) enrollment")
@@ -90,7 +96,7 @@ enum MFARepository {
         case .totp:
             pending = .totp(try columns.totpSecret())
         case .device:
-            pending = .device(try columns.deviceKey(), challenge: try columns.text("challenge"))
+            pending = .device(try columns.deviceKeys(), challenge: try columns.text("challenge"))
         case .passkey:
             pending = .passkey(challenge: try columns.text("challenge"))
         case .recoveryCode:

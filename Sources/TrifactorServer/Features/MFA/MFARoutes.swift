@@ -22,6 +22,8 @@ struct MFARoutes {
             let proof: EnrollmentProof
             if let credential = body.credential {
                 proof = .registration(credential)
+            } else if let approval = body.approvalSignature {
+                proof = .deviceSignatures(try Self.code(body.signature), approval: try Self.code(approval))
             } else {
                 proof = .code(try Self.code(body.code ?? body.signature))
             }

@@ -94,8 +94,10 @@ struct PushService: Sendable {
     func device(_ id: FactorID, time: String?, signature: String?) throws -> Factor {
         let now = clock.now().millis / 1000
         guard let time = time.flatMap(Int64.init), (0...4_102_444_800).contains(time), abs(time - now) <= Self.clockSkew, let signature,
-              let factor = try transactions.read({ try FactorRepository.device(id, on: $0) }), case .device(let key) = factor.credential,
-              DeviceKeyFactor.isValid(signature: signature, key: key, message: DeviceKeyFactor.message(purpose: "poll", challenge: "\(id.raw):\(time)", action: nil))
+              let factor = try transactions.read({ try FactorRepository.device(id, on: $0) }), case .device(let keys) = factor.credential,
+              // The signing key only: the approval key prompts, and a poll never asks the user.
+              DeviceKeyFactor.isValid(signature: signature, key: keys.signing,
+                                      message: DeviceKeyFactor.message(purpose: "poll", challenge: "\(id.raw):\(time)", action: nil))
         else { throw CommonFailure.unauthenticated }
         return factor
     }
@@ -127,7 +129,10 @@ struct PushService: Sendable {
         guard decision == "approve" || decision == "deny" else { throw CommonFailure.invalid("decision", "must be approve or deny") }
         let now = clock.now().millis
         let message = DeviceKeyFactor.message(purpose: "push", challenge: id.raw, action: "\(decision):\(number)")
-        guard case .device(let key) = device.credential, DeviceKeyFactor.isValid(signature: signature, key: key, message: message) else {
+        // An approval only by the approval key when the device has one; a denial asks nothing of the user, so either key may sign it.
+        guard case .device(let keys) = device.credential,
+              DeviceKeyFactor.isValid(signature: signature, key: keys.approving, message: message)
+                || (decision == "deny" && DeviceKeyFactor.isValid(signature: signature, key: keys.signing, message: message)) else {
             try transactions.write {
                 try AuditLog.append(client.event(.pushDenied, .failure, userID: device.userID, detail: "approval=\(id.raw) decision with a bad signature refused"),
                                     at: now, on: $0)

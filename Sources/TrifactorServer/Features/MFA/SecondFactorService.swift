@@ -86,12 +86,12 @@ struct SecondFactorService: Sendable {
         let tokenHash = SHA256.hex(pendingCredential)
         let purpose = Purpose.signIn(pendingHash: tokenHash)
         // In the proof's transaction: the pending sign-in is spent (once) and the session issued.
-        let issue = { (db: any SQLConnection, pending: PendingSignIn, factor: Factor, method: AuthMethod)
+        let issue = { (db: any SQLConnection, pending: PendingSignIn, factor: Factor)
             throws -> Result<(token: String, session: SessionRecord), any Error> in
             guard try MFARepository.usePending(tokenHash: tokenHash, now: now.millis, on: db) else {
                 return .failure(SecondFactorFailure.invalidPendingCredential)
             }
-            let proofs = SessionIssuer.Proofs(aal: .aal2, methods: [.pwd, method], passwordVerifiedAt: pending.passwordVerifiedAt, secondFactor: true,
+            let proofs = SessionIssuer.Proofs(aal: .aal2, methods: [.pwd] + factor.methods, passwordVerifiedAt: pending.passwordVerifiedAt, secondFactor: true,
                                               deviceID: factor.kind == .device ? factor.id : nil)
             return .success(try issuer.issue(userID: pending.userID, proofs, client: client, detail: "factor=\(factor.id.raw)", now: now.millis, on: db))
         }
@@ -104,7 +104,7 @@ struct SecondFactorService: Sendable {
                 return (try Self.factor(factorID, of: p.userID, on: db), p.userID, purpose)
             }, then: { db, factor in
                 guard let pending else { return .failure(SecondFactorFailure.invalidPendingCredential) }
-                return try issue(db, pending, factor, factor.kind.method)
+                return try issue(db, pending, factor)
             })
         case .approval(let approvalID):
             // A device's approval is single use and signed by the device: no attempt to count.
@@ -115,10 +115,10 @@ struct SecondFactorService: Sendable {
                 if let frozen = try Self.frozenApproval(pending.userID, client: client, now: now.millis, on: db) { return .failure(frozen) }
                 let approved = try push.consume(approvalID, factor: factor, purpose: purpose, now: now.millis, on: db)
                 try AuditLog.append(client.event(approved ? .mfaSucceeded : .mfaFailed, approved ? .success : .failure, userID: pending.userID,
-                                                 detail: "kind=device push approval=\(approvalID.raw)"), at: now.millis, on: db)
+                                                 detail: "kind=device push approval=\(approvalID.raw) \(Self.boundDetail(factor))"), at: now.millis, on: db)
                 guard approved else { return .failure(SecondFactorFailure.invalidCode) }
                 try FactorRepository.markUsed(factor.id, at: now.millis, on: db)
-                return try issue(db, pending, factor, .hwk)
+                return try issue(db, pending, factor)
             }
             return try outcome.get()
         }
@@ -142,15 +142,16 @@ struct SecondFactorService: Sendable {
         guard Date(millis: caller.session.createdAt).addingTimeInterval(policies.aal2.absoluteLifetime) > now else {
             throw SecondFactorFailure.reauthenticationRequired
         }
-        let method: AuthMethod
+        let methods: [AuthMethod]
         do {
-            method = try prove(proof, client: client, now: now, resolve: { db in
+            methods = try prove(proof, client: client, now: now, resolve: { db in
                 (try Self.factor(factorID, of: caller.user.id, on: db), caller.user.id, .stepUp(caller.session.id))
-            }, then: { db, factor -> Result<AuthMethod, any Error> in
-                let method = factor.kind.method
-                guard try SessionRepository.stepUp(caller.session.id, method: method, at: now.millis, on: db) else { return .failure(CommonFailure.unauthenticated) }
-                try AuditLog.append(client.event(.sessionSteppedUp, .success, userID: caller.user.id, detail: "method=\(method.rawValue)"), at: now.millis, on: db)
-                return .success(method)
+            }, then: { db, factor -> Result<[AuthMethod], any Error> in
+                let methods = factor.methods
+                guard try SessionRepository.stepUp(caller.session.id, methods: methods, at: now.millis, on: db) else { return .failure(CommonFailure.unauthenticated) }
+                try AuditLog.append(client.event(.sessionSteppedUp, .success, userID: caller.user.id,
+                                                 detail: "method=\(methods.map(\.rawValue).joined(separator: "+"))"), at: now.millis, on: db)
+                return .success(methods)
             })
         } catch let failure as SecondFactorFailure where failure == .exhausted || failure == .frozen {
             // The session may have ended with the budget: every copy of it forgets it now.
@@ -160,13 +161,19 @@ struct SecondFactorService: Sendable {
         changes.publish("session:\(caller.session.id.raw)")
         var raised = caller.session
         raised.aal = .aal2
-        if !raised.methods.contains(method) { raised.methods.append(method) }
+        for method in methods where !raised.methods.contains(method) { raised.methods.append(method) }
         raised.mfaVerifiedAt = now.millis
         raised.lastSeenAt = now.millis
         return raised
     }
 
     // MARK: Shared by sign-in, step-up and authorizations
+
+    /// For the audit line of a device's proof: whether its approval key signed it, and what released that key.
+    static func boundDetail(_ factor: Factor) -> String {
+        guard case .device(let keys) = factor.credential else { return "" }
+        return keys.approval.map { "approval_key=\($0.gate.rawValue)" } ?? "approval_key=none"
+    }
 
     /// The hundredth wrong proof in a row: the second step is locked until an
     /// administrator resets the factors, and the owner is told.

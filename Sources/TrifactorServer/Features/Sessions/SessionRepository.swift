@@ -73,12 +73,12 @@ enum SessionRepository {
 
     /// Records a second-factor proof: AAL2, the method added, the time of the proof.
     /// - Returns: false when the session ended meanwhile.
-    static func stepUp(_ id: SessionID, method: AuthMethod, at: Int64, on db: any SQLConnection) throws -> Bool {
+    static func stepUp(_ id: SessionID, methods added: [AuthMethod], at: Int64, on db: any SQLConnection) throws -> Bool {
         // Lock the row first so concurrent step-ups add their methods one after the other.
         guard try db.execute("UPDATE sessions SET last_seen_at = last_seen_at WHERE id = $1 AND ended_at IS NULL", [id.sql]) == 1,
               let row = try db.queryOne("SELECT methods FROM sessions WHERE id = $1", [id.sql]) else { return false }
         var methods: [AuthMethod] = try row.list("methods")
-        if !methods.contains(method) { methods.append(method) }
+        for method in added where !methods.contains(method) { methods.append(method) }
         return try db.execute("UPDATE sessions SET aal = 2, methods = $2, mfa_verified_at = $3, last_seen_at = $3 WHERE id = $1 AND ended_at IS NULL",
                               [id.sql, StoredList.encode(methods), .int(at)]) == 1
     }
