@@ -2,8 +2,15 @@
 import PackageDescription
 
 /// Settings every Swift target of ours shares: Swift 6 language mode (complete
-/// concurrency checking) and explicit `any` for existentials.
-let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+/// concurrency checking), explicit `any` for existentials, and imports that say
+/// what a module uses: an `import` is internal unless it says `public` or
+/// `package` (SE-0409), and a member is visible only where its own module is
+/// imported (SE-0444), so an undeclared dependency fails the build.
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
 
 let package = Package(
     name: "Trifactor",
@@ -38,22 +45,27 @@ let package = Package(
         .systemLibrary(name: "CCrack", providers: [.apt(["libcrack2-dev", "cracklib-runtime"])]),
         // curl_easy_setopt is variadic: typed entry points for it, nothing more.
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
-        // Our one small C target: what Swift cannot call (variadic functions, macros).
-        .target(name: "CTrifactorShim", dependencies: ["CMicroHTTPD", "CSQLite", "COpenSSL"]),
+        // One small C target per library, holding only what Swift cannot call:
+        // MHD_start_daemon is variadic; SQLITE_TRANSIENT is a cast macro; OSSL_PARAM
+        // arrays must outlive bridged strings; a _Thread_local flag and gettid.
+        .target(name: "CMicroHTTPDShim", dependencies: ["CMicroHTTPD"]),
+        .target(name: "CSQLiteShim", dependencies: ["CSQLite"]),
+        .target(name: "COpenSSLShim", dependencies: ["COpenSSL"]),
+        .target(name: "CThreadShim"),
         // libphonenumber is C++: a C header over a small C++ file of ours.
         .target(name: "CPhoneNumber", linkerSettings: [.linkedLibrary("phonenumber"), .linkedLibrary("stdc++")]),
 
         // Floors, bottom up. A module imports only those below it.
         .target(name: "API", swiftSettings: strict),
-        .target(name: "Logging", dependencies: ["API"], swiftSettings: strict),
+        .target(name: "Logging", swiftSettings: strict),
         .target(name: "Core", swiftSettings: strict),
-        .target(name: "Crypto", dependencies: ["Core", "CSodium", "COpenSSL", "CTrifactorShim"], swiftSettings: strict),
+        .target(name: "Crypto", dependencies: ["Core", "CSodium", "COpenSSL", "COpenSSLShim"], swiftSettings: strict),
         .target(name: "Phone", dependencies: ["CPhoneNumber"], swiftSettings: strict),
         .target(name: "WebAuthn", dependencies: ["Core", "Crypto", "CCBOR", "COpenSSL"], swiftSettings: strict),
         .target(name: "Messaging", dependencies: ["Core", "Crypto", "CCurl", "CCurlShim"], resources: [.copy("Templates")], swiftSettings: strict),
         .target(name: "Metrics", swiftSettings: strict),
-        .target(name: "Store", dependencies: ["CSQLite", "CPostgres", "CTrifactorShim", "Metrics"], swiftSettings: strict),
-        .target(name: "HTTP", dependencies: ["API", "Logging", "Metrics", "CMicroHTTPD", "CTrifactorShim"], swiftSettings: strict),
+        .target(name: "Store", dependencies: ["CSQLite", "CSQLiteShim", "CPostgres", "Metrics"], swiftSettings: strict),
+        .target(name: "HTTP", dependencies: ["API", "Logging", "Metrics", "CMicroHTTPD", "CMicroHTTPDShim", "CThreadShim"], swiftSettings: strict),
         .target(
             name: "TrifactorServer",
             dependencies: ["API", "Core", "Crypto", "Logging", "Metrics", "Store", "HTTP", "Phone", "Messaging", "CQREncode", "WebAuthn", "CCrack"],
@@ -67,10 +79,10 @@ let package = Package(
         .target(name: "TrifactorKit", dependencies: ["API"], swiftSettings: strict),
         .target(name: "TrifactorKitVault", dependencies: ["TrifactorKit", "Crypto"], swiftSettings: strict),
         .target(name: "TrifactorKitTesting", dependencies: ["TrifactorKit"], swiftSettings: strict),
-        .executableTarget(name: "trifactor", dependencies: ["TrifactorKit", "TrifactorKitVault", "Crypto", "CQREncode"], swiftSettings: strict),
+        .executableTarget(name: "trifactor", dependencies: ["Core", "TrifactorKit", "TrifactorKitVault", "Crypto", "CQREncode"], swiftSettings: strict),
 
         // Trifactor Bank: the demo relying party, its own server and database, on TrifactorKit.
-        .target(name: "TrifactorBank", dependencies: ["TrifactorKit", "Core", "Crypto", "Store", "HTTP", "Logging", "Phone"],
+        .target(name: "TrifactorBank", dependencies: ["API", "TrifactorKit", "Core", "Crypto", "Store", "HTTP", "Logging", "Phone"],
                 resources: [.copy("Resources/sitekeys")], swiftSettings: strict),
         .executableTarget(name: "trifactor-bank", dependencies: ["TrifactorBank", "Crypto", "Store", "Logging", "HTTP"], swiftSettings: strict),
 
@@ -83,13 +95,13 @@ let package = Package(
         // Helpers shared by the test targets: backends (SQLite file, PostgreSQL schema), threads.
         .target(name: "TrifactorTestSupport", dependencies: ["Store"], path: "Tests/Support", swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["Core"], swiftSettings: strict),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
+        .testTarget(name: "CryptoTests", dependencies: ["Core", "Crypto"], swiftSettings: strict),
         .testTarget(name: "PhoneTests", dependencies: ["Phone"], swiftSettings: strict),
-        .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "Core"], swiftSettings: strict),
+        .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn"], swiftSettings: strict),
         .testTarget(name: "FuzzCorpusTests", dependencies: ["FuzzHarnesses"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TrifactorTestSupport"], swiftSettings: strict),
-        .testTarget(name: "BankTests", dependencies: ["TrifactorBank", "Store", "TrifactorTestSupport"], swiftSettings: strict),
-        .testTarget(name: "TrifactorKitTests", dependencies: ["TrifactorKit", "TrifactorKitVault", "TrifactorKitTesting", "Crypto"], swiftSettings: strict),
-        .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "Phone", "TrifactorKit", "TrifactorKitVault", "TrifactorKitTesting", "trifactor", "API", "HTTP", "Logging", "Store", "Core", "Crypto", "WebAuthn", "TrifactorTestSupport"], swiftSettings: strict),
+        .testTarget(name: "BankTests", dependencies: ["API", "HTTP", "Logging", "TrifactorKit", "TrifactorBank", "Store", "TrifactorTestSupport"], swiftSettings: strict),
+        .testTarget(name: "TrifactorKitTests", dependencies: ["API", "TrifactorKit", "TrifactorKitVault", "TrifactorKitTesting", "Crypto"], swiftSettings: strict),
+        .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "Phone", "TrifactorKit", "TrifactorKitVault", "TrifactorKitTesting", "trifactor", "API", "HTTP", "Logging", "Messaging", "Store", "Core", "Crypto", "WebAuthn", "TrifactorTestSupport"], swiftSettings: strict),
     ]
 )

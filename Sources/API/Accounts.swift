@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// `POST /v1/accounts`.
 public struct CreateAccountRequest: Codable, Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One account as the admin API lists it (`GET /admin/v1/users?…`).
 public struct AdminUserSummary: Codable, Sendable, Equatable {

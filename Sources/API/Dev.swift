@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One message from the outbox, as `GET /dev/outbox` lists it (dev mode only).
 public struct OutboxMessage: Codable, Sendable, Equatable {

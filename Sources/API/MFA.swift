@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// `POST /v1/mfa/enrollments`.
 public struct StartEnrollmentRequest: Codable, Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// `POST /v1/sessions`.
 public struct CreateSessionRequest: Codable, Sendable {

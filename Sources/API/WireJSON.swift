@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The JSON conventions of the API, shared by server and clients: ISO 8601
 /// dates (UTC, with fractional seconds when present), keys as each model's

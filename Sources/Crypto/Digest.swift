@@ -4,9 +4,9 @@ import Core
 /// SHA-256 through libsodium (`crypto_hash_sha256`): it hashes every session
 /// token on the session check's hot path, where OpenSSL's EVP interface
 /// spent longer looking the algorithm up than hashing.
-public enum SHA256 {
+package enum SHA256 {
     /// The 32-byte digest of `bytes`.
-    public static func hash(_ bytes: [UInt8]) -> [UInt8] {
+    package static func hash(_ bytes: [UInt8]) -> [UInt8] {
         _ = Sodium.ready
         var out = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
         let rc = bytes.withUnsafeBufferPointer { input in crypto_hash_sha256(&out, input.baseAddress, UInt64(input.count)) }
@@ -17,7 +17,7 @@ public enum SHA256 {
 
     /// The digest of a string's UTF-8 bytes, as lower-case hex (how secrets
     /// such as session tokens and codes are stored).
-    public static func hex(_ text: String) -> String {
+    package static func hex(_ text: String) -> String {
         _ = Sodium.ready
         var text = text
         return text.withUTF8 { input in
@@ -31,10 +31,10 @@ public enum SHA256 {
     }
 
     /// The digest of `bytes`, as lower-case hex.
-    public static func hex(_ bytes: [UInt8]) -> String { Hex.encode(hash(bytes)) }
+    package static func hex(_ bytes: [UInt8]) -> String { Hex.encode(hash(bytes)) }
 
     /// The digest of a secret, as lower-case hex, hashed where it lies (no copy).
-    public static func hex(_ secret: SecureBytes) -> String {
+    package static func hex(_ secret: SecureBytes) -> String {
         _ = Sodium.ready
         var out = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
         let rc = secret.withUnsafeBytes { input in

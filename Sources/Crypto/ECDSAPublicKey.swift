@@ -3,9 +3,9 @@
 /// P-256. DER with bytes after the key is refused. One key has one
 /// `canonicalSubjectPublicKeyInfo`, however it was encoded (compressed
 /// point, explicit curve parameters): store and compare that.
-public struct ECDSAPublicKey: Sendable {
+package struct ECDSAPublicKey: Sendable {
     /// Why a key was refused.
-    public enum Failure: Error, Sendable, Equatable {
+    package enum Failure: Error, Sendable, Equatable {
         case notSubjectPublicKeyInfo
         case notP256
     }
@@ -13,11 +13,11 @@ public struct ECDSAPublicKey: Sendable {
     private let key: PublicKey
     /// The key as DER SubjectPublicKeyInfo with the named curve and the
     /// uncompressed point: the same bytes for the same key, always.
-    public let canonicalSubjectPublicKeyInfo: [UInt8]
+    package let canonicalSubjectPublicKeyInfo: [UInt8]
 
     /// Parses a DER SubjectPublicKeyInfo of a P-256 key.
     /// - Throws: `Failure` when it is not one, or bytes follow it.
-    public init(subjectPublicKeyInfo der: [UInt8]) throws(Failure) {
+    package init(subjectPublicKeyInfo der: [UInt8]) throws(Failure) {
         do {
             key = try PublicKey(subjectPublicKeyInfo: der)
         } catch .notSubjectPublicKeyInfo {
@@ -30,7 +30,7 @@ public struct ECDSAPublicKey: Sendable {
     }
 
     /// True when `signature` (DER ECDSA) signs SHA-256(`message`) under this key.
-    public func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
+    package func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
         key.isValidSignature(signature, for: message)
     }
 }

@@ -1,9 +1,9 @@
 internal import COpenSSL
 
 /// HMAC through OpenSSL (RFC 2104), for one-time passwords.
-public enum HMAC {
+package enum HMAC {
     /// The hash functions TOTP allows (RFC 6238).
-    public enum Algorithm: String, Sendable, CaseIterable {
+    package enum Algorithm: String, Sendable, CaseIterable {
         case sha1 = "SHA1", sha256 = "SHA256", sha512 = "SHA512"
 
         var digestLength: Int {
@@ -16,7 +16,7 @@ public enum HMAC {
     }
 
     /// HMAC of `message` under `key`.
-    public static func authenticate(_ message: [UInt8], key: [UInt8], algorithm: Algorithm) -> [UInt8] {
+    package static func authenticate(_ message: [UInt8], key: [UInt8], algorithm: Algorithm) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 64)
         var length: UInt32 = 0
         let md: OpaquePointer? = switch algorithm {

@@ -2,15 +2,15 @@ internal import CSodium
 
 /// Lower-case hexadecimal, through libsodium (`sodium_bin2hex`,
 /// `sodium_hex2bin`; both run in time independent of the bytes).
-public enum Hex {
+package enum Hex {
     /// Encodes bytes as lower-case hex.
-    public static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         bytes.withUnsafeBufferPointer { encode($0) }
     }
 
     /// Encodes bytes as lower-case hex, written straight into the string's storage
     /// (one allocation: session tokens' hashes are encoded on the hot path).
-    public static func encode(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+    package static func encode(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { out in
             for (i, byte) in bytes.enumerated() {
                 out[2 * i] = digits[Int(byte >> 4)]
@@ -23,7 +23,7 @@ public enum Hex {
     private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// Decodes hex (either case); nil when it is not hex of whole bytes.
-    public static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         _ = Sodium.ready
         let input = Array(text.utf8)
         guard input.count % 2 == 0 else { return nil }

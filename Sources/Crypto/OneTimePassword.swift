@@ -1,8 +1,8 @@
 /// HOTP (RFC 4226) and TOTP (RFC 6238) code generation. Verification
 /// policy (the window, replay) lives with the factor that uses it.
-public enum OneTimePassword {
+package enum OneTimePassword {
     /// The HOTP value of `counter`: dynamic truncation of the HMAC, `digits` long, zero-padded.
-    public static func hotp(secret: [UInt8], counter: UInt64, digits: Int, algorithm: HMAC.Algorithm) -> String {
+    package static func hotp(secret: [UInt8], counter: UInt64, digits: Int, algorithm: HMAC.Algorithm) -> String {
         precondition((6...8).contains(digits), "one-time passwords have 6 to 8 digits")
         let message = (0..<8).map { UInt8(truncatingIfNeeded: counter >> (56 - 8 * $0)) }
         let mac = HMAC.authenticate(message, key: secret, algorithm: algorithm)
@@ -15,7 +15,7 @@ public enum OneTimePassword {
     }
 
     /// The TOTP time step of a Unix time (seconds): floor(time / period).
-    public static func step(unixTime: Double, period: Int) -> UInt64 {
+    package static func step(unixTime: Double, period: Int) -> UInt64 {
         UInt64(max(0, (unixTime / Double(period)).rounded(.down)))
     }
 }

@@ -3,13 +3,13 @@ internal import COpenSSL
 /// An OpenSSL call that failed: which one, and the library's error code (the
 /// first on the thread's error queue, `ERR_get_error`), for logs. Every call
 /// site clears the queue before it calls, and empties it after a failure.
-public struct OpenSSLError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct OpenSSLError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The OpenSSL function that failed.
-    public let operation: String
+    package let operation: String
     /// `ERR_get_error()` right after the failure (0 when the queue was empty).
-    public let code: UInt
+    package let code: UInt
 
-    public var description: String { "\(operation) failed (OpenSSL error \(String(code, radix: 16)))" }
+    package var description: String { "\(operation) failed (OpenSSL error \(String(code, radix: 16)))" }
 
     /// The failure of `operation`, with the queue's first code; the queue is emptied.
     static func last(_ operation: String) -> OpenSSLError {

@@ -7,7 +7,7 @@ internal import COpenSSL
 ///
 /// `@unchecked Sendable`: the `EVP_PKEY` is never mutated after `init`, and
 /// OpenSSL allows concurrent signing with one key.
-public final class P256SigningKey: @unchecked Sendable {
+package final class P256SigningKey: @unchecked Sendable {
     private let key: OpaquePointer
 
     private init(key: OpaquePointer) { self.key = key }
@@ -16,7 +16,7 @@ public final class P256SigningKey: @unchecked Sendable {
 
     /// A new key from OpenSSL's CSPRNG.
     /// - Throws: `OpenSSLError` naming the call that failed.
-    public static func generate() throws(OpenSSLError) -> P256SigningKey {
+    package static func generate() throws(OpenSSLError) -> P256SigningKey {
         OpenSSLError.clear()
         guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw .last("EVP_PKEY_CTX_new_from_name") }
         defer { EVP_PKEY_CTX_free(context) }
@@ -29,7 +29,7 @@ public final class P256SigningKey: @unchecked Sendable {
 
     /// The key stored by `pkcs8`.
     /// - Throws: `OpenSSLError` when the bytes are not a P-256 private key.
-    public convenience init(pkcs8 der: SecureBytes) throws(OpenSSLError) {
+    package convenience init(pkcs8 der: SecureBytes) throws(OpenSSLError) {
         OpenSSLError.clear()
         let parsed: OpaquePointer? = der.withUnsafeBytes { raw in
             var cursor: UnsafePointer<UInt8>? = raw.baseAddress?.assumingMemoryBound(to: UInt8.self)
@@ -45,7 +45,7 @@ public final class P256SigningKey: @unchecked Sendable {
 
     /// The private key as PKCS#8 DER, in wiped memory.
     /// - Throws: `OpenSSLError` when OpenSSL cannot encode it.
-    public func pkcs8() throws(OpenSSLError) -> SecureBytes {
+    package func pkcs8() throws(OpenSSLError) -> SecureBytes {
         OpenSSLError.clear()
         let length = i2d_PrivateKey(key, nil)
         guard length > 0 else { throw .last("i2d_PrivateKey") }
@@ -59,7 +59,7 @@ public final class P256SigningKey: @unchecked Sendable {
     }
 
     /// The public key as SubjectPublicKeyInfo DER, as Trifactor enrolls it.
-    public var subjectPublicKeyInfo: [UInt8] {
+    package var subjectPublicKeyInfo: [UInt8] {
         let length = i2d_PUBKEY(key, nil)
         guard length > 0 else { return [] }
         var out = [UInt8](repeating: 0, count: Int(length))
@@ -72,5 +72,5 @@ public final class P256SigningKey: @unchecked Sendable {
 
     /// An ES256 signature (DER) over `message`.
     /// - Throws: `OpenSSLError` naming the call that failed.
-    public func signature(for message: [UInt8]) throws(OpenSSLError) -> [UInt8] { try DigestSign.sha256(message, key: key) }
+    package func signature(for message: [UInt8]) throws(OpenSSLError) -> [UInt8] { try DigestSign.sha256(message, key: key) }
 }

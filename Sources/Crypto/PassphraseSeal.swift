@@ -5,16 +5,16 @@ internal import CSodium
 /// moderate limits), then XChaCha20-Poly1305 (`crypto_aead_xchacha20poly1305_ietf`)
 /// with a random 192-bit nonce per seal. A wrong passphrase and a changed
 /// byte fail alike, when the tag does not verify.
-public enum PassphraseSeal {
+package enum PassphraseSeal {
     /// Salt length for `deriveKey`.
-    public static let saltBytes = Int(crypto_pwhash_SALTBYTES)
+    package static let saltBytes = Int(crypto_pwhash_SALTBYTES)
     /// Key length: 256 bits.
-    public static let keyBytes = Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES)
+    package static let keyBytes = Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES)
     static let nonceBytes = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)
     static let tagBytes = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)
 
     /// Why sealing or opening failed.
-    public enum Failure: Error, Sendable, Equatable {
+    package enum Failure: Error, Sendable, Equatable {
         /// Argon2id could not run with these limits (out of memory, or limits outside libsodium's bounds).
         case derivationFailed
         /// The tag did not verify: a wrong key (passphrase) or changed bytes.
@@ -25,7 +25,7 @@ public enum PassphraseSeal {
 
     /// A 256-bit key from `passphrase` and `salt` with Argon2id.
     /// - Throws: `Failure.derivationFailed` for limits libsodium refuses or memory it cannot get.
-    public static func deriveKey(passphrase: SecureBytes, salt: [UInt8], opsLimit: UInt64, memLimit: Int) throws(Failure) -> SecureBytes {
+    package static func deriveKey(passphrase: SecureBytes, salt: [UInt8], opsLimit: UInt64, memLimit: Int) throws(Failure) -> SecureBytes {
         guard salt.count == saltBytes, opsLimit >= UInt64(crypto_pwhash_opslimit_min()), memLimit >= crypto_pwhash_memlimit_min(),
               memLimit <= 1 << 30 else { throw .derivationFailed }
         do {
@@ -41,7 +41,7 @@ public enum PassphraseSeal {
     }
 
     /// `plaintext` sealed under `key`, bound to `associatedData`: nonce ‖ ciphertext ‖ tag.
-    public static func seal(_ plaintext: SecureBytes, key: SecureBytes, associatedData: [UInt8] = []) -> [UInt8] {
+    package static func seal(_ plaintext: SecureBytes, key: SecureBytes, associatedData: [UInt8] = []) -> [UInt8] {
         precondition(key.count == keyBytes, "an XChaCha20-Poly1305 key is 32 bytes")
         let nonce = SecureRandom.bytes(nonceBytes)
         var out = [UInt8](repeating: 0, count: plaintext.count + tagBytes)
@@ -58,7 +58,7 @@ public enum PassphraseSeal {
 
     /// Opens what `seal` made with the same key and associated data.
     /// - Throws: `Failure.authenticationFailed` for a wrong key or changed bytes, `.truncated` for too few bytes.
-    public static func open(_ sealed: [UInt8], key: SecureBytes, associatedData: [UInt8] = []) throws(Failure) -> SecureBytes {
+    package static func open(_ sealed: [UInt8], key: SecureBytes, associatedData: [UInt8] = []) throws(Failure) -> SecureBytes {
         guard key.count == keyBytes else { throw .authenticationFailed }
         guard sealed.count >= nonceBytes + tagBytes else { throw .truncated }
         let nonce = Array(sealed.prefix(nonceBytes)), box = Array(sealed.dropFirst(nonceBytes))

@@ -4,14 +4,14 @@ import Core
 /// Argon2id password hashing through libsodium's `crypto_pwhash_str`. The
 /// parameters travel inside the hash string (`$argon2id$v=19$m=…,t=…,p=1$…`),
 /// so hashes made with older parameters still verify and can be upgraded.
-public struct PasswordHasher: Sendable {
+package struct PasswordHasher: Sendable {
     /// Passes over memory (t).
-    public let opsLimit: UInt64
+    package let opsLimit: UInt64
     /// Memory in bytes (m).
-    public let memLimit: Int
+    package let memLimit: Int
 
     /// Errors of hashing.
-    public enum Failure: Error, Sendable {
+    package enum Failure: Error, Sendable {
         /// libsodium could not hash (out of memory for the configured memLimit).
         case outOfMemory
         /// Parameters outside libsodium's bounds.
@@ -19,7 +19,7 @@ public struct PasswordHasher: Sendable {
     }
 
     /// Defaults: 19 MiB and t=2 (OWASP's Argon2id minimum).
-    public init(opsLimit: UInt64 = 2, memLimit: Int = 19 * 1024 * 1024) throws(Failure) {
+    package init(opsLimit: UInt64 = 2, memLimit: Int = 19 * 1024 * 1024) throws(Failure) {
         _ = Sodium.ready
         guard opsLimit >= UInt64(crypto_pwhash_opslimit_min()), opsLimit <= UInt64(crypto_pwhash_opslimit_max()),
               memLimit >= crypto_pwhash_memlimit_min(), memLimit <= min(crypto_pwhash_memlimit_max(), 4 << 30)
@@ -30,7 +30,7 @@ public struct PasswordHasher: Sendable {
 
     /// Hashes a (normalised) password with a fresh random salt.
     /// - Throws: `Failure.outOfMemory` when the memory cost cannot be allocated.
-    public func hash(_ password: String) throws(Failure) -> String {
+    package func hash(_ password: String) throws(Failure) -> String {
         var out = [CChar](repeating: 0, count: Int(crypto_pwhash_STRBYTES))
         let bytes = Self.cBytes(password)
         let rc = crypto_pwhash_str(&out, bytes, UInt64(bytes.count - 1), opsLimit, memLimit)
@@ -40,7 +40,7 @@ public struct PasswordHasher: Sendable {
 
     /// True when `password` matches `hash`. Runs in time independent of where
     /// a mismatch lies; a malformed hash never matches.
-    public func verify(_ password: String, hash: String) -> Bool {
+    package func verify(_ password: String, hash: String) -> Bool {
         let bytes = Self.cBytes(password)
         return crypto_pwhash_str_verify(hash, bytes, UInt64(bytes.count - 1)) == 0
     }
@@ -48,7 +48,7 @@ public struct PasswordHasher: Sendable {
     /// True when `hash` was made with parameters other than this hasher's
     /// (or is not an Argon2id hash), so it should be replaced after the next
     /// successful verification.
-    public func needsRehash(_ hash: String) -> Bool {
+    package func needsRehash(_ hash: String) -> Bool {
         crypto_pwhash_str_needs_rehash(hash, opsLimit, memLimit) != 0
     }
 
@@ -60,7 +60,7 @@ public struct PasswordHasher: Sendable {
 
     /// A hash of a random password, to verify against when an account does not
     /// exist, so that an unknown email costs the same time as a wrong password.
-    public func decoyHash() -> String {
+    package func decoyHash() -> String {
         (try? hash(Hex.encode(SecureRandom.bytes(16)))) ?? "$argon2id$v=19$m=19456,t=2,p=1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
     }
 }

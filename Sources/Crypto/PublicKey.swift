@@ -1,5 +1,5 @@
 internal import COpenSSL
-internal import CTrifactorShim
+internal import COpenSSLShim
 
 /// A public key in OpenSSL (one `EVP_PKEY`) of a kind Trifactor verifies
 /// signatures with: P-256 (ES256: DER ECDSA over SHA-256), Ed25519 (pure
@@ -10,15 +10,15 @@ internal import CTrifactorShim
 /// `@unchecked Sendable`: the EVP_PKEY is never mutated after `init`
 /// (OpenSSL allows concurrent verification with one key) and is freed once,
 /// in `deinit`.
-public final class PublicKey: @unchecked Sendable {
+package final class PublicKey: @unchecked Sendable {
     /// What kind of key it is.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         case p256, ed25519
         case rsa(bits: Int)
     }
 
     /// Why a key was refused.
-    public enum Failure: Error, Sendable, Equatable {
+    package enum Failure: Error, Sendable, Equatable {
         /// Not DER SubjectPublicKeyInfo, or bytes follow it.
         case notSubjectPublicKeyInfo
         /// Another kind (curve, RSA size) than those verified here.
@@ -27,11 +27,11 @@ public final class PublicKey: @unchecked Sendable {
         case refused(OpenSSLError)
     }
 
-    public let kind: Kind
+    package let kind: Kind
     /// The key as DER SubjectPublicKeyInfo, the same bytes for the same key
     /// however it was encoded: a P-256 key is rebuilt from its point on the
     /// named curve (uncompressed) before OpenSSL encodes it.
-    public let canonicalSubjectPublicKeyInfo: [UInt8]
+    package let canonicalSubjectPublicKeyInfo: [UInt8]
     private let key: OpaquePointer
 
     private init(taking given: OpaquePointer) throws(Failure) {
@@ -92,7 +92,7 @@ public final class PublicKey: @unchecked Sendable {
 
     /// Parses DER SubjectPublicKeyInfo, which must end with the key.
     /// - Throws: `.notSubjectPublicKeyInfo`, `.unsupportedKind`.
-    public convenience init(subjectPublicKeyInfo der: [UInt8]) throws(Failure) {
+    package convenience init(subjectPublicKeyInfo der: [UInt8]) throws(Failure) {
         guard !der.isEmpty, der.count <= 2048 else { throw .notSubjectPublicKeyInfo }
         OpenSSLError.clear()
         var consumed = 0
@@ -115,7 +115,7 @@ public final class PublicKey: @unchecked Sendable {
 
     /// A P-256 key from its affine coordinates (32 bytes each).
     /// - Throws: `.refused` for a point not on the curve.
-    public convenience init(p256X x: [UInt8], y: [UInt8]) throws(Failure) {
+    package convenience init(p256X x: [UInt8], y: [UInt8]) throws(Failure) {
         guard x.count == 32, y.count == 32 else { throw .unsupportedKind }
         OpenSSLError.clear()
         let point = [0x04] + x + y
@@ -126,7 +126,7 @@ public final class PublicKey: @unchecked Sendable {
     }
 
     /// An Ed25519 key from its 32 bytes.
-    public convenience init(ed25519 raw: [UInt8]) throws(Failure) {
+    package convenience init(ed25519 raw: [UInt8]) throws(Failure) {
         guard raw.count == 32 else { throw .unsupportedKind }
         OpenSSLError.clear()
         guard let key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, raw, raw.count) else {
@@ -136,7 +136,7 @@ public final class PublicKey: @unchecked Sendable {
     }
 
     /// An RSA key from its big-endian modulus and public exponent.
-    public convenience init(rsaModulus modulus: [UInt8], exponent: [UInt8]) throws(Failure) {
+    package convenience init(rsaModulus modulus: [UInt8], exponent: [UInt8]) throws(Failure) {
         guard !modulus.isEmpty, modulus.count <= 1024, !exponent.isEmpty, exponent.count <= 8 else { throw .unsupportedKind }
         OpenSSLError.clear()
         let key = modulus.withUnsafeBufferPointer { n in
@@ -151,7 +151,7 @@ public final class PublicKey: @unchecked Sendable {
 
     /// True when `signature` signs `message` under this key, with the
     /// scheme of its kind (ES256, EdDSA or RS256).
-    public func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
+    package func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
         switch kind {
         case .p256: guard (8...72).contains(signature.count) else { return false }
         case .ed25519: guard signature.count == 64 else { return false }

@@ -5,14 +5,14 @@ internal import COpenSSL
 ///
 /// `@unchecked Sendable`: the `EVP_PKEY` is never mutated after `init`, and
 /// OpenSSL allows concurrent signing with one key.
-public final class RSASigningKey: @unchecked Sendable {
+package final class RSASigningKey: @unchecked Sendable {
     private let key: OpaquePointer
 
     deinit { EVP_PKEY_free(key) }
 
     /// The key in `pem` (PKCS #8 or PKCS #1).
     /// - Throws: `OpenSSLError` when it is not an RSA private key of 2048 bits or more.
-    public init(pem: String) throws(OpenSSLError) {
+    package init(pem: String) throws(OpenSSLError) {
         OpenSSLError.clear()
         let bytes = Array(pem.utf8)
         let bio = bytes.withUnsafeBufferPointer { BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }
@@ -28,7 +28,7 @@ public final class RSASigningKey: @unchecked Sendable {
 
     /// An RS256 signature over `message`.
     /// - Throws: `OpenSSLError` naming the call that failed.
-    public func signature(for message: [UInt8]) throws(OpenSSLError) -> [UInt8] { try DigestSign.sha256(message, key: key) }
+    package func signature(for message: [UInt8]) throws(OpenSSLError) -> [UInt8] { try DigestSign.sha256(message, key: key) }
 }
 
 /// `EVP_DigestSign` with SHA-256: ES256 (DER) for an EC key, RS256 for an RSA key.

@@ -3,9 +3,9 @@ internal import COpenSSL
 /// AES-256-GCM through OpenSSL: secrets at rest (TOTP seeds) are sealed as
 /// nonce (12 bytes) ‖ ciphertext ‖ tag (16 bytes), with associated data that
 /// binds a sealed value to its row, so a value copied to another row fails.
-public struct SealedBox: Sendable {
+package struct SealedBox: Sendable {
     /// Why opening failed.
-    public enum Failure: Error, Sendable, Equatable {
+    package enum Failure: Error, Sendable, Equatable {
         /// The key is not 32 bytes.
         case invalidKey
         /// The data was altered, belongs elsewhere, or was sealed under another key.
@@ -17,7 +17,7 @@ public struct SealedBox: Sendable {
     private let key: SecureBytes
 
     /// A box under a 32-byte key, copied into memory that is wiped when the box goes.
-    public init(key: [UInt8]) throws(Failure) {
+    package init(key: [UInt8]) throws(Failure) {
         guard key.count == 32 else { throw .invalidKey }
         self.key = SecureBytes(key)
     }
@@ -28,7 +28,7 @@ public struct SealedBox: Sendable {
     }
 
     /// Seals `plaintext`, binding it to `associatedData`.
-    public func seal(_ plaintext: [UInt8], associatedData: [UInt8]) throws(Failure) -> [UInt8] {
+    package func seal(_ plaintext: [UInt8], associatedData: [UInt8]) throws(Failure) -> [UInt8] {
         let nonce = SecureRandom.bytes(12)
         OpenSSLError.clear()
         guard let ctx = EVP_CIPHER_CTX_new() else { throw .cryptoFailure(.last("EVP_CIPHER_CTX_new")) }
@@ -50,7 +50,7 @@ public struct SealedBox: Sendable {
     }
 
     /// Opens what `seal` made with the same key and associated data.
-    public func open(_ sealed: [UInt8], associatedData: [UInt8]) throws(Failure) -> [UInt8] {
+    package func open(_ sealed: [UInt8], associatedData: [UInt8]) throws(Failure) -> [UInt8] {
         guard sealed.count >= 28 else { throw .authenticationFailed }
         let nonce = Array(sealed.prefix(12)), tag = Array(sealed.suffix(16)), body = Array(sealed.dropFirst(12).dropLast(16))
         OpenSSLError.clear()

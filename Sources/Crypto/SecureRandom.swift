@@ -1,10 +1,10 @@
 internal import CSodium
-import Core
+package import Core
 
 /// The operating system's CSPRNG, through libsodium's `randombytes_buf`.
-public enum SecureRandom {
+package enum SecureRandom {
     /// `count` unpredictable bytes.
-    public static func bytes(_ count: Int) -> [UInt8] {
+    package static func bytes(_ count: Int) -> [UInt8] {
         _ = Sodium.ready
         var out = [UInt8](repeating: 0, count: count)
         out.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, count) }
@@ -12,21 +12,21 @@ public enum SecureRandom {
     }
 
     /// A uniformly distributed integer in `0..<upperBound` (`randombytes_uniform`).
-    public static func uniform(_ upperBound: UInt32) -> UInt32 {
+    package static func uniform(_ upperBound: UInt32) -> UInt32 {
         precondition(upperBound > 0, "upper bound must be positive")
         _ = Sodium.ready
         return randombytes_uniform(upperBound)
     }
 
     /// The live random source for domain code.
-    public static let source = RandomSource(bytes: { SecureRandom.bytes($0) }, uniform: { SecureRandom.uniform($0) })
+    package static let source = RandomSource(bytes: { SecureRandom.bytes($0) }, uniform: { SecureRandom.uniform($0) })
 }
 
 /// Comparisons whose time does not depend on where the inputs differ.
-public enum ConstantTime {
+package enum ConstantTime {
     /// True when `a` and `b` hold the same bytes. Lengths are compared first
     /// (lengths of hashes and codes are not secret).
-    public static func equals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    package static func equals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         _ = Sodium.ready
         guard a.count == b.count else { return false }
         if a.isEmpty { return true }
@@ -34,5 +34,5 @@ public enum ConstantTime {
     }
 
     /// Compares two strings' UTF-8 bytes in constant time.
-    public static func equals(_ a: String, _ b: String) -> Bool { equals(Array(a.utf8), Array(b.utf8)) }
+    package static func equals(_ a: String, _ b: String) -> Bool { equals(Array(a.utf8), Array(b.utf8)) }
 }

@@ -4,9 +4,9 @@ import Glibc
 /// the /64 prefix of an IPv6 address (one subscriber usually holds a whole
 /// /64, so counting single IPv6 addresses would let them rotate freely).
 /// The server's per-IP limits and the bank's sign-in limit both count this way.
-public enum ClientKey {
+package enum ClientKey {
     /// The key of the client at `address` (an IPv4 or IPv6 address as text).
-    public static func of(address: String) -> String {
+    package static func of(address: String) -> String {
         var v6 = in6_addr()
         guard address.contains(":"), inet_pton(AF_INET6, address, &v6) == 1 else { return address }
         let bytes = withUnsafeBytes(of: &v6) { Array($0.prefix(8)) }

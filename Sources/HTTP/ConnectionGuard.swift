@@ -1,4 +1,4 @@
-internal import CTrifactorShim
+internal import CMicroHTTPDShim
 import Foundation
 import Logging
 import Glibc

@@ -1,8 +1,8 @@
-import API
+package import API
 
 /// An error that knows how it reads on the wire. Handlers throw errors that
 /// conform; anything else becomes a 500 that leaks nothing.
-public protocol HTTPResponseError: Error {
+package protocol HTTPResponseError: Error {
     /// HTTP status.
     var status: Int { get }
     /// Stable machine-readable code.
@@ -21,27 +21,27 @@ public protocol HTTPResponseError: Error {
 }
 
 extension HTTPResponseError {
-    public var invalidParams: [Problem.InvalidParameter]? { nil }
-    public var headers: [(name: String, value: String)] { [] }
+    package var invalidParams: [Problem.InvalidParameter]? { nil }
+    package var headers: [(name: String, value: String)] { [] }
 
     /// The problem document for this error in the request `requestID`.
-    public func problem(requestID: String) -> Problem {
+    package func problem(requestID: String) -> Problem {
         Problem(status: status, code: code, title: title, detail: detail, requestID: requestID, invalidParams: invalidParams)
     }
 }
 
 /// The protocol-level problems the HTTP layer itself raises. Their codes are
 /// part of the API: never rename one.
-public struct HTTPProblem: HTTPResponseError, Sendable {
-    public let status: Int
-    public let code: String
-    public let title: String
-    public let detail: String
-    public let invalidParams: [Problem.InvalidParameter]?
-    public let headers: [(name: String, value: String)]
+package struct HTTPProblem: HTTPResponseError, Sendable {
+    package let status: Int
+    package let code: String
+    package let title: String
+    package let detail: String
+    package let invalidParams: [Problem.InvalidParameter]?
+    package let headers: [(name: String, value: String)]
 
     /// A problem with every field given.
-    public init(status: Int, code: String, title: String, detail: String, invalidParams: [Problem.InvalidParameter]? = nil, headers: [(name: String, value: String)] = []) {
+    package init(status: Int, code: String, title: String, detail: String, invalidParams: [Problem.InvalidParameter]? = nil, headers: [(name: String, value: String)] = []) {
         self.status = status
         self.code = code
         self.title = title
@@ -50,31 +50,31 @@ public struct HTTPProblem: HTTPResponseError, Sendable {
         self.headers = headers
     }
 
-    public static let notFound = HTTPProblem(status: 404, code: "not_found", title: "Not Found", detail: "There is nothing at this path.")
-    public static func methodNotAllowed(allowed: [String]) -> HTTPProblem {
+    package static let notFound = HTTPProblem(status: 404, code: "not_found", title: "Not Found", detail: "There is nothing at this path.")
+    package static func methodNotAllowed(allowed: [String]) -> HTTPProblem {
         HTTPProblem(status: 405, code: "method_not_allowed", title: "Method Not Allowed",
                     detail: "This path accepts \(allowed.joined(separator: ", ")).", headers: [("Allow", allowed.joined(separator: ", "))])
     }
     /// A request whose head breaks HTTP/1.1's framing rules; the connection is closed after it.
-    public static func malformedRequest(_ detail: String) -> HTTPProblem {
+    package static func malformedRequest(_ detail: String) -> HTTPProblem {
         HTTPProblem(status: 400, code: "malformed_request", title: "Bad Request", detail: detail, headers: [("Connection", "close")])
     }
-    public static let uriTooLong = HTTPProblem(
+    package static let uriTooLong = HTTPProblem(
         status: 414, code: "uri_too_long", title: "URI Too Long",
         detail: "The request target is longer than \(RequestHead.maximumTargetBytes) bytes or has more than \(RequestHead.maximumQueryArguments) query arguments.",
         headers: [("Connection", "close")])
-    public static let transferCodingNotImplemented = HTTPProblem(
+    package static let transferCodingNotImplemented = HTTPProblem(
         status: 501, code: "transfer_coding_not_implemented", title: "Not Implemented",
         detail: "Only the chunked transfer coding is accepted.", headers: [("Connection", "close")])
-    public static let malformedJSON = HTTPProblem(status: 400, code: "malformed_json", title: "Malformed JSON", detail: "The request body is not well-formed JSON.")
-    public static func payloadTooLarge(limit: Int) -> HTTPProblem {
+    package static let malformedJSON = HTTPProblem(status: 400, code: "malformed_json", title: "Malformed JSON", detail: "The request body is not well-formed JSON.")
+    package static func payloadTooLarge(limit: Int) -> HTTPProblem {
         HTTPProblem(status: 413, code: "payload_too_large", title: "Payload Too Large", detail: "The request body is larger than \(limit) bytes.")
     }
-    public static let unsupportedMediaType = HTTPProblem(status: 415, code: "unsupported_media_type", title: "Unsupported Media Type", detail: "Send the body as application/json.")
-    public static func invalidFields(_ fields: [Problem.InvalidParameter]) -> HTTPProblem {
+    package static let unsupportedMediaType = HTTPProblem(status: 415, code: "unsupported_media_type", title: "Unsupported Media Type", detail: "Send the body as application/json.")
+    package static func invalidFields(_ fields: [Problem.InvalidParameter]) -> HTTPProblem {
         let names = fields.map(\.name).joined(separator: ", ")
         return HTTPProblem(status: 422, code: "invalid_fields", title: "Invalid Fields", detail: "These fields are invalid: \(names).", invalidParams: fields)
     }
-    public static let overloaded = HTTPProblem(status: 503, code: "overloaded", title: "Service Unavailable", detail: "The server is busy: try again in a moment.", headers: [("Retry-After", "1")])
-    public static let internalError = HTTPProblem(status: 500, code: "internal_error", title: "Internal Server Error", detail: "Something went wrong on our side. Quote the request id if you report it.")
+    package static let overloaded = HTTPProblem(status: 503, code: "overloaded", title: "Service Unavailable", detail: "The server is busy: try again in a moment.", headers: [("Retry-After", "1")])
+    package static let internalError = HTTPProblem(status: 500, code: "internal_error", title: "Internal Server Error", detail: "Something went wrong on our side. Quote the request id if you report it.")
 }

@@ -1,62 +1,63 @@
 internal import CMicroHTTPD
-internal import CTrifactorShim
-import Foundation
-import Logging
+internal import CMicroHTTPDShim
+internal import CThreadShim
+package import Foundation
+package import Logging
 import Synchronization
 
 /// Settings of the HTTP listener.
-public struct HTTPServerConfiguration: Sendable {
+package struct HTTPServerConfiguration: Sendable {
     /// IPv4 or IPv6 literal to bind.
-    public var host: String
+    package var host: String
     /// Port; 0 picks a free one (read it back from `HTTPServer.port`).
-    public var port: Int
+    package var port: Int
     /// libmicrohttpd's internal epoll threads.
-    public var httpThreads: Int
+    package var httpThreads: Int
     /// Threads for password hashing (Argon2id).
-    public var workerThreads: Int
+    package var workerThreads: Int
     /// Hashing jobs that may wait for a thread before new ones get 503.
-    public var workerQueueLimit: Int
+    package var workerQueueLimit: Int
     /// Threads that run handlers using the database (as many as the
     /// database pool has connections: more would only wait for one).
-    public var databaseThreads: Int
+    package var databaseThreads: Int
     /// Requests that may wait for a database thread before new ones get 503.
-    public var databaseQueueLimit: Int
+    package var databaseQueueLimit: Int
     /// Threads that re-run woken long polls.
-    public var longPollThreads: Int
+    package var longPollThreads: Int
     /// Largest accepted request body in bytes (413 above).
-    public var maxBodyBytes: Int
+    package var maxBodyBytes: Int
     /// Most simultaneous connections.
-    public var connectionLimit: Int
+    package var connectionLimit: Int
     /// Most simultaneous connections from one client address (0: no limit).
     /// Behind a reverse proxy every connection comes from the proxy: raise it
     /// above the proxy's own connection count, or set 0.
-    public var connectionsPerIP: Int
+    package var connectionsPerIP: Int
     /// Seconds a connection may stay silent (libmicrohttpd's own timeout,
     /// which also bounds a client that stops reading an answer).
-    public var connectionTimeout: Int
+    package var connectionTimeout: Int
     /// Seconds a client has to send a request's head, counted from the
     /// connection's start or the previous answer on it (so also the longest
     /// idle keep-alive).
-    public var headerTimeout: TimeInterval
+    package var headerTimeout: TimeInterval
     /// Seconds a client has to send a request's body once its head arrived.
-    public var bodyTimeout: TimeInterval
+    package var bodyTimeout: TimeInterval
     /// PEM certificate chain and private key: serve HTTPS when both are set.
-    public var tlsCertificatePEM: String?
-    public var tlsKeyPEM: String?
+    package var tlsCertificatePEM: String?
+    package var tlsKeyPEM: String?
     /// Proxies whose `X-Forwarded-For` and `X-Forwarded-User-Agent` name the client (none by default).
-    public var trustedProxies: TrustedProxies = .none
+    package var trustedProxies: TrustedProxies = .none
     /// The brands a trusted proxy may name in `X-Trifactor-Brand` (exactly; none by default). Any
     /// other brand, and every brand from anyone else, is dropped before a handler sees the request:
     /// a front proxy that passes its clients' headers on must not let them name the texts a server sends.
-    public var brands: Set<String> = []
+    package var brands: Set<String> = []
     /// Bytes of each connection's memory pool (see `HTTPServer.connectionMemory`).
-    public var connectionMemory = HTTPServer.connectionMemory
+    package var connectionMemory = HTTPServer.connectionMemory
 
     /// Defaults: 4 HTTP threads (more than cores: a thread may wait on the
     /// database), a worker per core, 64 queued jobs, 64 KiB bodies, 1,024
     /// connections of which 64 per client address, 10 s for a head, 30 s for
     /// a body or of silence.
-    public init(host: String = "127.0.0.1", port: Int = 8080, httpThreads: Int = 4,
+    package init(host: String = "127.0.0.1", port: Int = 8080, httpThreads: Int = 4,
                 workerThreads: Int = ProcessInfo.processInfo.activeProcessorCount, workerQueueLimit: Int = 64,
                 databaseThreads: Int = 4, databaseQueueLimit: Int = 1024, longPollThreads: Int = 2,
                 maxBodyBytes: Int = 64 * 1024, connectionLimit: Int = 1024, connectionsPerIP: Int = 64, connectionTimeout: Int = 30,
@@ -78,19 +79,19 @@ public struct HTTPServerConfiguration: Sendable {
     }
 
     /// Whether the server speaks TLS.
-    public var usesTLS: Bool { tlsCertificatePEM != nil && tlsKeyPEM != nil }
+    package var usesTLS: Bool { tlsCertificatePEM != nil && tlsKeyPEM != nil }
 }
 
 /// Why the server could not start.
-public struct HTTPServerError: Error, CustomStringConvertible, Sendable {
-    public let description: String
+package struct HTTPServerError: Error, CustomStringConvertible, Sendable {
+    package let description: String
 }
 
 /// An HTTP/1.1 server on libmicrohttpd: internal epoll thread pool, keep-alive,
 /// bodies assembled and capped, slow routes on a worker pool with the
 /// connection suspended meanwhile, every error as problem+json, one JSON log
 /// line per request, and a graceful stop that finishes requests in flight.
-public final class HTTPServer: Sendable {
+package final class HTTPServer: Sendable {
     let context: ServerContext
     /// The daemon handle. `@unchecked Sendable`: it is only passed to
     /// libmicrohttpd calls that are thread-safe, and the mutex below makes
@@ -102,7 +103,7 @@ public final class HTTPServer: Sendable {
 
     /// A server for `router`; call `start()` to listen.
     /// - Parameter now: the server's clock, for the `Date` header (the time devices sign with).
-    public init(configuration: HTTPServerConfiguration, router: Router, logger: Logger = .standardError, hub: LongPollHub = LongPollHub(),
+    package init(configuration: HTTPServerConfiguration, router: Router, logger: Logger = .standardError, hub: LongPollHub = LongPollHub(),
                 now: @escaping @Sendable () -> Date = { Date() }) {
         context = ServerContext(configuration: configuration, router: router, logger: logger, hub: hub, now: now)
         tls = TLSStrings(certificate: configuration.tlsCertificatePEM, key: configuration.tlsKeyPEM)
@@ -112,7 +113,7 @@ public final class HTTPServer: Sendable {
 
     /// Binds and starts serving on background threads.
     /// - Throws: `HTTPServerError` when the address cannot be bound.
-    public func start() throws {
+    package func start() throws {
         let cls = Unmanaged.passUnretained(context).toOpaque()
         let c = context.configuration
         guard let address = SocketAddress(literal: c.host, port: UInt16(clamping: c.port)) else {
@@ -150,24 +151,24 @@ public final class HTTPServer: Sendable {
     /// request head of about 6 KiB fits (a longer one gets 414 or 431, or
     /// the connection is closed); API clients and a proxy in front send far
     /// less. `--connection-memory-kib` raises it for heavy cookies.
-    public static let connectionMemory = 8 * 1024
+    package static let connectionMemory = 8 * 1024
 
     /// The port actually bound (after asking for port 0).
-    public var port: Int {
+    package var port: Int {
         daemon.withLock { d in d.map { Int(trifactor_mhd_bound_port($0.pointer)) } ?? 0 }
     }
 
     /// Connections open now (idle keep-alive ones included).
-    public var openConnections: Int { context.connections.count }
+    package var openConnections: Int { context.connections.count }
 
     /// Jobs waiting for a worker, by pool (`hashing`: Argon2id; `database`).
-    public var queuedJobs: [(pool: String, jobs: Int)] {
+    package var queuedJobs: [(pool: String, jobs: Int)] {
         [("hashing", context.workers.queued), ("database", context.databaseWorkers.queued), ("long-poll", context.longPollWorkers.queued)]
     }
 
     /// Whether the calling thread is one of libmicrohttpd's (where no
     /// handler may wait on the database).
-    public static var isHTTPThread: Bool { trifactor_is_http_thread() != 0 }
+    package static var isHTTPThread: Bool { trifactor_is_http_thread() != 0 }
 
     /// Answers a request without a socket, as a connection would: the same
     /// routing, executors, long-poll parking, problem mapping, headers and
@@ -175,7 +176,7 @@ public final class HTTPServer: Sendable {
     /// marked as an HTTP thread for that time (so the debug check against
     /// database work there holds); the call waits for the answer. For tests
     /// and tools; the server need not be listening.
-    public func respond(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = [],
+    package func respond(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = [],
                         remoteAddress: String = "127.0.0.1", rawQuery: String = "") -> Response {
         let id = context.nextRequestID()
         let started = ContinuousClock.now
@@ -204,14 +205,14 @@ public final class HTTPServer: Sendable {
     }
 
     /// Requests begun and not yet answered.
-    public var requestsInFlight: Int { context.inFlight.load(ordering: .acquiring) }
+    package var requestsInFlight: Int { context.inFlight.load(ordering: .acquiring) }
 
     /// Stops accepting connections, answers what is in flight with
     /// `Connection: close` so keep-alive clients leave, waits up to
     /// `drainTimeout` seconds for those requests, lets the workers finish
     /// every queued job (each resumes its connection), and only then stops
     /// libmicrohttpd, which must never be stopped with a suspended connection.
-    public func stop(drainTimeout: TimeInterval = 30) {
+    package func stop(drainTimeout: TimeInterval = 30) {
         guard let handle = daemon.withLock({ d -> DaemonHandle? in let h = d; d = nil; return h })?.pointer else { return }
         context.draining.store(true, ordering: .releasing)
         let listener = MHD_quiesce_daemon(handle)

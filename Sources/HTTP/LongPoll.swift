@@ -1,19 +1,19 @@
-import Foundation
+package import Foundation
 import Logging
 import Synchronization
 
 /// A handler's answer "nothing yet": the connection is suspended (no thread
 /// is held) until `notify(key)` re-runs the handler and it finds something,
 /// or until the deadline, when `onTimeout` is sent.
-public final class Deferral: Sendable {
+package final class Deferral: Sendable {
     /// What wakes this request: `LongPollHub.notify(key)`.
-    public let key: String
+    package let key: String
     /// Seconds to wait at most.
-    public let timeout: TimeInterval
+    package let timeout: TimeInterval
     /// The answer when nothing came in time.
-    public let onTimeout: Response
+    package let onTimeout: Response
 
-    public init(key: String, timeout: TimeInterval, onTimeout: Response) {
+    package init(key: String, timeout: TimeInterval, onTimeout: Response) {
         self.key = key
         self.timeout = timeout
         self.onTimeout = onTimeout
@@ -27,7 +27,7 @@ public final class Deferral: Sendable {
 /// another instance arrives as a `notify` too (PostgreSQL `LISTEN`), and
 /// `notifyAll` re-runs everyone when such news may have been missed. At its
 /// deadline a waiter gets its timeout answer.
-public final class LongPollHub: Sendable {
+package final class LongPollHub: Sendable {
     struct Waiter: Sendable {
         let id: UInt64
         let key: String
@@ -65,25 +65,25 @@ public final class LongPollHub: Sendable {
         runner.withLock { $0 = run }
     }
 
-    public init() {}
+    package init() {}
 
     /// Wakes the requests waiting on `key` now.
-    public func notify(_ key: String) {
+    package func notify(_ key: String) {
         state.withLock { _ = $0.woken.insert(key) }
         wake()
     }
 
     /// Wakes every waiting request (notifications may have been lost).
-    public func notifyAll() {
+    package func notifyAll() {
         state.withLock { $0.wakeAll = true }
         wake()
     }
 
     /// Requests waiting now.
-    public var waiting: Int { state.withLock { $0.waiters.count } }
+    package var waiting: Int { state.withLock { $0.waiters.count } }
 
     /// Handler re-runs so far (each costs a request's work).
-    public var reruns: Int { state.withLock { $0.reruns } }
+    package var reruns: Int { state.withLock { $0.reruns } }
 
     private func wake() {
         condition.lock()

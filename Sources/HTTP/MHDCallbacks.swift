@@ -1,7 +1,9 @@
 internal import CMicroHTTPD
-internal import CTrifactorShim
+internal import CMicroHTTPDShim
+internal import CThreadShim
 import Foundation
 import Logging
+import Synchronization
 
 // libmicrohttpd's callbacks. They capture nothing: the server context comes
 // through `cls`, the per-request state through `*con_cls`.

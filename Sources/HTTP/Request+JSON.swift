@@ -6,7 +6,7 @@ extension Request {
     /// - Throws: `HTTPProblem` 415 when the body is not declared as JSON, 400
     ///   when it is not well-formed JSON, 422 naming the field when a field is
     ///   missing, of the wrong type, or a number that does not fit it.
-    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+    package func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let contentType = header("content-type")?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         guard contentType == "application/json" else {
             throw HTTPProblem.unsupportedMediaType

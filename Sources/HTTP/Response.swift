@@ -1,31 +1,31 @@
-import API
-import Foundation
+package import API
+package import Foundation
 
 /// An HTTP response.
-public struct Response: Sendable {
+package struct Response: Sendable {
     /// Status code.
-    public var status: Int
+    package var status: Int
     /// Header fields in order (names as written).
-    public var headers: [(name: String, value: String)]
+    package var headers: [(name: String, value: String)]
     /// Body bytes.
-    public var body: [UInt8]
+    package var body: [UInt8]
     /// Set by `Response.wait`: the request waits for a `LongPollHub.notify`.
-    public var deferral: Deferral?
+    package var deferral: Deferral?
     /// Set when the body could not be encoded: the server answers 500
     /// internal_error instead, and logs this cause.
-    public internal(set) var encodingFailure: String?
+    package internal(set) var encodingFailure: String?
     /// The route whose counts this answer goes to, set when the request was routed.
     var routeStats: RouteStats?
 
     /// A response with the given parts.
-    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    package init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
     }
 
     /// A JSON body.
-    public static func json(_ value: some Encodable, status: Int = 200) -> Response {
+    package static func json(_ value: some Encodable, status: Int = 200) -> Response {
         if let fast = value as? any FastJSONEncodable {
             return Response(status: status, headers: [("Content-Type", "application/json")], body: Array(fast.fastJSON.utf8))
         }
@@ -42,7 +42,7 @@ public struct Response: Sendable {
     }
 
     /// An `application/problem+json` body.
-    public static func problem(_ problem: Problem, headers: [(name: String, value: String)] = []) -> Response {
+    package static func problem(_ problem: Problem, headers: [(name: String, value: String)] = []) -> Response {
         let body: [UInt8]
         if let data = try? WireJSON.sharedEncoder.encode(problem) {
             body = Array(data)
@@ -56,22 +56,22 @@ public struct Response: Sendable {
 
     /// "Nothing yet": wait up to `timeout` seconds for `hub.notify(key)`,
     /// then answer `onTimeout`. No thread waits meanwhile.
-    public static func wait(key: String, timeout: TimeInterval, onTimeout: Response) -> Response {
+    package static func wait(key: String, timeout: TimeInterval, onTimeout: Response) -> Response {
         var r = Response(status: 0)
         r.deferral = Deferral(key: key, timeout: timeout, onTimeout: onTimeout)
         return r
     }
 
     /// 204 No Content.
-    public static let noContent = Response(status: 204)
+    package static let noContent = Response(status: 204)
 
     /// An HTML page.
-    public static func html(_ text: String, status: Int = 200) -> Response {
+    package static func html(_ text: String, status: Int = 200) -> Response {
         Response(status: status, headers: [("Content-Type", "text/html; charset=utf-8")], body: Array(text.utf8))
     }
 
     /// The value of a header by case-insensitive name.
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         let wanted = ASCII.lowercased(name)
         return headers.first { ASCII.equalsIgnoringCase($0.name, wanted) }?.value
     }

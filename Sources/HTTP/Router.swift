@@ -1,17 +1,17 @@
 /// Maps method and path to a handler. Patterns are literal segments and
 /// `:name` captures (`/v1/users/:id`). A path that matches some route but not
 /// the method answers 405 with `Allow`; no match answers 404.
-public struct Router: Sendable {
+package struct Router: Sendable {
     /// Handles one request. Throw an `HTTPResponseError` for a problem answer.
-    public typealias Handler = @Sendable (Request) throws -> Response
+    package typealias Handler = @Sendable (Request) throws -> Response
 
     /// A handler that answers from memory on the HTTP thread, or returns nil
     /// to send the request on to the route's executor.
-    public typealias FastHandler = @Sendable (Request) throws -> Response?
+    package typealias FastHandler = @Sendable (Request) throws -> Response?
 
     /// Where a handler runs. The connection is suspended while a handler
     /// runs anywhere but inline, so no HTTP thread ever waits.
-    public enum Execution: Sendable {
+    package enum Execution: Sendable {
         /// On the HTTP thread: pure work only (no database, no file, no lock
         /// that can be held long). In debug builds, taking a database
         /// connection there is a precondition failure.
@@ -44,10 +44,10 @@ public struct Router: Sendable {
     private var literal: [String: [Route]] = [:]
 
     /// An empty router.
-    public init() {}
+    package init() {}
 
     /// Adds a route; its handler runs on the database executor unless said otherwise.
-    public mutating func add(_ method: String, _ pattern: String, execution: Execution = .database, _ handler: @escaping Handler) {
+    package mutating func add(_ method: String, _ pattern: String, execution: Execution = .database, _ handler: @escaping Handler) {
         append(Route(method: method, pattern: pattern, segments: pattern.split(separator: "/"), execution: execution, fast: nil, handler: handler,
                            stats: RouteStats(route: pattern, method: method)))
     }
@@ -55,14 +55,14 @@ public struct Router: Sendable {
     /// Adds a route with a fast path: `fast` runs on the HTTP thread and
     /// answers from memory when it can; when it returns nil, `handler` runs
     /// on the database executor.
-    public mutating func add(_ method: String, _ pattern: String, fast: @escaping FastHandler, _ handler: @escaping Handler) {
+    package mutating func add(_ method: String, _ pattern: String, fast: @escaping FastHandler, _ handler: @escaping Handler) {
         append(Route(method: method, pattern: pattern, segments: pattern.split(separator: "/"), execution: .database, fast: fast, handler: handler,
                            stats: RouteStats(route: pattern, method: method)))
     }
 
     /// Every route as registered (`GET`, `/v1/users/:id`), in order: what
     /// the API contract must describe.
-    public var table: [(method: String, pattern: String)] { routes.map { ($0.method, $0.pattern) } }
+    package var table: [(method: String, pattern: String)] { routes.map { ($0.method, $0.pattern) } }
 
     private mutating func append(_ route: Route) {
         routes.append(route)

@@ -3,13 +3,13 @@
 /// parent span, so Trifactor's lines join the caller's trace. Anything that
 /// is not a valid version-00 header (or has an all-zero id) is ignored, as
 /// the specification asks.
-public struct TraceParent: Sendable, Equatable {
-    public let traceID: String
-    public let parentID: String
+package struct TraceParent: Sendable, Equatable {
+    package let traceID: String
+    package let parentID: String
     /// The trace flags (`01`: sampled).
-    public let flags: String
+    package let flags: String
 
-    public static func parse(_ header: String?) -> TraceParent? {
+    package static func parse(_ header: String?) -> TraceParent? {
         guard let header else { return nil }
         let parts = header.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count >= 4, parts[0].count == 2, parts[0] != "ff", isHex(parts[0]),
@@ -21,7 +21,7 @@ public struct TraceParent: Sendable, Equatable {
 
     /// The `traceparent` for a call made while serving a request that sent
     /// `header`: the same trace with a new span of ours, or a new trace.
-    public static func child(of header: String?) -> String {
+    package static func child(of header: String?) -> String {
         var random = SystemRandomNumberGenerator()
         func hex(_ bytes: Int) -> String {
             (0..<bytes).map { _ in String(UInt8.random(in: 0...255, using: &random), radix: 16) }.map { $0.count == 1 ? "0" + $0 : $0 }.joined()

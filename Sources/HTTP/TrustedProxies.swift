@@ -5,7 +5,7 @@ import Foundation
 /// from the client it names in `X-Forwarded-For` (the right-most address
 /// that is not itself a trusted proxy) with the browser it names in
 /// `X-Forwarded-User-Agent`; from anyone else those headers are ignored.
-public struct TrustedProxies: Sendable, Equatable {
+package struct TrustedProxies: Sendable, Equatable {
     /// One network: its address bytes (4 or 16) and prefix length.
     struct Network: Sendable, Equatable {
         let bytes: [UInt8]
@@ -27,12 +27,12 @@ public struct TrustedProxies: Sendable, Equatable {
     let networks: [Network]
 
     /// No proxy is trusted.
-    public static let none = TrustedProxies(networks: [])
+    package static let none = TrustedProxies(networks: [])
 
     init(networks: [Network]) { self.networks = networks }
 
     /// From `10.0.0.0/8,127.0.0.1,::1`; nil with the first entry that is not an address or a network.
-    public init?(parsing text: String) {
+    package init?(parsing text: String) {
         var networks: [Network] = []
         for raw in text.split(separator: ",") {
             let entry = raw.trimmingCharacters(in: .whitespaces)
@@ -50,13 +50,13 @@ public struct TrustedProxies: Sendable, Equatable {
     }
 
     /// Whether `address` (a literal) is a trusted proxy.
-    public func trusts(_ address: String) -> Bool {
+    package func trusts(_ address: String) -> Bool {
         guard !networks.isEmpty, let bytes = Self.bytes(address) else { return false }
         return networks.contains { $0.contains(bytes) }
     }
 
     /// The client's address and user agent for a request from `peer`.
-    public func client(peer: String, forwardedFor: String?, userAgent: String?, forwardedUserAgent: String?) -> (address: String, userAgent: String?) {
+    package func client(peer: String, forwardedFor: String?, userAgent: String?, forwardedUserAgent: String?) -> (address: String, userAgent: String?) {
         guard trusts(peer) else { return (peer, userAgent) }
         var address = peer
         if let forwardedFor {

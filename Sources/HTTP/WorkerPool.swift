@@ -1,4 +1,4 @@
-internal import CTrifactorShim
+internal import CThreadShim
 import Foundation
 import Metrics
 

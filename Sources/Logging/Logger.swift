@@ -1,4 +1,3 @@
-import API
 import Foundation
 import Glibc
 
@@ -8,28 +7,28 @@ import Glibc
 /// Lines are built by hand (fixed key order: time, level, event, then the
 /// fields sorted by name): this runs once per request, and Foundation's
 /// `JSONSerialization` with sorted keys cost more than the request itself.
-public struct Logger: Sendable {
+package struct Logger: Sendable {
     /// A value in a log line.
-    public enum Value: Sendable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
+    package enum Value: Sendable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
         case string(String), int(Int), double(Double), bool(Bool)
-        public init(stringLiteral value: String) { self = .string(value) }
-        public init(integerLiteral value: Int) { self = .int(value) }
+        package init(stringLiteral value: String) { self = .string(value) }
+        package init(integerLiteral value: Int) { self = .int(value) }
     }
 
     private let sink: @Sendable (String) -> Void
 
     /// A logger writing to file descriptor 2, in batches (at most 20 ms late).
-    public static let standardError = Logger { LogBuffer.standardError.append($0) }
+    package static let standardError = Logger { LogBuffer.standardError.append($0) }
 
     /// Writes the lines still waiting for standard error (before exiting).
-    public static func flushStandardError() { LogBuffer.standardError.flush() }
+    package static func flushStandardError() { LogBuffer.standardError.flush() }
 
     /// A logger that hands each line to `sink` (tests).
-    public init(sink: @escaping @Sendable (String) -> Void) { self.sink = sink }
+    package init(sink: @escaping @Sendable (String) -> Void) { self.sink = sink }
 
     /// Writes `{"time":…,"level":…,"event":…, fields…}`.
     /// - Important: never pass a password, code or token in `fields`.
-    public func log(_ level: String = "info", _ event: String, _ fields: [String: Value] = [:]) {
+    package func log(_ level: String = "info", _ event: String, _ fields: [String: Value] = [:]) {
         var line = "{\"time\":\(Date().timeIntervalSince1970),\"level\":"
         Self.append(level, to: &line)
         line += ",\"event\":"
@@ -53,7 +52,7 @@ public struct Logger: Sendable {
     /// "event":"request", ["aborted":true,] "duration_ms":…, "request_id":…,
     /// ["trace_id":…, "parent_id":…,] "method":…, "path":…, "status":…}`,
     /// in that fixed order, without building a dictionary (this runs per request).
-    public func request(id: String, method: String, path: String, status: Int, durationMillis: Double, aborted: Bool,
+    package func request(id: String, method: String, path: String, status: Int, durationMillis: Double, aborted: Bool,
                         trace: (traceID: String, parentID: String)? = nil) {
         var line = "{\"time\":"
         line.reserveCapacity(160 + path.utf8.count)

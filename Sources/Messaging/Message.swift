@@ -1,24 +1,24 @@
 /// How a message reaches a person.
-public enum Channel: String, Sendable, Codable, CaseIterable {
+package enum Channel: String, Sendable, Codable, CaseIterable {
     case sms, voice, email
 }
 
 /// A message handed to a sender: an SMS, a voice call that speaks `text`, or an email.
-public struct OutgoingMessage: Sendable, Equatable {
+package struct OutgoingMessage: Sendable, Equatable {
     /// The outbox id, stable across retries (providers may use it to drop duplicates).
-    public let id: String
-    public let channel: Channel
+    package let id: String
+    package let channel: Channel
     /// E.164 digits without "+" for sms and voice; an address for email.
-    public let to: String
+    package let to: String
     /// What is written or spoken.
-    public let text: String
+    package let text: String
     /// BCP 47 language tag (`en-us`), for a voice to speak in.
-    public let locale: String
+    package let locale: String
     /// An email's subject (nil for texts and calls).
-    public let subject: String?
+    package let subject: String?
 
     /// A message.
-    public init(id: String, channel: Channel, to: String, text: String, locale: String = "en-us", subject: String? = nil) {
+    package init(id: String, channel: Channel, to: String, text: String, locale: String = "en-us", subject: String? = nil) {
         self.id = id
         self.channel = channel
         self.to = to
@@ -30,14 +30,14 @@ public struct OutgoingMessage: Sendable, Equatable {
 
 /// A message a sender accepted: who took it and under which id, so a
 /// delivery receipt from that provider can find it later.
-public struct Delivery: Sendable, Equatable {
+package struct Delivery: Sendable, Equatable {
     /// `vonage`, `twilio`, `smtp`, `dev-phone`.
-    public let provider: String
+    package let provider: String
     /// The provider's id of the message or call (nil when it gives none).
-    public let reference: String?
+    package let reference: String?
 
     /// An accepted message.
-    public init(provider: String, reference: String? = nil) {
+    package init(provider: String, reference: String? = nil) {
         self.provider = provider
         self.reference = reference
     }
@@ -45,24 +45,24 @@ public struct Delivery: Sendable, Equatable {
 
 /// Why a delivery failed. `reason` is for logs and the audit trail only: the
 /// API caller never sees more than "delivery failed".
-public struct DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What the provider said, without secrets.
-    public let reason: String
+    package let reason: String
     /// Whether trying again later may succeed (a timeout or 5xx, not a refused number).
-    public let retryable: Bool
+    package let retryable: Bool
 
     /// A failure.
-    public init(reason: String, retryable: Bool) {
+    package init(reason: String, retryable: Bool) {
         self.reason = reason
         self.retryable = retryable
     }
 
-    public var description: String { reason }
+    package var description: String { reason }
 }
 
 /// Delivers messages: the dev phone, SMTP, SMS and voice providers.
 /// Called from the outbox dispatcher's thread, never inside a transaction.
-public protocol MessageSender: Sendable {
+package protocol MessageSender: Sendable {
     /// The channels this sender can deliver.
     var channels: Set<Channel> { get }
     /// Delivers one message; returns who accepted it.
@@ -75,5 +75,5 @@ public protocol MessageSender: Sendable {
 }
 
 extension MessageSender {
-    public var longestSend: Double { 1 }
+    package var longestSend: Double { 1 }
 }

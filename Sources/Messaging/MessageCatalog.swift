@@ -6,33 +6,33 @@ import Foundation
 /// languages each inserted value is wrapped in Unicode isolates (FSI…PDI), so
 /// a Latin brand, a code or an amount keeps its own direction inside Arabic or
 /// Persian text.
-public struct MessageCatalog: Sendable {
+package struct MessageCatalog: Sendable {
     /// One language's file.
-    public struct Language: Sendable, Decodable {
-        public let language: String
-        public let name: String
-        public let direction: String
+    package struct Language: Sendable, Decodable {
+        package let language: String
+        package let name: String
+        package let direction: String
         /// The BCP 47 tag a speech engine is given (`de-DE`).
-        public let voice: String
-        public let messages: [String: String]
+        package let voice: String
+        package let messages: [String: String]
 
         var isRightToLeft: Bool { direction == "rtl" }
     }
 
     /// A value put into a message.
-    public enum Value: Sendable {
+    package enum Value: Sendable {
         case text(String)
         case number(Int)
         /// A decimal amount as written by the API (`"250.00"`) in `currency` (ISO 4217).
         case amount(String, currency: String)
     }
 
-    public let languages: [String: Language]
+    package let languages: [String: Language]
     /// The language of a message whose locale names none of ours.
-    public let fallback: String
+    package let fallback: String
 
     /// The catalog shipped with Trifactor.
-    public static let bundled: MessageCatalog = {
+    package static let bundled: MessageCatalog = {
         var languages: [String: Language] = [:]
         let folder = Bundle.module.resourceURL?.appendingPathComponent("Templates") ?? URL(fileURLWithPath: "Templates")
         let urls = ((try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)) ?? [])
@@ -47,19 +47,19 @@ public struct MessageCatalog: Sendable {
         return MessageCatalog(languages: languages, fallback: "en")
     }()
 
-    public init(languages: [String: Language], fallback: String) {
+    package init(languages: [String: Language], fallback: String) {
         self.languages = languages
         self.fallback = languages[fallback] == nil ? "en" : fallback
     }
 
     /// The same catalog with another fallback language (an unknown one keeps English).
-    public func fallingBack(to code: String) -> MessageCatalog { MessageCatalog(languages: languages, fallback: code) }
+    package func fallingBack(to code: String) -> MessageCatalog { MessageCatalog(languages: languages, fallback: code) }
 
     /// The language code for `locale` (`pt-br` → `pt`, `zh-Hans-CN` → `zh`), or the fallback.
-    public func code(for locale: String?) -> String { language(of: locale) ?? fallback }
+    package func code(for locale: String?) -> String { language(of: locale) ?? fallback }
 
     /// The language code of `locale` when the catalog has that language.
-    public func language(of locale: String?) -> String? {
+    package func language(of locale: String?) -> String? {
         guard let locale else { return nil }
         let primary = locale.lowercased().split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map(String.init) ?? ""
         return languages[primary] == nil ? nil : primary
@@ -67,7 +67,7 @@ public struct MessageCatalog: Sendable {
 
     /// The speech tag for a message's locale: the locale itself when it is of
     /// one of our languages (`pt-br` → `pt-BR`), else the fallback's voice.
-    public static func voiceTag(for locale: String) -> String {
+    package static func voiceTag(for locale: String) -> String {
         let catalog = bundled
         let parts = locale.split(whereSeparator: { $0 == "-" || $0 == "_" })
         let code = catalog.code(for: locale)
@@ -77,7 +77,7 @@ public struct MessageCatalog: Sendable {
 
     /// Message `key` in `language`, its placeholders filled. A key missing
     /// from a language falls back to English (the catalog test forbids it).
-    public func render(_ key: String, language: String, _ values: [String: Value]) -> String {
+    package func render(_ key: String, language: String, _ values: [String: Value]) -> String {
         let chosen = languages[language] ?? languages[fallback]!
         guard let template = chosen.messages[key] ?? languages["en"]?.messages[key] else { return key }
         let locale = Locale(identifier: chosen.voice.replacingOccurrences(of: "-", with: "_"))

@@ -1,6 +1,6 @@
 internal import CCurl
 internal import CCurlShim
-import Foundation
+package import Foundation
 
 /// Email over SMTP with libcurl: `smtp://` with STARTTLS required (or
 /// `smtps://`), authentication, From and Reply-To, `Date` and `Message-ID`,
@@ -8,22 +8,22 @@ import Foundation
 /// subjects and names as RFC 2047 encoded words). Every failure is
 /// retryable (a refused recipient, a server that is down, a TLS failure):
 /// the outbox retries, then records the failure; nothing is lost silently.
-public struct SMTPSender: MessageSender {
-    public struct Settings: Sendable {
+package struct SMTPSender: MessageSender {
+    package struct Settings: Sendable {
         /// `smtp://[user@]host[:port]` or `smtps://…`.
-        public var url: URL
-        public var password: String?
+        package var url: URL
+        package var password: String?
         /// `Trifactor <noreply@example.com>`.
-        public var from: String
-        public var replyTo: String?
+        package var from: String
+        package var replyTo: String?
         /// A CA bundle to trust instead of the system's (a private relay's certificate).
-        public var caFile: String?
+        package var caFile: String?
         /// Require STARTTLS on `smtp://` (the default); off only for a relay on loopback.
-        public var requireTLS = true
+        package var requireTLS = true
         /// The brand in subjects ("Trifactor").
-        public var brand = "Trifactor"
+        package var brand = "Trifactor"
 
-        public init(url: URL, password: String?, from: String) {
+        package init(url: URL, password: String?, from: String) {
             self.url = url
             self.password = password
             self.from = from
@@ -32,19 +32,19 @@ public struct SMTPSender: MessageSender {
 
     let settings: Settings
 
-    public init(_ settings: Settings) {
+    package init(_ settings: Settings) {
         _ = Self.globalInit
         self.settings = settings
     }
 
-    public var channels: Set<Channel> { [.email] }
-    public var longestSend: Double { Double(Self.timeoutSeconds) }
+    package var channels: Set<Channel> { [.email] }
+    package var longestSend: Double { Double(Self.timeoutSeconds) }
     /// Seconds for the whole SMTP exchange.
     static let timeoutSeconds = 30
 
     static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
-    public func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery {
+    package func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery {
         guard message.channel == .email else { throw DeliveryError(reason: "SMTP sends email only", retryable: false) }
         let now = Date()
         let messageID = "<\(message.id).\(UUID().uuidString.lowercased())@\(Self.domain(of: settings.from))>"

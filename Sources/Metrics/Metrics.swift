@@ -4,22 +4,22 @@ import Synchronization
 /// counters and histograms with labels, and gauges read when scraped. One
 /// registry per process (`Metrics.shared`), as Prometheus clients keep one:
 /// each instance of a cluster is scraped on its own and summed by Prometheus.
-public final class Metrics: Sendable {
-    public static let shared = Metrics()
+package final class Metrics: Sendable {
+    package static let shared = Metrics()
 
     private let families = Mutex<[any MetricFamily]>([])
 
-    public init() {}
+    package init() {}
 
     /// A counter family, registered once (`_total` names by convention).
-    public func counter(_ name: String, _ help: String, labels: [String] = []) -> Counter {
+    package func counter(_ name: String, _ help: String, labels: [String] = []) -> Counter {
         let counter = Counter(name: name, help: help, labels: labels)
         families.withLock { $0.append(counter) }
         return counter
     }
 
     /// A histogram family with the given upper bounds (seconds, by convention).
-    public func histogram(_ name: String, _ help: String, labels: [String] = [], buckets: [Double] = Histogram.latencyBuckets) -> Histogram {
+    package func histogram(_ name: String, _ help: String, labels: [String] = [], buckets: [Double] = Histogram.latencyBuckets) -> Histogram {
         let histogram = Histogram(name: name, help: help, labels: labels, buckets: buckets)
         families.withLock { $0.append(histogram) }
         return histogram
@@ -28,7 +28,7 @@ public final class Metrics: Sendable {
     /// A gauge family read at each scrape: `read` returns each series' label
     /// values and value. A later gauge of the same name replaces it (the
     /// server started last is the one measured).
-    public func gauge(_ name: String, _ help: String, labels: [String] = [], read: @escaping @Sendable () -> [([String], Double)]) {
+    package func gauge(_ name: String, _ help: String, labels: [String] = [], read: @escaping @Sendable () -> [([String], Double)]) {
         families.withLock { all in
             all.removeAll { $0.name == name }
             all.append(Gauge(name: name, help: help, labels: labels, read: read))
@@ -37,7 +37,7 @@ public final class Metrics: Sendable {
 
     /// A family written by its owner at each scrape (`render` appends its
     /// HELP, TYPE and samples); a later one of the same name replaces it.
-    public func custom(_ name: String, render: @escaping @Sendable (inout String) -> Void) {
+    package func custom(_ name: String, render: @escaping @Sendable (inout String) -> Void) {
         families.withLock { all in
             all.removeAll { $0.name == name }
             all.append(Custom(name: name, write: render))
@@ -45,7 +45,7 @@ public final class Metrics: Sendable {
     }
 
     /// Every family in the text exposition format.
-    public func render() -> String {
+    package func render() -> String {
         var text = ""
         text.reserveCapacity(16 * 1024)
         for family in families.withLock({ $0 }) { family.render(into: &text) }
@@ -53,7 +53,7 @@ public final class Metrics: Sendable {
     }
 
     /// Formats a sample line's value as Prometheus reads it.
-    public static func format(_ value: Double) -> String {
+    package static func format(_ value: Double) -> String {
         if value.isNaN { return "NaN" }
         if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
@@ -61,7 +61,7 @@ public final class Metrics: Sendable {
     }
 
     /// `{a="x",b="y"}` with values escaped, or nothing without labels.
-    public static func labelText(_ names: [String], _ values: [String], extra: (String, String)? = nil) -> String {
+    package static func labelText(_ names: [String], _ values: [String], extra: (String, String)? = nil) -> String {
         var pairs = zip(names, values).map { ($0, $1) }
         if let extra { pairs.append(extra) }
         guard !pairs.isEmpty else { return "" }
@@ -86,7 +86,7 @@ protocol MetricFamily: Sendable {
 }
 
 /// A counter per label set; only goes up.
-public final class Counter: MetricFamily {
+package final class Counter: MetricFamily {
     let name: String, help: String, labels: [String]
     private let values = Mutex<[[String]: Double]>([:])
 
@@ -97,7 +97,7 @@ public final class Counter: MetricFamily {
     }
 
     /// Adds `amount` to the series of `values` (one per label, in order).
-    public func add(_ values: [String] = [], _ amount: Double = 1) {
+    package func add(_ values: [String] = [], _ amount: Double = 1) {
         precondition(values.count == labels.count, "\(name) takes \(labels.count) labels")
         self.values.withLock { $0[values, default: 0] += amount }
     }
@@ -111,26 +111,26 @@ public final class Counter: MetricFamily {
 }
 
 /// A histogram per label set: cumulative buckets, a sum and a count.
-public final class Histogram: MetricFamily {
+package final class Histogram: MetricFamily {
     /// 1 ms to 10 s: request latencies and waits.
-    public static let latencyBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+    package static let latencyBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
     /// One series: observations per bucket (the last above every bound), their sum and count.
-    public struct Series: Sendable {
+    package struct Series: Sendable {
         var counts: [UInt64]
         var sum: Double = 0
         var count: UInt64 = 0
 
-        public init(buckets: [Double]) { counts = Array(repeating: 0, count: buckets.count + 1) }
+        package init(buckets: [Double]) { counts = Array(repeating: 0, count: buckets.count + 1) }
 
         /// Records `value` (`buckets` sorted, as given to `init`).
-        public mutating func record(_ value: Double, buckets: [Double]) {
+        package mutating func record(_ value: Double, buckets: [Double]) {
             counts[buckets.firstIndex { value <= $0 } ?? buckets.count] += 1
             sum += value
             count += 1
         }
 
-        public var isEmpty: Bool { count == 0 }
+        package var isEmpty: Bool { count == 0 }
     }
 
     let name: String, help: String, labels: [String], buckets: [Double]
@@ -144,14 +144,14 @@ public final class Histogram: MetricFamily {
     }
 
     /// Records one observation in the series of `values`.
-    public func observe(_ values: [String] = [], _ value: Double) {
+    package func observe(_ values: [String] = [], _ value: Double) {
         precondition(values.count == labels.count, "\(name) takes \(labels.count) labels")
         let buckets = buckets
         series.withLock { all in all[values, default: Series(buckets: buckets)].record(value, buckets: buckets) }
     }
 
     /// Records one observation in a histogram without labels.
-    public func observe(_ value: Double) { observe([], value) }
+    package func observe(_ value: Double) { observe([], value) }
 
     func render(into text: inout String) {
         text += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
@@ -162,7 +162,7 @@ public final class Histogram: MetricFamily {
 
     /// One series' sample lines: cumulative buckets, `+Inf`, sum and count
     /// (the HELP and TYPE lines are the caller's).
-    public static func write(_ name: String, labels: [String], values: [String], series s: Series, buckets: [Double], into text: inout String) {
+    package static func write(_ name: String, labels: [String], values: [String], series s: Series, buckets: [Double], into text: inout String) {
         var cumulative: UInt64 = 0
         for (bound, count) in zip(buckets, s.counts) {
             cumulative += count

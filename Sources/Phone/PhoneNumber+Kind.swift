@@ -2,7 +2,7 @@ extension PhoneNumber {
     /// The kind of line a number is, mirroring libphonenumber's `PhoneNumberType`.
     ///
     /// Raw values are stable wire and storage codes; a test pins them.
-    public enum Kind: String, Sendable {
+    package enum Kind: String, Sendable {
         /// A landline.
         case fixedLine = "fixed_line"
         /// A mobile phone.

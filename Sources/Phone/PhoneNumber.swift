@@ -3,26 +3,26 @@
 /// Values only exist for numbers libphonenumber considers valid for their
 /// region, so holding a `PhoneNumber` means the number is well-formed E.164.
 /// Two values are equal when they describe the same number, however it was typed.
-public struct PhoneNumber: Sendable, Hashable {
+package struct PhoneNumber: Sendable, Hashable {
     /// The number in E.164 form, e.g. `"+14155550100"`.
-    public let e164: String
+    package let e164: String
     /// The country calling code, e.g. `1` for the US and Canada, `44` for the UK.
-    public let countryCallingCode: Int
+    package let countryCallingCode: Int
     /// The ISO 3166 region the number belongs to, e.g. `"US"`; `"001"` for
     /// non-geographic numbers (such as +800 freephone), `"ZZ"` when unknown.
-    public let regionCode: String
+    package let regionCode: String
     /// What kind of line the number is, as far as its digits tell.
-    public let kind: Kind
+    package let kind: Kind
 
     /// The E.164 digits without the leading `"+"`, e.g. `"14155550100"`: the
     /// form Vonage sends and expects on the wire.
-    public var digits: String { String(e164.drop { $0 == "+" }) }
+    package var digits: String { String(e164.drop { $0 == "+" }) }
 
     /// Whether an SMS can plausibly reach the number: true for mobile,
     /// fixed-line-or-mobile (US and Canadian numbers cannot be told apart),
     /// VoIP, personal and pager numbers; false for fixed lines, toll-free,
     /// premium-rate, shared-cost, UAN, voicemail and unknown numbers.
-    public var canReceiveSMS: Bool {
+    package var canReceiveSMS: Bool {
         switch kind {
         case .mobile, .fixedLineOrMobile, .voip, .personalNumber, .pager:
             true
@@ -33,7 +33,7 @@ public struct PhoneNumber: Sendable, Hashable {
 
     /// The number with every digit but the last four replaced by `"*"`, e.g.
     /// `"+*******0100"`: safe for logs and for telling users where a code went.
-    public var masked: String {
+    package var masked: String {
         let digits = self.digits
         let hidden = max(digits.count - 4, 0)
         return "+" + String(repeating: "*", count: hidden) + digits.dropFirst(hidden)
@@ -57,7 +57,7 @@ public struct PhoneNumber: Sendable, Hashable {
     ///   code, a malformed `region`, or a national number without a region;
     ///   `.tooShort` or `.tooLong` for the wrong number of digits; `.invalid` when
     ///   it parses but is not a valid number for its region.
-    public init(parsing text: String, region: String? = nil) throws(PhoneNumberError) {
+    package init(parsing text: String, region: String? = nil) throws(PhoneNumberError) {
         guard Self.isPlausible(text) else { throw PhoneNumberError(.notANumber) }
         let normalizedRegion: String?
         if let region {

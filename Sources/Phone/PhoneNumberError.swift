@@ -1,9 +1,9 @@
 /// Why text could not be read as a phone number.
 ///
 /// `description` is one sentence safe to show a user; it never echoes the input.
-public struct PhoneNumberError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct PhoneNumberError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A stable reason code. Raw values go on the wire; a test pins them.
-    public enum Reason: String, Sendable {
+    package enum Reason: String, Sendable {
         /// The country calling code is unknown, or there is none (a national
         /// number given without a region), or the region is malformed.
         case invalidCountryCode = "invalid_country_code"
@@ -18,15 +18,15 @@ public struct PhoneNumberError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     /// Why parsing failed.
-    public let reason: Reason
+    package let reason: Reason
 
     /// Creates an error for `reason`.
-    public init(_ reason: Reason) {
+    package init(_ reason: Reason) {
         self.reason = reason
     }
 
     /// One sentence for the user; leaks nothing about the input.
-    public var description: String {
+    package var description: String {
         switch reason {
         case .invalidCountryCode:
             "The phone number needs a valid country code, such as +1 or +44."

@@ -15,11 +15,11 @@ enum PoolMetrics {
 /// A check run before any connection is taken from any pool, so a caller
 /// can forbid database work where it must never happen (the server forbids
 /// it on its HTTP threads in debug builds).
-public enum DatabaseAccess {
+package enum DatabaseAccess {
     private static let check = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// Runs `check` before every connection is taken from now on.
-    public static func onAcquire(_ check: (@Sendable () -> Void)?) {
+    package static func onAcquire(_ check: (@Sendable () -> Void)?) {
         self.check.withLock { $0 = check }
     }
 

@@ -1,5 +1,5 @@
 /// The SQL dialect of a database.
-public enum SQLDialect: String, Sendable {
+package enum SQLDialect: String, Sendable {
     /// SQLite 3 (file databases, WAL mode).
     case sqlite
     /// PostgreSQL (through libpq).
@@ -7,7 +7,7 @@ public enum SQLDialect: String, Sendable {
 }
 
 /// A pool of database connections. Open one with `openDatabase(url:poolSize:)`.
-public protocol Database: Sendable {
+package protocol Database: Sendable {
     /// The SQL dialect, for the few statements that differ.
     var dialect: SQLDialect { get }
     /// Runs `body` in one transaction: commits when it returns, rolls back when it throws (and rethrows).
@@ -51,7 +51,7 @@ public protocol Database: Sendable {
 }
 
 /// A running `LISTEN`; stop it before closing the database.
-public protocol DatabaseListener: Sendable {
+package protocol DatabaseListener: Sendable {
     /// Stops listening and waits for the listening thread to end.
     func stop()
 }

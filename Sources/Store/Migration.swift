@@ -5,23 +5,23 @@ import Foundation
 /// `sql` may hold several statements separated by `;` and these dialect placeholders:
 /// `{{id}}` → `INTEGER PRIMARY KEY AUTOINCREMENT` (SQLite) / `BIGSERIAL PRIMARY KEY` (PostgreSQL);
 /// `{{bigint}}` → `INTEGER` / `BIGINT`; `{{real}}` → `REAL` / `DOUBLE PRECISION`.
-public struct Migration: Sendable {
+package struct Migration: Sendable {
     /// A positive version, unique in the list; migrations run in ascending version order.
-    public let version: Int
+    package let version: Int
     /// A short name, recorded with the version.
-    public let name: String
+    package let name: String
     /// The SQL, with dialect placeholders.
-    public let sql: String
+    package let sql: String
 
     /// A migration with `version`, `name` and `sql`.
-    public init(version: Int, name: String, sql: String) {
+    package init(version: Int, name: String, sql: String) {
         self.version = version
         self.name = name
         self.sql = sql
     }
 
     /// `sql` with the dialect placeholders replaced for `dialect`.
-    public func sql(for dialect: SQLDialect) -> String {
+    package func sql(for dialect: SQLDialect) -> String {
         let replacements: [(String, String)] = switch dialect {
         case .sqlite: [("{{id}}", "INTEGER PRIMARY KEY AUTOINCREMENT"), ("{{bigint}}", "INTEGER"), ("{{real}}", "REAL")]
         case .postgres: [("{{id}}", "BIGSERIAL PRIMARY KEY"), ("{{bigint}}", "BIGINT"), ("{{real}}", "DOUBLE PRECISION")]

@@ -13,7 +13,7 @@
 ///   - poolSize: the number of connections (default 4 for both backends).
 /// - Throws: `StoreError` `.invalidURL` for a URL it cannot use, `.unavailable` when the database
 ///   cannot be opened or reached.
-public func openDatabase(url: String, poolSize: Int? = nil) throws -> any Database {
+package func openDatabase(url: String, poolSize: Int? = nil) throws -> any Database {
     let size = max(1, poolSize ?? 4)
     let lower = url.lowercased()
     if lower.hasPrefix("sqlite:") {

@@ -1,9 +1,9 @@
 /// One result row; columns are looked up by name (lower-cased, as written in the SQL).
-public struct Row: Sendable {
+package struct Row: Sendable {
     /// Column names, lower-cased, in result order.
-    public let columns: [String]
+    package let columns: [String]
     /// Values, in the same order as `columns`.
-    public let values: [SQLValue]
+    package let values: [SQLValue]
 
     /// Internal fast path: names are already lower-cased and shared between the rows of a result.
     init(lowercasedColumns: [String], values: [SQLValue]) {
@@ -12,7 +12,7 @@ public struct Row: Sendable {
     }
 
     /// The value of `column`, or `.null` when there is no such column.
-    public subscript(_ column: String) -> SQLValue {
+    package subscript(_ column: String) -> SQLValue {
         if let index = columns.firstIndex(of: column) { return values[index] }
         let lower = column.lowercased()
         if let index = columns.firstIndex(of: lower) { return values[index] }
@@ -21,14 +21,14 @@ public struct Row: Sendable {
 
     /// The integer in `column`. PostgreSQL text and whole doubles (e.g. `numeric`) are converted.
     /// - Throws: `StoreError` `.decoding` when the value is null or not an integer.
-    public func int(_ column: String) throws -> Int64 {
+    package func int(_ column: String) throws -> Int64 {
         guard let value = try optionalInt(column) else { throw mismatch(column, "int", .null) }
         return value
     }
 
     /// The integer in `column`, or nil when it is null.
     /// - Throws: `StoreError` `.decoding` when the value is not an integer.
-    public func optionalInt(_ column: String) throws -> Int64? {
+    package func optionalInt(_ column: String) throws -> Int64? {
         let value = self[column]
         switch value {
         case .null: return nil
@@ -43,7 +43,7 @@ public struct Row: Sendable {
 
     /// The number in `column` as a double (integers and numeric text are converted).
     /// - Throws: `StoreError` `.decoding` when the value is null or not a number.
-    public func double(_ column: String) throws -> Double {
+    package func double(_ column: String) throws -> Double {
         let value = self[column]
         switch value {
         case .double(let d): return d
@@ -57,14 +57,14 @@ public struct Row: Sendable {
 
     /// The text in `column`.
     /// - Throws: `StoreError` `.decoding` when the value is null or not text.
-    public func text(_ column: String) throws -> String {
+    package func text(_ column: String) throws -> String {
         guard let value = try optionalText(column) else { throw mismatch(column, "text", .null) }
         return value
     }
 
     /// The text in `column`, or nil when it is null.
     /// - Throws: `StoreError` `.decoding` when the value is not text.
-    public func optionalText(_ column: String) throws -> String? {
+    package func optionalText(_ column: String) throws -> String? {
         let value = self[column]
         switch value {
         case .null: return nil
@@ -75,7 +75,7 @@ public struct Row: Sendable {
 
     /// The boolean in `column`: an integer other than 0, or PostgreSQL's `t`/`true`/`f`/`false`.
     /// - Throws: `StoreError` `.decoding` when the value is null or not a boolean.
-    public func bool(_ column: String) throws -> Bool {
+    package func bool(_ column: String) throws -> Bool {
         let value = self[column]
         switch value {
         case .int(let v): return v != 0

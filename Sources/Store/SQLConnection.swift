@@ -3,7 +3,7 @@
 /// SQL uses PostgreSQL-style placeholders `$1`, `$2`, … in both backends; a placeholder may be
 /// used several times and in any order. Statements with `RETURNING` go through `query`.
 /// - Important: use it only inside the transaction body, on the thread that runs the body.
-public protocol SQLConnection {
+package protocol SQLConnection {
     /// Runs one statement and returns the number of rows it changed.
     /// - Throws: `StoreError` (`.uniqueViolation`, `.busy`, `.query`, `.unavailable`).
     @discardableResult func execute(_ sql: String, _ parameters: [SQLValue]) throws -> Int
@@ -15,15 +15,15 @@ public protocol SQLConnection {
 extension SQLConnection {
     /// Runs one statement without parameters and returns the number of rows it changed.
     /// - Throws: `StoreError`.
-    @discardableResult public func execute(_ sql: String) throws -> Int { try execute(sql, []) }
+    @discardableResult package func execute(_ sql: String) throws -> Int { try execute(sql, []) }
 
     /// Runs one statement without parameters and returns all its rows.
     /// - Throws: `StoreError`.
-    public func query(_ sql: String) throws -> [Row] { try query(sql, []) }
+    package func query(_ sql: String) throws -> [Row] { try query(sql, []) }
 
     /// Runs one statement and returns its first row, or nil when there is none.
     /// - Throws: `StoreError`.
-    public func queryOne(_ sql: String, _ parameters: [SQLValue] = []) throws -> Row? {
+    package func queryOne(_ sql: String, _ parameters: [SQLValue] = []) throws -> Row? {
         try query(sql, parameters).first
     }
 }

@@ -2,7 +2,7 @@
 ///
 /// There is no blob case: callers store binary data as text (hex or base64).
 /// Booleans are stored as the integers 0 and 1.
-public enum SQLValue: Sendable, Hashable {
+package enum SQLValue: Sendable, Hashable {
     /// SQL `NULL`.
     case null
     /// A 64-bit signed integer.
@@ -13,15 +13,15 @@ public enum SQLValue: Sendable, Hashable {
     case text(String)
 
     /// `.text(v)`, or `.null` when `v` is nil.
-    public init(_ v: String?) { self = v.map { .text($0) } ?? .null }
+    package init(_ v: String?) { self = v.map { .text($0) } ?? .null }
     /// `.int(v)`, or `.null` when `v` is nil.
-    public init(_ v: Int64?) { self = v.map { .int($0) } ?? .null }
+    package init(_ v: Int64?) { self = v.map { .int($0) } ?? .null }
     /// `.int(v)`, or `.null` when `v` is nil.
-    public init(_ v: Int?) { self = v.map { .int(Int64($0)) } ?? .null }
+    package init(_ v: Int?) { self = v.map { .int(Int64($0)) } ?? .null }
     /// `.double(v)`, or `.null` when `v` is nil.
-    public init(_ v: Double?) { self = v.map { .double($0) } ?? .null }
+    package init(_ v: Double?) { self = v.map { .double($0) } ?? .null }
     /// `.int(1)` for true, `.int(0)` for false.
-    public init(_ v: Bool) { self = .int(v ? 1 : 0) }
+    package init(_ v: Bool) { self = .int(v ? 1 : 0) }
 
     /// True for `.null`.
 
@@ -38,15 +38,15 @@ public enum SQLValue: Sendable, Hashable {
 
 extension SQLValue: ExpressibleByStringLiteral {
     /// A text value from a string literal.
-    public init(stringLiteral value: String) { self = .text(value) }
+    package init(stringLiteral value: String) { self = .text(value) }
 }
 
 extension SQLValue: ExpressibleByIntegerLiteral {
     /// An integer value from an integer literal.
-    public init(integerLiteral value: Int64) { self = .int(value) }
+    package init(integerLiteral value: Int64) { self = .int(value) }
 }
 
 extension SQLValue: ExpressibleByFloatLiteral {
     /// A double value from a float literal.
-    public init(floatLiteral value: Double) { self = .double(value) }
+    package init(floatLiteral value: Double) { self = .double(value) }
 }

@@ -8,11 +8,11 @@ import Glibc
 /// fresh snapshot, so the result is always one committed state. The copy is
 /// written next to `destination`, checked with `PRAGMA integrity_check`,
 /// and only then renamed into place; an existing file is never overwritten.
-public enum SQLiteBackup {
+package enum SQLiteBackup {
     /// What a finished backup copied.
-    public struct Report: Sendable {
-        public let pages: Int
-        public let bytes: Int
+    package struct Report: Sendable {
+        package let pages: Int
+        package let bytes: Int
     }
 
     /// Copies the database of `url` (a `sqlite:` URL) to `destination`.
@@ -20,7 +20,7 @@ public enum SQLiteBackup {
     ///   a destination that exists, or (run as root) a destination folder
     ///   another user can write; `.unavailable` when either file cannot
     ///   be opened or the copy fails its integrity check.
-    public static func copy(url: String, to destination: String) throws -> Report {
+    package static func copy(url: String, to destination: String) throws -> Report {
         guard url.lowercased().hasPrefix("sqlite:") else {
             throw StoreError(.invalidURL, detail: "backup copies SQLite databases; back up PostgreSQL with pg_dump or a base backup (see the README)")
         }

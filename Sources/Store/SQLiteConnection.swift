@@ -1,5 +1,5 @@
 internal import CSQLite
-internal import CTrifactorShim
+internal import CSQLiteShim
 import Foundation
 
 /// One SQLite connection with its cache of prepared statements.

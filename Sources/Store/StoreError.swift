@@ -2,9 +2,9 @@
 ///
 /// `description` is short and leaks nothing (no SQL text, no database message, no URL);
 /// `debugDescription` carries the full detail for logs.
-public struct StoreError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+package struct StoreError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// What went wrong; the raw value is a stable code.
-    public enum Kind: String, Sendable {
+    package enum Kind: String, Sendable {
         /// The database URL could not be understood.
         case invalidURL = "store.invalid_url"
         /// The database cannot be reached, or no connection became free in time.
@@ -25,24 +25,24 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, CustomDebugS
     }
 
     /// What went wrong.
-    public let kind: Kind
+    package let kind: Kind
     /// Database message and other detail, for logs only.
-    public let detail: String
+    package let detail: String
     /// The SQL text involved, if any, for logs only.
-    public let sql: String?
+    package let sql: String?
 
     /// An error of `kind` with log-only `detail` and, optionally, the SQL involved.
-    public init(_ kind: Kind, detail: String, sql: String? = nil) {
+    package init(_ kind: Kind, detail: String, sql: String? = nil) {
         self.kind = kind
         self.detail = detail
         self.sql = sql
     }
 
     /// The stable code, e.g. `store.unique_violation`.
-    public var code: String { kind.rawValue }
+    package var code: String { kind.rawValue }
 
     /// A short sentence that is safe to log anywhere.
-    public var description: String {
+    package var description: String {
         let message = switch kind {
         case .invalidURL: "the database URL is not valid"
         case .unavailable: "the database is unavailable"
@@ -57,7 +57,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, CustomDebugS
     }
 
     /// Everything known: description, detail and SQL text.
-    public var debugDescription: String {
+    package var debugDescription: String {
         var text = "\(description): \(detail)"
         if let sql { text += " [SQL: \(sql)]" }
         return text

@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import Logging
 
 /// The browser the bank recognises: remembered after a sign-in with a second
 /// factor (and after opening an account), shown and forgotten on the

@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import TrifactorKit
 
 /// The pages of opening an account: the form, the email code and the
 /// mobile code, each code page with a way to a new code and a way back.

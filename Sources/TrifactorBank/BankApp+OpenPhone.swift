@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import TrifactorKit
+import Phone
 
 /// The mobile step of opening an account: the texted code, "Send a new
 /// code" (a new enrollment: Trifactor ends a code after three wrong tries

@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import TrifactorKit
+import Logging
 
 /// What every route shares: the browser's session, pages and redirects
 /// (every form posts, then the browser is sent to a page: Post/Redirect/Get,

@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import TrifactorKit
+import Store
 
 /// Adding a mobile once signed in: a customer signed in with a password
 /// alone adds it before anything else, and settings can turn codes by text

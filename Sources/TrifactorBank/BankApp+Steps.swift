@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import TrifactorKit
 
 /// Where the customer is: every step's page is a GET that renders the state
 /// the session keeps, and a step opened out of turn (by its URL, by Back, in

@@ -2,6 +2,7 @@ import API
 import Foundation
 import HTTP
 import TrifactorKit
+import Logging
 
 /// Completing a transfer: the proof (a code or a passkey) approves its
 /// authorization, which is then spent for exactly this action, and the

@@ -1,41 +1,41 @@
 import Core
 import Crypto
-import Foundation
-import HTTP
-import Logging
-import Store
+package import Foundation
+package import HTTP
+package import Logging
+package import Store
 import Synchronization
-import TrifactorKit
+package import TrifactorKit
 
 /// Trifactor Bank: a relying party of trifactord like any customer's app,
 /// with its own database (customers, accounts, the ledger) and its own web
 /// sessions, speaking to trifactord only through TrifactorKit, server to
 /// server: the browser never holds a Trifactor token.
-public final class BankApp: Sendable {
+package final class BankApp: Sendable {
     /// How the bank is set up.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// trifactord's base URL.
-        public var trifactor: URL
+        package var trifactor: URL
         /// The bank's own database.
-        public var databaseURL = "sqlite:data/bank.db"
-        public var host = "127.0.0.1"
-        public var port = 8090
+        package var databaseURL = "sqlite:data/bank.db"
+        package var host = "127.0.0.1"
+        package var port = 8090
         /// Served over TLS (cookies get `Secure`).
-        public var secure = false
+        package var secure = false
         /// Where the dev phone is, linked from every page in dev mode.
-        public var devPhone: URL?
+        package var devPhone: URL?
         /// The bank's secret (32 bytes): signs the CSRF tokens of visitors it keeps no session for (`VisitorCSRF`).
-        public var secret: [UInt8]
+        package var secret: [UInt8]
         /// Balances hide after this long without activity.
-        public var idleTimeout: TimeInterval = 300
+        package var idleTimeout: TimeInterval = 300
         /// How long Trifactor's word that a customer's session lives holds: a signed-in request later than that asks
         /// again (`GET /v1/session`), so a customer signed out elsewhere is signed out here within this time.
-        public var sessionCheckInterval: TimeInterval = 2
+        package var sessionCheckInterval: TimeInterval = 2
         /// The name on the texts, calls, emails and authenticator-app entries Trifactor sends the bank's customers
         /// (`X-Trifactor-Brand`: trifactord takes it from the bank's address when `TRIFACTOR_BRANDS` lists it); nil: Trifactor's own.
-        public var brand: String? = "Trifactor Bank"
+        package var brand: String? = "Trifactor Bank"
 
-        public init(trifactor: URL, secret: [UInt8]) {
+        package init(trifactor: URL, secret: [UInt8]) {
             self.trifactor = trifactor
             self.secret = secret
         }
@@ -57,7 +57,7 @@ public final class BankApp: Sendable {
     /// - Parameters:
     ///   - transport: how the bank reaches trifactord (a fake in tests).
     ///   - now: the time, for sessions, idle checks, recognised browsers and the ledger.
-    public init(configuration: Configuration, database: any Database, logger: Logger = .standardError, transport: any HTTPTransport = URLSessionTransport(),
+    package init(configuration: Configuration, database: any Database, logger: Logger = .standardError, transport: any HTTPTransport = URLSessionTransport(),
                 now: @escaping @Sendable () -> Date = { Date() }) {
         self.configuration = configuration
         self.database = database
@@ -73,7 +73,7 @@ public final class BankApp: Sendable {
     deinit { sweeper.withLock { $0?.cancel() } }
 
     /// Starts serving, and sweeping idle sessions every minute; the caller stops the returned server.
-    public func start() throws -> HTTPServer {
+    package func start() throws -> HTTPServer {
         let server = try server()
         try server.start()
         startSweeping(every: .seconds(60))

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The enrolled biometrics' state as LocalAuthentication reports it: an opaque hash that changes when a finger
 /// or face is added or removed, and says nothing else. Which API produced it is kept with it, because the two

@@ -1,5 +1,5 @@
 import API
-import Foundation
+public import Foundation
 
 /// This device as an authenticator: a P-256 key that never leaves it,
 /// enrolled as the user's device factor, which receives pending sign-ins

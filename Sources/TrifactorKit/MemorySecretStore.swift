@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Secrets in this process's memory only: gone when it ends. The default of
 /// `TrifactorClient` for a server-side Swift service that signs in per run,

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Which WebAuthn ceremony a passkey sheet was showing: some platform answers mean one thing only in one of them.
 public enum PasskeyCeremony: Sendable, Equatable {

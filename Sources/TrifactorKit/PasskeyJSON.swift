@@ -1,5 +1,5 @@
 import API
-import Foundation
+public import Foundation
 
 /// The translation between the server's WebAuthn JSON (base64url strings) and the bytes
 /// AuthenticationServices takes and gives. Pure, so the Apple adapter only moves bytes and

@@ -1,5 +1,5 @@
 import API
-import Foundation
+public import Foundation
 
 extension TrifactorClient {
     /// Asks for a password-reset code for `email`: the server emails an

@@ -1,5 +1,5 @@
 import API
-import Foundation
+public import Foundation
 
 /// A client of the phone-verification API (Vonage Verify v2 compatible),
 /// for a server that holds an API key. Each request is named by its id, so

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// When an app asks for the user's presence again, as banks do: every time;
 /// after a session timeout; or after the app spent too long in the

@@ -1,3 +1,4 @@
+import Foundation
 /// Values that hold a secret (an API secret, a pending credential, a TOTP
 /// secret, a bearer token) print without it: `print`, `dump` and string
 /// interpolation show what they are, never the secret.

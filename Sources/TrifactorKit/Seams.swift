@@ -1,5 +1,5 @@
 import API
-import Foundation
+public import Foundation
 
 /// The time, as the SDK reads it: the seam for presence-lock and approval
 /// tests. `SystemClock` is the default.

@@ -1,5 +1,5 @@
 import API
-import Foundation
+public import Foundation
 
 /// The outcome of a password sign-in: a result, never an error to catch.
 public enum SignInResult: Sendable {

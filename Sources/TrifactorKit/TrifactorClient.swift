@@ -1,5 +1,5 @@
 @_exported import API
-import Foundation
+public import Foundation
 
 /// A client of one Trifactor server: a value, not a singleton, so an app may
 /// hold several (two servers, two profiles) and a test builds its own.

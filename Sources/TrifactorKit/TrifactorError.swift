@@ -1,5 +1,5 @@
 import API
-import Foundation
+public import Foundation
 
 /// A stable problem code from the server (`invalid_credentials`,
 /// `too_many_attempts`, …): compare against the constants, switch on

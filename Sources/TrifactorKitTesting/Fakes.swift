@@ -1,5 +1,5 @@
-import Foundation
-import TrifactorKit
+public import Foundation
+public import TrifactorKit
 
 /// A clock a test moves by hand.
 public final class ManualClock: TrifactorClock, @unchecked Sendable {

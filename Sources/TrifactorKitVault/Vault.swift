@@ -1,7 +1,7 @@
-import Crypto
+public import Crypto
 import Synchronization
-import Foundation
-import TrifactorKit
+public import Foundation
+public import TrifactorKit
 
 /// Asks the user for the vault passphrase (the terminal, a GUI, a test):
 /// `confirm` asks twice, for a new one. Throws `.interactionNotAllowed`

@@ -1,6 +1,6 @@
 import Crypto
-import Foundation
-import TrifactorKit
+public import Foundation
+public import TrifactorKit
 
 /// `SecretStore` over the vault. Every item is sealed alike; reading any of
 /// them needs the vault unlocked (the passphrase is Linux's presence check),

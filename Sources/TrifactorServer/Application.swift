@@ -1,10 +1,10 @@
 import Core
 import Crypto
-import Foundation
-import HTTP
-import Logging
+package import Foundation
+package import HTTP
+package import Logging
 import Messaging
-import Store
+package import Store
 import WebAuthn
 
 /// Everything trifactord runs on, built once from the configuration: the
@@ -107,7 +107,7 @@ struct Services: Sendable {
 }
 
 /// Trifactor's HTTP application: every feature's routes over the services.
-public enum Application {
+package enum Application {
     /// The router with every feature registered.
     /// - Throws: `ResourceFailure` when a file the dev pages need is missing.
     static func router(_ s: Services, probe: ReadinessProbe) throws -> Router {
@@ -143,7 +143,7 @@ public enum Application {
     /// blocklist and dictionary, and starts listening, with the dev phone as the message
     /// sender in dev mode.
     /// - Throws: a `StoreError`, `HTTPServerError`, `KeyFile.Failure` or `ResourceFailure` whose description is one sentence.
-    public static func start(_ configuration: Configuration, logger: Logger = .standardError) throws -> Runtime {
+    package static func start(_ configuration: Configuration, logger: Logger = .standardError) throws -> Runtime {
         let passwords = try CommonPasswords.policy(dictionary: configuration.passwordDictionary)
         let database = try openDatabase(url: configuration.databaseURL, poolSize: configuration.databasePoolSize)
         let applied = try database.migrate(Schema.migrations)
@@ -268,8 +268,8 @@ public enum Application {
 }
 
 /// A running Trifactor: the HTTP server and its background work.
-public final class Runtime: Sendable {
-    public let server: HTTPServer
+package final class Runtime: Sendable {
+    package let server: HTTPServer
     let services: Services
     let tasks: [PeriodicTask]
     let listener: (any DatabaseListener)?
@@ -282,7 +282,7 @@ public final class Runtime: Sendable {
     }
 
     /// The database it serves.
-    public var database: any Database { services.database }
+    package var database: any Database { services.database }
 
     /// Runs one pass of every background loop now (tests drive them this way).
     func tick() {
@@ -290,7 +290,7 @@ public final class Runtime: Sendable {
     }
 
     /// Stops taking requests, finishes those in flight, then stops delivering and listening.
-    public func stop(drainTimeout: TimeInterval) {
+    package func stop(drainTimeout: TimeInterval) {
         server.stop(drainTimeout: drainTimeout)
         for task in tasks { task.stop() }
         listener?.stop()

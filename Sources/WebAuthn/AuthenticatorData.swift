@@ -1,18 +1,18 @@
 /// The authenticator data (WebAuthn §6.1): RP ID hash, flags, signature
 /// counter, and during registration the attested credential data.
-public struct AuthenticatorData: Sendable {
+package struct AuthenticatorData: Sendable {
     /// SHA-256 of the RP ID the authenticator used (32 bytes).
-    public let rpIDHash: [UInt8]
+    package let rpIDHash: [UInt8]
     /// The flags byte.
-    public let flags: UInt8
+    package let flags: UInt8
     /// The signature counter (0 when the authenticator keeps none).
-    public let signCount: UInt32
+    package let signCount: UInt32
     /// The authenticator model's AAGUID (16 bytes), when credential data is attested.
-    public let aaguid: [UInt8]?
+    package let aaguid: [UInt8]?
     /// The credential ID, when credential data is attested.
-    public let credentialID: [UInt8]?
+    package let credentialID: [UInt8]?
     /// The credential public key, when credential data is attested.
-    public let credentialPublicKey: CredentialPublicKey?
+    package let credentialPublicKey: CredentialPublicKey?
 
     /// Flag bits.
     enum Flag {
@@ -25,17 +25,17 @@ public struct AuthenticatorData: Sendable {
     }
 
     /// UP: the user was present (bit 0).
-    public var userPresent: Bool { flags & Flag.userPresent != 0 }
+    package var userPresent: Bool { flags & Flag.userPresent != 0 }
     /// UV: the user was verified (bit 2).
-    public var userVerified: Bool { flags & Flag.userVerified != 0 }
+    package var userVerified: Bool { flags & Flag.userVerified != 0 }
     /// BE: the credential may be backed up (bit 3).
-    public var backupEligible: Bool { flags & Flag.backupEligible != 0 }
+    package var backupEligible: Bool { flags & Flag.backupEligible != 0 }
     /// BS: the credential is backed up (bit 4).
-    public var backedUp: Bool { flags & Flag.backedUp != 0 }
+    package var backedUp: Bool { flags & Flag.backedUp != 0 }
     /// AT: attested credential data follows the counter (bit 6).
-    public var hasAttestedCredentialData: Bool { flags & Flag.attestedCredentialData != 0 }
+    package var hasAttestedCredentialData: Bool { flags & Flag.attestedCredentialData != 0 }
     /// ED: extension data follows (bit 7).
-    public var hasExtensionData: Bool { flags & Flag.extensionData != 0 }
+    package var hasExtensionData: Bool { flags & Flag.extensionData != 0 }
 
     /// Parses authenticator data.
     ///
@@ -45,7 +45,7 @@ public struct AuthenticatorData: Sendable {
     /// bytes may follow.
     /// - Throws: `.malformed` when the layout is wrong; the key's own errors
     ///   (`.malformed`, `.unsupportedKey`) from `CredentialPublicKey`.
-    public init(_ bytes: [UInt8]) throws(WebAuthnError) {
+    package init(_ bytes: [UInt8]) throws(WebAuthnError) {
         guard bytes.count >= 37 else { throw WebAuthnError(.malformed, detail: "authenticator data shorter than 37 bytes") }
         rpIDHash = Array(bytes[0..<32])
         flags = bytes[32]

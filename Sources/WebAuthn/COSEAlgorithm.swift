@@ -1,5 +1,5 @@
 /// The COSE signature algorithms a credential may use (IANA COSE registry).
-public enum COSEAlgorithm: Int, Sendable, CaseIterable {
+package enum COSEAlgorithm: Int, Sendable, CaseIterable {
     /// ECDSA on P-256 with SHA-256; signatures are DER-encoded.
     case es256 = -7
     /// EdDSA; only Ed25519 (pure) is accepted.

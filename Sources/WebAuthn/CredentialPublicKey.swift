@@ -7,11 +7,11 @@ import Crypto
 /// Ed25519 with EdDSA (kty 1, crv 6, 32-byte x) and RSA with RS256 (kty 3,
 /// n of 2048–8192 bits, e). The `alg` parameter is required and must match
 /// the key type.
-public struct CredentialPublicKey: Sendable {
+package struct CredentialPublicKey: Sendable {
     /// The signature algorithm the key is bound to.
-    public let algorithm: COSEAlgorithm
+    package let algorithm: COSEAlgorithm
     /// The COSE_Key bytes as received (what the server stores).
-    public let cose: [UInt8]
+    package let cose: [UInt8]
     private let key: PublicKey
 
     /// COSE_Key parameter labels.
@@ -25,7 +25,7 @@ public struct CredentialPublicKey: Sendable {
     ///   its key type needs; `.unsupportedKey` for other key types, curves or
     ///   algorithms, an `alg` that does not fit the key type, or a key
     ///   OpenSSL refuses (e.g. a point not on the curve).
-    public init(cose: [UInt8]) throws(WebAuthnError) {
+    package init(cose: [UInt8]) throws(WebAuthnError) {
         let map = try CBOR.decode(cose)
         guard case .map = map, let kty = map[int: Label.kty]?.int else {
             throw WebAuthnError(.malformed, detail: "COSE key without kty")
@@ -71,7 +71,7 @@ public struct CredentialPublicKey: Sendable {
     /// True when `signature` signs `data` under this key: DER ECDSA over
     /// SHA-256 (ES256), Ed25519 pure (EdDSA), or RSASSA-PKCS1-v1_5 with
     /// SHA-256 (RS256).
-    public func verify(signature: [UInt8], data: [UInt8]) -> Bool {
+    package func verify(signature: [UInt8], data: [UInt8]) -> Bool {
         key.isValidSignature(signature, for: data)
     }
 }

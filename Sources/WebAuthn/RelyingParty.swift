@@ -1,19 +1,19 @@
 /// What the server expects of a ceremony: its RP ID and the exact origins
 /// (scheme://host[:port]) allowed to run it.
-public struct RelyingParty: Sendable {
+package struct RelyingParty: Sendable {
     /// The RP ID, e.g. `example.org`; authenticators sign its SHA-256.
-    public let id: String
+    package let id: String
     /// A human-readable name shown by authenticators.
-    public let name: String
+    package let name: String
     /// Origins allowed in clientDataJSON, compared exactly.
-    public let origins: Set<String>
+    package let origins: Set<String>
     /// Whether `http://localhost:<any port>` is allowed too (development only).
-    public let allowsAnyLocalhostPort: Bool
+    package let allowsAnyLocalhostPort: Bool
 
     /// A relying party with the given RP ID, display name and allowed origins.
     /// - Important: `allowsAnyLocalhostPort` is for development: any program
     ///   listening on a local port could then run ceremonies.
-    public init(id: String, name: String, origins: Set<String>, allowsAnyLocalhostPort: Bool = false) {
+    package init(id: String, name: String, origins: Set<String>, allowsAnyLocalhostPort: Bool = false) {
         self.id = id
         self.name = name
         self.origins = origins
@@ -34,9 +34,9 @@ public struct RelyingParty: Sendable {
 /// flags): what remains needs stored state, the challenge that was issued
 /// and the credential's key and counter. Made by
 /// `WebAuthnVerifier.parseAssertion`, before any database work.
-public struct ParsedAssertion: Sendable {
+package struct ParsedAssertion: Sendable {
     /// The challenge the client data names (compare it with the issued one).
-    public let challenge: [UInt8]
+    package let challenge: [UInt8]
     let clientDataJSON: [UInt8]
     let authenticatorData: [UInt8]
     let authData: AuthenticatorData
@@ -44,31 +44,31 @@ public struct ParsedAssertion: Sendable {
 }
 
 /// A verified registration: what the server stores for the new credential.
-public struct RegistrationResult: Sendable {
+package struct RegistrationResult: Sendable {
     /// The credential ID (at most 1023 bytes).
-    public let credentialID: [UInt8]
+    package let credentialID: [UInt8]
     /// The credential public key (store `publicKey.cose`).
-    public let publicKey: CredentialPublicKey
+    package let publicKey: CredentialPublicKey
     /// The initial signature counter.
-    public let signCount: UInt32
+    package let signCount: UInt32
     /// BE: whether the credential may be backed up (fixed for its lifetime).
-    public let backupEligible: Bool
+    package let backupEligible: Bool
     /// BS: whether it is backed up now.
-    public let backedUp: Bool
+    package let backedUp: Bool
     /// Whether the user was verified during registration.
-    public let userVerified: Bool
+    package let userVerified: Bool
     /// The authenticator model's AAGUID (16 bytes; zeros when not disclosed).
-    public let aaguid: [UInt8]
+    package let aaguid: [UInt8]
     /// The attestation statement format: `none` or `packed` (self attestation).
-    public let format: String
+    package let format: String
 }
 
 /// A verified assertion: what the server updates on the stored credential.
-public struct AssertionResult: Sendable {
+package struct AssertionResult: Sendable {
     /// The new signature counter to store.
-    public let signCount: UInt32
+    package let signCount: UInt32
     /// UV: the user was verified.
-    public let userVerified: Bool
+    package let userVerified: Bool
     /// BS: the credential is backed up now.
-    public let backedUp: Bool
+    package let backedUp: Bool
 }

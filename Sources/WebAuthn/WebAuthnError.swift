@@ -3,9 +3,9 @@
 /// `reason.rawValue` is the stable wire code (pinned by a test);
 /// `description` is a short sentence safe to show a user. Any detail for the
 /// logs lives in `debugDescription` only and never takes part in equality.
-public struct WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+package struct WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The stable reason codes.
-    public enum Reason: String, Sendable, CaseIterable {
+    package enum Reason: String, Sendable, CaseIterable {
         case malformed
         case wrongType = "wrong_type"
         case challengeMismatch = "challenge_mismatch"
@@ -23,21 +23,21 @@ public struct WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// Why it failed.
-    public let reason: Reason
+    package let reason: Reason
     /// Internal detail for logs (never shown to users, ignored by `==`).
     let detail: String?
 
     /// An error for `reason`, with an optional detail for logs.
-    public init(_ reason: Reason, detail: String? = nil) {
+    package init(_ reason: Reason, detail: String? = nil) {
         self.reason = reason
         self.detail = detail
     }
 
     /// The stable wire code, the same as `reason.rawValue`.
-    public var code: String { reason.rawValue }
+    package var code: String { reason.rawValue }
 
     /// A short sentence safe to show a user.
-    public var description: String {
+    package var description: String {
         switch reason {
         case .malformed: "The security key response could not be read."
         case .wrongType: "The security key response is for a different ceremony."
@@ -57,10 +57,10 @@ public struct WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// The code and the internal detail, for logs.
-    public var debugDescription: String {
+    package var debugDescription: String {
         detail.map { "WebAuthnError(\(code)): \($0)" } ?? "WebAuthnError(\(code))"
     }
 
     /// Equal when the reasons are equal (the detail is for logs only).
-    public static func == (lhs: WebAuthnError, rhs: WebAuthnError) -> Bool { lhs.reason == rhs.reason }
+    package static func == (lhs: WebAuthnError, rhs: WebAuthnError) -> Bool { lhs.reason == rhs.reason }
 }

@@ -4,9 +4,9 @@ import Crypto
 /// The relying-party checks of WebAuthn Level 3 §7.1 (registration) and
 /// §7.2 (authentication). Pure functions: the caller supplies the expected
 /// challenge, the stored key and counter, and persists the results.
-public enum WebAuthnVerifier {
+package enum WebAuthnVerifier {
     /// Longest credential ID accepted (WebAuthn §7.1 step 24 / L3: 1023 bytes).
-    public static let maximumCredentialIDLength = 1023
+    package static let maximumCredentialIDLength = 1023
 
     /// Verifies a registration (`navigator.credentials.create`) response per
     /// WebAuthn L3 §7.1.
@@ -21,7 +21,7 @@ public enum WebAuthnVerifier {
     /// - Important: Attestation certificates (`x5c`) are not verified, so
     ///   `packed` with `x5c` and every other format are refused.
     /// - Throws: `WebAuthnError` naming the first check that failed.
-    public static func verifyRegistration(
+    package static func verifyRegistration(
         clientDataJSON: [UInt8], attestationObject: [UInt8], expectedChallenge: [UInt8], rp: RelyingParty,
         requireUserVerification: Bool, allowedAlgorithms: Set<COSEAlgorithm> = [.es256, .edDSA, .rs256]
     ) throws(WebAuthnError) -> RegistrationResult {
@@ -63,7 +63,7 @@ public enum WebAuthnVerifier {
     /// - Important: Persist the returned `signCount` only after this returns.
     /// - Throws: `WebAuthnError` naming the first check that failed;
     ///   `.signCountRegression` suggests a cloned authenticator.
-    public static func verifyAssertion(
+    package static func verifyAssertion(
         clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8], expectedChallenge: [UInt8], rp: RelyingParty,
         publicKey: CredentialPublicKey, storedSignCount: UInt32, requireUserVerification: Bool
     ) throws(WebAuthnError) -> AssertionResult {
@@ -77,7 +77,7 @@ public enum WebAuthnVerifier {
     /// the authenticator data's layout, RP ID hash, UP, UV when required, and
     /// BS only with BE. Run it before opening a transaction.
     /// - Throws: `WebAuthnError` naming the first check that failed.
-    public static func parseAssertion(
+    package static func parseAssertion(
         clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8], rp: RelyingParty, requireUserVerification: Bool
     ) throws(WebAuthnError) -> ParsedAssertion {
         let challenge = try checkClientData(clientDataJSON, type: "webauthn.get", rp: rp)
@@ -95,7 +95,7 @@ public enum WebAuthnVerifier {
     /// - Important: Persist the returned `signCount` only after this returns.
     /// - Throws: `.challengeMismatch`, `.badSignature`, or
     ///   `.signCountRegression` (a possibly cloned authenticator).
-    public static func verifyAssertion(
+    package static func verifyAssertion(
         _ parsed: ParsedAssertion, expectedChallenge: [UInt8], publicKey: CredentialPublicKey, storedSignCount: UInt32
     ) throws(WebAuthnError) -> AssertionResult {
         guard ConstantTime.equals(parsed.challenge, expectedChallenge) else { throw WebAuthnError(.challengeMismatch) }

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import TrifactorKit
 @testable import TrifactorBank
+import Store
 
 @Suite("Codes that are wrong, used up or replaced never dead-end a customer")
 struct CodeFlowTests {

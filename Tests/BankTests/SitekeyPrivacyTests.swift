@@ -2,6 +2,7 @@ import Foundation
 import HTTP
 import Testing
 @testable import TrifactorBank
+import Store
 
 @Suite("The sitekey tells no one who banks here")
 struct SitekeyPrivacyTests {

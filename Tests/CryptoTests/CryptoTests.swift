@@ -1,5 +1,6 @@
 import Crypto
 import Testing
+import Core
 
 @Suite("Crypto entry points")
 struct CryptoTests {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport
+import Core
 
 /// A device with its two keys: `device` signs polls and denials, `approval`
 /// (released on the phone only after Face ID) signs everything that needs the user.

@@ -6,6 +6,7 @@ import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport
 import WebAuthn
+import Store
 
 /// Requests that carry hostile CBOR: each gets a clear refusal and the
 /// server keeps answering. A half float once reached libcbor's simple-value

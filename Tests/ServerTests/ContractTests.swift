@@ -3,6 +3,7 @@ import Messaging
 import Testing
 import TrifactorTestSupport
 @testable import TrifactorServer
+import HTTP
 
 /// The API contract (`Resources/openapi.json`) against the routes trifactord
 /// really registers: a route the document leaves out, or an operation the

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport
+import HTTP
 
 /// Random pipelines of requests, good and bad, sent in random pieces: every
 /// request before the first bad one is answered once, in order and

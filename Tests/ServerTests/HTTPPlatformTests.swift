@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport
+import Store
 
 /// The HTTP layer as a client sees it: framing, keep-alive, limits, and
 /// problem+json for every protocol error.

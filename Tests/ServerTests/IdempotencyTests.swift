@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport
+import Core
 
 @Suite("Idempotency-Key")
 struct IdempotencyTests {

@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport
+import HTTP
 
 /// Long polls hold no thread, cost nothing while nothing changes, and wake
 /// when what they wait for changes, on this instance or another one.

@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport
+import Store
 
 @Suite("Second factors frozen after a hundred wrong proofs in a row")
 struct MFAFreezeTests {

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport
+import Store
 
 @Suite("Resetting a forgotten password")
 struct PasswordResetTests {

@@ -4,6 +4,7 @@ import Logging
 import Store
 import Testing
 @testable import TrifactorServer
+import Core
 
 @Suite("SMS and voice provider settings")
 struct ProviderSettingsTests {

@@ -4,6 +4,9 @@ import Synchronization
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport
+import Store
+import HTTP
+import Core
 
 @Suite("Push approval with number matching")
 struct PushApprovalTests {

@@ -4,6 +4,7 @@ import Store
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport
+import Core
 
 /// The session check answers from memory on the HTTP thread, and every
 /// change that ends or alters a session reaches it at once.

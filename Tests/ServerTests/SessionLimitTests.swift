@@ -4,6 +4,7 @@ import Testing
 import TrifactorKit
 @testable import TrifactorServer
 import TrifactorTestSupport
+import Store
 
 @Suite("The session limit and the paged session list")
 struct SessionLimitTests {

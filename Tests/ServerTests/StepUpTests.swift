@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport
+import Store
 
 @Suite("Recovery codes, step-up, sessions and bound actions")
 struct StepUpTests {

@@ -6,6 +6,7 @@ import Phone
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport
+import Store
 
 @Suite("Phone verification: access, validation, limits, delivery")
 struct VerifyPolicyTests {

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport
+import Messaging
 
 @Suite("Phone verification API")
 struct VerifyTests {

@@ -1,27 +1,27 @@
 import Foundation
-import Store
+package import Store
 import Testing
 
 /// The backends the store suite runs against: always SQLite (a temp file), and PostgreSQL when
 /// `TRIFACTOR_TEST_POSTGRES_URL` is set (see `scripts/with-postgres.sh`).
-public struct Backend: Sendable, CustomTestStringConvertible {
-    public let dialect: SQLDialect
-    public var testDescription: String { dialect.rawValue }
+package struct Backend: Sendable, CustomTestStringConvertible {
+    package let dialect: SQLDialect
+    package var testDescription: String { dialect.rawValue }
 
-    public static let postgresURL: String? = ProcessInfo.processInfo.environment["TRIFACTOR_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
-    public static let isCI = ProcessInfo.processInfo.environment["CI"].map { !$0.isEmpty && $0 != "0" && $0 != "false" } ?? false
-    public static let all: [Backend] = [Backend(dialect: .sqlite)] + (postgresURL == nil ? [] : [Backend(dialect: .postgres)])
+    package static let postgresURL: String? = ProcessInfo.processInfo.environment["TRIFACTOR_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    package static let isCI = ProcessInfo.processInfo.environment["CI"].map { !$0.isEmpty && $0 != "0" && $0 != "false" } ?? false
+    package static let all: [Backend] = [Backend(dialect: .sqlite)] + (postgresURL == nil ? [] : [Backend(dialect: .postgres)])
 
     /// Runs `body` with a fresh, empty database of this backend and its URL, and removes it afterwards:
     /// a SQLite file in a new temp directory, or a PostgreSQL schema `t_<random>` put first on the search path.
-    public func withFreshDatabase<T>(poolSize: Int? = nil, _ body: (any Database, String) throws -> T) throws -> T {
+    package func withFreshDatabase<T>(poolSize: Int? = nil, _ body: (any Database, String) throws -> T) throws -> T {
         let fresh = try FreshDatabase(self, poolSize: poolSize)
         defer { fresh.remove() }
         return try body(fresh.database, fresh.url)
     }
 
     /// `withFreshDatabase` for async bodies.
-    public func withFreshDatabase<T>(poolSize: Int? = nil, _ body: (any Database, String) async throws -> T) async throws -> T {
+    package func withFreshDatabase<T>(poolSize: Int? = nil, _ body: (any Database, String) async throws -> T) async throws -> T {
         let fresh = try FreshDatabase(self, poolSize: poolSize)
         defer { fresh.remove() }
         return try await body(fresh.database, fresh.url)
@@ -76,7 +76,7 @@ public struct Backend: Sendable, CustomTestStringConvertible {
 }
 
 /// Runs `body` in `count` threads at once and waits for all of them.
-public func runThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+package func runThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let group = DispatchGroup()
     for index in 0..<count {
         group.enter()
@@ -89,7 +89,7 @@ public func runThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) 
 }
 
 /// The `StoreError` kind that `body` throws, or nil when it throws nothing or something else.
-public func storeErrorKind<T>(_ body: () throws -> T) -> StoreError.Kind? {
+package func storeErrorKind<T>(_ body: () throws -> T) -> StoreError.Kind? {
     do {
         _ = try body()
         return nil

@@ -10,7 +10,7 @@ import Foundation
 nonisolated(unsafe) private var selected: FuzzHarness?
 
 @_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+package func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     if selected == nil {
         let name = ProcessInfo.processInfo.environment["TRIFACTOR_FUZZ_TARGET"] ?? ""
         guard let harness = FuzzHarness(rawValue: name) else {

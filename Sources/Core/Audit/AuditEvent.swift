@@ -2,7 +2,7 @@ import Foundation
 
 /// Kinds of authentication events written to the append-only audit log.
 /// The raw values are stored and printed: never rename one.
-public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
+package enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case accountCreated = "account.created"
     case signupForExistingEmail = "account.signup_existing_email"
     case emailVerificationSent = "email.verification_sent"
@@ -86,22 +86,22 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
 }
 
 /// The outcome recorded with an event.
-public enum AuditOutcome: String, Sendable, Codable {
+package enum AuditOutcome: String, Sendable, Codable {
     case success, failure, denied
 }
 
 /// One audit log entry, as written.
-public struct AuditEvent: Sendable, Equatable {
-    public var kind: AuditEventKind
-    public var outcome: AuditOutcome
-    public var userID: String?
-    public var ip: String?
-    public var userAgent: String?
+package struct AuditEvent: Sendable, Equatable {
+    package var kind: AuditEventKind
+    package var outcome: AuditOutcome
+    package var userID: String?
+    package var ip: String?
+    package var userAgent: String?
     /// Free-form detail without secrets (never a password, code or token).
-    public var detail: String?
+    package var detail: String?
 
     /// An event; `detail` must never hold a secret.
-    public init(kind: AuditEventKind, outcome: AuditOutcome, userID: String? = nil, ip: String? = nil, userAgent: String? = nil, detail: String? = nil) {
+    package init(kind: AuditEventKind, outcome: AuditOutcome, userID: String? = nil, ip: String? = nil, userAgent: String? = nil, detail: String? = nil) {
         self.kind = kind
         self.outcome = outcome
         self.userID = userID

@@ -1,16 +1,16 @@
 /// Where domain code gets unpredictable bytes. The live source is a CSPRNG
 /// (libsodium, provided by the Crypto module); tests may inject a fixed one.
-public struct RandomSource: Sendable {
+package struct RandomSource: Sendable {
     /// Returns `count` random bytes.
-    public var bytes: @Sendable (_ count: Int) -> [UInt8]
+    package var bytes: @Sendable (_ count: Int) -> [UInt8]
 
     /// Returns a uniformly distributed integer in `0..<upperBound` (`upperBound` > 0).
-    public var uniform: @Sendable (_ upperBound: UInt32) -> UInt32
+    package var uniform: @Sendable (_ upperBound: UInt32) -> UInt32
 
     /// A source that draws bytes from `bytes`, and integers from `uniform`
     /// when given (the live source passes libsodium's `randombytes_uniform`),
     /// else by rejection sampling over `bytes`.
-    public init(bytes: @escaping @Sendable (Int) -> [UInt8], uniform: (@Sendable (UInt32) -> UInt32)? = nil) {
+    package init(bytes: @escaping @Sendable (Int) -> [UInt8], uniform: (@Sendable (UInt32) -> UInt32)? = nil) {
         self.bytes = bytes
         self.uniform = uniform ?? { upperBound in Self.rejectionSample(upperBound, bytes) }
     }
@@ -28,14 +28,14 @@ public struct RandomSource: Sendable {
     }
 
     /// A string of `length` decimal digits, each uniformly distributed.
-    public func digits(_ length: Int) -> String {
+    package func digits(_ length: Int) -> String {
         String((0..<length).map { _ in Character(String(uniform(10))) })
     }
 
     private static let alphanumerics = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
     /// A string of `length` ASCII letters and digits, each uniformly distributed (5.95 bits each): key secrets.
-    public func alphanumerics(_ length: Int) -> String {
+    package func alphanumerics(_ length: Int) -> String {
         String((0..<length).map { _ in Self.alphanumerics[Int(uniform(UInt32(Self.alphanumerics.count)))] })
     }
 }

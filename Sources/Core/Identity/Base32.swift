@@ -1,10 +1,10 @@
 /// Base32 (RFC 4648 §6), as authenticator apps read TOTP secrets: upper-case,
 /// no padding on output; decoding ignores case, spaces and padding.
-public enum Base32 {
+package enum Base32 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)
 
     /// Encodes without `=` padding.
-    public static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
         var buffer: UInt32 = 0, bits = 0
         for byte in bytes {
@@ -20,7 +20,7 @@ public enum Base32 {
     }
 
     /// Decodes; nil when a character is outside the alphabet.
-    public static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         var out: [UInt8] = []
         var buffer: UInt32 = 0, bits = 0
         for c in text.uppercased().utf8 where c != 0x20 && c != 0x3d {

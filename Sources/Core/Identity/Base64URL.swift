@@ -1,9 +1,9 @@
 import Foundation
 
 /// Base64url without padding (RFC 4648 §5), as used for tokens and WebAuthn.
-public enum Base64URL {
+package enum Base64URL {
     /// Encodes bytes without `=` padding.
-    public static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_")
@@ -11,7 +11,7 @@ public enum Base64URL {
     }
 
     /// Decodes unpadded or padded base64url; nil when the text is not base64url.
-    public static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         guard text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "=") }) else { return nil }
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 = base64.replacingOccurrences(of: "=", with: "")

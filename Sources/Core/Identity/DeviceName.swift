@@ -4,7 +4,7 @@
 /// (Edge and Opera say Chrome too, Chrome says Safari too, every Android
 /// says Linux too); anything else reads "Unknown browser". No articles and
 /// no capitals added, so a name reads the same in a list and in a sentence.
-public enum DeviceName {
+package enum DeviceName {
     /// Browsers and programs, most specific first: (marker in the user agent, name).
     static let programs: [(String, String)] = [
         ("trifactor CLI", "trifactor command line"), ("TrifactorKit", "Trifactor app"),
@@ -20,7 +20,7 @@ public enum DeviceName {
     ]
 
     /// "Chrome on Linux"; "Chrome" when the system is unknown; "Unknown browser" for nothing known.
-    public static func describe(userAgent: String?) -> String {
+    package static func describe(userAgent: String?) -> String {
         guard let agent = userAgent, !agent.isEmpty else { return "Unknown browser" }
         let program = programs.first { agent.contains($0.0) }?.1
         let system = systems.first { agent.contains($0.0) }?.1

@@ -3,15 +3,15 @@ import Foundation
 /// An email address, normalised: surrounding white space trimmed and the
 /// domain lower-cased. The local part keeps its case (RFC 5321 lets servers
 /// treat it as case-sensitive), so `Ann@Example.COM` becomes `Ann@example.com`.
-public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
+package struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
     /// The normalised address.
-    public let value: String
+    package let value: String
 
     /// Normalises and validates `raw`; nil when it is not a plausible address:
     /// one `@`, a local part of 1–64 printable characters without spaces, a
     /// domain of dot-separated labels (letters, digits, hyphens, at least one dot),
     /// 254 characters at most in all.
-    public init?(_ raw: String) {
+    package init?(_ raw: String) {
         let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, trimmed.count <= 254 else { return nil }
@@ -33,8 +33,8 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The part before `@`.
-    public var localPart: String { String(value.split(separator: "@")[0]) }
+    package var localPart: String { String(value.split(separator: "@")[0]) }
 
-    public var description: String { value }
+    package var description: String { value }
 }
 

@@ -7,11 +7,11 @@ import Foundation
 /// its script (Arabic `٤٨٢٠`, Persian `۴۸۲۰`, Devanagari `४८२०`: Trifactor
 /// speaks those languages). All of those are the code. Normalising first
 /// means a typo of form never costs one of the few attempts a code has.
-public enum TypedCode {
+package enum TypedCode {
     /// `raw` in NFKC (full-width digits and letters folded to ASCII), every
     /// decimal digit of any script as its ASCII digit, without white space
     /// (any kind) or dashes and hyphens (Unicode `Pd`).
-    public static func normalize(_ raw: String) -> String {
+    package static func normalize(_ raw: String) -> String {
         let folded = raw.precomposedStringWithCompatibilityMapping
         return String(String.UnicodeScalarView(folded.unicodeScalars.compactMap { scalar -> UnicodeScalar? in
             let properties = scalar.properties
@@ -25,7 +25,7 @@ public enum TypedCode {
 
     /// The normalised code when it is exactly `count` ASCII digits; nil for
     /// anything else (a code of the wrong shape, which should cost no attempt).
-    public static func digits(_ raw: String, count: Int) -> String? {
+    package static func digits(_ raw: String, count: Int) -> String? {
         let code = normalize(raw)
         return code.utf8.count == count && code.utf8.allSatisfy({ (0x30...0x39).contains($0) }) ? code : nil
     }

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Throttling of consecutive failed attempts against one account
 /// (NIST SP 800-63B §5.2.2). The failure numbered `freeAttempts` locks the
@@ -9,19 +9,19 @@ import Foundation
 ///   but never for more than `maximumDelay` after their last try, and the
 ///   per-address rate limit bounds how often they can try. A success resets
 ///   the count.
-public struct LockoutPolicy: Sendable, Equatable {
+package struct LockoutPolicy: Sendable, Equatable {
     /// The consecutive failure that starts the lockouts (the earlier ones cost nothing).
-    public var freeAttempts: Int
+    package var freeAttempts: Int
     /// Lockout after the first failure past `freeAttempts`.
-    public var baseDelay: TimeInterval
+    package var baseDelay: TimeInterval
     /// Upper bound of any lockout.
-    public var maximumDelay: TimeInterval
+    package var maximumDelay: TimeInterval
     /// The consecutive failure that locks for good, until an administrator
     /// clears it (NIST SP 800-63B §5.2.2: no more than 100); nil: never.
-    public var ceiling: Int?
+    package var ceiling: Int?
 
     /// Defaults: the 5th failure locks for 5 s, doubling per failure, at most 15 minutes.
-    public init(freeAttempts: Int = 5, baseDelay: TimeInterval = 5, maximumDelay: TimeInterval = 900, ceiling: Int? = nil) {
+    package init(freeAttempts: Int = 5, baseDelay: TimeInterval = 5, maximumDelay: TimeInterval = 900, ceiling: Int? = nil) {
         self.freeAttempts = freeAttempts
         self.baseDelay = baseDelay
         self.maximumDelay = maximumDelay
@@ -29,12 +29,12 @@ public struct LockoutPolicy: Sendable, Equatable {
     }
 
     /// Whether the `failures`-th consecutive failure locks for good.
-    public func freezes(afterFailures failures: Int) -> Bool {
+    package func freezes(afterFailures failures: Int) -> Bool {
         ceiling.map { failures >= $0 } ?? false
     }
 
     /// How long to lock after the `failures`-th consecutive failure; nil for no lock.
-    public func lockout(afterFailures failures: Int) -> TimeInterval? {
+    package func lockout(afterFailures failures: Int) -> TimeInterval? {
         guard failures >= freeAttempts else { return nil }
         let exponent = min(failures - freeAttempts, 30)
         return min(maximumDelay, baseDelay * pow(2, Double(exponent)))

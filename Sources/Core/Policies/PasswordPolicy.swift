@@ -3,9 +3,9 @@ import Foundation
 /// NIST SP 800-63B §3.1.1.2 rules for a new password: length limits counted
 /// after NFKC normalisation, any Unicode accepted, no composition rules, and a
 /// blocklist of commonly used passwords plus context words (the email).
-public struct PasswordPolicy: Sendable {
+package struct PasswordPolicy: Sendable {
     /// Why a password was refused. The raw values are stable wire reasons.
-    public enum Violation: String, Sendable, Equatable {
+    package enum Violation: String, Sendable, Equatable {
         case tooShort = "too_short"
         case tooLong = "too_long"
         case common = "common"
@@ -13,16 +13,16 @@ public struct PasswordPolicy: Sendable {
     }
 
     /// Fewest characters accepted (NIST: at least 8).
-    public let minimumLength: Int
+    package let minimumLength: Int
     /// Most characters accepted.
-    public let maximumLength: Int
+    package let maximumLength: Int
     private let blocklist: Set<String>
     private let dictionary: (@Sendable (String) -> Bool)?
 
     /// A policy with the given blocklist (compared case-insensitively), and a
     /// dictionary of words and breached passwords that also says whether a
     /// password is one in disguise (the server's is cracklib's).
-    public init(minimumLength: Int = 8, maximumLength: Int = 256, blocklist: some Sequence<String>,
+    package init(minimumLength: Int = 8, maximumLength: Int = 256, blocklist: some Sequence<String>,
                 dictionary: (@Sendable (String) -> Bool)? = nil) {
         self.minimumLength = minimumLength
         self.maximumLength = maximumLength
@@ -32,12 +32,12 @@ public struct PasswordPolicy: Sendable {
 
     /// The form that is hashed and compared: NFKC (so the same password typed
     /// on different keyboards gives the same bytes).
-    public static func normalize(_ password: String) -> String {
+    package static func normalize(_ password: String) -> String {
         password.precomposedStringWithCompatibilityMapping
     }
 
     /// Checks a new password for the account `email`; nil when acceptable.
-    public func violation(_ password: String, email: EmailAddress?) -> Violation? {
+    package func violation(_ password: String, email: EmailAddress?) -> Violation? {
         let normalized = Self.normalize(password)
         let length = normalized.count
         if length < minimumLength { return .tooShort }
@@ -51,7 +51,7 @@ public struct PasswordPolicy: Sendable {
     }
 
     /// A human sentence for a violation, safe to show.
-    public func explain(_ violation: Violation) -> String {
+    package func explain(_ violation: Violation) -> String {
         switch violation {
         case .tooShort: "must be at least \(minimumLength) characters"
         case .tooLong: "must be at most \(maximumLength) characters"

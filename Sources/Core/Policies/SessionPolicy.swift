@@ -1,19 +1,19 @@
-import Foundation
+package import Foundation
 
 /// Authenticator assurance level (NIST SP 800-63B §4).
-public enum AssuranceLevel: Int, Sendable, Codable, Comparable {
+package enum AssuranceLevel: Int, Sendable, Codable, Comparable {
     /// One factor (a password).
     case aal1 = 1
     /// Two distinct factors.
     case aal2 = 2
 
-    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+    package static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 }
 
 /// An authentication method reference recorded on a session: the values of
 /// RFC 8176's registry, spelled as there, and `lookup` (a code from a list,
 /// for recovery codes), which that registry lacks.
-public enum AuthMethod: String, Sendable, Codable, CaseIterable {
+package enum AuthMethod: String, Sendable, Codable, CaseIterable {
     /// Biometric facial recognition.
     case face
     /// Biometric fingerprint.
@@ -60,25 +60,25 @@ public enum AuthMethod: String, Sendable, Codable, CaseIterable {
 
 /// Lifetimes of a session: an idle timeout, renewed by use, and an absolute
 /// lifetime that nothing renews.
-public struct SessionPolicy: Sendable, Equatable {
+package struct SessionPolicy: Sendable, Equatable {
     /// Longest gap between two uses.
-    public var idleTimeout: TimeInterval
+    package var idleTimeout: TimeInterval
     /// Longest life from sign-in.
-    public var absoluteLifetime: TimeInterval
+    package var absoluteLifetime: TimeInterval
 
     /// Defaults: 30 minutes idle, 12 hours absolute.
-    public init(idleTimeout: TimeInterval = 30 * 60, absoluteLifetime: TimeInterval = 12 * 3600) {
+    package init(idleTimeout: TimeInterval = 30 * 60, absoluteLifetime: TimeInterval = 12 * 3600) {
         self.idleTimeout = idleTimeout
         self.absoluteLifetime = absoluteLifetime
     }
 
     /// When a session created at `created` and last used at `lastSeen` ends.
-    public func expiry(created: Date, lastSeen: Date) -> Date {
+    package func expiry(created: Date, lastSeen: Date) -> Date {
         min(created.addingTimeInterval(absoluteLifetime), lastSeen.addingTimeInterval(idleTimeout))
     }
 
     /// Whether such a session is over at `now`.
-    public func isExpired(created: Date, lastSeen: Date, now: Date) -> Bool {
+    package func isExpired(created: Date, lastSeen: Date, now: Date) -> Bool {
         now >= expiry(created: created, lastSeen: lastSeen)
     }
 
@@ -86,7 +86,7 @@ public struct SessionPolicy: Sendable, Equatable {
     /// 1/30 of the idle timeout (a minute for the default), so that reading a
     /// session is not a write every time. The idle timeout is then exact to
     /// within that slice.
-    public func shouldRecordUse(lastSeen: Date, now: Date) -> Bool {
+    package func shouldRecordUse(lastSeen: Date, now: Date) -> Bool {
         now.timeIntervalSince(lastSeen) >= idleTimeout / 30
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// A phone verification as a plain value: its steps (sms, voice), the step
 /// in force, and the rules that move it. No IO and no clock of its own:
@@ -11,14 +11,14 @@ import Foundation
 /// - A wrong code counts; the third ends the request (`terminated`). A right
 ///   code completes it. Any event on a request that is over is `notFound`.
 /// - Cancelling is refused in the first 30 seconds and once a second step has fired.
-public struct VerifyWorkflow: Sendable, Equatable {
+package struct VerifyWorkflow: Sendable, Equatable {
     /// Where a request stands. The raw values are stored.
-    public enum Status: String, Sendable, Equatable {
+    package enum Status: String, Sendable, Equatable {
         case inProgress = "in_progress", completed, failed, expired, cancelled
     }
 
     /// What the caller must do after an event.
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// Deliver the message of step `index`.
         case fire(step: Int)
         /// The request is over (`status` says how): release its number and void unsent messages.
@@ -26,7 +26,7 @@ public struct VerifyWorkflow: Sendable, Equatable {
     }
 
     /// Why an event was refused.
-    public enum Rejection: Error, Sendable, Equatable {
+    package enum Rejection: Error, Sendable, Equatable {
         /// The request is over (completed, failed, expired, cancelled).
         case notFound
         /// A wrong code; `remaining` tries are left.
@@ -41,26 +41,26 @@ public struct VerifyWorkflow: Sendable, Equatable {
         case noMoreSteps
     }
 
-    public static let maxWrongCodes = 3
+    package static let maxWrongCodes = 3
 
     /// Whether `code` has the shape of a verification code: 4 to 10 ASCII letters or digits.
-    public static func isValidCode(_ code: String) -> Bool {
+    package static func isValidCode(_ code: String) -> Bool {
         (4...10).contains(code.count) && code.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
     }
-    public static let cancelGrace: TimeInterval = 30
+    package static let cancelGrace: TimeInterval = 30
 
-    public let stepCount: Int
-    public let channelTimeout: TimeInterval
-    public let createdAt: Date
-    public private(set) var status: Status
+    package let stepCount: Int
+    package let channelTimeout: TimeInterval
+    package let createdAt: Date
+    package private(set) var status: Status
     /// The step fired last.
-    public private(set) var currentStep: Int
+    package private(set) var currentStep: Int
     /// When the current step fired (its timer starts there).
-    public private(set) var stepFiredAt: Date
-    public private(set) var wrongCodes: Int
+    package private(set) var stepFiredAt: Date
+    package private(set) var wrongCodes: Int
 
     /// A stored request, as loaded.
-    public init(stepCount: Int, channelTimeout: TimeInterval, createdAt: Date, status: Status, currentStep: Int, stepFiredAt: Date, wrongCodes: Int) {
+    package init(stepCount: Int, channelTimeout: TimeInterval, createdAt: Date, status: Status, currentStep: Int, stepFiredAt: Date, wrongCodes: Int) {
         self.stepCount = stepCount
         self.channelTimeout = channelTimeout
         self.createdAt = createdAt
@@ -71,7 +71,7 @@ public struct VerifyWorkflow: Sendable, Equatable {
     }
 
     /// A new request with `stepCount` steps (1–3), firing step 0 at `now`.
-    public static func start(stepCount: Int, channelTimeout: TimeInterval, now: Date) -> (VerifyWorkflow, [Action]) {
+    package static func start(stepCount: Int, channelTimeout: TimeInterval, now: Date) -> (VerifyWorkflow, [Action]) {
         precondition((1...3).contains(stepCount), "a workflow has 1 to 3 steps")
         let w = VerifyWorkflow(stepCount: stepCount, channelTimeout: channelTimeout, createdAt: now, status: .inProgress,
                                currentStep: 0, stepFiredAt: now, wrongCodes: 0)
@@ -79,16 +79,16 @@ public struct VerifyWorkflow: Sendable, Equatable {
     }
 
     /// When the current step times out (the next timer to look at).
-    public var deadline: Date { stepFiredAt.addingTimeInterval(channelTimeout) }
+    package var deadline: Date { stepFiredAt.addingTimeInterval(channelTimeout) }
 
     /// How long the code stays usable from `now` if nothing else happens:
     /// the rest of this step and every step after it.
-    public func remainingLifetime(at now: Date) -> TimeInterval {
+    package func remainingLifetime(at now: Date) -> TimeInterval {
         max(0, deadline.timeIntervalSince(now) + Double(stepCount - 1 - currentStep) * channelTimeout)
     }
 
     /// Applies every timeout due by `now`.
-    public mutating func advance(to now: Date) -> [Action] {
+    package mutating func advance(to now: Date) -> [Action] {
         var actions: [Action] = []
         while status == .inProgress && now >= deadline {
             if currentStep + 1 < stepCount {
@@ -104,7 +104,7 @@ public struct VerifyWorkflow: Sendable, Equatable {
     }
 
     /// A code was presented; `matches` is the caller's constant-time comparison.
-    public mutating func check(matches: Bool, now: Date) throws(Rejection) -> [Action] {
+    package mutating func check(matches: Bool, now: Date) throws(Rejection) -> [Action] {
         var actions = advance(to: now)
         guard status == .inProgress else { throw .notFound }
         if matches {
@@ -119,7 +119,7 @@ public struct VerifyWorkflow: Sendable, Equatable {
     }
 
     /// The caller asked to cancel.
-    public mutating func cancel(now: Date) throws(Rejection) -> [Action] {
+    package mutating func cancel(now: Date) throws(Rejection) -> [Action] {
         var actions = advance(to: now)
         guard status == .inProgress else { throw .notFound }
         guard now.timeIntervalSince(createdAt) >= Self.cancelGrace else { throw .cancelTooEarly }
@@ -130,7 +130,7 @@ public struct VerifyWorkflow: Sendable, Equatable {
     }
 
     /// The caller asked for the next step now.
-    public mutating func nextWorkflow(now: Date) throws(Rejection) -> [Action] {
+    package mutating func nextWorkflow(now: Date) throws(Rejection) -> [Action] {
         var actions = advance(to: now)
         guard status == .inProgress else { throw .notFound }
         guard currentStep + 1 < stepCount else { throw .noMoreSteps }
@@ -143,7 +143,7 @@ public struct VerifyWorkflow: Sendable, Equatable {
     /// A newer request replaces this one (a second factor challenged again):
     /// it ends now, whatever the cancel rules say (they protect API callers,
     /// not Trifactor's own flows).
-    public mutating func supersede(now: Date) -> [Action] {
+    package mutating func supersede(now: Date) -> [Action] {
         var actions = advance(to: now)
         guard status == .inProgress else { return actions }
         status = .cancelled
@@ -153,7 +153,7 @@ public struct VerifyWorkflow: Sendable, Equatable {
 
     /// Step `step`'s message could not be delivered: move on to the next
     /// step now, as if it had timed out (nothing when a later step already fired).
-    public mutating func deliveryFailed(step: Int, now: Date) -> [Action] {
+    package mutating func deliveryFailed(step: Int, now: Date) -> [Action] {
         var actions = advance(to: now)
         guard status == .inProgress, step == currentStep, currentStep + 1 < stepCount else { return actions }
         currentStep += 1

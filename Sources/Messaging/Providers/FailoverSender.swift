@@ -2,22 +2,22 @@
 /// first that handles its channel; when that one refuses it or is down, to
 /// the next, once each. The failure that remains is worth retrying later if
 /// any provider's was (the outbox does that); otherwise it is final.
-public struct FailoverSender: MessageSender {
+package struct FailoverSender: MessageSender {
     let senders: [any MessageSender]
     /// Told of each failover (the provider that failed and why), for the log.
     let onFailover: @Sendable (_ failed: DeliveryError, _ message: OutgoingMessage) -> Void
 
-    public init(_ senders: [any MessageSender], onFailover: @escaping @Sendable (DeliveryError, OutgoingMessage) -> Void = { _, _ in }) {
+    package init(_ senders: [any MessageSender], onFailover: @escaping @Sendable (DeliveryError, OutgoingMessage) -> Void = { _, _ in }) {
         self.senders = senders
         self.onFailover = onFailover
     }
 
-    public var channels: Set<Channel> { senders.reduce(into: Set<Channel>()) { $0.formUnion($1.channels) } }
+    package var channels: Set<Channel> { senders.reduce(into: Set<Channel>()) { $0.formUnion($1.channels) } }
 
     /// A message may be tried on each account in turn: their times add up.
-    public var longestSend: Double { senders.reduce(0) { $0 + $1.longestSend } }
+    package var longestSend: Double { senders.reduce(0) { $0 + $1.longestSend } }
 
-    public func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery {
+    package func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery {
         let candidates = senders.filter { $0.channels.contains(message.channel) }
         var failures: [DeliveryError] = []
         for (index, sender) in candidates.enumerated() {

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// One SMS and voice provider account, from a URL-style setting:
 ///
@@ -13,18 +13,18 @@ import Foundation
 /// A host after `@` replaces the provider's API host (a gateway, or a test
 /// server: plain http only on loopback). Secrets come from files and are never
 /// logged; `description` names the account without them.
-public struct ProviderAccount: Sendable, CustomStringConvertible {
-    public enum Kind: String, Sendable { case vonage, twilio }
+package struct ProviderAccount: Sendable, CustomStringConvertible {
+    package enum Kind: String, Sendable { case vonage, twilio }
 
-    public let kind: Kind
+    package let kind: Kind
     /// Vonage API key or Twilio Account SID.
-    public let key: String
+    package let key: String
     /// Vonage API secret or Twilio auth token.
     let secret: String
     /// The sender of texts: a number or an alphanumeric sender id.
-    public let from: String
+    package let from: String
     /// The caller number of voice calls (nil: this account sends no calls).
-    public let voiceFrom: String?
+    package let voiceFrom: String?
     let messagingServiceSID: String?
     /// Vonage: the signature secret of signed delivery receipts and voice events.
     let signatureSecret: String?
@@ -32,10 +32,10 @@ public struct ProviderAccount: Sendable, CustomStringConvertible {
     let applicationID: String?
     let privateKeyPEM: String?
     /// Where requests go instead of the provider's hosts (nil: the real ones).
-    public let apiBase: URL?
+    package let apiBase: URL?
 
     /// Reads a setting. - Throws: `Invalid` with a sentence for the operator.
-    public static func parse(_ text: String, readFile: (String) -> String? = { try? String(contentsOfFile: $0, encoding: .utf8) }) throws(Invalid) -> ProviderAccount {
+    package static func parse(_ text: String, readFile: (String) -> String? = { try? String(contentsOfFile: $0, encoding: .utf8) }) throws(Invalid) -> ProviderAccount {
         guard let url = URLComponents(string: text), let scheme = url.scheme, let kind = Kind(rawValue: scheme) else {
             throw Invalid("\(redacted(text)) must start with vonage:// or twilio://")
         }
@@ -96,12 +96,12 @@ public struct ProviderAccount: Sendable, CustomStringConvertible {
     }
 
     /// The channels this account can deliver.
-    public var channels: Set<Channel> { voiceFrom == nil ? [.sms] : [.sms, .voice] }
+    package var channels: Set<Channel> { voiceFrom == nil ? [.sms] : [.sms, .voice] }
 
     /// The secret that signs this provider's callbacks (Twilio: the auth token).
-    public var callbackSecret: String? { kind == .twilio ? secret : signatureSecret }
+    package var callbackSecret: String? { kind == .twilio ? secret : signatureSecret }
 
-    public var description: String { "\(kind.rawValue)://\(key)@\(apiBase?.host ?? "") from=\(from)" + (voiceFrom.map { " voice_from=\($0)" } ?? "") }
+    package var description: String { "\(kind.rawValue)://\(key)@\(apiBase?.host ?? "") from=\(from)" + (voiceFrom.map { " voice_from=\($0)" } ?? "") }
 
     static func isNumber(_ s: String) -> Bool { (6...15).contains(s.count) && s.allSatisfy { $0.isASCII && $0.isNumber } }
 
@@ -114,8 +114,8 @@ public struct ProviderAccount: Sendable, CustomStringConvertible {
     static func redacted(_ text: String) -> String { text.split(separator: "?").first.map(String.init) ?? "" }
 
     /// A setting that cannot be used, with the sentence to show.
-    public struct Invalid: Error, CustomStringConvertible {
-        public let description: String
+    package struct Invalid: Error, CustomStringConvertible {
+        package let description: String
         init(_ description: String) { self.description = description }
     }
 }

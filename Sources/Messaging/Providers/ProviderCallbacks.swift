@@ -1,18 +1,18 @@
 import Core
 import Crypto
-import Foundation
+package import Foundation
 
 /// Checks that a delivery receipt or call event really comes from the
 /// provider, as each documents it. Every comparison is constant-time, and a
 /// signature older or newer than five minutes is refused (a replay).
-public enum ProviderCallbacks {
-    public static let freshness: TimeInterval = 300
+package enum ProviderCallbacks {
+    package static let freshness: TimeInterval = 300
 
     /// Why a callback is refused (audited, never shown beyond "forbidden").
-    public enum Refusal: Error, Equatable, CustomStringConvertible {
+    package enum Refusal: Error, Equatable, CustomStringConvertible {
         case unsigned, badSignature, stale, unknownAccount, noSecret
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .unsigned: "unsigned"
             case .badSignature: "signature does not match"
@@ -30,7 +30,7 @@ public enum ProviderCallbacks {
     /// - Returns: what identifies this callback whatever its spelling (the
     ///   signature as computed): a replay, however respelled, returns it again.
     @discardableResult
-    public static func checkVonageSignature(_ parameters: [String: String], secret: String, now: Date) throws(Refusal) -> String {
+    package static func checkVonageSignature(_ parameters: [String: String], secret: String, now: Date) throws(Refusal) -> String {
         guard let sig = parameters["sig"], !sig.isEmpty else { throw .unsigned }
         guard let stamp = parameters["timestamp"].flatMap(TimeInterval.init), abs(now.timeIntervalSince1970 - stamp) <= freshness else { throw .stale }
         let expected = vonageSignature(parameters, secret: secret)
@@ -39,7 +39,7 @@ public enum ProviderCallbacks {
     }
 
     /// The `sig` Vonage computes for `parameters` (lower-case hex).
-    public static func vonageSignature(_ parameters: [String: String], secret: String) -> String {
+    package static func vonageSignature(_ parameters: [String: String], secret: String) -> String {
         let text = parameters.filter { $0.key != "sig" }.sorted { $0.key < $1.key }.map { key, value in
             "&\(key)=" + value.replacingOccurrences(of: "&", with: "_").replacingOccurrences(of: "=", with: "_")
         }.joined()
@@ -52,7 +52,7 @@ public enum ProviderCallbacks {
     /// - Returns: what identifies this event whatever its spelling (the JWT's
     ///   signed header and claims, which no respelling can change).
     @discardableResult
-    public static func checkVonageJWT(authorization: String?, body: [UInt8], secret: String, now: Date) throws(Refusal) -> String {
+    package static func checkVonageJWT(authorization: String?, body: [UInt8], secret: String, now: Date) throws(Refusal) -> String {
         guard let authorization, authorization.lowercased().hasPrefix("bearer ") else { throw .unsigned }
         let token = authorization.dropFirst(7).trimmingCharacters(in: .whitespaces)
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
@@ -75,7 +75,7 @@ public enum ProviderCallbacks {
     /// parameter's name and value, sorted by name.
     /// - Returns: what identifies this callback (the signature as computed).
     @discardableResult
-    public static func checkTwilioSignature(_ signature: String?, url: String, parameters: [(String, String)], token: String) throws(Refusal) -> String {
+    package static func checkTwilioSignature(_ signature: String?, url: String, parameters: [(String, String)], token: String) throws(Refusal) -> String {
         guard let signature, !signature.isEmpty else { throw .unsigned }
         let expected = twilioSignature(url: url, parameters: parameters, token: token)
         guard ConstantTime.equals(Array(signature.utf8), Array(expected.utf8)) else { throw .badSignature }
@@ -83,13 +83,13 @@ public enum ProviderCallbacks {
     }
 
     /// The signature Twilio computes.
-    public static func twilioSignature(url: String, parameters: [(String, String)], token: String) -> String {
+    package static func twilioSignature(url: String, parameters: [(String, String)], token: String) -> String {
         let text = url + parameters.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map { $0.0 + $0.1 }.joined()
         return Data(HMAC.authenticate(Array(text.utf8), key: Array(token.utf8), algorithm: .sha1)).base64EncodedString()
     }
 
     /// The pairs of a form-encoded body, in order, repeats kept (at most 100 of 64 KiB).
-    public static func formPairs(_ body: [UInt8]) -> [(String, String)] {
+    package static func formPairs(_ body: [UInt8]) -> [(String, String)] {
         String(decoding: body.prefix(65_536), as: UTF8.self).split(separator: "&").prefix(100).compactMap { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let decode = { (s: Substring) in s.replacingOccurrences(of: "+", with: " ").removingPercentEncoding }

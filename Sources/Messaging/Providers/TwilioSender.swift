@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Texts and calls through Twilio's REST API (version 2010-04-01), with HTTP
 /// Basic authentication by Account SID and auth token:
@@ -12,22 +12,22 @@ import Foundation
 /// Errors come as JSON with Twilio's `code` (21211 invalid `To`, 20429 too
 /// many requests, 20005 account not active…): 429 and 5xx are worth
 /// retrying, other 4xx are refusals.
-public struct TwilioSender: MessageSender {
+package struct TwilioSender: MessageSender {
     let account: ProviderAccount
     let http: ProviderHTTP
     let callbackBase: URL?
 
-    public init(_ account: ProviderAccount, callbackBase: URL?, caFile: String? = nil) {
+    package init(_ account: ProviderAccount, callbackBase: URL?, caFile: String? = nil) {
         precondition(account.kind == .twilio)
         self.account = account
         self.callbackBase = callbackBase
         http = ProviderHTTP(caFile: caFile)
     }
 
-    public var channels: Set<Channel> { account.channels }
-    public var longestSend: Double { Double(http.timeout) }
+    package var channels: Set<Channel> { account.channels }
+    package var longestSend: Double { Double(http.timeout) }
 
-    public func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery {
+    package func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery {
         var fields = [("To", "+" + message.to)]
         let resource: String
         switch message.channel {

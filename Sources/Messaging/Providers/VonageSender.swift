@@ -1,6 +1,6 @@
 import Core
 import Crypto
-import Foundation
+package import Foundation
 
 /// Texts through the Vonage SMS API and calls through the Vonage Voice API.
 ///
@@ -14,7 +14,7 @@ import Foundation
 /// - Voice: `POST {api.nexmo.com}/v1/calls` with a JWT (RS256, the
 ///   application's key) and an NCCO whose `talk` action speaks the text in the
 ///   message's language; 201 with the call's `uuid`.
-public struct VonageSender: MessageSender {
+package struct VonageSender: MessageSender {
     let account: ProviderAccount
     let http: ProviderHTTP
     let signingKey: RSASigningKey?
@@ -22,7 +22,7 @@ public struct VonageSender: MessageSender {
     let callbackBase: URL?
 
     /// - Throws: `ProviderAccount.Invalid` when the private key is not an RSA key.
-    public init(_ account: ProviderAccount, callbackBase: URL?, caFile: String? = nil) throws(ProviderAccount.Invalid) {
+    package init(_ account: ProviderAccount, callbackBase: URL?, caFile: String? = nil) throws(ProviderAccount.Invalid) {
         precondition(account.kind == .vonage)
         self.account = account
         self.callbackBase = callbackBase
@@ -36,10 +36,10 @@ public struct VonageSender: MessageSender {
         }
     }
 
-    public var channels: Set<Channel> { account.channels }
-    public var longestSend: Double { Double(http.timeout) }
+    package var channels: Set<Channel> { account.channels }
+    package var longestSend: Double { Double(http.timeout) }
 
-    public func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery {
+    package func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery {
         switch message.channel {
         case .sms: try text(message)
         case .voice: try call(message)

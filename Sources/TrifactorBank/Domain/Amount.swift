@@ -2,25 +2,25 @@ import Foundation
 
 /// An amount of money in integer minor units (cents): no floating point
 /// anywhere, from the form field to the ledger.
-public struct Amount: Sendable, Hashable, Comparable, CustomStringConvertible {
+package struct Amount: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Minor units (cents); negative only for debits inside the ledger.
-    public let minorUnits: Int64
+    package let minorUnits: Int64
     /// ISO 4217 code; every currency here has two decimals.
-    public let currency: String
+    package let currency: String
 
     /// The largest amount a customer may type: 999,999,999.99.
-    public static let maximumMinorUnits: Int64 = 99_999_999_999
+    package static let maximumMinorUnits: Int64 = 99_999_999_999
 
-    public init(minorUnits: Int64, currency: String) {
+    package init(minorUnits: Int64, currency: String) {
         self.minorUnits = minorUnits
         self.currency = currency
     }
 
     /// Why a typed amount was refused, as a sentence for the form.
-    public enum Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         case notANumber, notPositive, tooManyDecimals, tooLarge
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .notANumber: "Enter an amount like 250 or 250.00."
             case .notPositive: "Enter an amount above zero."
@@ -32,7 +32,7 @@ public struct Amount: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     /// A positive amount typed by a customer: digits, an optional `.` or `,`
     /// and at most two decimals; thousands separators and spaces are not taken.
-    public init(parsing text: String, currency: String) throws(Refusal) {
+    package init(parsing text: String, currency: String) throws(Refusal) {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { throw .notANumber }
         if trimmed.hasPrefix("-") { throw .notPositive }
@@ -50,7 +50,7 @@ public struct Amount: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 
     /// "250.00": the form a bound action states (no grouping, two decimals).
-    public var plain: String {
+    package var plain: String {
         let sign = minorUnits < 0 ? "-" : ""
         let magnitude = minorUnits.magnitude
         let cents = magnitude % 100
@@ -58,7 +58,7 @@ public struct Amount: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 
     /// "EUR 1,234.50" for people.
-    public var description: String {
+    package var description: String {
         let sign = minorUnits < 0 ? "−" : ""
         let magnitude = minorUnits.magnitude
         var whole = String(magnitude / 100)
@@ -71,6 +71,6 @@ public struct Amount: Sendable, Hashable, Comparable, CustomStringConvertible {
         return "\(currency) \(sign)\(whole)\(grouped).\(cents < 10 ? "0" : "")\(cents)"
     }
 
-    public static func < (a: Amount, b: Amount) -> Bool { a.minorUnits < b.minorUnits }
+    package static func < (a: Amount, b: Amount) -> Bool { a.minorUnits < b.minorUnits }
 }
 

@@ -1,9 +1,9 @@
 /// An International Bank Account Number (ISO 13616), checked as banks check
 /// it: letters and digits only, the country's length, and the mod-97 check
 /// digits (ISO 7064).
-public struct IBAN: Sendable, Hashable, CustomStringConvertible {
+package struct IBAN: Sendable, Hashable, CustomStringConvertible {
     /// Upper case, no spaces.
-    public let electronic: String
+    package let electronic: String
 
     /// Lengths of the countries this bank pays to.
     static let lengths: [String: Int] = [
@@ -13,10 +13,10 @@ public struct IBAN: Sendable, Hashable, CustomStringConvertible {
     ]
 
     /// Why an IBAN was refused, as a sentence for the form.
-    public enum Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         case malformed, unknownCountry, wrongLength(expected: Int), checksum
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .malformed: "An IBAN is letters and digits, starting with a country code, like DE89 3704 0044 0532 0130 00."
             case .unknownCountry: "Payments to that country are not supported."
@@ -27,7 +27,7 @@ public struct IBAN: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses a typed IBAN (spaces allowed, any case).
-    public init(parsing text: String) throws(Refusal) {
+    package init(parsing text: String) throws(Refusal) {
         let compact = String(text.filter { $0 != " " }.uppercased())
         guard compact.count >= 5, compact.count <= 34, compact.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { throw .malformed }
         let country = String(compact.prefix(2))
@@ -40,7 +40,7 @@ public struct IBAN: Sendable, Hashable, CustomStringConvertible {
 
     /// Trifactor Bank's demo IBAN for account number `account` (ten digits): Dutch in form (`NLkk TRFB 0123 4567 89`,
     /// a bank code no real bank uses), with check digits that pass the mod-97 test like any real one.
-    public static func demo(account: String) -> IBAN {
+    package static func demo(account: String) -> IBAN {
         precondition(account.count == 10 && account.allSatisfy { $0.isASCII && $0.isNumber }, "ten digits")
         let bban = "TRFB" + account
         let check = 98 - mod97(bban + "NL00")
@@ -60,7 +60,7 @@ public struct IBAN: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Groups of four: "DE89 3704 0044 0532 0130 00".
-    public var description: String { electronic.grouped(by: 4) }
+    package var description: String { electronic.grouped(by: 4) }
 }
 
 extension String {

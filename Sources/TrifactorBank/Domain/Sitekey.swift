@@ -7,21 +7,21 @@ import Foundation
 /// customer, sees the same neutral sentence, so the page cannot tell who
 /// banks here. (A decoy made up for non-customers could not look like what
 /// customers type: its shape gave them away.)
-public struct Sitekey: Sendable, Equatable {
+package struct Sitekey: Sendable, Equatable {
     /// One of `Sitekey.pictures`.
-    public let picture: String
+    package let picture: String
     /// 3 to 40 characters the customer typed.
-    public let phrase: String
+    package let phrase: String
 
     /// The bundled pictures (`Resources/sitekeys/<name>.svg`).
-    public static let pictures = ["anchor", "balloon", "bicycle", "cactus", "cat", "compass", "cup", "kite", "lighthouse", "moon", "mountain", "owl",
+    package static let pictures = ["anchor", "balloon", "bicycle", "cactus", "cat", "compass", "cup", "kite", "lighthouse", "moon", "mountain", "owl",
                                   "sailboat", "snowflake", "sun", "tree"]
 
     /// Why a chosen sitekey was refused.
-    public enum Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         case unknownPicture, phraseLength, phraseCharacters
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .unknownPicture: "Pick one of the pictures."
             case .phraseLength: "The phrase has 3 to 40 characters."
@@ -31,7 +31,7 @@ public struct Sitekey: Sendable, Equatable {
     }
 
     /// A customer's choice, checked.
-    public init(picture: String, phrase: String) throws(Refusal) {
+    package init(picture: String, phrase: String) throws(Refusal) {
         guard Self.pictures.contains(picture) else { throw .unknownPicture }
         let trimmed = phrase.trimmingCharacters(in: .whitespaces)
         guard (3...40).contains(trimmed.count) else { throw .phraseLength }

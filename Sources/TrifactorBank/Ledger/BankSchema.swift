@@ -1,4 +1,4 @@
-import Store
+package import Store
 
 /// The bank's own database (never trifactord's): customers, accounts, the
 /// double-entry ledger and its transfers. Amounts are integer
@@ -6,8 +6,8 @@ import Store
 /// (where opening balances come from) and `clearing` (where payments to
 /// other banks go); only they may go below zero. The browsers the bank
 /// recognises (`KnownBrowsers`), whose customer's sitekey they may show.
-public enum BankSchema {
-    public static let migrations: [Migration] = [
+package enum BankSchema {
+    package static let migrations: [Migration] = [
         Migration(version: 1, name: "customers, accounts, ledger", sql: """
             CREATE TABLE bank_customers (
               id TEXT PRIMARY KEY,

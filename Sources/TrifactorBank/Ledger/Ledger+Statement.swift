@@ -1,38 +1,38 @@
-import Foundation
+package import Foundation
 import Store
 
 /// Statements, read from each account's side, a page at a time both ways,
 /// and the audit of the books.
 extension Ledger {
     /// One line of a statement.
-    public struct Entry: Sendable, Equatable {
-        public let id: Int64
-        public let transferID: String
+    package struct Entry: Sendable, Equatable {
+        package let id: Int64
+        package let transferID: String
         /// Positive money in, negative money out.
-        public let amount: Amount
-        public let balanceAfter: Amount
+        package let amount: Amount
+        package let balanceAfter: Amount
         /// The transfer's memo as written when it moved.
-        public let memo: String
+        package let memo: String
         /// What the line says from this account's side: "From Checking", "To Saving", "To Alice Example", "Opening balance".
-        public let description: String
+        package let description: String
         /// The customer's reference, when the transfer had one.
-        public let reference: String?
-        public let at: Date
+        package let reference: String?
+        package let at: Date
 
         /// Whether money came in.
-        public var isIncoming: Bool { amount.minorUnits > 0 }
+        package var isIncoming: Bool { amount.minorUnits > 0 }
     }
 
     /// A page of a statement: its lines, newest first, and whether older and newer lines exist.
-    public struct StatementPage: Sendable, Equatable {
-        public let entries: [Entry]
-        public let hasOlder: Bool
-        public let hasNewer: Bool
+    package struct StatementPage: Sendable, Equatable {
+        package let entries: [Entry]
+        package let hasOlder: Bool
+        package let hasNewer: Bool
     }
 
     /// An account's entries, newest first, `limit` at a time: the newest, those before entry id `before` (older), or
     /// those after entry id `after` (newer).
-    public func statement(of account: String, before: Int64? = nil, after: Int64? = nil, limit: Int = 20) throws -> StatementPage {
+    package func statement(of account: String, before: Int64? = nil, after: Int64? = nil, limit: Int = 20) throws -> StatementPage {
         let limit = max(1, min(100, limit))
         return try database.read { db in
             let newerFirst = after == nil
@@ -73,7 +73,7 @@ extension Ledger {
 
     /// The books: the sum of all entries (zero when they balance), and the
     /// accounts whose balance differs from the sum of their entries.
-    public func audit() throws -> (sumOfEntries: Int64, mismatchedAccounts: [String]) {
+    package func audit() throws -> (sumOfEntries: Int64, mismatchedAccounts: [String]) {
         try database.read { db in
             let sum = try db.queryOne("SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) AS total FROM bank_entries")?.int("total") ?? 0
             let mismatched = try db.query("""

@@ -1,6 +1,6 @@
 import Crypto
-import Foundation
-import Store
+package import Foundation
+package import Store
 
 /// The double-entry ledger: every transfer writes its two entries (a debit
 /// and a credit of the same amount) and moves both balances in one
@@ -9,13 +9,13 @@ import Store
 /// (`balance >= amount`), so no account goes below zero however many
 /// transfers race, and an idempotency key makes a repeated submit move
 /// money once.
-public struct Ledger: Sendable {
+package struct Ledger: Sendable {
     let database: any Database
 
-    public init(database: any Database) { self.database = database }
+    package init(database: any Database) { self.database = database }
 
     /// Where a transfer goes.
-    public enum Destination: Sendable, Equatable {
+    package enum Destination: Sendable, Equatable {
         /// Another account of this bank.
         case account(String)
         /// A payee at another bank: the money goes to the clearing account.
@@ -23,18 +23,18 @@ public struct Ledger: Sendable {
     }
 
     /// A transfer to carry out.
-    public struct Transfer: Sendable {
-        public var idempotencyKey: String
-        public var from: String
-        public var to: Destination
-        public var amount: Amount
+    package struct Transfer: Sendable {
+        package var idempotencyKey: String
+        package var from: String
+        package var to: Destination
+        package var amount: Amount
         /// The Trifactor authorization consumed for it.
-        public var authorizationID: String?
-        public var memo: String
+        package var authorizationID: String?
+        package var memo: String
         /// The customer's reference (up to 140 characters), on both sides' statements.
-        public var reference: String?
+        package var reference: String?
 
-        public init(idempotencyKey: String, from: String, to: Destination, amount: Amount, authorizationID: String?, memo: String, reference: String? = nil) {
+        package init(idempotencyKey: String, from: String, to: Destination, amount: Amount, authorizationID: String?, memo: String, reference: String? = nil) {
             self.idempotencyKey = idempotencyKey
             self.from = from
             self.to = to
@@ -46,7 +46,7 @@ public struct Ledger: Sendable {
     }
 
     /// What happened to a transfer.
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         /// The money moved: the transfer's id.
         case moved(String)
         /// A transfer with this idempotency key moved already: nothing moved now.
@@ -54,10 +54,10 @@ public struct Ledger: Sendable {
     }
 
     /// Why a transfer moved nothing.
-    public enum Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         case insufficientFunds, unknownAccount, sameAccount, currencyMismatch
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .insufficientFunds: "The account does not hold enough for this transfer."
             case .unknownAccount: "That account does not exist."
@@ -68,19 +68,19 @@ public struct Ledger: Sendable {
     }
 
     /// An account as a customer sees it.
-    public struct Account: Sendable, Equatable {
-        public let id: String
-        public let kind: String
-        public let name: String
-        public let balance: Amount
+    package struct Account: Sendable, Equatable {
+        package let id: String
+        package let kind: String
+        package let name: String
+        package let balance: Amount
         /// The account's IBAN (a demo one: `IBAN.demo`), nil only for the books' own accounts.
-        public let iban: IBAN?
+        package let iban: IBAN?
     }
 
     // MARK: Accounts
 
     /// Opens a checking and a saving account for `customerID`, funded from the opening account.
-    public func openAccounts(for customerID: String, currency: String, checking: Int64, saving: Int64, now: Date,
+    package func openAccounts(for customerID: String, currency: String, checking: Int64, saving: Int64, now: Date,
                              on db: any SQLConnection) throws -> (checking: String, saving: String) {
         let ids = (checking: UUID().uuidString.lowercased(), saving: UUID().uuidString.lowercased())
         for (id, kind, name) in [(ids.checking, "checking", "Checking"), (ids.saving, "saving", "Saving")] {
@@ -97,7 +97,7 @@ public struct Ledger: Sendable {
     }
 
     /// The customer's accounts.
-    public func accounts(of customerID: String) throws -> [Account] {
+    package func accounts(of customerID: String) throws -> [Account] {
         try database.read { db in
             try db.query("SELECT id, kind, name, currency, balance, iban FROM bank_accounts WHERE customer_id = $1 ORDER BY kind", [.text(customerID)]).map {
                 Account(id: try $0.text("id"), kind: try $0.text("kind"), name: try $0.text("name"),
@@ -117,7 +117,7 @@ public struct Ledger: Sendable {
     }
 
     /// Gives every customer account opened before accounts had IBANs its own (run at start-up, after migrating).
-    public func assignMissingIBANs() throws {
+    package func assignMissingIBANs() throws {
         try database.transaction { db in
             for row in try db.query("SELECT id FROM bank_accounts WHERE iban IS NULL AND customer_id IS NOT NULL") {
                 try db.execute("UPDATE bank_accounts SET iban = $2 WHERE id = $1", [.text(try row.text("id")), .text(try freeIBAN(on: db).electronic)])
@@ -129,7 +129,7 @@ public struct Ledger: Sendable {
 
     /// Carries out `transfer` in a transaction of its own.
     /// - Throws: `Refusal` (nothing moved), or a `StoreError`.
-    public func transfer(_ transfer: Transfer, now: Date) throws -> Outcome {
+    package func transfer(_ transfer: Transfer, now: Date) throws -> Outcome {
         do {
             return try database.transaction { try move(transfer, now: now, on: $0) }
         } catch let error as StoreError where error.kind == .uniqueViolation {

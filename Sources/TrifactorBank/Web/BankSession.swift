@@ -7,19 +7,19 @@ import TrifactorKit
 /// its CSRF token, and (in memory only) the customer's Trifactor session
 /// and the steps under way (`BankSession+Flows.swift`). The browser holds
 /// only the cookie; the Trifactor token never leaves this process.
-public final class BankSession: Viewer, @unchecked Sendable {
+package final class BankSession: Viewer, @unchecked Sendable {
     // @unchecked Sendable: every mutable field is read and written under `lock`.
     private let lock = NSLock()
 
     /// Where the browser is.
-    public enum Stage: Sendable, Equatable {
+    package enum Stage: Sendable, Equatable {
         case start
         case password(email: String)
         case secondFactor(email: String)
         case signedIn(customerID: String, email: String)
     }
 
-    public let csrf: String
+    package let csrf: String
     /// The customer's Trifactor session token lives here, not in any database.
     let secrets = SessionSecrets()
     private var _stage: Stage = .start
@@ -45,9 +45,9 @@ public final class BankSession: Viewer, @unchecked Sendable {
     /// Reads or changes the steps under way, under the session's lock.
     func flows<T>(_ body: (inout Flows) throws -> T) rethrows -> T { try lock.withLock { try body(&_flows) } }
 
-    public var stage: Stage { lock.withLock { _stage } }
+    package var stage: Stage { lock.withLock { _stage } }
     /// Whether a customer is signed in (the stage is `.signedIn`).
-    public var isSignedIn: Bool { if case .signedIn = stage { true } else { false } }
+    package var isSignedIn: Bool { if case .signedIn = stage { true } else { false } }
     /// The signed-in customer's id, if any.
     var customerID: String? { if case .signedIn(let id, _) = stage { id } else { nil } }
 

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+package import Foundation
 import Synchronization
 
 /// Sessions by the SHA-256 of their cookie, in memory (a restart signs
@@ -13,7 +13,7 @@ import Synchronization
 /// - Signed-in sessions end after `lifetime` idle (12 hours).
 /// - `sweep(now:)`, run by a timer (`BankApp.start`), drops the idle ones
 ///   of both kinds; `find` never returns one past its time meanwhile.
-public final class BankSessions: Sendable {
+package final class BankSessions: Sendable {
     private let table: Mutex<CappedTable<BankSession>>
     /// A signed-in session unused this long is forgotten.
     let lifetime: TimeInterval
@@ -24,7 +24,7 @@ public final class BankSessions: Sendable {
     ///   - capacity: the most pre-sign-in sessions held at once.
     ///   - lifetime: the idle time after which a signed-in session ends.
     ///   - preSignInLifetime: the idle time after which a session not signed in yet ends.
-    public init(capacity: Int = 10_000, lifetime: TimeInterval = 12 * 3600, preSignInLifetime: TimeInterval = 30 * 60) {
+    package init(capacity: Int = 10_000, lifetime: TimeInterval = 12 * 3600, preSignInLifetime: TimeInterval = 30 * 60) {
         table = Mutex(CappedTable(capacity: capacity))
         self.lifetime = lifetime
         self.preSignInLifetime = preSignInLifetime
@@ -70,7 +70,7 @@ public final class BankSessions: Sendable {
 
     /// Drops every session idle past its lifetime at `now`; how many went.
     @discardableResult
-    public func sweep(now: Date) -> Int {
+    package func sweep(now: Date) -> Int {
         table.withLock { all in all.removeAll { isIdle($0, now: now) } }
     }
 }

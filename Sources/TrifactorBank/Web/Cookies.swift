@@ -5,32 +5,32 @@ import Crypto
 /// The bank's session cookie: `HttpOnly` (no script reads it),
 /// `SameSite=Strict` (no other site's page sends it), `Secure` under TLS,
 /// `Path=/`; its value is 256 random bits, stored only as SHA-256.
-public struct SessionCookie: Sendable, Equatable {
-    public static let name = "bank_session"
+package struct SessionCookie: Sendable, Equatable {
+    package static let name = "bank_session"
 
     /// The cookie's value (the session's secret).
-    public let value: String
+    package let value: String
     /// Set `Secure` (the bank is served over TLS).
-    public let secure: Bool
+    package let secure: Bool
 
-    public init(value: String, secure: Bool) {
+    package init(value: String, secure: Bool) {
         self.value = value
         self.secure = secure
     }
 
     /// A new session's cookie.
-    public static func fresh(secure: Bool) -> SessionCookie {
+    package static func fresh(secure: Bool) -> SessionCookie {
         SessionCookie(value: CookieHeader.randomValue(), secure: secure)
     }
 
     /// `Set-Cookie` for this cookie.
-    public var setCookie: String { CookieHeader.set(Self.name, value, secure: secure) }
+    package var setCookie: String { CookieHeader.set(Self.name, value, secure: secure) }
 
     /// `Set-Cookie` that removes it.
-    public static func cleared(secure: Bool) -> String { CookieHeader.cleared(name, secure: secure) }
+    package static func cleared(secure: Bool) -> String { CookieHeader.cleared(name, secure: secure) }
 
     /// The session cookie's value in a `Cookie` header, if it is well formed (43 base64url characters).
-    public static func value(in header: String?) -> String? { CookieHeader.value(name, in: header) }
+    package static func value(in header: String?) -> String? { CookieHeader.value(name, in: header) }
 }
 
 /// The bank's cookies as headers: every one `Path=/; HttpOnly; SameSite=Strict`,
@@ -78,15 +78,15 @@ enum CookieHeader {
 
 /// Cross-site request forgery tokens: one per bank session, random, in a
 /// hidden field of every form, compared in constant time on every POST.
-public enum CSRF {
+package enum CSRF {
     /// The form field's name.
-    public static let field = "csrf"
+    package static let field = "csrf"
 
     /// A new token.
-    public static func token() -> String { Base64URL.encode(SecureRandom.bytes(32)) }
+    package static func token() -> String { Base64URL.encode(SecureRandom.bytes(32)) }
 
     /// Whether a submitted token is the session's.
-    public static func isValid(submitted: String?, expected: String) -> Bool {
+    package static func isValid(submitted: String?, expected: String) -> Bool {
         guard let submitted, !expected.isEmpty else { return false }
         return ConstantTime.equals(submitted, expected)
     }

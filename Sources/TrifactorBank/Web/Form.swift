@@ -1,11 +1,11 @@
 import Foundation
 
 /// An `application/x-www-form-urlencoded` body, as a browser posts a form.
-public struct Form: Sendable {
+package struct Form: Sendable {
     private var values: [String: String] = [:]
 
     /// Parses `body`; a repeated field keeps its first value; at most 64 fields of 4 KiB.
-    public init(_ body: [UInt8]) {
+    package init(_ body: [UInt8]) {
         let text = String(decoding: body.prefix(64 * 1024), as: UTF8.self)
         for pair in text.split(separator: "&").prefix(64) {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -16,10 +16,10 @@ public struct Form: Sendable {
     }
 
     /// The field `name`, trimmed; nil when absent.
-    public subscript(_ name: String) -> String? { values[name]?.trimmingCharacters(in: .whitespacesAndNewlines) }
+    package subscript(_ name: String) -> String? { values[name]?.trimmingCharacters(in: .whitespacesAndNewlines) }
 
     /// The field exactly as sent (passwords: spaces are part of them).
-    public func raw(_ name: String) -> String? { values[name] }
+    package func raw(_ name: String) -> String? { values[name] }
 
     private static func decode(_ part: Substring) -> String? {
         part.replacingOccurrences(of: "+", with: " ").removingPercentEncoding

@@ -1,24 +1,24 @@
 /// Server-rendered HTML that escapes by default: text and attribute values
 /// are always escaped; only `HTML.trusted` (our own constant markup) is not.
-public struct HTML: Sendable, CustomStringConvertible {
+package struct HTML: Sendable, CustomStringConvertible {
     /// The rendered markup.
-    public let rendered: String
+    package let rendered: String
 
     private init(rendered: String) { self.rendered = rendered }
 
-    public var description: String { rendered }
+    package var description: String { rendered }
 
     /// Text, escaped (`<`, `>`, `&`, `"`, `'`).
-    public static func text(_ value: String) -> HTML { HTML(rendered: escape(value)) }
+    package static func text(_ value: String) -> HTML { HTML(rendered: escape(value)) }
 
     /// Markup written in this program, never built from input.
-    public static func trusted(_ markup: StaticString) -> HTML { HTML(rendered: markup.description) }
+    package static func trusted(_ markup: StaticString) -> HTML { HTML(rendered: markup.description) }
 
     /// Nothing.
-    public static let empty = HTML(rendered: "")
+    package static let empty = HTML(rendered: "")
 
     /// An element with escaped attribute values (nil drops the attribute, "" makes it a bare boolean attribute) and children.
-    public static func element(_ name: StaticString, _ attributes: KeyValuePairs<String, String?> = [:], _ children: [HTML] = []) -> HTML {
+    package static func element(_ name: StaticString, _ attributes: KeyValuePairs<String, String?> = [:], _ children: [HTML] = []) -> HTML {
         var out = "<\(name)"
         for (key, value) in attributes {
             guard let value else { continue }
@@ -33,10 +33,10 @@ public struct HTML: Sendable, CustomStringConvertible {
     }
 
     /// Children one after another.
-    public static func group(_ children: [HTML]) -> HTML { HTML(rendered: children.map(\.rendered).joined()) }
+    package static func group(_ children: [HTML]) -> HTML { HTML(rendered: children.map(\.rendered).joined()) }
 
     /// A whole page.
-    public static func document(_ head: [HTML], _ body: [HTML], bodyAttributes: KeyValuePairs<String, String?> = [:]) -> HTML {
+    package static func document(_ head: [HTML], _ body: [HTML], bodyAttributes: KeyValuePairs<String, String?> = [:]) -> HTML {
         HTML(rendered: "<!doctype html>" + element("html", ["lang": "en"], [element("head", [:], head), element("body", bodyAttributes, body)]).rendered)
     }
 
@@ -62,5 +62,5 @@ public struct HTML: Sendable, CustomStringConvertible {
 
 extension HTML: ExpressibleByStringLiteral {
     /// A string literal is text: escaped like any other.
-    public init(stringLiteral value: String) { self = .text(value) }
+    package init(stringLiteral value: String) { self = .text(value) }
 }

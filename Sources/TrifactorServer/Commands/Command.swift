@@ -5,7 +5,7 @@ import Store
 
 /// `trifactord`'s verbs. Each checks its input before any work and reports
 /// a failure as one plain sentence on standard error with a non-zero exit.
-public enum Trifactord {
+package enum Trifactord {
     static let usage = """
         Usage: trifactord COMMAND [OPTIONS]
 
@@ -32,7 +32,7 @@ public enum Trifactord {
         """
 
     /// Runs the command line `arguments` (without the program name); returns the exit status.
-    public static func main(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32 {
+    package static func main(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32 {
         // Log lines are written in batches: whatever waits goes out before the process exits.
         defer { Logger.flushStandardError() }
         guard let verb = arguments.first else { return fail("Tell trifactord what to do: serve, migrate, audit tail, users list or keys (see trifactord --help).") }

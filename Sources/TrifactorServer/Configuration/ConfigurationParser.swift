@@ -1,4 +1,5 @@
 import Foundation
+import HTTP
 
 /// Reads the configuration from environment variables, then flags (a flag
 /// wins over its variable).

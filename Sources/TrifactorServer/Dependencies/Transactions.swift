@@ -1,5 +1,6 @@
 import Logging
 import Store
+import Metrics
 
 /// The database as the services use it: write and read-only transactions
 /// whose store failures (unreachable, busy past its timeout) become

@@ -3,6 +3,7 @@ import Foundation
 import Phone
 import Store
 import WebAuthn
+import API
 
 /// The `mfa_factors`, `mfa_challenges` and `recovery_codes` tables: each
 /// factor row is decoded here, once, into its kind's credential; a row that

@@ -1,10 +1,10 @@
-import Store
+package import Store
 
 /// Trifactor's schema, as numbered forward-only migrations. Append new ones;
 /// never edit one that has shipped. Times are milliseconds since 1970.
-public enum Schema {
+package enum Schema {
     /// Every migration, in order.
-    public static let migrations: [Migration] = [
+    package static let migrations: [Migration] = [
         Migration(version: 1, name: "accounts, sessions, audit log, outbox, rate limits", sql: """
             CREATE TABLE users (
               id TEXT PRIMARY KEY,

@@ -1,17 +1,17 @@
-import API
+package import API
 import HTTP
 
 /// The problems Trifactor's own endpoints answer. The `code` strings are part
 /// of the API (pinned by a test): never rename one.
-public struct APIError: HTTPResponseError, Sendable, Equatable {
-    public let status: Int
-    public let code: String
-    public let title: String
-    public let detail: String
-    public let invalidParams: [Problem.InvalidParameter]?
-    public let retryAfter: Int?
+package struct APIError: HTTPResponseError, Sendable, Equatable {
+    package let status: Int
+    package let code: String
+    package let title: String
+    package let detail: String
+    package let invalidParams: [Problem.InvalidParameter]?
+    package let retryAfter: Int?
     /// Wrong proofs still allowed before the second step locks (`remaining_attempts`), for a wrong code.
-    public private(set) var remainingAttempts: Int?
+    package private(set) var remainingAttempts: Int?
 
     init(status: Int, code: String, title: String, detail: String, invalidParams: [Problem.InvalidParameter]? = nil, retryAfter: Int? = nil) {
         self.status = status
@@ -22,7 +22,7 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
         self.retryAfter = retryAfter
     }
 
-    public var headers: [(name: String, value: String)] {
+    package var headers: [(name: String, value: String)] {
         var h: [(name: String, value: String)] = []
         if let retryAfter { h.append(("Retry-After", String(retryAfter))) }
         if status == 401 { h.append(("WWW-Authenticate", "Bearer realm=\"trifactor\"")) }
@@ -36,7 +36,7 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
         return copy
     }
 
-    public func problem(requestID: String) -> Problem {
+    package func problem(requestID: String) -> Problem {
         var p = Problem(status: status, code: code, title: title, detail: detail, requestID: requestID, invalidParams: invalidParams)
         p.remainingAttempts = remainingAttempts
         return p

@@ -1,5 +1,6 @@
 import API
 import Messaging
+import Foundation
 
 /// What a code confirms, for the words of the message that carries it.
 enum CodeIntent: Sendable, Equatable {

@@ -146,3 +146,4 @@ final class OutboxDispatcher: Sendable {
 }
 
 import Core
+import Metrics

@@ -4,6 +4,7 @@ import TrifactorKit
 import TrifactorKitTesting
 import TrifactorKitVault
 import TrifactorTestSupport
+import Core
 
 @Suite("TrifactorKit against trifactord: the device, step-up, bound actions, phone verification")
 struct SDKDeviceTests {

@@ -4,6 +4,7 @@ import Testing
 import TrifactorKit
 import TrifactorKitTesting
 import TrifactorTestSupport
+import TrifactorServer
 
 /// Real HTTP to trifactord whose answers are lost on the way back, as when
 /// a connection breaks or a proxy loses its upstream after the server has

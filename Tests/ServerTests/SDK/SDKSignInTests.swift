@@ -4,6 +4,8 @@ import TrifactorKit
 import TrifactorKitTesting
 import TrifactorTestSupport
 import HTTP
+import TrifactorServer
+import Core
 
 @Suite("TrifactorKit against trifactord: sign-in")
 struct SDKSignInTests {

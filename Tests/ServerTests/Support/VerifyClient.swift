@@ -1,6 +1,7 @@
 import API
 import Foundation
 @testable import TrifactorServer
+import Store
 
 /// Calls the phone verification API of a `TestServer` with an API key.
 struct VerifyClient {

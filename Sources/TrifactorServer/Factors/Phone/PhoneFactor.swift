@@ -3,6 +3,7 @@ import Core
 import Foundation
 import Phone
 import Store
+import Messaging
 
 /// A phone that receives codes: SMS first, a voice call that speaks the code
 /// if the SMS step times out. Codes go through the phone verification

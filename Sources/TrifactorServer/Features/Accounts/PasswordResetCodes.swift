@@ -2,6 +2,7 @@ import Core
 import Crypto
 import Foundation
 import Store
+import Messaging
 
 /// The `password_resets` table: a reset's code, then its reset credential.
 ///

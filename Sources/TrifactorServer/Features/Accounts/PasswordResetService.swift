@@ -2,6 +2,7 @@ import Core
 import Crypto
 import Foundation
 import Store
+import Messaging
 
 /// Account recovery for a forgotten password (NIST SP 800-63B §6.1.2.3):
 ///

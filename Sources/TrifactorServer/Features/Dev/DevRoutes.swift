@@ -2,6 +2,8 @@ import API
 import Core
 import Foundation
 import HTTP
+import Store
+import Messaging
 
 /// Dev mode only (404 otherwise): `GET /dev/outbox[?to=ADDRESS]`, the
 /// messages Trifactor sent or is sending, newest first; `GET /dev/phone`,

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import HTTP
 import Store
+import Metrics
 
 /// `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header) on the
 /// operations that send a message or create a challenge: a client that lost

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Phone
 import Store
+import API
 
 /// An enrollment in progress: what the new factor will hold once its
 /// possession is proven.

@@ -3,6 +3,7 @@ import Core
 import Crypto
 import Foundation
 import Store
+import Phone
 
 /// Proving a second factor: the sign-in's second step, step-up on a live
 /// session, and (through `prove`) bound actions. The attempt is counted per

@@ -1,6 +1,7 @@
 import Core
 import Crypto
 import Store
+import Messaging
 
 /// The one place sessions are born: the token (shown once, stored as its
 /// SHA-256), the record with its level, methods and proof times, and the

@@ -1,4 +1,5 @@
 import Phone
+import Foundation
 
 /// Where codes may go: the first SMS-pumping guard. Premium-rate,
 /// shared-cost and unknown line types are refused on every channel (a call

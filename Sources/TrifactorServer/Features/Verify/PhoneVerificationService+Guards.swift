@@ -2,6 +2,7 @@ import Core
 import Foundation
 import Phone
 import Store
+import Logging
 
 /// The SMS-pumping guards of every verification start: where codes may go
 /// (`DestinationPolicy`), what may be spent (budgets per number prefix,
