@@ -51,6 +51,14 @@ enum MigrationRunner {
         try database.transaction { connection in
             try lock(connection, dialect)
             try connection.execute(createTable(dialect))
+            // A database that a newer build has migrated is refused: this build
+            // would ignore what the newer schema records (a device's approval key,
+            // say) and act on the rest, which is how a rolling upgrade's old
+            // instance could accept what the new ones refuse.
+            let newest = try connection.queryOne("SELECT MAX(version) AS v FROM schema_migrations")?.optionalInt("v") ?? 0
+            if let known = sorted.last?.version, newest > known {
+                throw StoreError(.migration, detail: "the database is at schema version \(newest), newer than this build's \(known): run the newer build")
+            }
         }
         var applied: [Int] = []
         for migration in sorted {

@@ -64,6 +64,11 @@ public struct DeviceAuthenticator: Sendable {
     @discardableResult
     public func enroll(with client: TrifactorClient, name: String) async throws(TrifactorError) -> EnrolledFactor {
         let publicKey = try await ensureKey(tag, releasedBy: nil)
+        if try await factorID() == nil {
+            // An approval key left by an enrollment that never finished may have been
+            // made under another policy, and the gate sent is this policy's: make it anew.
+            do { try await keys.deleteKey(tag: approvalTag) } catch { throw .secretStore(error) }
+        }
         let approvalKey = try await ensureKey(approvalTag, releasedBy: approvalPolicy)
         let gate = keys.gate(for: approvalPolicy)
         let started = try await client.startEnrollment(StartEnrollmentRequest(

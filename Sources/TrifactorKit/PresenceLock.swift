@@ -25,8 +25,9 @@ public final class PresenceLock: Sendable {
         var verifiedWith: PresencePolicy?
         /// The prompt on screen, with the policy and reason it asks with.
         var prompt: (task: Task<Void, any Error>, policy: PresencePolicy, reason: String)?
-        /// Unlocks waiting for it.
+        /// Unlocks waiting for it, and those of them that will take its answer (same policy and reason).
         var waiting = 0
+        var sharing = 0
         /// Counts prompts (the one up is the newest) and `lock()`s (a prompt's success counts only in its own epoch).
         var generation = 0
         var epoch = 0
@@ -72,10 +73,12 @@ public final class PresenceLock: Sendable {
     public func unlock(reason: String, policy presencePolicy: PresencePolicy = .biometricsOrPasscode) async throws(LocalAuthenticationError) {
         while true {
             let presence = presence, clock = clock
-            let joined = state.withLock { s -> (task: Task<Void, any Error>, shared: Bool)? in
+            let joined = state.withLock { s -> (task: Task<Void, any Error>, shared: Bool, generation: Int)? in
                 if let running = s.prompt {
+                    let shared = running.policy == presencePolicy && running.reason == reason
                     s.waiting += 1
-                    return (running.task, running.policy == presencePolicy && running.reason == reason)
+                    if shared { s.sharing += 1 }
+                    return (running.task, shared, s.generation)
                 }
                 if !Self.needs(s, policy, presencePolicy, clock.now) { return nil }
                 s.generation += 1
@@ -95,18 +98,26 @@ public final class PresenceLock: Sendable {
                     if let failure { throw failure }
                 }
                 s.waiting += 1
+                s.sharing = 1
                 s.prompt = (task, presencePolicy, reason)
-                return (task, true)
+                return (task, true, generation)
             }
             guard let joined else { return }
-            // A cancelled unlock that was the prompt's last waiter takes the prompt with it (a presence that honours
-            // cancellation dismisses its sheet); one that others still wait for stays up for them.
+            // A cancelled unlock that was the last to take the prompt's answer takes the prompt with it (a presence
+            // that honours cancellation dismisses its sheet); one that others still take the answer of stays up for
+            // them. Unlocks that wait behind it for another policy or reason do not keep it up: it is not theirs.
             let outcome = await withTaskCancellationHandler {
                 await joined.task.result
             } onCancel: { [state] in
-                if state.withLock({ $0.waiting == 1 }) { joined.task.cancel() }
+                let last = state.withLock { $0.generation == joined.generation && $0.sharing == 1 }
+                if joined.shared && last { joined.task.cancel() }
             }
-            state.withLock { $0.waiting -= 1 }
+            state.withLock { s in
+                s.waiting -= 1
+                if joined.shared && s.generation == joined.generation { s.sharing -= 1 }
+            }
+            // A cancelled unlock never reads as passed, even when the sheet it waited for was passed meanwhile.
+            if Task.isCancelled { throw .appCancel }
             guard joined.shared else { continue }  // another prompt ended: ask with ours, if still needed
             switch outcome {
             case .success: return
@@ -123,7 +134,7 @@ public final class PresenceLock: Sendable {
     public func lock() {
         state.withLock { s in
             var fresh = State()
-            (fresh.prompt, fresh.waiting, fresh.generation, fresh.epoch) = (s.prompt, s.waiting, s.generation, s.epoch + 1)
+            (fresh.prompt, fresh.waiting, fresh.sharing, fresh.generation, fresh.epoch) = (s.prompt, s.waiting, s.sharing, s.generation, s.epoch + 1)
             s = fresh
         }
     }

@@ -93,11 +93,18 @@ public final class Vault: Sendable {
         return Date(timeIntervalSince1970: record.until)
     }
 
-    /// Changes the passphrase: every item is sealed again under the new key.
+    /// Changes the passphrase: every item is sealed again under the new key, and
+    /// each item sealed under the passphrase itself (an approval key) under the new passphrase.
     public func changePassphrase(old: SecureBytes, new: SecureBytes) throws(SecretStoreError) {
         let header = try readHeader()
         let oldKey = try derive(old, salt: header.salt, opsLimit: header.opsLimit, memLimit: header.memLimit)
-        let items = try open(header, key: oldKey)
+        var items = try open(header, key: oldKey)
+        for (name, data) in items where name.hasSuffix(GatedKey.itemName("")) {
+            guard let secret = try GatedKey.open(data, passphrase: old, name: name, vaultOpsLimit: header.opsLimit, vaultMemLimit: header.memLimit) else {
+                throw .damaged("the key \(name) does not open with the vault passphrase")
+            }
+            items[name] = try GatedKey.seal(secret, passphrase: new, name: name, opsLimit: opsLimit, memLimit: memLimit)
+        }
         let salt = SecureRandom.bytes(PassphraseSeal.saltBytes)
         let newKey = try derive(new, salt: salt, opsLimit: opsLimit, memLimit: memLimit)
         try write(items, header: Header(format: Self.format, salt: salt, opsLimit: opsLimit, memLimit: memLimit, names: [], check: [], sealed: []),

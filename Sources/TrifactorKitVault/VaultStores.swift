@@ -38,12 +38,6 @@ public struct SoftwareDeviceKeyStore: DeviceKeyStore {
 
     public init(vault: Vault) { store = VaultSecretStore(vault: vault) }
 
-    /// The approval key's inner seal: its salt and the sealed PKCS#8.
-    struct GatedKey: Codable {
-        var salt: [UInt8]
-        var sealed: [UInt8]
-    }
-
     public func gate(for policy: PresencePolicy) -> ApprovalGate { .passphrase }
 
     public func createKey(tag: String, releasedBy: PresencePolicy?) async throws(SecretStoreError) -> Data {
@@ -61,11 +55,8 @@ public struct SoftwareDeviceKeyStore: DeviceKeyStore {
         var item = (name: "\(tag).private-key", value: pkcs8.withUnsafeBytes { Data($0) })
         if releasedBy != nil {
             let passphrase = try await typedPassphrase("Guard this device's approvals with your vault passphrase")
-            let salt = SecureRandom.bytes(PassphraseSeal.saltBytes)
-            let inner = try innerKey(passphrase, salt: salt)
-            let sealed = PassphraseSeal.seal(pkcs8, key: inner, associatedData: Array("\(tag).gated-key".utf8))
-            guard let encoded = try? JSONEncoder().encode(GatedKey(salt: salt, sealed: sealed)) else { throw .damaged("the key could not be encoded") }
-            item = ("\(tag).gated-key", encoded)
+            let name = GatedKey.itemName(tag)
+            item = (name, try GatedKey.seal(pkcs8, passphrase: passphrase, name: name, opsLimit: store.vault.opsLimit, memLimit: store.vault.memLimit))
         }
         let stored = item
         try await store.vault.update(prompt: "Vault passphrase: ") {
@@ -81,14 +72,17 @@ public struct SoftwareDeviceKeyStore: DeviceKeyStore {
 
     public func sign(_ message: Data, tag: String, reason: String) async throws(SecretStoreError) -> Data {
         let raw: SecureBytes
-        if try store.vault.names().contains("\(tag).gated-key") {
+        let gatedName = GatedKey.itemName(tag)
+        if try store.vault.names().contains(gatedName) {
             // Released by the passphrase typed now, for this signature only.
             let passphrase = try await typedPassphrase(reason)
-            guard let data = try await store.get("\(tag).gated-key", prompt: reason),
-                  let gated = try? JSONDecoder().decode(GatedKey.self, from: data) else { throw .damaged("the key named \(tag) cannot be read") }
-            do {
-                raw = try PassphraseSeal.open(gated.sealed, key: try innerKey(passphrase, salt: gated.salt), associatedData: Array("\(tag).gated-key".utf8))
-            } catch { throw .presence(.failed) }
+            guard let data = try await store.get(gatedName, prompt: reason) else { throw .damaged("no key named \(tag)") }
+            // The passphrase opened the vault just now, so a seal it cannot open is damage, not a typo.
+            guard let opened = try GatedKey.open(data, passphrase: passphrase, name: gatedName,
+                                                 vaultOpsLimit: store.vault.opsLimit, vaultMemLimit: store.vault.memLimit) else {
+                throw .damaged("the key named \(tag) does not open with the vault passphrase")
+            }
+            raw = opened
         } else {
             guard let data = try await store.get("\(tag).private-key", prompt: reason) else { throw .damaged("no key named \(tag)") }
             raw = SecureBytes(Array(data))
@@ -119,11 +113,6 @@ public struct SoftwareDeviceKeyStore: DeviceKeyStore {
         return passphrase
     }
 
-    private func innerKey(_ passphrase: SecureBytes, salt: [UInt8]) throws(SecretStoreError) -> SecureBytes {
-        do { return try PassphraseSeal.deriveKey(passphrase: passphrase, salt: salt, opsLimit: store.vault.opsLimit, memLimit: store.vault.memLimit) } catch {
-            throw .damaged("its key derivation settings are not usable")
-        }
-    }
 }
 
 /// Linux's user-presence check: the vault passphrase (the device-passcode

@@ -76,7 +76,7 @@ func approvals(_ factor: EnrolledFactor) -> String {
     case "biometry": return "  approvals need Face ID or Touch ID"
     case "biometry_or_passcode": return "  approvals need Face ID, Touch ID or the passcode"
     case "passphrase": return "  approvals need the vault passphrase"
-    default: return "  approvals not bound to a key (enrolled by an older app: add it again to bind them)"
+    default: return "  approvals not bound to a key (enrolled by an older app: to bind them, `factors remove` it, `device forget`, then `device init`)"
     }
 }
 

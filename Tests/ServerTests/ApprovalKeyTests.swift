@@ -53,8 +53,13 @@ struct ApprovalKeyTests {
             let started = try begin.decode(EnrollmentStarted.self)
             let challenge = try #require(started.challenge)
             let path = "/v1/mfa/enrollments/\(started.enrollmentSession)"
-            // Without the approval key's signature, or with the device key standing in for it: refused.
-            #expect(try user.call("POST", path, ["signature": try device.sign(purpose: "enroll", challenge: challenge)]).status == 400)
+            // Without the approval key's signature (a 422 naming it), or with the device key standing in for it: refused.
+            let unsigned = try user.call("POST", path, ["signature": try device.sign(purpose: "enroll", challenge: challenge)])
+            #expect(unsigned.status == 422)
+            #expect(try unsigned.problem.invalidParams?.first?.name == "approval_signature")
+            let empty = try user.call("POST", path, ["signature": try device.sign(purpose: "enroll", challenge: challenge), "approval_signature": " "])
+            #expect(empty.status == 422)
+            #expect(try empty.problem.invalidParams?.first?.name == "approval_signature")
             #expect(try user.call("POST", path, ["signature": try device.sign(purpose: "enroll", challenge: challenge),
                                                  "approval_signature": try device.sign(purpose: "enroll", challenge: challenge, action: "approval-key")]).status == 400)
             let done = try user.call("POST", path, ["signature": try device.sign(purpose: "enroll", challenge: challenge),
@@ -68,9 +73,35 @@ struct ApprovalKeyTests {
         }
     }
 
-    @Test("bad approval keys are refused naming the field: the device key again, an unknown gate, biometry for a passphrase")
-    func refusals() throws {
-        try Backend.all[0].withServer { server throws in
+    @Test("two enrollments at once cannot give one key to two devices: the second finish is refused", arguments: Backend.all)
+    func concurrentEnrollments(backend: Backend) throws {
+        try backend.withServer { server throws in
+            let user = try MFAClient(server, email: "twice@example.com")
+            try user.stepUp(try user.enrollTOTP())
+            let shared = try DeviceKey()
+            let devices = [try DeviceKey(), try DeviceKey()]
+            // Both start before either finishes, so neither start sees the other's key.
+            let starts = try devices.map { device in
+                try user.call("POST", "/v1/mfa/enrollments", ["kind": "device", "public_key": try device.publicKey, "device_name": "Phone",
+                                                              "approval_key": try shared.publicKey, "approval_key_gate": "biometry_or_passcode"])
+                    .decode(EnrollmentStarted.self)
+            }
+            let finishes = try zip(devices, starts).map { device, started in
+                let challenge = try #require(started.challenge)
+                return try user.call("POST", "/v1/mfa/enrollments/\(started.enrollmentSession)", [
+                    "signature": try device.sign(purpose: "enroll", challenge: challenge),
+                    "approval_signature": try shared.sign(purpose: "enroll", challenge: challenge, action: "approval-key")])
+            }
+            #expect(finishes[0].status == 201)
+            #expect(try finishes[1].problem.code == "second_factor_exists")
+            #expect(try user.call("GET", "/v1/mfa/enrollments").decode(EnrolledFactors.self).enrollments.filter { $0.kind == "device" }.count == 1)
+            #expect(try server.auditDetails("mfa.enrolled").contains { $0.contains("kind=device") && $0.contains("approval_key=biometry_or_passcode") })
+        }
+    }
+
+    @Test("bad approval keys are refused naming the field: the device key again, an unknown gate, biometry for a passphrase", arguments: Backend.all)
+    func refusals(backend: Backend) throws {
+        try backend.withServer { server throws in
             let user = try MFAClient(server, email: "badbound@example.com")
             let device = try DeviceKey(), approval = try DeviceKey()
             let base: [String: Any] = ["kind": "device", "public_key": try device.publicKey, "device_name": "Phone"]
@@ -119,9 +150,9 @@ struct ApprovalKeyTests {
         }
     }
 
-    @Test("step-up, signature sign-in and bound actions take only the approval key's signature; the gate lands in amr")
-    func signatures() throws {
-        try Backend.all[0].withServer { server throws in
+    @Test("step-up, signature sign-in and bound actions take only the approval key's signature; the gate lands in amr", arguments: Backend.all)
+    func signatures(backend: Backend) throws {
+        try backend.withServer { server throws in
             let user = try MFAClient(server, email: "sigbound@example.com")
             let bound = try BoundDevice(user, gate: "passphrase", biometry: nil)
             let pending = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
@@ -130,7 +161,15 @@ struct ApprovalKeyTests {
             let body = { (signer: DeviceKey) in ["pending_credential": pending, "enrollment_id": bound.id, "code": try signer.sign(purpose: "signin", challenge: c)] }
             #expect(try server.json("POST", "/v1/sessions/mfa", try body(bound.device)).status == 400)
             let done = try server.json("POST", "/v1/sessions/mfa", try body(bound.approval))
-            #expect(try done.decode(SessionCreated.self).session.methods == ["pwd", "hwk", "pin"])
+            #expect(try done.decode(SessionCreated.self).session.methods == ["pwd", "swk", "pin"])
+
+            // Step-up on a live session: the poll key's signature is refused, the approval key's raises it with the gate.
+            let stepUp = try #require(try user.call("POST", "/v1/session/step-up", ["enrollment_id": bound.id]).decode(ChallengeSent.self).challenge)
+            #expect(try user.call("POST", "/v1/session/step-up", ["enrollment_id": bound.id,
+                                                                  "code": try bound.device.sign(purpose: "stepup", challenge: stepUp)]).status == 400)
+            let up = try user.call("POST", "/v1/session/step-up", ["enrollment_id": bound.id, "code": try bound.approval.sign(purpose: "stepup", challenge: stepUp)])
+            let raised = try up.decode(CurrentSession.self).session
+            #expect(raised.aal == 2 && raised.methods.suffix(2) == ["swk", "pin"])
 
             let created = try user.call("POST", "/v1/authorizations", ["action": ["type": "transfer", "amount": "99.00", "currency": "EUR", "payee": "Carol"],
                                                                         "enrollment_id": bound.id]).decode(AuthorizationCreated.self)
@@ -141,9 +180,9 @@ struct ApprovalKeyTests {
         }
     }
 
-    @Test("a device enrolled without an approval key keeps working and is listed as not bound; amr stays pwd+hwk")
-    func unboundDevice() throws {
-        try Backend.all[0].withServer { server throws in
+    @Test("a device enrolled without an approval key keeps working and is listed as not bound; amr stays pwd+hwk", arguments: Backend.all)
+    func unboundDevice(backend: Backend) throws {
+        try backend.withServer { server throws in
             let user = try MFAClient(server, email: "oldphone@example.com")
             let device = try DeviceKey()
             let id = try DeviceKeyTests.enroll(user, device)

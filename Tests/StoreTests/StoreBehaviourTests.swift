@@ -29,6 +29,17 @@ struct StoreBehaviourTests {
         }
     }
 
+    @Test("a database migrated by a newer build is refused, and nothing is applied to it", arguments: Backend.all)
+    func newerSchema(backend: Backend) throws {
+        try backend.withFreshDatabase { db, _ throws in
+            let third = Migration(version: 3, name: "newer", sql: "CREATE TABLE newer (x {{bigint}})")
+            #expect(try db.migrate(Self.base + [third]) == [1, 2, 3])
+            #expect(storeErrorKind { try db.migrate(Self.base) } == .migration, "a build that knows versions 1 and 2 only")
+            #expect(try db.appliedMigrations() == [1, 2, 3])
+            #expect(try db.migrate(Self.base + [third]) == [], "the build that knows version 3 still starts")
+        }
+    }
+
     @Test("a failing migration is rolled back, reported as migration, and later ones do not run", arguments: Backend.all)
     func failingMigration(backend: Backend) throws {
         try backend.withFreshDatabase { db, _ in

@@ -267,5 +267,23 @@ struct PromptMeaningTests {
         #expect(presence.onScreen == 1, "the other unlock still waits for it")
         presence.answer()
         try await second.value
+        await #expect(throws: LocalAuthenticationError.appCancel, "cancelled, it never reads as passed") { try await first.value }
+    }
+
+    @Test("an unlock waiting behind a prompt for another reason does not keep it up when the prompt's own unlock is cancelled")
+    func cancelledWithOthersBehind() async throws {
+        let presence = HeldPresence()
+        let lock = PresenceLock(policy: .always, presence: presence, clock: ManualClock())
+        let transfer = Task<Void, any Error> { try await lock.unlock(reason: "Approve the transfer") }
+        await presence.untilAsked(1)
+        let open = Task<Void, any Error> { try await lock.unlock(reason: "Open") }
+        while lock.unlocksWaiting < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        transfer.cancel()
+        await #expect(throws: LocalAuthenticationError.appCancel) { try await transfer.value }
+        // The transfer's sheet went; the other unlock asks with its own reason.
+        await presence.untilAsked(2)
+        #expect(presence.onScreen == 1)
+        presence.answer()
+        try await open.value
     }
 }

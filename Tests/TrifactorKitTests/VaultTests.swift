@@ -142,6 +142,25 @@ struct VaultTests {
         try await keys.deleteKey(tag: "device")
         #expect(try await keys.publicKey(tag: "device") == nil)
     }
+
+    @Test("the approval key's item is sealed again under the passphrase: the open vault alone yields no key, and a changed passphrase still signs")
+    func approvalKeyAcrossPassphraseChange() async throws {
+        let directory = Self.folder()
+        let keys = SoftwareDeviceKeyStore(vault: Self.vault(directory))
+        let spki = try await keys.createKey(tag: "device.approval", releasedBy: .biometricsOrPasscode)
+        // What the unlocked vault holds under the key's name is a second seal, not a PKCS#8.
+        let stored = try #require(try await VaultSecretStore(vault: Self.vault(directory)).get("device.approval.gated-key", prompt: nil))
+        #expect((try? P256SigningKey(pkcs8: SecureBytes(Array(stored)))) == nil)
+        #expect(try await VaultSecretStore(vault: Self.vault(directory)).get("device.approval.private-key", prompt: nil) == nil)
+
+        try Self.vault(directory).changePassphrase(old: SecureBytes(Array("first passphrase".utf8)), new: SecureBytes(Array("second passphrase".utf8)))
+        let message = Data(DeviceAuthenticator.message(purpose: "signin", challenge: "c").utf8)
+        let after = SoftwareDeviceKeyStore(vault: Self.vault(directory, passphrase: "second passphrase"))
+        let signature = try await after.sign(message, tag: "device.approval", reason: "Approve")
+        #expect(try ECDSAPublicKey(subjectPublicKeyInfo: Array(spki)).isValidSignature(Array(signature), for: Array(message)))
+        let before = SoftwareDeviceKeyStore(vault: Self.vault(directory))
+        await #expect(throws: SecretStoreError.presence(.failed)) { _ = try await before.sign(message, tag: "device.approval", reason: "Approve") }
+    }
 }
 
 @Suite("The vault across processes")

@@ -142,13 +142,13 @@ def test_a_sign_in_on_one_terminal_is_approved_by_typing_its_number_on_another(h
     desk.sendline(PASSPHRASE)
     desk.expect("Again: ")
     desk.sendline(PASSPHRASE)
-    desk.expect(r"Signed in as pty@example\.com \(AAL2, pwd\+hwk\+pin\)")
+    desk.expect(r"Signed in as pty@example\.com \(AAL2, pwd\+swk\+pin\)")
     assert finish(desk) == 0
 
     unlock(home, "desk")
     who = spawn(home, "--profile", "desk", "whoami")
     who.expect(r"pty@example\.com")
-    who.expect(r"AAL2, pwd\+hwk\+pin")
+    who.expect(r"AAL2, pwd\+swk\+pin")
     assert finish(who) == 0
 
     # A wrong number denies, and that sign-in ends: the waiting terminal exits 3.

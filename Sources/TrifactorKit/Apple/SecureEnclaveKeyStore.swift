@@ -51,14 +51,30 @@ public struct SecureEnclaveKeyStore: DeviceKeyStore {
 
     public func sign(_ message: Data, tag: String, reason: String) async throws(SecretStoreError) -> Data {
         guard let data = try await keychain.get("\(tag).enclave-key", prompt: nil) else { throw .damaged("no key named \(tag)") }
-        let context = LAContext()  // a fresh context: the biometric prompt for this signature
-        context.localizedReason = reason
-        do {
-            let key = try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: data, authenticationContext: context)
-            return try key.signature(for: message).derRepresentation
-        } catch {
-            throw Self.translate(error)
+        let context = SigningContext()  // a fresh context: the biometric prompt for this signature
+        context.context.localizedReason = reason
+        // The signature of an approval key blocks its thread while the Face ID sheet is up: it runs on the
+        // Keychain's queue, off the cooperative pool, and a cancelled task takes the sheet down.
+        let result: Result<Data, SecretStoreError> = await withTaskCancellationHandler {
+            await keychain.queue.run {
+                do {
+                    let key = try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: data, authenticationContext: context.context)
+                    return .success(try key.signature(for: message).derRepresentation)
+                } catch {
+                    return .failure(Self.translate(error))
+                }
+            }
+        } onCancel: {
+            context.context.invalidate()
         }
+        return try result.get()
+    }
+
+    /// One signature's `LAContext`. `@unchecked Sendable`: the context is configured before it is shared, then used
+    /// by the one signature on the Keychain's queue, and from elsewhere only by `invalidate()`, which exists to be
+    /// called while an evaluation runs on another thread.
+    final class SigningContext: @unchecked Sendable {
+        let context = LAContext()
     }
 
     /// CryptoKit throws `CryptoKitError` or CryptoTokenKit errors whose cause

@@ -30,10 +30,11 @@ struct Factor: Sendable {
     /// The RFC 8176 methods a session records when this factor is proven: a
     /// device's approval key adds what released it (§2: `face`, `fpt` or
     /// `iris` for the biometry the device named, `user` when it may have been
-    /// the passcode, `pin` for a passphrase).
+    /// the passcode, `pin` for a passphrase). A key behind a passphrase is the
+    /// Linux vault's, a software key: `swk`, not `hwk` (§2).
     var methods: [AuthMethod] {
         guard case .device(let keys) = credential, let approval = keys.approval else { return [kind.method] }
-        return [.hwk, approval.method]
+        return [approval.gate == .passphrase ? .swk : .hwk, approval.method]
     }
 }
 

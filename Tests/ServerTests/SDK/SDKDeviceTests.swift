@@ -50,7 +50,7 @@ struct SDKDeviceTests {
             #expect(device.presence.prompts == 0)
             let session = try await signedIn
             #expect(session.aal == 2)
-            #expect(session.methods == ["pwd", "hwk", "pin"])
+            #expect(session.methods == ["pwd", "swk", "pin"])
             #expect(try await browser.sessions().contains { $0.current && $0.deviceID == hint.id })
         }
     }
@@ -92,7 +92,7 @@ struct SDKDeviceTests {
                 return
             }
             let signature = try await device.authenticator.signature(purpose: "stepup", challenge: challenge, reason: "Confirm it is you")
-            #expect(try await client.stepUp(deviceHint, with: .deviceSignature(signature)).session.methods.contains("hwk"))
+            #expect(try await client.stepUp(deviceHint, with: .deviceSignature(signature)).session.methods.contains("swk"), "the Linux vault's key is a software key")
 
             let transfer = BoundAction.transfer(amount: "250.00", currency: "EUR", payee: "Alice Example", from: "checking")
             let pending = try await client.authorize(transfer, with: deviceHint)
@@ -208,6 +208,24 @@ struct SDKDeviceTests {
             try await device.authenticator.forget()
             #expect(try device.vault.names().filter { $0.hasPrefix("device") }.isEmpty)
             #expect(try await !device.authenticator.isApprovalBound())
+        }
+    }
+
+    @Test("an approval key left by an enrollment that never finished is not reused: enrolling makes it anew, under the policy it claims")
+    func leftoverApprovalKey() async throws {
+        try await Backend.all[0].withLiveServer { server in
+            let client = try await server.sdkUser("leftover@example.com")
+            let (totp, secret) = try await server.sdkEnrollTOTP(client)
+            server.clock.advance(30)
+            _ = try await client.stepUp(FactorHint(totp), with: .code(server.totpCode(secret)))
+            let device = TestDevice(server)
+            // What an enrollment abandoned at its check (under another policy, perhaps) leaves behind.
+            let keys = SoftwareDeviceKeyStore(vault: device.vault)
+            let leftover = try await keys.createKey(tag: "device.approval", releasedBy: .biometricsOrPasscode)
+            _ = try await device.authenticator.enroll(with: client, name: "Linux laptop")
+            let enrolled = try #require(try await keys.publicKey(tag: "device.approval"))
+            #expect(enrolled != leftover)
+            #expect(try await device.authenticator.isApprovalBound())
         }
     }
 }

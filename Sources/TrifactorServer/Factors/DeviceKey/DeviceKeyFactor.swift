@@ -38,23 +38,40 @@ struct DeviceKeyFactor: SecondFactor {
             throw CommonFailure.invalid("device_name", "is required for a device")
         }
         let keys = DeviceKeys(signing: key, approval: try approvalKey(request, signing: key))
-        // One key, one factor: compared in canonical form, whatever encoding either side used, across both keys of every device.
-        let enrolled = try transactions.read { try FactorRepository.list(user.id, on: $0) }
-        let taken = Set(enrolled.flatMap { factor -> [[UInt8]] in
+        try transactions.read { try Self.refuseTaken(keys, of: user.id, on: $0) }
+        let challenge = Base64URL.encode(random.bytes(32))
+        return EnrollmentStart(pending: .device(keys, challenge: challenge), displayName: name, offer: .device(challenge: challenge))
+    }
+
+    /// One key, one factor: compared in canonical form, whatever encoding either side used, across both keys of every
+    /// device of the user. Checked when an enrollment starts (to say so at once) and again in the transaction that
+    /// finishes it, under the account's lock, so two enrollments at once never share a key across their two devices.
+    /// - Throws: `SecondFactorFailure.exists`.
+    private static func refuseTaken(_ keys: DeviceKeys, of userID: UserID, on db: any SQLConnection) throws {
+        let taken = Set(try FactorRepository.list(userID, on: db).flatMap { factor -> [[UInt8]] in
             guard case .device(let other) = factor.credential else { return [] }
             return [other.signing.canonicalSubjectPublicKeyInfo] + (other.approval.map { [$0.key.canonicalSubjectPublicKeyInfo] } ?? [])
         })
-        if taken.contains(key.canonicalSubjectPublicKeyInfo) || keys.approval.map({ taken.contains($0.key.canonicalSubjectPublicKeyInfo) }) == true {
-            throw SecondFactorFailure.exists
+        let mine = [keys.signing.canonicalSubjectPublicKeyInfo] + (keys.approval.map { [$0.key.canonicalSubjectPublicKeyInfo] } ?? [])
+        if mine.contains(where: taken.contains) { throw SecondFactorFailure.exists }
+    }
+
+    /// The operator's `TRIFACTOR_DEVICE_APPROVAL_KEY` applied to a device's keys: when the enrollment starts, and
+    /// again when it finishes (a setting tightened meanwhile holds for a draft started before).
+    private func refuseBelowSetting(_ approval: ApprovalKey?) throws {
+        guard let approval else {
+            if approvalKeys != .optional { throw CommonFailure.invalid("approval_key", "is required: this server accepts only devices whose approvals need the user's check") }
+            return
         }
-        let challenge = Base64URL.encode(random.bytes(32))
-        return EnrollmentStart(pending: .device(keys, challenge: challenge), displayName: name, offer: .device(challenge: challenge))
+        if approvalKeys == .biometric && approval.gate != .biometry {
+            throw CommonFailure.invalid("approval_key_gate", "must be biometry: this server accepts only approval keys released by biometrics")
+        }
     }
 
     /// The request's approval key, checked against the operator's `TRIFACTOR_DEVICE_APPROVAL_KEY`.
     private func approvalKey(_ request: StartEnrollmentRequest, signing: ECDSAPublicKey) throws -> ApprovalKey? {
         guard request.approvalKey != nil else {
-            if approvalKeys != .optional { throw CommonFailure.invalid("approval_key", "is required: this server accepts only devices whose approvals need the user's check") }
+            try refuseBelowSetting(nil)
             if request.approvalKeyGate != nil || request.biometry != nil { throw CommonFailure.invalid("approval_key", "is required with approval_key_gate or biometry") }
             return nil
         }
@@ -65,15 +82,14 @@ struct DeviceKeyFactor: SecondFactor {
         guard let gate = request.approvalKeyGate.flatMap(ApprovalGate.init(rawValue:)) else {
             throw CommonFailure.invalid("approval_key_gate", "must be biometry, biometry_or_passcode or passphrase")
         }
-        if approvalKeys == .biometric && gate != .biometry {
-            throw CommonFailure.invalid("approval_key_gate", "must be biometry: this server accepts only approval keys released by biometrics")
-        }
         let biometry = try request.biometry.map { raw in
             guard let known = DeviceBiometry(rawValue: raw) else { throw CommonFailure.invalid("biometry", "must be face_id, touch_id or optic_id") }
             return known
         }
         if biometry != nil && gate == .passphrase { throw CommonFailure.invalid("biometry", "means nothing for a passphrase gate") }
-        return ApprovalKey(key: key, gate: gate, biometry: biometry)
+        let approval = ApprovalKey(key: key, gate: gate, biometry: biometry)
+        try refuseBelowSetting(approval)
+        return approval
     }
 
     private static func key(_ encoded: String?, field: String) throws -> ECDSAPublicKey {
@@ -94,10 +110,14 @@ struct DeviceKeyFactor: SecondFactor {
         guard Self.isValid(signature: signature, key: keys.signing, message: Self.message(purpose: "enroll", challenge: challenge, action: nil)) else { return nil }
         if let approval = keys.approval {
             // Both keys prove possession: the approval key over the same challenge, with its own action.
-            guard let approvalSignature,
-                  Self.isValid(signature: approvalSignature, key: approval.key, message: Self.message(purpose: "enroll", challenge: challenge, action: "approval-key"))
+            guard let approvalSignature else {
+                throw CommonFailure.invalid("approval_signature", "is required: this enrollment has an approval key, which signs the challenge too")
+            }
+            guard Self.isValid(signature: approvalSignature, key: approval.key, message: Self.message(purpose: "enroll", challenge: challenge, action: "approval-key"))
             else { return nil }
         }
+        try refuseBelowSetting(keys.approval)
+        try Self.refuseTaken(keys, of: draft.userID, on: db)
         return EnrolledCredential(credential: .device(keys))
     }
 

@@ -179,7 +179,8 @@ struct PasswordResetService: Sendable {
                 if let frozen = try SecondFactorService.frozenApproval(user.id, client: client, now: now.millis, on: db) { return .failure(frozen) }
                 let approved = try push.consume(approvalID, factor: factor, purpose: purpose, now: now.millis, on: db)
                 try AuditLog.append(client.event(approved ? .mfaSucceeded : .mfaFailed, approved ? .success : .failure, userID: user.id,
-                                                 detail: "kind=device push approval=\(approvalID.raw) purpose=reset"), at: now.millis, on: db)
+                                                 detail: "kind=device push approval=\(approvalID.raw) purpose=reset \(SecondFactorService.boundDetail(factor))"),
+                                    at: now.millis, on: db)
                 guard approved else { return .failure(SecondFactorFailure.invalidCode) }
                 try FactorRepository.markUsed(factor.id, at: now.millis, on: db)
                 return try finish(db)

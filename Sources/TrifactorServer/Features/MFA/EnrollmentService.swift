@@ -87,7 +87,7 @@ struct EnrollmentService: Sendable {
                 let factor = Factor(id: draft.factorID, userID: caller.user.id, displayName: draft.displayName, createdAt: now.millis, lastUsedAt: nil,
                                     credential: enrolled.credential)
                 try FactorRepository.insert(factor, initialStep: enrolled.initialStep, on: db)
-                try AuditLog.append(client.event(.mfaEnrolled, .success, userID: caller.user.id, detail: "kind=\(factor.kind.rawValue) id=\(factor.id.raw)"),
+                try AuditLog.append(client.event(.mfaEnrolled, .success, userID: caller.user.id, detail: "kind=\(factor.kind.rawValue) id=\(factor.id.raw)\(factor.kind == .device ? " " + SecondFactorService.boundDetail(factor) : "")"),
                                     at: now.millis, on: db)
                 if count == 0 {
                     // The first factor: password-only sessions elsewhere (perhaps a thief's) end now.

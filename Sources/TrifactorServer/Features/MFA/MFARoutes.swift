@@ -23,7 +23,7 @@ struct MFARoutes {
             if let credential = body.credential {
                 proof = .registration(credential)
             } else if let approval = body.approvalSignature {
-                proof = .deviceSignatures(try Self.code(body.signature), approval: try Self.code(approval))
+                proof = .deviceSignatures(try Self.code(body.signature ?? body.code, field: "signature"), approval: try Self.code(approval, field: "approval_signature"))
             } else {
                 proof = .code(try Self.code(body.code ?? body.signature))
             }
@@ -94,9 +94,9 @@ struct MFARoutes {
     /// A non-empty code (or a device's signature). A code a person typed (at
     /// most 32 characters: a signature is longer) is taken as they typed it:
     /// spaces and dashes between groups, full-width digits (`TypedCode`).
-    static func code(_ raw: String?) throws -> String {
+    static func code(_ raw: String?, field: String = "code") throws -> String {
         guard let code = raw?.trimmingCharacters(in: .whitespacesAndNewlines), !code.isEmpty, code.count <= 4096 else {
-            throw CommonFailure.invalid("code", "is required (a device sends its signature, a passkey its credential)")
+            throw CommonFailure.invalid(field, field == "code" ? "is required (a device sends its signature, a passkey its credential)" : "is required")
         }
         return code.count <= 32 ? TypedCode.normalize(code) : code
     }

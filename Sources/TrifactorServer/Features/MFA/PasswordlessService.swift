@@ -136,9 +136,10 @@ struct PasswordlessService: Sendable {
             // A push approved before the second step froze signs nobody in after.
             if try SecondFactorService.frozenApproval(userID, client: client, now: now, on: db) != nil { return nil }
             try FactorRepository.markUsed(deviceID, at: now, on: db)
-            let methods = try FactorRepository.device(deviceID, on: db)?.methods ?? [.hwk]
-            let proofs = SessionIssuer.Proofs(aal: .aal1, methods: methods, passwordVerifiedAt: nil, secondFactor: false, deviceID: deviceID)
-            return try issuer.issue(userID: userID, proofs, client: client, detail: "passwordless push", now: now, on: db)
+            let device = try FactorRepository.device(deviceID, on: db)
+            let proofs = SessionIssuer.Proofs(aal: .aal1, methods: device?.methods ?? [.hwk], passwordVerifiedAt: nil, secondFactor: false, deviceID: deviceID)
+            return try issuer.issue(userID: userID, proofs, client: client,
+                                    detail: "passwordless push" + (device.map { " " + SecondFactorService.boundDetail($0) } ?? ""), now: now, on: db)
         }
         guard let issued else { throw SecondFactorFailure.invalidCode }
         return issued

@@ -165,7 +165,9 @@ struct PushService: Sendable {
                                     at: now, on: db)
             } else {
                 try AuditLog.append(client.event(status == .approved ? .pushApproved : .pushDenied, status == .approved ? .success : .denied,
-                                                 userID: device.userID, detail: "approval=\(id.raw)"), at: now, on: db)
+                                                 userID: device.userID,
+                                                 detail: "approval=\(id.raw)\(status == .approved ? " " + SecondFactorService.boundDetail(device) : "")"),
+                                    at: now, on: db)
             }
             return status
         }
