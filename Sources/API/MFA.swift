@@ -2,8 +2,8 @@ public import Foundation
 
 /// `POST /v1/mfa/enrollments`.
 public struct StartEnrollmentRequest: Codable, Sendable {
-    /// `phone` or `totp`.
-    public var kind: String
+    /// `phone`, `totp`, `device` or `passkey`.
+    public var kind: FactorKind
     /// For phone: E.164 (`+447400123456`) or a national number with `country`.
     public var phone: String?
     /// ISO 3166 region of a national `phone` (`US`, `GB`).
@@ -29,7 +29,7 @@ public struct StartEnrollmentRequest: Codable, Sendable {
         case approvalKeyGate = "approval_key_gate", biometry
     }
 
-    public init(kind: String, phone: String? = nil, country: String? = nil, algorithm: String? = nil, digits: Int? = nil,
+    public init(kind: FactorKind, phone: String? = nil, country: String? = nil, algorithm: String? = nil, digits: Int? = nil,
                 publicKey: String? = nil, deviceName: String? = nil, approvalKey: String? = nil, approvalKeyGate: String? = nil, biometry: String? = nil) {
         self.approvalKey = approvalKey
         self.approvalKeyGate = approvalKeyGate
@@ -91,7 +91,7 @@ public struct FinishEnrollmentRequest: Codable, Sendable {
 /// An enrolled second factor.
 public struct EnrolledFactor: Codable, Sendable, Equatable {
     public var enrollmentID: String
-    public var kind: String
+    public var kind: FactorKind
     public var displayName: String
     public var maskedPhone: String?
     public var enrolledAt: Date
@@ -103,7 +103,7 @@ public struct EnrolledFactor: Codable, Sendable, Equatable {
     public var approvalBound: Bool?
     /// Devices with `approval_bound`: what releases the approval key (an `ApprovalGate` raw value).
     public var approvalGate: String?
-    public init(enrollmentID: String, kind: String, displayName: String, maskedPhone: String?, enrolledAt: Date, lastUsedAt: Date?,
+    public init(enrollmentID: String, kind: FactorKind, displayName: String, maskedPhone: String?, enrolledAt: Date, lastUsedAt: Date?,
                 codesLeft: Int? = nil, approvalBound: Bool? = nil, approvalGate: String? = nil) {
         self.codesLeft = codesLeft
         self.approvalBound = approvalBound
@@ -149,10 +149,10 @@ public struct RecoveryCodes: Codable, Sendable, Equatable {
 /// A second factor the user can pick at sign-in.
 public struct MFAHint: Codable, Sendable, Equatable {
     public var enrollmentID: String
-    public var kind: String
+    public var kind: FactorKind
     public var displayName: String?
     public var maskedPhone: String?
-    public init(enrollmentID: String, kind: String, displayName: String?, maskedPhone: String?) {
+    public init(enrollmentID: String, kind: FactorKind, displayName: String?, maskedPhone: String?) {
         self.enrollmentID = enrollmentID
         self.kind = kind
         self.displayName = displayName

@@ -24,7 +24,7 @@ public struct Problem: Codable, Sendable, Equatable {
     /// Explanation of this occurrence, safe to show to a user.
     public var detail: String
     /// Stable machine-readable code (`invalid_credentials`, `rate_limited`, …).
-    public var code: String
+    public var code: ProblemCode
     /// The request id, to find this request in the server log.
     public var requestID: String?
     /// The fields that were refused, for 422.
@@ -37,7 +37,7 @@ public struct Problem: Codable, Sendable, Equatable {
     public var remainingAttempts: Int?
 
     /// A problem; `type` derives from `code`.
-    public init(status: Int, code: String, title: String, detail: String, requestID: String? = nil, invalidParams: [InvalidParameter]? = nil) {
+    public init(status: Int, code: ProblemCode, title: String, detail: String, requestID: String? = nil, invalidParams: [InvalidParameter]? = nil) {
         self.type = "urn:trifactor:problem:\(code)"
         self.title = title
         self.status = status

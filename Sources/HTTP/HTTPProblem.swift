@@ -6,7 +6,7 @@ package protocol HTTPResponseError: Error {
     /// HTTP status.
     var status: Int { get }
     /// Stable machine-readable code.
-    var code: String { get }
+    var code: ProblemCode { get }
     /// Summary of the kind of problem.
     var title: String { get }
     /// Explanation of this occurrence, safe to show.
@@ -34,14 +34,14 @@ extension HTTPResponseError {
 /// part of the API: never rename one.
 package struct HTTPProblem: HTTPResponseError, Sendable {
     package let status: Int
-    package let code: String
+    package let code: ProblemCode
     package let title: String
     package let detail: String
     package let invalidParams: [Problem.InvalidParameter]?
     package let headers: [(name: String, value: String)]
 
     /// A problem with every field given.
-    package init(status: Int, code: String, title: String, detail: String, invalidParams: [Problem.InvalidParameter]? = nil, headers: [(name: String, value: String)] = []) {
+    package init(status: Int, code: ProblemCode, title: String, detail: String, invalidParams: [Problem.InvalidParameter]? = nil, headers: [(name: String, value: String)] = []) {
         self.status = status
         self.code = code
         self.title = title
@@ -50,31 +50,31 @@ package struct HTTPProblem: HTTPResponseError, Sendable {
         self.headers = headers
     }
 
-    package static let notFound = HTTPProblem(status: 404, code: "not_found", title: "Not Found", detail: "There is nothing at this path.")
+    package static let notFound = HTTPProblem(status: 404, code: .notFound, title: "Not Found", detail: "There is nothing at this path.")
     package static func methodNotAllowed(allowed: [String]) -> HTTPProblem {
-        HTTPProblem(status: 405, code: "method_not_allowed", title: "Method Not Allowed",
+        HTTPProblem(status: 405, code: .methodNotAllowed, title: "Method Not Allowed",
                     detail: "This path accepts \(allowed.joined(separator: ", ")).", headers: [("Allow", allowed.joined(separator: ", "))])
     }
     /// A request whose head breaks HTTP/1.1's framing rules; the connection is closed after it.
     package static func malformedRequest(_ detail: String) -> HTTPProblem {
-        HTTPProblem(status: 400, code: "malformed_request", title: "Bad Request", detail: detail, headers: [("Connection", "close")])
+        HTTPProblem(status: 400, code: .malformedRequest, title: "Bad Request", detail: detail, headers: [("Connection", "close")])
     }
     package static let uriTooLong = HTTPProblem(
-        status: 414, code: "uri_too_long", title: "URI Too Long",
+        status: 414, code: .uriTooLong, title: "URI Too Long",
         detail: "The request target is longer than \(RequestHead.maximumTargetBytes) bytes or has more than \(RequestHead.maximumQueryArguments) query arguments.",
         headers: [("Connection", "close")])
     package static let transferCodingNotImplemented = HTTPProblem(
-        status: 501, code: "transfer_coding_not_implemented", title: "Not Implemented",
+        status: 501, code: .transferCodingNotImplemented, title: "Not Implemented",
         detail: "Only the chunked transfer coding is accepted.", headers: [("Connection", "close")])
-    package static let malformedJSON = HTTPProblem(status: 400, code: "malformed_json", title: "Malformed JSON", detail: "The request body is not well-formed JSON.")
+    package static let malformedJSON = HTTPProblem(status: 400, code: .malformedJson, title: "Malformed JSON", detail: "The request body is not well-formed JSON.")
     package static func payloadTooLarge(limit: Int) -> HTTPProblem {
-        HTTPProblem(status: 413, code: "payload_too_large", title: "Payload Too Large", detail: "The request body is larger than \(limit) bytes.")
+        HTTPProblem(status: 413, code: .payloadTooLarge, title: "Payload Too Large", detail: "The request body is larger than \(limit) bytes.")
     }
-    package static let unsupportedMediaType = HTTPProblem(status: 415, code: "unsupported_media_type", title: "Unsupported Media Type", detail: "Send the body as application/json.")
+    package static let unsupportedMediaType = HTTPProblem(status: 415, code: .unsupportedMediaType, title: "Unsupported Media Type", detail: "Send the body as application/json.")
     package static func invalidFields(_ fields: [Problem.InvalidParameter]) -> HTTPProblem {
         let names = fields.map(\.name).joined(separator: ", ")
-        return HTTPProblem(status: 422, code: "invalid_fields", title: "Invalid Fields", detail: "These fields are invalid: \(names).", invalidParams: fields)
+        return HTTPProblem(status: 422, code: .invalidFields, title: "Invalid Fields", detail: "These fields are invalid: \(names).", invalidParams: fields)
     }
-    package static let overloaded = HTTPProblem(status: 503, code: "overloaded", title: "Service Unavailable", detail: "The server is busy: try again in a moment.", headers: [("Retry-After", "1")])
-    package static let internalError = HTTPProblem(status: 500, code: "internal_error", title: "Internal Server Error", detail: "Something went wrong on our side. Quote the request id if you report it.")
+    package static let overloaded = HTTPProblem(status: 503, code: .overloaded, title: "Service Unavailable", detail: "The server is busy: try again in a moment.", headers: [("Retry-After", "1")])
+    package static let internalError = HTTPProblem(status: 500, code: .internalError, title: "Internal Server Error", detail: "Something went wrong on our side. Quote the request id if you report it.")
 }

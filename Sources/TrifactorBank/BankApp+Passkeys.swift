@@ -148,7 +148,7 @@ extension BankApp {
     /// reason; the status is Trifactor's refusal (503 when it cannot be reached), never a 500.
     func jsonRefusal(_ error: any Error, saying sentence: String? = nil) -> Response {
         guard let error = error as? TrifactorError else { return jsonError(400, sentence ?? Self.sentence(error)) }
-        if case .transport = error { return jsonError(503, Self.sentence(error)) }
+        if error.code == .transport { return jsonError(503, Self.sentence(error)) }
         let proofRefused = [.invalidCode, .invalidCredentials, .passkeyRefused].contains(error.problem?.code)
         let status = error.problem.map { $0.status < 500 ? $0.status : 502 } ?? 400
         return jsonError(status, proofRefused ? (sentence ?? Self.sentence(error)) : Self.sentence(error))

@@ -137,19 +137,21 @@ extension BankApp {
         if let text {
             sentence = text
         } else {
-            switch error as? TrifactorError {
-            case .approvalDenied?: sentence = "The reset was denied on your device, so your password is unchanged. If that was not you, nothing more is needed."
-            case .expired?: sentence = "The approval took too long, so your password is unchanged. Start again when you are ready."
-            case .transport?:
+            let failure = error as? TrifactorError
+            switch (failure?.code, failure?.problem?.code) {
+            case (.approvalDenied?, _): sentence = "The reset was denied on your device, so your password is unchanged. If that was not you, nothing more is needed."
+            case (.expired?, _): sentence = "The approval took too long, so your password is unchanged. Start again when you are ready."
+            case (.transport?, _):
                 // The password may or may not have been set: say so rather than guess.
                 sentence = "We could not reach our sign-in service, so we cannot tell whether your password changed. Try signing in with the new one; "
                     + "if it does not work, start again."
-            case .server(let p)? where p.code == .invalidResetCredential: sentence = Self.resetExpired
-            case .server(let p)? where p.code == .secondFactorRequired:
+            case (_, .invalidResetCredential?): sentence = Self.resetExpired
+            case (_, .secondFactorRequired?):
                 sentence = "Your ways to confirm changed during the reset, so your password is unchanged. Start again."
-            case .server(let p)? where p.code == .secondFactorFrozen: sentence = Self.frozen
-            case let error?: sentence = Self.sentence(error) + " Your password is unchanged."
-            case nil: sentence = "The reset could not go on, so your password is unchanged. Start again."
+            case (_, .secondFactorFrozen?): sentence = Self.frozen
+            default:
+                sentence = failure.map { Self.sentence($0) + " Your password is unchanged." }
+                    ?? "The reset could not go on, so your password is unchanged. Start again."
             }
         }
         session.keep(FormDraft(values: ["email": email ?? ""], errors: ["notice": sentence]), for: "/forgot", now: now())

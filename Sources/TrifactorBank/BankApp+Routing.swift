@@ -81,7 +81,7 @@ extension BankApp {
                 return refusal.response
             } catch {
                 if let signedIn, trifactorSessionEnded(signedIn, cookie: cookie, error: error) { return signedOutElsewhere(cookie, request) }
-                if case .transport? = error as? TrifactorError { return refused(503, Self.sentence(error)) }
+                if (error as? TrifactorError)?.code == .transport { return refused(503, Self.sentence(error)) }
                 if let problem = (error as? TrifactorError)?.problem, problem.status < 500 {
                     logger.log("info", "bank_unexpected_refusal", ["path": .string(request.path), "code": .string(problem.code.rawValue)])
                     return said(Self.sentence(error), found, request, status: problem.status)

@@ -69,8 +69,7 @@ extension BankApp {
     /// A sentence for an SDK failure, safe to show, saying any wait once.
     static func sentence(_ error: any Error) -> String {
         guard let error = error as? TrifactorError else { return "Something went wrong. Please try again." }
-        switch error {
-        case .server(let p):
+        if let p = error.problem {
             switch p.code {
             case .rateLimited: return "Too many requests just now. \(tryAgain(p.retryAfter))"
             case .tooManyAttempts: return "Too many wrong tries. \(tryAgain(p.retryAfter))"
@@ -81,10 +80,12 @@ extension BankApp {
                 guard let wait = p.retryAfter, !mentionsWait(p.detail) else { return p.detail }
                 return "\(p.detail) \(tryAgain(wait))"
             }
+        }
+        switch error.code {
         case .transport: return "The bank cannot reach its sign-in service right now. Please try again in a minute."
         case .approvalDenied: return "The sign-in was denied on your device."
         case .expired: return "That took too long. Please start again."
-        case .invalidArgument(let sentence): return sentence
+        case .invalidArgument: return error.description
         default: return "Something went wrong. Please try again."
         }
     }

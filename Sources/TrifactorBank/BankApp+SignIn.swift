@@ -128,14 +128,15 @@ extension BankApp {
         if let text {
             session.flash(text)
         } else if let error {
-            switch error as? TrifactorError {
-            case .approvalDenied?: session.flash("The sign-in was denied on your device. If that was not you, change your password.")
-            case .expired?: session.flash("The sign-in took too long. Please start again.")
-            case .server(let p)? where p.code == .attemptsExhausted:
+            let failure = error as? TrifactorError
+            switch (failure?.code, failure?.problem) {
+            case (.approvalDenied?, _): session.flash("The sign-in was denied on your device. If that was not you, change your password.")
+            case (.expired?, _): session.flash("The sign-in took too long. Please start again.")
+            case (_, let p?) where p.code == .attemptsExhausted:
                 session.flash("Too many wrong codes, so the sign-in was cancelled. Sign in again to get a new code.")
-            case .server(let p)? where p.code == .tooManyAttempts:
+            case (_, let p?) where p.code == .tooManyAttempts:
                 session.flash("Too many wrong codes, so the sign-in was cancelled. \(Self.tryAgain(p.retryAfter))")
-            case .server(let p)? where p.code == .invalidPendingCredential: session.flash("The sign-in took too long. Please start again.")
+            case (_, let p?) where p.code == .invalidPendingCredential: session.flash("The sign-in took too long. Please start again.")
             default: session.flash(Self.sentence(error))
             }
         } else {

@@ -35,11 +35,9 @@ extension BankApp {
 
     /// Whether a Trifactor failure means the customer's session is over (not a refused code, not a step-up, not an outage).
     static func endsSession(_ error: any Error) -> Bool {
-        switch error as? TrifactorError {
-        case .notSignedIn?: true
-        case .server(let problem)?: [.unauthenticated, .sessionExpired].contains(problem.code)
-        default: false
-        }
+        guard let error = error as? TrifactorError else { return false }
+        if error.code == .notSignedIn { return true }
+        return error.problem.map { [.unauthenticated, .sessionExpired].contains($0.code) } ?? false
     }
 
     /// Ends the bank session under `cookie` and sends the browser to sign in again with the notice (the passkey

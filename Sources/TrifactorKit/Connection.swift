@@ -58,7 +58,8 @@ struct Connection: Sendable {
                 let wait = response.header("retry-after").flatMap(Self.retryAfter)
                 if let wait, wait > Self.longestPause { throw Self.problem(response) }
                 try await Self.pause(attempt: attempt, retryAfter: wait)
-            } catch .transport(let failure) where [.timedOut, .unreachable, .other].contains(failure.reason) && attempt < Self.repeats {
+            } catch let error where error.transportFailure.map { [.timedOut, .unreachable, .other].contains($0.reason) } == true
+                        && attempt < Self.repeats {
                 try await Self.pause(attempt: attempt, retryAfter: nil)
             }
             attempt += 1

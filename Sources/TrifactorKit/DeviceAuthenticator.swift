@@ -151,12 +151,12 @@ public struct DeviceAuthenticator: Sendable {
                         }
                         backoff = 1
                     } catch {
-                        if case .server(let problem) = error, [429, 502, 503, 504].contains(problem.status) {
+                        if let problem = error.problem, [429, 502, 503, 504].contains(problem.status) {
                             // Busy or restarting: wait as told (or back off), then poll again.
                             let wait = UInt64(max(1, min(60, problem.retryAfter ?? Double(backoff))))
                             try? await Task.sleep(nanoseconds: wait * 1_000_000_000)
                             backoff = min(30, backoff * 2)
-                        } else if case .transport = error {
+                        } else if error.code == .transport {
                             try? await Task.sleep(nanoseconds: backoff * 1_000_000_000)
                             backoff = min(30, backoff * 2)
                         } else {

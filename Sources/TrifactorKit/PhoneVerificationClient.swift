@@ -51,9 +51,9 @@ public struct PhoneVerificationClient: Sendable {
             _ = try await connection.raw("POST", "/v2/verify/\(TrifactorClient.segment(id))", body: CheckCodeRequest(code: code),
                                          headers: ["Authorization": authorization])
             return .verified
-        } catch .server(let problem) where problem.status == 400 {
-            return .wrongCode(attemptsLeft: problem.remainingAttempts)
-        } catch .server(let problem) where problem.status == 410 || problem.status == 404 {
+        } catch let error where error.problem?.status == 400 {
+            return .wrongCode(attemptsLeft: error.problem?.remainingAttempts)
+        } catch let error where error.problem?.status == 410 || error.problem?.status == 404 {
             return .ended
         }
     }

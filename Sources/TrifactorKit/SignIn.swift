@@ -37,12 +37,12 @@ public struct FactorHint: Sendable, Equatable, Identifiable {
         id = hint.enrollmentID
         displayName = hint.displayName
         switch hint.kind {
-        case "phone": kind = .phone(maskedNumber: hint.maskedPhone ?? "")
-        case "totp": kind = .totp
-        case "recovery_code": kind = .recoveryCode
-        case "device": kind = .device
-        case "passkey": kind = .passkey
-        default: kind = .other(hint.kind)
+        case .phone: kind = .phone(maskedNumber: hint.maskedPhone ?? "")
+        case .totp: kind = .totp
+        case .recoveryCode: kind = .recoveryCode
+        case .device: kind = .device
+        case .passkey: kind = .passkey
+        default: kind = .other(hint.kind.rawValue)
         }
     }
 

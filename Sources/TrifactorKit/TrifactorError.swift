@@ -1,38 +1,6 @@
 import API
 public import Foundation
 
-/// A stable problem code from the server (`invalid_credentials`,
-/// `too_many_attempts`, …): compare against the constants, switch on
-/// `rawValue` for codes this SDK version does not know yet.
-public struct ProblemCode: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
-    public let rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-    public init(stringLiteral value: String) { rawValue = value }
-    public var description: String { rawValue }
-
-    public static let invalidCredentials: ProblemCode = "invalid_credentials"
-    public static let invalidCode: ProblemCode = "invalid_code"
-    public static let invalidFields: ProblemCode = "invalid_fields"
-    public static let unauthenticated: ProblemCode = "unauthenticated"
-    public static let sessionExpired: ProblemCode = "session_expired"
-    public static let invalidPendingCredential: ProblemCode = "invalid_pending_credential"
-    /// A password reset that expired or was used: ask for a new code.
-    public static let invalidResetCredential: ProblemCode = "invalid_reset_credential"
-    /// The last wrong code a sign-in, step-up, transfer or reset allowed: it ended; start it again.
-    public static let attemptsExhausted: ProblemCode = "attempts_exhausted"
-    /// A passkey sign-in that was not accepted: try again, or use the password.
-    public static let passkeyRefused: ProblemCode = "passkey_refused"
-    /// A hundred wrong second-factor codes in a row: two-step verification is locked until support resets it.
-    public static let secondFactorFrozen: ProblemCode = "second_factor_frozen"
-    public static let reauthenticationRequired: ProblemCode = "reauthentication_required"
-    public static let secondFactorRequired: ProblemCode = "second_factor_required"
-    public static let unverifiedEmail: ProblemCode = "unverified_email"
-    public static let tooManyAttempts: ProblemCode = "too_many_attempts"
-    public static let rateLimited: ProblemCode = "rate_limited"
-    public static let overloaded: ProblemCode = "overloaded"
-    public static let serviceUnavailable: ProblemCode = "service_unavailable"
-}
-
 /// The server refused: its problem+json, read into one value.
 public struct ServerProblem: Sendable, Equatable {
     /// One field the server named as missing or invalid.
@@ -57,7 +25,7 @@ public struct ServerProblem: Sendable, Equatable {
     public let remainingAttempts: Int?
 
     init(_ problem: Problem, retryAfter: TimeInterval?) {
-        code = ProblemCode(rawValue: problem.code)
+        code = problem.code
         status = problem.status
         detail = problem.detail
         requestID = problem.requestID ?? problem.instance
@@ -67,46 +35,107 @@ public struct ServerProblem: Sendable, Equatable {
     }
 }
 
-/// Every failure of the SDK. The server's refusals (`.server`) are apart
-/// from not reaching it (`.transport`); the device's own checks have their
-/// cases. No description holds a password, code, token or key.
-public enum TrifactorError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The server answered with a problem.
-    case server(ServerProblem)
-    /// No answer arrived.
-    case transport(TransportFailure)
-    /// The server answered something this SDK cannot read (a proxy's error page, a newer server).
-    case unexpectedResponse(status: Int)
-    /// The call needs a session and the client has none.
-    case notSignedIn
-    /// The user-presence check (Touch ID, Face ID, passcode, passphrase) did not pass.
-    case presence(LocalAuthenticationError)
-    /// The secure store failed.
-    case secretStore(SecretStoreError)
-    /// This device has no enrolled device key.
-    case deviceNotEnrolled
-    /// A push approval was denied, or a wrong number was picked.
-    case approvalDenied
-    /// A push approval or a pending sign-in ran out of time.
-    case expired
-    /// An argument the SDK can check before sending (an empty code, a bad amount).
-    case invalidArgument(String)
+/// Every failure of the SDK, as one value with a stable `code`: the
+/// server's refusals (`.server`, with its `problem`) are apart from not
+/// reaching it (`.transport`); the device's own checks have codes of their
+/// own. A struct, not an enum, so that a later SDK can add a code without
+/// breaking an app's `switch` (switch on `code` with a `default`). No
+/// description holds a password, code, token or key.
+///
+///     do { try await client.stepUp(hint, with: .code(typed)) }
+///     catch let error as TrifactorError where error.problem?.code == .invalidCode { … }
+///     catch let error as TrifactorError where error.code == .transport { … }
+public struct TrifactorError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure it is. Open: compare against the constants, and keep a `default` in a `switch`.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
 
-    /// The server's problem, when it was one.
-    public var problem: ServerProblem? { if case .server(let p) = self { p } else { nil } }
+        /// The server answered with a problem (`problem` holds it).
+        public static let server = Code(rawValue: "server")
+        /// No answer arrived (`transportFailure` says why).
+        public static let transport = Code(rawValue: "transport")
+        /// The server answered something this SDK cannot read (a proxy's error page, a newer server); `httpStatus` holds its status.
+        public static let unexpectedResponse = Code(rawValue: "unexpected_response")
+        /// The call needs a session and the client has none.
+        public static let notSignedIn = Code(rawValue: "not_signed_in")
+        /// The user-presence check (Touch ID, Face ID, passcode, passphrase) did not pass (`presenceFailure` says how).
+        public static let presence = Code(rawValue: "presence")
+        /// The secure store failed (`storeFailure` says how).
+        public static let secretStore = Code(rawValue: "secret_store")
+        /// This device has no enrolled device key.
+        public static let deviceNotEnrolled = Code(rawValue: "device_not_enrolled")
+        /// A push approval was denied, or a wrong number was picked.
+        public static let approvalDenied = Code(rawValue: "approval_denied")
+        /// A push approval or a pending sign-in ran out of time.
+        public static let expired = Code(rawValue: "expired")
+        /// An argument the SDK can check before sending (an empty code, a bad amount); `description` says which.
+        public static let invalidArgument = Code(rawValue: "invalid_argument")
+    }
+
+    /// What kind of failure it is.
+    public let code: Code
+    /// The server's problem, for `.server`.
+    public let problem: ServerProblem?
+    /// Why no answer arrived, for `.transport`.
+    public let transportFailure: TransportFailure?
+    /// How the presence check failed, for `.presence`.
+    public let presenceFailure: LocalAuthenticationError?
+    /// How the secure store failed, for `.secretStore`.
+    public let storeFailure: SecretStoreError?
+    /// The HTTP status of an answer this SDK cannot read, for `.unexpectedResponse`.
+    public let httpStatus: Int?
+    private let sentence: String?
+
+    private init(_ code: Code, problem: ServerProblem? = nil, transport: TransportFailure? = nil, presence: LocalAuthenticationError? = nil,
+                 store: SecretStoreError? = nil, status: Int? = nil, sentence: String? = nil) {
+        self.code = code
+        self.problem = problem
+        transportFailure = transport
+        presenceFailure = presence
+        storeFailure = store
+        httpStatus = status
+        self.sentence = sentence
+    }
+
+    /// The server answered with `problem`.
+    public static func server(_ problem: ServerProblem) -> TrifactorError { TrifactorError(.server, problem: problem) }
+    /// No answer arrived.
+    public static func transport(_ failure: TransportFailure) -> TrifactorError { TrifactorError(.transport, transport: failure) }
+    /// The server answered HTTP `status` in a form this SDK cannot read.
+    public static func unexpectedResponse(status: Int) -> TrifactorError { TrifactorError(.unexpectedResponse, status: status) }
+    /// The call needs a session and the client has none.
+    public static let notSignedIn = TrifactorError(.notSignedIn)
+    /// The user-presence check did not pass.
+    public static func presence(_ failure: LocalAuthenticationError) -> TrifactorError { TrifactorError(.presence, presence: failure) }
+    /// The secure store failed.
+    public static func secretStore(_ failure: SecretStoreError) -> TrifactorError { TrifactorError(.secretStore, store: failure) }
+    /// This device has no enrolled device key.
+    public static let deviceNotEnrolled = TrifactorError(.deviceNotEnrolled)
+    /// A push approval was denied, or a wrong number was picked.
+    public static let approvalDenied = TrifactorError(.approvalDenied)
+    /// A push approval or a pending sign-in ran out of time.
+    public static let expired = TrifactorError(.expired)
+    /// An argument the SDK checked before sending, with the sentence that says what is wrong.
+    public static func invalidArgument(_ sentence: String) -> TrifactorError { TrifactorError(.invalidArgument, sentence: sentence) }
+
+    /// Whether the server refused with `code`.
+    public func isProblem(_ code: ProblemCode) -> Bool { problem?.code == code }
 
     public var description: String {
-        switch self {
-        case .server(let p): "\(p.detail) (\(p.code), HTTP \(p.status)\(p.requestID.map { ", request \($0)" } ?? ""))"
-        case .transport(let t): t.description
-        case .unexpectedResponse(let status): "The server answered HTTP \(status) in a form this client cannot read."
-        case .notSignedIn: "Not signed in."
-        case .presence(let e): e.message
-        case .secretStore(let e): e.description
-        case .deviceNotEnrolled: "This device has no device key enrolled."
-        case .approvalDenied: "The sign-in was denied on the device."
-        case .expired: "The sign-in ran out of time."
-        case .invalidArgument(let sentence): sentence
+        if let p = problem { return "\(p.detail) (\(p.code), HTTP \(p.status)\(p.requestID.map { ", request \($0)" } ?? ""))" }
+        if let t = transportFailure { return t.description }
+        if let e = presenceFailure { return e.message }
+        if let e = storeFailure { return e.description }
+        if let status = httpStatus { return "The server answered HTTP \(status) in a form this client cannot read." }
+        if let sentence { return sentence }
+        switch code {
+        case .notSignedIn: return "Not signed in."
+        case .deviceNotEnrolled: return "This device has no device key enrolled."
+        case .approvalDenied: return "The sign-in was denied on the device."
+        case .expired: return "The sign-in ran out of time."
+        default: return "Trifactor failed (\(code))."
         }
     }
 }

@@ -150,8 +150,7 @@ enum CLI {
         case let presence as LocalAuthenticationError: return describe(TrifactorError.presence(presence))
         case let failure as CLIFailure: return (failure.sentence, failure.code)
         case let sdk as TrifactorError:
-            switch sdk {
-            case .server(let p):
+            if let p = sdk.problem {
                 // Trifactor's own details name the wait already ("try again in 83 seconds"): say it once.
                 let wait = p.detail.lowercased().contains("try again") ? "" : p.retryAfter.map { " Try again in \(Int($0.rounded(.up))) s." } ?? ""
                 switch p.code {
@@ -161,12 +160,16 @@ enum CLI {
                 case .invalidCredentials, .invalidCode, .unauthenticated, .passkeyRefused, .attemptsExhausted, .secondFactorFrozen: return (p.detail, .denied)
                 default: return (p.status == 429 ? "\(p.detail)\(wait)" : p.detail, p.status == 429 ? .limited : .failure)
                 }
+            }
+            if let e = sdk.presenceFailure {
+                return (e == .interactionNotAllowed ? "A prompt was needed, but --no-input forbids it (or there is no terminal)." : e.message, .denied)
+            }
+            if case .presence(let e)? = sdk.storeFailure { return (e == .failed ? "The vault passphrase is wrong." : e.message, .denied) }
+            if case .locked? = sdk.storeFailure { return (sdk.description, .denied) }
+            if let t = sdk.transportFailure { return (t.description, t.reason == .timedOut ? .expired : .failure) }
+            switch sdk.code {
             case .approvalDenied: return (sdk.description, .denied)
             case .expired: return (sdk.description, .expired)
-            case .presence(let e): return (e == .interactionNotAllowed ? "A prompt was needed, but --no-input forbids it (or there is no terminal)." : e.message, .denied)
-            case .secretStore(.presence(let e)): return (e == .failed ? "The vault passphrase is wrong." : e.message, .denied)
-            case .secretStore(.locked): return (sdk.description, .denied)
-            case .transport(let t): return (t.description, t.reason == .timedOut ? .expired : .failure)
             case .notSignedIn: return ("Not signed in: run `trifactor login` first.", .denied)
             default: return (sdk.description, .failure)
             }

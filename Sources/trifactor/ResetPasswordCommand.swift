@@ -43,7 +43,7 @@ struct ResetPasswordCommand: Command {
     /// (`attempts_exhausted`) spent its credential, so it exits as a dead
     /// credential does (4: start over with a new code), not as a wrong code.
     static func refusal(_ error: any Error) -> any Error {
-        guard case TrifactorError.server(let p) = error, p.code == .attemptsExhausted else { return error }
+        guard let p = (error as? TrifactorError)?.problem, p.code == .attemptsExhausted else { return error }
         return CLIFailure(p.detail, code: .expired)
     }
 

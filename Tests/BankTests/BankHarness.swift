@@ -33,14 +33,14 @@ final class FakeTrifactor: HTTPTransport {
     }
 
     /// A problem+json answer, as trifactord refuses.
-    static func problem(_ status: Int, _ code: String) -> HTTPResponse {
-        let body = try! WireJSON.sharedEncoder.encode(Problem(status: status, code: code, title: code, detail: "Refused: \(code)."))
+    static func problem(_ status: Int, _ code: ProblemCode) -> HTTPResponse {
+        let body = try! WireJSON.sharedEncoder.encode(Problem(status: status, code: code, title: code.rawValue, detail: "Refused: \(code)."))
         return HTTPResponse(status: status, headers: ["content-type": "application/problem+json"], body: body)
     }
 
     /// A refusal as trifactord sends it, with the wrong codes left and the wait when there are.
-    static func problem(_ status: Int, _ code: String, detail: String, remaining: Int? = nil, retryAfter: Int? = nil) -> HTTPResponse {
-        var problem = Problem(status: status, code: code, title: code, detail: detail)
+    static func problem(_ status: Int, _ code: ProblemCode, detail: String, remaining: Int? = nil, retryAfter: Int? = nil) -> HTTPResponse {
+        var problem = Problem(status: status, code: code, title: code.rawValue, detail: detail)
         problem.remainingAttempts = remaining
         var headers = ["content-type": "application/problem+json"]
         if let retryAfter { headers["retry-after"] = String(retryAfter) }
@@ -69,7 +69,7 @@ final class FakeTrifactor: HTTPTransport {
     }()
 
     /// `GET /v1/mfa/enrollments` of a customer with these factors (kind, id, name; phones masked as +*****3456).
-    static func factors(_ list: [(kind: String, id: String, name: String)]) -> HTTPResponse {
+    static func factors(_ list: [(kind: FactorKind, id: String, name: String)]) -> HTTPResponse {
         json(EnrolledFactors(enrollments: list.map {
             EnrolledFactor(enrollmentID: $0.id, kind: $0.kind, displayName: $0.name, maskedPhone: $0.kind == "phone" ? "+*****3456" : nil,
                            enrolledAt: Date(timeIntervalSince1970: 1_900_000_000), lastUsedAt: nil)

@@ -6,8 +6,8 @@ import Testing
 
 @Suite("What the bank says about Trifactor's refusals")
 struct SentenceTests {
-    static func refusal(_ status: Int, _ code: String, detail: String = "Refused.", remaining: Int? = nil, retryAfter: TimeInterval? = nil) -> TrifactorError {
-        var problem = Problem(status: status, code: code, title: code, detail: detail)
+    static func refusal(_ status: Int, _ code: ProblemCode, detail: String = "Refused.", remaining: Int? = nil, retryAfter: TimeInterval? = nil) -> TrifactorError {
+        var problem = Problem(status: status, code: code, title: code.rawValue, detail: detail)
         problem.remainingAttempts = remaining
         return .server(ServerProblem(problem, retryAfter: retryAfter))
     }

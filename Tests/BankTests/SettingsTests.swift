@@ -9,7 +9,7 @@ import TrifactorKit
 @Suite("Settings name what they ask for, carry the change out once confirmed, and ask before two-step verification turns off")
 struct SettingsTests {
     /// Trifactor for a customer with a phone: step-ups by code "123456", and `fresh` saying whether a change needs one first.
-    static func trifactor(_ bank: BankHarness, fresh: Shared<Bool>, factors: [(kind: String, id: String, name: String)] = [("phone", "f1", "Mobile")]) {
+    static func trifactor(_ bank: BankHarness, fresh: Shared<Bool>, factors: [(kind: FactorKind, id: String, name: String)] = [("phone", "f1", "Mobile")]) {
         let removed = Shared(false)
         bank.trifactor.routes { method, path, body in
             switch (method, path) {

@@ -6,8 +6,8 @@ import Testing
 
 @Suite("The CLI's exit codes for Trifactor's refusals")
 struct CLIExitCodeTests {
-    static func refusal(_ status: Int, _ code: String) -> TrifactorError {
-        .server(ServerProblem(Problem(status: status, code: code, title: code, detail: "Refused."), retryAfter: nil))
+    static func refusal(_ status: Int, _ code: ProblemCode) -> TrifactorError {
+        .server(ServerProblem(Problem(status: status, code: code, title: code.rawValue, detail: "Refused."), retryAfter: nil))
     }
 
     @Test("a frozen second step is denied (3), not 'retry later' (5): only an administrator's reset unlocks it")

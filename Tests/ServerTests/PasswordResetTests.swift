@@ -264,7 +264,7 @@ struct PasswordResetTests {
                     server.json("POST", "/v1/accounts/password-reset/challenges", credential),
                     server.json("POST", "/v1/accounts/password-reset/challenges/call", credential),
                     Self.complete(server, verified, ["enrollment_id": phone, "code": "123456"]),
-                ].map { $0.status == 401 ? try $0.problem.code : "\($0.status)" }
+                ].map { $0.status == 401 ? try $0.problem.code.rawValue : "\($0.status)" }
             }
             func resets() throws -> Int64 {
                 try server.database.transaction { try $0.queryOne("SELECT COUNT(*) AS n FROM password_resets WHERE user_id = $1", [id.sql])!.int("n") }

@@ -1,3 +1,4 @@
+import API
 import Core
 import HTTP
 import Testing
@@ -61,8 +62,37 @@ struct StableCodesTests {
             (HTTPProblem.internalError, 500, "internal_error"),
         ]
         for (error, status, code) in pinned {
-            #expect(error.status == status && error.code == code)
+            #expect(error.status == status && error.code.rawValue == code)
+            #expect(ProblemCode.known.contains(error.code), "API's ProblemCode lacks \(code)")
         }
+    }
+
+    @Test("the API's vocabulary of problem codes and factor kinds is the one the server speaks, spelled as pinned")
+    func vocabulary() {
+        #expect(ProblemCode.known.map(\.rawValue) == [
+            "invalid_credentials", "unauthenticated", "session_expired", "invalid_code", "too_many_attempts", "rate_limited", "invalid_fields",
+            "service_unavailable", "delivery_unavailable", "totp_unavailable", "unverified_email", "reauthentication_required",
+            "second_factor_required", "second_factor_limit_exceeded", "second_factor_exists", "second_factor_needed", "second_factor_unusable",
+            "invalid_pending_credential", "enrollment_not_found", "factor_not_found", "authorization_not_found", "authorization_mismatch",
+            "session_not_found", "account_disabled", "admin_key_required", "admin_read_only", "user_not_found", "invalid_idempotency_key",
+            "idempotency_key_reused", "idempotency_key_in_progress", "idempotent_body_too_large", "invalid_reset_credential",
+            "attempts_exhausted", "passkey_refused", "second_factor_frozen", "test_number_configured", "test_number_enrolled",
+            "test_number_not_found", "not_found", "method_not_allowed", "malformed_json", "malformed_request", "uri_too_long",
+            "transfer_coding_not_implemented", "payload_too_large", "unsupported_media_type", "overloaded", "internal_error", "unauthorized",
+            "verification_not_found", "concurrent_verification", "cancel_too_early", "cancel_too_late", "no_more_events", "invalid_parameters",
+            "forbidden", "unavailable",
+        ])
+        #expect(Set(ProblemCode.known).count == ProblemCode.known.count)
+        // Every refusal of the phone-verification API is a known code (its budget refusals answer rate_limited).
+        for failure: PhoneVerificationFailure in [
+            .unauthorized, .notFound(VerificationID("x")), .invalidCode(remaining: 1), .tooManyAttempts, .concurrent(existing: nil),
+            .cancelTooEarly(VerificationID("x")), .cancelTooLate(VerificationID("x")), .noMoreEvents, .deliveryUnavailable,
+            .rateLimited(retryAfter: 1), .invalidParameters([]),
+        ] {
+            #expect(ProblemCode.known.contains(ProblemCode(rawValue: failure.code)), "\(failure.code)")
+        }
+        #expect(FactorKind.known.map(\.rawValue) == ["phone", "totp", "recovery_code", "device", "passkey"])
+        #expect(Factor.Kind.allCases.map(\.wire) == FactorKind.known, "the server implements every kind the API names, spelled alike")
     }
 
     @Test("audit event kinds are pinned")

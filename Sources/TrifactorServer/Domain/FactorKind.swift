@@ -1,7 +1,11 @@
+import API
 import Core
 
-/// The kinds of second factor, as stored and on the wire.
-enum FactorKind: String, StoredValue, CaseIterable {
+extension Factor {
+/// The kinds of second factor this server implements: a closed set, so every
+/// switch over it is exhaustive. Each is stored and sent as the API's
+/// `FactorKind` spells it (pinned by a test).
+enum Kind: String, StoredValue, CaseIterable {
     case phone
     case totp
     case recoveryCode = "recovery_code"
@@ -23,6 +27,13 @@ enum FactorKind: String, StoredValue, CaseIterable {
 
     /// Whether it counts as a second factor on its own (recovery codes only back the others up).
     var isStandalone: Bool { self != .recoveryCode }
+
+    /// The kind on the wire.
+    var wire: FactorKind { FactorKind(rawValue: rawValue) }
+
+    /// The kind a request names, when this server implements it.
+    init?(_ wire: FactorKind) { self.init(rawValue: wire.rawValue) }
+}
 }
 
 extension AuthMethod: StoredValue {}

@@ -16,13 +16,13 @@ struct Factor: Sendable {
     let lastUsedAt: Int64?
     let credential: FactorCredential
 
-    var kind: FactorKind { credential.kind }
+    var kind: Factor.Kind { credential.kind }
 
     /// The factor as the API lists it.
     var api: EnrolledFactor {
         var keys: DeviceKeys?
         if case .device(let k) = credential { keys = k }
-        return EnrolledFactor(enrollmentID: id.raw, kind: kind.rawValue, displayName: displayName, maskedPhone: credential.phone?.masked,
+        return EnrolledFactor(enrollmentID: id.raw, kind: kind.wire, displayName: displayName, maskedPhone: credential.phone?.masked,
                               enrolledAt: Date(millis: createdAt), lastUsedAt: lastUsedAt.map { Date(millis: $0) },
                               approvalBound: keys.map { $0.approval != nil }, approvalGate: keys?.approval?.gate.rawValue)
     }
@@ -92,7 +92,7 @@ enum FactorCredential: Sendable {
     /// A WebAuthn credential.
     case passkey(Passkey)
 
-    var kind: FactorKind {
+    var kind: Factor.Kind {
         switch self {
         case .phone: .phone
         case .totp: .totp

@@ -78,7 +78,7 @@ enum FactorRepository {
 
     /// Deletes the user's factors of `kind`; returns how many.
     @discardableResult
-    static func delete(kind: FactorKind, userID: UserID, on db: any SQLConnection) throws -> Int {
+    static func delete(kind: Factor.Kind, userID: UserID, on db: any SQLConnection) throws -> Int {
         try db.execute("DELETE FROM mfa_factors WHERE user_id = $1 AND kind = $2", [userID.sql, kind.sql])
     }
 
@@ -143,7 +143,7 @@ enum FactorRepository {
     // MARK: Decoding
 
     private static func decode(_ row: Row) throws -> Factor {
-        let kind: FactorKind = try row.value("kind")
+        let kind: Factor.Kind = try row.value("kind")
         let id: FactorID = try row.id("id")
         let columns = FactorColumns(row: row, owner: "\(kind.rawValue) factor \(id.raw)")
         let credential: FactorCredential

@@ -6,7 +6,7 @@ import Store
 /// Adding a kind is adding a folder under Factors/ with a type conforming to
 /// this protocol and a case in the registry.
 protocol SecondFactor: Sendable {
-    var kind: FactorKind { get }
+    var kind: Factor.Kind { get }
 
     /// Starts an enrollment for `user`: validates the request and sets up
     /// the proof of possession to come (sends a code, or hands out a secret).
@@ -132,7 +132,7 @@ struct SecondFactors: Sendable {
     let device: DeviceKeyFactor
     let passkey: PasskeyFactor
 
-    func strategy(_ kind: FactorKind) -> any SecondFactor {
+    func strategy(_ kind: Factor.Kind) -> any SecondFactor {
         switch kind {
         case .phone: phone
         case .totp: totp

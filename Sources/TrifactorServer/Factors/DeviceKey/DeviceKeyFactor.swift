@@ -29,7 +29,7 @@ struct DeviceKeyFactor: SecondFactor {
     let transactions: Transactions
     let random: RandomSource
     var approvalKeys: DeviceApprovalKeys = .optional
-    var kind: FactorKind { .device }
+    var kind: Factor.Kind { .device }
     static let challengeLifetime: Int64 = 5 * 60_000
 
     func beginEnrollment(_ request: StartEnrollmentRequest, user: UserRecord, factorID: FactorID, client: AuditContext, now: Date) throws -> EnrollmentStart {

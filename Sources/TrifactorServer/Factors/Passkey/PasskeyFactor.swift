@@ -19,7 +19,7 @@ struct PasskeyFactor: SecondFactor {
     let random: RandomSource
     let relyingParty: RelyingParty
     let logger: Logger
-    var kind: FactorKind { .passkey }
+    var kind: Factor.Kind { .passkey }
     static let challengeLifetime: Int64 = 5 * 60_000
 
     func beginEnrollment(_ request: StartEnrollmentRequest, user: UserRecord, factorID: FactorID, client: AuditContext, now: Date) throws -> EnrollmentStart {

@@ -15,7 +15,7 @@ struct PhoneFactor: SecondFactor {
     let verifications: PhoneVerificationService
     /// Named in the messages.
     let brand: String
-    var kind: FactorKind { .phone }
+    var kind: Factor.Kind { .phone }
 
     func beginEnrollment(_ request: StartEnrollmentRequest, user: UserRecord, factorID: FactorID, client: AuditContext, now: Date) throws -> EnrollmentStart {
         guard let raw = request.phone else { throw CommonFailure.invalid("phone", "is required for a phone factor") }

@@ -14,7 +14,7 @@ struct RecoveryCodesFactor: SecondFactor {
     let clock: Clock
     let random: RandomSource
     let outbox: Outbox
-    var kind: FactorKind { .recoveryCode }
+    var kind: Factor.Kind { .recoveryCode }
     static let alphabet = Array("23456789ABCDEFGHJKMNPQRSTUVWXYZ")
 
     func beginEnrollment(_ request: StartEnrollmentRequest, user: UserRecord, factorID: FactorID, client: AuditContext, now: Date) throws -> EnrollmentStart {

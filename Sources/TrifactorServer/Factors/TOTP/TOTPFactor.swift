@@ -15,7 +15,7 @@ struct TOTPFactor: SecondFactor {
     let sealer: KeyRing?
     /// Shown in authenticator apps.
     let issuer: String
-    var kind: FactorKind { .totp }
+    var kind: Factor.Kind { .totp }
     static let period = 30
 
     func beginEnrollment(_ request: StartEnrollmentRequest, user: UserRecord, factorID: FactorID, client: AuditContext, now: Date) throws -> EnrollmentStart {

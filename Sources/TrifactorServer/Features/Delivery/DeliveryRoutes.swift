@@ -1,3 +1,4 @@
+import API
 import Core
 import Crypto
 import Foundation
@@ -150,9 +151,9 @@ struct DeliveryRoutes {
             try AuditLog.append(client.event(.deliveryReceiptRefused, .denied, detail: "\(provider): \(refusal)"), at: now, on: db)
             return nil
         }
-        if let wait { throw HTTPProblem(status: 429, code: "rate_limited", title: "Too many requests", detail: "Try again later.",
+        if let wait { throw HTTPProblem(status: 429, code: .rateLimited, title: "Too many requests", detail: "Try again later.",
                                         headers: [("Retry-After", String(wait))]) }
-        throw HTTPProblem(status: 403, code: "forbidden", title: "Forbidden", detail: "The callback's signature could not be verified.")
+        throw HTTPProblem(status: 403, code: .forbidden, title: "Forbidden", detail: "The callback's signature could not be verified.")
     }
 
     /// A provider's status word, lower-cased (`delivered`, `undelivered`, `completed`, `no-answer`…); nil when it is not one.

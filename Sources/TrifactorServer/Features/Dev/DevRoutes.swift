@@ -67,10 +67,10 @@ struct DevRoutes {
             return Response(status: 200, headers: [("Content-Type", "audio/wav"), ("Cache-Control", "no-store")],
                             body: try SpokenCall.wav(text, locale: locale))
         } catch .notInstalled {
-            throw HTTPProblem(status: 503, code: "unavailable", title: "Service unavailable",
+            throw HTTPProblem(status: 503, code: .unavailable, title: "Service unavailable",
                               detail: "Playing calls needs espeak-ng: apt-get install espeak-ng.")
         } catch {
-            throw HTTPProblem(status: 503, code: "unavailable", title: "Service unavailable", detail: "espeak-ng could not speak this call.")
+            throw HTTPProblem(status: 503, code: .unavailable, title: "Service unavailable", detail: "espeak-ng could not speak this call.")
         }
     }
 

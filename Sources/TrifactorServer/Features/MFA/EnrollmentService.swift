@@ -28,7 +28,7 @@ struct EnrollmentService: Sendable {
         let now = clock.now()
         let enrolled = try transactions.read { try FactorRepository.list(caller.user.id, on: $0) }
         try requireFreshProof(caller, enrolled: enrolled, now: now)
-        guard let kind = FactorKind(rawValue: request.kind), kind.isEnrollable else {
+        guard let kind = Factor.Kind(request.kind), kind.isEnrollable else {
             throw CommonFailure.invalid("kind", "must be phone, totp, device or passkey")
         }
         guard enrolled.filter(\.kind.isStandalone).count < Self.maxFactors else { throw SecondFactorFailure.limitExceeded }

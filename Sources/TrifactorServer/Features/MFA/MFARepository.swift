@@ -12,7 +12,7 @@ struct EnrollmentDraft: Sendable {
     var displayName: String
     let pending: PendingEnrollment
 
-    var kind: FactorKind { pending.kind }
+    var kind: Factor.Kind { pending.kind }
 }
 
 /// What each kind of enrollment waits for.
@@ -26,7 +26,7 @@ enum PendingEnrollment: Sendable {
     /// A registration for this challenge.
     case passkey(challenge: String)
 
-    var kind: FactorKind {
+    var kind: Factor.Kind {
         switch self {
         case .phone: .phone
         case .totp: .totp
@@ -88,7 +88,7 @@ enum MFARepository {
             RETURNING kind, factor_id, display_name, phone, secret_sealed, algorithm, digits, verify_request_id, public_key, challenge,
               approval_key, approval_gate, biometry
             """, [.text(tokenHash), userID.sql, .int(now), .int(Int64(enrollmentAttempts))]) else { return nil }
-        let kind: FactorKind = try row.value("kind")
+        let kind: Factor.Kind = try row.value("kind")
         let columns = FactorColumns(row: row, owner: "\(kind.rawValue) enrollment")
         let pending: PendingEnrollment
         switch kind {

@@ -11,7 +11,7 @@ struct SessionService: Sendable {
     /// A factor the user can prove after the password, as the sign-in hints show it.
     struct Hint: Sendable {
         let factorID: FactorID
-        let kind: FactorKind
+        let kind: Factor.Kind
         let displayName: String?
         let maskedPhone: String?
     }

@@ -88,5 +88,5 @@ extension SessionFailure: APIFailure {
 
 extension SessionService.Hint {
     /// As the API shows it.
-    var api: MFAHint { MFAHint(enrollmentID: factorID.raw, kind: kind.rawValue, displayName: displayName, maskedPhone: maskedPhone) }
+    var api: MFAHint { MFAHint(enrollmentID: factorID.raw, kind: kind.wire, displayName: displayName, maskedPhone: maskedPhone) }
 }
