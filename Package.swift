@@ -91,5 +91,6 @@ let package = Package(
         .testTarget(name: "BankTests", dependencies: ["TrifactorBank", "Store", "TrifactorTestSupport"], swiftSettings: strict),
         .testTarget(name: "TrifactorKitTests", dependencies: ["TrifactorKit", "TrifactorKitVault", "TrifactorKitTesting", "Crypto"], swiftSettings: strict),
         .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "Phone", "TrifactorKit", "TrifactorKitVault", "TrifactorKitTesting", "trifactor", "API", "HTTP", "Logging", "Store", "Core", "Crypto", "WebAuthn", "TrifactorTestSupport"], swiftSettings: strict),
+        .testTarget(name: "DocsTests", swiftSettings: strict),
     ]
 )
