@@ -103,5 +103,6 @@ let package = Package(
         .testTarget(name: "BankTests", dependencies: ["API", "HTTP", "Logging", "TrifactorKit", "TrifactorBank", "Store", "TrifactorTestSupport"], swiftSettings: strict),
         .testTarget(name: "TrifactorKitTests", dependencies: ["API", "TrifactorKit", "TrifactorKitVault", "TrifactorKitTesting", "Crypto"], swiftSettings: strict),
         .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "Phone", "TrifactorKit", "TrifactorKitVault", "TrifactorKitTesting", "trifactor", "API", "HTTP", "Logging", "Messaging", "Store", "Core", "Crypto", "WebAuthn", "TrifactorTestSupport"], swiftSettings: strict),
+        .testTarget(name: "DocsTests", swiftSettings: strict),
     ]
 )

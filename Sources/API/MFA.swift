@@ -221,7 +221,7 @@ public struct StepUpRequest: Codable, Sendable {
 }
 
 /// 202 answer to a challenge: it was sent (or nothing needed sending). For
-/// a device key, what it must sign: see `DeviceSignature` in the README.
+/// a device key, what it must sign: see "Device keys" in docs/api/second-factors.md.
 public struct ChallengeSent: Codable, Sendable, Equatable {
     /// Always `challenge_sent`.
     public var status: String

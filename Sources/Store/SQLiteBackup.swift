@@ -22,7 +22,7 @@ package enum SQLiteBackup {
     ///   be opened or the copy fails its integrity check.
     package static func copy(url: String, to destination: String) throws -> Report {
         guard url.lowercased().hasPrefix("sqlite:") else {
-            throw StoreError(.invalidURL, detail: "backup copies SQLite databases; back up PostgreSQL with pg_dump or a base backup (see the README)")
+            throw StoreError(.invalidURL, detail: "backup copies SQLite databases; back up PostgreSQL with pg_dump or a base backup (see docs/operations/backups.md)")
         }
         var source = String(url.dropFirst("sqlite:".count))
         if source.hasPrefix("//") { source.removeFirst(2) }

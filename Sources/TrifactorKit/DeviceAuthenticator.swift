@@ -243,7 +243,7 @@ public struct DeviceAuthenticator: Sendable {
         }
     }
 
-    /// The message a device signs (see the server's README: lines joined by `\n`, no final newline).
+    /// The message a device signs (see docs/api/second-factors.md#device-keys: lines joined by `\n`, no final newline).
     public static func message(purpose: String, challenge: String, action: String? = nil) -> String {
         "trifactor-device-signature-v1\npurpose: \(purpose)\nchallenge: \(challenge)\naction: \(action ?? "-")"
     }

@@ -178,11 +178,11 @@ struct CommandLineTests {
 
 @Suite("Documentation")
 struct DocumentationTests {
-    @Test("the README's configuration table names every setting with its flag")
-    func readmeTable() throws {
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("README.md")
-        let text = try String(contentsOf: readme, encoding: .utf8)
+    @Test("the configuration page's table names every setting with its flag")
+    func configurationTable() throws {
+        let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/operations/configuration.md")
+        let text = try String(contentsOf: page, encoding: .utf8)
         let help = try CommandLineTests.run(["serve", "--help"]).out
         // Lines of the form "env TRIFACTOR_X, default …".
         let variables = help.split(separator: "\n").compactMap { line -> String? in
@@ -192,7 +192,7 @@ struct DocumentationTests {
         }
         #expect(variables.count == Setting.all.count)
         for variable in variables {
-            #expect(text.contains("| `\(variable)` |"), "README lacks \(variable)")
+            #expect(text.contains("| `\(variable)` |"), "docs/operations/configuration.md lacks \(variable)")
         }
     }
 }

@@ -175,7 +175,7 @@ struct OverlappingUnlockTests {
     }
 }
 
-@Suite("The README's Face ID gate, call by call")
+@Suite("The SDK guide's Face ID gate (docs/sdk.md), call by call")
 struct ReadmeGateTests {
     @Test("background, five minutes, foreground, active: asks; a short absence does not; an app that never calls didEnterBackground is asked every time")
     func sceneSequence() async throws {

@@ -130,7 +130,7 @@ def test_a_lockout_is_counted_once_and_refused_attempts_after_it(metered):
 
 
 def test_a_real_prometheus_scrapes_it_with_the_token_and_sees_the_counters_move(metered):
-    """Debian's Prometheus (the README's test command installs it), scraping every second with
+    """Debian's Prometheus (`make test` installs it), scraping every second with
     `authorization.credentials_file`; a second job with a wrong token is refused."""
     binary = shutil.which("prometheus")
     assert binary, "prometheus is missing: scripts/install-deps.sh test installs it"
