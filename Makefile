@@ -13,6 +13,7 @@ run:
 
 test:
 	@scripts/install-deps.sh test
+	python3 scripts/check-floors.py
 	swift build --build-tests
 	scripts/with-postgres.sh sh -c 'timeout 900 swift test --skip-build && scripts/client-tests.sh'
 
