@@ -147,7 +147,7 @@ struct SDKSignInTests {
 
             let closed = TrifactorClient(server: URL(string: "http://127.0.0.1:1")!, secrets: MemorySecretStore())
             let unreachable = await refusal { try await closed.signIn(email: "a@example.com", password: "correct horse battery") }
-            guard case .transport(let failure) = unreachable else {
+            guard let failure = unreachable?.transportFailure else {
                 Issue.record("expected a transport failure, got \(String(describing: unreachable))")
                 return
             }
