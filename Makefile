@@ -1,7 +1,7 @@
 # The two commands of the README: `make run` (the server with the demo on an
 # embedded SQLite file) and `make test` (the whole suite: Swift tests on SQLite
 # and PostgreSQL, then published Python clients (Vonage SDK, pyotp) against trifactord over TLS).
-.PHONY: run test build bench fuzz clean cluster chaos
+.PHONY: run test build bench fuzz clean cluster chaos docs
 
 DATA ?= data
 
@@ -15,11 +15,17 @@ test:
 	@scripts/install-deps.sh test
 	python3 scripts/check-floors.py
 	swift build --build-tests
+	scripts/docs.sh
 	scripts/with-postgres.sh sh -c 'timeout 900 swift test --skip-build && scripts/client-tests.sh'
 
 build:
 	@scripts/install-deps.sh build
 	swift build
+
+# The DocC archives of API and TrifactorKit in .build/docs/ (the test command builds them too, warnings failing it).
+docs:
+	@scripts/install-deps.sh build
+	scripts/docs.sh
 
 # Coverage-guided fuzzing of the parsers of attacker bytes, FUZZ_SECONDS per harness.
 fuzz:

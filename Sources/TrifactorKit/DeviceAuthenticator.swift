@@ -32,7 +32,11 @@ public struct DeviceAuthenticator: Sendable {
     ///   - server: the server's base URL.
     ///   - keys: where the key lives (Secure Enclave, or the Linux vault).
     ///   - secrets: where the device's factor id is kept.
-    ///   - presence: the check before each approval and signature.
+    ///   - presence: the check before each approval and signature (a device enrolled before approval keys).
+    ///   - transport: how requests reach the server (`URLSessionTransport` unless a test says otherwise).
+    ///   - clock: the device's clock; a skew from the server's `Date` is corrected.
+    ///   - tag: the key's tag, and the prefix of what is stored about it.
+    ///   - approvalPolicy: what releases the approval key: biometrics only, or the passcode too.
     public init(server: URL, keys: any DeviceKeyStore, secrets: any SecretStore, presence: any UserPresence,
                 transport: any HTTPTransport = URLSessionTransport(), clock: any TrifactorClock = SystemClock(), tag: String = "device",
                 approvalPolicy: PresencePolicy = .biometricsOrPasscode) {

@@ -23,8 +23,10 @@ public struct PhoneVerificationClient: Sendable {
     let authorization: String
 
     /// - Parameters:
+    ///   - server: the server's base URL.
     ///   - apiKey: the key from `trifactord keys create`.
     ///   - apiSecret: its secret (kept by the caller in its own secret store).
+    ///   - transport: how requests reach the server (`URLSessionTransport` unless a test says otherwise).
     public init(server: URL, apiKey: String, apiSecret: String, transport: any HTTPTransport = URLSessionTransport()) {
         connection = Connection(server: server, transport: transport, userAgent: "TrifactorKit/1")
         authorization = "Basic " + Data("\(apiKey):\(apiSecret)".utf8).base64EncodedString()
