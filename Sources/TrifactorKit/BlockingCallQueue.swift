@@ -27,6 +27,15 @@ public final class BlockingCallQueue: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` on a thread of Dispatch's global pool and awaits it, for a blocking call that must wait behind no
+    /// other: a Secure Enclave signature behind a Face ID sheet must not hold up the key that signs polls, nor the
+    /// Keychain's queue, while the user takes their time.
+    public static func detached<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async { continuation.resume(returning: body()) }
+        }
+    }
+
     /// Whether the caller is running on this queue (for tests and preconditions).
     public var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == ObjectIdentifier(self) }
 }

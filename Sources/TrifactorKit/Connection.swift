@@ -58,8 +58,7 @@ struct Connection: Sendable {
                 let wait = response.header("retry-after").flatMap(Self.retryAfter)
                 if let wait, wait > Self.longestPause { throw Self.problem(response) }
                 try await Self.pause(attempt: attempt, retryAfter: wait)
-            } catch let error where error.transportFailure.map { [.timedOut, .unreachable, .other].contains($0.reason) } == true
-                        && attempt < Self.repeats {
+            } catch let error where Self.isLostAnswer(error.transportFailure) && attempt < Self.repeats {
                 try await Self.pause(attempt: attempt, retryAfter: nil)
             }
             attempt += 1
@@ -67,6 +66,12 @@ struct Connection: Sendable {
     }
 
     /// Waits before the next attempt: the server's `Retry-After`, else 0.25 s, then 0.5 s.
+    /// Whether no answer arrived for a reason a repeat may mend (timed out, unreachable, cut off), not a refusal or TLS.
+    static func isLostAnswer(_ failure: TransportFailure?) -> Bool {
+        guard let failure else { return false }
+        return [.timedOut, .unreachable, .other].contains(failure.reason)
+    }
+
     private static func pause(attempt: Int, retryAfter: TimeInterval?) async throws(TrifactorError) {
         let seconds = min(retryAfter ?? 0.25 * Double(attempt + 1), longestPause)
         do {

@@ -65,8 +65,19 @@ public struct DeviceAuthenticator: Sendable {
     /// the enrollment.
     /// - Throws: what enrolling throws (`reauthentication_required`, `second_factor_required`, `second_factor_exists`),
     ///   `.presence` when the check cannot be met (`.biometryNotEnrolled` for Face ID only on a phone without a face).
+    ///
+    /// Enrollments of one device (one `tag`) run one at a time in this process: a second one waits for the first, then
+    /// finds the device enrolled and is refused (`second_factor_exists`) without touching its keys.
     @discardableResult
     public func enroll(with client: TrifactorClient, name: String) async throws(TrifactorError) -> EnrolledFactor {
+        await EnrollmentLock.shared.acquire(tag)
+        let outcome: Result<EnrolledFactor, TrifactorError>
+        do { outcome = .success(try await enrollAlone(with: client, name: name)) } catch { outcome = .failure(error) }
+        await EnrollmentLock.shared.release(tag)
+        return try outcome.get()
+    }
+
+    private func enrollAlone(with client: TrifactorClient, name: String) async throws(TrifactorError) -> EnrolledFactor {
         let publicKey = try await ensureKey(tag, releasedBy: nil)
         if try await factorID() == nil {
             // An approval key left by an enrollment that never finished may have been

@@ -106,15 +106,27 @@ public final class PresenceLock: Sendable {
             // A cancelled unlock that was the last to take the prompt's answer takes the prompt with it (a presence
             // that honours cancellation dismisses its sheet); one that others still take the answer of stays up for
             // them. Unlocks that wait behind it for another policy or reason do not keep it up: it is not theirs.
+            // A cancelled sharer withdraws at once (not when the prompt ends), so when every sharer is cancelled the
+            // last one takes the prompt down; the decision is made under the lock, and the prompt it takes down is
+            // no longer offered to unlocks that come after (they ask anew).
+            let withdrawn = Locked(false)
             let outcome = await withTaskCancellationHandler {
                 await joined.task.result
             } onCancel: { [state] in
-                let last = state.withLock { $0.generation == joined.generation && $0.sharing == 1 }
-                if joined.shared && last { joined.task.cancel() }
+                guard joined.shared else { return }
+                let takeDown = state.withLock { s -> Bool in
+                    guard s.generation == joined.generation, !withdrawn.withLock({ $0 }) else { return false }
+                    withdrawn.withLock { $0 = true }
+                    s.sharing -= 1
+                    guard s.sharing == 0 else { return false }
+                    s.prompt = nil
+                    return true
+                }
+                if takeDown { joined.task.cancel() }
             }
             state.withLock { s in
                 s.waiting -= 1
-                if joined.shared && s.generation == joined.generation { s.sharing -= 1 }
+                if joined.shared && s.generation == joined.generation && !withdrawn.withLock({ $0 }) { s.sharing -= 1 }
             }
             // A cancelled unlock never reads as passed, even when the sheet it waited for was passed meanwhile.
             if Task.isCancelled { throw .appCancel }

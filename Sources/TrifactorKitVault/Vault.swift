@@ -95,13 +95,16 @@ public final class Vault: Sendable {
 
     /// Changes the passphrase: every item is sealed again under the new key, and
     /// each item sealed under the passphrase itself (an approval key) under the new passphrase.
+    /// An approval key that the old passphrase does not open (sealed under an earlier one by a
+    /// release that did not re-seal it) is kept as it is: changing a passphrase is never refused
+    /// for it, and signing with it says how to replace it.
     public func changePassphrase(old: SecureBytes, new: SecureBytes) throws(SecretStoreError) {
         let header = try readHeader()
         let oldKey = try derive(old, salt: header.salt, opsLimit: header.opsLimit, memLimit: header.memLimit)
         var items = try open(header, key: oldKey)
         for (name, data) in items where name.hasSuffix(GatedKey.itemName("")) {
             guard let secret = try GatedKey.open(data, passphrase: old, name: name, vaultOpsLimit: header.opsLimit, vaultMemLimit: header.memLimit) else {
-                throw .damaged("the key \(name) does not open with the vault passphrase")
+                continue
             }
             items[name] = try GatedKey.seal(secret, passphrase: new, name: name, opsLimit: opsLimit, memLimit: memLimit)
         }

@@ -80,7 +80,8 @@ public struct SoftwareDeviceKeyStore: DeviceKeyStore {
             // The passphrase opened the vault just now, so a seal it cannot open is damage, not a typo.
             guard let opened = try GatedKey.open(data, passphrase: passphrase, name: gatedName,
                                                  vaultOpsLimit: store.vault.opsLimit, vaultMemLimit: store.vault.memLimit) else {
-                throw .damaged("the key named \(tag) does not open with the vault passphrase")
+                throw .damaged("the key named \(tag) does not open with the vault passphrase (it was sealed under an earlier one): "
+                               + "remove this device's factor, forget the device (`trifactor device forget`) and add it again")
             }
             raw = opened
         } else {

@@ -270,6 +270,25 @@ struct PromptMeaningTests {
         await #expect(throws: LocalAuthenticationError.appCancel, "cancelled, it never reads as passed") { try await first.value }
     }
 
+    @Test("when every unlock sharing a prompt is cancelled, the prompt goes; a later unlock asks anew")
+    func allSharersCancelled() async throws {
+        let presence = HeldPresence()
+        let lock = PresenceLock(policy: .always, presence: presence, clock: ManualClock())
+        let first = Task<Void, any Error> { try await lock.unlock(reason: "Open") }
+        await presence.untilAsked(1)
+        let second = Task<Void, any Error> { try await lock.unlock(reason: "Open") }
+        while lock.unlocksWaiting < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        first.cancel()
+        second.cancel()
+        await #expect(throws: LocalAuthenticationError.appCancel) { try await first.value }
+        await #expect(throws: LocalAuthenticationError.appCancel) { try await second.value }
+        #expect(presence.onScreen == 0, "nobody waits for the sheet any more")
+        let later = Task<Void, any Error> { try await lock.unlock(reason: "Open") }
+        await presence.untilAsked(2)
+        presence.answer()
+        try await later.value
+    }
+
     @Test("an unlock waiting behind a prompt for another reason does not keep it up when the prompt's own unlock is cancelled")
     func cancelledWithOthersBehind() async throws {
         let presence = HeldPresence()

@@ -161,6 +161,28 @@ struct VaultTests {
         let before = SoftwareDeviceKeyStore(vault: Self.vault(directory))
         await #expect(throws: SecretStoreError.presence(.failed)) { _ = try await before.sign(message, tag: "device.approval", reason: "Approve") }
     }
+
+    @Test("an approval key left sealed under an earlier passphrase never blocks a passphrase change, and signing with it says how to replace it")
+    func staleApprovalKey() async throws {
+        let directory = Self.folder()
+        _ = try await SoftwareDeviceKeyStore(vault: Self.vault(directory)).createKey(tag: "device.approval", releasedBy: .biometricsOrPasscode)
+        // What a release that did not re-seal approval keys left: the vault under the second passphrase, the key under the first.
+        let store = VaultSecretStore(vault: Self.vault(directory))
+        let stale = try #require(try await store.get("device.approval.gated-key", prompt: nil))
+        try Self.vault(directory).changePassphrase(old: SecureBytes(Array("first passphrase".utf8)), new: SecureBytes(Array("second passphrase".utf8)))
+        try await VaultSecretStore(vault: Self.vault(directory, passphrase: "second passphrase"))
+            .set(stale, for: "device.approval.gated-key", protection: .afterFirstUnlockThisDeviceOnly)
+
+        try Self.vault(directory, passphrase: "second passphrase").changePassphrase(old: SecureBytes(Array("second passphrase".utf8)),
+                                                                                     new: SecureBytes(Array("third passphrase".utf8)))
+        let keys = SoftwareDeviceKeyStore(vault: Self.vault(directory, passphrase: "third passphrase"))
+        await #expect {
+            _ = try await keys.sign(Data("m".utf8), tag: "device.approval", reason: "Approve")
+        } throws: { error in
+            guard case SecretStoreError.damaged(let sentence) = error else { return false }
+            return sentence.contains("trifactor device forget")
+        }
+    }
 }
 
 @Suite("The vault across processes")

@@ -19,7 +19,7 @@ import Security
 public struct KeychainSecretStore: SecretStore {
     public let service: String
     public let accessGroup: String?
-    let queue: BlockingCallQueue
+    private let queue: BlockingCallQueue
 
     public init(service: String, accessGroup: String? = nil) {
         self.service = service

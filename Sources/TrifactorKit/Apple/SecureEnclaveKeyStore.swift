@@ -53,10 +53,12 @@ public struct SecureEnclaveKeyStore: DeviceKeyStore {
         guard let data = try await keychain.get("\(tag).enclave-key", prompt: nil) else { throw .damaged("no key named \(tag)") }
         let context = SigningContext()  // a fresh context: the biometric prompt for this signature
         context.context.localizedReason = reason
-        // The signature of an approval key blocks its thread while the Face ID sheet is up: it runs on the
-        // Keychain's queue, off the cooperative pool, and a cancelled task takes the sheet down.
+        // The signature of an approval key blocks its thread while the Face ID sheet is up: it runs off the
+        // cooperative pool, on a thread of its own rather than the Keychain's queue (the poll key and every Keychain
+        // read would wait behind the sheet, and a poll stamped before it would reach the server too late), and a
+        // cancelled task takes the sheet down.
         let result: Result<Data, SecretStoreError> = await withTaskCancellationHandler {
-            await keychain.queue.run {
+            await BlockingCallQueue.detached {
                 do {
                     let key = try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: data, authenticationContext: context.context)
                     return .success(try key.signature(for: message).derRepresentation)

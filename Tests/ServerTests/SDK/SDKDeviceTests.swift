@@ -211,6 +211,30 @@ struct SDKDeviceTests {
         }
     }
 
+    @Test("two enrollments of one device at once: one enrolls, the other is refused, and the device's approvals still work")
+    func concurrentEnroll() async throws {
+        try await Backend.all[0].withLiveServer { server in
+            let client = try await server.sdkUser("doubletap@example.com")
+            let (totp, secret) = try await server.sdkEnrollTOTP(client)
+            server.clock.advance(30)
+            _ = try await client.stepUp(FactorHint(totp), with: .code(server.totpCode(secret)))
+            let device = TestDevice(server)
+            async let first = refusal { try await device.authenticator.enroll(with: client, name: "Laptop") }
+            async let second = refusal { try await device.authenticator.enroll(with: client, name: "Laptop") }
+            let refusals = await [first, second]
+            #expect(refusals.filter { $0 == nil }.count == 1, "one enrolls")
+            #expect(refusals.compactMap { $0?.problem?.code } == [.secondFactorExists], "the other is refused")
+            // The approval key the server knows is the one the device holds: a step-up signed by it passes.
+            let hint = FactorHint(try #require(try await client.factors().first { $0.kind == .device }))
+            guard case .deviceChallenge(let challenge) = try await client.stepUpChallenge(hint) else {
+                Issue.record("a device step-up gets a challenge to sign")
+                return
+            }
+            let signature = try await device.authenticator.signature(purpose: "stepup", challenge: challenge, reason: "Confirm")
+            #expect(try await client.stepUp(hint, with: .deviceSignature(signature)).session.aal == 2)
+        }
+    }
+
     @Test("an approval key left by an enrollment that never finished is not reused: enrolling makes it anew, under the policy it claims")
     func leftoverApprovalKey() async throws {
         try await Backend.all[0].withLiveServer { server in
