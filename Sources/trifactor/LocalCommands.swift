@@ -1,4 +1,5 @@
 internal import CQREncode
+import CommandLineKit
 import Core
 import Crypto
 import Foundation
