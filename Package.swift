@@ -61,6 +61,8 @@ let package = Package(
         .target(name: "Core", swiftSettings: strict),
         // Argument parsing for both executables: options, flags, words, usage errors.
         .target(name: "CommandLineKit", swiftSettings: strict),
+        // QR codes encoded once by libqrencode, drawn as SVG (the server) or half blocks (the terminal).
+        .target(name: "QRCode", dependencies: ["CQREncode"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["Core", "CSodium", "COpenSSL", "COpenSSLShim"], swiftSettings: strict),
         .target(name: "Phone", dependencies: ["CPhoneNumber"], swiftSettings: strict),
         .target(name: "WebAuthn", dependencies: ["Core", "Crypto", "CCBOR", "COpenSSL"], swiftSettings: strict),
@@ -70,7 +72,7 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["API", "Logging", "Metrics", "CMicroHTTPD", "CMicroHTTPDShim", "CThreadShim"], swiftSettings: strict),
         .target(
             name: "TrifactorServer",
-            dependencies: ["API", "Core", "Crypto", "Logging", "Metrics", "Store", "HTTP", "Phone", "Messaging", "CQREncode", "WebAuthn", "CCrack", "CommandLineKit"],
+            dependencies: ["API", "Core", "Crypto", "Logging", "Metrics", "Store", "HTTP", "Phone", "Messaging", "QRCode", "WebAuthn", "CCrack", "CommandLineKit"],
             resources: [.copy("Resources/common-passwords.txt"), .copy("Resources/passkey.js"), .copy("Resources/openapi.json")],
             swiftSettings: strict
         ),
@@ -81,7 +83,7 @@ let package = Package(
         .target(name: "TrifactorKit", dependencies: ["API"], swiftSettings: strict),
         .target(name: "TrifactorKitVault", dependencies: ["TrifactorKit", "Crypto"], swiftSettings: strict),
         .target(name: "TrifactorKitTesting", dependencies: ["TrifactorKit"], swiftSettings: strict),
-        .executableTarget(name: "trifactor", dependencies: ["Core", "TrifactorKit", "TrifactorKitVault", "Crypto", "CQREncode", "CommandLineKit"], swiftSettings: strict),
+        .executableTarget(name: "trifactor", dependencies: ["Core", "TrifactorKit", "TrifactorKitVault", "Crypto", "QRCode", "CommandLineKit"], swiftSettings: strict),
 
         // Trifactor Bank: the demo relying party, its own server and database, on TrifactorKit.
         .target(name: "TrifactorBank", dependencies: ["API", "TrifactorKit", "Core", "Crypto", "Store", "HTTP", "Logging", "Phone"],
@@ -98,6 +100,7 @@ let package = Package(
         .target(name: "TrifactorTestSupport", dependencies: ["Store"], path: "Tests/Support", swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["Core"], swiftSettings: strict),
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"], swiftSettings: strict),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Core", "Crypto"], swiftSettings: strict),
         .testTarget(name: "PhoneTests", dependencies: ["Phone"], swiftSettings: strict),
         .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn"], swiftSettings: strict),
