@@ -59,6 +59,10 @@ let package = Package(
         .target(name: "API", swiftSettings: strict),
         .target(name: "Logging", swiftSettings: strict),
         .target(name: "Core", swiftSettings: strict),
+        // Argument parsing for both executables: options, flags, words, usage errors.
+        .target(name: "CommandLineKit", swiftSettings: strict),
+        // QR codes encoded once by libqrencode, drawn as SVG (the server) or half blocks (the terminal).
+        .target(name: "QRCode", dependencies: ["CQREncode"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["Core", "CSodium", "COpenSSL", "COpenSSLShim"], swiftSettings: strict),
         .target(name: "Phone", dependencies: ["CPhoneNumber"], swiftSettings: strict),
         .target(name: "WebAuthn", dependencies: ["Core", "Crypto", "CCBOR", "COpenSSL"], swiftSettings: strict),
@@ -68,7 +72,7 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["API", "Logging", "Metrics", "CMicroHTTPD", "CMicroHTTPDShim", "CThreadShim"], swiftSettings: strict),
         .target(
             name: "TrifactorServer",
-            dependencies: ["API", "Core", "Crypto", "Logging", "Metrics", "Store", "HTTP", "Phone", "Messaging", "CQREncode", "WebAuthn", "CCrack"],
+            dependencies: ["API", "Core", "Crypto", "Logging", "Metrics", "Store", "HTTP", "Phone", "Messaging", "QRCode", "WebAuthn", "CCrack", "CommandLineKit"],
             resources: [.copy("Resources/common-passwords.txt"), .copy("Resources/passkey.js"), .copy("Resources/openapi.json")],
             swiftSettings: strict
         ),
@@ -79,7 +83,7 @@ let package = Package(
         .target(name: "TrifactorKit", dependencies: ["API"], swiftSettings: strict),
         .target(name: "TrifactorKitVault", dependencies: ["TrifactorKit", "Crypto"], swiftSettings: strict),
         .target(name: "TrifactorKitTesting", dependencies: ["TrifactorKit"], swiftSettings: strict),
-        .executableTarget(name: "trifactor", dependencies: ["Core", "TrifactorKit", "TrifactorKitVault", "Crypto", "CQREncode"], swiftSettings: strict),
+        .executableTarget(name: "trifactor", dependencies: ["Core", "TrifactorKit", "TrifactorKitVault", "Crypto", "QRCode", "CommandLineKit"], swiftSettings: strict),
 
         // Trifactor Bank: the demo relying party, its own server and database, on TrifactorKit.
         .target(name: "TrifactorBank", dependencies: ["API", "TrifactorKit", "Core", "Crypto", "Store", "HTTP", "Logging", "Phone"],
@@ -95,6 +99,8 @@ let package = Package(
         // Helpers shared by the test targets: backends (SQLite file, PostgreSQL schema), threads.
         .target(name: "TrifactorTestSupport", dependencies: ["Store"], path: "Tests/Support", swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["Core"], swiftSettings: strict),
+        .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"], swiftSettings: strict),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Core", "Crypto"], swiftSettings: strict),
         .testTarget(name: "PhoneTests", dependencies: ["Phone"], swiftSettings: strict),
         .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn"], swiftSettings: strict),

@@ -24,38 +24,45 @@ extension BankApp {
         return (session, customer)
     }
 
+    /// The routes of accounts and statements: each HTTP method and path, and the handler that answers it.
     func addAccounts(_ router: inout Router) {
-        route(&router, "GET", "/accounts") { [self] request in
-            let (session, customer) = try customer(request)
-            let accounts = try ledger.accounts(of: customer)
-            let total = accounts.reduce(Int64(0)) { $0 + $1.balance.minorUnits }
-            let cards: [HTML] = accounts.map { account in
-                .element("section", ["class": "card account", "aria-labelledby": "h-\(account.id)"], [
-                    .element("h2", ["id": "h-\(account.id)"], [.element("a", ["href": "/accounts/\(account.id)"], [.text(account.name)])]),
-                    account.iban.map { .element("p", ["class": "iban"], [.text($0.description)]) } ?? .empty,
-                    .element("p", ["class": "balance"], [.element("span", ["class": "label"], ["Balance"]),
-                                                         .element("strong", ["class": "money"], [.text(account.balance.description)])]),
-                ])
-            }
-            return page(Page.layout("Your accounts", screen(session, request, notice: session.takeNotice(), tab: .accounts, money: true), [
-                .element("p", ["class": "card total"], [
-                    .element("span", ["class": "label"], ["Total in your accounts"]),
-                    .element("strong", ["class": "money"], [.text(Amount(minorUnits: total, currency: accounts.first?.balance.currency ?? "EUR").description)]),
-                ]),
-                .element("div", ["class": "grid"], cards),
-                Page.actions([Page.link("Make a transfer", "/transfer", class: "button primary")]),
-            ]))
+        route(&router, "GET", "/accounts",     showAccounts)
+        route(&router, "GET", "/accounts/:id", showStatement)
+    }
+
+    /// `GET /accounts`: the customer's accounts, a card each, under the total.
+    func showAccounts(_ request: Request) throws -> Response {
+        let (session, customer) = try customer(request)
+        let accounts = try ledger.accounts(of: customer)
+        let total = accounts.reduce(Int64(0)) { $0 + $1.balance.minorUnits }
+        let cards: [HTML] = accounts.map { account in
+            .element("section", ["class": "card account", "aria-labelledby": "h-\(account.id)"], [
+                .element("h2", ["id": "h-\(account.id)"], [.element("a", ["href": "/accounts/\(account.id)"], [.text(account.name)])]),
+                account.iban.map { .element("p", ["class": "iban"], [.text($0.description)]) } ?? .empty,
+                .element("p", ["class": "balance"], [.element("span", ["class": "label"], ["Balance"]),
+                                                     .element("strong", ["class": "money"], [.text(account.balance.description)])]),
+            ])
         }
-        route(&router, "GET", "/accounts/:id") { [self] request in
-            let (session, customer) = try customer(request)
-            guard let account = try ledger.accounts(of: customer).first(where: { $0.id == request.parameters["id"] }) else {
-                return page(Page.layout("There is no such account", screen(session, request, tab: .accounts),
-                                        [Page.link("Go to your accounts", "/accounts", class: "button primary")]), status: 404)
-            }
-            let statement = try ledger.statement(of: account.id, before: request.query["before"].flatMap { Int64($0) },
-                                                 after: request.query["after"].flatMap { Int64($0) }, limit: 20)
-            return page(Page.layout(account.name, screen(session, request, tab: .accounts, money: true), statementBody(account, statement)))
+        return page(Page.layout("Your accounts", screen(session, request, notice: session.takeNotice(), tab: .accounts, money: true), [
+            .element("p", ["class": "card total"], [
+                .element("span", ["class": "label"], ["Total in your accounts"]),
+                .element("strong", ["class": "money"], [.text(Amount(minorUnits: total, currency: accounts.first?.balance.currency ?? "EUR").description)]),
+            ]),
+            .element("div", ["class": "grid"], cards),
+            Page.actions([Page.link("Make a transfer", "/transfer", class: "button primary")]),
+        ]))
+    }
+
+    /// `GET /accounts/:id`: one account's statement, a page at a time both ways.
+    func showStatement(_ request: Request) throws -> Response {
+        let (session, customer) = try customer(request)
+        guard let account = try ledger.accounts(of: customer).first(where: { $0.id == request.parameters["id"] }) else {
+            return page(Page.layout("There is no such account", screen(session, request, tab: .accounts),
+                                    [Page.link("Go to your accounts", "/accounts", class: "button primary")]), status: 404)
         }
+        let statement = try ledger.statement(of: account.id, before: request.query["before"].flatMap { Int64($0) },
+                                             after: request.query["after"].flatMap { Int64($0) }, limit: 20)
+        return page(Page.layout(account.name, screen(session, request, tab: .accounts, money: true), statementBody(account, statement)))
     }
 
     func statementBody(_ account: Ledger.Account, _ statement: Ledger.StatementPage) -> [HTML] {

@@ -9,48 +9,58 @@ extension BankApp {
     /// Wrong codes an enrollment takes before Trifactor ends it.
     static let enrollmentTries = 5
 
+    /// The routes of adding an authenticator app: each HTTP method and path, and the handler that answers it.
     func addAuthenticatorApp(_ router: inout Router) {
-        route(&router, "GET", "/settings/totp") { [self] request in
-            let (session, _) = try customer(request)
-            guard let totp = session.flows({ $0.totp }) else { return redirect("/settings") }
-            let draft = session.draft(for: "/settings/totp", now: now())
-            return page(totpPage(session, request, totp.enrollment, error: draft?.errors["code"]))
-        }
-        route(&router, "GET", "/settings/totp/qr.svg") { [self] request in
-            guard let session = session(request).session, session.isSignedIn, let totp = session.flows({ $0.totp }) else { return Response(status: 404) }
-            return Response(status: 200, headers: [("Content-Type", "image/svg+xml"), ("Content-Security-Policy", "default-src 'none'"), ("Cache-Control", "no-store")],
-                            body: Array(totp.qrSVG.utf8))
-        }
-        route(&router, "POST", "/settings/totp/confirm") { [self] request in
-            let (_, form, _) = try posted(request)
-            let (session, _) = try customer(request)
-            guard let totp = session.flows({ $0.totp }) else { return redirect("/settings") }
-            do {
-                _ = try blocking({ try await totp.enrollment.confirm(code: form["code"] ?? "", name: "Authenticator app") })
-            } catch {
-                var tries = session.flows { $0.totpTries }
-                switch Self.verdict(error, tries: &tries, texted: false) {
-                case .again?:
-                    session.flows { $0.totpTries = tries }
-                    guard tries >= Self.enrollmentTries else {
-                        let left = Self.enrollmentTries - tries
-                        return back(to: "/settings/totp", session, FormDraft(errors: [
-                            "code": "That code is wrong. Type the 6 digits your app shows now (\(left) more \(left == 1 ? "try" : "tries")).",
-                        ]))
-                    }
-                    fallthrough
-                case .newCode?, .over?:
-                    session.flows { $0.totp = nil; $0.totpTries = 0 }
-                    session.flash("That code did not work \(Self.enrollmentTries) times, so the app was not added. Start again: the QR code will be new.")
-                    return redirect("/settings")
-                case nil:
-                    throw error
+        route(&router, "GET",  "/settings/totp",         showAuthenticatorApp)
+        route(&router, "GET",  "/settings/totp/qr.svg",  showAuthenticatorAppQR)
+        route(&router, "POST", "/settings/totp/confirm", confirmAuthenticatorApp)
+    }
+
+    /// `GET /settings/totp`: the QR code and secret of the authenticator app being added.
+    func showAuthenticatorApp(_ request: Request) throws -> Response {
+        let (session, _) = try customer(request)
+        guard let totp = session.flows({ $0.totp }) else { return redirect("/settings") }
+        let draft = session.draft(for: "/settings/totp", now: now())
+        return page(totpPage(session, request, totp.enrollment, error: draft?.errors["code"]))
+    }
+
+    /// `GET /settings/totp/qr.svg`: the QR code of the authenticator app being added, as SVG.
+    func showAuthenticatorAppQR(_ request: Request) -> Response {
+        guard let session = session(request).session, session.isSignedIn, let totp = session.flows({ $0.totp }) else { return Response(status: 404) }
+        return Response(status: 200, headers: [("Content-Type", "image/svg+xml"), ("Content-Security-Policy", "default-src 'none'"), ("Cache-Control", "no-store")],
+                        body: Array(totp.qrSVG.utf8))
+    }
+
+    /// `POST /settings/totp/confirm`: a code from the app adds it; too many wrong codes end the enrollment.
+    func confirmAuthenticatorApp(_ request: Request) throws -> Response {
+        let (_, form, _) = try posted(request)
+        let (session, _) = try customer(request)
+        guard let totp = session.flows({ $0.totp }) else { return redirect("/settings") }
+        do {
+            _ = try blocking({ try await totp.enrollment.confirm(code: form["code"] ?? "", name: "Authenticator app") })
+        } catch {
+            var tries = session.flows { $0.totpTries }
+            switch Self.verdict(error, tries: &tries, texted: false) {
+            case .again?:
+                session.flows { $0.totpTries = tries }
+                guard tries >= Self.enrollmentTries else {
+                    let left = Self.enrollmentTries - tries
+                    return back(to: "/settings/totp", session, FormDraft(errors: [
+                        "code": "That code is wrong. Type the 6 digits your app shows now (\(left) more \(left == 1 ? "try" : "tries")).",
+                    ]))
                 }
+                fallthrough
+            case .newCode?, .over?:
+                session.flows { $0.totp = nil; $0.totpTries = 0 }
+                session.flash("That code did not work \(Self.enrollmentTries) times, so the app was not added. Start again: the QR code will be new.")
+                return redirect("/settings")
+            case nil:
+                throw error
             }
-            session.flows { $0.totp = nil; $0.totpTries = 0 }
-            session.flash("Your authenticator app is added.")
-            return redirect("/settings")
         }
+        session.flows { $0.totp = nil; $0.totpTries = 0 }
+        session.flash("Your authenticator app is added.")
+        return redirect("/settings")
     }
 
     /// Starts adding an authenticator app and shows its QR code, or asks to confirm it's you first.

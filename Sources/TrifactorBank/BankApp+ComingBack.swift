@@ -10,72 +10,91 @@ import TrifactorKit
 /// same way, saying why, then carries the change out. A passkey is offered
 /// first when the customer has one. Too many wrong codes sign the customer out.
 extension BankApp {
+    /// The routes of confirming it's the customer again: each HTTP method and path, and the handler that answers it.
     func addComingBack(_ router: inout Router) {
-        route(&router, "GET", "/confirm") { [self] request in
-            let session = self.session(request).session
-            guard let session, session.isSignedIn else { return outOfStep(session, request) }
-            let intent = session.flows { $0.stepUp }
-            guard intent != nil || session.isAway(now: now(), idle: configuration.idleTimeout) else { return redirect(currentStep(session)) }
-            session.set(code: nil)
-            let factors = try confirmable(session, request)
-            return page(confirmPage(session, request, intent: intent, factors: factors))
+        route(&router, "GET",  "/confirm",           showConfirm)
+        route(&router, "POST", "/confirm/challenge", challengeConfirm)
+        route(&router, "GET",  "/confirm/code",      showConfirmCode)
+        route(&router, "POST", "/confirm/code",      checkConfirmCode)
+        route(&router, "POST", "/confirm/resend",    resendConfirmCode)
+        route(&router, "POST", "/confirm/cancel",    cancelConfirm)
+    }
+
+    /// `GET /confirm`: the factors that can confirm it's the customer, saying why the bank asks.
+    func showConfirm(_ request: Request) throws -> Response {
+        let session = self.session(request).session
+        guard let session, session.isSignedIn else { return outOfStep(session, request) }
+        let intent = session.flows { $0.stepUp }
+        guard intent != nil || session.isAway(now: now(), idle: configuration.idleTimeout) else { return redirect(currentStep(session)) }
+        session.set(code: nil)
+        let factors = try confirmable(session, request)
+        return page(confirmPage(session, request, intent: intent, factors: factors))
+    }
+
+    /// `POST /confirm/challenge`: sends the chosen factor's challenge, then its code page.
+    func challengeConfirm(_ request: Request) throws -> Response {
+        let (session, form, _) = try posted(request)
+        guard session.isSignedIn else { return outOfStep(session, request) }
+        let factors = try confirmable(session, request)
+        guard let hint = factors.first(where: { $0.id == form["factor"] }) else { return outOfStep(session, request) }
+        let client = trifactor(session, request)
+        do {
+            _ = try blocking({ try await client.stepUpChallenge(hint) })
+        } catch {
+            session.flash(Self.isSendLimit(error) ? Self.cannotText(error, others: factors.filter { $0.id != hint.id }) : Self.sentence(error))
+            return redirect("/confirm")
         }
-        route(&router, "POST", "/confirm/challenge") { [self] request in
-            let (session, form, _) = try posted(request)
-            guard session.isSignedIn else { return outOfStep(session, request) }
-            let factors = try confirmable(session, request)
-            guard let hint = factors.first(where: { $0.id == form["factor"] }) else { return outOfStep(session, request) }
-            let client = trifactor(session, request)
-            do {
-                _ = try blocking({ try await client.stepUpChallenge(hint) })
-            } catch {
-                session.flash(Self.isSendLimit(error) ? Self.cannotText(error, others: factors.filter { $0.id != hint.id }) : Self.sentence(error))
-                return redirect("/confirm")
-            }
-            session.set(code: CodeChallenge(hint))
-            return redirect("/confirm/code")
+        session.set(code: CodeChallenge(hint))
+        return redirect("/confirm/code")
+    }
+
+    /// `GET /confirm/code`: the code page of confirming it's the customer.
+    func showConfirmCode(_ request: Request) -> Response {
+        let session = self.session(request).session
+        guard let session, session.isSignedIn, let code = session.code else { return outOfStep(session, request) }
+        let draft = session.draft(for: "/confirm/code", now: now())
+        return page(confirmCodePage(session, request, code, intent: session.flows { $0.stepUp }, error: draft?.errors["code"]))
+    }
+
+    /// `POST /confirm/code`: a code that confirms it's the customer; too many wrong ones sign them out.
+    func checkConfirmCode(_ request: Request) throws -> Response {
+        let (session, form, cookie) = try posted(request)
+        guard session.isSignedIn, var code = session.code else { return outOfStep(session, request) }
+        let client = trifactor(session, request), hint = code.hint
+        do {
+            _ = try blocking({ try await client.stepUp(hint, with: .code(form["code"] ?? "")) })
+        } catch {
+            guard let answer = codeRefused(session, &code, error, page: "/confirm/code", over: {
+                signOut(session, cookie, request, notice: "\($0) For your safety you are signed out: sign in again when you are ready.")
+            }) else { throw error }
+            return answer
         }
-        route(&router, "GET", "/confirm/code") { [self] request in
-            let session = self.session(request).session
-            guard let session, session.isSignedIn, let code = session.code else { return outOfStep(session, request) }
-            let draft = session.draft(for: "/confirm/code", now: now())
-            return page(confirmCodePage(session, request, code, intent: session.flows { $0.stepUp }, error: draft?.errors["code"]))
+        return confirmed(session, request, cookie)
+    }
+
+    /// `POST /confirm/resend`: a new texted code for confirming.
+    func resendConfirmCode(_ request: Request) throws -> Response {
+        let (session, _, _) = try posted(request)
+        guard session.isSignedIn, let code = session.code, code.isTexted else { return outOfStep(session, request) }
+        let client = trifactor(session, request)
+        do {
+            _ = try blocking({ try await client.stepUpChallenge(code.hint) })
+            session.set(code: CodeChallenge(code.hint))
+            session.flash(Self.newCodeSent(code.hint))
+        } catch {
+            let others = (try? confirmable(session, request))?.filter { $0.id != code.hint.id } ?? []
+            session.flash(Self.isSendLimit(error) ? Self.cannotText(error, others: others) : Self.sentence(error))
         }
-        route(&router, "POST", "/confirm/code") { [self] request in
-            let (session, form, cookie) = try posted(request)
-            guard session.isSignedIn, var code = session.code else { return outOfStep(session, request) }
-            let client = trifactor(session, request), hint = code.hint
-            do {
-                _ = try blocking({ try await client.stepUp(hint, with: .code(form["code"] ?? "")) })
-            } catch {
-                guard let answer = codeRefused(session, &code, error, page: "/confirm/code", over: {
-                    signOut(session, cookie, request, notice: "\($0) For your safety you are signed out: sign in again when you are ready.")
-                }) else { throw error }
-                return answer
-            }
-            return confirmed(session, request, cookie)
-        }
-        route(&router, "POST", "/confirm/resend") { [self] request in
-            let (session, _, _) = try posted(request)
-            guard session.isSignedIn, let code = session.code, code.isTexted else { return outOfStep(session, request) }
-            let client = trifactor(session, request)
-            do {
-                _ = try blocking({ try await client.stepUpChallenge(code.hint) })
-                session.set(code: CodeChallenge(code.hint))
-                session.flash(Self.newCodeSent(code.hint))
-            } catch {
-                let others = (try? confirmable(session, request))?.filter { $0.id != code.hint.id } ?? []
-                session.flash(Self.isSendLimit(error) ? Self.cannotText(error, others: others) : Self.sentence(error))
-            }
-            return redirect("/confirm/code")
-        }
-        route(&router, "POST", "/confirm/cancel") { [self] request in
-            let (session, _, _) = try posted(request)
-            session.flows { $0.stepUp = nil }
-            session.set(code: nil)
-            session.flash("Nothing was changed.")
-            return redirect(currentStep(session) == "/accounts" ? "/settings" : currentStep(session))
-        }
+        return redirect("/confirm/code")
+    }
+
+    /// `POST /confirm/cancel`: drops the confirmation and the change it was for.
+    func cancelConfirm(_ request: Request) throws -> Response {
+        let (session, _, _) = try posted(request)
+        session.flows { $0.stepUp = nil }
+        session.set(code: nil)
+        session.flash("Nothing was changed.")
+        return redirect(currentStep(session) == "/accounts" ? "/settings" : currentStep(session))
     }
 
     /// Sends the customer to /confirm for `intent`: the page says why it asks, and once confirmed the bank does it.

@@ -30,13 +30,17 @@ extension BankApp {
         ])
     }
 
+    /// The routes of the recognised browser: each HTTP method and path, and the handler that answers it.
     func addBrowsers(_ router: inout Router) {
-        route(&router, "POST", "/settings/browser/forget") { [self] request in
-            let (session, _, _) = try posted(request)
-            _ = try customer(request)
-            try browsers.forget(KnownBrowsers.value(in: request.header("cookie")))
-            session.flash("This browser is forgotten: it no longer shows your picture and phrase.")
-            return redirect("/settings", cookies: [KnownBrowsers.cleared(secure: configuration.secure)])
-        }
+        route(&router, "POST", "/settings/browser/forget", forgetBrowser)
+    }
+
+    /// `POST /settings/browser/forget`: this browser no longer shows the customer's sitekey.
+    func forgetBrowser(_ request: Request) throws -> Response {
+        let (session, _, _) = try posted(request)
+        _ = try customer(request)
+        try browsers.forget(KnownBrowsers.value(in: request.header("cookie")))
+        session.flash("This browser is forgotten: it no longer shows your picture and phrase.")
+        return redirect("/settings", cookies: [KnownBrowsers.cleared(secure: configuration.secure)])
     }
 }

@@ -19,139 +19,161 @@ extension BankApp {
     /// for the two servers' clocks to differ a little).
     static let newAccountWindow: TimeInterval = 120
 
+    /// The routes of opening an account, its email and mobile steps: each HTTP method and path, and the handler that answers it.
     func addOpening(_ router: inout Router) {
-        route(&router, "GET", "/open") { [self] request in
-            let (viewer, cookies) = self.viewer(request)
-            if viewer.isSignedIn { return redirect("/accounts") }
-            if let session = viewer as? BankSession, session.flows({ $0.opening }) != nil { return redirect(currentStep(session)) }
-            let draft = self.draft(for: "/open", viewer, request)
-            return page(openPage(viewer, request, draft: draft, notice: (viewer as? BankSession)?.takeNotice()), cookies: cookies)
+        route(&router, "GET",  "/open",               showOpening)
+        route(&router, "POST", "/open",               submitOpening)
+        route(&router, "GET",  "/open/verify",        showOpeningEmail)
+        route(&router, "POST", "/open/verify",        verifyOpeningEmail)
+        route(&router, "POST", "/open/verify/resend", resendOpeningEmail)
+        route(&router, "POST", "/open/restart",       startOpeningAgain)
+        route(&router, "GET",  "/open/phone",         showOpeningPhone)
+        route(&router, "POST", "/open/phone",         confirmOpeningPhone)
+        route(&router, "POST", "/open/phone/resend",  resendOpeningText)
+        route(&router, "POST", "/open/phone/number",  changeOpeningNumber)
+    }
+
+    /// `GET /open`: the form that opens an account (or the opening's current step).
+    func showOpening(_ request: Request) -> Response {
+        let (viewer, cookies) = self.viewer(request)
+        if viewer.isSignedIn { return redirect("/accounts") }
+        if let session = viewer as? BankSession, session.flows({ $0.opening }) != nil { return redirect(currentStep(session)) }
+        let draft = self.draft(for: "/open", viewer, request)
+        return page(openPage(viewer, request, draft: draft, notice: (viewer as? BankSession)?.takeNotice()), cookies: cookies)
+    }
+
+    /// `POST /open`: checks the form, creates the Trifactor account or carries a half-way opening on.
+    func submitOpening(_ request: Request) throws -> Response {
+        let (viewer, form) = try postedBeforeSession(request)
+        var errors: [String: String] = [:]
+        let name = form["name"] ?? ""
+        if name.isEmpty || name.count > 70 { errors["name"] = "Enter your name (up to 70 characters)." }
+        let email = (form["email"] ?? "").lowercased()
+        if !Self.looksLikeEmail(email) { errors["email"] = "Enter your email address, like ann@example.com." }
+        let password = form.raw("password") ?? ""
+        if password.isEmpty { errors["password"] = "Choose a password." }
+        let phone = Self.mobile(form["phone"] ?? "", errors: &errors)
+        var sitekey: Sitekey?
+        do throws(Sitekey.Refusal) { sitekey = try Sitekey(picture: form["picture"] ?? "", phrase: form["phrase"] ?? "") } catch {
+            errors[error == .unknownPicture ? "picture" : "phrase"] = error.description
         }
-        route(&router, "POST", "/open") { [self] request in
-            let (viewer, form) = try postedBeforeSession(request)
-            var errors: [String: String] = [:]
-            let name = form["name"] ?? ""
-            if name.isEmpty || name.count > 70 { errors["name"] = "Enter your name (up to 70 characters)." }
-            let email = (form["email"] ?? "").lowercased()
-            if !Self.looksLikeEmail(email) { errors["email"] = "Enter your email address, like ann@example.com." }
-            let password = form.raw("password") ?? ""
-            if password.isEmpty { errors["password"] = "Choose a password." }
-            let phone = Self.mobile(form["phone"] ?? "", errors: &errors)
-            var sitekey: Sitekey?
-            do throws(Sitekey.Refusal) { sitekey = try Sitekey(picture: form["picture"] ?? "", phrase: form["phrase"] ?? "") } catch {
-                errors[error == .unknownPicture ? "picture" : "phrase"] = error.description
-            }
-            guard errors.isEmpty, let phone, let sitekey else { return back(to: "/open", viewer, FormDraft(form, keeping: Self.openingFields, errors: errors)) }
-            let (session, cookies) = startSession(viewer)
-            session.dropSignIn()
-            session.set(stage: .start)
-            session.flows { $0.reset = nil }
-            let client = trifactor(session, request), started = now()
-            do {
-                try blocking({ try await client.signUp(email: email, password: password, displayName: name) })
-            } catch let error as TrifactorError where !(error.problem?.invalidFields.isEmpty ?? true) {
-                for field in error.problem?.invalidFields ?? [] { errors[field.name == "display_name" ? "name" : field.name] = Self.fieldSentence(field) }
-                return back(to: "/open", session, FormDraft(form, keeping: Self.openingFields, errors: errors), cookies: cookies)
-            } catch let error as TrifactorError where error.problem != nil {
-                return back(to: "/open", session, FormDraft(form, keeping: Self.openingFields, errors: ["form": Self.sentence(error)]), cookies: cookies)
-            }
-            var opening = Opening(name: name, email: email, password: password, phone: phone.e164, sitekey: sitekey, emailWindow: started)
-            // Starting again buys no guesses: Trifactor's window of wrong email codes still runs.
-            if let kept = session.flows({ $0.openingTries[email] }), started < kept.window.addingTimeInterval(Self.emailCodeWindow) {
-                (opening.emailTries, opening.emailWindow) = (kept.tries, kept.window)
-            }
-            // A known email with this password is an opening left half way, or a customer of another Trifactor app.
-            switch try? blocking({ try await client.signIn(email: email, password: password) }) {
-            case .signedIn?:
-                let user = (try? blocking({ try await client.currentSession() }))?.user
-                if user?.emailVerified == true {
-                    opening.emailVerified = true
-                    try createCustomer(opening, update: true)
-                    session.flows { $0.opening = opening }
-                    return sendOpeningText(session, request, cookies: cookies)
-                }
-                // Signing up again sent no code to an account made earlier: ask for a new one. (A new account has its code:
-                // a resend would replace it. Trifactor's answer is the same for both, so the account's age tells them apart.)
-                if let user, user.createdAt < started.addingTimeInterval(-Self.newAccountWindow) {
-                    try? blocking({ try await client.resendVerification(to: email) })
-                }
-            case .secondFactorRequired?:
-                try createCustomer(opening, update: false)
-                try? blocking({ try await client.signOut() })
-                session.flash("You already have an account with this email: sign in to see it.")
-                return redirect("/", cookies: cookies)
-            case nil:
-                break
-            }
-            session.flows { $0.opening = opening }
-            return redirect("/open/verify", cookies: cookies)
+        guard errors.isEmpty, let phone, let sitekey else { return back(to: "/open", viewer, FormDraft(form, keeping: Self.openingFields, errors: errors)) }
+        let (session, cookies) = startSession(viewer)
+        session.dropSignIn()
+        session.set(stage: .start)
+        session.flows { $0.reset = nil }
+        let client = trifactor(session, request), started = now()
+        do {
+            try blocking({ try await client.signUp(email: email, password: password, displayName: name) })
+        } catch let error as TrifactorError where !(error.problem?.invalidFields.isEmpty ?? true) {
+            for field in error.problem?.invalidFields ?? [] { errors[field.name == "display_name" ? "name" : field.name] = Self.fieldSentence(field) }
+            return back(to: "/open", session, FormDraft(form, keeping: Self.openingFields, errors: errors), cookies: cookies)
+        } catch let error as TrifactorError where error.problem != nil {
+            return back(to: "/open", session, FormDraft(form, keeping: Self.openingFields, errors: ["form": Self.sentence(error)]), cookies: cookies)
         }
-        route(&router, "GET", "/open/verify") { [self] request in
-            let session = self.session(request).session
-            guard let session, let opening = session.flows({ $0.opening }), !opening.emailVerified else { return outOfStep(session, request) }
-            let draft = session.draft(for: "/open/verify", now: now())
-            return page(openEmailPage(session, request, opening, error: draft?.errors["code"], notice: session.takeNotice()))
+        var opening = Opening(name: name, email: email, password: password, phone: phone.e164, sitekey: sitekey, emailWindow: started)
+        // Starting again buys no guesses: Trifactor's window of wrong email codes still runs.
+        if let kept = session.flows({ $0.openingTries[email] }), started < kept.window.addingTimeInterval(Self.emailCodeWindow) {
+            (opening.emailTries, opening.emailWindow) = (kept.tries, kept.window)
         }
-        route(&router, "POST", "/open/verify") { [self] request in
-            let (session, form, _) = try posted(request)
-            guard var opening = session.flows({ $0.opening }), !opening.emailVerified else { return outOfStep(session, request) }
-            let client = trifactor(session, request)
-            let email = opening.email
-            do {
-                try blocking({ try await client.verifyEmail(email, code: form["code"] ?? "") })
-            } catch let error as TrifactorError where error.problem?.code == .invalidCode {
-                opening.emailTries += 1
-                session.flows { $0.opening = opening }
-                let left = Self.emailCodeTries - opening.emailTries
-                return back(to: "/open/verify", session, FormDraft(errors: ["code": left > 0
-                    ? "That code is wrong. \(left) more \(left == 1 ? "try" : "tries")." : Self.emailLocked(window: opening.emailWindow, now: now())]))
-            } catch {
-                return back(to: "/open/verify", session, FormDraft(errors: ["code": Self.sentence(error)]))
-            }
-            opening.emailVerified = true
-            session.flows { $0.opening = opening }
-            let (password, name) = (opening.password, opening.name)
-            switch try blocking({ try await client.signIn(email: email, password: password) }) {
-            case .signedIn:
+        // A known email with this password is an opening left half way, or a customer of another Trifactor app.
+        switch try? blocking({ try await client.signIn(email: email, password: password) }) {
+        case .signedIn?:
+            let user = (try? blocking({ try await client.currentSession() }))?.user
+            if user?.emailVerified == true {
+                opening.emailVerified = true
                 try createCustomer(opening, update: true)
-                return sendOpeningText(session, request)
-            case .secondFactorRequired:
-                // The email had second factors already: an existing Trifactor user; sign in as usual.
-                try createCustomer(opening, update: false)
-                session.flows { $0.opening = nil }
-                session.flash("Your bank account is ready, \(name). Sign in to see it.")
-                return redirect("/")
-            }
-        }
-        route(&router, "POST", "/open/verify/resend") { [self] request in
-            let (session, _, _) = try posted(request)
-            guard var opening = session.flows({ $0.opening }), !opening.emailVerified else { return outOfStep(session, request) }
-            let client = trifactor(session, request), email = opening.email
-            if now() >= opening.emailWindow.addingTimeInterval(Self.emailCodeWindow) {
-                opening.emailTries = 0
-                opening.emailWindow = now()
-            } else if opening.emailTries >= Self.emailCodeTries {
-                session.flash(Self.emailLocked(window: opening.emailWindow, now: now(), typed: false))
-                return redirect("/open/verify")
-            }
-            do {
-                try blocking({ try await client.resendVerification(to: email) })
                 session.flows { $0.opening = opening }
-                session.flash("We sent a new code to \(email). It can take a minute to arrive; the old one no longer works.")
-            } catch {
-                session.flash(Self.sentence(error))
+                return sendOpeningText(session, request, cookies: cookies)
             }
+            // Signing up again sent no code to an account made earlier: ask for a new one. (A new account has its code:
+            // a resend would replace it. Trifactor's answer is the same for both, so the account's age tells them apart.)
+            if let user, user.createdAt < started.addingTimeInterval(-Self.newAccountWindow) {
+                try? blocking({ try await client.resendVerification(to: email) })
+            }
+        case .secondFactorRequired?:
+            try createCustomer(opening, update: false)
+            try? blocking({ try await client.signOut() })
+            session.flash("You already have an account with this email: sign in to see it.")
+            return redirect("/", cookies: cookies)
+        case nil:
+            break
+        }
+        session.flows { $0.opening = opening }
+        return redirect("/open/verify", cookies: cookies)
+    }
+
+    /// `GET /open/verify`: the page for the code emailed to a new customer.
+    func showOpeningEmail(_ request: Request) -> Response {
+        let session = self.session(request).session
+        guard let session, let opening = session.flows({ $0.opening }), !opening.emailVerified else { return outOfStep(session, request) }
+        let draft = session.draft(for: "/open/verify", now: now())
+        return page(openEmailPage(session, request, opening, error: draft?.errors["code"], notice: session.takeNotice()))
+    }
+
+    /// `POST /open/verify`: the emailed code confirms the address; the customer and accounts are made.
+    func verifyOpeningEmail(_ request: Request) throws -> Response {
+        let (session, form, _) = try posted(request)
+        guard var opening = session.flows({ $0.opening }), !opening.emailVerified else { return outOfStep(session, request) }
+        let client = trifactor(session, request)
+        let email = opening.email
+        do {
+            try blocking({ try await client.verifyEmail(email, code: form["code"] ?? "") })
+        } catch let error as TrifactorError where error.problem?.code == .invalidCode {
+            opening.emailTries += 1
+            session.flows { $0.opening = opening }
+            let left = Self.emailCodeTries - opening.emailTries
+            return back(to: "/open/verify", session, FormDraft(errors: ["code": left > 0
+                ? "That code is wrong. \(left) more \(left == 1 ? "try" : "tries")." : Self.emailLocked(window: opening.emailWindow, now: now())]))
+        } catch {
+            return back(to: "/open/verify", session, FormDraft(errors: ["code": Self.sentence(error)]))
+        }
+        opening.emailVerified = true
+        session.flows { $0.opening = opening }
+        let (password, name) = (opening.password, opening.name)
+        switch try blocking({ try await client.signIn(email: email, password: password) }) {
+        case .signedIn:
+            try createCustomer(opening, update: true)
+            return sendOpeningText(session, request)
+        case .secondFactorRequired:
+            // The email had second factors already: an existing Trifactor user; sign in as usual.
+            try createCustomer(opening, update: false)
+            session.flows { $0.opening = nil }
+            session.flash("Your bank account is ready, \(name). Sign in to see it.")
+            return redirect("/")
+        }
+    }
+
+    /// `POST /open/verify/resend`: a new email code, within Trifactor's window of wrong codes.
+    func resendOpeningEmail(_ request: Request) throws -> Response {
+        let (session, _, _) = try posted(request)
+        guard var opening = session.flows({ $0.opening }), !opening.emailVerified else { return outOfStep(session, request) }
+        let client = trifactor(session, request), email = opening.email
+        if now() >= opening.emailWindow.addingTimeInterval(Self.emailCodeWindow) {
+            opening.emailTries = 0
+            opening.emailWindow = now()
+        } else if opening.emailTries >= Self.emailCodeTries {
+            session.flash(Self.emailLocked(window: opening.emailWindow, now: now(), typed: false))
             return redirect("/open/verify")
         }
-        route(&router, "POST", "/open/restart") { [self] request in
-            let (session, _, _) = try posted(request)
-            guard let opening = session.flows({ $0.opening }) else { return outOfStep(session, request) }
-            let client = trifactor(session, request)
-            try? blocking({ try await client.signOut() })
-            session.keep(FormDraft(values: ["name": opening.name, "email": opening.email]), for: "/open", now: now())
-            return restartOpening(session, saying: "Start again: fill in the form. An account you began with this email carries on when you use the same password.")
+        do {
+            try blocking({ try await client.resendVerification(to: email) })
+            session.flows { $0.opening = opening }
+            session.flash("We sent a new code to \(email). It can take a minute to arrive; the old one no longer works.")
+        } catch {
+            session.flash(Self.sentence(error))
         }
-        addOpeningPhone(&router)
+        return redirect("/open/verify")
+    }
+
+    /// `POST /open/restart`: back to the opening form, keeping the name and email.
+    func startOpeningAgain(_ request: Request) throws -> Response {
+        let (session, _, _) = try posted(request)
+        guard let opening = session.flows({ $0.opening }) else { return outOfStep(session, request) }
+        let client = trifactor(session, request)
+        try? blocking({ try await client.signOut() })
+        session.keep(FormDraft(values: ["name": opening.name, "email": opening.email]), for: "/open", now: now())
+        return restartOpening(session, saying: "Start again: fill in the form. An account you began with this email carries on when you use the same password.")
     }
 
     /// "That was the fifth wrong code: no email code works until 14:32 UTC (in 7 minutes). Then send a new code." Not

@@ -9,54 +9,60 @@ import Phone
 /// Trifactor wants the password proven within five minutes to add a first
 /// factor, so a slow customer is signed in again with the opening's password.
 extension BankApp {
-    func addOpeningPhone(_ router: inout Router) {
-        route(&router, "GET", "/open/phone") { [self] request in
-            let session = self.session(request).session
-            guard let session, let opening = session.flows({ $0.opening }), opening.emailVerified else { return outOfStep(session, request) }
-            let draft = session.draft(for: "/open/phone", now: now())
-            return page(openPhonePage(session, request, opening, draft: draft, notice: session.takeNotice()))
-        }
-        route(&router, "POST", "/open/phone") { [self] request in
-            let (session, form, _) = try posted(request)
-            guard var opening = session.flows({ $0.opening }), let enrollment = opening.enrollment else { return outOfStep(session, request) }
-            let client = trifactor(session, request)
-            do {
-                _ = try freshly(opening, client) { try blocking({ try await enrollment.confirm(code: form["code"] ?? "", name: "Mobile") }) }
-            } catch {
-                let verdict = Self.verdict(error, tries: &opening.phoneTries, texted: true)
-                if case .newCode? = verdict { opening.phoneTries = max(opening.phoneTries, Self.textedCodeTries) }
-                if case .over? = verdict { opening.phoneTries = max(opening.phoneTries, Self.textedCodeTries) }
-                session.flows { $0.opening = opening }
-                switch verdict {
-                case .again(let sentence)?, .newCode(let sentence)?, .over(let sentence)?:
-                    return back(to: "/open/phone", session, FormDraft(errors: ["code": sentence]))
-                case nil:
-                    return back(to: "/open/phone", session, FormDraft(errors: ["code": Self.sentence(error)]))
-                }
-            }
-            try createCustomer(opening, update: true)
-            session.flows { $0.opening = nil }
-            session.flash("Welcome to Trifactor Bank, \(opening.name). Your accounts are open.")
-            // The mobile is confirmed: the browser is recognised as the new customer's, like after a second factor.
-            return try finishSignIn(session, email: opening.email, request: request, next: "/accounts")
-        }
-        route(&router, "POST", "/open/phone/resend") { [self] request in
-            let (session, _, _) = try posted(request)
-            guard let opening = session.flows({ $0.opening }), opening.emailVerified else { return outOfStep(session, request) }
-            return sendOpeningText(session, request, again: true)
-        }
-        route(&router, "POST", "/open/phone/number") { [self] request in
-            let (session, form, _) = try posted(request)
-            guard var opening = session.flows({ $0.opening }), opening.emailVerified else { return outOfStep(session, request) }
-            var errors: [String: String] = [:]
-            guard let number = Self.mobile(form["phone"] ?? "", errors: &errors) else {
-                return back(to: "/open/phone", session, FormDraft(form, keeping: ["phone"], errors: errors))
-            }
-            opening.phone = number.e164
+
+    /// `GET /open/phone`: the page for the code texted to a new customer's mobile.
+    func showOpeningPhone(_ request: Request) -> Response {
+        let session = self.session(request).session
+        guard let session, let opening = session.flows({ $0.opening }), opening.emailVerified else { return outOfStep(session, request) }
+        let draft = session.draft(for: "/open/phone", now: now())
+        return page(openPhonePage(session, request, opening, draft: draft, notice: session.takeNotice()))
+    }
+
+    /// `POST /open/phone`: the texted code enrolls the mobile, and the new customer is signed in.
+    func confirmOpeningPhone(_ request: Request) throws -> Response {
+        let (session, form, _) = try posted(request)
+        guard var opening = session.flows({ $0.opening }), let enrollment = opening.enrollment else { return outOfStep(session, request) }
+        let client = trifactor(session, request)
+        do {
+            _ = try freshly(opening, client) { try blocking({ try await enrollment.confirm(code: form["code"] ?? "", name: "Mobile") }) }
+        } catch {
+            let verdict = Self.verdict(error, tries: &opening.phoneTries, texted: true)
+            if case .newCode? = verdict { opening.phoneTries = max(opening.phoneTries, Self.textedCodeTries) }
+            if case .over? = verdict { opening.phoneTries = max(opening.phoneTries, Self.textedCodeTries) }
             session.flows { $0.opening = opening }
-            try createCustomer(opening, update: true)
-            return sendOpeningText(session, request, again: true)
+            switch verdict {
+            case .again(let sentence)?, .newCode(let sentence)?, .over(let sentence)?:
+                return back(to: "/open/phone", session, FormDraft(errors: ["code": sentence]))
+            case nil:
+                return back(to: "/open/phone", session, FormDraft(errors: ["code": Self.sentence(error)]))
+            }
         }
+        try createCustomer(opening, update: true)
+        session.flows { $0.opening = nil }
+        session.flash("Welcome to Trifactor Bank, \(opening.name). Your accounts are open.")
+        // The mobile is confirmed: the browser is recognised as the new customer's, like after a second factor.
+        return try finishSignIn(session, email: opening.email, request: request, next: "/accounts")
+    }
+
+    /// `POST /open/phone/resend`: a new enrollment, so a new texted code.
+    func resendOpeningText(_ request: Request) throws -> Response {
+        let (session, _, _) = try posted(request)
+        guard let opening = session.flows({ $0.opening }), opening.emailVerified else { return outOfStep(session, request) }
+        return sendOpeningText(session, request, again: true)
+    }
+
+    /// `POST /open/phone/number`: another mobile number, and a code texted to it.
+    func changeOpeningNumber(_ request: Request) throws -> Response {
+        let (session, form, _) = try posted(request)
+        guard var opening = session.flows({ $0.opening }), opening.emailVerified else { return outOfStep(session, request) }
+        var errors: [String: String] = [:]
+        guard let number = Self.mobile(form["phone"] ?? "", errors: &errors) else {
+            return back(to: "/open/phone", session, FormDraft(form, keeping: ["phone"], errors: errors))
+        }
+        opening.phone = number.e164
+        session.flows { $0.opening = opening }
+        try createCustomer(opening, update: true)
+        return sendOpeningText(session, request, again: true)
     }
 
     /// Texts a code to the opening's mobile (a new enrollment each time, the old code dead) and goes to the mobile

@@ -7,32 +7,45 @@ import TrifactorKit
 /// saved them: copied by a button of the bank script, downloaded as a text
 /// file, or printed (the print sheet prints the codes alone).
 extension BankApp {
+    /// The routes of recovery codes: each HTTP method and path, and the handler that answers it.
     func addRecoveryCodes(_ router: inout Router) {
-        route(&router, "POST", "/settings/recovery") { [self] request in
-            _ = try posted(request)
-            let (session, _) = try customer(request)
-            return makeRecoveryCodes(session, request)
-        }
-        route(&router, "GET", "/settings/recovery") { [self] request in
-            let (session, _) = try customer(request)
-            guard let codes = session.flows({ $0.recoveryCodes }) else { return redirect("/settings") }
-            return page(recoveryPage(session, request, codes))
-        }
-        route(&router, "GET", "/settings/recovery/codes.txt") { [self] request in
-            let (session, _) = try customer(request)
-            guard let codes = session.flows({ $0.recoveryCodes }) else { return redirect("/settings") }
-            let text = "Trifactor Bank recovery codes for \(session.stage.email ?? "your account")\n"
-                + "Made on \(Self.day(now())). Each code works once; a new set replaces this one.\n\n" + codes.joined(separator: "\n") + "\n"
-            return Response(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store"),
-                                                   ("Content-Disposition", "attachment; filename=\"trifactor-bank-recovery-codes.txt\""),
-                                                   ("Content-Security-Policy", "default-src 'none'")], body: Array(text.utf8))
-        }
-        route(&router, "POST", "/settings/recovery/done") { [self] request in
-            let (session, _, _) = try posted(request)
-            session.flows { $0.recoveryCodes = nil }
-            session.flash("Your new recovery codes are on. Keep them somewhere safe.")
-            return redirect("/settings")
-        }
+        route(&router, "POST", "/settings/recovery",           renewRecoveryCodes)
+        route(&router, "GET",  "/settings/recovery",           showRecoveryCodes)
+        route(&router, "GET",  "/settings/recovery/codes.txt", downloadRecoveryCodes)
+        route(&router, "POST", "/settings/recovery/done",      recoveryCodesSaved)
+    }
+
+    /// `POST /settings/recovery`: a new set of recovery codes (the old set dies).
+    func renewRecoveryCodes(_ request: Request) throws -> Response {
+        _ = try posted(request)
+        let (session, _) = try customer(request)
+        return makeRecoveryCodes(session, request)
+    }
+
+    /// `GET /settings/recovery`: the new recovery codes, until the customer says they saved them.
+    func showRecoveryCodes(_ request: Request) throws -> Response {
+        let (session, _) = try customer(request)
+        guard let codes = session.flows({ $0.recoveryCodes }) else { return redirect("/settings") }
+        return page(recoveryPage(session, request, codes))
+    }
+
+    /// `GET /settings/recovery/codes.txt`: the new recovery codes as a text file.
+    func downloadRecoveryCodes(_ request: Request) throws -> Response {
+        let (session, _) = try customer(request)
+        guard let codes = session.flows({ $0.recoveryCodes }) else { return redirect("/settings") }
+        let text = "Trifactor Bank recovery codes for \(session.stage.email ?? "your account")\n"
+            + "Made on \(Self.day(now())). Each code works once; a new set replaces this one.\n\n" + codes.joined(separator: "\n") + "\n"
+        return Response(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store"),
+                                               ("Content-Disposition", "attachment; filename=\"trifactor-bank-recovery-codes.txt\""),
+                                               ("Content-Security-Policy", "default-src 'none'")], body: Array(text.utf8))
+    }
+
+    /// `POST /settings/recovery/done`: the codes leave the session.
+    func recoveryCodesSaved(_ request: Request) throws -> Response {
+        let (session, _, _) = try posted(request)
+        session.flows { $0.recoveryCodes = nil }
+        session.flash("Your new recovery codes are on. Keep them somewhere safe.")
+        return redirect("/settings")
     }
 
     /// Makes a new set of recovery codes (the old set dies) and shows them, or asks to confirm it's you first.

@@ -8,83 +8,108 @@ import TrifactorKit
 /// Trifactor guards with a recent second factor goes through /confirm first,
 /// which says why it asks, and is carried out once confirmed.
 extension BankApp {
+    /// The routes of settings: each HTTP method and path, and the handler that answers it.
     func addSettings(_ router: inout Router) {
-        route(&router, "GET", "/settings") { [self] request in
-            let (session, customer) = try customer(request)
-            let client = trifactor(session, request)
-            let factors = try blocking({ try await client.factors() })
-            let others = try blocking({ try await client.sessions() })
-            return page(settingsPage(session, request, customer: customer, factors: factors, sessions: others))
-        }
-        route(&router, "POST", "/settings/totp") { [self] request in
-            _ = try posted(request)
-            let (session, _) = try customer(request)
-            return startTOTP(session, request)
-        }
-        route(&router, "GET", "/settings/factors/:id/remove") { [self] request in
-            let (session, _) = try customer(request)
-            let client = trifactor(session, request)
-            let factors = try blocking({ try await client.factors() })
-            guard let factor = factors.first(where: { $0.enrollmentID == request.parameters["id"] }) else {
-                session.flash("That second factor is no longer there.")
-                return redirect("/settings")
-            }
-            return page(removePage(session, request, factor, last: Self.isLastFactor(factor, of: factors)))
-        }
-        route(&router, "POST", "/settings/factors/remove") { [self] request in
-            let (_, form, _) = try posted(request)
-            let (session, _) = try customer(request)
-            return removeFactor(session, request, id: form["factor"] ?? "", name: form["name"] ?? "this second factor")
-        }
-        route(&router, "POST", "/settings/password") { [self] request in
-            let (_, form, _) = try posted(request)
-            let (session, _) = try customer(request)
-            let client = trifactor(session, request)
-            let current = form.raw("current_password") ?? "", replacement = form.raw("new_password") ?? ""
-            do {
-                try blocking({ try await client.changePassword(current: current, new: replacement) })
-            } catch let error as TrifactorError where !(error.problem?.invalidFields.isEmpty ?? true) {
-                let sentences = (error.problem?.invalidFields ?? []).map { "\($0.name == "current_password" ? "Current password" : "New password") \($0.reason)." }
-                session.flash(sentences.joined(separator: " "))
-                return redirect("/settings#h-password")
-            } catch let error as TrifactorError where Self.wantsStepUp(error) {
-                return stepUp(session, .changePassword)
-            } catch {
-                session.flash(Self.sentence(error) + " Nothing was changed.")
-                return redirect("/settings#h-password")
-            }
-            session.flash("Your password is changed, and you are signed out everywhere else.")
+        route(&router, "GET",  "/settings",                        showSettings)
+        route(&router, "POST", "/settings/totp",                   beginAuthenticatorApp)
+        route(&router, "GET",  "/settings/factors/:id/remove",     showRemoveFactor)
+        route(&router, "POST", "/settings/factors/remove",         removeChosenFactor)
+        route(&router, "POST", "/settings/password",               changePassword)
+        route(&router, "POST", "/settings/factors/rename",         renameFactor)
+        route(&router, "POST", "/settings/sessions/revoke",        revokeSession)
+        route(&router, "POST", "/settings/sessions/revoke-others", revokeOtherSessions)
+    }
+
+    /// `GET /settings`: the customer's second factors, password, sessions and this browser.
+    func showSettings(_ request: Request) throws -> Response {
+        let (session, customer) = try customer(request)
+        let client = trifactor(session, request)
+        let factors = try blocking({ try await client.factors() })
+        let others = try blocking({ try await client.sessions() })
+        return page(settingsPage(session, request, customer: customer, factors: factors, sessions: others))
+    }
+
+    /// `POST /settings/totp`: starts adding an authenticator app (or confirming it's the customer first).
+    func beginAuthenticatorApp(_ request: Request) throws -> Response {
+        _ = try posted(request)
+        let (session, _) = try customer(request)
+        return startTOTP(session, request)
+    }
+
+    /// `GET /settings/factors/:id/remove`: asks before a second factor is removed.
+    func showRemoveFactor(_ request: Request) throws -> Response {
+        let (session, _) = try customer(request)
+        let client = trifactor(session, request)
+        let factors = try blocking({ try await client.factors() })
+        guard let factor = factors.first(where: { $0.enrollmentID == request.parameters["id"] }) else {
+            session.flash("That second factor is no longer there.")
             return redirect("/settings")
         }
-        route(&router, "POST", "/settings/factors/rename") { [self] request in
-            let (_, form, _) = try posted(request)
-            let (session, _) = try customer(request)
-            let client = trifactor(session, request)
-            do {
-                let renamed = try blocking({ try await client.renameFactor(form["factor"] ?? "", to: form["name"] ?? "") })
-                session.flash("Renamed to \(renamed.displayName).")
-            } catch {
-                session.flash((error as? TrifactorError)?.problem?.invalidFields.first.map(Self.fieldSentence) ?? Self.sentence(error))
-            }
-            return redirect("/settings")
+        return page(removePage(session, request, factor, last: Self.isLastFactor(factor, of: factors)))
+    }
+
+    /// `POST /settings/factors/remove`: removes the second factor the form names.
+    func removeChosenFactor(_ request: Request) throws -> Response {
+        let (_, form, _) = try posted(request)
+        let (session, _) = try customer(request)
+        return removeFactor(session, request, id: form["factor"] ?? "", name: form["name"] ?? "this second factor")
+    }
+
+    /// `POST /settings/password`: a new password, the current one proven.
+    func changePassword(_ request: Request) throws -> Response {
+        let (_, form, _) = try posted(request)
+        let (session, _) = try customer(request)
+        let client = trifactor(session, request)
+        let current = form.raw("current_password") ?? "", replacement = form.raw("new_password") ?? ""
+        do {
+            try blocking({ try await client.changePassword(current: current, new: replacement) })
+        } catch let error as TrifactorError where !(error.problem?.invalidFields.isEmpty ?? true) {
+            let sentences = (error.problem?.invalidFields ?? []).map { "\($0.name == "current_password" ? "Current password" : "New password") \($0.reason)." }
+            session.flash(sentences.joined(separator: " "))
+            return redirect("/settings#h-password")
+        } catch let error as TrifactorError where Self.wantsStepUp(error) {
+            return stepUp(session, .changePassword)
+        } catch {
+            session.flash(Self.sentence(error) + " Nothing was changed.")
+            return redirect("/settings#h-password")
         }
-        route(&router, "POST", "/settings/sessions/revoke") { [self] request in
-            let (_, form, _) = try posted(request)
-            let (session, _) = try customer(request)
-            let client = trifactor(session, request)
-            try? blocking({ try await client.revokeSession(form["session"] ?? "") })
-            session.flash("That session is signed out.")
-            return redirect("/settings")
+        session.flash("Your password is changed, and you are signed out everywhere else.")
+        return redirect("/settings")
+    }
+
+    /// `POST /settings/factors/rename`: a second factor's new name.
+    func renameFactor(_ request: Request) throws -> Response {
+        let (_, form, _) = try posted(request)
+        let (session, _) = try customer(request)
+        let client = trifactor(session, request)
+        do {
+            let renamed = try blocking({ try await client.renameFactor(form["factor"] ?? "", to: form["name"] ?? "") })
+            session.flash("Renamed to \(renamed.displayName).")
+        } catch {
+            session.flash((error as? TrifactorError)?.problem?.invalidFields.first.map(Self.fieldSentence) ?? Self.sentence(error))
         }
-        route(&router, "POST", "/settings/sessions/revoke-others") { [self] request in
-            _ = try posted(request)
-            let (session, _) = try customer(request)
-            let client = trifactor(session, request)
-            let all = try blocking({ try await client.sessions() })
-            for other in all where !other.current { try? blocking({ try await client.revokeSession(other.id) }) }
-            session.flash("You are signed out everywhere else.")
-            return redirect("/settings")
-        }
+        return redirect("/settings")
+    }
+
+    /// `POST /settings/sessions/revoke`: signs one of the customer's sessions out.
+    func revokeSession(_ request: Request) throws -> Response {
+        let (_, form, _) = try posted(request)
+        let (session, _) = try customer(request)
+        let client = trifactor(session, request)
+        try? blocking({ try await client.revokeSession(form["session"] ?? "") })
+        session.flash("That session is signed out.")
+        return redirect("/settings")
+    }
+
+    /// `POST /settings/sessions/revoke-others`: signs every other session of the customer out.
+    func revokeOtherSessions(_ request: Request) throws -> Response {
+        _ = try posted(request)
+        let (session, _) = try customer(request)
+        let client = trifactor(session, request)
+        let all = try blocking({ try await client.sessions() })
+        for other in all where !other.current { try? blocking({ try await client.revokeSession(other.id) }) }
+        session.flash("You are signed out everywhere else.")
+        return redirect("/settings")
     }
 
     /// Whether Trifactor wants a fresh second factor (or password) for the change.

@@ -7,107 +7,133 @@ import TrifactorKit
 /// the second factor they prefer (the others one click away). Each form
 /// posts and redirects to the next step's page, which renders the session.
 extension BankApp {
+    /// The routes of signing in, its second step, and signing out: each HTTP method and path, and the handler that answers it.
     func addSignIn(_ router: inout Router) {
-        route(&router, "GET", "/") { [self] request in
-            let (viewer, cookies) = self.viewer(request)
-            if viewer.isSignedIn { return redirect("/accounts") }
-            var notice = request.query["signed_out"] == "1" ? "You are signed out." : request.query["ended"] == "1" ? Self.signedOutElsewhereNotice : nil
-            var email: String?
-            if let session = viewer as? BankSession {
-                // The start page starts again: a sign-in or a reset under way is dropped (its email stays in the field).
-                if case .password(let typed) = session.stage { email = typed }
-                session.dropSignIn()
-                if session.flows({ flows in defer { flows.reset = nil }; return flows.reset != nil }) {
-                    notice = "You left the password reset, so your password is unchanged. \"Forgot your password?\" starts it again."
-                }
-                session.set(stage: .start)
-                notice = session.takeNotice() ?? notice
-            }
-            let draft = self.draft(for: "/", viewer, request)
-            return page(emailPage(viewer, request, email: draft?["email"] ?? email, error: draft?.errors["email"], notice: draft?.errors["notice"] ?? notice),
-                        cookies: cookies)
-        }
-        route(&router, "POST", "/signin") { [self] request in
-            if let limited = signInLimited(request) { return limited }
-            let (viewer, form) = try postedBeforeSession(request)
-            let email = (form["email"] ?? "").lowercased()
-            guard Self.looksLikeEmail(email) else {
-                return back(to: "/", viewer, FormDraft(values: ["email": form["email"] ?? ""], errors: ["email": "Enter your email address, like ann@example.com."]))
-            }
-            let (session, cookies) = startSession(viewer)
+        route(&router, "GET",  "/",                 showStart)
+        route(&router, "POST", "/signin",           submitEmail)
+        route(&router, "GET",  "/signin/password",  showPassword)
+        route(&router, "POST", "/signin/password",  checkPassword)
+        route(&router, "GET",  "/signin/factor",    showFactorChoice)
+        route(&router, "POST", "/signin/challenge", challengeFactor)
+        route(&router, "GET",  "/signin/code",      showSignInCode)
+        route(&router, "POST", "/signin/code",      checkSignInCode)
+        route(&router, "POST", "/signin/resend",    resendSignInCode)
+        route(&router, "POST", "/signin/call",      callForSignIn)
+        route(&router, "GET",  "/signin/push",      showSignInApproval)
+        route(&router, "GET",  "/signin/device",    showDeviceSignIn)
+        route(&router, "POST", "/signin/cancel",    cancelSignIn)
+        route(&router, "POST", "/signout",          signOutHere)
+    }
+
+    /// `GET /`: the start page, the email form (a sign-in or reset under way is dropped).
+    func showStart(_ request: Request) -> Response {
+        let (viewer, cookies) = self.viewer(request)
+        if viewer.isSignedIn { return redirect("/accounts") }
+        var notice = request.query["signed_out"] == "1" ? "You are signed out." : request.query["ended"] == "1" ? Self.signedOutElsewhereNotice : nil
+        var email: String?
+        if let session = viewer as? BankSession {
+            // The start page starts again: a sign-in or a reset under way is dropped (its email stays in the field).
+            if case .password(let typed) = session.stage { email = typed }
             session.dropSignIn()
-            session.flows { $0.reset = nil }
-            if form["mode"] == "device" {
-                // Passwordless: a push to the customer's device; every address gets the same page.
-                let client = trifactor(session, request)
-                do {
-                    session.set(passwordless: try blocking({ try await client.signInWithPush(email: email) }))
-                } catch {
-                    return back(to: "/", session, FormDraft(values: ["email": email], errors: ["email": Self.sentence(error)]), cookies: cookies)
-                }
-                session.set(stage: .secondFactor(email: email))
-                return redirect("/signin/device", cookies: cookies)
+            if session.flows({ flows in defer { flows.reset = nil }; return flows.reset != nil }) {
+                notice = "You left the password reset, so your password is unchanged. \"Forgot your password?\" starts it again."
             }
-            session.set(stage: .password(email: email))
-            return redirect("/signin/password", cookies: cookies)
+            session.set(stage: .start)
+            notice = session.takeNotice() ?? notice
         }
-        route(&router, "GET", "/signin/password") { [self] request in
-            let session = self.session(request).session
-            guard let session, case .password(let email) = session.stage else { return outOfStep(session, request) }
-            let draft = session.draft(for: "/signin/password", now: now())
-            return page(passwordPage(session, request, email: email, error: draft?.errors["password"], notice: session.takeNotice()))
+        let draft = self.draft(for: "/", viewer, request)
+        return page(emailPage(viewer, request, email: draft?["email"] ?? email, error: draft?.errors["email"], notice: draft?.errors["notice"] ?? notice),
+                    cookies: cookies)
+    }
+
+    /// `POST /signin`: the email, then the password page (or a push to the device, passwordless).
+    func submitEmail(_ request: Request) throws -> Response {
+        if let limited = signInLimited(request) { return limited }
+        let (viewer, form) = try postedBeforeSession(request)
+        let email = (form["email"] ?? "").lowercased()
+        guard Self.looksLikeEmail(email) else {
+            return back(to: "/", viewer, FormDraft(values: ["email": form["email"] ?? ""], errors: ["email": "Enter your email address, like ann@example.com."]))
         }
-        route(&router, "POST", "/signin/password") { [self] request in
-            let (session, form, _) = try posted(request)
-            guard case .password(let email) = session.stage else { return outOfStep(session, request) }
+        let (session, cookies) = startSession(viewer)
+        session.dropSignIn()
+        session.flows { $0.reset = nil }
+        if form["mode"] == "device" {
+            // Passwordless: a push to the customer's device; every address gets the same page.
             let client = trifactor(session, request)
-            let password = form.raw("password") ?? ""
             do {
-                switch try blocking({ try await client.signIn(email: email, password: password) }) {
-                case .signedIn:
-                    // A password alone: no balance until the customer adds a second factor.
-                    session.set(needsFactor: true)
-                    return try finishSignIn(session, email: email, request: request, next: "/setup/phone", secondFactor: false)
-                case .secondFactorRequired(let resolver):
-                    session.set(resolver: resolver)
-                    session.set(stage: .secondFactor(email: email))
-                    return redirect("/signin/factor")
-                }
+                session.set(passwordless: try blocking({ try await client.signInWithPush(email: email) }))
             } catch {
-                return back(to: "/signin/password", session, FormDraft(errors: ["password": Self.sentence(error)]))
+                return back(to: "/", session, FormDraft(values: ["email": email], errors: ["email": Self.sentence(error)]), cookies: cookies)
             }
+            session.set(stage: .secondFactor(email: email))
+            return redirect("/signin/device", cookies: cookies)
         }
-        route(&router, "GET", "/signin/factor") { [self] request in
-            let session = self.session(request).session
-            guard let session, case .secondFactor = session.stage, let resolver = session.resolver, session.passwordless == nil else {
-                return outOfStep(session, request)
+        session.set(stage: .password(email: email))
+        return redirect("/signin/password", cookies: cookies)
+    }
+
+    /// `GET /signin/password`: the password page, with the customer's sitekey on a known browser.
+    func showPassword(_ request: Request) -> Response {
+        let session = self.session(request).session
+        guard let session, case .password(let email) = session.stage else { return outOfStep(session, request) }
+        let draft = session.draft(for: "/signin/password", now: now())
+        return page(passwordPage(session, request, email: email, error: draft?.errors["password"], notice: session.takeNotice()))
+    }
+
+    /// `POST /signin/password`: the password, then the second factor (or adding one).
+    func checkPassword(_ request: Request) throws -> Response {
+        let (session, form, _) = try posted(request)
+        guard case .password(let email) = session.stage else { return outOfStep(session, request) }
+        let client = trifactor(session, request)
+        let password = form.raw("password") ?? ""
+        do {
+            switch try blocking({ try await client.signIn(email: email, password: password) }) {
+            case .signedIn:
+                // A password alone: no balance until the customer adds a second factor.
+                session.set(needsFactor: true)
+                return try finishSignIn(session, email: email, request: request, next: "/setup/phone", secondFactor: false)
+            case .secondFactorRequired(let resolver):
+                session.set(resolver: resolver)
+                session.set(stage: .secondFactor(email: email))
+                return redirect("/signin/factor")
             }
-            // "Use another way": the code or push under way is left.
-            session.set(code: nil)
-            session.set(push: nil)
-            return page(factorPage(session, request, resolver, notice: session.takeNotice()))
+        } catch {
+            return back(to: "/signin/password", session, FormDraft(errors: ["password": Self.sentence(error)]))
         }
-        route(&router, "POST", "/signin/challenge") { [self] request in
-            let (session, form, _) = try posted(request)
-            guard case .secondFactor = session.stage, let resolver = session.resolver,
-                  let hint = resolver.hints.first(where: { $0.id == form["factor"] }) else { return outOfStep(session, request) }
-            do {
-                switch try blocking({ try await resolver.challenge(hint) }) {
-                case .push(let push):
-                    session.set(push: (push, hint))
-                    return redirect("/signin/push")
-                case .codeSent, .enterCode:
-                    session.set(code: CodeChallenge(hint))
-                    return redirect("/signin/code")
-                case .passkey, .deviceChallenge:
-                    session.flash("That way of confirming needs the Trifactor app; pick another.")
-                    return redirect("/signin/factor")
-                }
-            } catch {
-                return challengeRefused(session, error, hint: hint, resolver: resolver)
+    }
+
+    /// `GET /signin/factor`: the customer's second factors, the preferred first.
+    func showFactorChoice(_ request: Request) -> Response {
+        let session = self.session(request).session
+        guard let session, case .secondFactor = session.stage, let resolver = session.resolver, session.passwordless == nil else {
+            return outOfStep(session, request)
+        }
+        // "Use another way": the code or push under way is left.
+        session.set(code: nil)
+        session.set(push: nil)
+        return page(factorPage(session, request, resolver, notice: session.takeNotice()))
+    }
+
+    /// `POST /signin/challenge`: sends the chosen factor's challenge, then its page.
+    func challengeFactor(_ request: Request) throws -> Response {
+        let (session, form, _) = try posted(request)
+        guard case .secondFactor = session.stage, let resolver = session.resolver,
+              let hint = resolver.hints.first(where: { $0.id == form["factor"] }) else { return outOfStep(session, request) }
+        do {
+            switch try blocking({ try await resolver.challenge(hint) }) {
+            case .push(let push):
+                session.set(push: (push, hint))
+                return redirect("/signin/push")
+            case .codeSent, .enterCode:
+                session.set(code: CodeChallenge(hint))
+                return redirect("/signin/code")
+            case .passkey, .deviceChallenge:
+                session.flash("That way of confirming needs the Trifactor app; pick another.")
+                return redirect("/signin/factor")
             }
+        } catch {
+            return challengeRefused(session, error, hint: hint, resolver: resolver)
         }
-        addSignInCodes(&router)
     }
 
     /// A challenge Trifactor refused: a text that cannot be sent yet offers the other ways on the choice page; a sign-in

@@ -46,31 +46,35 @@ extension BankApp {
 /// (405, with `Allow`): HTML like every other page, never the HTTP layer's
 /// JSON. Catch-all routes, added last, match any path of up to eight segments.
 extension BankApp {
+    /// Adds the catch-all routes, after every other: each answers with `noSuchPage`.
     func addFallbacks(_ router: inout Router) {
         let known = router.table.map { (method: $0.method, segments: $0.pattern.split(separator: "/")) }
-        let handler: @Sendable (Request) throws -> Response = { [self] request in
-            let parts = request.path.split(separator: "/")
-            let allowed = Set(known.filter { Self.matches($0.segments, parts) }.map(\.method))
-            let viewer = self.session(request).session
-            let home = viewer?.isSignedIn == true ? ("Go to your accounts", "/accounts") : ("Go to the start", "/")
-            if !allowed.isEmpty {
-                let methods = (allowed.contains("GET") ? allowed.union(["HEAD"]) : allowed).sorted()
-                var response = page(Page.layout("This page does not take that", Screen(devPhone: configuration.devPhone), [
-                    Page.paragraph("This page cannot be used that way. Nothing was done."), Page.link(home.0, home.1, class: "button primary"),
-                ]), status: 405)
-                response.headers.append(("Allow", methods.joined(separator: ", ")))
-                return response
-            }
-            return page(Page.layout("There is no such page", Screen(devPhone: configuration.devPhone), [
-                Page.paragraph("The address may be mistyped, or the page has moved."), Page.link(home.0, home.1, class: "button primary"),
-            ]), status: 404)
-        }
+        let handler: @Sendable (Request) throws -> Response = { [self] request in noSuchPage(request, known: known) }
         for depth in 0...8 {
             let pattern = depth == 0 ? "/" : "/" + (1...depth).map { ":part\($0)" }.joined(separator: "/")
             for method in ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] where !(depth == 0 && method == "GET") {
                 router.add(method, pattern, handler)
             }
         }
+    }
+
+    /// Any path no route of the bank takes: 405 with `Allow` when the path is one of `known`'s with another method, else 404.
+    func noSuchPage(_ request: Request, known: [(method: String, segments: [Substring])]) -> Response {
+        let parts = request.path.split(separator: "/")
+        let allowed = Set(known.filter { Self.matches($0.segments, parts) }.map(\.method))
+        let viewer = self.session(request).session
+        let home = viewer?.isSignedIn == true ? ("Go to your accounts", "/accounts") : ("Go to the start", "/")
+        if !allowed.isEmpty {
+            let methods = (allowed.contains("GET") ? allowed.union(["HEAD"]) : allowed).sorted()
+            var response = page(Page.layout("This page does not take that", Screen(devPhone: configuration.devPhone), [
+                Page.paragraph("This page cannot be used that way. Nothing was done."), Page.link(home.0, home.1, class: "button primary"),
+            ]), status: 405)
+            response.headers.append(("Allow", methods.joined(separator: ", ")))
+            return response
+        }
+        return page(Page.layout("There is no such page", Screen(devPhone: configuration.devPhone), [
+            Page.paragraph("The address may be mistyped, or the page has moved."), Page.link(home.0, home.1, class: "button primary"),
+        ]), status: 404)
     }
 
     /// Whether a route's pattern (literal segments and `:captures`) matches a path's segments.

@@ -9,117 +9,143 @@ import TrifactorKit
 /// source, spent (`consume`) for exactly that action just before the ledger
 /// moves, once: a resent form or a refresh shows that it was sent.
 extension BankApp {
+    /// The routes of transfers, from the form to the money moving: each HTTP method and path, and the handler that answers it.
     func addTransfers(_ router: inout Router) {
-        route(&router, "GET", "/transfer") { [self] request in
-            let (session, customer) = try customer(request)
-            var draft = session.draft(for: "/transfer", now: now())
-            if draft == nil, let id = request.query["change"], let pending = session.pendingTransfer(id) { draft = pending.form }
-            return page(transferPage(session, request, accounts: try ledger.accounts(of: customer), draft: draft, notice: session.takeNotice()))
+        route(&router, "GET",  "/transfer",                 showTransfer)
+        route(&router, "POST", "/transfer",                 submitTransfer)
+        route(&router, "GET",  "/transfers/:id",            showPendingTransfer)
+        route(&router, "POST", "/transfer/confirm",         authorizeTransfer)
+        route(&router, "POST", "/transfer/approve",         approveTransfer)
+        route(&router, "POST", "/transfer/resend",          resendTransferCode)
+        route(&router, "POST", "/transfer/another",         transferAnotherWay)
+        route(&router, "POST", "/transfer/cancel",          cancelTransfer)
+        route(&router, "POST", "/transfer/passkey/options", transferPasskeyOptions)
+        route(&router, "POST", "/transfer/passkey",         approveTransferWithPasskey)
+    }
+
+    /// `GET /transfer`: the transfer form, with what was typed.
+    func showTransfer(_ request: Request) throws -> Response {
+        let (session, customer) = try customer(request)
+        var draft = session.draft(for: "/transfer", now: now())
+        if draft == nil, let id = request.query["change"], let pending = session.pendingTransfer(id) { draft = pending.form }
+        return page(transferPage(session, request, accounts: try ledger.accounts(of: customer), draft: draft, notice: session.takeNotice()))
+    }
+
+    /// `POST /transfer`: checks the form and keeps the transfer for its review page.
+    func submitTransfer(_ request: Request) throws -> Response {
+        let (session, form, _) = try posted(request)
+        let (_, customer) = try self.customer(request)
+        let accounts = try ledger.accounts(of: customer)
+        var errors: [String: String] = [:]
+        let from = accounts.first { $0.id == form["from"] }
+        if from == nil { errors["from"] = "Pick one of your accounts." }
+        var destination: Ledger.Destination?
+        var label = ""
+        if form["to"] == "payee" {
+            let name = form["payee_name"] ?? ""
+            if name.isEmpty || name.count > 70 || Self.hasControls(name) { errors["payee_name"] = "Enter the payee's name (up to 70 characters)." }
+            do throws(IBAN.Refusal) {
+                let iban = try IBAN(parsing: form["iban"] ?? "")
+                destination = .payee(name: name, iban: iban)
+                label = "\(name) (\(iban))"
+            } catch { errors["iban"] = error.description }
+        } else if let to = accounts.first(where: { $0.id == form["to"] }), to.id != from?.id {
+            destination = .account(to.id)
+            label = "your \(to.name.lowercased()) account"
+        } else {
+            errors["to"] = "Pick another of your accounts, or a payee."
         }
-        route(&router, "POST", "/transfer") { [self] request in
-            let (session, form, _) = try posted(request)
-            let (_, customer) = try self.customer(request)
-            let accounts = try ledger.accounts(of: customer)
-            var errors: [String: String] = [:]
-            let from = accounts.first { $0.id == form["from"] }
-            if from == nil { errors["from"] = "Pick one of your accounts." }
-            var destination: Ledger.Destination?
-            var label = ""
-            if form["to"] == "payee" {
-                let name = form["payee_name"] ?? ""
-                if name.isEmpty || name.count > 70 || Self.hasControls(name) { errors["payee_name"] = "Enter the payee's name (up to 70 characters)." }
-                do throws(IBAN.Refusal) {
-                    let iban = try IBAN(parsing: form["iban"] ?? "")
-                    destination = .payee(name: name, iban: iban)
-                    label = "\(name) (\(iban))"
-                } catch { errors["iban"] = error.description }
-            } else if let to = accounts.first(where: { $0.id == form["to"] }), to.id != from?.id {
-                destination = .account(to.id)
-                label = "your \(to.name.lowercased()) account"
-            } else {
-                errors["to"] = "Pick another of your accounts, or a payee."
-            }
-            var amount: Amount?
-            do throws(Amount.Refusal) { amount = try Amount(parsing: form["amount"] ?? "", currency: from?.balance.currency ?? "EUR") } catch {
-                errors["amount"] = error.description
-            }
-            if let amount, let from, amount > from.balance { errors["amount"] = "That is more than the \(from.balance.description) in \(from.name)." }
-            let reference = form["reference"].flatMap { $0.isEmpty ? nil : $0 }
-            if let reference, reference.count > 140 || Self.hasControls(reference) { errors["reference"] = "A reference has up to 140 characters." }
-            let typed = FormDraft(form, keeping: ["from", "to", "payee_name", "iban", "amount", "reference"], errors: errors)
-            guard errors.isEmpty, let from, let destination, let amount else { return back(to: "/transfer", session, typed) }
-            let pending = PendingTransfer(id: UUID().uuidString.lowercased(), from: from.id, fromName: from.name, to: destination, toLabel: label,
-                                          amount: amount, reference: reference, form: typed)
-            session.store(pending)
+        var amount: Amount?
+        do throws(Amount.Refusal) { amount = try Amount(parsing: form["amount"] ?? "", currency: from?.balance.currency ?? "EUR") } catch {
+            errors["amount"] = error.description
+        }
+        if let amount, let from, amount > from.balance { errors["amount"] = "That is more than the \(from.balance.description) in \(from.name)." }
+        let reference = form["reference"].flatMap { $0.isEmpty ? nil : $0 }
+        if let reference, reference.count > 140 || Self.hasControls(reference) { errors["reference"] = "A reference has up to 140 characters." }
+        let typed = FormDraft(form, keeping: ["from", "to", "payee_name", "iban", "amount", "reference"], errors: errors)
+        guard errors.isEmpty, let from, let destination, let amount else { return back(to: "/transfer", session, typed) }
+        let pending = PendingTransfer(id: UUID().uuidString.lowercased(), from: from.id, fromName: from.name, to: destination, toLabel: label,
+                                      amount: amount, reference: reference, form: typed)
+        session.store(pending)
+        return redirect("/transfers/\(pending.id)")
+    }
+
+    /// `GET /transfers/:id`: a transfer's review, its code page, or that it was sent.
+    func showPendingTransfer(_ request: Request) throws -> Response {
+        let (session, _) = try customer(request)
+        let id = request.parameters["id"] ?? ""
+        if let sent = session.flows({ $0.sent[id] }) {
+            return page(Page.layout("Transfer sent", screen(session, request, tab: .transfer), [
+                Page.paragraph(sent, class: "notice"),
+                Page.paragraph("It was sent once; opening this page again sends nothing.", class: "muted"),
+                Page.actions([Page.link("Your accounts", "/accounts", class: "button primary"), Page.link("Make another transfer", "/transfer")]),
+            ]))
+        }
+        guard let pending = session.pendingTransfer(id) else { return gone(session, id, request) }
+        let draft = session.draft(for: "/transfers/\(id)", now: now())
+        if pending.authorizationID == nil {
+            return page(reviewPage(session, request, pending, factors: try transferFactors(session, request), notice: session.takeNotice()))
+        }
+        return page(approvePage(session, request, pending, error: draft?.errors["code"],
+                                notice: session.takeNotice()))
+    }
+
+    /// `POST /transfer/confirm`: describes the transfer to Trifactor for the chosen factor.
+    func authorizeTransfer(_ request: Request) throws -> Response {
+        let (session, form, _) = try posted(request)
+        _ = try customer(request)
+        guard let pending = session.pendingTransfer(form["transfer"] ?? "") else { return gone(session, form["transfer"] ?? "", request) }
+        let factors = try transferFactors(session, request)
+        guard let factor = factors.first(where: { $0.id == form["factor"] }) else {
+            session.flash("Pick how to confirm. Nothing was moved.")
             return redirect("/transfers/\(pending.id)")
         }
-        route(&router, "GET", "/transfers/:id") { [self] request in
-            let (session, _) = try customer(request)
-            let id = request.parameters["id"] ?? ""
-            if let sent = session.flows({ $0.sent[id] }) {
-                return page(Page.layout("Transfer sent", screen(session, request, tab: .transfer), [
-                    Page.paragraph(sent, class: "notice"),
-                    Page.paragraph("It was sent once; opening this page again sends nothing.", class: "muted"),
-                    Page.actions([Page.link("Your accounts", "/accounts", class: "button primary"), Page.link("Make another transfer", "/transfer")]),
-                ]))
-            }
-            guard let pending = session.pendingTransfer(id) else { return gone(session, id, request) }
-            let draft = session.draft(for: "/transfers/\(id)", now: now())
-            if pending.authorizationID == nil {
-                return page(reviewPage(session, request, pending, factors: try transferFactors(session, request), notice: session.takeNotice()))
-            }
-            return page(approvePage(session, request, pending, error: draft?.errors["code"],
-                                    notice: session.takeNotice()))
-        }
-        route(&router, "POST", "/transfer/confirm") { [self] request in
-            let (session, form, _) = try posted(request)
-            _ = try customer(request)
-            guard let pending = session.pendingTransfer(form["transfer"] ?? "") else { return gone(session, form["transfer"] ?? "", request) }
-            let factors = try transferFactors(session, request)
-            guard let factor = factors.first(where: { $0.id == form["factor"] }) else {
-                session.flash("Pick how to confirm. Nothing was moved.")
-                return redirect("/transfers/\(pending.id)")
-            }
-            return authorize(session, request, pending, with: factor, others: factors.filter { $0.id != factor.id })
-        }
-        route(&router, "POST", "/transfer/approve") { [self] request in
-            let (session, form, _) = try posted(request)
-            _ = try customer(request)
-            guard let pending = session.pendingTransfer(form["transfer"] ?? ""), pending.authorizationID != nil else { return gone(session, form["transfer"] ?? "", request) }
-            switch complete(pending, session, request, proof: .code(form["code"] ?? "")) {
-            case .moved:
-                return redirect("/accounts")
-            case .wrongCode(let sentence):
-                return back(to: "/transfers/\(pending.id)", session, FormDraft(errors: ["code": sentence]))
-            case .ended(let sentence), .refused(let sentence):
-                session.flash(sentence)
-                return redirect(session.pendingTransfer(pending.id) == nil ? "/accounts" : "/transfers/\(pending.id)")
-            }
-        }
-        route(&router, "POST", "/transfer/resend") { [self] request in
-            let (session, form, _) = try posted(request)
-            _ = try customer(request)
-            guard let pending = session.pendingTransfer(form["transfer"] ?? ""), let factor = pending.factor else { return gone(session, form["transfer"] ?? "", request) }
-            let others = try transferFactors(session, request).filter { $0.id != factor.id }
-            return authorize(session, request, pending, with: factor, others: others, again: true)
-        }
-        route(&router, "POST", "/transfer/another") { [self] request in
-            let (session, form, _) = try posted(request)
-            _ = try customer(request)
-            guard var pending = session.pendingTransfer(form["transfer"] ?? "") else { return gone(session, form["transfer"] ?? "", request) }
-            pending.authorizationID = nil
-            pending.passkeyOptions = nil
-            session.store(pending)
-            return redirect("/transfers/\(pending.id)")
-        }
-        route(&router, "POST", "/transfer/cancel") { [self] request in
-            let (session, form, _) = try posted(request)
-            _ = try customer(request)
-            session.dropTransfer(form["transfer"] ?? "")
-            session.flash("Transfer cancelled. Nothing was moved.")
+        return authorize(session, request, pending, with: factor, others: factors.filter { $0.id != factor.id })
+    }
+
+    /// `POST /transfer/approve`: the code approves the transfer, and the money moves once.
+    func approveTransfer(_ request: Request) throws -> Response {
+        let (session, form, _) = try posted(request)
+        _ = try customer(request)
+        guard let pending = session.pendingTransfer(form["transfer"] ?? ""), pending.authorizationID != nil else { return gone(session, form["transfer"] ?? "", request) }
+        switch complete(pending, session, request, proof: .code(form["code"] ?? "")) {
+        case .moved:
             return redirect("/accounts")
+        case .wrongCode(let sentence):
+            return back(to: "/transfers/\(pending.id)", session, FormDraft(errors: ["code": sentence]))
+        case .ended(let sentence), .refused(let sentence):
+            session.flash(sentence)
+            return redirect(session.pendingTransfer(pending.id) == nil ? "/accounts" : "/transfers/\(pending.id)")
         }
-        addTransferPasskeys(&router)
+    }
+
+    /// `POST /transfer/resend`: the same authorization's challenge again.
+    func resendTransferCode(_ request: Request) throws -> Response {
+        let (session, form, _) = try posted(request)
+        _ = try customer(request)
+        guard let pending = session.pendingTransfer(form["transfer"] ?? ""), let factor = pending.factor else { return gone(session, form["transfer"] ?? "", request) }
+        let others = try transferFactors(session, request).filter { $0.id != factor.id }
+        return authorize(session, request, pending, with: factor, others: others, again: true)
+    }
+
+    /// `POST /transfer/another`: back to the review, to pick another factor.
+    func transferAnotherWay(_ request: Request) throws -> Response {
+        let (session, form, _) = try posted(request)
+        _ = try customer(request)
+        guard var pending = session.pendingTransfer(form["transfer"] ?? "") else { return gone(session, form["transfer"] ?? "", request) }
+        pending.authorizationID = nil
+        pending.passkeyOptions = nil
+        session.store(pending)
+        return redirect("/transfers/\(pending.id)")
+    }
+
+    /// `POST /transfer/cancel`: drops the transfer; nothing moves.
+    func cancelTransfer(_ request: Request) throws -> Response {
+        let (session, form, _) = try posted(request)
+        _ = try customer(request)
+        session.dropTransfer(form["transfer"] ?? "")
+        session.flash("Transfer cancelled. Nothing was moved.")
+        return redirect("/accounts")
     }
 
     /// Where a form for a transfer that is not waiting lands: its "sent" page when it was sent, else the form, saying so.

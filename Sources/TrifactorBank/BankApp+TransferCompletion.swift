@@ -77,31 +77,31 @@ extension BankApp {
         }
     }
 
-    /// The passkey's half of a transfer: the options whose challenge covers the action's hash, and the assertion.
-    func addTransferPasskeys(_ router: inout Router) {
-        route(&router, "POST", "/transfer/passkey/options") { [self] request in
-            let (session, _) = try postedJSON(request)
-            guard session.isSignedIn,
-                  let id = (try? WireJSON.sharedDecoder.decode([String: String].self, from: Data(request.body)))?["transfer"],
-                  let pending = session.pendingTransfer(id), let options = pending.passkeyOptions else {
-                return jsonError(409, "This transfer is no longer waiting. Nothing was moved.")
-            }
-            return Response.json(RequestBody(options: options))
+    /// `POST /transfer/passkey/options`: the request options whose challenge covers the transfer.
+    func transferPasskeyOptions(_ request: Request) throws -> Response {
+        let (session, _) = try postedJSON(request)
+        guard session.isSignedIn,
+              let id = (try? WireJSON.sharedDecoder.decode([String: String].self, from: Data(request.body)))?["transfer"],
+              let pending = session.pendingTransfer(id), let options = pending.passkeyOptions else {
+            return jsonError(409, "This transfer is no longer waiting. Nothing was moved.")
         }
-        route(&router, "POST", "/transfer/passkey") { [self] request in
-            let (session, _) = try postedJSON(request)
-            guard session.isSignedIn, let body = try? WireJSON.sharedDecoder.decode(TransferAssertionBody.self, from: Data(request.body)),
-                  let pending = session.pendingTransfer(body.transfer), pending.passkeyOptions != nil else {
-                return jsonError(409, "This transfer is no longer waiting. Nothing was moved.")
-            }
-            switch complete(pending, session, request, proof: .assertion(body.assertion)) {
-            case .moved: return Response.json(Next(redirect: "/accounts"))
-            case .wrongCode: return jsonError(400, "Your passkey did not confirm this transfer. Try again, or use another way.")
-            case .ended(let sentence):
-                session.flash(sentence)
-                return Response.json(Next(redirect: "/accounts"))
-            case .refused(let sentence): return jsonError(409, sentence)
-            }
+        return Response.json(RequestBody(options: options))
+    }
+
+    /// `POST /transfer/passkey`: the passkey's assertion approves the transfer, and the money moves once.
+    func approveTransferWithPasskey(_ request: Request) throws -> Response {
+        let (session, _) = try postedJSON(request)
+        guard session.isSignedIn, let body = try? WireJSON.sharedDecoder.decode(TransferAssertionBody.self, from: Data(request.body)),
+              let pending = session.pendingTransfer(body.transfer), pending.passkeyOptions != nil else {
+            return jsonError(409, "This transfer is no longer waiting. Nothing was moved.")
+        }
+        switch complete(pending, session, request, proof: .assertion(body.assertion)) {
+        case .moved: return Response.json(Next(redirect: "/accounts"))
+        case .wrongCode: return jsonError(400, "Your passkey did not confirm this transfer. Try again, or use another way.")
+        case .ended(let sentence):
+            session.flash(sentence)
+            return Response.json(Next(redirect: "/accounts"))
+        case .refused(let sentence): return jsonError(409, sentence)
         }
     }
 }

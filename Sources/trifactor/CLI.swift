@@ -1,8 +1,9 @@
+import CommandLineKit
 import Foundation
 import TrifactorKit
 import TrifactorKitVault
 
-/// Exit codes, for scripts.
+/// Exit codes, for scripts (`usage` is `UsageError.exitCode`).
 enum ExitCode: Int32 {
     case ok = 0, failure = 1, usage = 2, denied = 3, expired = 4, limited = 5
 }
@@ -85,23 +86,26 @@ enum CLI {
 
     /// Runs the command line; returns the exit code.
     static func main(_ raw: [String]) async -> Int32 {
-        var rest = raw
         var server = ProcessInfo.processInfo.environment["TRIFACTOR_SERVER"].flatMap { $0.isEmpty ? nil : $0 } ?? "http://127.0.0.1:8080"
         var profile = "default", json = false, noInput = false
-        // Global options come before the command.
-        while let first = rest.first, first.hasPrefix("--") {
-            rest.removeFirst()
-            switch first {
-            case "--json": json = true
-            case "--no-input": noInput = true
-            case "--server", "--profile":
-                guard let value = rest.first else { return fail(UsageError("\(first) needs a value."), json: json) }
-                rest.removeFirst()
-                if first == "--server" { server = value } else { profile = value }
-            case "--help": print(help()); return 0
-            default: return fail(UsageError("Unknown option \(first) (global options come before the command)."), json: json)
+        // Global options come before the command, read one at a time: --help answers at once, and a refused option
+        // is reported as JSON when --json came before it.
+        var globals = ArgumentReader(raw, valued: ["server", "profile"], flags: ["json", "no-input", "help"], layout: .leading)
+        do {
+            while let option = try globals.next() {
+                switch option {
+                case .flag("json"): json = true
+                case .flag("no-input"): noInput = true
+                case .flag("help"): print(help()); return 0
+                case .option("server", let value): server = value
+                case .option("profile", let value): profile = value
+                default: break
+                }
             }
+        } catch {
+            return fail(error, json: json)
         }
+        let rest = globals.remaining
         guard let name = rest.first else { return fail(UsageError("Name a command; `trifactor help` lists them."), json: json) }
         if name == "help" {
             print(help())
@@ -126,9 +130,9 @@ enum CLI {
         }
     }
 
+    /// The usage text and the table of commands (`trifactor help`, `--help`).
     static func help() -> String {
-        let width = commands.map { $0.name.count }.max() ?? 12
-        return usage + "\n" + commands.map { "  \($0.name.padding(toLength: width, withPad: " ", startingAt: 0)) \($0.summary)" }.joined(separator: "\n")
+        usage + "\n" + Usage.table(commands.map { ($0.name, $0.summary) })
     }
 
     /// Prints the error's sentence on stderr (and as JSON with --json) and returns its exit code.

@@ -1,5 +1,7 @@
+import CommandLineKit
 import Crypto
 import Foundation
+import QRCode
 import TrifactorKit
 
 struct FactorsCommand: Command {
@@ -36,7 +38,7 @@ struct FactorsCommand: Command {
                     guard let local = TOTPEntry(uri: uri) else { throw CLIFailure("The server's otpauth URI cannot be read.") }
                     code = local.code(at: Date())
                 } else {
-                    if !context.json { print(TerminalQR.render(uri) ?? uri, "\nOr type this secret: \(secret)\n") }
+                    if !context.json { print((try? QRMatrix(encoding: uri).halfBlocks()) ?? uri, "\nOr type this secret: \(secret)\n") }
                     code = try context.terminal.secret(stdin: a.has("code-stdin"), file: a.value("code"), name: "code",
                                                        prompt: "Code from your authenticator app: ")
                 }

@@ -1,4 +1,4 @@
-internal import CQREncode
+import CommandLineKit
 import Core
 import Crypto
 import Foundation
@@ -107,35 +107,6 @@ struct TOTPCommand: Command {
             }
         }
         return nil
-    }
-}
-
-/// QR codes in the terminal: libqrencode's modules drawn two rows per line with UTF-8 half blocks.
-enum TerminalQR {
-    static func render(_ text: String) -> String? {
-        guard let code = QRcode_encodeString(text, 0, QR_ECLEVEL_M, QR_MODE_8, 1) else { return nil }
-        defer { QRcode_free(code) }
-        let width = Int(code.pointee.width), margin = 2
-        func dark(_ x: Int, _ y: Int) -> Bool {
-            x >= 0 && y >= 0 && x < width && y < width && code.pointee.data[y * width + x] & 1 == 1
-        }
-        var lines: [String] = []
-        var y = -margin
-        while y < width + margin {
-            var line = ""
-            for x in -margin..<(width + margin) {
-                // Light on dark terminals: a dark module is a space, a light one a block.
-                switch (dark(x, y), dark(x, y + 1)) {
-                case (false, false): line += "█"
-                case (false, true): line += "▀"
-                case (true, false): line += "▄"
-                case (true, true): line += " "
-                }
-            }
-            lines.append(line)
-            y += 2
-        }
-        return lines.joined(separator: "\n")
     }
 }
 

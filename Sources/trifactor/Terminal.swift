@@ -1,3 +1,4 @@
+import CommandLineKit
 import Crypto
 import Foundation
 import TrifactorKit

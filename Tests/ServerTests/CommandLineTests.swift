@@ -8,15 +8,18 @@ import TrifactorTestSupport
 @Suite("trifactord command line")
 struct CommandLineTests {
     /// The built `trifactord` next to the test bundle.
-    static let binary: URL = {
+    static let binary = built("trifactord")
+
+    /// The built executable `name` (`trifactord`, `trifactor`) next to the test bundle.
+    static func built(_ name: String) -> URL {
         let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for candidate in [here, here.deletingLastPathComponent()] {
-            let url = candidate.appendingPathComponent("trifactord")
+            let url = candidate.appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
         return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent(".build/debug/trifactord")
-    }()
+            .appendingPathComponent(".build/debug/\(name)")
+    }
 
     struct Run {
         let status: Int32
@@ -24,9 +27,9 @@ struct CommandLineTests {
         let err: String
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
+    static func run(_ arguments: [String], environment: [String: String] = [:], program: URL = binary) throws -> Run {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = program
         process.arguments = arguments
         process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
         let out = Pipe(), err = Pipe()

@@ -1,4 +1,5 @@
 import API
+import CommandLineKit
 import Core
 import Crypto
 import Foundation
@@ -21,29 +22,29 @@ enum AdminCommands {
 
     static func keys(_ arguments: [String], environment: [String: String]) throws {
         guard let sub = arguments.first, ["create", "list", "revoke"].contains(sub) else { throw ConfigurationParser.Failure(description: keysUsage) }
-        let o = try CommandOptions.split(Array(arguments.dropFirst()), named: ["--name", "--role"], positional: sub == "revoke" ? 1 : 0,
-                                         help: "trifactord admin-keys --help")
-        let config = try ConfigurationParser.parse(arguments: o.rest, environment: environment)
+        let o = try Arguments(Array(arguments.dropFirst()), valued: ["name", "role"], flags: ["json"], layout: .sharedWithSettings)
+        try o.atMost(sub == "revoke" ? 1 : 0, see: "trifactord admin-keys --help")
+        let config = try ConfigurationParser.parse(arguments: o.passedOn, environment: environment)
         let keys = AdminKeys(random: SecureRandom.source, clock: .system)
         try ListCommands.withDatabase(config) { database in
             switch sub {
             case "create":
-                let name = (o.values["--name"] ?? "").trimmingCharacters(in: .whitespaces)
+                let name = (o.value("name") ?? "").trimmingCharacters(in: .whitespaces)
                 guard (1...64).contains(name.count), !name.contains(" "), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
                     throw ConfigurationParser.Failure(description: "Give the admin key a name of 1 to 64 characters without spaces with --name: the audit log records it.")
                 }
-                guard let role = o.values["--role"].flatMap(AdminRole.init(rawValue:)) else {
+                guard let role = o.value("role").flatMap(AdminRole.init(rawValue:)) else {
                     throw ConfigurationParser.Failure(description: "Say what the key may do with --role read or --role write.")
                 }
                 let (key, token) = try database.transaction { try keys.create(name: name, role: role, on: $0) }
-                if o.flags.contains("--json") {
+                if o.has("json") {
                     try printJSON(["id": key.id, "name": key.name, "role": key.role.rawValue, "token": token])
                 } else {
                     print("Admin key \(key.id) (\(key.role.rawValue)) for \(key.name):\n\(token)\nSend it as Authorization: Bearer. It is shown only now: store it safely.")
                 }
             case "list":
                 let all = try database.read { try keys.list(on: $0) }
-                if o.flags.contains("--json") {
+                if o.has("json") {
                     try printJSON(all.map { ["id": $0.id, "name": $0.name, "role": $0.role.rawValue, "created_at": WireJSON.format(Date(millis: $0.createdAt)),
                                              "revoked_at": $0.revokedAt.map { WireJSON.format(Date(millis: $0)) } ?? NSNull()] as [String: Any] })
                 } else if all.isEmpty {
@@ -52,7 +53,7 @@ enum AdminCommands {
                     for k in all { print("\(k.id)  \(k.role.rawValue.padding(toLength: 5, withPad: " ", startingAt: 0))  \(k.revokedAt == nil ? "live   " : "revoked")  \(k.name)") }
                 }
             default:
-                guard let id = o.positional.first else { throw ConfigurationParser.Failure(description: "Say which admin key to revoke: admin-keys revoke ID.") }
+                guard let id = o.words.first else { throw ConfigurationParser.Failure(description: "Say which admin key to revoke: admin-keys revoke ID.") }
                 guard try database.transaction({ try keys.revoke(id: id, on: $0) }) else {
                     throw ConfigurationParser.Failure(description: "There is no live admin key \(id).")
                 }
@@ -62,10 +63,10 @@ enum AdminCommands {
     }
 
     static func users(_ sub: String, _ arguments: [String], environment: [String: String]) throws {
-        let o = try CommandOptions.split(arguments, named: ["--email", "--id", "--phone"], positional: sub == "find" ? 0 : 1,
-                                         help: "trifactord users --help")
-        let config = try ConfigurationParser.parse(arguments: o.rest, environment: environment)
-        let json = o.flags.contains("--json")
+        let o = try Arguments(arguments, valued: ["email", "id", "phone"], flags: ["json"], layout: .sharedWithSettings)
+        try o.atMost(sub == "find" ? 0 : 1, see: "trifactord users --help")
+        let config = try ConfigurationParser.parse(arguments: o.passedOn, environment: environment)
+        let json = o.has("json")
         try ListCommands.withDatabase(config) { database in
             let logger = Logger { _ in }
             let outbox = Outbox(random: SecureRandom.source, texts: MessageTexts(catalog: MessageCatalog.bundled.fallingBack(to: config.messageLanguage),
@@ -77,9 +78,9 @@ enum AdminCommands {
             let login = environment["SUDO_USER"] ?? environment["USER"] ?? "operator"
             let actor = AdminService.Actor(name: "host:\(login)", client: AuditContext(ip: "local", userAgent: "trifactord"))
             do {
-                try run(sub, o.values, o.positional, json: json, service: service, actor: actor)
+                try run(sub, o, json: json, service: service, actor: actor)
             } catch AdminFailure.userNotFound {
-                throw ConfigurationParser.Failure(description: "There is no user \(o.positional.first ?? "").")
+                throw ConfigurationParser.Failure(description: "There is no user \(o.words.first ?? "").")
             } catch let failure as CommonFailure {
                 if case .invalidFields(let fields) = failure {
                     throw ConfigurationParser.Failure(description: fields.map { "\($0.name) \($0.reason)" }.joined(separator: "; ").capitalizedFirst + ".")
@@ -89,8 +90,7 @@ enum AdminCommands {
         }
     }
 
-    private static func run(_ sub: String, _ values: [String: String], _ positional: [String], json: Bool, service: AdminService,
-                            actor: AdminService.Actor) throws {
+    private static func run(_ sub: String, _ options: Arguments, json: Bool, service: AdminService, actor: AdminService.Actor) throws {
         func summary(_ u: UserRecord) -> [String: Any] {
             ["id": u.id.raw, "email": u.email, "display_name": u.displayName ?? NSNull(), "email_verified": u.emailVerifiedAt != nil,
              "disabled": u.disabledAt != nil, "created_at": WireJSON.format(Date(millis: u.createdAt))]
@@ -100,10 +100,10 @@ enum AdminCommands {
         }
         switch sub {
         case "find":
-            let users = try service.find(email: values["--email"], id: values["--id"], phone: values["--phone"], actor: actor)
+            let users = try service.find(email: options.value("email"), id: options.value("id"), phone: options.value("phone"), actor: actor)
             if json { try printJSON(users.map(summary)) } else if users.isEmpty { print("No user matches.") } else { users.map(line).forEach { print($0) } }
         case "show":
-            guard let id = positional.first else { throw ConfigurationParser.Failure(description: "Say whose account: users show ID.") }
+            guard let id = options.words.first else { throw ConfigurationParser.Failure(description: "Say whose account: users show ID.") }
             let (user, factors, sessions) = try service.show(UserID(id), actor: actor)
             if json {
                 var object = summary(user)
@@ -116,7 +116,7 @@ enum AdminCommands {
                 for s in sessions { print("  session  \(s.id.raw)  aal\(s.aal.rawValue)  \(s.ip ?? "-")  \(s.userAgent ?? "-")") }
             }
         default:
-            guard let id = positional.first else { throw ConfigurationParser.Failure(description: "Say whose account: users \(sub) ID.") }
+            guard let id = options.words.first else { throw ConfigurationParser.Failure(description: "Say whose account: users \(sub) ID.") }
             let user = UserID(id)
             let result: AdminActionResult
             switch sub {

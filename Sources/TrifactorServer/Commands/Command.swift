@@ -1,3 +1,4 @@
+import CommandLineKit
 import Foundation
 import Logging
 import Glibc
@@ -42,26 +43,26 @@ package enum Trifactord {
             print(usage + "\n" + ConfigurationParser.helpTable())
             return 0
         case "serve":
-            if rest.contains("--help") { print("Usage: trifactord serve [OPTIONS]\n\nRuns the HTTP server until SIGTERM or SIGINT, then finishes requests in flight and exits 0.\n\nOptions:\n" + ConfigurationParser.helpTable()); return 0 }
+            if Usage.isAsked(in: rest) { print("Usage: trifactord serve [OPTIONS]\n\nRuns the HTTP server until SIGTERM or SIGINT, then finishes requests in flight and exits 0.\n\nOptions:\n" + ConfigurationParser.helpTable()); return 0 }
             return run { try ServeCommand.run(try ConfigurationParser.parse(arguments: rest, environment: environment)) }
         case "migrate":
-            if rest.contains("--help") { print("Usage: trifactord migrate [--database-url URL]\n\nApplies the pending numbered migrations, each in its own transaction."); return 0 }
+            if Usage.isAsked(in: rest) { print("Usage: trifactord migrate [--database-url URL]\n\nApplies the pending numbered migrations, each in its own transaction."); return 0 }
             return run { try MigrateCommand.run(try ConfigurationParser.parse(arguments: rest, environment: environment)) }
         case "keys":
-            if rest.contains("--help") { print("Usage: trifactord keys create --name NAME [--json] | keys list [--json] | keys revoke KEY | keys rotate | keys ring [--json]"); return 0 }
+            if Usage.isAsked(in: rest) { print("Usage: trifactord keys create --name NAME [--json] | keys list [--json] | keys revoke KEY | keys rotate | keys ring [--json]"); return 0 }
             return run { try KeysCommand.run(rest, environment: environment) }
         case "backup":
-            if rest.contains("--help") { print(BackupCommand.usage); return 0 }
+            if Usage.isAsked(in: rest) { print(BackupCommand.usage); return 0 }
             return run { try BackupCommand.run(rest, environment: environment) }
         case "admin-keys":
-            if rest.contains("--help") { print(AdminCommands.keysUsage); return 0 }
+            if Usage.isAsked(in: rest) { print(AdminCommands.keysUsage); return 0 }
             return run { try AdminCommands.keys(rest, environment: environment) }
         case "users" where (["find", "show"] + AdminCommands.userActions).contains(rest.first ?? ""):
             let sub = rest.removeFirst()
-            if rest.contains("--help") { print(AdminCommands.usersUsage); return 0 }
+            if Usage.isAsked(in: rest) { print(AdminCommands.usersUsage); return 0 }
             return run { try AdminCommands.users(sub, rest, environment: environment) }
         case "review":
-            if rest.contains("--help") { print(ReviewCommand.usage); return 0 }
+            if Usage.isAsked(in: rest) { print(ReviewCommand.usage); return 0 }
             return run { try ReviewCommand.run(rest, environment: environment) }
         case "audit", "users":
             let sub = rest.first ?? ""
@@ -69,7 +70,7 @@ package enum Trifactord {
             guard (verb == "audit" && sub == "tail") || (verb == "users" && sub == "list") else {
                 return fail(verb == "audit" ? "Unknown audit command \"\(sub)\": use trifactord audit tail." : "Unknown users command \"\(sub)\": use users list, find, show, disable, enable, delete, reset-mfa, revoke-sessions or verify-email.")
             }
-            if rest.contains("--help") { print("Usage: trifactord \(verb) \(sub) [--limit N] [--json] [--database-url URL]"); return 0 }
+            if Usage.isAsked(in: rest) { print("Usage: trifactord \(verb) \(sub) [--limit N] [--json] [--database-url URL]"); return 0 }
             return run {
                 let (listing, remaining) = try ListingOptions.parse(rest)
                 let config = try ConfigurationParser.parse(arguments: remaining, environment: environment)
@@ -104,52 +105,27 @@ struct ListingOptions {
     var limit = 20
     var json = false
 
+    /// The listing's options out of `arguments`, each `--limit` checked as it comes, and every other word (settings
+    /// and words alike) in order.
     static func parse(_ arguments: [String]) throws -> (ListingOptions, [String]) {
-        var options = ListingOptions()
-        var rest: [String] = []
-        var i = 0
-        while i < arguments.count {
-            switch arguments[i] {
-            case "--json": options.json = true
-            case "--limit":
-                i += 1
-                guard i < arguments.count, let n = Int(arguments[i]), (1...10_000).contains(n) else {
-                    throw ConfigurationParser.Failure(description: "--limit needs a whole number from 1 to 10000.")
+        var reader = ArgumentReader(arguments, valued: ["limit"], flags: ["json"], layout: .sharedWithSettings)
+        var options = ListingOptions(), rest: [String] = []
+        let refused = UsageError("--limit needs a whole number from 1 to 10000.")
+        do {
+            while let item = try reader.next() {
+                switch item {
+                case .flag: options.json = true
+                case .option(_, let text):
+                    guard let n = Int(text), (1...10_000).contains(n) else { throw refused }
+                    options.limit = n
+                case .word(let word): rest.append(word)
+                case .passedOn(let words): rest += words
                 }
-                options.limit = n
-            default: rest.append(arguments[i])
             }
-            i += 1
+        } catch {
+            // The reader refuses only a --limit without its value: the same sentence as a wrong one.
+            throw refused
         }
         return (options, rest)
-    }
-}
-
-/// The options of a subcommand, split from the settings every command reads.
-enum CommandOptions {
-    /// Splits `--name value` options (`names`) and flags out of `arguments`; other
-    /// `--settings` (with their values) go to the configuration parser, bare words are positional:
-    /// more than `positional` of them is refused, naming the first extra one and `help`.
-    static func split(_ arguments: [String], named names: Set<String>, flags: Set<String> = ["--json"], positional limit: Int, help: String) throws
-        -> (values: [String: String], flags: Set<String>, positional: [String], rest: [String]) {
-        var values: [String: String] = [:], set: Set<String> = [], positional: [String] = [], rest: [String] = []
-        var queue = arguments[...]
-        while let a = queue.popFirst() {
-            if names.contains(a) {
-                guard let v = queue.popFirst(), !v.hasPrefix("--") else { throw ConfigurationParser.Failure(description: "\(a) needs a value.") }
-                values[a] = v
-            } else if flags.contains(a) {
-                set.insert(a)
-            } else if a.hasPrefix("--") {
-                rest.append(a)
-                if !a.contains("="), let v = queue.first, !v.hasPrefix("--") { rest.append(v); queue.removeFirst() }
-            } else {
-                positional.append(a)
-            }
-        }
-        guard positional.count <= limit else {
-            throw ConfigurationParser.Failure(description: "Unexpected argument \"\(positional[limit])\": see \(help).")
-        }
-        return (values, set, positional, rest)
     }
 }

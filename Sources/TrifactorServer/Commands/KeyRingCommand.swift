@@ -1,3 +1,4 @@
+import CommandLineKit
 import Crypto
 import Foundation
 import Logging
@@ -26,9 +27,10 @@ enum KeyRingCommand {
     }
 
     static func run(_ sub: String, _ arguments: [String], environment: [String: String]) throws {
-        let o = try CommandOptions.split(arguments, named: [], positional: 0, help: "trifactord keys --help")
-        let json = o.flags.contains("--json")
-        let config = try ConfigurationParser.parse(arguments: o.rest, environment: environment)
+        let o = try Arguments(arguments, flags: ["json"], layout: .sharedWithSettings)
+        try o.atMost(0, see: "trifactord keys --help")
+        let json = o.has("json")
+        let config = try ConfigurationParser.parse(arguments: o.passedOn, environment: environment)
         let path = config.keyFile
         guard FileManager.default.fileExists(atPath: path) else {
             throw ConfigurationParser.Failure(description: "There is no key file at \(path): serve --dev makes one, or openssl rand -base64 32 > \(path) && chmod 600 \(path).")

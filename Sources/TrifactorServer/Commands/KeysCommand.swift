@@ -1,4 +1,5 @@
 import API
+import CommandLineKit
 import Core
 import Crypto
 import Foundation
@@ -15,9 +16,9 @@ enum KeysCommand {
         if sub == "rotate" || sub == "ring" {
             return try KeyRingCommand.run(sub, Array(arguments.dropFirst()), environment: environment)
         }
-        let o = try CommandOptions.split(Array(arguments.dropFirst()), named: ["--name"], positional: sub == "revoke" ? 1 : 0,
-                                         help: "trifactord keys --help")
-        let (json, name, target, remaining) = (o.flags.contains("--json"), o.values["--name"], o.positional.first, o.rest)
+        let o = try Arguments(Array(arguments.dropFirst()), valued: ["name"], flags: ["json"], layout: .sharedWithSettings)
+        try o.atMost(sub == "revoke" ? 1 : 0, see: "trifactord keys --help")
+        let (json, name, target, remaining) = (o.has("json"), o.value("name"), o.words.first, o.passedOn)
         let config = try ConfigurationParser.parse(arguments: remaining, environment: environment)
         try ListCommands.withDatabase(config) { database in
             try run(sub, name: name, target: target, json: json, keys: APIKeys(random: SecureRandom.source, clock: .system), database: database)
