@@ -1,3 +1,4 @@
+import Core
 import Logging
 import Store
 import Metrics

@@ -1,3 +1,4 @@
+import Core
 import Store
 
 /// The `mfa_attempts` table: how many second-factor proofs one purpose (a

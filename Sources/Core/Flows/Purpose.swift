@@ -1,10 +1,8 @@
-import Store
-
 /// What a second-factor proof is for: a code or signature is made for one
 /// purpose and accepted for that one only, so a sign-in code cannot approve
 /// a transfer. Stored as `signin:<pending hash>`, `stepup:<session id>`,
 /// `authz:<authorization id>:<action hash>` or `reset:<reset credential hash>`.
-enum Purpose: Sendable, Equatable {
+package enum Purpose: Sendable, Equatable {
     /// The second step of the sign-in whose pending credential hashes to this.
     case signIn(pendingHash: String)
     /// A step-up of this session.
@@ -15,7 +13,7 @@ enum Purpose: Sendable, Equatable {
     case passwordReset(resetHash: String)
 
     /// What devices sign as the purpose: `signin`, `stepup`, `authz`.
-    var label: String {
+    package var label: String {
         switch self {
         case .signIn: "signin"
         case .stepUp: "stepup"
@@ -25,13 +23,13 @@ enum Purpose: Sendable, Equatable {
     }
 
     /// A bound action's hash, signed by device keys and carried in passkey challenges.
-    var actionHash: String? {
+    package var actionHash: String? {
         if case .authorization(_, let hash) = self { return hash }
         return nil
     }
 
     /// The stored form.
-    var key: String {
+    package var key: String {
         switch self {
         case .signIn(let hash): "signin:\(hash)"
         case .stepUp(let session): "stepup:\(session.raw)"
@@ -40,18 +38,15 @@ enum Purpose: Sendable, Equatable {
         }
     }
 
-    var sql: SQLValue { .text(key) }
-
-    /// The purpose of a stored form.
-    /// - Throws: `StoreError` `.decoding` for a form the program does not know.
-    init(stored: String) throws {
-        let parts = stored.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+    /// The purpose of a stored form (`key`); nil for a form the program does not know.
+    package init?(key: String) {
+        let parts = key.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         switch (parts.first, parts.count) {
         case ("signin", 2): self = .signIn(pendingHash: parts[1])
         case ("stepup", 2): self = .stepUp(SessionID(parts[1]))
         case ("authz", 3): self = .authorization(AuthorizationID(parts[1]), actionHash: parts[2])
         case ("reset", 2): self = .passwordReset(resetHash: parts[1])
-        default: throw StoreError(.decoding, detail: "\"\(stored.prefix(40))\" is not a purpose")
+        default: return nil
         }
     }
 }

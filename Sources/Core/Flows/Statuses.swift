@@ -1,15 +1,15 @@
 /// A push approval's state.
-enum ApprovalStatus: String, StoredValue {
+package enum ApprovalStatus: String, Sendable {
     case pending, approved, denied
 }
 
 /// A bound action's authorization: approved once, used once, or voided by a changed action.
-enum AuthorizationState: String, StoredValue {
+package enum AuthorizationState: String, Sendable {
     case pending, approved, used, void
 }
 
 /// Why a session ended.
-enum SessionEndReason: String, StoredValue {
+package enum SessionEndReason: String, Sendable {
     case signedOut = "signed_out"
     case expired
     case revoked
@@ -25,8 +25,8 @@ enum SessionEndReason: String, StoredValue {
     case attemptsExhausted = "attempts_exhausted"
 }
 
-/// Where an outbox message is (see `Outbox`).
-enum OutboxStatus: String, StoredValue {
+/// Where an outbox message is (see the server's `Outbox`).
+package enum OutboxStatus: String, Sendable {
     case held, pending, sending, sent, failed, void
     /// Held for an operator's review (a country whose codes stopped being entered): `trifactord review`.
     case review

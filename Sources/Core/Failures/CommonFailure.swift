@@ -1,12 +1,17 @@
 /// A field of a request that is missing or invalid, and why.
-struct FieldProblem: Sendable, Equatable {
-    let name: String
-    let reason: String
+package struct FieldProblem: Sendable, Equatable {
+    package let name: String
+    package let reason: String
+
+    package init(name: String, reason: String) {
+        self.name = name
+        self.reason = reason
+    }
 }
 
 /// Refusals any service may give. Each route group maps them, with its
 /// feature's own failures, to problems of its API's shape.
-enum CommonFailure: Error, Equatable {
+package enum CommonFailure: Error, Equatable {
     /// Fields missing or invalid.
     case invalidFields([FieldProblem])
     /// A rate limit on the client, address or key: wait this many seconds.
@@ -19,5 +24,5 @@ enum CommonFailure: Error, Equatable {
     case sessionExpired
 
     /// One invalid field.
-    static func invalid(_ name: String, _ reason: String) -> CommonFailure { .invalidFields([FieldProblem(name: name, reason: reason)]) }
+    package static func invalid(_ name: String, _ reason: String) -> CommonFailure { .invalidFields([FieldProblem(name: name, reason: reason)]) }
 }
