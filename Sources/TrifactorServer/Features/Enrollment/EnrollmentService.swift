@@ -46,7 +46,7 @@ struct EnrollmentService: Sendable {
         let token = SessionToken.generate(random)
         let draft = EnrollmentDraft(userID: caller.user.id, factorID: factorID, displayName: start.displayName, pending: start.pending)
         try transactions.write { db in
-            try MFARepository.insertEnrollment(draft, tokenHash: SHA256.hex(token), now: now.millis, on: db)
+            try EnrollmentRepository.insertEnrollment(draft, tokenHash: SHA256.hex(token), now: now.millis, on: db)
             try AuditLog.append(client.event(.mfaEnrollmentStarted, .success, userID: caller.user.id, detail: "kind=\(kind.rawValue)"), at: now.millis, on: db)
         }
         return (start.offer, token)
@@ -68,7 +68,7 @@ struct EnrollmentService: Sendable {
         let tokenHash = SHA256.hex(token)
         guard var draft = try transactions.write({ db in
             try requireFreshProof(caller, enrolled: try FactorRepository.list(caller.user.id, on: db), now: now)
-            return try MFARepository.enrollmentAttempt(tokenHash: tokenHash, userID: caller.user.id, now: now.millis, on: db)
+            return try EnrollmentRepository.enrollmentAttempt(tokenHash: tokenHash, userID: caller.user.id, now: now.millis, on: db)
         }) else { throw SecondFactorFailure.enrollmentNotFound }
         if let name { draft.displayName = name }
         let strategy = factors.strategy(draft.kind)
@@ -81,7 +81,7 @@ struct EnrollmentService: Sendable {
                                         at: now.millis, on: db)
                     return nil
                 }
-                guard try MFARepository.useEnrollment(tokenHash: tokenHash, now: now.millis, on: db) else { throw SecondFactorFailure.enrollmentNotFound }
+                guard try EnrollmentRepository.useEnrollment(tokenHash: tokenHash, now: now.millis, on: db) else { throw SecondFactorFailure.enrollmentNotFound }
                 let count = try FactorRepository.list(caller.user.id, on: db).filter(\.kind.isStandalone).count
                 guard count < Self.maxFactors else { throw SecondFactorFailure.limitExceeded }
                 let factor = Factor(id: draft.factorID, userID: caller.user.id, displayName: draft.displayName, createdAt: now.millis, lastUsedAt: nil,
@@ -117,7 +117,7 @@ struct EnrollmentService: Sendable {
         try transactions.read { db in
             try FactorRepository.list(caller.user.id, on: db).map { factor in
                 var listed = factor.api
-                if factor.kind == .recoveryCode { listed.codesLeft = try MFARepository.recoveryCodesLeft(factor.id, on: db) }
+                if factor.kind == .recoveryCode { listed.codesLeft = try EnrollmentRepository.recoveryCodesLeft(factor.id, on: db) }
                 return listed
             }
         }

@@ -98,7 +98,7 @@ struct PasswordlessService: Sendable {
                 .filter { $0.kind == .device }
                 .max { ($0.lastUsedAt ?? $0.createdAt) < ($1.lastUsedAt ?? $1.createdAt) }
             if let user, let device {
-                try MFARepository.insertPending(tokenHash: SHA256.hex(credential), userID: user.id, passwordVerifiedAt: nil, now: now, on: db)
+                try PendingSignInRepository.insertPending(tokenHash: SHA256.hex(credential), userID: user.id, passwordVerifiedAt: nil, now: now, on: db)
                 try PushService.insert(id: id, userID: user.id, factorID: device.id, emailKey: emailKey, purpose: purpose, number: number,
                                        choices: choices, client: client, now: now, on: db)
                 try AuditLog.append(client.event(.pushSent, .success, userID: user.id, detail: "approval=\(id.raw) device=\(device.id.raw) passwordless"),
@@ -129,7 +129,7 @@ struct PasswordlessService: Sendable {
                 WHERE id = $1 AND purpose = $2 AND status = 'approved' AND consumed_at IS NULL AND expires_at > $3
                 RETURNING factor_id, user_id
                 """, [approvalID.sql, Purpose.signIn(pendingHash: tokenHash).sql, .int(now)]),
-                  try MFARepository.usePending(tokenHash: tokenHash, now: now, on: db),
+                  try PendingSignInRepository.usePending(tokenHash: tokenHash, now: now, on: db),
                   let userID: UserID = try row.optionalID("user_id")
             else { return nil }
             let deviceID: FactorID = try row.id("factor_id")

@@ -4,13 +4,10 @@ import Foundation
 import HTTP
 
 /// The device's side of push approvals (`GET /v1/devices/{id}/approvals`,
-/// a long poll; `POST /v1/devices/{id}/approvals/{approval}`), the
-/// browser's (`GET /v1/mfa/sign-in/approvals/{approval}`, a long poll), and
-/// passwordless sign-in with a passkey or a push.
+/// a long poll; `POST /v1/devices/{id}/approvals/{approval}`) and the
+/// browser's (`GET /v1/mfa/sign-in/approvals/{approval}`, a long poll).
 struct PushRoutes {
     let push: PushService
-    let passwordless: PasswordlessService
-    let policies: SessionPolicies
     /// The longest wait a long poll may ask for, in seconds.
     static let maximumWait = 25.0
 
@@ -41,26 +38,6 @@ struct PushRoutes {
                 return .wait(key: "approval:\(id.raw)", timeout: wait, onTimeout: .json(ApprovalState(status: status)))
             }
             return .json(ApprovalState(status: status))
-        }
-
-        routes.add("POST", "/v1/sessions/passkey/options") { request in
-            .json(PasskeyOptions(options: try passwordless.passkeyOptions(client: AuditContext(request))))
-        }
-        routes.add("POST", "/v1/sessions/passkey") { request in
-            let body = try request.decode(PasskeySignInRequest.self)
-            let issued = try passwordless.signIn(with: body.assertion, client: AuditContext(request))
-            return .json(SessionCreated(token: issued.token, session: issued.session.info(policies)), status: 201)
-        }
-        routes.add("POST", "/v1/sessions/push") { request in
-            let body = try request.decode(PushSignInRequest.self)
-            let (credential, approval) = try passwordless.startPush(email: body.email, client: AuditContext(request))
-            return .json(PushSignInStarted(pendingCredential: credential, approvalID: approval.id.raw, number: approval.number), status: 202)
-        }
-        routes.add("POST", "/v1/sessions/push/complete") { request in
-            let body = try request.decode(PushSignInComplete.self)
-            let issued = try passwordless.completePush(pendingCredential: body.pendingCredential, approvalID: ApprovalID(body.approvalID),
-                                                       client: AuditContext(request))
-            return .json(SessionCreated(token: issued.token, session: issued.session.info(policies)), status: 201)
         }
     }
 

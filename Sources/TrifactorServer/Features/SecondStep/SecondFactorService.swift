@@ -36,7 +36,7 @@ struct SecondFactorService: Sendable {
     func hints(_ userID: UserID, on db: any SQLConnection) throws -> [SessionService.Hint] {
         try FactorRepository.list(userID, on: db).compactMap { f in
             if f.kind == .recoveryCode {
-                return try MFARepository.hasRecoveryCodes(f.id, on: db) ? SessionService.Hint(factorID: f.id, kind: f.kind, displayName: nil, maskedPhone: nil) : nil
+                return try EnrollmentRepository.hasRecoveryCodes(f.id, on: db) ? SessionService.Hint(factorID: f.id, kind: f.kind, displayName: nil, maskedPhone: nil) : nil
             }
             return SessionService.Hint(factorID: f.id, kind: f.kind, displayName: f.displayName, maskedPhone: f.credential.phone?.masked)
         }
@@ -45,7 +45,7 @@ struct SecondFactorService: Sendable {
     /// Starts the second step of a password sign-in; returns its credential (shown once, stored hashed).
     func startPending(_ userID: UserID, passwordVerifiedAt: Int64, now: Int64, on db: any SQLConnection) throws -> String {
         let credential = SessionToken.generate(random)
-        try MFARepository.insertPending(tokenHash: SHA256.hex(credential), userID: userID, passwordVerifiedAt: passwordVerifiedAt, now: now, on: db)
+        try PendingSignInRepository.insertPending(tokenHash: SHA256.hex(credential), userID: userID, passwordVerifiedAt: passwordVerifiedAt, now: now, on: db)
         return credential
     }
 
@@ -89,7 +89,7 @@ struct SecondFactorService: Sendable {
         // In the proof's transaction: the pending sign-in is spent (once) and the session issued.
         let issue = { (db: any SQLConnection, pending: PendingSignIn, factor: Factor)
             throws -> Result<(token: String, session: SessionRecord), any Error> in
-            guard try MFARepository.usePending(tokenHash: tokenHash, now: now.millis, on: db) else {
+            guard try PendingSignInRepository.usePending(tokenHash: tokenHash, now: now.millis, on: db) else {
                 return .failure(SecondFactorFailure.invalidPendingCredential)
             }
             let proofs = SessionIssuer.Proofs(aal: .aal2, methods: [.pwd] + factor.methods, passwordVerifiedAt: pending.passwordVerifiedAt, secondFactor: true,
@@ -189,7 +189,7 @@ struct SecondFactorService: Sendable {
     /// session whose budget of wrong proofs is spent.
     static func end(purpose db: any SQLConnection, _ purpose: Purpose, now: Int64) throws {
         switch purpose {
-        case .signIn(let hash): _ = try MFARepository.usePending(tokenHash: hash, now: now, on: db)
+        case .signIn(let hash): _ = try PendingSignInRepository.usePending(tokenHash: hash, now: now, on: db)
         case .stepUp(let session): _ = try SessionRepository.end(session, at: now, reason: .attemptsExhausted, on: db)
         case .authorization, .passwordReset: break
         }
@@ -217,7 +217,7 @@ struct SecondFactorService: Sendable {
 
     /// A pending sign-in whose password was proven (a passwordless push's pending credential never reaches this second step).
     static func passwordPending(_ credential: String, now: Int64, on db: any SQLConnection) throws -> PendingSignIn {
-        guard SessionToken.isWellFormed(credential), let pending = try MFARepository.pending(tokenHash: SHA256.hex(credential), now: now, on: db),
+        guard SessionToken.isWellFormed(credential), let pending = try PendingSignInRepository.pending(tokenHash: SHA256.hex(credential), now: now, on: db),
               pending.passwordVerifiedAt != nil
         else { throw SecondFactorFailure.invalidPendingCredential }
         return pending

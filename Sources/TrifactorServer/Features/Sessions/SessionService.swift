@@ -92,7 +92,7 @@ struct SessionService: Sendable {
             if !hints.isEmpty {
                 let credential = try startSecondStep(user.id, now, db)
                 try AuditLog.append(client.event(.signInSucceeded, .success, userID: user.id, detail: "password ok, second factor required"), at: now, on: db)
-                return .secondFactor(pendingCredential: credential, hints: hints, expiresAt: now + MFARepository.pendingLifetime)
+                return .secondFactor(pendingCredential: credential, hints: hints, expiresAt: now + PendingSignInRepository.pendingLifetime)
             }
             let proofs = SessionIssuer.Proofs(aal: .aal1, methods: [.pwd], passwordVerifiedAt: now, secondFactor: false)
             let issued = try issuer.issue(userID: user.id, proofs, client: client, detail: "", now: now, on: db)
