@@ -154,7 +154,7 @@ struct PasswordResetService: Sendable {
             let ended = try SessionRepository.endAll(user.id, at: now.millis, reason: .passwordReset, on: db)
             // Sign-ins and pushes started with the old password end with it.
             try PendingSignInRepository.endPending(of: user.id, now: now.millis, on: db)
-            try PushService.denyPending(of: user.id, now: now.millis, on: db)
+            try PushRepository.denyPending(of: user.id, now: now.millis, on: db)
             try LoginThrottle.forgetPassword(email: user.email, on: db)
             try outbox.enqueueEmail("password_reset_done", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale),
                                     values: client.branded(["sessions": .number(ended)]), now: now.millis, on: db)

@@ -102,14 +102,4 @@ enum EnrollmentRepository {
     static func useEnrollment(tokenHash: String, now: Int64, on db: any SQLConnection) throws -> Bool {
         try db.execute("UPDATE mfa_enrollments SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL", [.text(tokenHash), .int(now)]) == 1
     }
-
-    /// The unused codes of a recovery-code factor.
-    static func recoveryCodesLeft(_ factorID: FactorID, on db: any SQLConnection) throws -> Int {
-        Int(try db.queryOne("SELECT COUNT(*) AS n FROM recovery_codes WHERE factor_id = $1 AND used_at IS NULL", [factorID.sql])?.int("n") ?? 0)
-    }
-
-    /// Whether the recovery-code factor `factorID` has unused codes.
-    static func hasRecoveryCodes(_ factorID: FactorID, on db: any SQLConnection) throws -> Bool {
-        try db.queryOne("SELECT 1 AS one FROM recovery_codes WHERE factor_id = $1 AND used_at IS NULL LIMIT 1", [factorID.sql]) != nil
-    }
 }

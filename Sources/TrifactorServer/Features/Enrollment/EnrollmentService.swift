@@ -117,7 +117,7 @@ struct EnrollmentService: Sendable {
         try transactions.read { db in
             try FactorRepository.list(caller.user.id, on: db).map { factor in
                 var listed = factor.api
-                if factor.kind == .recoveryCode { listed.codesLeft = try EnrollmentRepository.recoveryCodesLeft(factor.id, on: db) }
+                if factor.kind == .recoveryCode { listed.codesLeft = try Int(RecoveryCodeRepository.unused(factor.id, on: db)) }
                 return listed
             }
         }

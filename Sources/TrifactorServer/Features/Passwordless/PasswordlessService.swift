@@ -36,7 +36,7 @@ struct PasswordlessService: Sendable {
             if let wait = try RateLimiter.take("signin:ip:\(client.clientKey)", limit: signInPerIP, nowMillis: now, on: db) {
                 throw CommonFailure.rateLimited(retryAfter: wait)
             }
-            try db.execute("INSERT INTO passkey_logins (challenge, created_at) VALUES ($1, $2)", [.text(challenge), .int(now)])
+            try PasskeyLoginRepository.insert(challenge: challenge, now: now, on: db)
         }
         return passkeys.requestOptions(challenge: challenge, allow: [])
     }
@@ -58,8 +58,8 @@ struct PasswordlessService: Sendable {
             throw SignInFailure.passkeyRefused
         }
         let issued = try transactions.write { db -> (token: String, session: SessionRecord)? in
-            guard try db.execute("UPDATE passkey_logins SET used_at = $2 WHERE challenge = $1 AND used_at IS NULL AND created_at > $3",
-                                 [.text(Base64URL.encode(parsed.challenge)), .int(now.millis), .int(now.millis - PasskeyFactor.challengeLifetime)]) == 1,
+            guard try PasskeyLoginRepository.spend(challenge: Base64URL.encode(parsed.challenge), now: now.millis,
+                                                   issuedAfter: now.millis - PasskeyFactor.challengeLifetime, on: db),
                   let factor = try FactorRepository.passkey(credentialID: credential.id, on: db), case .passkey(let passkey) = factor.credential,
                   try passkeys.assert(parsed, factor: factor, passkey: passkey, challenge: parsed.challenge, client: client, now: now, on: db)
             else {
@@ -89,8 +89,7 @@ struct PasswordlessService: Sendable {
             if let wait = try RateLimiter.take("signin:ip:\(client.clientKey)", limit: signInPerIP, nowMillis: now, on: db) {
                 throw CommonFailure.rateLimited(retryAfter: wait)
             }
-            let recent = try db.queryOne("SELECT COUNT(*) AS n FROM push_approvals WHERE email_key = $1 AND created_at > $2",
-                                         [.text(emailKey), .int(now - PushService.window)])?.int("n") ?? 0
+            let recent = try PushRepository.count(emailKey: emailKey, since: now - PushService.window, on: db)
             guard recent < PushService.maxPerWindow else { throw CommonFailure.rateLimited(retryAfter: 600) }
             let user = try AccountRepository.find(email: email.value, on: db)
             // A frozen second step pushes nothing: its address gets a decoy, as one without a device does.
@@ -99,13 +98,13 @@ struct PasswordlessService: Sendable {
                 .max { ($0.lastUsedAt ?? $0.createdAt) < ($1.lastUsedAt ?? $1.createdAt) }
             if let user, let device {
                 try PendingSignInRepository.insertPending(tokenHash: SHA256.hex(credential), userID: user.id, passwordVerifiedAt: nil, now: now, on: db)
-                try PushService.insert(id: id, userID: user.id, factorID: device.id, emailKey: emailKey, purpose: purpose, number: number,
-                                       choices: choices, client: client, now: now, on: db)
+                try PushRepository.insert(id: id, userID: user.id, factorID: device.id, emailKey: emailKey, purpose: purpose, number: number,
+                                          choices: choices, client: client, now: now, on: db)
                 try AuditLog.append(client.event(.pushSent, .success, userID: user.id, detail: "approval=\(id.raw) device=\(device.id.raw) passwordless"),
                                     at: now, on: db)
             } else {
-                try PushService.insert(id: id, userID: nil, factorID: nil, emailKey: emailKey, purpose: purpose, number: number, choices: choices,
-                                       client: client, now: now, on: db)
+                try PushRepository.insert(id: id, userID: nil, factorID: nil, emailKey: emailKey, purpose: purpose, number: number, choices: choices,
+                                          client: client, now: now, on: db)
                 try AuditLog.append(client.event(.pushDenied, .denied, userID: user?.id, detail: "passwordless push for an address without a device: decoy"),
                                     at: now, on: db)
             }
@@ -124,15 +123,10 @@ struct PasswordlessService: Sendable {
         let now = clock.now().millis
         let issued = try transactions.write { db -> (token: String, session: SessionRecord)? in
             // The approval first: a decoy is never approved, so it fails here like an unapproved real one.
-            guard let row = try db.queryOne("""
-                UPDATE push_approvals SET consumed_at = $3
-                WHERE id = $1 AND purpose = $2 AND status = 'approved' AND consumed_at IS NULL AND expires_at > $3
-                RETURNING factor_id, user_id
-                """, [approvalID.sql, Purpose.signIn(pendingHash: tokenHash).sql, .int(now)]),
+            guard let (deviceID, userID) = try PushRepository.consume(approvalID, purpose: .signIn(pendingHash: tokenHash), now: now, on: db),
                   try PendingSignInRepository.usePending(tokenHash: tokenHash, now: now, on: db),
-                  let userID: UserID = try row.optionalID("user_id")
+                  let userID
             else { return nil }
-            let deviceID: FactorID = try row.id("factor_id")
             // A push approved before the second step froze signs nobody in after.
             if try SecondFactorService.frozenApproval(userID, client: client, now: now, on: db) != nil { return nil }
             try FactorRepository.markUsed(deviceID, at: now, on: db)

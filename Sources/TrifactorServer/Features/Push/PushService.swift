@@ -41,18 +41,6 @@ struct PushService: Sendable {
         return (number, choices)
     }
 
-    /// Writes an approval row; no user and no factor for a decoy (a push
-    /// for an address without a device, which no device ever sees).
-    static func insert(id: ApprovalID, userID: UserID?, factorID: FactorID?, emailKey: String?, purpose: Purpose, number: Int, choices: [Int],
-                       client: AuditContext, now: Int64, on db: any SQLConnection) throws {
-        try db.execute("""
-            INSERT INTO push_approvals (id, user_id, factor_id, purpose, number, choices, ip, user_agent, status, created_at, expires_at, email_key)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-            """, [id.sql, SQLValue(userID?.raw), .text(factorID?.raw ?? ""), purpose.sql, .int(Int64(number)),
-                  StoredList.encode(choices.map(String.init)), .text(client.ip), SQLValue(client.userAgent.map { String($0.prefix(200)) }),
-                  ApprovalStatus.pending.sql, .int(now), .int(now + lifetime), SQLValue(emailKey)])
-    }
-
     /// Pushes a sign-in of `factor`'s user to that device.
     /// - Returns: nil when the user had 3 pushes in the last 10 minutes (then only the device signature path is offered).
     func create(for factor: Factor, purpose: Purpose, client: AuditContext, now: Date) throws -> Created? {
@@ -60,15 +48,14 @@ struct PushService: Sendable {
         let id = ApprovalID.random(using: random)
         let created = try transactions.write { db -> Bool in
             try AccountRepository.lock(factor.userID, on: db)
-            let recent = try db.queryOne("SELECT COUNT(*) AS n FROM push_approvals WHERE user_id = $1 AND created_at > $2",
-                                         [factor.userID.sql, .int(now.millis - Self.window)])?.int("n") ?? 0
+            let recent = try PushRepository.count(userID: factor.userID, since: now.millis - Self.window, on: db)
             guard recent < Self.maxPerWindow else {
                 try AuditLog.append(client.event(.pushDenied, .denied, userID: factor.userID, detail: "push limit reached: 3 per 10 minutes"),
                                     at: now.millis, on: db)
                 return false
             }
-            try Self.insert(id: id, userID: factor.userID, factorID: factor.id, emailKey: nil, purpose: purpose, number: number, choices: choices,
-                            client: client, now: now.millis, on: db)
+            try PushRepository.insert(id: id, userID: factor.userID, factorID: factor.id, emailKey: nil, purpose: purpose, number: number, choices: choices,
+                                      client: client, now: now.millis, on: db)
             try AuditLog.append(client.event(.pushSent, .success, userID: factor.userID, detail: "approval=\(id.raw) device=\(factor.id.raw)"),
                                 at: now.millis, on: db)
             return true
@@ -80,10 +67,7 @@ struct PushService: Sendable {
 
     /// Spends an approved approval of `factor` for `purpose`, in the caller's transaction; false otherwise.
     func consume(_ id: ApprovalID, factor: Factor, purpose: Purpose, now: Int64, on db: any SQLConnection) throws -> Bool {
-        try db.execute("""
-            UPDATE push_approvals SET consumed_at = $4
-            WHERE id = $1 AND factor_id = $2 AND purpose = $3 AND status = 'approved' AND consumed_at IS NULL AND expires_at > $4
-            """, [id.sql, factor.id.sql, purpose.sql, .int(now)]) == 1
+        try PushRepository.consume(id, factorID: factor.id, purpose: purpose, now: now, on: db)
     }
 
     // MARK: The device's side
@@ -105,18 +89,9 @@ struct PushService: Sendable {
     /// The approvals waiting for `device`, oldest first.
     func pending(for device: Factor) throws -> [PendingApproval] {
         let now = clock.now().millis
-        return try transactions.read { db in
-            try db.query("""
-                SELECT id, ip, user_agent, created_at, expires_at, choices, purpose FROM push_approvals
-                WHERE factor_id = $1 AND status = 'pending' AND expires_at > $2 ORDER BY created_at
-                """, [device.id.sql, .int(now)]).map { row in
-                PendingApproval(approvalID: try row.text("id"), ip: try row.optionalText("ip"), userAgent: try row.optionalText("user_agent"),
-                                createdAt: Date(millis: try row.int("created_at")), expiresAt: Date(millis: try row.int("expires_at")),
-                                choices: try StoredList.decode(try row.text("choices")).map { item in
-                                    guard let n = Int(item) else { throw StoreError(.decoding, detail: "choice \(item.prefix(8)) is not a number") }
-                                    return n
-                                }, purpose: try Purpose(stored: try row.text("purpose")).label)
-            }
+        return try transactions.read { try PushRepository.waiting(for: device.id, now: now, on: $0) }.map {
+            PendingApproval(approvalID: $0.id, ip: $0.ip, userAgent: $0.userAgent, createdAt: Date(millis: $0.createdAt),
+                            expiresAt: Date(millis: $0.expiresAt), choices: $0.choices, purpose: $0.purpose.label)
         }
     }
 
@@ -140,26 +115,23 @@ struct PushService: Sendable {
             throw CommonFailure.unauthenticated
         }
         let status = try transactions.write { db -> ApprovalStatus in
-            guard let row = try db.queryOne("SELECT number, purpose FROM push_approvals WHERE id = $1 AND factor_id = $2 AND status = 'pending' AND expires_at > $3",
-                                            [id.sql, device.id.sql, .int(now)]) else { throw PushFailure.notFound }
-            let right = Int(try row.int("number")) == number
+            guard let pending = try PushRepository.pending(id, factorID: device.id, now: now, on: db) else { throw PushFailure.notFound }
+            let right = Int(pending.number) == number
             let status: ApprovalStatus = decision == "approve" && right ? .approved : .denied
-            guard try db.execute("UPDATE push_approvals SET status = $2, decided_at = $3 WHERE id = $1 AND status = 'pending'",
-                                 [id.sql, status.sql, .int(now)]) == 1 else { throw PushFailure.notFound }
+            guard try PushRepository.decide(id, status, at: now, on: db) else { throw PushFailure.notFound }
             if decision == "approve" && !right {
                 // The whole sign-in ends: its pending credential and any other push for it.
-                let purpose = try Purpose(stored: try row.text("purpose"))
+                let purpose = try Purpose(stored: pending.purpose)
                 switch purpose {
                 case .signIn(let pendingHash):
-                    try db.execute("UPDATE pending_credentials SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL", [.text(pendingHash), .int(now)])
+                    try PendingSignInRepository.endPending(tokenHash: pendingHash, now: now, on: db)
                 case .passwordReset(let resetHash):
                     // A pushed reset is ended the same way: whoever holds the mailbox cannot keep pushing it.
                     _ = try PasswordResetCodes.spend(hash: resetHash, now: now, on: db)
                 case .stepUp, .authorization:
                     break
                 }
-                try db.execute("UPDATE push_approvals SET status = 'denied', decided_at = $2 WHERE purpose = $1 AND status = 'pending'",
-                               [purpose.sql, .int(now)])
+                try PushRepository.denyPending(for: purpose, now: now, on: db)
                 try AuditLog.append(client.event(.pushWrongNumber, .denied, userID: device.userID,
                                                  detail: "approval=\(id.raw) wrong number picked: possible push fatigue attack; \(purpose.label) ended"),
                                     at: now, on: db)
@@ -175,13 +147,6 @@ struct PushService: Sendable {
         return status
     }
 
-    /// Denies every pending push to the user's devices (their password was just reset).
-    static func denyPending(of userID: UserID, now: Int64, on db: any SQLConnection) throws {
-        try db.execute("""
-            UPDATE push_approvals SET status = 'denied', decided_at = $2 WHERE user_id = $1 AND status = 'pending'
-            """, [userID.sql, .int(now)])
-    }
-
     // MARK: The browser's side
 
     /// The state of approval `id` of the sign-in whose pending credential is
@@ -192,12 +157,9 @@ struct PushService: Sendable {
         guard let credential = pendingCredential, SessionToken.isWellFormed(credential) else { throw SecondFactorFailure.invalidPendingCredential }
         let hash = SHA256.hex(credential)
         let now = clock.now().millis
-        guard let row = try transactions.read({ db in
-            try db.queryOne("SELECT status, expires_at FROM push_approvals WHERE id = $1 AND purpose IN ($2, $3)",
-                            [id.sql, Purpose.signIn(pendingHash: hash).sql, Purpose.passwordReset(resetHash: hash).sql])
+        guard let (status, expiresAt) = try transactions.read({
+            try PushRepository.state(id, purpose: .signIn(pendingHash: hash), or: .passwordReset(resetHash: hash), on: $0)
         }) else { throw PushFailure.notFound }
-        let status: ApprovalStatus = try row.value("status")
-        let expiresAt = try row.int("expires_at")
         if status == .pending && expiresAt <= now { return "expired" }
         return status.rawValue
     }

@@ -13,10 +13,13 @@ struct PendingSignIn: Sendable {
 enum PendingSignInRepository {
     static let pendingLifetime: Int64 = 5 * 60_000
 
-    /// Starts a pending sign-in; a passwordless push's records no password proof.
-    static func insertPending(tokenHash: String, userID: UserID, passwordVerifiedAt: Int64?, now: Int64, on db: any SQLConnection) throws {
+    /// Starts a pending sign-in; a passwordless push's records no password proof. Returns when it expires.
+    @discardableResult
+    static func insertPending(tokenHash: String, userID: UserID, passwordVerifiedAt: Int64?, now: Int64, on db: any SQLConnection) throws -> Int64 {
+        let expiresAt = now + pendingLifetime
         try db.execute("INSERT INTO pending_credentials (token_hash, user_id, password_verified_at, expires_at) VALUES ($1, $2, $3, $4)",
-                       [.text(tokenHash), userID.sql, .int(passwordVerifiedAt ?? 0), .int(now + pendingLifetime)])
+                       [.text(tokenHash), userID.sql, .int(passwordVerifiedAt ?? 0), .int(expiresAt)])
+        return expiresAt
     }
 
     /// A pending sign-in that is unused and unexpired.
@@ -32,6 +35,11 @@ enum PendingSignInRepository {
     static func usePending(tokenHash: String, now: Int64, on db: any SQLConnection) throws -> Bool {
         try db.execute("UPDATE pending_credentials SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2",
                        [.text(tokenHash), .int(now)]) == 1
+    }
+
+    /// Ends the pending sign-in whose credential hashes to `tokenHash`, expired or not (its push was answered with a wrong number).
+    static func endPending(tokenHash: String, now: Int64, on db: any SQLConnection) throws {
+        try db.execute("UPDATE pending_credentials SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL", [.text(tokenHash), .int(now)])
     }
 
     /// Spends every pending sign-in of the user (their password was just reset).

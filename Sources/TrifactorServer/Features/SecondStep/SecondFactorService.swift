@@ -36,17 +36,18 @@ struct SecondFactorService: Sendable {
     func hints(_ userID: UserID, on db: any SQLConnection) throws -> [SessionService.Hint] {
         try FactorRepository.list(userID, on: db).compactMap { f in
             if f.kind == .recoveryCode {
-                return try EnrollmentRepository.hasRecoveryCodes(f.id, on: db) ? SessionService.Hint(factorID: f.id, kind: f.kind, displayName: nil, maskedPhone: nil) : nil
+                return try RecoveryCodeRepository.hasUnused(f.id, on: db) ? SessionService.Hint(factorID: f.id, kind: f.kind, displayName: nil, maskedPhone: nil) : nil
             }
             return SessionService.Hint(factorID: f.id, kind: f.kind, displayName: f.displayName, maskedPhone: f.credential.phone?.masked)
         }
     }
 
-    /// Starts the second step of a password sign-in; returns its credential (shown once, stored hashed).
-    func startPending(_ userID: UserID, passwordVerifiedAt: Int64, now: Int64, on db: any SQLConnection) throws -> String {
+    /// Starts the second step of a password sign-in; returns its credential (shown once, stored hashed) and when it expires.
+    func startPending(_ userID: UserID, passwordVerifiedAt: Int64, now: Int64, on db: any SQLConnection) throws -> (credential: String, expiresAt: Int64) {
         let credential = SessionToken.generate(random)
-        try PendingSignInRepository.insertPending(tokenHash: SHA256.hex(credential), userID: userID, passwordVerifiedAt: passwordVerifiedAt, now: now, on: db)
-        return credential
+        let expiresAt = try PendingSignInRepository.insertPending(tokenHash: SHA256.hex(credential), userID: userID, passwordVerifiedAt: passwordVerifiedAt,
+                                                                  now: now, on: db)
+        return (credential, expiresAt)
     }
 
     /// Sends (or issues) the challenge of a sign-in's factor; for a device, also pushes it with a number to match.
