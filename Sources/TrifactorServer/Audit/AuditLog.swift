@@ -35,6 +35,25 @@ enum AuditLog {
         ).map(entry).reversed()
     }
 
+    /// Entries by user, kind and time, oldest first, after `after` (a `seq`), at most `limit`.
+    static func entries(user: String?, kind: String?, since: Int64?, until: Int64?, after: Int64?, limit: Int,
+                        on db: any SQLConnection) throws -> [Entry] {
+        var conditions = ["seq > $1"], values: [SQLValue] = [.int(after ?? 0)]
+        func add(_ clause: String, _ value: SQLValue) {
+            values.append(value)
+            conditions.append(clause.replacingOccurrences(of: "?", with: "$\(values.count)"))
+        }
+        if let user { add("user_id = ?", .text(user)) }
+        if let kind { add("kind = ?", .text(kind)) }
+        if let since { add("at >= ?", .int(since)) }
+        if let until { add("at < ?", .int(until)) }
+        values.append(.int(Int64(limit)))
+        return try db.query("""
+            SELECT seq, at, kind, outcome, user_id, ip, user_agent, detail FROM audit_log
+            WHERE \(conditions.joined(separator: " AND ")) ORDER BY seq LIMIT $\(values.count)
+            """, values).map(entry)
+    }
+
     /// An entry from a row of every column.
     static func entry(_ row: Row) throws -> Entry {
         Entry(seq: try row.int("seq"), at: Date(millis: try row.int("at")), kind: try row.text("kind"),

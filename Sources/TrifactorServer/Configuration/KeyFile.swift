@@ -185,11 +185,10 @@ extension KeyFile {
     /// Up to 200 secrets are tried, one per key id among them.
     static func checkOpens(_ ring: KeyRing?, path: String, database: any Database) throws {
         let sample = try database.read { db in
-            try db.query("SELECT id, secret_sealed FROM mfa_factors WHERE secret_sealed IS NOT NULL ORDER BY created_at DESC LIMIT 200", [])
-                .compactMap { row -> (String, [UInt8])? in
-                    guard let bytes = Data(base64Encoded: try row.text("secret_sealed")) else { return nil }
-                    return (try row.text("id"), Array(bytes))
-                }
+            try FactorRepository.sealedSecrets(limit: 200, on: db).compactMap { row -> (String, [UInt8])? in
+                guard let bytes = Data(base64Encoded: row.sealed) else { return nil }
+                return (row.id, Array(bytes))
+            }
         }
         guard !sample.isEmpty else { return }
         guard let ring else {

@@ -65,6 +65,16 @@ struct Outbox {
         }
     }
 
+    /// Forgets every message to `recipient` (an erased user's address or number): its
+    /// recipient, text and subject emptied, and voided if it had not gone out yet.
+    static func erase(recipient: String, on db: any SQLConnection) throws {
+        try db.execute("""
+            UPDATE outbox SET recipient = '', body = '', subject = NULL,
+              status = CASE WHEN status IN ('pending', 'held', 'review') THEN 'void' ELSE status END
+            WHERE recipient = $1
+            """, [.text(recipient)])
+    }
+
     /// Messages newest first (held ones excluded), optionally only those to `recipient`.
     static func list(to recipient: String?, limit: Int, on db: any SQLConnection) throws -> [Message] {
         let rows: [Row]

@@ -70,7 +70,7 @@ struct PasswordResetService: Sendable {
             let user = try AccountRepository.find(email: email.value, on: db)
             guard let user, user.disabledAt == nil else {
                 // The same work as a wrong code: a counted attempt on no row.
-                _ = try db.execute("UPDATE password_resets SET failures = failures + 1 WHERE user_id = $1", [.text("-")])
+                try PasswordResetCodes.countDecoyAttempt(on: db)
                 try AuditLog.append(client.event(.passwordResetFailed, .failure, detail: "no such account"), at: now, on: db)
                 return .refused(AccountFailure.invalidCode)
             }

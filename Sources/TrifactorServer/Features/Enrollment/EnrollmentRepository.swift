@@ -98,6 +98,16 @@ enum EnrollmentRepository {
         return EnrollmentDraft(userID: userID, factorID: try row.id("factor_id"), displayName: try row.text("display_name"), pending: pending)
     }
 
+    /// The numbers of the user's phone enrollments.
+    static func phones(of userID: UserID, on db: any SQLConnection) throws -> [String] {
+        try db.query("SELECT phone FROM mfa_enrollments WHERE user_id = $1 AND phone IS NOT NULL", [userID.sql]).map { try $0.text("phone") }
+    }
+
+    /// Whether a phone enrollment of a user other than `userID` is on `digits`.
+    static func isEnrolling(phone digits: String, otherThan userID: UserID, on db: any SQLConnection) throws -> Bool {
+        try db.queryOne("SELECT 1 AS held FROM mfa_enrollments WHERE phone = $1 AND user_id <> $2 LIMIT 1", [.text(digits), userID.sql]) != nil
+    }
+
     /// Spends an enrollment; false when it was spent meanwhile.
     static func useEnrollment(tokenHash: String, now: Int64, on db: any SQLConnection) throws -> Bool {
         try db.execute("UPDATE mfa_enrollments SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL", [.text(tokenHash), .int(now)]) == 1
