@@ -32,6 +32,8 @@ struct Services: Sendable {
     let verifications: PhoneVerificationService
     let keys: APIKeys
     let admin: AdminService
+    /// The admin API's keys.
+    let adminKeys: AdminKeys
     let passwordResets: PasswordResetService
 
     var database: any Database { transactions.database }
@@ -87,8 +89,9 @@ struct Services: Sendable {
                                               passkeys: factors.passkey, push: push, changes: changes),
             authorizations: AuthorizationService(transactions: transactions, clock: clock, random: random, secondFactors: secondFactors),
             verifications: verifications, keys: APIKeys(random: random, clock: clock),
-            admin: AdminService(transactions: transactions, clock: clock, outbox: outbox, changes: changes, policies: policies,
+            admin: AdminService(transactions: transactions, clock: clock, random: random, outbox: outbox, changes: changes, policies: policies,
                                 testBook: verifications.testBook),
+            adminKeys: AdminKeys(random: random, clock: clock),
             passwordResets: PasswordResetService(transactions: transactions, clock: clock, hashing: hashing, passwordPolicy: passwords,
                                                  codes: PasswordResetCodes(random: random, outbox: outbox), secondFactors: secondFactors, push: push,
                                                  outbox: outbox, changes: changes, limits: accounts.limits))

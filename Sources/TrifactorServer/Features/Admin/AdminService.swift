@@ -10,6 +10,8 @@ import Store
 struct AdminService: Sendable {
     let transactions: Transactions
     let clock: Clock
+    /// Where an erased user's pseudonym comes from (`trifactord users` takes the live source).
+    var random: RandomSource = SecureRandom.source
     let outbox: Outbox
     let changes: ChangeFeed
     /// Which sessions are still live.
@@ -134,7 +136,7 @@ struct AdminService: Sendable {
     /// administrators' own entries, which say who did what).
     func delete(_ id: UserID, actor: Actor) throws -> AdminActionResult {
         let now = clock.now().millis
-        let pseudonym = "erased-" + Hex.encode(SecureRandom.bytes(8))
+        let pseudonym = "erased-" + Hex.encode(random.bytes(8))
         let result = try transactions.write { db -> AdminActionResult in
             guard let user = try AccountRepository.find(id: id, on: db) else { throw AdminFailure.userNotFound }
             let ended = try SessionRepository.live(id, on: db).count
