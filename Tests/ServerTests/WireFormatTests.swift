@@ -30,7 +30,7 @@ struct WireFormatTests {
         let lines = Mutex<[String]>([])
         let logger = Logger { line in lines.withLock { $0.append(line) } }
         let nasty = "quote \" backslash \\ newline \n tab \t bell \u{7} nul \u{0} emoji 🔑"
-        logger.log("warn", "odd\"event", ["path": .string(nasty), "n": .int(-3), "ok": .bool(true), "ms": .double(1.5)])
+        logger.log(.warning, "odd\"event", ["path": .string(nasty), "n": .int(-3), "ok": .bool(true), "ms": .double(1.5)])
         let line = try #require(lines.withLock { $0.first })
         #expect(!line.contains("\n"))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])

@@ -113,7 +113,7 @@ final class ConnectionGuard: Sendable {
             return late
         }
         for (_, phase) in late {
-            logger.log("info", "connection_timeout", ["waiting_for": .string(phase == .head ? "head" : "body")])
+            logger.log(.info, "connection_timeout", ["waiting_for": .string(phase == .head ? "head" : "body")])
         }
         return late.count
     }

@@ -185,7 +185,7 @@ final class ServerContext: Sendable {
         } catch let error as any HTTPResponseError {
             return Response.problem(error.problem(requestID: request.id), headers: error.headers)
         } catch {
-            logger.log("error", "unhandled_error", ["request_id": .string(request.id), "error": .string(String(reflecting: error))])
+            logger.log(.error, "unhandled_error", ["request_id": .string(request.id), "error": .string(String(reflecting: error))])
             return Response.problem(HTTPProblem.internalError.problem(requestID: request.id))
         }
     }
@@ -193,7 +193,7 @@ final class ServerContext: Sendable {
     /// `response`, or 500 internal_error (logged with its cause) when its body could not be encoded.
     func checked(_ response: Response, _ request: Request) -> Response {
         guard let failure = response.encodingFailure ?? response.deferral?.onTimeout.encodingFailure else { return response }
-        logger.log("error", "unhandled_error", ["request_id": .string(request.id), "error": .string(failure)])
+        logger.log(.error, "unhandled_error", ["request_id": .string(request.id), "error": .string(failure)])
         return Response.problem(HTTPProblem.internalError.problem(requestID: request.id))
     }
 

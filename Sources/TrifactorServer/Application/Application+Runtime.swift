@@ -60,13 +60,13 @@ extension Application {
         tasks.append(PeriodicTask(name: "housekeeping", interval: 600, mode: mode, logger: s.logger) {
             let dialect = s.database.dialect
             let r = try s.transactions.write { try Housekeeping.purge(now: s.clock.now().millis, dialect: dialect, on: $0) }
-            if let r, r != Housekeeping.Report() { s.logger.log("info", "housekeeping", ["purged": .string(String(describing: r))]) }
+            if let r, r != Housekeeping.Report() { s.logger.log(.info, "housekeeping", ["purged": .string(String(describing: r))]) }
             return false
         })
         for task in tasks { task.start() }
         let hub = s.hub
         let listener = ChangeFeed.listen(local: s.local, lost: { hub.notifyAll() }, database: s.database)
-        s.logger.log("info", "listening", ["host": .string(s.configuration.http.host), "port": .int(server.port),
+        s.logger.log(.info, "listening", ["host": .string(s.configuration.http.host), "port": .int(server.port),
                                            "tls": .bool(s.configuration.http.usesTLS), "dev": .bool(s.configuration.dev)])
         return Runtime(server: server, services: s, tasks: tasks, listener: listener)
     }

@@ -50,7 +50,7 @@ final class PeriodicTask: @unchecked Sendable {
                 do {
                     busy = try pass()
                 } catch {
-                    logger.log("error", "\(name)_failed", ["error": .string(String(reflecting: error))])
+                    logger.log(.error, "\(name)_failed", ["error": .string(String(reflecting: error))])
                 }
                 condition.lock()
                 if !busy && !stopping { _ = condition.wait(until: Date().addingTimeInterval(interval)) }
@@ -70,7 +70,7 @@ final class PeriodicTask: @unchecked Sendable {
             do {
                 if try !pass() { return }
             } catch {
-                logger.log("error", "\(name)_failed", ["error": .string(String(reflecting: error))])
+                logger.log(.error, "\(name)_failed", ["error": .string(String(reflecting: error))])
                 return
             }
         }

@@ -66,7 +66,7 @@ struct SecretResealer: Sendable {
                     for (key, factor, old) in stale {
                         let ad = TOTPFactor.associatedData(FactorID(factor))
                         guard let bytes = Data(base64Encoded: old), var plain = try? ring.open(Array(bytes), associatedData: ad) else {
-                            logger.log("error", "reseal_failed", ["table": .string(t.table), "row": .string(String(key.prefix(8)))])
+                            logger.log(.error, "reseal_failed", ["table": .string(t.table), "row": .string(String(key.prefix(8)))])
                             continue
                         }
                         defer { plain.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
@@ -81,8 +81,8 @@ struct SecretResealer: Sendable {
             }
         }
         report.remaining += unknown
-        if unknown > 0 { logger.log("error", "reseal_unknown_key", ["count": .int(unknown), "active": .string(active)]) }
-        if report.resealed > 0 { logger.log("info", "secrets_resealed", ["count": .int(report.resealed), "key": .string(active)]) }
+        if unknown > 0 { logger.log(.error, "reseal_unknown_key", ["count": .int(unknown), "active": .string(active)]) }
+        if report.resealed > 0 { logger.log(.info, "secrets_resealed", ["count": .int(report.resealed), "key": .string(active)]) }
         if report.resealed == 0, report.remaining == 0, let path = ring.path {
             // Under the file's lock, from the file as it is now: a `keys rotate` that ran during this
             // pass added a key that must survive (and then nothing is retired until it has sealed).
@@ -94,7 +94,7 @@ struct SecretResealer: Sendable {
             }
             try ring.reload()
             if !report.retired.isEmpty {
-                logger.log("info", "keys_retired", ["keys": .string(report.retired.joined(separator: ",")), "active": .string(active)])
+                logger.log(.info, "keys_retired", ["keys": .string(report.retired.joined(separator: ",")), "active": .string(active)])
             }
         }
         return report

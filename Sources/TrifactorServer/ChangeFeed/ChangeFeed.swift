@@ -24,7 +24,7 @@ struct ChangeFeed: Sendable {
                 try database.notify(channel: channel, payload: key)
             } catch {
                 // The other instances' waiters then see the change at their deadline.
-                logger.log("warn", "change_notify_failed", ["key": .string(key), "error": .string(String(reflecting: error))])
+                logger.log(.warning, "change_notify_failed", ["key": .string(key), "error": .string(String(reflecting: error))])
             }
         }
         return ChangeFeed { key in

@@ -27,11 +27,11 @@ enum KeyFile {
         let path = configuration.keyFile
         if !FileManager.default.fileExists(atPath: path) {
             guard configuration.dev else {
-                logger.log("warn", "no_key_file", ["path": .string(path), "detail": "TOTP enrollment is unavailable until a key file exists"])
+                logger.log(.warning, "no_key_file", ["path": .string(path), "detail": "TOTP enrollment is unavailable until a key file exists"])
                 return nil
             }
             try create(at: path)
-            logger.log("info", "key_file_created", ["path": .string(path)])
+            logger.log(.info, "key_file_created", ["path": .string(path)])
         }
         return try KeyRing(path: path)
     }

@@ -39,7 +39,7 @@ extension PhoneVerificationService {
         for code in countries {
             let seen = try VerifyRepository.conversion(country: code, hours: conversion.windowHours, now: ms, on: db)
             if seen.started >= conversion.minimumVolume, Double(seen.completed) < conversion.minimumRate * Double(seen.started) {
-                logger.log("warn", "verify_conversion_low", ["country": .int(code), "started": .int(seen.started), "completed": .int(seen.completed),
+                logger.log(.warning, "verify_conversion_low", ["country": .int(code), "started": .int(seen.started), "completed": .int(seen.completed),
                                                                "action": .string(conversion.holdForReview ? "held for review" : "refused")])
                 guard conversion.holdForReview else { throw PhoneVerificationFailure.budgetExceeded(scope: "conversion:\(code)", retryAfter: 3600) }
                 review = true
@@ -56,7 +56,7 @@ extension PhoneVerificationService {
             for (window, amount, seconds) in [("h", budget.perHour, 3600.0), ("d", budget.perDay, 86_400.0)] {
                 let limit = RateLimiter.Limit(burst: amount, rate: amount / seconds)
                 if let wait = try RateLimiter.take("budget:\(window):\(scope)", limit: limit, nowMillis: ms, on: db) {
-                    logger.log("warn", "verify_budget_exceeded", ["scope": .string(scope), "window": .string(window == "h" ? "hour" : "day"),
+                    logger.log(.warning, "verify_budget_exceeded", ["scope": .string(scope), "window": .string(window == "h" ? "hour" : "day"),
                                                                      "budget": .int(Int(amount))])
                     throw PhoneVerificationFailure.budgetExceeded(scope: scope, retryAfter: wait)
                 }

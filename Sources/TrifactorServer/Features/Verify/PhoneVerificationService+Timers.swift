@@ -17,7 +17,7 @@ extension PhoneVerificationService {
             do {
                 try mutate(id, key: nil, client: nil) { _, _, _, _ in [] }
             } catch {
-                logger.log("error", "verify_timer_failed", ["verification_id": .string(id.raw), "error": .string(String(reflecting: error))])
+                logger.log(.error, "verify_timer_failed", ["verification_id": .string(id.raw), "error": .string(String(reflecting: error))])
             }
         }
         return ids.count
@@ -33,7 +33,7 @@ extension PhoneVerificationService {
         guard let record = try VerifyRepository.find(id, on: db) else { return }
         let now = clock.now()
         if try !apply(record, now: now, client: nil, on: db, { $0.deliveryFailed(step: step, now: now) }).saved {
-            logger.log("error", "verify_delivery_failure_lost", ["ref": .string(ref), "detail": "changed concurrently; its timer moves it on"])
+            logger.log(.error, "verify_delivery_failure_lost", ["ref": .string(ref), "detail": "changed concurrently; its timer moves it on"])
         }
     }
 }

@@ -39,7 +39,7 @@ extension PhoneVerificationService {
                 continue
             }
         }
-        logger.log("error", "verify_conflict", ["verification_id": .string(id.raw), "detail": "changed concurrently 3 times in a row with its row locked"])
+        logger.log(.error, "verify_conflict", ["verification_id": .string(id.raw), "detail": "changed concurrently 3 times in a row with its row locked"])
         throw CommonFailure.unavailable
     }
 
