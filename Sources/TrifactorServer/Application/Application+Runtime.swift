@@ -1,5 +1,5 @@
 import Core
-import HTTP
+package import HTTP
 import Logging
 import Store
 
@@ -7,7 +7,7 @@ extension Application {
     /// Starts the server and the background work over ready services.
     /// `tasks` runs the background loops on threads of their own; tests pass
     /// `.manual` and drive them with `Runtime.tick()`.
-    static func start(_ s: Services, tasks mode: PeriodicTask.Mode = .threads, extraRoutes: (inout Router) -> Void = { _ in }) throws -> Runtime {
+    package static func start(_ s: Services, tasks mode: PeriodicTask.Mode = .threads, extraRoutes: (inout Router) -> Void = { _ in }) throws -> Runtime {
         let probe = ReadinessProbe(database: s.database, logger: s.logger)
         probe.check()
         var router = try router(s, probe: probe)

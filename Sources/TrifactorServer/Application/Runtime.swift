@@ -5,7 +5,7 @@ package import Store
 /// A running Trifactor: the HTTP server and its background work.
 package final class Runtime: Sendable {
     package let server: HTTPServer
-    let services: Services
+    package let services: Services
     let tasks: [PeriodicTask]
     let listener: (any DatabaseListener)?
 
@@ -20,7 +20,7 @@ package final class Runtime: Sendable {
     package var database: any Database { services.database }
 
     /// Runs one pass of every background loop now (tests drive them this way).
-    func tick() {
+    package func tick() {
         for task in tasks { task.tick() }
     }
 

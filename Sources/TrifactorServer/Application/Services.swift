@@ -1,16 +1,16 @@
-import Core
-import Crypto
+package import Core
+package import Crypto
 import HTTP
-import Logging
-import Messaging
-import Store
+package import Logging
+package import Messaging
+package import Store
 import WebAuthn
 
 /// Everything trifactord runs on, built once from the configuration: the
 /// composition root. Each service receives only the dependencies it uses;
 /// building this does no I/O (the database is opened, the key file and the
 /// password blocklist read, before).
-struct Services: Sendable {
+package struct Services: Sendable {
     let configuration: Configuration
     let transactions: Transactions
     let clock: Clock
@@ -30,7 +30,7 @@ struct Services: Sendable {
     let passwordless: PasswordlessService
     let authorizations: AuthorizationService
     let verifications: PhoneVerificationService
-    let keys: APIKeys
+    package let keys: APIKeys
     let admin: AdminService
     /// The admin API's keys.
     let adminKeys: AdminKeys
@@ -43,7 +43,7 @@ struct Services: Sendable {
     ///   - sealer: seals TOTP secrets; nil without a key file (then TOTP enrollment answers 503).
     ///   - passwords: the policy every new password meets (the common-password list and cracklib's dictionary).
     /// - Throws: `PasswordHasher.Failure` for Argon2id parameters libsodium refuses.
-    static func live(database: any Database, configuration c: Configuration, sealer: KeyRing?, passwords: PasswordPolicy, sender: (any MessageSender)?,
+    package static func live(database: any Database, configuration c: Configuration, sealer: KeyRing?, passwords: PasswordPolicy, sender: (any MessageSender)?,
                      clock: Clock = .system, random: RandomSource = SecureRandom.source, logger: Logger = .standardError) throws -> Services {
         let transactions = Transactions(database: database, logger: logger)
         let hub = LongPollHub()

@@ -1,10 +1,10 @@
 import Core
-import Foundation
-import Store
+package import Foundation
+package import Store
 
 /// The append-only audit log of authentication events. Writes go through the
 /// request's transaction, so an event is recorded exactly when its effect is.
-enum AuditLog {
+package enum AuditLog {
     /// Appends `event` at `at` (milliseconds).
     static func append(_ event: AuditEvent, at: Int64, on db: any SQLConnection) throws {
         try db.execute(
@@ -16,19 +16,19 @@ enum AuditLog {
     }
 
     /// One stored entry.
-    struct Entry: Sendable {
-        let seq: Int64
-        let at: Date
-        let kind: String
-        let outcome: String
-        let userID: String?
-        let ip: String?
-        let userAgent: String?
-        let detail: String?
+    package struct Entry: Sendable {
+        package let seq: Int64
+        package let at: Date
+        package let kind: String
+        package let outcome: String
+        package let userID: String?
+        package let ip: String?
+        package let userAgent: String?
+        package let detail: String?
     }
 
     /// The newest `limit` entries, oldest first (as `tail` prints them).
-    static func tail(limit: Int, on db: any SQLConnection) throws -> [Entry] {
+    package static func tail(limit: Int, on db: any SQLConnection) throws -> [Entry] {
         try db.query(
             "SELECT seq, at, kind, outcome, user_id, ip, user_agent, detail FROM audit_log ORDER BY seq DESC LIMIT $1",
             [.int(Int64(limit))]

@@ -12,9 +12,9 @@ import Logging
 ///
 /// `@unchecked Sendable`: `stopping` is read and written only while holding
 /// `condition`'s lock.
-final class PeriodicTask: @unchecked Sendable {
+package final class PeriodicTask: @unchecked Sendable {
     /// How passes run.
-    enum Mode: Sendable {
+    package enum Mode: Sendable {
         /// On a thread of the task's own, every `interval`.
         case threads
         /// Only when `tick()` is called.

@@ -1,6 +1,6 @@
 import Core
 import Crypto
-import Foundation
+package import Foundation
 import Glibc
 import Logging
 import Store
@@ -13,14 +13,20 @@ import Store
 /// TOTP unavailable, unless the database already holds sealed secrets, which
 /// stops the server. A file that group or others can read, or that is
 /// unreadable or malformed, stops the server.
-enum KeyFile {
+package enum KeyFile {
     struct Failure: Error, CustomStringConvertible { let description: String }
 
     /// One key of the ring.
-    struct Entry: Equatable {
-        let id: String
-        let created: Date
-        let key: [UInt8]
+    package struct Entry: Equatable {
+        package let id: String
+        package let created: Date
+        package let key: [UInt8]
+
+        package init(id: String, created: Date, key: [UInt8]) {
+            self.id = id
+            self.created = created
+            self.key = key
+        }
     }
 
     static func load(_ configuration: Configuration, logger: Logger) throws -> KeyRing? {

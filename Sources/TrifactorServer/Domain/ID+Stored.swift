@@ -1,5 +1,5 @@
 import Core
-import Foundation
+package import Foundation
 import Store
 
 extension ID {
@@ -17,7 +17,7 @@ extension Row {
 
 extension Date {
     /// Milliseconds since 1970, as stored.
-    var millis: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+    package var millis: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
     /// A date from stored milliseconds.
     init(millis: Int64) { self.init(timeIntervalSince1970: Double(millis) / 1000) }
 }

@@ -1,14 +1,14 @@
-import Core
+package import Core
 import Foundation
 
 /// The common-password blocklist shipped with Trifactor (Openwall's
 /// public-domain list, as Debian ships it), and with cracklib's dictionary
 /// the policy every new password meets.
-enum CommonPasswords {
+package enum CommonPasswords {
     /// The password policy: the bundled list and the cracklib dictionary at `dictionary`.
     /// - Throws: `ResourceFailure` when either is missing: a new password must
     ///   never quietly skip the check.
-    static func policy(dictionary path: String = PasswordDictionary.defaultPath) throws -> PasswordPolicy {
+    package static func policy(dictionary path: String = PasswordDictionary.defaultPath) throws -> PasswordPolicy {
         let dictionary = try PasswordDictionary.open(path: path)
         return PasswordPolicy(blocklist: try load(), dictionary: { dictionary.contains($0) })
     }

@@ -21,7 +21,7 @@ import Foundation
 /// handle `PWOpen` returns is one static struct, the block cache and
 /// `Mangle`'s result are static buffers), so a process opens one dictionary,
 /// once (`open(path:)`), never closes it, and every call holds `lock`.
-final class PasswordDictionary: @unchecked Sendable {
+package final class PasswordDictionary: @unchecked Sendable {
     private static let lock = NSLock()
     /// The process's one dictionary, once opened; guarded by `lock`.
     nonisolated(unsafe) private static var opened: PasswordDictionary?
@@ -32,7 +32,7 @@ final class PasswordDictionary: @unchecked Sendable {
     let path: String
 
     /// cracklib's compiled-in dictionary (`/var/cache/cracklib/cracklib_dict`).
-    static var defaultPath: String { String(cString: GetDefaultCracklibDict()) }
+    package static var defaultPath: String { String(cString: GetDefaultCracklibDict()) }
 
     /// cracklib's `r_destructors` (lib/fascist.c), in its rule language: the
     /// password as it is, with one or two characters dropped at either end,
