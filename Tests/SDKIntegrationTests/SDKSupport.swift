@@ -1,5 +1,6 @@
 import Core
 import Crypto
+import ServerTestSupport
 @testable import TrifactorServer
 import Testing
 import Foundation

@@ -1,19 +1,20 @@
-import Foundation
+package import API
+package import Foundation
 import Glibc
 
 /// A minimal HTTP/1.1 client over a plain TCP socket, so tests control the
 /// connection: keep-alive, partial bodies, raw bytes.
-final class HTTPTestClient {
-    struct Response {
-        let status: Int
-        let headers: [String: String]
-        let body: [UInt8]
+package final class HTTPTestClient {
+    package struct Response {
+        package let status: Int
+        package let headers: [String: String]
+        package let body: [UInt8]
 
-        func header(_ name: String) -> String? { headers[name.lowercased()] }
-        var text: String { String(decoding: body, as: UTF8.self) }
+        package func header(_ name: String) -> String? { headers[name.lowercased()] }
+        package var text: String { String(decoding: body, as: UTF8.self) }
         /// The body decoded into a shared API type; a body that does not
         /// decode (or is not JSON) throws, which fails the test.
-        func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
+        package func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
             guard let contentType = header("content-type"), contentType.hasPrefix("application/json") else {
                 throw Failure(description: "\(status) with \(header("content-type") ?? "no content type"), not JSON: \(text.prefix(200))")
             }
@@ -22,7 +23,7 @@ final class HTTPTestClient {
 
         /// The body as a JSON object, for the few tests that pin the wire
         /// shape itself (which keys are present); throws when it is not one.
-        func wireObject() throws -> [String: Any] {
+        package func wireObject() throws -> [String: Any] {
             guard let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
                 throw Failure(description: "\(status): not a JSON object: \(text.prefix(200))")
             }
@@ -30,7 +31,7 @@ final class HTTPTestClient {
         }
 
         /// The body as an RFC 7807 problem; anything else throws, which fails the test.
-        var problem: Problem {
+        package var problem: Problem {
             get throws {
                 guard header("content-type") == "application/problem+json" else {
                     throw Failure(description: "\(status) with \(header("content-type") ?? "no content type"), not a problem: \(text.prefix(200))")
@@ -40,13 +41,16 @@ final class HTTPTestClient {
         }
     }
 
-    struct Failure: Error, CustomStringConvertible { let description: String }
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
+        package init(description: String) { self.description = description }
+    }
 
     private let fd: Int32
     private var buffer: [UInt8] = []
 
     /// Connects to 127.0.0.1:`port`, from the loopback address `source` when given (127.0.0.2, …).
-    init(port: Int, source: String? = nil, timeout: Int = 30) throws {
+    package init(port: Int, source: String? = nil, timeout: Int = 30) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket failed") }
         if let source {
@@ -76,7 +80,7 @@ final class HTTPTestClient {
     deinit { if fd >= 0 { close(fd) } }
 
     /// Sends raw bytes.
-    func send(_ bytes: [UInt8]) throws {
+    package func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -86,13 +90,13 @@ final class HTTPTestClient {
     }
 
     /// Sends a request and reads its response on this connection.
-    func request(_ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = []) throws -> Response {
+    package func request(_ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = []) throws -> Response {
         try send(Self.head(method, path, headers: headers, contentLength: body.isEmpty && method == "GET" ? nil : body.count) + body)
         return try readResponse()
     }
 
     /// A JSON request.
-    func json(_ method: String, _ path: String, _ object: Any, token: String? = nil) throws -> Response {
+    package func json(_ method: String, _ path: String, _ object: Any, token: String? = nil) throws -> Response {
         var headers = ["Content-Type": "application/json"]
         if let token { headers["Authorization"] = "Bearer \(token)" }
         let body = try JSONSerialization.data(withJSONObject: object)
@@ -100,7 +104,7 @@ final class HTTPTestClient {
     }
 
     /// The request line and headers.
-    static func head(_ method: String, _ path: String, headers: [String: String], contentLength: Int?) -> [UInt8] {
+    package static func head(_ method: String, _ path: String, headers: [String: String], contentLength: Int?) -> [UInt8] {
         var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: trifactor-tests\r\n"
         for (k, v) in headers { text += "\(k): \(v)\r\n" }
         if let contentLength { text += "Content-Length: \(contentLength)\r\n" }
@@ -108,7 +112,7 @@ final class HTTPTestClient {
     }
 
     /// Reads one response (Content-Length framed).
-    func readResponse() throws -> Response {
+    package func readResponse() throws -> Response {
         let separator: [UInt8] = [13, 10, 13, 10]
         var headerEnd: Int?
         while headerEnd == nil {
@@ -133,14 +137,14 @@ final class HTTPTestClient {
     }
 
     /// True when the server has closed the connection (reads end of stream).
-    func isClosedByServer() -> Bool {
+    package func isClosedByServer() -> Bool {
         var byte: UInt8 = 0
         return recv(fd, &byte, 1, 0) == 0
     }
 
     /// Everything the server sends until it closes the connection, or nil
     /// when it keeps it open past the receive timeout.
-    func readToEnd() -> [UInt8]? {
+    package func readToEnd() -> [UInt8]? {
         var all = buffer
         buffer = []
         var chunk = [UInt8](repeating: 0, count: 65536)
@@ -153,7 +157,7 @@ final class HTTPTestClient {
     }
 
     /// Stops sending (the server reads the end of the stream).
-    func finishSending() { shutdown(fd, Int32(SHUT_WR)) }
+    package func finishSending() { shutdown(fd, Int32(SHUT_WR)) }
 
     private func fill() throws {
         var chunk = [UInt8](repeating: 0, count: 65536)
@@ -163,10 +167,8 @@ final class HTTPTestClient {
     }
 }
 
-import API
-
-enum WireDecoder {
-    static func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8]) throws -> T {
+package enum WireDecoder {
+    package static func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8]) throws -> T {
         try WireJSON.decoder().decode(type, from: Data(bytes))
     }
 }

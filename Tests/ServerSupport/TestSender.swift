@@ -1,14 +1,16 @@
-import Messaging
+package import Messaging
 import Synchronization
 
 /// A message sender for tests: records what it was given, and fails on
 /// demand (a provider outage), behind the protocol the real ones implement.
-final class TestSender: MessageSender {
+package final class TestSender: MessageSender {
     private let state = Mutex<(sent: [OutgoingMessage], failure: DeliveryError?)>(([], nil))
 
-    var channels: Set<Channel> { Set(Channel.allCases) }
+    package init() {}
 
-    func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery {
+    package var channels: Set<Channel> { Set(Channel.allCases) }
+
+    package func send(_ message: OutgoingMessage) throws(DeliveryError) -> Delivery {
         let failure = state.withLock { s -> DeliveryError? in
             if s.failure == nil { s.sent.append(message) }
             return s.failure
@@ -18,8 +20,8 @@ final class TestSender: MessageSender {
     }
 
     /// Messages delivered so far, oldest first.
-    var sent: [OutgoingMessage] { state.withLock { $0.sent } }
+    package var sent: [OutgoingMessage] { state.withLock { $0.sent } }
 
     /// Makes every later delivery fail with `failure` (nil: succeed again).
-    func fail(with failure: DeliveryError?) { state.withLock { $0.failure = failure } }
+    package func fail(with failure: DeliveryError?) { state.withLock { $0.failure = failure } }
 }

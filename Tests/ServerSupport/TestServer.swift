@@ -1,59 +1,61 @@
-import API
-import Core
+package import API
+package import Core
 import Crypto
-import Foundation
-import Logging
-import HTTP
-import Store
+package import Foundation
+package import Logging
+package import HTTP
+package import Store
 import Synchronization
-import Testing
-@testable import TrifactorServer
-import TrifactorTestSupport
+package import Testing
+package import TrifactorServer
+package import TrifactorTestSupport
 
 /// A clock that tests move by hand.
-final class TestClock: Sendable {
+package final class TestClock: Sendable {
     private let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
-    var clock: Clock { Clock { [self] in current.withLock { $0 } } }
-    func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+    package init() {}
+    package var clock: Clock { Clock { [self] in current.withLock { $0 } } }
+    package func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }
 
 /// Log lines kept in memory, to look for request ids and secrets.
-final class LogCapture: Sendable {
+package final class LogCapture: Sendable {
     private let lines = Mutex<[String]>([])
-    var logger: Logger { Logger { [self] line in lines.withLock { $0.append(line) } } }
-    var all: [String] { lines.withLock { $0 } }
+    package init() {}
+    package var logger: Logger { Logger { [self] line in lines.withLock { $0.append(line) } } }
+    package var all: [String] { lines.withLock { $0 } }
 }
 
 /// How a test's requests reach the server: in process, through the router
 /// and executors without a socket (the default: fast, and the same code
 /// path after HTTP parsing), or over a real loopback connection. The same
 /// test body runs over either; `server.client()` is always a socket.
-enum Transport: String, Sendable, CaseIterable, CustomTestStringConvertible {
+package enum Transport: String, Sendable, CaseIterable, CustomTestStringConvertible {
     case inProcess = "in process", socket
 
-    var testDescription: String { rawValue }
+    package var testDescription: String { rawValue }
 }
 
 /// The real server on a free loopback port, over a fresh database of the
 /// given backend, with a hand-moved clock and a captured log. Its background
 /// loops (outbox, phone verification timers, session uses, housekeeping)
 /// run only when a test calls `tick()`.
-final class TestServer {
+package final class TestServer {
     /// Where `send`, `json` and `get` go.
-    let transport: Transport
-    let runtime: Runtime
-    var server: HTTPServer { runtime.server }
-    var services: Services { runtime.services }
-    var database: any Database { runtime.database }
-    let sender = TestSender()
-    let clock = TestClock()
-    let log = LogCapture()
-    var port: Int { server.port }
+    package let transport: Transport
+    package let runtime: Runtime
+    package var server: HTTPServer { runtime.server }
+    package var services: Services { runtime.services }
+    package var database: any Database { runtime.database }
+    package let sender = TestSender()
+    package let clock = TestClock()
+    package let log = LogCapture()
+    package var port: Int { server.port }
     /// The test clock's time in stored milliseconds.
-    var nowMillis: Int64 { clock.clock.now().millis }
+    package var nowMillis: Int64 { clock.clock.now().millis }
 
     /// Defaults for tests: dev mode, cheap Argon2id, generous IP limits.
-    static func configuration(_ tweak: (inout Configuration) -> Void = { _ in }) -> Configuration {
+    package static func configuration(_ tweak: (inout Configuration) -> Void = { _ in }) -> Configuration {
         var c = Configuration()
         c.dev = true
         c.argon2OpsLimit = 1
@@ -67,7 +69,7 @@ final class TestServer {
         return c
     }
 
-    init(database: any Database, configuration: Configuration = TestServer.configuration(), withSender: Bool = true,
+    package init(database: any Database, configuration: Configuration = TestServer.configuration(), withSender: Bool = true,
          transport: Transport = .inProcess, extraRoutes: (inout Router) -> Void = { _ in }) throws {
         self.transport = transport
         try database.migrate(Schema.migrations)
@@ -78,14 +80,14 @@ final class TestServer {
     }
 
     /// Runs one pass of every background loop (the outbox delivers what is due, timers fire, uses are written).
-    func tick() { runtime.tick() }
+    package func tick() { runtime.tick() }
 
     deinit { runtime.stop(drainTimeout: 5) }
 
-    func client() throws -> HTTPTestClient { try HTTPTestClient(port: port) }
+    package func client() throws -> HTTPTestClient { try HTTPTestClient(port: port) }
 
     /// A request over this server's transport (a new connection for each over a socket).
-    func send(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8] = []) throws -> HTTPTestClient.Response {
+    package func send(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8] = []) throws -> HTTPTestClient.Response {
         switch transport {
         case .socket:
             return try client().request(method, target, headers: headers, body: body)
@@ -111,42 +113,42 @@ final class TestServer {
     }
 
     /// A JSON request.
-    func json(_ method: String, _ path: String, _ object: Any, token: String? = nil) throws -> HTTPTestClient.Response {
+    package func json(_ method: String, _ path: String, _ object: Any, token: String? = nil) throws -> HTTPTestClient.Response {
         var headers = ["Content-Type": "application/json"]
         if let token { headers["Authorization"] = "Bearer \(token)" }
         return try send(method, path, headers: headers, body: Array(try JSONSerialization.data(withJSONObject: object)))
     }
 
     /// A request with a JSON body encoded from a shared API type.
-    func send(_ method: String, _ path: String, _ value: some Encodable, token: String? = nil) throws -> HTTPTestClient.Response {
+    package func send(_ method: String, _ path: String, _ value: some Encodable, token: String? = nil) throws -> HTTPTestClient.Response {
         var headers = ["Content-Type": "application/json"]
         if let token { headers["Authorization"] = "Bearer \(token)" }
         return try send(method, path, headers: headers, body: Array(try WireJSON.sharedEncoder.encode(value)))
     }
 
-    func get(_ path: String, token: String? = nil) throws -> HTTPTestClient.Response {
+    package func get(_ path: String, token: String? = nil) throws -> HTTPTestClient.Response {
         try send("GET", path, headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:])
     }
 
     /// The dev outbox's messages to `to`, newest first.
-    func outbox(to: String) throws -> [OutboxMessage] {
+    package func outbox(to: String) throws -> [OutboxMessage] {
         try get("/dev/outbox?to=\(to.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? to)").decode(OutboxListing.self).messages
     }
 
     /// The newest dev-outbox message to `to`.
-    func lastMessage(to: String) throws -> String? {
+    package func lastMessage(to: String) throws -> String? {
         try outbox(to: to).first?.text
     }
 
     /// The 6-digit code in the newest message to `to`.
-    func lastCode(to: String) throws -> String? {
+    package func lastCode(to: String) throws -> String? {
         guard let text = try lastMessage(to: to), let range = text.range(of: #"\d{6}"#, options: .regularExpression) else { return nil }
         return String(text[range])
     }
 
     /// Signs up, verifies the email when asked, and signs in; returns the token.
     @discardableResult
-    func signUp(_ email: String, password: String = "correct horse battery", verify: Bool = true) throws -> String? {
+    package func signUp(_ email: String, password: String = "correct horse battery", verify: Bool = true) throws -> String? {
         _ = try json("POST", "/v1/accounts", ["email": email, "password": password])
         if verify, let code = try lastCode(to: email) {
             _ = try json("POST", "/v1/accounts/verify-email", ["email": email, "code": code])
@@ -156,12 +158,12 @@ final class TestServer {
     }
 
     /// Audit event kinds, oldest first.
-    func auditKinds() throws -> [String] {
+    package func auditKinds() throws -> [String] {
         try database.transaction { try AuditLog.tail(limit: 1000, on: $0) }.map(\.kind)
     }
 
     /// The details of the audit lines of `kind`.
-    func auditDetails(_ kind: String) throws -> [String] {
+    package func auditDetails(_ kind: String) throws -> [String] {
         try database.transaction { try AuditLog.tail(limit: 1000, on: $0) }.filter { $0.kind == kind }.compactMap(\.detail)
     }
 }
@@ -170,7 +172,7 @@ extension Backend {
     /// Runs `body` with two test servers sharing one fresh database (two
     /// instances, as behind a load balancer), each with its own pool; the
     /// second is stopped afterwards.
-    func withTwoInstances(_ configuration: Configuration = TestServer.configuration(), poolSize: Int = 2,
+    package func withTwoInstances(_ configuration: Configuration = TestServer.configuration(), poolSize: Int = 2,
                           _ body: (_ first: TestServer, _ second: TestServer) throws -> Void) throws {
         try withFreshDatabase { database, url in
             let first = try TestServer(database: database, configuration: configuration)
@@ -183,7 +185,7 @@ extension Backend {
     }
 
     /// Runs `body` with a test server over a fresh database of this backend.
-    func withServer(_ configuration: Configuration = TestServer.configuration(), transport: Transport = .inProcess,
+    package func withServer(_ configuration: Configuration = TestServer.configuration(), transport: Transport = .inProcess,
                     extraRoutes: (inout Router) -> Void = { _ in }, _ body: (TestServer) throws -> Void) throws {
         try withFreshDatabase { database, _ in
             let server = try TestServer(database: database, configuration: configuration, transport: transport, extraRoutes: extraRoutes)

@@ -1,24 +1,24 @@
 import API
 import Foundation
-@testable import TrifactorServer
 import Store
+import TrifactorServer
 
 /// Calls the phone verification API of a `TestServer` with an API key.
-struct VerifyClient {
-    let server: TestServer
-    let apiKey: String
-    let secret: String
+package struct VerifyClient {
+    package let server: TestServer
+    package let apiKey: String
+    package let secret: String
 
-    init(_ server: TestServer, name: String = "tests") throws {
+    package init(_ server: TestServer, name: String = "tests") throws {
         self.server = server
         let (key, secret) = try server.database.transaction { try server.services.keys.create(name: name, on: $0) }
         apiKey = key.apiKey
         self.secret = secret
     }
 
-    var authorization: String { "Basic " + Data("\(apiKey):\(secret)".utf8).base64EncodedString() }
+    package var authorization: String { "Basic " + Data("\(apiKey):\(secret)".utf8).base64EncodedString() }
 
-    func call(_ method: String, _ path: String, _ body: [String: Any]? = nil, authorization: String? = nil) throws -> HTTPTestClient.Response {
+    package func call(_ method: String, _ path: String, _ body: [String: Any]? = nil, authorization: String? = nil) throws -> HTTPTestClient.Response {
         var headers = ["Authorization": authorization ?? self.authorization]
         var bytes: [UInt8] = []
         if let body {
@@ -29,7 +29,7 @@ struct VerifyClient {
     }
 
     /// Starts a verification; returns the response.
-    func start(_ to: String, channels: [String] = ["sms"], codeLength: Int = 6, extra: [String: Any] = [:]) throws -> HTTPTestClient.Response {
+    package func start(_ to: String, channels: [String] = ["sms"], codeLength: Int = 6, extra: [String: Any] = [:]) throws -> HTTPTestClient.Response {
         var body: [String: Any] = ["brand": "Acme", "code_length": codeLength, "workflow": channels.map { ["channel": $0, "to": to] }]
         body.merge(extra) { $1 }
         return try call("POST", "/v2/verify", body)
@@ -37,35 +37,35 @@ struct VerifyClient {
 
     /// Waits until the sender has been handed `count` messages in all (a
     /// message still pending when its request ends is voided, never sent).
-    func delivered(_ count: Int) -> Bool {
+    package func delivered(_ count: Int) -> Bool {
         server.tick()
         return server.sender.sent.count >= count
     }
 
     /// Starts and returns the request id (the start must succeed).
-    func started(_ to: String, channels: [String] = ["sms"], extra: [String: Any] = [:]) throws -> String {
+    package func started(_ to: String, channels: [String] = ["sms"], extra: [String: Any] = [:]) throws -> String {
         let r = try start(to, channels: channels, extra: extra)
         guard r.status == 202 else { throw HTTPTestClient.Failure(description: "start answered \(r.status): \(r.text)") }
         return try r.decode(VerificationStarted.self).requestID
     }
 
-    func check(_ id: String, _ code: String) throws -> HTTPTestClient.Response { try call("POST", "/v2/verify/\(id)", ["code": code]) }
+    package func check(_ id: String, _ code: String) throws -> HTTPTestClient.Response { try call("POST", "/v2/verify/\(id)", ["code": code]) }
 
     /// The code in the newest SMS to `to`.
-    func smsCode(to: String) throws -> String? {
+    package func smsCode(to: String) throws -> String? {
         let sms = try server.outbox(to: to).first { $0.channel == "sms" }
         guard let text = sms?.text, let r = text.range(of: #"\d{4,10}"#, options: .regularExpression) else { return nil }
         return String(text[r])
     }
 
     /// Messages to `to` as (channel, text, status), newest first.
-    func messages(to: String) throws -> [(channel: String, text: String, status: String)] {
+    package func messages(to: String) throws -> [(channel: String, text: String, status: String)] {
         try server.outbox(to: to).map { ($0.channel, $0.text, $0.status) }
     }
 }
 
 /// Waits up to `seconds` for `condition`.
-func eventually(_ seconds: Double = 3, _ condition: () throws -> Bool) rethrows -> Bool {
+package func eventually(_ seconds: Double = 3, _ condition: () throws -> Bool) rethrows -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if try condition() { return true }

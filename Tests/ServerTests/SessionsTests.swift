@@ -2,6 +2,7 @@ import API
 import Core
 import Crypto
 import Foundation
+import ServerTestSupport
 import Store
 import Testing
 @testable import TrifactorServer

@@ -1,16 +1,12 @@
 import Foundation
 import Messaging
-import Logging
-import Store
+import MessagingTestSupport
 import Testing
-@testable import TrifactorServer
-import Core
 
 @Suite("SMS and voice provider settings")
 struct ProviderSettingsTests {
-    static let files = ["/s": "secret\n", "/t": "token", "/empty": "\n"]
     static func parse(_ text: String) throws(ProviderAccount.Invalid) -> ProviderAccount {
-        try ProviderAccount.parse(text, readFile: { files[$0] })
+        try ProviderFixtures.parse(text)
     }
     static func refusal(_ text: String) -> String? {
         do { _ = try parse(text); return nil } catch { return error.description }
@@ -52,24 +48,5 @@ struct ProviderSettingsTests {
         #expect(throws: ProviderCallbacks.Refusal.badSignature) {
             try ProviderCallbacks.checkTwilioSignature("RSOYDt4T1cUTdK1PDd93/VVr8B8=", url: url, parameters: parameters, token: "12345")
         }
-    }
-}
-
-@Suite("The outbox lease")
-struct OutboxLeaseTests {
-    @Test("a claimed message stays the dispatcher's for longer than its senders can take: two providers' timeouts in a row, plus 15 s")
-    func leaseOutlastsTheSlowestSend() throws {
-        let vonage = try VonageSender(try ProviderSettingsTests.parse("vonage://k@?from=Acme&secret_file=/s"), callbackBase: nil)
-        let twilio = TwilioSender(try ProviderSettingsTests.parse("twilio://AC1@?from=Acme&token_file=/t"), callbackBase: nil)
-        let failover = FailoverSender([vonage, twilio])
-        #expect(vonage.longestSend == 15 && failover.longestSend == 30)
-        let database = try openDatabase(url: "sqlite:" + FileManager.default.temporaryDirectory.appendingPathComponent("lease-\(UUID().uuidString).db").path, poolSize: 1)
-        let transactions = Transactions(database: database, logger: Logger { _ in })
-        func lease(_ sender: any MessageSender) -> Int64 {
-            OutboxDispatcher(transactions: transactions, clock: .system, sender: sender, keepsDelivered: false) { _, _ in }.leaseMillis
-        }
-        #expect(lease(RoutingSender([failover])) == 45_000)
-        #expect(lease(RoutingSender([DevPhoneSender { _ in }])) == 30_000)
-        #expect(lease(FailoverSender([failover, vonage, twilio])) == 75_000)
     }
 }
