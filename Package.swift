@@ -96,8 +96,14 @@ let package = Package(
         .target(name: "FuzzHarnesses", dependencies: ["API", "Crypto", "HTTP", "WebAuthn"], path: "fuzz/Harnesses", swiftSettings: strict),
         .executableTarget(name: "trifactor-fuzz", dependencies: ["FuzzHarnesses"], path: "fuzz/Runner", swiftSettings: strict),
 
-        // Helpers shared by the test targets: backends (SQLite file, PostgreSQL schema), threads.
+        // Helpers shared by the test targets: backends (SQLite file, PostgreSQL schema), threads;
+        // the real server on a loopback port with its clients and fakes (server and SDK integration tests);
+        // the message catalog's languages and provider accounts (messaging and server tests).
         .target(name: "TrifactorTestSupport", dependencies: ["Store"], path: "Tests/Support", swiftSettings: strict),
+        .target(name: "ServerTestSupport",
+                dependencies: ["API", "Core", "Crypto", "Logging", "HTTP", "Store", "Messaging", "TrifactorServer", "TrifactorTestSupport"],
+                path: "Tests/ServerSupport", swiftSettings: strict),
+        .target(name: "MessagingTestSupport", dependencies: ["Messaging"], path: "Tests/MessagingSupport", swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["Core"], swiftSettings: strict),
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"], swiftSettings: strict),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"], swiftSettings: strict),
@@ -108,7 +114,11 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store", "TrifactorTestSupport"], swiftSettings: strict),
         .testTarget(name: "BankTests", dependencies: ["API", "HTTP", "Logging", "TrifactorKit", "TrifactorBank", "Store", "TrifactorTestSupport"], swiftSettings: strict),
         .testTarget(name: "TrifactorKitTests", dependencies: ["API", "TrifactorKit", "TrifactorKitVault", "TrifactorKitTesting", "Crypto"], swiftSettings: strict),
-        .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "Phone", "TrifactorKit", "TrifactorKitVault", "TrifactorKitTesting", "trifactor", "API", "HTTP", "Logging", "Messaging", "Store", "Core", "Crypto", "WebAuthn", "TrifactorTestSupport"], swiftSettings: strict),
+        .testTarget(name: "HTTPTests", dependencies: ["API", "HTTP", "Logging"], swiftSettings: strict),
+        .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingTestSupport"], swiftSettings: strict),
+        .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "Phone", "TrifactorKit", "trifactor", "API", "HTTP", "Logging", "Messaging", "Store", "Core", "Crypto", "WebAuthn", "TrifactorTestSupport", "ServerTestSupport", "MessagingTestSupport"], swiftSettings: strict),
+        // TrifactorKit against trifactord over loopback.
+        .testTarget(name: "SDKIntegrationTests", dependencies: ["TrifactorServer", "TrifactorKit", "TrifactorKitVault", "TrifactorKitTesting", "HTTP", "Core", "Crypto", "TrifactorTestSupport", "ServerTestSupport"], swiftSettings: strict),
         .testTarget(name: "DocsTests", swiftSettings: strict),
     ]
 )

@@ -15,6 +15,18 @@ package struct Logger: Sendable {
         package init(integerLiteral value: Int) { self = .int(value) }
     }
 
+    /// How much a line matters, written as its `level` field.
+    package enum Level: String, Sendable, CaseIterable {
+        /// Detail for a developer chasing a problem.
+        case debug
+        /// Something that happened as it should (started, listening, migrated).
+        case info
+        /// Something an operator should look at; written `warn`, as log lines always said it.
+        case warning = "warn"
+        /// A failure: a request answered 500, work that will be retried, a lost notification.
+        case error
+    }
+
     private let sink: @Sendable (String) -> Void
 
     /// A logger writing to file descriptor 2, in batches (at most 20 ms late).
@@ -28,7 +40,19 @@ package struct Logger: Sendable {
 
     /// Writes `{"time":…,"level":…,"event":…, fields…}`.
     /// - Important: never pass a password, code or token in `fields`.
-    package func log(_ level: String = "info", _ event: String, _ fields: [String: Value] = [:]) {
+    package func log(_ level: Level = .info, _ event: String, _ fields: [String: Value] = [:]) {
+        write(level: level.rawValue, event, fields)
+    }
+
+    /// Writes a line at a level spelled as text, as it is written.
+    /// - Important: only for `trifactord serve`'s lines (Commands/ServeCommand.swift), until that file,
+    ///   being rewritten elsewhere, passes a `Level`.
+    @available(*, deprecated, message: "pass a Logger.Level: .debug, .info, .warning or .error")
+    package func log(_ level: String, _ event: String, _ fields: [String: Value] = [:]) {
+        write(level: level, event, fields)
+    }
+
+    private func write(level: String, _ event: String, _ fields: [String: Value]) {
         var line = "{\"time\":\(Date().timeIntervalSince1970),\"level\":"
         Self.append(level, to: &line)
         line += ",\"event\":"

@@ -13,7 +13,7 @@ extension BankApp {
             let value = try browsers.remember(customerID: customerID, current: KnownBrowsers.value(in: request.header("cookie")), now: now())
             return [KnownBrowsers.setCookie(value, secure: configuration.secure)]
         } catch {
-            logger.log("error", "bank_browser_not_remembered", ["error": .string(String(reflecting: error))])
+            logger.log(.error, "bank_browser_not_remembered", ["error": .string(String(reflecting: error))])
             return []
         }
     }

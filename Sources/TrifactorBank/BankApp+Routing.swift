@@ -83,10 +83,10 @@ extension BankApp {
                 if let signedIn, trifactorSessionEnded(signedIn, cookie: cookie, error: error) { return signedOutElsewhere(cookie, request) }
                 if (error as? TrifactorError)?.code == .transport { return refused(503, Self.sentence(error)) }
                 if let problem = (error as? TrifactorError)?.problem, problem.status < 500 {
-                    logger.log("info", "bank_unexpected_refusal", ["path": .string(request.path), "code": .string(problem.code.rawValue)])
+                    logger.log(.info, "bank_unexpected_refusal", ["path": .string(request.path), "code": .string(problem.code.rawValue)])
                     return said(Self.sentence(error), found, request, status: problem.status)
                 }
-                logger.log("error", "bank_failure", ["path": .string(request.path), "error": .string(String(reflecting: error))])
+                logger.log(.error, "bank_failure", ["path": .string(request.path), "error": .string(String(reflecting: error))])
                 return refused(500, "Something went wrong on our side. Nothing was done; please try again.")
             }
         }

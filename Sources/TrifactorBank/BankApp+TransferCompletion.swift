@@ -56,7 +56,7 @@ extension BankApp {
         } catch let refusal as Ledger.Refusal {
             return .refused(refusal.description + " Nothing was moved.")
         } catch {
-            logger.log("error", "bank_transfer_failed", ["error": .string(String(reflecting: error))])
+            logger.log(.error, "bank_transfer_failed", ["error": .string(String(reflecting: error))])
             return .refused("The transfer could not be made. Nothing was moved.")
         }
         let sent = "Sent \(pending.amount.description) to \(pending.toLabel)."

@@ -66,7 +66,7 @@ do { database = try openDatabase(url: configuration.databaseURL, poolSize: 8) } 
 let server: HTTPServer
 do { server = try BankApp(configuration: configuration, database: database).start() } catch { fail("cannot start: \(error)") }
 let logger = Logger.standardError
-logger.log("info", "bank_listening", ["url": .string("http://\(configuration.host):\(server.port)/"), "trifactor": .string(trifactor.absoluteString)])
+logger.log(.info, "bank_listening", ["url": .string("http://\(configuration.host):\(server.port)/"), "trifactor": .string(trifactor.absoluteString)])
 // A loopback or wildcard address is printed as localhost: passkeys (WebAuthn) need a domain, not an IP address.
 let shown = ["0.0.0.0", "127.0.0.1", "::", "::1"].contains(configuration.host) ? "localhost" : configuration.host
 print("Trifactor Bank: http://\(shown):\(server.port)/")

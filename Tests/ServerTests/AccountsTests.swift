@@ -1,6 +1,7 @@
 import API
 import Foundation
 import HTTP
+import ServerTestSupport
 import Store
 import Testing
 @testable import TrifactorServer

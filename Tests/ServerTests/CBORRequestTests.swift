@@ -2,6 +2,7 @@ import API
 import Core
 import Crypto
 import Foundation
+import ServerTestSupport
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport

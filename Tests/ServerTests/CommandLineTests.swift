@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ServerTestSupport
 import Testing
 import TrifactorTestSupport
 @testable import TrifactorServer

@@ -2,6 +2,7 @@ import API
 import Foundation
 import Glibc
 import HTTP
+import ServerTestSupport
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport

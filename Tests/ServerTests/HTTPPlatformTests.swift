@@ -2,6 +2,7 @@ import API
 import Foundation
 import HTTP
 import Logging
+import ServerTestSupport
 import Synchronization
 import Testing
 @testable import TrifactorServer

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Glibc
+import ServerTestSupport
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport

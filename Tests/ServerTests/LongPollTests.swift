@@ -1,6 +1,7 @@
 import API
 import Foundation
 import Glibc
+import ServerTestSupport
 import Store
 import Synchronization
 import Testing

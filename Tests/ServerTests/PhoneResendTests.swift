@@ -1,5 +1,6 @@
 import API
 import Foundation
+import ServerTestSupport
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport

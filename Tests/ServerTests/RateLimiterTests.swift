@@ -1,3 +1,4 @@
+import ServerTestSupport
 import Store
 import Testing
 @testable import TrifactorServer

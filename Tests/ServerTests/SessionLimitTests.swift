@@ -1,7 +1,7 @@
 import API
 import Foundation
+import ServerTestSupport
 import Testing
-import TrifactorKit
 @testable import TrifactorServer
 import TrifactorTestSupport
 import Store
@@ -80,28 +80,6 @@ extension SessionLimitTests {
             let devices = try server.get("/v1/sessions", token: token).decode(SessionList.self).sessions.map(\.device)
             #expect(devices.contains("Chrome on Linux") && devices.contains("Unknown browser"))
             #expect(try server.outbox(to: "names@example.com").contains { $0.text.contains("from Chrome on Linux at") })
-        }
-    }
-}
-
-@Suite("TrifactorKit lists every page of sessions")
-struct SDKSessionPagesTests {
-    @Test("sessions() follows the pages: 120 live sessions, listed in pages of 100, come back once each")
-    func everyPage() async throws {
-        try await Backend.all[0].withLiveServer(TestServer.configuration { $0.maxSessionsPerUser = 500 }) { server in
-            let client = server.sdk()
-            _ = try server.signUp("pages-sdk@example.com")
-            for _ in 0..<118 {
-                _ = try server.json("POST", "/v1/sessions", ["email": "pages-sdk@example.com", "password": "correct horse battery"])
-            }
-            guard case .signedIn = try await client.signIn(email: "pages-sdk@example.com", password: "correct horse battery") else {
-                Issue.record("expected a session")
-                return
-            }
-            let all = try await client.sessions()
-            #expect(all.count == 120)
-            #expect(Set(all.map(\.id)).count == 120)
-            #expect(all.filter(\.current).count == 1)
         }
     }
 }

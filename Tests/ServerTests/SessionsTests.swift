@@ -1,6 +1,8 @@
 import API
+import Core
 import Crypto
 import Foundation
+import ServerTestSupport
 import Store
 import Testing
 @testable import TrifactorServer

@@ -1,5 +1,7 @@
 import API
+import Core
 import Foundation
+import ServerTestSupport
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport

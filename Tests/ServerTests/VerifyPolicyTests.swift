@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Messaging
 import Phone
+import ServerTestSupport
 import Testing
 @testable import TrifactorServer
 import TrifactorTestSupport

@@ -1,5 +1,6 @@
+import Core
 import Crypto
-import Foundation
+package import Foundation
 import Glibc
 import Logging
 import Store
@@ -12,25 +13,31 @@ import Store
 /// TOTP unavailable, unless the database already holds sealed secrets, which
 /// stops the server. A file that group or others can read, or that is
 /// unreadable or malformed, stops the server.
-enum KeyFile {
+package enum KeyFile {
     struct Failure: Error, CustomStringConvertible { let description: String }
 
     /// One key of the ring.
-    struct Entry: Equatable {
-        let id: String
-        let created: Date
-        let key: [UInt8]
+    package struct Entry: Equatable {
+        package let id: String
+        package let created: Date
+        package let key: [UInt8]
+
+        package init(id: String, created: Date, key: [UInt8]) {
+            self.id = id
+            self.created = created
+            self.key = key
+        }
     }
 
     static func load(_ configuration: Configuration, logger: Logger) throws -> KeyRing? {
         let path = configuration.keyFile
         if !FileManager.default.fileExists(atPath: path) {
             guard configuration.dev else {
-                logger.log("warn", "no_key_file", ["path": .string(path), "detail": "TOTP enrollment is unavailable until a key file exists"])
+                logger.log(.warning, "no_key_file", ["path": .string(path), "detail": "TOTP enrollment is unavailable until a key file exists"])
                 return nil
             }
             try create(at: path)
-            logger.log("info", "key_file_created", ["path": .string(path)])
+            logger.log(.info, "key_file_created", ["path": .string(path)])
         }
         return try KeyRing(path: path)
     }
@@ -184,11 +191,10 @@ extension KeyFile {
     /// Up to 200 secrets are tried, one per key id among them.
     static func checkOpens(_ ring: KeyRing?, path: String, database: any Database) throws {
         let sample = try database.read { db in
-            try db.query("SELECT id, secret_sealed FROM mfa_factors WHERE secret_sealed IS NOT NULL ORDER BY created_at DESC LIMIT 200", [])
-                .compactMap { row -> (String, [UInt8])? in
-                    guard let bytes = Data(base64Encoded: try row.text("secret_sealed")) else { return nil }
-                    return (try row.text("id"), Array(bytes))
-                }
+            try FactorRepository.sealedSecrets(limit: 200, on: db).compactMap { row -> (String, [UInt8])? in
+                guard let bytes = Data(base64Encoded: row.sealed) else { return nil }
+                return (row.id, Array(bytes))
+            }
         }
         guard !sample.isEmpty else { return }
         guard let ring else {

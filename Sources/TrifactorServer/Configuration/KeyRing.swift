@@ -8,7 +8,7 @@ import Synchronization
 /// envelope was sealed before key rings, by the key `k0`. A value naming a
 /// key this ring lacks makes it read its file again (another instance or
 /// `trifactord keys rotate` may have added it) before giving up.
-final class KeyRing: Sendable {
+package final class KeyRing: Sendable {
     private struct State {
         var entries: [KeyFile.Entry]
         var boxes: [String: SealedBox]
@@ -28,7 +28,7 @@ final class KeyRing: Sendable {
     }
 
     /// A ring of the given keys, the last active (tests and tools).
-    init(entries: [KeyFile.Entry]) throws {
+    package init(entries: [KeyFile.Entry]) throws {
         path = nil
         var boxes: [String: SealedBox] = [:]
         for e in entries { boxes[e.id] = try SealedBox(key: e.key) }

@@ -1,3 +1,4 @@
+import Core
 import Logging
 import Store
 import Metrics
@@ -52,7 +53,7 @@ struct Transactions: Sendable {
         do {
             return try run()
         } catch let error as StoreError where error.kind == .unavailable || error.kind == .busy {
-            logger.log("error", "database_unavailable", ["error": .string(error.debugDescription)])
+            logger.log(.error, "database_unavailable", ["error": .string(error.debugDescription)])
             ServerMetrics.databaseUnavailable.add()
             throw CommonFailure.unavailable
         }

@@ -1,3 +1,4 @@
+import Core
 import Crypto
 import Foundation
 import Phone
@@ -82,6 +83,37 @@ enum FactorRepository {
         try db.execute("DELETE FROM mfa_factors WHERE user_id = $1 AND kind = $2", [userID.sql, kind.sql])
     }
 
+    /// Removes every factor of the user (an administrator's reset); returns how many.
+    static func removeAll(of userID: UserID, on db: any SQLConnection) throws -> Int {
+        try db.execute("DELETE FROM mfa_factors WHERE user_id = $1", [userID.sql])
+    }
+
+    // MARK: Phone numbers (stored as their digits: `insert`)
+
+    /// The users with a phone factor on `digits`.
+    static func users(withPhone digits: String, on db: any SQLConnection) throws -> [UserID] {
+        try db.query("SELECT DISTINCT user_id FROM mfa_factors WHERE phone = $1", [.text(digits)]).map { try $0.id("user_id") }
+    }
+
+    /// The numbers of the user's phone factors.
+    static func phones(of userID: UserID, on db: any SQLConnection) throws -> [String] {
+        try db.query("SELECT phone FROM mfa_factors WHERE user_id = $1 AND phone IS NOT NULL", [userID.sql]).map { try $0.text("phone") }
+    }
+
+    /// Whether a phone factor of any user, or of a user other than `userID`, is on `digits`.
+    static func isEnrolled(phone digits: String, otherThan userID: UserID? = nil, on db: any SQLConnection) throws -> Bool {
+        guard let userID else {
+            return try db.queryOne("SELECT 1 AS enrolled FROM mfa_factors WHERE phone = $1 LIMIT 1", [.text(digits)]) != nil
+        }
+        return try db.queryOne("SELECT 1 AS held FROM mfa_factors WHERE phone = $1 AND user_id <> $2 LIMIT 1", [.text(digits), userID.sql]) != nil
+    }
+
+    /// The newest sealed TOTP secrets, at most `limit`: whether the key file opens them is checked at start-up.
+    static func sealedSecrets(limit: Int, on db: any SQLConnection) throws -> [(id: String, sealed: String)] {
+        try db.query("SELECT id, secret_sealed FROM mfa_factors WHERE secret_sealed IS NOT NULL ORDER BY created_at DESC LIMIT $1", [.int(Int64(limit))])
+            .map { (try $0.text("id"), try $0.text("secret_sealed")) }
+    }
+
     static func markUsed(_ id: FactorID, at: Int64, on db: any SQLConnection) throws {
         try db.execute("UPDATE mfa_factors SET last_used_at = $2 WHERE id = $1", [id.sql, .int(at)])
     }
@@ -130,14 +162,13 @@ enum FactorRepository {
         try db.execute("UPDATE mfa_challenges SET used_at = $2 WHERE id = $1 AND used_at IS NULL", [id.sql, .int(at)]) == 1
     }
 
-    /// The newest phone verification sent to `factor` for `purpose` (a code may be tried again until the verification ends).
-    static func latestVerification(_ factor: FactorID, purpose: Purpose, on db: any SQLConnection) throws -> VerificationID? {
-        // The running verification first: two challenges in one millisecond must not leave the one it superseded in front.
-        try db.queryOne("""
-            SELECT c.verify_request_id FROM mfa_challenges c LEFT JOIN verify_requests v ON v.id = c.verify_request_id
-            WHERE c.factor_id = $1 AND c.purpose = $2 AND c.verify_request_id IS NOT NULL
-            ORDER BY CASE WHEN v.finished_at IS NULL THEN 0 ELSE 1 END, c.created_at DESC, c.id LIMIT 1
-            """, [factor.sql, purpose.sql])?.optionalID("verify_request_id")
+    /// The phone verifications sent to `factor` for `purpose`, newest first.
+    static func verifications(_ factor: FactorID, purpose: Purpose, on db: any SQLConnection) throws -> [VerificationID] {
+        try db.query("""
+            SELECT verify_request_id FROM mfa_challenges
+            WHERE factor_id = $1 AND purpose = $2 AND verify_request_id IS NOT NULL
+            ORDER BY created_at DESC, id
+            """, [factor.sql, purpose.sql]).map { try $0.id("verify_request_id") }
     }
 
     // MARK: Decoding

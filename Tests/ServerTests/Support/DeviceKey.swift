@@ -1,4 +1,5 @@
 import Foundation
+import ServerTestSupport
 
 /// A device key made and used by the `openssl` command line tool, as a
 /// device would: the server sees only its public key and its signatures.

@@ -45,7 +45,7 @@ struct PasskeyFactor: SecondFactor {
                                                              rp: relyingParty, requireUserVerification: true)
         } catch {
             // The enrollment service audits the failure; the reason goes to the log.
-            logger.log("info", "passkey_registration_refused", ["reason": .string(error.reason.rawValue)])
+            logger.log(.info, "passkey_registration_refused", ["reason": .string(error.reason.rawValue)])
             return nil
         }
         let id = Base64URL.encode(result.credentialID)

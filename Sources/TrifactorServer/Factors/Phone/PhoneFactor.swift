@@ -60,7 +60,7 @@ struct PhoneFactor: SecondFactor {
     /// (its workflow's next step), speaking the same code. Nothing happens when the call went already.
     /// - Throws: `SecondFactorFailure.unusable` when no text was sent for this purpose.
     func callNow(_ factor: Factor, purpose: Purpose, client: AuditContext) throws {
-        guard let verification = try transactions.read({ try FactorRepository.latestVerification(factor.id, purpose: purpose, on: $0) }) else {
+        guard let verification = try transactions.read({ try Self.latestVerification(factor.id, purpose: purpose, on: $0) }) else {
             throw SecondFactorFailure.unusable
         }
         do {
@@ -79,10 +79,18 @@ struct PhoneFactor: SecondFactor {
     }
 
     func verify(_ factor: Factor, proof: Proof, purpose: Purpose, client: AuditContext, now: Date, on db: any SQLConnection) throws -> Bool {
-        guard case .code(let code) = proof, let verification = try FactorRepository.latestVerification(factor.id, purpose: purpose, on: db) else {
+        guard case .code(let code) = proof, let verification = try Self.latestVerification(factor.id, purpose: purpose, on: db) else {
             return false
         }
         return try verifications.check(verification, code: code, key: .internalMFA, client: client, now: now, on: db)
+    }
+
+    /// The newest phone verification sent to `factor` for `purpose` (a code may be tried again until the verification ends).
+    static func latestVerification(_ factor: FactorID, purpose: Purpose, on db: any SQLConnection) throws -> VerificationID? {
+        // The running verification first: two challenges in one millisecond must not leave the one it superseded in front.
+        let sent = try FactorRepository.verifications(factor, purpose: purpose, on: db)
+        for id in sent where try !VerifyRepository.hasFinished(id, on: db) { return id }
+        return sent.first
     }
 
     /// Starts an SMS-then-voice verification; a running one for the same number and `scope` (what

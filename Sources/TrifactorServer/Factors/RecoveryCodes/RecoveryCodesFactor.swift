@@ -36,9 +36,9 @@ struct RecoveryCodesFactor: SecondFactor {
         guard case .code(let code) = proof else { return false }
         let normalized = SecureBytes(Array(Self.normalize(code).utf8))
         guard normalized.count == 10 else { return false }
-        guard try db.execute("UPDATE recovery_codes SET used_at = $3 WHERE factor_id = $1 AND code_hash = $2 AND used_at IS NULL",
-                             [factor.id.sql, .text(Self.hash(normalized, userID: factor.userID)), .int(now.millis)]) == 1 else { return false }
-        let left = try db.queryOne("SELECT COUNT(*) AS n FROM recovery_codes WHERE factor_id = $1 AND used_at IS NULL", [factor.id.sql])?.int("n") ?? 0
+        guard try RecoveryCodeRepository.use(factorID: factor.id, hash: Self.hash(normalized, userID: factor.userID), at: now.millis, on: db)
+        else { return false }
+        let left = try RecoveryCodeRepository.unused(factor.id, on: db)
         try AuditLog.append(client.event(.recoveryCodeUsed, .success, userID: factor.userID, detail: "left=\(left)"), at: now.millis, on: db)
         if let user = try AccountRepository.find(id: factor.userID, on: db) {
             try outbox.enqueueEmail("recovery_code_used", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale),
@@ -61,9 +61,8 @@ struct RecoveryCodesFactor: SecondFactor {
                                 credential: .recoveryCodes)
             try FactorRepository.insert(factor, on: db)
             for code in codes {
-                try db.execute("INSERT INTO recovery_codes (id, factor_id, user_id, code_hash) VALUES ($1, $2, $3, $4)",
-                               [RecoveryCodeID.random(using: random).sql, factor.id.sql, user.id.sql,
-                                .text(Self.hash(SecureBytes(Array(code.utf8)), userID: user.id))])
+                try RecoveryCodeRepository.insert(id: .random(using: random), factorID: factor.id, userID: user.id,
+                                                  hash: Self.hash(SecureBytes(Array(code.utf8)), userID: user.id), on: db)
             }
             try AuditLog.append(client.event(.recoveryCodesGenerated, .success, userID: user.id), at: now, on: db)
         }

@@ -1,4 +1,5 @@
 import API
+import Core
 import Foundation
 import Store
 
@@ -47,6 +48,26 @@ enum AccountRepository {
     /// anyway), so limits and "last factor" checks hold under races.
     static func lock(_ id: UserID, on db: any SQLConnection) throws {
         try db.execute("UPDATE users SET id = id WHERE id = $1", [id.sql])
+    }
+
+    /// Whether an administrator disabled the account.
+    static func isDisabled(_ id: UserID, on db: any SQLConnection) throws -> Bool {
+        try db.queryOne("SELECT 1 AS disabled FROM users WHERE id = $1 AND disabled_at IS NOT NULL", [id.sql]) != nil
+    }
+
+    /// Disables the account at `at` (an administrator's decision); a disabled one keeps its first date.
+    static func disable(_ id: UserID, at: Int64, on db: any SQLConnection) throws {
+        try db.execute("UPDATE users SET disabled_at = $2 WHERE id = $1 AND disabled_at IS NULL", [id.sql, .int(at)])
+    }
+
+    /// Lets a disabled account sign in again.
+    static func enable(_ id: UserID, on db: any SQLConnection) throws {
+        try db.execute("UPDATE users SET disabled_at = NULL WHERE id = $1", [id.sql])
+    }
+
+    /// Deletes the account; every row whose `user_id` references it goes with it (ON DELETE CASCADE).
+    static func delete(_ id: UserID, on db: any SQLConnection) throws {
+        try db.execute("DELETE FROM users WHERE id = $1", [id.sql])
     }
 
     static func markEmailVerified(_ id: UserID, at: Int64, on db: any SQLConnection) throws {

@@ -87,5 +87,15 @@ struct PasswordResetCodes: Sendable {
     }
 
     /// What is stored: SHA-256 over the user id and the code.
+    /// Ends every reset of the user: neither its code nor its credential sets a password any more.
+    static func forget(userID: UserID, on db: any SQLConnection) throws {
+        try db.execute("DELETE FROM password_resets WHERE user_id = $1", [userID.sql])
+    }
+
+    /// The same work as counting a wrong code, on no row (for an address with no account, or a disabled one).
+    static func countDecoyAttempt(on db: any SQLConnection) throws {
+        _ = try db.execute("UPDATE password_resets SET failures = failures + 1 WHERE user_id = $1", [.text("-")])
+    }
+
     static func hash(_ code: String, userID: UserID) -> String { SHA256.hex("reset:" + userID.raw + ":" + code) }
 }

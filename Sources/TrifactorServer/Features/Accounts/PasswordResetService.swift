@@ -70,7 +70,7 @@ struct PasswordResetService: Sendable {
             let user = try AccountRepository.find(email: email.value, on: db)
             guard let user, user.disabledAt == nil else {
                 // The same work as a wrong code: a counted attempt on no row.
-                _ = try db.execute("UPDATE password_resets SET failures = failures + 1 WHERE user_id = $1", [.text("-")])
+                try PasswordResetCodes.countDecoyAttempt(on: db)
                 try AuditLog.append(client.event(.passwordResetFailed, .failure, detail: "no such account"), at: now, on: db)
                 return .refused(AccountFailure.invalidCode)
             }
@@ -153,8 +153,8 @@ struct PasswordResetService: Sendable {
             try AccountRepository.markEmailVerified(user.id, at: now.millis, on: db)
             let ended = try SessionRepository.endAll(user.id, at: now.millis, reason: .passwordReset, on: db)
             // Sign-ins and pushes started with the old password end with it.
-            try MFARepository.endPending(of: user.id, now: now.millis, on: db)
-            try PushService.denyPending(of: user.id, now: now.millis, on: db)
+            try PendingSignInRepository.endPending(of: user.id, now: now.millis, on: db)
+            try PushRepository.denyPending(of: user.id, now: now.millis, on: db)
             try LoginThrottle.forgetPassword(email: user.email, on: db)
             try outbox.enqueueEmail("password_reset_done", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale),
                                     values: client.branded(["sessions": .number(ended)]), now: now.millis, on: db)

@@ -10,6 +10,8 @@ import Store
 struct AdminService: Sendable {
     let transactions: Transactions
     let clock: Clock
+    /// Where an erased user's pseudonym comes from (`trifactord users` takes the live source).
+    var random: RandomSource = SecureRandom.source
     let outbox: Outbox
     let changes: ChangeFeed
     /// Which sessions are still live.
@@ -43,9 +45,8 @@ struct AdminService: Sendable {
                 let digits = String((phone ?? "").filter(\.isNumber))
                 guard (6...15).contains(digits.count) else { throw CommonFailure.invalid("phone", "must be 6 to 15 digits, E.164") }
                 // Factors store a number as its digits (FactorRepository.insert).
-                users = try db.query("""
-                    SELECT \(AccountRepository.columns) FROM users WHERE id IN (SELECT user_id FROM mfa_factors WHERE phone = $1) ORDER BY created_at
-                    """, [.text(digits)]).map(AccountRepository.record)
+                users = try FactorRepository.users(withPhone: digits, on: db).compactMap { try AccountRepository.find(id: $0, on: db) }
+                    .sorted { $0.createdAt < $1.createdAt }
             }
             try AuditLog.append(actor.event(.adminRead, nil, "find \(asked[0]) matches=\(users.count)"), at: now, on: db)
             return users
@@ -66,22 +67,9 @@ struct AdminService: Sendable {
     func audit(user: String?, kind: String?, since: Int64?, until: Int64?, after: Int64?, limit: Int, actor: Actor) throws -> [AuditLog.Entry] {
         guard (1...1000).contains(limit) else { throw CommonFailure.invalid("limit", "must be from 1 to 1000") }
         if let kind, AuditEventKind(rawValue: kind) == nil { throw CommonFailure.invalid("kind", "is not an audit event kind") }
-        var conditions = ["seq > $1"], values: [SQLValue] = [.int(after ?? 0)]
-        func add(_ clause: String, _ value: SQLValue) {
-            values.append(value)
-            conditions.append(clause.replacingOccurrences(of: "?", with: "$\(values.count)"))
-        }
-        if let user { add("user_id = ?", .text(user)) }
-        if let kind { add("kind = ?", .text(kind)) }
-        if let since { add("at >= ?", .int(since)) }
-        if let until { add("at < ?", .int(until)) }
-        values.append(.int(Int64(limit)))
         let now = clock.now().millis
         return try transactions.write { db in
-            let entries = try db.query("""
-                SELECT seq, at, kind, outcome, user_id, ip, user_agent, detail FROM audit_log
-                WHERE \(conditions.joined(separator: " AND ")) ORDER BY seq LIMIT $\(values.count)
-                """, values).map(AuditLog.entry)
+            let entries = try AuditLog.entries(user: user, kind: kind, since: since, until: until, after: after, limit: limit, on: db)
             try AuditLog.append(actor.event(.adminRead, nil, "audit user=\(user ?? "*") kind=\(kind ?? "*") entries=\(entries.count)"), at: now, on: db)
             return entries
         }
@@ -92,9 +80,9 @@ struct AdminService: Sendable {
     /// Disables the account and ends its sessions: it can no longer sign in in any way.
     func disable(_ id: UserID, actor: Actor) throws -> AdminActionResult {
         try change(id, action: "disable", kind: .adminUserDisabled, actor: actor) { user, now, db in
-            try db.execute("UPDATE users SET disabled_at = $2 WHERE id = $1 AND disabled_at IS NULL", [id.sql, .int(now)])
+            try AccountRepository.disable(id, at: now, on: db)
             // A reset under way ends with the account: neither its code nor its credential sets a password any more.
-            try db.execute("DELETE FROM password_resets WHERE user_id = $1", [id.sql])
+            try PasswordResetCodes.forget(userID: id, on: db)
             return AdminActionResult(userID: id.raw, action: "disable", sessionsEnded: try Self.endSessions(id, now, db))
         }
     }
@@ -102,7 +90,7 @@ struct AdminService: Sendable {
     /// Lets a disabled account sign in again.
     func enable(_ id: UserID, actor: Actor) throws -> AdminActionResult {
         try change(id, action: "enable", kind: .adminUserEnabled, actor: actor) { _, _, db in
-            try db.execute("UPDATE users SET disabled_at = NULL WHERE id = $1", [id.sql])
+            try AccountRepository.enable(id, on: db)
             return AdminActionResult(userID: id.raw, action: "enable")
         }
     }
@@ -126,7 +114,7 @@ struct AdminService: Sendable {
     /// keys and passkeys included), ends every session, and emails the user.
     func resetMFA(_ id: UserID, actor: Actor) throws -> AdminActionResult {
         try change(id, action: "reset-mfa", kind: .adminMFAReset, actor: actor) { user, now, db in
-            let removed = try db.execute("DELETE FROM mfa_factors WHERE user_id = $1", [id.sql])
+            let removed = try FactorRepository.removeAll(of: id, on: db)
             // A second step locked for good (a hundred wrong proofs in a row) starts afresh with the new factors.
             try LoginThrottle.forgetSecondFactor(of: id, on: db)
             let ended = try Self.endSessions(id, now, db)
@@ -148,29 +136,20 @@ struct AdminService: Sendable {
     /// administrators' own entries, which say who did what).
     func delete(_ id: UserID, actor: Actor) throws -> AdminActionResult {
         let now = clock.now().millis
-        let pseudonym = "erased-" + Hex.encode(SecureRandom.bytes(8))
+        let pseudonym = "erased-" + Hex.encode(random.bytes(8))
         let result = try transactions.write { db -> AdminActionResult in
             guard let user = try AccountRepository.find(id: id, on: db) else { throw AdminFailure.userNotFound }
             let ended = try SessionRepository.live(id, on: db).count
-            let phones = try db.query("""
-                SELECT p.phone FROM (SELECT phone FROM mfa_factors WHERE user_id = $1 UNION SELECT phone FROM mfa_enrollments WHERE user_id = $1) p
-                WHERE p.phone IS NOT NULL
-                """, [id.sql]).map { try $0.text("phone") }
+            let phones = try FactorRepository.phones(of: id, on: db) + EnrollmentRepository.phones(of: id, on: db)
             // Numbers another account also holds stay: their messages and limits are that account's too.
             let numbers = try Set(phones).union(VerifyRepository.numbers(userID: id, on: db)).filter { number in
-                try db.queryOne("""
-                    SELECT 1 AS held FROM mfa_factors WHERE phone = $1 AND user_id <> $2
-                    UNION SELECT 1 AS held FROM mfa_enrollments WHERE phone = $1 AND user_id <> $2
-                    """, [.text(number), id.sql]) == nil
+                try !FactorRepository.isEnrolled(phone: number, otherThan: id, on: db)
+                    && !EnrollmentRepository.isEnrolling(phone: number, otherThan: id, on: db)
             }
             try VerifyRepository.attribute(numbers: numbers, to: id, on: db)
             // Their verifications' audit entries written before entries named the user ("id=<verification> …"):
             // named now, then pseudonymised with the rest below.
-            try db.execute("""
-                UPDATE audit_log SET user_id = $1
-                WHERE user_id IS NULL AND kind LIKE 'verify.%' AND detail LIKE 'id=%'
-                  AND substr(detail, 4, 36) IN (SELECT id FROM verify_requests WHERE user_id = $1)
-                """, [id.sql])
+            try AuditLog.attribute(verifications: VerifyRepository.ids(userID: id, on: db), to: id, on: db)
             try VerifyRepository.erase(userID: id, numbers: numbers, on: db)
             // A resend still queued for their address.
             try EmailResends.forget(email: user.email, on: db)
@@ -179,19 +158,11 @@ struct AdminService: Sendable {
             try RateLimiter.forget("password-change:\(id.raw)", on: db)
             try RateLimiter.forget("resend:email:\(SHA256.hex(user.email))", on: db)
             for recipient in [user.email] + numbers.sorted() {
-                try db.execute("""
-                    UPDATE outbox SET recipient = '', body = '', subject = NULL,
-                      status = CASE WHEN status IN ('pending', 'held', 'review') THEN 'void' ELSE status END
-                    WHERE recipient = $1
-                    """, [.text(recipient)])
+                try Outbox.erase(recipient: recipient, on: db)
             }
-            try db.execute("DELETE FROM users WHERE id = $1", [id.sql])
+            try AccountRepository.delete(id, on: db)
             // Administrators' own entries keep their detail (who did what; no personal data in it).
-            try db.execute("""
-                UPDATE audit_log SET user_id = $2, ip = NULL, user_agent = NULL,
-                  detail = CASE WHEN kind LIKE 'admin.%' THEN detail ELSE NULL END
-                WHERE user_id = $1
-                """, [id.sql, .text(pseudonym)])
+            try AuditLog.pseudonymise(id, as: pseudonym, on: db)
             try AuditLog.append(actor.event(.adminUserDeleted, nil, "user=\(pseudonym)"), at: now, on: db)
             return AdminActionResult(userID: id.raw, action: "delete", sessionsEnded: ended)
         }
@@ -222,11 +193,8 @@ struct AdminService: Sendable {
         let now = clock.now().millis
         try transactions.write { db in
             // A test number never sends and takes a fixed code: on a user's enrolled phone it would bypass their factor.
-            if try db.queryOne("SELECT 1 AS enrolled FROM mfa_factors WHERE phone = $1 LIMIT 1", [.text(number)]) != nil {
-                throw AdminFailure.testNumberEnrolled
-            }
-            try db.execute("INSERT INTO test_numbers (number, code, created_at) VALUES ($1, $2, $3) ON CONFLICT (number) DO UPDATE SET code = excluded.code",
-                           [.text(number), .text(code), .int(now)])
+            if try FactorRepository.isEnrolled(phone: number, on: db) { throw AdminFailure.testNumberEnrolled }
+            try TestNumberBook.set(number, code: code, now: now, on: db)
             try AuditLog.append(actor.event(.adminTestNumberSet, nil, "number=\(number)"), at: now, on: db)
             try testBook.refresh(on: db)
         }
@@ -238,7 +206,7 @@ struct AdminService: Sendable {
         guard testBook.configured[number] == nil else { throw AdminFailure.testNumberConfigured }
         let now = clock.now().millis
         try transactions.write { db in
-            guard try db.execute("DELETE FROM test_numbers WHERE number = $1", [.text(number)]) == 1 else { throw AdminFailure.testNumberNotFound }
+            guard try TestNumberBook.remove(number, on: db) else { throw AdminFailure.testNumberNotFound }
             try AuditLog.append(actor.event(.adminTestNumberRemoved, nil, "number=\(number)"), at: now, on: db)
             try testBook.refresh(on: db)
         }

@@ -1,4 +1,5 @@
 import API
+import Core
 import HTTP
 
 /// `POST /v1/authorizations` (describe an action and get its challenge),

@@ -38,11 +38,8 @@ struct AuthorizationService: Sendable {
         let summary = Self.summary(action)
         let factor = try transactions.write { db -> Factor in
             let factor = try SecondFactorService.factor(factorID, of: caller.user.id, on: db)
-            try db.execute("""
-                INSERT INTO authorizations (id, user_id, factor_id, action_hash, summary, status, created_at, expires_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-                """, [id.sql, caller.user.id.sql, factor.id.sql, .text(hash), .text(summary), AuthorizationState.pending.sql, .int(now.millis),
-                      .int(now.millis + Self.lifetime)])
+            try AuthorizationRepository.insert(id, userID: caller.user.id, factorID: factor.id, actionHash: hash, summary: summary, now: now.millis,
+                                               expiresAt: now.millis + Self.lifetime, on: db)
             try AuditLog.append(client.event(.authorizationCreated, .success, userID: caller.user.id, detail: "id=\(id.raw) \(summary)"), at: now.millis, on: db)
             return factor
         }
@@ -59,17 +56,15 @@ struct AuthorizationService: Sendable {
         let now = clock.now()
         let hash = Self.canonicalHash(action)
         let found = try transactions.write { db -> Result<(Factor, String), AuthorizationFailure> in
-            guard let row = try db.queryOne("""
-                SELECT factor_id, action_hash, summary FROM authorizations WHERE id = $1 AND user_id = $2 AND status = 'pending' AND expires_at > $3
-                """, [id.sql, caller.user.id.sql, .int(now.millis)]) else { return .failure(.notFound) }
-            guard try row.text("action_hash") == hash else {
-                try db.execute("UPDATE authorizations SET status = 'void' WHERE id = $1 AND status = 'pending'", [id.sql])
+            guard let pending = try AuthorizationRepository.pending(id, userID: caller.user.id, now: now.millis, on: db) else { return .failure(.notFound) }
+            guard pending.actionHash == hash else {
+                try AuthorizationRepository.void(id, whileIn: .pending, on: db)
                 try AuditLog.append(client.event(.authorizationFailed, .denied, userID: caller.user.id, detail: "id=\(id.raw) resend for another action"),
                                     at: now.millis, on: db)
                 return .failure(.mismatch)
             }
             try AuditLog.append(client.event(.authorizationResent, .success, userID: caller.user.id, detail: "id=\(id.raw)"), at: now.millis, on: db)
-            return .success((try SecondFactorService.factor(try row.id("factor_id"), of: caller.user.id, on: db), try row.text("summary")))
+            return .success((try SecondFactorService.factor(pending.factorID, of: caller.user.id, on: db), pending.summary))
         }
         let (factor, summary) = try found.get()
         let challenge = try secondFactors.send(factor, purpose: .authorization(id, actionHash: hash), intent: .bound(action), client: client, now: now)
@@ -81,19 +76,18 @@ struct AuthorizationService: Sendable {
     func approve(_ id: AuthorizationID, proof: Proof, by caller: Caller, client: AuditContext) throws {
         let now = clock.now()
         try secondFactors.prove(proof, client: client, now: now, resolve: { db in
-            guard let row = try db.queryOne("""
-                SELECT factor_id, action_hash FROM authorizations WHERE id = $1 AND user_id = $2 AND status = 'pending' AND expires_at > $3
-                """, [id.sql, caller.user.id.sql, .int(now.millis)]) else { throw AuthorizationFailure.notFound }
-            return (try SecondFactorService.factor(try row.id("factor_id"), of: caller.user.id, on: db), caller.user.id,
-                    .authorization(id, actionHash: try row.text("action_hash")))
+            guard let pending = try AuthorizationRepository.pending(id, userID: caller.user.id, now: now.millis, on: db) else {
+                throw AuthorizationFailure.notFound
+            }
+            return (try SecondFactorService.factor(pending.factorID, of: caller.user.id, on: db), caller.user.id,
+                    .authorization(id, actionHash: pending.actionHash))
         }, onFailure: { db in
             try AuditLog.append(client.event(.authorizationFailed, .failure, userID: caller.user.id, detail: "id=\(id.raw)"), at: now.millis, on: db)
         }, onExhausted: { db, _ in
             // The transfer's budget of wrong codes is spent: this authorization ends; describe the action again for a new one.
-            try db.execute("UPDATE authorizations SET status = 'void' WHERE id = $1 AND status = 'pending'", [id.sql])
+            try AuthorizationRepository.void(id, whileIn: .pending, on: db)
         }, then: { db, _ -> Result<Void, any Error> in
-            guard try db.execute("UPDATE authorizations SET status = 'approved', approved_at = $2 WHERE id = $1 AND status = 'pending' AND expires_at > $2",
-                                 [id.sql, .int(now.millis)]) == 1 else { return .failure(AuthorizationFailure.notFound) }
+            guard try AuthorizationRepository.approve(id, now: now.millis, on: db) else { return .failure(AuthorizationFailure.notFound) }
             try AuditLog.append(client.event(.authorizationApproved, .success, userID: caller.user.id, detail: "id=\(id.raw)"), at: now.millis, on: db)
             return .success(())
         })
@@ -127,16 +121,13 @@ struct AuthorizationService: Sendable {
     /// Returns rather than throws, so the caller commits the void and the
     /// audit entry before answering.
     static func consume(_ id: AuthorizationID, userID: UserID, action: [String: JSONScalar], now: Int64, on db: any SQLConnection) throws -> Consumption {
-        guard let row = try db.queryOne("SELECT action_hash FROM authorizations WHERE id = $1 AND user_id = $2 AND status = 'approved' AND expires_at > $3",
-                                        [id.sql, userID.sql, .int(now)]) else { return .notFound }
-        guard ConstantTime.equals(try row.text("action_hash"), canonicalHash(action)) else {
-            guard try db.execute("UPDATE authorizations SET status = 'void' WHERE id = $1 AND status = 'approved'", [id.sql]) == 1 else { return .notFound }
+        guard let approved = try AuthorizationRepository.approvedHash(id, userID: userID, now: now, on: db) else { return .notFound }
+        guard ConstantTime.equals(approved, canonicalHash(action)) else {
+            guard try AuthorizationRepository.void(id, whileIn: .approved, on: db) else { return .notFound }
             try AuditLog.append(AuditEvent(kind: .authorizationFailed, outcome: .denied, userID: userID.raw, detail: "id=\(id.raw) action changed"), at: now, on: db)
             return .mismatch
         }
-        guard try db.execute("UPDATE authorizations SET status = 'used', used_at = $2 WHERE id = $1 AND status = 'approved'", [id.sql, .int(now)]) == 1 else {
-            return .notFound
-        }
+        guard try AuthorizationRepository.use(id, now: now, on: db) else { return .notFound }
         try AuditLog.append(AuditEvent(kind: .authorizationUsed, outcome: .success, userID: userID.raw, detail: "id=\(id.raw)"), at: now, on: db)
         return .used
     }

@@ -128,16 +128,13 @@ struct DeliveryRoutes {
         }
         let now = clock.now().millis
         try transactions.write { db in
-            guard try db.execute("INSERT INTO delivery_callbacks (id, seen_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING",
-                                 [.text(SHA256.hex(event)), .int(now)]) == 1 else { return }
-            let found = try db.query("""
-                UPDATE outbox SET receipt_status = $3, receipt_at = $4 WHERE provider = $1 AND provider_ref = $2 RETURNING ref, channel
-                """, [.text(provider), .text(reference), .text(normalized), .int(now)])
+            guard try DeliveryCallbackRepository.remember(SHA256.hex(event), now: now, on: db) else { return }
+            let found = try Outbox.recordReceipt(provider: provider, reference: reference, status: normalized, now: now, on: db)
             let detail = "\(provider) \(reference) \(normalized)" + (error.map { " error=\($0.prefix(20))" } ?? "") + (found.isEmpty ? " (no such message)" : "")
             try AuditLog.append(client.event(.deliveryReceipt, .success, detail: detail), at: now, on: db)
             guard Self.undeliverable.contains(normalized) else { return }
-            for row in found where try row.text("channel") == Channel.sms.rawValue {
-                if let ref = try row.optionalText("ref"), ref.hasPrefix("verify:") { try verifications.deliveryFailed(ref: ref, on: db) }
+            for message in found where message.channel == Channel.sms.rawValue {
+                if let ref = message.ref, ref.hasPrefix("verify:") { try verifications.deliveryFailed(ref: ref, on: db) }
             }
         }
         return Response(status: 204)

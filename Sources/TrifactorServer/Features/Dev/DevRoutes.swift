@@ -60,9 +60,7 @@ struct DevRoutes {
     static func spoken(_ request: Request, transactions: Transactions) throws -> Response {
         guard let file = request.parameters["file"], file.hasSuffix(".wav") else { throw HTTPProblem.notFound }
         let id = String(file.dropLast(4))
-        guard let row = try transactions.read({ try $0.queryOne("SELECT body, locale FROM outbox WHERE id = $1 AND channel = 'voice'", [.text(id)]) }),
-              case let text = try row.text("body"), !text.isEmpty else { throw HTTPProblem.notFound }
-        let locale = try row.text("locale")
+        guard let (text, locale) = try transactions.read({ try Outbox.voiceCall(id, on: $0) }), !text.isEmpty else { throw HTTPProblem.notFound }
         do throws(SpokenCall.Failure) {
             return Response(status: 200, headers: [("Content-Type", "audio/wav"), ("Cache-Control", "no-store")],
                             body: try SpokenCall.wav(text, locale: locale))

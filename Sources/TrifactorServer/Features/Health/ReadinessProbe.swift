@@ -28,7 +28,7 @@ final class ReadinessProbe: Sendable {
             lastSuccess.store(DispatchTime.now().uptimeNanoseconds, ordering: .releasing)
         } catch {
             if lastSuccess.exchange(0, ordering: .acquiringAndReleasing) != 0 {
-                logger.log("error", "readiness_failed", ["error": .string(String(reflecting: error))])
+                logger.log(.error, "readiness_failed", ["error": .string(String(reflecting: error))])
             }
         }
     }

@@ -25,8 +25,7 @@ struct MetricsRoutes {
         registry.gauge("trifactor_outbox_messages", "Messages in the outbox (every instance's), by status, channel and provider.",
                        labels: ["status", "channel", "provider"]) {
             (try? transactions.read { db in
-                try db.query("SELECT status, channel, COALESCE(provider, '') AS provider, COUNT(*) AS n FROM outbox GROUP BY status, channel, provider")
-                    .map { ([try $0.text("status"), try $0.text("channel"), try $0.text("provider")], Double(try $0.int("n"))) }
+                try Outbox.counts(on: db).map { ([$0.status, $0.channel, $0.provider], Double($0.count)) }
             }) ?? []
         }
         registry.gauge("trifactor_verifications_24h",

@@ -33,7 +33,7 @@ struct SessionIssuer: Sendable {
     func issue(userID: UserID, _ proofs: Proofs, client: AuditContext, detail: String, now: Int64,
                on db: any SQLConnection) throws -> (token: String, session: SessionRecord) {
         // Every way of signing in ends here: a disabled account gets no session, whatever it proved.
-        if try db.queryOne("SELECT 1 AS disabled FROM users WHERE id = $1 AND disabled_at IS NOT NULL", [userID.sql]) != nil {
+        if try AccountRepository.isDisabled(userID, on: db) {
             throw SignInFailure.disabled
         }
         if let outbox { try tellOwnerOfNewDevice(userID, client: client, outbox: outbox, now: now, on: db) }

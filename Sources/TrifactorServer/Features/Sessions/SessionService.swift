@@ -35,8 +35,8 @@ struct SessionService: Sendable {
     let issuer: SessionIssuer
     /// The factors a user can prove after the password (the second-factor feature's answer).
     let hints: @Sendable (UserID, any SQLConnection) throws -> [Hint]
-    /// Starts a pending sign-in for a user with factors; returns its credential.
-    let startSecondStep: @Sendable (UserID, _ now: Int64, any SQLConnection) throws -> String
+    /// Starts a pending sign-in for a user with factors (the second-factor feature's); returns its credential and when it expires.
+    let startSecondStep: @Sendable (UserID, _ now: Int64, any SQLConnection) throws -> (credential: String, expiresAt: Int64)
 
     // MARK: Sign-in
 
@@ -90,9 +90,9 @@ struct SessionService: Sendable {
             // A user with second factors gets a pending sign-in, never a session, from the password alone.
             let hints = try hints(user.id, db)
             if !hints.isEmpty {
-                let credential = try startSecondStep(user.id, now, db)
+                let (credential, expiresAt) = try startSecondStep(user.id, now, db)
                 try AuditLog.append(client.event(.signInSucceeded, .success, userID: user.id, detail: "password ok, second factor required"), at: now, on: db)
-                return .secondFactor(pendingCredential: credential, hints: hints, expiresAt: now + MFARepository.pendingLifetime)
+                return .secondFactor(pendingCredential: credential, hints: hints, expiresAt: expiresAt)
             }
             let proofs = SessionIssuer.Proofs(aal: .aal1, methods: [.pwd], passwordVerifiedAt: now, secondFactor: false)
             let issued = try issuer.issue(userID: user.id, proofs, client: client, detail: "", now: now, on: db)

@@ -1,14 +1,14 @@
 import Core
 import Crypto
 import Foundation
-import Store
+package import Store
 
 /// An API key of the phone verification API.
-struct APIKey: Sendable {
+package struct APIKey: Sendable {
     let id: APIKeyID
     let name: String
     /// The public part, sent as the Basic user name.
-    let apiKey: String
+    package let apiKey: String
     let createdAt: Int64
     let revokedAt: Int64?
 
@@ -20,12 +20,12 @@ struct APIKey: Sendable {
 /// API keys: a public key id and a secret shown once. Only the secret's
 /// SHA-256 is stored (it has 190 bits of entropy, so a slow hash would add
 /// nothing), compared in constant time.
-struct APIKeys: Sendable {
+package struct APIKeys: Sendable {
     let random: RandomSource
     let clock: Clock
 
     /// Creates a key named `name`; returns it and its secret (the only time the secret exists in clear).
-    func create(name: String, on db: any SQLConnection) throws -> (APIKey, secret: String) {
+    package func create(name: String, on db: any SQLConnection) throws -> (APIKey, secret: String) {
         let secret = random.alphanumerics(32)
         let key = APIKey(id: .random(using: random), name: name, apiKey: Hex.encode(random.bytes(8)), createdAt: clock.now().millis, revokedAt: nil)
         try db.execute("INSERT INTO api_keys (id, name, api_key, secret_hash, created_at) VALUES ($1, $2, $3, $4, $5)",

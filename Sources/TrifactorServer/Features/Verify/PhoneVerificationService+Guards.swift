@@ -5,9 +5,9 @@ import Store
 import Logging
 
 /// The SMS-pumping guards of every verification start: where codes may go
-/// (`DestinationPolicy`), what may be spent (budgets per number prefix,
-/// country and in total), and whether a country still converts (codes
-/// entered versus sent).
+/// (`DestinationPolicy`), the token buckets per client, key, number and
+/// country, what may be spent (budgets per number prefix, country and in
+/// total), and whether a country still converts (codes entered versus sent).
 extension PhoneVerificationService {
     /// Refuses, before anything is written, steps to numbers the destination policy excludes: a 422 naming
     /// each step, audited.
@@ -39,7 +39,7 @@ extension PhoneVerificationService {
         for code in countries {
             let seen = try VerifyRepository.conversion(country: code, hours: conversion.windowHours, now: ms, on: db)
             if seen.started >= conversion.minimumVolume, Double(seen.completed) < conversion.minimumRate * Double(seen.started) {
-                logger.log("warn", "verify_conversion_low", ["country": .int(code), "started": .int(seen.started), "completed": .int(seen.completed),
+                logger.log(.warning, "verify_conversion_low", ["country": .int(code), "started": .int(seen.started), "completed": .int(seen.completed),
                                                                "action": .string(conversion.holdForReview ? "held for review" : "refused")])
                 guard conversion.holdForReview else { throw PhoneVerificationFailure.budgetExceeded(scope: "conversion:\(code)", retryAfter: 3600) }
                 review = true
@@ -56,7 +56,7 @@ extension PhoneVerificationService {
             for (window, amount, seconds) in [("h", budget.perHour, 3600.0), ("d", budget.perDay, 86_400.0)] {
                 let limit = RateLimiter.Limit(burst: amount, rate: amount / seconds)
                 if let wait = try RateLimiter.take("budget:\(window):\(scope)", limit: limit, nowMillis: ms, on: db) {
-                    logger.log("warn", "verify_budget_exceeded", ["scope": .string(scope), "window": .string(window == "h" ? "hour" : "day"),
+                    logger.log(.warning, "verify_budget_exceeded", ["scope": .string(scope), "window": .string(window == "h" ? "hour" : "day"),
                                                                      "budget": .int(Int(amount))])
                     throw PhoneVerificationFailure.budgetExceeded(scope: scope, retryAfter: wait)
                 }
@@ -74,5 +74,34 @@ extension PhoneVerificationService {
                 try VerifyRepository.countConversion(country: country, completed: true, now: now, on: db)
             }
         }
+    }
+
+    /// Token buckets, taken in a fixed order (so two instances never lock
+    /// bucket rows in opposite orders): per IP and key `before` the
+    /// concurrency check, per number (with the failure cap) and per country
+    /// after it, so a refused duplicate spends nothing of the number's budget.
+    /// Returns true when the conversion guard holds the request's messages for review.
+    @discardableResult
+    func limits(before: Bool, _ s: Start, key: APIKey, client: AuditContext, now: Date, on db: any SQLConnection) throws -> Bool {
+        let v = settings
+        let ms = now.millis
+        var buckets: [(String, RateLimiter.Limit)] = []
+        if before {
+            buckets = [("verify:ip:\(client.clientKey)", .init(burst: v.perIPBurst, rate: v.perIPRate))]
+            // Trifactor's own flows are not one tenant: their users are limited per IP and number.
+            if key.id != APIKey.internalMFA.id { buckets.append(("verify:key:\(key.id.raw)", .init(burst: v.perKeyBurst, rate: v.perKeyRate))) }
+        } else {
+            for number in Set(s.steps.map(\.to)).sorted() where testNumbers(for: key.id)[number] == nil {
+                if try VerifyRepository.failures(number: number, now: ms, on: db) >= v.maxFailuresPerNumber {
+                    throw PhoneVerificationFailure.rateLimited(retryAfter: 3600)
+                }
+                buckets.append(("verify:number:\(number)", .init(burst: v.perNumberBurst, rate: v.perNumberRate)))
+            }
+            for code in Set(s.countryCodes).sorted() { buckets.append(("verify:country:\(code)", .init(burst: v.perCountryBurst, rate: v.perCountryRate))) }
+        }
+        for (key, limit) in buckets {
+            if let wait = try RateLimiter.take(key, limit: limit, nowMillis: ms, on: db) { throw PhoneVerificationFailure.rateLimited(retryAfter: wait) }
+        }
+        return before ? false : try spend(s, testNumbers: testNumbers(for: key.id), now: ms, on: db)
     }
 }

@@ -18,19 +18,17 @@ enum ReviewQueue {
     enum Outcome: Equatable { case released(sent: Int), dropped, ended, notFound }
 
     static func list(limit: Int, on db: any SQLConnection) throws -> [Item] {
-        try db.query("SELECT ref, channel, recipient, created_at FROM outbox WHERE status = 'review' ORDER BY created_at, seq LIMIT $1",
-                     [.int(Int64(limit))]).map {
-            let ref = try $0.text("ref").split(separator: ":")
-            return Item(requestID: ref.count == 3 ? String(ref[1]) : "?", channel: try $0.text("channel"), to: try $0.text("recipient"),
-                        createdAt: try $0.int("created_at"))
+        try Outbox.heldForReview(limit: limit, on: db).map {
+            let ref = $0.ref.split(separator: ":")
+            return Item(requestID: ref.count == 3 ? String(ref[1]) : "?", channel: $0.channel, to: $0.to, createdAt: $0.createdAt)
         }
     }
 
     static func release(_ id: VerificationID, now: Int64, on db: any SQLConnection) throws -> Outcome {
-        let refs = try db.query("SELECT ref FROM outbox WHERE ref LIKE $1 AND status = 'review'", [.text("verify:\(id.raw):%")]).map { try $0.text("ref") }
+        let refs = try Outbox.heldForReview(refsStartingWith: "verify:\(id.raw):", on: db)
         guard !refs.isEmpty else { return .notFound }
         guard let record = try VerifyRepository.find(id, on: db), record.workflow.status == .inProgress else {
-            try db.execute("UPDATE outbox SET status = 'void', body = '' WHERE ref LIKE $1 AND status = 'review'", [.text("verify:\(id.raw):%")])
+            try Outbox.dropReviewed(refsStartingWith: "verify:\(id.raw):", on: db)
             try AuditLog.append(AuditEvent(kind: .verifyReviewDropped, outcome: .success, detail: "id=\(id.raw) ended meanwhile"), at: now, on: db)
             return .ended
         }
@@ -38,8 +36,7 @@ enum ReviewQueue {
         for ref in refs {
             guard let index = ref.split(separator: ":").last.flatMap({ Int($0) }) else { continue }
             let due = index <= record.workflow.currentStep
-            try db.execute("UPDATE outbox SET status = $2, next_attempt_at = $3, created_at = $3 WHERE ref = $1 AND status = 'review'",
-                           [.text(ref), (due ? OutboxStatus.pending : .held).sql, .int(now)])
+            try Outbox.releaseReviewed(ref: ref, as: due ? .pending : .held, now: now, on: db)
             if due { sent += 1 }
         }
         try AuditLog.append(AuditEvent(kind: .verifyReviewReleased, outcome: .success, detail: "id=\(id.raw) sent=\(sent)"), at: now, on: db)
@@ -47,7 +44,7 @@ enum ReviewQueue {
     }
 
     static func drop(_ id: VerificationID, now: Int64, on db: any SQLConnection) throws -> Outcome {
-        guard try db.execute("UPDATE outbox SET status = 'void', body = '' WHERE ref LIKE $1 AND status = 'review'", [.text("verify:\(id.raw):%")]) > 0 else {
+        guard try Outbox.dropReviewed(refsStartingWith: "verify:\(id.raw):", on: db) > 0 else {
             return .notFound
         }
         try AuditLog.append(AuditEvent(kind: .verifyReviewDropped, outcome: .success, detail: "id=\(id.raw)"), at: now, on: db)

@@ -37,6 +37,17 @@ final class TestNumberBook: Sendable {
         let createdAt: Int64?
     }
 
+    /// Adds an administrator's test number, or changes its code.
+    static func set(_ number: String, code: String, now: Int64, on db: any SQLConnection) throws {
+        try db.execute("INSERT INTO test_numbers (number, code, created_at) VALUES ($1, $2, $3) ON CONFLICT (number) DO UPDATE SET code = excluded.code",
+                       [.text(number), .text(code), .int(now)])
+    }
+
+    /// Removes an administrator's test number; false when there was none.
+    static func remove(_ number: String, on db: any SQLConnection) throws -> Bool {
+        try db.execute("DELETE FROM test_numbers WHERE number = $1", [.text(number)]) == 1
+    }
+
     static func list(configured: [String: String], on db: any SQLConnection) throws -> [Entry] {
         var entries = try db.query("SELECT number, code, created_at FROM test_numbers ORDER BY number", []).compactMap { row -> Entry? in
             let number = try row.text("number")

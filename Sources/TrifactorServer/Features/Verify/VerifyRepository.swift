@@ -124,6 +124,16 @@ enum VerifyRepository {
         })
     }
 
+    /// The ids of the verifications that name `userID`.
+    static func ids(userID: UserID, on db: any SQLConnection) throws -> [VerificationID] {
+        try db.query("SELECT id FROM verify_requests WHERE user_id = $1", [userID.sql]).map { try $0.id("id") }
+    }
+
+    /// Whether the verification `id` has finished; false while it runs, and for one that is gone.
+    static func hasFinished(_ id: VerificationID, on db: any SQLConnection) throws -> Bool {
+        try db.queryOne("SELECT 1 AS finished FROM verify_requests WHERE id = $1 AND finished_at IS NOT NULL", [id.sql]) != nil
+    }
+
     /// Gives `userID` the second factors' verifications to `numbers` (theirs,
     /// held by no other account) that name no user: those started before
     /// verifications recorded theirs, and not found through a challenge

@@ -1,4 +1,5 @@
 import API
+import Core
 import HTTP
 
 /// The phone verification API's problems, with the titles and details that

@@ -1,0 +1,7 @@
+import Core
+
+// The flows' states, kept in TEXT columns by their raw strings.
+extension ApprovalStatus: StoredValue {}
+extension AuthorizationState: StoredValue {}
+extension SessionEndReason: StoredValue {}
+extension OutboxStatus: StoredValue {}
