@@ -47,11 +47,6 @@ package struct Logger: Sendable {
     /// Writes a line at a level spelled as text, as it is written.
     /// - Important: only for `trifactord serve`'s lines (Commands/ServeCommand.swift), until that file,
     ///   being rewritten elsewhere, passes a `Level`.
-    @available(*, deprecated, message: "pass a Logger.Level: .debug, .info, .warning or .error")
-    package func log(_ level: String, _ event: String, _ fields: [String: Value] = [:]) {
-        write(level: level, event, fields)
-    }
-
     private func write(level: String, _ event: String, _ fields: [String: Value]) {
         var line = "{\"time\":\(Date().timeIntervalSince1970),\"level\":"
         Self.append(level, to: &line)

@@ -1,4 +1,5 @@
 import API
+import Core
 import Crypto
 import Foundation
 import Messaging

@@ -1,4 +1,5 @@
 import API
+import Core
 import Foundation
 import Store
 

@@ -20,10 +20,10 @@ enum ServeCommand {
         raiseFileLimit(for: configuration, logger: logger)
         var received: Int32 = 0
         sigwait(&signals, &received)
-        logger.log("info", "stopping", ["signal": .int(Int(received)), "in_flight": .int(runtime.server.requestsInFlight)])
+        logger.log(.info, "stopping", ["signal": .int(Int(received)), "in_flight": .int(runtime.server.requestsInFlight)])
         runtime.stop(drainTimeout: configuration.drainTimeout)
         runtime.database.close()
-        logger.log("info", "stopped")
+        logger.log(.info, "stopped")
         Logger.flushStandardError()
     }
 
@@ -42,7 +42,7 @@ enum ServeCommand {
         var fields: [String: Logger.Value] = ["soft": .int(Int(limit.rlim_cur)), "was": .int(Int(before)),
                                               "connections": .int(configuration.http.connectionLimit)]
         if limit.rlim_cur < needed { fields["detail"] = .string("raise the hard limit (ulimit -Hn, LimitNOFILE=) or lower TRIFACTOR_MAX_CONNECTIONS") }
-        logger.log(limit.rlim_cur < needed ? "warn" : "info", "file_limit", fields)
+        logger.log(limit.rlim_cur < needed ? .warning : .info, "file_limit", fields)
     }
 }
 
