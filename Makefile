@@ -14,6 +14,7 @@ run:
 test:
 	@scripts/install-deps.sh test
 	python3 scripts/check-floors.py
+	swift format lint --strict --recursive --parallel Sources Tests fuzz Package.swift
 	swift build --build-tests
 	scripts/docs.sh
 	scripts/with-postgres.sh sh -c 'timeout 900 swift test --skip-build && scripts/client-tests.sh'

@@ -66,14 +66,24 @@ let package = Package(
         .target(name: "Crypto", dependencies: ["Core", "CSodium", "COpenSSL", "COpenSSLShim"], swiftSettings: strict),
         .target(name: "Phone", dependencies: ["CPhoneNumber"], swiftSettings: strict),
         .target(name: "WebAuthn", dependencies: ["Core", "Crypto", "CCBOR", "COpenSSL"], swiftSettings: strict),
-        .target(name: "Messaging", dependencies: ["Core", "Crypto", "CCurl", "CCurlShim"], resources: [.copy("Templates")], swiftSettings: strict),
+        .target(
+            name: "Messaging", dependencies: ["Core", "Crypto", "CCurl", "CCurlShim"], resources: [.copy("Templates")],
+            swiftSettings: strict),
         .target(name: "Metrics", swiftSettings: strict),
-        .target(name: "Store", dependencies: ["CSQLite", "CSQLiteShim", "CPostgres", "Metrics"], swiftSettings: strict),
-        .target(name: "HTTP", dependencies: ["API", "Logging", "Metrics", "CMicroHTTPD", "CMicroHTTPDShim", "CThreadShim"], swiftSettings: strict),
+        .target(
+            name: "Store", dependencies: ["CSQLite", "CSQLiteShim", "CPostgres", "Metrics"], swiftSettings: strict),
+        .target(
+            name: "HTTP", dependencies: ["API", "Logging", "Metrics", "CMicroHTTPD", "CMicroHTTPDShim", "CThreadShim"],
+            swiftSettings: strict),
         .target(
             name: "TrifactorServer",
-            dependencies: ["API", "Core", "Crypto", "Logging", "Metrics", "Store", "HTTP", "Phone", "Messaging", "QRCode", "WebAuthn", "CCrack", "CommandLineKit"],
-            resources: [.copy("Resources/common-passwords.txt"), .copy("Resources/passkey.js"), .copy("Resources/openapi.json")],
+            dependencies: [
+                "API", "Core", "Crypto", "Logging", "Metrics", "Store", "HTTP", "Phone", "Messaging", "QRCode",
+                "WebAuthn", "CCrack", "CommandLineKit",
+            ],
+            resources: [
+                .copy("Resources/common-passwords.txt"), .copy("Resources/passkey.js"), .copy("Resources/openapi.json"),
+            ],
             swiftSettings: strict
         ),
         .executableTarget(name: "trifactord", dependencies: ["TrifactorServer"], swiftSettings: strict),
@@ -83,27 +93,43 @@ let package = Package(
         .target(name: "TrifactorKit", dependencies: ["API"], swiftSettings: strict),
         .target(name: "TrifactorKitVault", dependencies: ["TrifactorKit", "Crypto"], swiftSettings: strict),
         .target(name: "TrifactorKitTesting", dependencies: ["TrifactorKit"], swiftSettings: strict),
-        .executableTarget(name: "trifactor", dependencies: ["Core", "TrifactorKit", "TrifactorKitVault", "Crypto", "QRCode", "CommandLineKit"], swiftSettings: strict),
+        .executableTarget(
+            name: "trifactor",
+            dependencies: ["Core", "TrifactorKit", "TrifactorKitVault", "Crypto", "QRCode", "CommandLineKit"],
+            swiftSettings: strict),
 
         // Trifactor Bank: the demo relying party, its own server and database, on TrifactorKit.
-        .target(name: "TrifactorBank", dependencies: ["API", "TrifactorKit", "Core", "Crypto", "Store", "HTTP", "Logging", "Phone"],
-                resources: [.copy("Resources/sitekeys")], swiftSettings: strict),
-        .executableTarget(name: "trifactor-bank", dependencies: ["TrifactorBank", "Crypto", "Store", "Logging", "HTTP"], swiftSettings: strict),
+        .target(
+            name: "TrifactorBank",
+            dependencies: ["API", "TrifactorKit", "Core", "Crypto", "Store", "HTTP", "Logging", "Phone"],
+            resources: [.copy("Resources/sitekeys")], swiftSettings: strict),
+        .executableTarget(
+            name: "trifactor-bank", dependencies: ["TrifactorBank", "Crypto", "Store", "Logging", "HTTP"],
+            swiftSettings: strict),
 
         // Fuzzing (`make fuzz`): one harness per parser of attacker bytes, and a
         // runner that is libFuzzer's target when built with -DFUZZING and a
         // replayer otherwise. The test suite replays fuzz/corpus through the harnesses.
-        .target(name: "FuzzHarnesses", dependencies: ["API", "Crypto", "HTTP", "WebAuthn"], path: "fuzz/Harnesses", swiftSettings: strict),
-        .executableTarget(name: "trifactor-fuzz", dependencies: ["FuzzHarnesses"], path: "fuzz/Runner", swiftSettings: strict),
+        .target(
+            name: "FuzzHarnesses", dependencies: ["API", "Crypto", "HTTP", "WebAuthn"], path: "fuzz/Harnesses",
+            swiftSettings: strict),
+        .executableTarget(
+            name: "trifactor-fuzz", dependencies: ["FuzzHarnesses"], path: "fuzz/Runner", swiftSettings: strict),
 
         // Helpers shared by the test targets: backends (SQLite file, PostgreSQL schema), threads;
         // the real server on a loopback port with its clients and fakes (server and SDK integration tests);
         // the message catalog's languages and provider accounts (messaging and server tests).
         .target(name: "TrifactorTestSupport", dependencies: ["Store"], path: "Tests/Support", swiftSettings: strict),
-        .target(name: "ServerTestSupport",
-                dependencies: ["API", "Core", "Crypto", "Logging", "HTTP", "Store", "Messaging", "TrifactorServer", "TrifactorTestSupport"],
-                path: "Tests/ServerSupport", swiftSettings: strict),
-        .target(name: "MessagingTestSupport", dependencies: ["Messaging"], path: "Tests/MessagingSupport", swiftSettings: strict),
+        .target(
+            name: "ServerTestSupport",
+            dependencies: [
+                "API", "Core", "Crypto", "Logging", "HTTP", "Store", "Messaging", "TrifactorServer",
+                "TrifactorTestSupport",
+            ],
+            path: "Tests/ServerSupport", swiftSettings: strict),
+        .target(
+            name: "MessagingTestSupport", dependencies: ["Messaging"], path: "Tests/MessagingSupport",
+            swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["Core"], swiftSettings: strict),
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"], swiftSettings: strict),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"], swiftSettings: strict),
@@ -112,13 +138,31 @@ let package = Package(
         .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn"], swiftSettings: strict),
         .testTarget(name: "FuzzCorpusTests", dependencies: ["FuzzHarnesses"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TrifactorTestSupport"], swiftSettings: strict),
-        .testTarget(name: "BankTests", dependencies: ["API", "HTTP", "Logging", "TrifactorKit", "TrifactorBank", "Store", "TrifactorTestSupport"], swiftSettings: strict),
-        .testTarget(name: "TrifactorKitTests", dependencies: ["API", "TrifactorKit", "TrifactorKitVault", "TrifactorKitTesting", "Crypto"], swiftSettings: strict),
+        .testTarget(
+            name: "BankTests",
+            dependencies: ["API", "HTTP", "Logging", "TrifactorKit", "TrifactorBank", "Store", "TrifactorTestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "TrifactorKitTests",
+            dependencies: ["API", "TrifactorKit", "TrifactorKitVault", "TrifactorKitTesting", "Crypto"],
+            swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["API", "HTTP", "Logging"], swiftSettings: strict),
-        .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingTestSupport"], swiftSettings: strict),
-        .testTarget(name: "ServerTests", dependencies: ["TrifactorServer", "trifactord", "Phone", "TrifactorKit", "trifactor", "API", "HTTP", "Logging", "Messaging", "Store", "Core", "Crypto", "WebAuthn", "TrifactorTestSupport", "ServerTestSupport", "MessagingTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "MessagingTests", dependencies: ["Messaging", "MessagingTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "ServerTests",
+            dependencies: [
+                "TrifactorServer", "trifactord", "Phone", "TrifactorKit", "trifactor", "API", "HTTP", "Logging",
+                "Messaging", "Store", "Core", "Crypto", "WebAuthn", "TrifactorTestSupport", "ServerTestSupport",
+                "MessagingTestSupport",
+            ], swiftSettings: strict),
         // TrifactorKit against trifactord over loopback.
-        .testTarget(name: "SDKIntegrationTests", dependencies: ["TrifactorServer", "TrifactorKit", "TrifactorKitVault", "TrifactorKitTesting", "HTTP", "Core", "Crypto", "TrifactorTestSupport", "ServerTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "SDKIntegrationTests",
+            dependencies: [
+                "TrifactorServer", "TrifactorKit", "TrifactorKitVault", "TrifactorKitTesting", "HTTP", "Core", "Crypto",
+                "TrifactorTestSupport", "ServerTestSupport",
+            ], swiftSettings: strict),
         .testTarget(name: "DocsTests", swiftSettings: strict),
     ]
 )

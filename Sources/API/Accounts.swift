@@ -13,7 +13,11 @@ public struct CreateAccountRequest: Codable, Sendable {
         self.displayName = displayName
         self.locale = locale
     }
-    enum CodingKeys: String, CodingKey { case email, password, displayName = "display_name", locale }
+    enum CodingKeys: String, CodingKey {
+        case email, password
+        case displayName = "display_name"
+        case locale
+    }
 }
 
 /// `PATCH /v1/account`: the language of the account's messages (null: the server's default).
@@ -61,7 +65,9 @@ public struct UserInfo: Codable, Sendable, Equatable {
     public var createdAt: Date
     /// The language of the account's messages (nil: the server's default).
     public var locale: String?
-    public init(id: String, email: String, displayName: String?, emailVerified: Bool, createdAt: Date, locale: String? = nil) {
+    public init(
+        id: String, email: String, displayName: String?, emailVerified: Bool, createdAt: Date, locale: String? = nil
+    ) {
         self.id = id
         self.email = email
         self.displayName = displayName
@@ -70,7 +76,11 @@ public struct UserInfo: Codable, Sendable, Equatable {
         self.locale = locale
     }
     enum CodingKeys: String, CodingKey {
-        case id, email, displayName = "display_name", emailVerified = "email_verified", createdAt = "created_at", locale
+        case id, email
+        case displayName = "display_name"
+        case emailVerified = "email_verified"
+        case createdAt = "created_at"
+        case locale
     }
 }
 
@@ -82,7 +92,10 @@ public struct ChangePasswordRequest: Codable, Sendable {
         self.currentPassword = currentPassword
         self.newPassword = newPassword
     }
-    enum CodingKeys: String, CodingKey { case currentPassword = "current_password", newPassword = "new_password" }
+    enum CodingKeys: String, CodingKey {
+        case currentPassword = "current_password"
+        case newPassword = "new_password"
+    }
 }
 
 /// `POST /v1/accounts/password-reset`: a reset code to the address, if it is an account's.
@@ -123,7 +136,10 @@ public struct PasswordResetVerified: Codable, Sendable, Equatable {
         self.hints = hints
     }
     enum CodingKeys: String, CodingKey {
-        case resetCredential = "reset_credential", expiresAt = "expires_at", secondFactorRequired = "second_factor_required", hints
+        case resetCredential = "reset_credential"
+        case expiresAt = "expires_at"
+        case secondFactorRequired = "second_factor_required"
+        case hints
     }
 }
 
@@ -135,7 +151,10 @@ public struct PasswordResetChallengeRequest: Codable, Sendable {
         self.resetCredential = resetCredential
         self.enrollmentID = enrollmentID
     }
-    enum CodingKeys: String, CodingKey { case resetCredential = "reset_credential", enrollmentID = "enrollment_id" }
+    enum CodingKeys: String, CodingKey {
+        case resetCredential = "reset_credential"
+        case enrollmentID = "enrollment_id"
+    }
 }
 
 /// `POST /v1/accounts/password-reset/complete`: the new password, with the
@@ -150,8 +169,11 @@ public struct CompletePasswordResetRequest: Codable, Sendable {
     public var approvalID: String?
     /// A passkey's assertion instead of a code.
     public var assertion: CredentialJSON?
-    public init(resetCredential: String, newPassword: String, enrollmentID: String? = nil, code: String? = nil, approvalID: String? = nil,
-                assertion: CredentialJSON? = nil) {
+    public init(
+        resetCredential: String, newPassword: String, enrollmentID: String? = nil, code: String? = nil,
+        approvalID: String? = nil,
+        assertion: CredentialJSON? = nil
+    ) {
         self.resetCredential = resetCredential
         self.newPassword = newPassword
         self.enrollmentID = enrollmentID
@@ -160,6 +182,11 @@ public struct CompletePasswordResetRequest: Codable, Sendable {
         self.assertion = assertion
     }
     enum CodingKeys: String, CodingKey {
-        case resetCredential = "reset_credential", newPassword = "new_password", enrollmentID = "enrollment_id", code, approvalID = "approval_id", assertion
+        case resetCredential = "reset_credential"
+        case newPassword = "new_password"
+        case enrollmentID = "enrollment_id"
+        case code
+        case approvalID = "approval_id"
+        case assertion
     }
 }

@@ -18,7 +18,9 @@ public struct AdminUserSummary: Codable, Sendable, Equatable {
     }
     enum CodingKeys: String, CodingKey {
         case id, email, disabled
-        case displayName = "display_name", emailVerified = "email_verified", createdAt = "created_at"
+        case displayName = "display_name"
+        case emailVerified = "email_verified"
+        case createdAt = "created_at"
     }
 }
 
@@ -37,7 +39,9 @@ public struct AdminSession: Codable, Sendable, Equatable {
     public var lastSeenAt: Date
     public var ip: String?
     public var userAgent: String?
-    public init(id: String, aal: Int, methods: [String], createdAt: Date, lastSeenAt: Date, ip: String?, userAgent: String?) {
+    public init(
+        id: String, aal: Int, methods: [String], createdAt: Date, lastSeenAt: Date, ip: String?, userAgent: String?
+    ) {
         self.id = id
         self.aal = aal
         self.methods = methods
@@ -48,7 +52,9 @@ public struct AdminSession: Codable, Sendable, Equatable {
     }
     enum CodingKeys: String, CodingKey {
         case id, aal, methods, ip
-        case createdAt = "created_at", lastSeenAt = "last_seen_at", userAgent = "user_agent"
+        case createdAt = "created_at"
+        case lastSeenAt = "last_seen_at"
+        case userAgent = "user_agent"
     }
 }
 
@@ -60,8 +66,11 @@ public struct AdminUser: Codable, Sendable, Equatable {
     public var devices: [EnrolledFactor]
     public var passkeys: [EnrolledFactor]
     public var sessions: [AdminSession]
-    public init(user: AdminUserSummary, locale: String?, factors: [EnrolledFactor], devices: [EnrolledFactor], passkeys: [EnrolledFactor],
-                sessions: [AdminSession]) {
+    public init(
+        user: AdminUserSummary, locale: String?, factors: [EnrolledFactor], devices: [EnrolledFactor],
+        passkeys: [EnrolledFactor],
+        sessions: [AdminSession]
+    ) {
         self.user = user
         self.locale = locale
         self.factors = factors
@@ -87,7 +96,9 @@ public struct AdminActionResult: Codable, Sendable, Equatable {
     }
     enum CodingKeys: String, CodingKey {
         case action
-        case userID = "user_id", sessionsEnded = "sessions_ended", factorsRemoved = "factors_removed"
+        case userID = "user_id"
+        case sessionsEnded = "sessions_ended"
+        case factorsRemoved = "factors_removed"
     }
 }
 
@@ -101,7 +112,10 @@ public struct AdminAuditEntry: Codable, Sendable, Equatable {
     public var ip: String?
     public var userAgent: String?
     public var detail: String?
-    public init(seq: Int64, at: Date, kind: String, outcome: String, userID: String?, ip: String?, userAgent: String?, detail: String?) {
+    public init(
+        seq: Int64, at: Date, kind: String, outcome: String, userID: String?, ip: String?, userAgent: String?,
+        detail: String?
+    ) {
         self.seq = seq
         self.at = at
         self.kind = kind
@@ -113,7 +127,8 @@ public struct AdminAuditEntry: Codable, Sendable, Equatable {
     }
     enum CodingKeys: String, CodingKey {
         case seq, at, kind, outcome, ip, detail
-        case userID = "user_id", userAgent = "user_agent"
+        case userID = "user_id"
+        case userAgent = "user_agent"
     }
 }
 

@@ -18,7 +18,11 @@ public struct OutboxMessage: Codable, Sendable, Equatable {
         self.createdAt = createdAt
         self.status = status
     }
-    enum CodingKeys: String, CodingKey { case id, channel, to, text, createdAt = "created_at", status }
+    enum CodingKeys: String, CodingKey {
+        case id, channel, to, text
+        case createdAt = "created_at"
+        case status
+    }
 }
 
 /// `GET /dev/outbox`: newest first.

@@ -3,7 +3,9 @@
 /// and its clients. Open on purpose: a client keeps working when a newer
 /// server offers a kind it does not know (`rawValue` holds it). The strings
 /// are a contract: never renamed (pinned by a test).
-public struct FactorKind: RawRepresentable, Hashable, Sendable, Codable, ExpressibleByStringLiteral, CustomStringConvertible {
+public struct FactorKind: RawRepresentable, Hashable, Sendable, Codable, ExpressibleByStringLiteral,
+    CustomStringConvertible
+{
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(stringLiteral value: String) { rawValue = value }

@@ -25,12 +25,19 @@ public struct StartEnrollmentRequest: Codable, Sendable {
     /// For device with a `biometry` gate: `face_id`, `touch_id` or `optic_id` (for `amr`).
     public var biometry: String?
     enum CodingKeys: String, CodingKey {
-        case kind, phone, country, algorithm, digits, publicKey = "public_key", deviceName = "device_name", approvalKey = "approval_key"
-        case approvalKeyGate = "approval_key_gate", biometry
+        case kind, phone, country, algorithm, digits
+        case publicKey = "public_key"
+        case deviceName = "device_name"
+        case approvalKey = "approval_key"
+        case approvalKeyGate = "approval_key_gate"
+        case biometry
     }
 
-    public init(kind: FactorKind, phone: String? = nil, country: String? = nil, algorithm: String? = nil, digits: Int? = nil,
-                publicKey: String? = nil, deviceName: String? = nil, approvalKey: String? = nil, approvalKeyGate: String? = nil, biometry: String? = nil) {
+    public init(
+        kind: FactorKind, phone: String? = nil, country: String? = nil, algorithm: String? = nil, digits: Int? = nil,
+        publicKey: String? = nil, deviceName: String? = nil, approvalKey: String? = nil, approvalKeyGate: String? = nil,
+        biometry: String? = nil
+    ) {
         self.approvalKey = approvalKey
         self.approvalKeyGate = approvalKeyGate
         self.biometry = biometry
@@ -55,8 +62,11 @@ public struct EnrollmentStarted: Codable, Sendable, Equatable {
     public var challenge: String?
     /// For passkey: the options for `navigator.credentials.create`.
     public var options: CreationOptions?
-    public init(enrollmentSession: String = "", maskedPhone: String? = nil, secret: String? = nil, otpauthURI: String? = nil, qrSVG: String? = nil,
-                challenge: String? = nil, options: CreationOptions? = nil) {
+    public init(
+        enrollmentSession: String = "", maskedPhone: String? = nil, secret: String? = nil, otpauthURI: String? = nil,
+        qrSVG: String? = nil,
+        challenge: String? = nil, options: CreationOptions? = nil
+    ) {
         self.challenge = challenge
         self.options = options
         self.enrollmentSession = enrollmentSession
@@ -66,7 +76,12 @@ public struct EnrollmentStarted: Codable, Sendable, Equatable {
         self.qrSVG = qrSVG
     }
     enum CodingKeys: String, CodingKey {
-        case enrollmentSession = "enrollment_session", maskedPhone = "masked_phone", secret, otpauthURI = "otpauth_uri", qrSVG = "qr_svg", challenge, options
+        case enrollmentSession = "enrollment_session"
+        case maskedPhone = "masked_phone"
+        case secret
+        case otpauthURI = "otpauth_uri"
+        case qrSVG = "qr_svg"
+        case challenge, options
     }
 }
 
@@ -79,13 +94,20 @@ public struct FinishEnrollmentRequest: Codable, Sendable {
     /// For passkey: the browser's credential.
     public var credential: CredentialJSON?
     public var displayName: String?
-    public init(code: String? = nil, signature: String? = nil, approvalSignature: String? = nil, displayName: String? = nil) {
+    public init(
+        code: String? = nil, signature: String? = nil, approvalSignature: String? = nil, displayName: String? = nil
+    ) {
         self.code = code
         self.signature = signature
         self.approvalSignature = approvalSignature
         self.displayName = displayName
     }
-    enum CodingKeys: String, CodingKey { case code, signature, approvalSignature = "approval_signature", credential, displayName = "display_name" }
+    enum CodingKeys: String, CodingKey {
+        case code, signature
+        case approvalSignature = "approval_signature"
+        case credential
+        case displayName = "display_name"
+    }
 }
 
 /// An enrolled second factor.
@@ -103,8 +125,11 @@ public struct EnrolledFactor: Codable, Sendable, Equatable {
     public var approvalBound: Bool?
     /// Devices with `approval_bound`: what releases the approval key (an `ApprovalGate` raw value).
     public var approvalGate: String?
-    public init(enrollmentID: String, kind: FactorKind, displayName: String, maskedPhone: String?, enrolledAt: Date, lastUsedAt: Date?,
-                codesLeft: Int? = nil, approvalBound: Bool? = nil, approvalGate: String? = nil) {
+    public init(
+        enrollmentID: String, kind: FactorKind, displayName: String, maskedPhone: String?, enrolledAt: Date,
+        lastUsedAt: Date?,
+        codesLeft: Int? = nil, approvalBound: Bool? = nil, approvalGate: String? = nil
+    ) {
         self.codesLeft = codesLeft
         self.approvalBound = approvalBound
         self.approvalGate = approvalGate
@@ -116,8 +141,14 @@ public struct EnrolledFactor: Codable, Sendable, Equatable {
         self.lastUsedAt = lastUsedAt
     }
     enum CodingKeys: String, CodingKey {
-        case enrollmentID = "enrollment_id", kind, displayName = "display_name", maskedPhone = "masked_phone"
-        case enrolledAt = "enrolled_at", lastUsedAt = "last_used_at", codesLeft = "codes_left", approvalBound = "approval_bound"
+        case enrollmentID = "enrollment_id"
+        case kind
+        case displayName = "display_name"
+        case maskedPhone = "masked_phone"
+        case enrolledAt = "enrolled_at"
+        case lastUsedAt = "last_used_at"
+        case codesLeft = "codes_left"
+        case approvalBound = "approval_bound"
         case approvalGate = "approval_gate"
     }
 }
@@ -158,7 +189,12 @@ public struct MFAHint: Codable, Sendable, Equatable {
         self.displayName = displayName
         self.maskedPhone = maskedPhone
     }
-    enum CodingKeys: String, CodingKey { case enrollmentID = "enrollment_id", kind, displayName = "display_name", maskedPhone = "masked_phone" }
+    enum CodingKeys: String, CodingKey {
+        case enrollmentID = "enrollment_id"
+        case kind
+        case displayName = "display_name"
+        case maskedPhone = "masked_phone"
+    }
 }
 
 /// 200 answer to a password sign-in of a user with second factors: no session yet.
@@ -174,7 +210,12 @@ public struct MFARequired: Codable, Sendable, Equatable {
         self.hints = hints
         self.expiresAt = expiresAt
     }
-    enum CodingKeys: String, CodingKey { case mfaRequired = "mfa_required", pendingCredential = "pending_credential", hints, expiresAt = "expires_at" }
+    enum CodingKeys: String, CodingKey {
+        case mfaRequired = "mfa_required"
+        case pendingCredential = "pending_credential"
+        case hints
+        case expiresAt = "expires_at"
+    }
 }
 
 /// `POST /v1/mfa/sign-in/challenges`.
@@ -185,7 +226,10 @@ public struct MFAChallengeRequest: Codable, Sendable {
         self.pendingCredential = pendingCredential
         self.enrollmentID = enrollmentID
     }
-    enum CodingKeys: String, CodingKey { case pendingCredential = "pending_credential", enrollmentID = "enrollment_id" }
+    enum CodingKeys: String, CodingKey {
+        case pendingCredential = "pending_credential"
+        case enrollmentID = "enrollment_id"
+    }
 }
 
 /// `POST /v1/sessions/mfa`.
@@ -204,7 +248,13 @@ public struct MFASignInRequest: Codable, Sendable {
         self.code = code
         self.approvalID = approvalID
     }
-    enum CodingKeys: String, CodingKey { case pendingCredential = "pending_credential", enrollmentID = "enrollment_id", code, approvalID = "approval_id", assertion }
+    enum CodingKeys: String, CodingKey {
+        case pendingCredential = "pending_credential"
+        case enrollmentID = "enrollment_id"
+        case code
+        case approvalID = "approval_id"
+        case assertion
+    }
 }
 
 /// `POST /v1/session/step-up`: without `code` it sends the challenge.
@@ -217,7 +267,10 @@ public struct StepUpRequest: Codable, Sendable {
         self.enrollmentID = enrollmentID
         self.code = code
     }
-    enum CodingKeys: String, CodingKey { case enrollmentID = "enrollment_id", code, assertion }
+    enum CodingKeys: String, CodingKey {
+        case enrollmentID = "enrollment_id"
+        case code, assertion
+    }
 }
 
 /// 202 answer to a challenge: it was sent (or nothing needed sending). For
@@ -233,7 +286,10 @@ public struct ChallengeSent: Codable, Sendable, Equatable {
     public var number: Int?
     /// For passkey: the options for `navigator.credentials.get`.
     public var options: RequestOptions?
-    public init(challenge: String? = nil, purpose: String? = nil, actionHash: String? = nil, approvalID: String? = nil, number: Int? = nil) {
+    public init(
+        challenge: String? = nil, purpose: String? = nil, actionHash: String? = nil, approvalID: String? = nil,
+        number: Int? = nil
+    ) {
         self.approvalID = approvalID
         self.number = number
         status = "challenge_sent"
@@ -241,7 +297,12 @@ public struct ChallengeSent: Codable, Sendable, Equatable {
         self.purpose = purpose
         self.actionHash = actionHash
     }
-    enum CodingKeys: String, CodingKey { case status, challenge, purpose, actionHash = "action_hash", approvalID = "approval_id", number, options }
+    enum CodingKeys: String, CodingKey {
+        case status, challenge, purpose
+        case actionHash = "action_hash"
+        case approvalID = "approval_id"
+        case number, options
+    }
 }
 
 /// A sign-in waiting for the device's approval, as the device sees it.
@@ -256,7 +317,10 @@ public struct PendingApproval: Codable, Sendable, Equatable {
     public var choices: [Int]
     /// What approving does: `signin` (a sign-in) or `reset` (a password reset); a device says which.
     public var purpose: String?
-    public init(approvalID: String, ip: String?, userAgent: String?, createdAt: Date, expiresAt: Date, choices: [Int], purpose: String? = nil) {
+    public init(
+        approvalID: String, ip: String?, userAgent: String?, createdAt: Date, expiresAt: Date, choices: [Int],
+        purpose: String? = nil
+    ) {
         self.purpose = purpose
         self.approvalID = approvalID
         self.ip = ip
@@ -266,7 +330,12 @@ public struct PendingApproval: Codable, Sendable, Equatable {
         self.choices = choices
     }
     enum CodingKeys: String, CodingKey {
-        case approvalID = "approval_id", ip, userAgent = "user_agent", createdAt = "created_at", expiresAt = "expires_at", choices, purpose
+        case approvalID = "approval_id"
+        case ip
+        case userAgent = "user_agent"
+        case createdAt = "created_at"
+        case expiresAt = "expires_at"
+        case choices, purpose
     }
 }
 
@@ -312,7 +381,11 @@ public struct PushSignInStarted: Codable, Sendable, Equatable {
         self.approvalID = approvalID
         self.number = number
     }
-    enum CodingKeys: String, CodingKey { case pendingCredential = "pending_credential", approvalID = "approval_id", number }
+    enum CodingKeys: String, CodingKey {
+        case pendingCredential = "pending_credential"
+        case approvalID = "approval_id"
+        case number
+    }
 }
 
 /// `POST /v1/sessions/push/complete`.
@@ -323,7 +396,10 @@ public struct PushSignInComplete: Codable, Sendable {
         self.pendingCredential = pendingCredential
         self.approvalID = approvalID
     }
-    enum CodingKeys: String, CodingKey { case pendingCredential = "pending_credential", approvalID = "approval_id" }
+    enum CodingKeys: String, CodingKey {
+        case pendingCredential = "pending_credential"
+        case approvalID = "approval_id"
+    }
 }
 
 /// `PATCH /v1/mfa/enrollments/{id}`: a factor's new name.

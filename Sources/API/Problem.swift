@@ -37,7 +37,10 @@ public struct Problem: Codable, Sendable, Equatable {
     public var remainingAttempts: Int?
 
     /// A problem; `type` derives from `code`.
-    public init(status: Int, code: ProblemCode, title: String, detail: String, requestID: String? = nil, invalidParams: [InvalidParameter]? = nil) {
+    public init(
+        status: Int, code: ProblemCode, title: String, detail: String, requestID: String? = nil,
+        invalidParams: [InvalidParameter]? = nil
+    ) {
         self.type = "urn:trifactor:problem:\(code)"
         self.title = title
         self.status = status

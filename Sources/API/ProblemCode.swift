@@ -4,7 +4,9 @@
 /// constants and keeps working when a newer server sends a code it does not
 /// know (`rawValue` holds it). The strings are a contract: never renamed
 /// (pinned by a test).
-public struct ProblemCode: RawRepresentable, Hashable, Sendable, Codable, ExpressibleByStringLiteral, CustomStringConvertible {
+public struct ProblemCode: RawRepresentable, Hashable, Sendable, Codable, ExpressibleByStringLiteral,
+    CustomStringConvertible
+{
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(stringLiteral value: String) { rawValue = value }

@@ -28,7 +28,11 @@ public struct SessionInfo: Codable, Sendable, Equatable {
         self.createdAt = createdAt
         self.expiresAt = expiresAt
     }
-    enum CodingKeys: String, CodingKey { case id, aal, methods, createdAt = "created_at", expiresAt = "expires_at" }
+    enum CodingKeys: String, CodingKey {
+        case id, aal, methods
+        case createdAt = "created_at"
+        case expiresAt = "expires_at"
+    }
 }
 
 /// The answer to a successful sign-in: the token is shown only here.
@@ -66,8 +70,11 @@ public struct SessionSummary: Codable, Sendable, Equatable {
     public var deviceID: String?
     /// The browser and system as people read them ("Chrome on Linux"), from the user agent.
     public var device: String?
-    public init(id: String, aal: Int, methods: [String], createdAt: Date, lastSeenAt: Date, ip: String?, userAgent: String?, current: Bool,
-                deviceID: String? = nil, device: String? = nil) {
+    public init(
+        id: String, aal: Int, methods: [String], createdAt: Date, lastSeenAt: Date, ip: String?, userAgent: String?,
+        current: Bool,
+        deviceID: String? = nil, device: String? = nil
+    ) {
         self.deviceID = deviceID
         self.device = device
         self.id = id
@@ -80,8 +87,15 @@ public struct SessionSummary: Codable, Sendable, Equatable {
         self.current = current
     }
     enum CodingKeys: String, CodingKey {
-        case id, aal, methods, createdAt = "created_at", lastSeenAt = "last_seen_at", ip, userAgent = "user_agent", current, deviceID = "device_id",
-             device
+        case id, aal, methods
+        case createdAt = "created_at"
+        case lastSeenAt = "last_seen_at"
+        case ip
+        case userAgent = "user_agent"
+        case current
+        case deviceID = "device_id"
+        case
+            device
     }
 }
 
@@ -111,16 +125,27 @@ public struct CreateAuthorizationRequest: Codable, Sendable {
         self.action = action
         self.enrollmentID = enrollmentID
     }
-    enum CodingKeys: String, CodingKey { case action, enrollmentID = "enrollment_id" }
+    enum CodingKeys: String, CodingKey {
+        case action
+        case enrollmentID = "enrollment_id"
+    }
 }
 
 /// A string, number or boolean field of an action.
 public enum JSONScalar: Codable, Sendable, Equatable {
-    case string(String), number(Double), bool(Bool)
+    case string(String)
+    case number(Double)
+    case bool(Bool)
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.singleValueContainer()
-        if let b = try? c.decode(Bool.self) { self = .bool(b) } else if let d = try? c.decode(Double.self) { self = .number(d) } else { self = .string(try c.decode(String.self)) }
+        if let b = try? c.decode(Bool.self) {
+            self = .bool(b)
+        } else if let d = try? c.decode(Double.self) {
+            self = .number(d)
+        } else {
+            self = .string(try c.decode(String.self))
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -158,7 +183,12 @@ public struct AuthorizationCreated: Codable, Sendable, Equatable {
         self.challenge = challenge
         self.actionHash = actionHash
     }
-    enum CodingKeys: String, CodingKey { case authorizationID = "authorization_id", summary, challenge, actionHash = "action_hash", options }
+    enum CodingKeys: String, CodingKey {
+        case authorizationID = "authorization_id"
+        case summary, challenge
+        case actionHash = "action_hash"
+        case options
+    }
 }
 
 /// `POST /v1/authorizations/{id}` and its answer.

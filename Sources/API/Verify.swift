@@ -26,8 +26,10 @@ public struct StartVerificationRequest: Codable, Sendable {
     public var clientRef: String?
     public var fraudCheck: Bool?
 
-    public init(brand: String?, workflow: [Step]?, locale: String? = nil, channelTimeout: Int? = nil, codeLength: Int? = nil,
-                code: String? = nil, clientRef: String? = nil) {
+    public init(
+        brand: String?, workflow: [Step]?, locale: String? = nil, channelTimeout: Int? = nil, codeLength: Int? = nil,
+        code: String? = nil, clientRef: String? = nil
+    ) {
         self.brand = brand
         self.workflow = workflow
         self.locale = locale
@@ -39,7 +41,10 @@ public struct StartVerificationRequest: Codable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case brand, workflow, locale, code
-        case channelTimeout = "channel_timeout", codeLength = "code_length", clientRef = "client_ref", fraudCheck = "fraud_check"
+        case channelTimeout = "channel_timeout"
+        case codeLength = "code_length"
+        case clientRef = "client_ref"
+        case fraudCheck = "fraud_check"
     }
 }
 
@@ -65,5 +70,8 @@ public struct CodeChecked: Codable, Sendable, Equatable {
         self.requestID = requestID
         status = "completed"
     }
-    enum CodingKeys: String, CodingKey { case requestID = "request_id", status }
+    enum CodingKeys: String, CodingKey {
+        case requestID = "request_id"
+        case status
+    }
 }

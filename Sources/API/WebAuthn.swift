@@ -13,10 +13,23 @@ public struct CredentialDescriptor: Codable, Sendable, Equatable {
 /// PublicKeyCredentialCreationOptions as JSON (base64url for binary fields),
 /// ready for `PublicKeyCredential.parseCreationOptionsFromJSON`.
 public struct CreationOptions: Codable, Sendable, Equatable {
-    public struct RP: Codable, Sendable, Equatable { public var id: String; public var name: String }
-    public struct User: Codable, Sendable, Equatable { public var id: String; public var name: String; public var displayName: String }
-    public struct Param: Codable, Sendable, Equatable { public var type = "public-key"; public var alg: Int }
-    public struct Selection: Codable, Sendable, Equatable { public var residentKey: String; public var userVerification: String }
+    public struct RP: Codable, Sendable, Equatable {
+        public var id: String
+        public var name: String
+    }
+    public struct User: Codable, Sendable, Equatable {
+        public var id: String
+        public var name: String
+        public var displayName: String
+    }
+    public struct Param: Codable, Sendable, Equatable {
+        public var type = "public-key"
+        public var alg: Int
+    }
+    public struct Selection: Codable, Sendable, Equatable {
+        public var residentKey: String
+        public var userVerification: String
+    }
 
     public var rp: RP
     public var user: User
@@ -27,7 +40,10 @@ public struct CreationOptions: Codable, Sendable, Equatable {
     public var authenticatorSelection: Selection
     public var attestation: String
 
-    public init(rpID: String, rpName: String, userID: String, userName: String, displayName: String, challenge: String, exclude: [CredentialDescriptor]) {
+    public init(
+        rpID: String, rpName: String, userID: String, userName: String, displayName: String, challenge: String,
+        exclude: [CredentialDescriptor]
+    ) {
         rp = RP(id: rpID, name: rpName)
         user = User(id: userID, name: userName, displayName: displayName)
         self.challenge = challenge
@@ -64,8 +80,11 @@ public struct CredentialJSON: Codable, Sendable, Equatable {
         public var signature: String?
         public var userHandle: String?
         public var transports: [String]?
-        public init(clientDataJSON: String, attestationObject: String? = nil, authenticatorData: String? = nil, signature: String? = nil,
-                    userHandle: String? = nil, transports: [String]? = nil) {
+        public init(
+            clientDataJSON: String, attestationObject: String? = nil, authenticatorData: String? = nil,
+            signature: String? = nil,
+            userHandle: String? = nil, transports: [String]? = nil
+        ) {
             self.clientDataJSON = clientDataJSON
             self.attestationObject = attestationObject
             self.authenticatorData = authenticatorData

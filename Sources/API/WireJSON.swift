@@ -45,7 +45,10 @@ public enum WireJSON {
         let seconds = (totalMillis - Int64(millis)) / 1000
         var days = seconds / 86400
         var secondOfDay = seconds % 86400
-        if secondOfDay < 0 { secondOfDay += 86400; days -= 1 }
+        if secondOfDay < 0 {
+            secondOfDay += 86400
+            days -= 1
+        }
         // Civil from days (proleptic Gregorian), after Howard Hinnant.
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
@@ -60,7 +63,8 @@ public enum WireJSON {
             let s = String(n)
             return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
         }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(Int64(millis), 3))Z"
+        return
+            "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(Int64(millis), 3))Z"
     }
 
     /// Parses ISO 8601 with or without fractional seconds.

@@ -24,7 +24,9 @@ package struct ArgumentReader: Sendable {
     /// - Parameters:
     ///   - valued: the names (without dashes) of the options that take a value.
     ///   - flags: the names of the options that take none.
-    package init(_ arguments: [String], valued: Set<String> = [], flags: Set<String> = [], layout: OptionLayout = .command) {
+    package init(
+        _ arguments: [String], valued: Set<String> = [], flags: Set<String> = [], layout: OptionLayout = .command
+    ) {
         self.arguments = arguments
         self.valued = valued
         self.flags = flags
@@ -79,7 +81,9 @@ package struct ArgumentReader: Sendable {
             guard following != nil else { throw UsageError("\(word) needs a value.") }
             return .option(name, value: take())
         }
-        guard flags.contains(name) else { throw UsageError("Unknown option \(word) (global options come before the command).") }
+        guard flags.contains(name) else {
+            throw UsageError("Unknown option \(word) (global options come before the command).")
+        }
         return .flag(name)
     }
 

@@ -12,7 +12,9 @@ package struct Arguments: Sendable {
 
     /// Reads `arguments` whole (see `ArgumentReader`); an option given twice keeps its last value.
     /// - Throws: `UsageError` for an option the command does not take, or one without its value.
-    package init(_ arguments: [String], valued: Set<String> = [], flags: Set<String> = [], layout: OptionLayout = .command) throws(UsageError) {
+    package init(
+        _ arguments: [String], valued: Set<String> = [], flags: Set<String> = [], layout: OptionLayout = .command
+    ) throws(UsageError) {
         var reader = ArgumentReader(arguments, valued: valued, flags: flags, layout: layout)
         while let item = try reader.next() {
             switch item {

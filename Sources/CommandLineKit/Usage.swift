@@ -11,6 +11,7 @@ package enum Usage {
     /// line indented by two (`  login    EMAIL [--push] …   sign in`).
     package static func table(_ rows: [(name: String, summary: String)]) -> String {
         let width = rows.map(\.name.count).max() ?? 0
-        return rows.map { "  " + $0.name + String(repeating: " ", count: width - $0.name.count) + " " + $0.summary }.joined(separator: "\n")
+        return rows.map { "  " + $0.name + String(repeating: " ", count: width - $0.name.count) + " " + $0.summary }
+            .joined(separator: "\n")
     }
 }

@@ -9,7 +9,9 @@ package enum SHA256 {
     package static func hash(_ bytes: [UInt8]) -> [UInt8] {
         _ = Sodium.ready
         var out = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
-        let rc = bytes.withUnsafeBufferPointer { input in crypto_hash_sha256(&out, input.baseAddress, UInt64(input.count)) }
+        let rc = bytes.withUnsafeBufferPointer { input in
+            crypto_hash_sha256(&out, input.baseAddress, UInt64(input.count))
+        }
         // crypto_hash_sha256 has no failure but a null pointer, which Swift never passes.
         precondition(rc == 0, "crypto_hash_sha256 failed")
         return out
@@ -23,7 +25,8 @@ package enum SHA256 {
         return text.withUTF8 { input in
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(crypto_hash_sha256_BYTES)) { out in
                 // An empty string may have no storage: any valid pointer serves for zero bytes.
-                let rc = crypto_hash_sha256(out.baseAddress!, input.baseAddress ?? UnsafePointer(out.baseAddress!), UInt64(input.count))
+                let rc = crypto_hash_sha256(
+                    out.baseAddress!, input.baseAddress ?? UnsafePointer(out.baseAddress!), UInt64(input.count))
                 precondition(rc == 0, "crypto_hash_sha256 failed")
                 return Hex.encode(UnsafeBufferPointer(out))
             }

@@ -19,11 +19,12 @@ package enum HMAC {
     package static func authenticate(_ message: [UInt8], key: [UInt8], algorithm: Algorithm) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 64)
         var length: UInt32 = 0
-        let md: OpaquePointer? = switch algorithm {
-        case .sha1: EVP_sha1()
-        case .sha256: EVP_sha256()
-        case .sha512: EVP_sha512()
-        }
+        let md: OpaquePointer? =
+            switch algorithm {
+            case .sha1: EVP_sha1()
+            case .sha256: EVP_sha256()
+            case .sha512: EVP_sha512()
+            }
         // OpenSSL wants a real pointer even for an empty key: lend it one
         // byte of storage and say the key is zero bytes long.
         let keyStorage = key.isEmpty ? [0] : key

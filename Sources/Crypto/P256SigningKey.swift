@@ -18,10 +18,14 @@ package final class P256SigningKey: @unchecked Sendable {
     /// - Throws: `OpenSSLError` naming the call that failed.
     package static func generate() throws(OpenSSLError) -> P256SigningKey {
         OpenSSLError.clear()
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw .last("EVP_PKEY_CTX_new_from_name") }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
+            throw .last("EVP_PKEY_CTX_new_from_name")
+        }
         defer { EVP_PKEY_CTX_free(context) }
         guard EVP_PKEY_keygen_init(context) == 1 else { throw .last("EVP_PKEY_keygen_init") }
-        guard EVP_PKEY_CTX_set_group_name(context, "prime256v1") == 1 else { throw .last("EVP_PKEY_CTX_set_group_name") }
+        guard EVP_PKEY_CTX_set_group_name(context, "prime256v1") == 1 else {
+            throw .last("EVP_PKEY_CTX_set_group_name")
+        }
         var key: OpaquePointer?
         guard EVP_PKEY_generate(context, &key) == 1, let key else { throw .last("EVP_PKEY_generate") }
         return P256SigningKey(key: key)
@@ -72,5 +76,7 @@ package final class P256SigningKey: @unchecked Sendable {
 
     /// An ES256 signature (DER) over `message`.
     /// - Throws: `OpenSSLError` naming the call that failed.
-    package func signature(for message: [UInt8]) throws(OpenSSLError) -> [UInt8] { try DigestSign.sha256(message, key: key) }
+    package func signature(for message: [UInt8]) throws(OpenSSLError) -> [UInt8] {
+        try DigestSign.sha256(message, key: key)
+    }
 }

@@ -25,15 +25,20 @@ package enum PassphraseSeal {
 
     /// A 256-bit key from `passphrase` and `salt` with Argon2id.
     /// - Throws: `Failure.derivationFailed` for limits libsodium refuses or memory it cannot get.
-    package static func deriveKey(passphrase: SecureBytes, salt: [UInt8], opsLimit: UInt64, memLimit: Int) throws(Failure) -> SecureBytes {
-        guard salt.count == saltBytes, opsLimit >= UInt64(crypto_pwhash_opslimit_min()), memLimit >= crypto_pwhash_memlimit_min(),
-              memLimit <= 1 << 30 else { throw .derivationFailed }
+    package static func deriveKey(passphrase: SecureBytes, salt: [UInt8], opsLimit: UInt64, memLimit: Int)
+        throws(Failure) -> SecureBytes
+    {
+        guard salt.count == saltBytes, opsLimit >= UInt64(crypto_pwhash_opslimit_min()),
+            memLimit >= crypto_pwhash_memlimit_min(),
+            memLimit <= 1 << 30
+        else { throw .derivationFailed }
         do {
             return try SecureBytes(count: keyBytes) { out in
                 let rc = passphrase.withUnsafeBytes { p in
-                    crypto_pwhash(out.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(keyBytes),
-                                  p.baseAddress!.assumingMemoryBound(to: CChar.self), UInt64(p.count), salt, opsLimit, memLimit,
-                                  crypto_pwhash_ALG_ARGON2ID13)
+                    crypto_pwhash(
+                        out.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(keyBytes),
+                        p.baseAddress!.assumingMemoryBound(to: CChar.self), UInt64(p.count), salt, opsLimit, memLimit,
+                        crypto_pwhash_ALG_ARGON2ID13)
                 }
                 if rc != 0 { throw Failure.derivationFailed }
             }
@@ -48,9 +53,10 @@ package enum PassphraseSeal {
         var written: UInt64 = 0
         plaintext.withUnsafeBytes { m in
             key.withUnsafeBytes { k in
-                _ = crypto_aead_xchacha20poly1305_ietf_encrypt(&out, &written, m.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(m.count),
-                                                               associatedData, UInt64(associatedData.count), nil, nonce,
-                                                               k.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+                    &out, &written, m.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(m.count),
+                    associatedData, UInt64(associatedData.count), nil, nonce,
+                    k.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
         }
         return nonce + out.prefix(Int(written))
@@ -58,17 +64,21 @@ package enum PassphraseSeal {
 
     /// Opens what `seal` made with the same key and associated data.
     /// - Throws: `Failure.authenticationFailed` for a wrong key or changed bytes, `.truncated` for too few bytes.
-    package static func open(_ sealed: [UInt8], key: SecureBytes, associatedData: [UInt8] = []) throws(Failure) -> SecureBytes {
+    package static func open(_ sealed: [UInt8], key: SecureBytes, associatedData: [UInt8] = []) throws(Failure)
+        -> SecureBytes
+    {
         guard key.count == keyBytes else { throw .authenticationFailed }
         guard sealed.count >= nonceBytes + tagBytes else { throw .truncated }
-        let nonce = Array(sealed.prefix(nonceBytes)), box = Array(sealed.dropFirst(nonceBytes))
+        let nonce = Array(sealed.prefix(nonceBytes))
+        let box = Array(sealed.dropFirst(nonceBytes))
         do {
             return try SecureBytes(count: box.count - tagBytes) { out in
                 var written: UInt64 = 0
                 let rc = key.withUnsafeBytes { k in
-                    crypto_aead_xchacha20poly1305_ietf_decrypt(out.baseAddress?.assumingMemoryBound(to: UInt8.self), &written, nil, box, UInt64(box.count),
-                                                               associatedData, UInt64(associatedData.count), nonce,
-                                                               k.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    crypto_aead_xchacha20poly1305_ietf_decrypt(
+                        out.baseAddress?.assumingMemoryBound(to: UInt8.self), &written, nil, box, UInt64(box.count),
+                        associatedData, UInt64(associatedData.count), nonce,
+                        k.baseAddress!.assumingMemoryBound(to: UInt8.self))
                 }
                 if rc != 0 { throw Failure.authenticationFailed }
             }

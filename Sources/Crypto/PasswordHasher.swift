@@ -22,7 +22,7 @@ package struct PasswordHasher: Sendable {
     package init(opsLimit: UInt64 = 2, memLimit: Int = 19 * 1024 * 1024) throws(Failure) {
         _ = Sodium.ready
         guard opsLimit >= UInt64(crypto_pwhash_opslimit_min()), opsLimit <= UInt64(crypto_pwhash_opslimit_max()),
-              memLimit >= crypto_pwhash_memlimit_min(), memLimit <= min(crypto_pwhash_memlimit_max(), 4 << 30)
+            memLimit >= crypto_pwhash_memlimit_min(), memLimit <= min(crypto_pwhash_memlimit_max(), 4 << 30)
         else { throw .invalidParameters }
         self.opsLimit = opsLimit
         self.memLimit = memLimit
@@ -61,6 +61,7 @@ package struct PasswordHasher: Sendable {
     /// A hash of a random password, to verify against when an account does not
     /// exist, so that an unknown email costs the same time as a wrong password.
     package func decoyHash() -> String {
-        (try? hash(Hex.encode(SecureRandom.bytes(16)))) ?? "$argon2id$v=19$m=19456,t=2,p=1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+        (try? hash(Hex.encode(SecureRandom.bytes(16))))
+            ?? "$argon2id$v=19$m=19456,t=2,p=1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
     }
 }

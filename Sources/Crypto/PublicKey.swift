@@ -39,10 +39,13 @@ package final class PublicKey: @unchecked Sendable {
         var length = 0
         var key = given
         switch EVP_PKEY_get_base_id(given) {
-        case EVP_PKEY_EC where EVP_PKEY_get_group_name(given, &name, name.count, &length) == 1
+        case EVP_PKEY_EC
+        where EVP_PKEY_get_group_name(given, &name, name.count, &length) == 1
             && String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "prime256v1":
             guard let x = Self.coordinate(given, "qx"), let y = Self.coordinate(given, "qy"),
-                  let rebuilt = ([0x04] + x + y).withUnsafeBufferPointer({ trifactor_pkey_ec_public("prime256v1", $0.baseAddress, $0.count) })
+                let rebuilt = ([0x04] + x + y).withUnsafeBufferPointer({
+                    trifactor_pkey_ec_public("prime256v1", $0.baseAddress, $0.count)
+                })
             else {
                 EVP_PKEY_free(given)
                 throw .refused(.last("EVP_PKEY_fromdata(EC)"))
@@ -119,7 +122,10 @@ package final class PublicKey: @unchecked Sendable {
         guard x.count == 32, y.count == 32 else { throw .unsupportedKind }
         OpenSSLError.clear()
         let point = [0x04] + x + y
-        guard let key = point.withUnsafeBufferPointer({ trifactor_pkey_ec_public("prime256v1", $0.baseAddress, $0.count) }) else {
+        guard
+            let key = point.withUnsafeBufferPointer({ trifactor_pkey_ec_public("prime256v1", $0.baseAddress, $0.count) }
+            )
+        else {
             throw .refused(.last("EVP_PKEY_fromdata(EC)"))
         }
         try self.init(taking: key)
@@ -137,10 +143,14 @@ package final class PublicKey: @unchecked Sendable {
 
     /// An RSA key from its big-endian modulus and public exponent.
     package convenience init(rsaModulus modulus: [UInt8], exponent: [UInt8]) throws(Failure) {
-        guard !modulus.isEmpty, modulus.count <= 1024, !exponent.isEmpty, exponent.count <= 8 else { throw .unsupportedKind }
+        guard !modulus.isEmpty, modulus.count <= 1024, !exponent.isEmpty, exponent.count <= 8 else {
+            throw .unsupportedKind
+        }
         OpenSSLError.clear()
         let key = modulus.withUnsafeBufferPointer { n in
-            exponent.withUnsafeBufferPointer { e in trifactor_pkey_rsa_public(n.baseAddress, n.count, e.baseAddress, e.count) }
+            exponent.withUnsafeBufferPointer { e in
+                trifactor_pkey_rsa_public(n.baseAddress, n.count, e.baseAddress, e.count)
+            }
         }
         guard let key else { throw .refused(.last("EVP_PKEY_fromdata(RSA)")) }
         try self.init(taking: key)

@@ -28,7 +28,9 @@ package final class RSASigningKey: @unchecked Sendable {
 
     /// An RS256 signature over `message`.
     /// - Throws: `OpenSSLError` naming the call that failed.
-    package func signature(for message: [UInt8]) throws(OpenSSLError) -> [UInt8] { try DigestSign.sha256(message, key: key) }
+    package func signature(for message: [UInt8]) throws(OpenSSLError) -> [UInt8] {
+        try DigestSign.sha256(message, key: key)
+    }
 }
 
 /// `EVP_DigestSign` with SHA-256: ES256 (DER) for an EC key, RS256 for an RSA key.
@@ -41,7 +43,9 @@ enum DigestSign {
         var length = 0
         guard EVP_DigestSign(context, nil, &length, message, message.count) == 1 else { throw .last("EVP_DigestSign") }
         var signature = [UInt8](repeating: 0, count: length)
-        guard EVP_DigestSign(context, &signature, &length, message, message.count) == 1 else { throw .last("EVP_DigestSign") }
+        guard EVP_DigestSign(context, &signature, &length, message, message.count) == 1 else {
+            throw .last("EVP_DigestSign")
+        }
         return Array(signature.prefix(length))
     }
 }

@@ -10,7 +10,10 @@ import Glibc
 package struct Logger: Sendable {
     /// A value in a log line.
     package enum Value: Sendable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
-        case string(String), int(Int), double(Double), bool(Bool)
+        case string(String)
+        case int(Int)
+        case double(Double)
+        case bool(Bool)
         package init(stringLiteral value: String) { self = .string(value) }
         package init(integerLiteral value: Int) { self = .int(value) }
     }
@@ -71,8 +74,10 @@ package struct Logger: Sendable {
     /// "event":"request", ["aborted":true,] "duration_ms":…, "request_id":…,
     /// ["trace_id":…, "parent_id":…,] "method":…, "path":…, "status":…}`,
     /// in that fixed order, without building a dictionary (this runs per request).
-    package func request(id: String, method: String, path: String, status: Int, durationMillis: Double, aborted: Bool,
-                        trace: (traceID: String, parentID: String)? = nil) {
+    package func request(
+        id: String, method: String, path: String, status: Int, durationMillis: Double, aborted: Bool,
+        trace: (traceID: String, parentID: String)? = nil
+    ) {
         var line = "{\"time\":"
         line.reserveCapacity(160 + path.utf8.count)
         Self.appendFixed(Date().timeIntervalSince1970, decimals: 6, to: &line)
@@ -118,7 +123,8 @@ package struct Logger: Sendable {
     /// allocation (at most 19 digits: a small string, appended in place).
     static func appendDigits(_ value: Int64, width: Int, to line: inout String) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
-            var n = value, start = 20
+            var n = value
+            var start = 20
             repeat {
                 start -= 1
                 buffer[start] = UInt8(48 + n % 10)

@@ -18,7 +18,9 @@ package struct OutgoingMessage: Sendable, Equatable {
     package let subject: String?
 
     /// A message.
-    package init(id: String, channel: Channel, to: String, text: String, locale: String = "en-us", subject: String? = nil) {
+    package init(
+        id: String, channel: Channel, to: String, text: String, locale: String = "en-us", subject: String? = nil
+    ) {
         self.id = id
         self.channel = channel
         self.to = to

@@ -38,7 +38,9 @@ package struct MessageCatalog: Sendable {
         let urls = ((try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)) ?? [])
             .filter { $0.pathExtension == "json" }
         for url in urls {
-            guard let data = try? Data(contentsOf: url), let language = try? JSONDecoder().decode(Language.self, from: data) else {
+            guard let data = try? Data(contentsOf: url),
+                let language = try? JSONDecoder().decode(Language.self, from: data)
+            else {
                 fatalError("message template \(url.lastPathComponent) is not valid")
             }
             languages[language.language] = language
@@ -71,7 +73,9 @@ package struct MessageCatalog: Sendable {
         let catalog = bundled
         let parts = locale.split(whereSeparator: { $0 == "-" || $0 == "_" })
         let code = catalog.code(for: locale)
-        if parts.count == 2, parts[0].lowercased() == code, parts[1].count == 2 { return "\(code)-\(parts[1].uppercased())" }
+        if parts.count == 2, parts[0].lowercased() == code, parts[1].count == 2 {
+            return "\(code)-\(parts[1].uppercased())"
+        }
         return catalog.languages[code]?.voice ?? "en-US"
     }
 
@@ -107,7 +111,8 @@ package struct MessageCatalog: Sendable {
             formatter.numberStyle = .decimal
             return formatter.string(from: NSNumber(value: number)) ?? String(number)
         case .amount(let amount, let currency):
-            guard let decimal = Decimal(string: amount, locale: Locale(identifier: "en_US_POSIX")), currency.count == 3 else {
+            guard let decimal = Decimal(string: amount, locale: Locale(identifier: "en_US_POSIX")), currency.count == 3
+            else {
                 return "\(currency) \(amount)".trimmingCharacters(in: .whitespaces)
             }
             let formatter = NumberFormatter()

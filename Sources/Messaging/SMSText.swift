@@ -5,14 +5,20 @@ package enum SMSText {
     /// The encoding a text needs.
     package enum Encoding: String, Sendable { case gsm7, ucs2 }
 
-    static let basic: Set<Character> = Set("@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà")
+    static let basic: Set<Character> = Set(
+        "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà"
+    )
     static let extended: Set<Character> = Set("^{}\\[~]|€\u{0C}")
 
     /// The encoding and the number of segments `text` takes.
     package static func segments(_ text: String) -> (encoding: Encoding, count: Int) {
         var septets = 0
         for character in text {
-            if basic.contains(character) { septets += 1 } else if extended.contains(character) { septets += 2 } else {
+            if basic.contains(character) {
+                septets += 1
+            } else if extended.contains(character) {
+                septets += 2
+            } else {
                 let units = text.utf16.count
                 return (.ucs2, units <= 70 ? 1 : (units + 66) / 67)
             }

@@ -49,7 +49,9 @@ package struct SMTPSender: MessageSender {
         let now = Date()
         let messageID = "<\(message.id).\(UUID().uuidString.lowercased())@\(Self.domain(of: settings.from))>"
         let document = Self.document(message, settings: settings, date: now, messageID: messageID)
-        guard let handle = curl_easy_init() else { throw DeliveryError(reason: "curl_easy_init failed", retryable: true) }
+        guard let handle = curl_easy_init() else {
+            throw DeliveryError(reason: "curl_easy_init failed", retryable: true)
+        }
         defer { curl_easy_cleanup(handle) }
         let body = UploadBody(Array(document.utf8))
         let unmanaged = Unmanaged.passRetained(body)
@@ -63,27 +65,40 @@ package struct SMTPSender: MessageSender {
             trifactor_curl_set_string(handle, CURLOPT_MAIL_FROM, "<\(Self.address(of: settings.from))>"),
             trifactor_curl_set_pointer(handle, CURLOPT_MAIL_RCPT, UnsafeMutableRawPointer(recipients)),
             trifactor_curl_set_long(handle, CURLOPT_UPLOAD, 1),
-            trifactor_curl_set_read_function(handle, { buffer, size, count, data in
-                guard let buffer, let data else { return 0 }
-                return Unmanaged<UploadBody>.fromOpaque(data).takeUnretainedValue().read(into: buffer, max: size * count)
-            }),
+            trifactor_curl_set_read_function(
+                handle,
+                { buffer, size, count, data in
+                    guard let buffer, let data else { return 0 }
+                    return Unmanaged<UploadBody>.fromOpaque(data).takeUnretainedValue().read(
+                        into: buffer, max: size * count)
+                }),
             trifactor_curl_set_pointer(handle, CURLOPT_READDATA, unmanaged.toOpaque()),
             trifactor_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, 10),
             trifactor_curl_set_long(handle, CURLOPT_TIMEOUT, Self.timeoutSeconds),
             trifactor_curl_set_long(handle, CURLOPT_NOSIGNAL, 1),
         ]
-        if settings.requireTLS { codes.append(trifactor_curl_set_long(handle, CURLOPT_USE_SSL, Int(CURLUSESSL_ALL.rawValue))) }
-        if let user = settings.url.user { codes.append(trifactor_curl_set_string(handle, CURLOPT_USERNAME, user.removingPercentEncoding ?? user)) }
-        if let password = settings.password { codes.append(trifactor_curl_set_string(handle, CURLOPT_PASSWORD, password)) }
+        if settings.requireTLS {
+            codes.append(trifactor_curl_set_long(handle, CURLOPT_USE_SSL, Int(CURLUSESSL_ALL.rawValue)))
+        }
+        if let user = settings.url.user {
+            codes.append(trifactor_curl_set_string(handle, CURLOPT_USERNAME, user.removingPercentEncoding ?? user))
+        }
+        if let password = settings.password {
+            codes.append(trifactor_curl_set_string(handle, CURLOPT_PASSWORD, password))
+        }
         if let ca = settings.caFile { codes.append(trifactor_curl_set_string(handle, CURLOPT_CAINFO, ca)) }
         if let bad = codes.first(where: { $0 != CURLE_OK }) {
-            throw DeliveryError(reason: "SMTP settings refused by libcurl (\(String(cString: curl_easy_strerror(bad))))", retryable: false)
+            throw DeliveryError(
+                reason: "SMTP settings refused by libcurl (\(String(cString: curl_easy_strerror(bad))))",
+                retryable: false)
         }
         let result = curl_easy_perform(handle)
         guard result == CURLE_OK else {
             var response = 0
             _ = withUnsafeMutablePointer(to: &response) { trifactor_curl_info_long(handle, CURLINFO_RESPONSE_CODE, $0) }
-            throw DeliveryError(reason: "SMTP \(response == 0 ? "" : "\(response) ")\(String(cString: curl_easy_strerror(result)))", retryable: true)
+            throw DeliveryError(
+                reason: "SMTP \(response == 0 ? "" : "\(response) ")\(String(cString: curl_easy_strerror(result)))",
+                retryable: true)
         }
         return Delivery(provider: "smtp", reference: messageID)
     }
@@ -92,8 +107,12 @@ package struct SMTPSender: MessageSender {
 
     static func document(_ message: OutgoingMessage, settings: Settings, date: Date, messageID: String) -> String {
         let boundary = "trifactor-\(UUID().uuidString.lowercased())"
-        let subject = message.subject ?? "\(settings.brand): " + (message.text.split(separator: ".").first.map { String($0.prefix(60)) } ?? "a message")
-        let html = "<!doctype html><html><body><p>" + escape(message.text).replacingOccurrences(of: "\n", with: "<br>") + "</p></body></html>"
+        let subject =
+            message.subject ?? "\(settings.brand): "
+            + (message.text.split(separator: ".").first.map { String($0.prefix(60)) } ?? "a message")
+        let html =
+            "<!doctype html><html><body><p>" + escape(message.text).replacingOccurrences(of: "\n", with: "<br>")
+            + "</p></body></html>"
         var lines = [
             "Date: \(rfc5322(date))",
             "From: \(header(settings.from))",
@@ -130,11 +149,15 @@ package struct SMTPSender: MessageSender {
     }
 
     static func address(of mailbox: String) -> String {
-        guard let open = mailbox.lastIndex(of: "<"), let close = mailbox.lastIndex(of: ">"), open < close else { return mailbox.trimmingCharacters(in: .whitespaces) }
+        guard let open = mailbox.lastIndex(of: "<"), let close = mailbox.lastIndex(of: ">"), open < close else {
+            return mailbox.trimmingCharacters(in: .whitespaces)
+        }
         return String(mailbox[mailbox.index(after: open)..<close])
     }
 
-    static func domain(of mailbox: String) -> String { address(of: mailbox).split(separator: "@").last.map(String.init) ?? "trifactor.invalid" }
+    static func domain(of mailbox: String) -> String {
+        address(of: mailbox).split(separator: "@").last.map(String.init) ?? "trifactor.invalid"
+    }
 
     /// RFC 2047 `=?UTF-8?B?…?=` for text that is not plain printable ASCII.
     static func encodedWord(_ text: String) -> String {
@@ -146,12 +169,14 @@ package struct SMTPSender: MessageSender {
         let encoded = Data(text.utf8).base64EncodedString()
         return stride(from: 0, to: encoded.count, by: 76).map { i -> String in
             let start = encoded.index(encoded.startIndex, offsetBy: i)
-            return String(encoded[start..<(encoded.index(start, offsetBy: 76, limitedBy: encoded.endIndex) ?? encoded.endIndex)])
+            return String(
+                encoded[start..<(encoded.index(start, offsetBy: 76, limitedBy: encoded.endIndex) ?? encoded.endIndex)])
         }.joined(separator: "\r\n")
     }
 
     static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
     }
 
     static func rfc5322(_ date: Date) -> String {

@@ -19,7 +19,9 @@ package final class Metrics: Sendable {
     }
 
     /// A histogram family with the given upper bounds (seconds, by convention).
-    package func histogram(_ name: String, _ help: String, labels: [String] = [], buckets: [Double] = Histogram.latencyBuckets) -> Histogram {
+    package func histogram(
+        _ name: String, _ help: String, labels: [String] = [], buckets: [Double] = Histogram.latencyBuckets
+    ) -> Histogram {
         let histogram = Histogram(name: name, help: help, labels: labels, buckets: buckets)
         families.withLock { $0.append(histogram) }
         return histogram
@@ -28,7 +30,9 @@ package final class Metrics: Sendable {
     /// A gauge family read at each scrape: `read` returns each series' label
     /// values and value. A later gauge of the same name replaces it (the
     /// server started last is the one measured).
-    package func gauge(_ name: String, _ help: String, labels: [String] = [], read: @escaping @Sendable () -> [([String], Double)]) {
+    package func gauge(
+        _ name: String, _ help: String, labels: [String] = [], read: @escaping @Sendable () -> [([String], Double)]
+    ) {
         families.withLock { all in
             all.removeAll { $0.name == name }
             all.append(Gauge(name: name, help: help, labels: labels, read: read))
@@ -65,18 +69,19 @@ package final class Metrics: Sendable {
         var pairs = zip(names, values).map { ($0, $1) }
         if let extra { pairs.append(extra) }
         guard !pairs.isEmpty else { return "" }
-        return "{" + pairs.map { name, value in
-            var escaped = ""
-            for ch in value.unicodeScalars {
-                switch ch {
-                case "\\": escaped += "\\\\"
-                case "\"": escaped += "\\\""
-                case "\n": escaped += "\\n"
-                default: escaped.unicodeScalars.append(ch)
+        return "{"
+            + pairs.map { name, value in
+                var escaped = ""
+                for ch in value.unicodeScalars {
+                    switch ch {
+                    case "\\": escaped += "\\\\"
+                    case "\"": escaped += "\\\""
+                    case "\n": escaped += "\\n"
+                    default: escaped.unicodeScalars.append(ch)
+                    }
                 }
-            }
-            return "\(name)=\"\(escaped)\""
-        }.joined(separator: ",") + "}"
+                return "\(name)=\"\(escaped)\""
+            }.joined(separator: ",") + "}"
     }
 }
 
@@ -113,7 +118,9 @@ package final class Counter: MetricFamily {
 /// A histogram per label set: cumulative buckets, a sum and a count.
 package final class Histogram: MetricFamily {
     /// 1 ms to 10 s: request latencies and waits.
-    package static let latencyBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+    package static let latencyBuckets: [Double] = [
+        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+    ]
 
     /// One series: observations per bucket (the last above every bound), their sum and count.
     package struct Series: Sendable {
@@ -162,11 +169,14 @@ package final class Histogram: MetricFamily {
 
     /// One series' sample lines: cumulative buckets, `+Inf`, sum and count
     /// (the HELP and TYPE lines are the caller's).
-    package static func write(_ name: String, labels: [String], values: [String], series s: Series, buckets: [Double], into text: inout String) {
+    package static func write(
+        _ name: String, labels: [String], values: [String], series s: Series, buckets: [Double], into text: inout String
+    ) {
         var cumulative: UInt64 = 0
         for (bound, count) in zip(buckets, s.counts) {
             cumulative += count
-            text += "\(name)_bucket\(Metrics.labelText(labels, values, extra: ("le", Metrics.format(bound)))) \(cumulative)\n"
+            text +=
+                "\(name)_bucket\(Metrics.labelText(labels, values, extra: ("le", Metrics.format(bound)))) \(cumulative)\n"
         }
         text += "\(name)_bucket\(Metrics.labelText(labels, values, extra: ("le", "+Inf"))) \(s.count)\n"
         text += "\(name)_sum\(Metrics.labelText(labels, values)) \(Metrics.format(s.sum))\n"

@@ -88,8 +88,8 @@ package struct PhoneNumber: Sendable, Hashable {
         return text.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: " "), UInt8(ascii: "+"), UInt8(ascii: "-"),
-                 UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "."):
+                UInt8(ascii: " "), UInt8(ascii: "+"), UInt8(ascii: "-"),
+                UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "."):
                 true
             default:
                 false

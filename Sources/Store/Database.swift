@@ -47,7 +47,10 @@ package protocol Database: Sendable {
     /// to hear from. `onReconnect` runs after a lost connection is back, since
     /// notifications may have been missed.
     /// - Important: `channel` is a fixed identifier of the program, never input.
-    func listen(channel: String, onNotification: @escaping @Sendable (String) -> Void, onReconnect: @escaping @Sendable () -> Void) -> (any DatabaseListener)?
+    func listen(
+        channel: String, onNotification: @escaping @Sendable (String) -> Void,
+        onReconnect: @escaping @Sendable () -> Void
+    ) -> (any DatabaseListener)?
 }
 
 /// A running `LISTEN`; stop it before closing the database.

@@ -22,10 +22,13 @@ package struct Migration: Sendable {
 
     /// `sql` with the dialect placeholders replaced for `dialect`.
     package func sql(for dialect: SQLDialect) -> String {
-        let replacements: [(String, String)] = switch dialect {
-        case .sqlite: [("{{id}}", "INTEGER PRIMARY KEY AUTOINCREMENT"), ("{{bigint}}", "INTEGER"), ("{{real}}", "REAL")]
-        case .postgres: [("{{id}}", "BIGSERIAL PRIMARY KEY"), ("{{bigint}}", "BIGINT"), ("{{real}}", "DOUBLE PRECISION")]
-        }
+        let replacements: [(String, String)] =
+            switch dialect {
+            case .sqlite:
+                [("{{id}}", "INTEGER PRIMARY KEY AUTOINCREMENT"), ("{{bigint}}", "INTEGER"), ("{{real}}", "REAL")]
+            case .postgres:
+                [("{{id}}", "BIGSERIAL PRIMARY KEY"), ("{{bigint}}", "BIGINT"), ("{{real}}", "DOUBLE PRECISION")]
+            }
         var text = sql
         for (placeholder, replacement) in replacements {
             text = text.replacingOccurrences(of: placeholder, with: replacement)
@@ -55,16 +58,22 @@ enum MigrationRunner {
             // would ignore what the newer schema records (a device's approval key,
             // say) and act on the rest, which is how a rolling upgrade's old
             // instance could accept what the new ones refuse.
-            let newest = try connection.queryOne("SELECT MAX(version) AS v FROM schema_migrations")?.optionalInt("v") ?? 0
+            let newest =
+                try connection.queryOne("SELECT MAX(version) AS v FROM schema_migrations")?.optionalInt("v") ?? 0
             if let known = sorted.last?.version, newest > known {
-                throw StoreError(.migration, detail: "the database is at schema version \(newest), newer than this build's \(known): run the newer build")
+                throw StoreError(
+                    .migration,
+                    detail:
+                        "the database is at schema version \(newest), newer than this build's \(known): run the newer build"
+                )
             }
         }
         var applied: [Int] = []
         for migration in sorted {
             let didApply = try database.transaction { connection -> Bool in
                 try lock(connection, dialect)
-                let current = try connection.queryOne("SELECT MAX(version) AS v FROM schema_migrations")?.optionalInt("v") ?? 0
+                let current =
+                    try connection.queryOne("SELECT MAX(version) AS v FROM schema_migrations")?.optionalInt("v") ?? 0
                 guard migration.version > current else { return false }
                 guard let script = connection as? any BackendConnection else {
                     throw StoreError(.migration, detail: "connection cannot run scripts")
@@ -73,7 +82,8 @@ enum MigrationRunner {
                     try script.executeScript(migration.sql(for: dialect))
                 } catch let error as StoreError {
                     throw error.kind == .unavailable || error.kind == .busy
-                        ? error : error.relabelled(.migration, context: "migration \(migration.version) \(migration.name)")
+                        ? error
+                        : error.relabelled(.migration, context: "migration \(migration.version) \(migration.name)")
                 }
                 try connection.execute(
                     "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
@@ -86,7 +96,8 @@ enum MigrationRunner {
     }
 
     static func appliedMigrations(on database: any Database) throws -> [Int] {
-        let exists = database.dialect == .sqlite
+        let exists =
+            database.dialect == .sqlite
             ? "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
             : "SELECT to_regclass('schema_migrations')::text AS name"
         return try database.transaction { connection in

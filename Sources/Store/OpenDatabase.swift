@@ -32,7 +32,8 @@ package func openDatabase(url: String, poolSize: Int? = nil) throws -> any Datab
         conninfo = String(url.dropFirst("postgres:".count))
     } else {
         let scheme = url.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
-        throw StoreError(.invalidURL, detail: "unknown database URL scheme \"\(scheme.prefix(20))\"; use sqlite: or postgres://")
+        throw StoreError(
+            .invalidURL, detail: "unknown database URL scheme \"\(scheme.prefix(20))\"; use sqlite: or postgres://")
     }
     try PostgresDatabase.validate(conninfo)
     return try PostgresDatabase(conninfo: conninfo, poolSize: size)

@@ -43,16 +43,17 @@ package struct StoreError: Error, Sendable, CustomStringConvertible, CustomDebug
 
     /// A short sentence that is safe to log anywhere.
     package var description: String {
-        let message = switch kind {
-        case .invalidURL: "the database URL is not valid"
-        case .unavailable: "the database is unavailable"
-        case .uniqueViolation: "a unique constraint was violated"
-        case .busy: "the database is busy"
-        case .query: "a database statement failed"
-        case .decoding: "a database value had an unexpected type"
-        case .migration: "a database migration failed"
-        case .exposedFile: "a database file can be read by other users"
-        }
+        let message =
+            switch kind {
+            case .invalidURL: "the database URL is not valid"
+            case .unavailable: "the database is unavailable"
+            case .uniqueViolation: "a unique constraint was violated"
+            case .busy: "the database is busy"
+            case .query: "a database statement failed"
+            case .decoding: "a database value had an unexpected type"
+            case .migration: "a database migration failed"
+            case .exposedFile: "a database file can be read by other users"
+            }
         return "\(message) (\(code))"
     }
 

@@ -12,12 +12,12 @@ import TrifactorKit
 extension BankApp {
     /// The routes of confirming it's the customer again: each HTTP method and path, and the handler that answers it.
     func addComingBack(_ router: inout Router) {
-        route(&router, "GET",  "/confirm",           showConfirm)
+        route(&router, "GET", "/confirm", showConfirm)
         route(&router, "POST", "/confirm/challenge", challengeConfirm)
-        route(&router, "GET",  "/confirm/code",      showConfirmCode)
-        route(&router, "POST", "/confirm/code",      checkConfirmCode)
-        route(&router, "POST", "/confirm/resend",    resendConfirmCode)
-        route(&router, "POST", "/confirm/cancel",    cancelConfirm)
+        route(&router, "GET", "/confirm/code", showConfirmCode)
+        route(&router, "POST", "/confirm/code", checkConfirmCode)
+        route(&router, "POST", "/confirm/resend", resendConfirmCode)
+        route(&router, "POST", "/confirm/cancel", cancelConfirm)
     }
 
     /// `GET /confirm`: the factors that can confirm it's the customer, saying why the bank asks.
@@ -25,7 +25,9 @@ extension BankApp {
         let session = self.session(request).session
         guard let session, session.isSignedIn else { return outOfStep(session, request) }
         let intent = session.flows { $0.stepUp }
-        guard intent != nil || session.isAway(now: now(), idle: configuration.idleTimeout) else { return redirect(currentStep(session)) }
+        guard intent != nil || session.isAway(now: now(), idle: configuration.idleTimeout) else {
+            return redirect(currentStep(session))
+        }
         session.set(code: nil)
         let factors = try confirmable(session, request)
         return page(confirmPage(session, request, intent: intent, factors: factors))
@@ -41,7 +43,9 @@ extension BankApp {
         do {
             _ = try blocking({ try await client.stepUpChallenge(hint) })
         } catch {
-            session.flash(Self.isSendLimit(error) ? Self.cannotText(error, others: factors.filter { $0.id != hint.id }) : Self.sentence(error))
+            session.flash(
+                Self.isSendLimit(error)
+                    ? Self.cannotText(error, others: factors.filter { $0.id != hint.id }) : Self.sentence(error))
             return redirect("/confirm")
         }
         session.set(code: CodeChallenge(hint))
@@ -53,20 +57,28 @@ extension BankApp {
         let session = self.session(request).session
         guard let session, session.isSignedIn, let code = session.code else { return outOfStep(session, request) }
         let draft = session.draft(for: "/confirm/code", now: now())
-        return page(confirmCodePage(session, request, code, intent: session.flows { $0.stepUp }, error: draft?.errors["code"]))
+        return page(
+            confirmCodePage(session, request, code, intent: session.flows { $0.stepUp }, error: draft?.errors["code"]))
     }
 
     /// `POST /confirm/code`: a code that confirms it's the customer; too many wrong ones sign them out.
     func checkConfirmCode(_ request: Request) throws -> Response {
         let (session, form, cookie) = try posted(request)
         guard session.isSignedIn, var code = session.code else { return outOfStep(session, request) }
-        let client = trifactor(session, request), hint = code.hint
+        let client = trifactor(session, request)
+        let hint = code.hint
         do {
             _ = try blocking({ try await client.stepUp(hint, with: .code(form["code"] ?? "")) })
         } catch {
-            guard let answer = codeRefused(session, &code, error, page: "/confirm/code", over: {
-                signOut(session, cookie, request, notice: "\($0) For your safety you are signed out: sign in again when you are ready.")
-            }) else { throw error }
+            guard
+                let answer = codeRefused(
+                    session, &code, error, page: "/confirm/code",
+                    over: {
+                        signOut(
+                            session, cookie, request,
+                            notice: "\($0) For your safety you are signed out: sign in again when you are ready.")
+                    })
+            else { throw error }
             return answer
         }
         return confirmed(session, request, cookie)
@@ -110,7 +122,10 @@ extension BankApp {
         session.confirm(now())
         let (fresh, _) = sessions.issue(replacing: cookie, carrying: session, secure: configuration.secure, now: now())
         let (intent, back) = session.flows { flows in
-            defer { flows.stepUp = nil; flows.comeBackTo = nil }
+            defer {
+                flows.stepUp = nil
+                flows.comeBackTo = nil
+            }
             return (flows.stepUp, flows.comeBackTo)
         }
         var next: Response
@@ -133,7 +148,8 @@ extension BankApp {
 
     /// The customer's factors that can confirm a step-up here, the passkeys first (none at an IP address).
     func confirmable(_ session: BankSession, _ request: Request) throws -> [FactorHint] {
-        let client = trifactor(session, request), passkeys = Self.passkeysWork(request)
+        let client = trifactor(session, request)
+        let passkeys = Self.passkeysWork(request)
         let hints = try blocking({ try await client.factors() }).map(FactorHint.init).filter { hint in
             switch hint.kind {
             case .phone, .totp, .recoveryCode: true

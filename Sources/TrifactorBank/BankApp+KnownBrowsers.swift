@@ -10,7 +10,8 @@ extension BankApp {
     /// database refused: the sign-in goes on, the next one tries again).
     func rememberBrowser(_ customerID: String, _ request: Request) -> [String] {
         do {
-            let value = try browsers.remember(customerID: customerID, current: KnownBrowsers.value(in: request.header("cookie")), now: now())
+            let value = try browsers.remember(
+                customerID: customerID, current: KnownBrowsers.value(in: request.header("cookie")), now: now())
             return [KnownBrowsers.setCookie(value, secure: configuration.secure)]
         } catch {
             logger.log(.error, "bank_browser_not_remembered", ["error": .string(String(reflecting: error))])
@@ -20,14 +21,25 @@ extension BankApp {
 
     /// The settings card of this browser: whether it shows the customer's sitekey, and the button that forgets it.
     func browserCard(_ session: BankSession, customer: String, _ request: Request) -> HTML {
-        let known = (try? browsers.customer(of: KnownBrowsers.value(in: request.header("cookie")), now: now())) == customer
-        return .element("section", ["class": "card", "aria-labelledby": "h-browser"], [
-            .element("h2", ["id": "h-browser"], ["This browser"]),
-            known ? .group([
-                Page.paragraph("This browser shows your picture and phrase when you sign in. Forget it on a computer that is not yours."),
-                Page.form("/settings/browser/forget", session, [Page.button("Forget this browser", kind: "secondary")]),
-            ]) : Page.paragraph("This browser is not remembered: it shows your picture and phrase after your next sign-in with a second step."),
-        ])
+        let known =
+            (try? browsers.customer(of: KnownBrowsers.value(in: request.header("cookie")), now: now())) == customer
+        return .element(
+            "section", ["class": "card", "aria-labelledby": "h-browser"],
+            [
+                .element("h2", ["id": "h-browser"], ["This browser"]),
+                known
+                    ? .group([
+                        Page.paragraph(
+                            "This browser shows your picture and phrase when you sign in. Forget it on a computer that is not yours."
+                        ),
+                        Page.form(
+                            "/settings/browser/forget", session, [Page.button("Forget this browser", kind: "secondary")]
+                        ),
+                    ])
+                    : Page.paragraph(
+                        "This browser is not remembered: it shows your picture and phrase after your next sign-in with a second step."
+                    ),
+            ])
     }
 
     /// The routes of the recognised browser: each HTTP method and path, and the handler that answers it.

@@ -21,25 +21,28 @@ extension BankApp {
 
     /// The routes of opening an account, its email and mobile steps: each HTTP method and path, and the handler that answers it.
     func addOpening(_ router: inout Router) {
-        route(&router, "GET",  "/open",               showOpening)
-        route(&router, "POST", "/open",               submitOpening)
-        route(&router, "GET",  "/open/verify",        showOpeningEmail)
-        route(&router, "POST", "/open/verify",        verifyOpeningEmail)
+        route(&router, "GET", "/open", showOpening)
+        route(&router, "POST", "/open", submitOpening)
+        route(&router, "GET", "/open/verify", showOpeningEmail)
+        route(&router, "POST", "/open/verify", verifyOpeningEmail)
         route(&router, "POST", "/open/verify/resend", resendOpeningEmail)
-        route(&router, "POST", "/open/restart",       startOpeningAgain)
-        route(&router, "GET",  "/open/phone",         showOpeningPhone)
-        route(&router, "POST", "/open/phone",         confirmOpeningPhone)
-        route(&router, "POST", "/open/phone/resend",  resendOpeningText)
-        route(&router, "POST", "/open/phone/number",  changeOpeningNumber)
+        route(&router, "POST", "/open/restart", startOpeningAgain)
+        route(&router, "GET", "/open/phone", showOpeningPhone)
+        route(&router, "POST", "/open/phone", confirmOpeningPhone)
+        route(&router, "POST", "/open/phone/resend", resendOpeningText)
+        route(&router, "POST", "/open/phone/number", changeOpeningNumber)
     }
 
     /// `GET /open`: the form that opens an account (or the opening's current step).
     func showOpening(_ request: Request) -> Response {
         let (viewer, cookies) = self.viewer(request)
         if viewer.isSignedIn { return redirect("/accounts") }
-        if let session = viewer as? BankSession, session.flows({ $0.opening }) != nil { return redirect(currentStep(session)) }
+        if let session = viewer as? BankSession, session.flows({ $0.opening }) != nil {
+            return redirect(currentStep(session))
+        }
         let draft = self.draft(for: "/open", viewer, request)
-        return page(openPage(viewer, request, draft: draft, notice: (viewer as? BankSession)?.takeNotice()), cookies: cookies)
+        return page(
+            openPage(viewer, request, draft: draft, notice: (viewer as? BankSession)?.takeNotice()), cookies: cookies)
     }
 
     /// `POST /open`: checks the form, creates the Trifactor account or carries a half-way opening on.
@@ -54,26 +57,39 @@ extension BankApp {
         if password.isEmpty { errors["password"] = "Choose a password." }
         let phone = Self.mobile(form["phone"] ?? "", errors: &errors)
         var sitekey: Sitekey?
-        do throws(Sitekey.Refusal) { sitekey = try Sitekey(picture: form["picture"] ?? "", phrase: form["phrase"] ?? "") } catch {
+        do throws(Sitekey.Refusal) {
+            sitekey = try Sitekey(picture: form["picture"] ?? "", phrase: form["phrase"] ?? "")
+        } catch {
             errors[error == .unknownPicture ? "picture" : "phrase"] = error.description
         }
-        guard errors.isEmpty, let phone, let sitekey else { return back(to: "/open", viewer, FormDraft(form, keeping: Self.openingFields, errors: errors)) }
+        guard errors.isEmpty, let phone, let sitekey else {
+            return back(to: "/open", viewer, FormDraft(form, keeping: Self.openingFields, errors: errors))
+        }
         let (session, cookies) = startSession(viewer)
         session.dropSignIn()
         session.set(stage: .start)
         session.flows { $0.reset = nil }
-        let client = trifactor(session, request), started = now()
+        let client = trifactor(session, request)
+        let started = now()
         do {
             try blocking({ try await client.signUp(email: email, password: password, displayName: name) })
         } catch let error as TrifactorError where !(error.problem?.invalidFields.isEmpty ?? true) {
-            for field in error.problem?.invalidFields ?? [] { errors[field.name == "display_name" ? "name" : field.name] = Self.fieldSentence(field) }
-            return back(to: "/open", session, FormDraft(form, keeping: Self.openingFields, errors: errors), cookies: cookies)
+            for field in error.problem?.invalidFields ?? [] {
+                errors[field.name == "display_name" ? "name" : field.name] = Self.fieldSentence(field)
+            }
+            return back(
+                to: "/open", session, FormDraft(form, keeping: Self.openingFields, errors: errors), cookies: cookies)
         } catch let error as TrifactorError where error.problem != nil {
-            return back(to: "/open", session, FormDraft(form, keeping: Self.openingFields, errors: ["form": Self.sentence(error)]), cookies: cookies)
+            return back(
+                to: "/open", session,
+                FormDraft(form, keeping: Self.openingFields, errors: ["form": Self.sentence(error)]), cookies: cookies)
         }
-        var opening = Opening(name: name, email: email, password: password, phone: phone.e164, sitekey: sitekey, emailWindow: started)
+        var opening = Opening(
+            name: name, email: email, password: password, phone: phone.e164, sitekey: sitekey, emailWindow: started)
         // Starting again buys no guesses: Trifactor's window of wrong email codes still runs.
-        if let kept = session.flows({ $0.openingTries[email] }), started < kept.window.addingTimeInterval(Self.emailCodeWindow) {
+        if let kept = session.flows({ $0.openingTries[email] }),
+            started < kept.window.addingTimeInterval(Self.emailCodeWindow)
+        {
             (opening.emailTries, opening.emailWindow) = (kept.tries, kept.window)
         }
         // A known email with this password is an opening left half way, or a customer of another Trifactor app.
@@ -106,15 +122,20 @@ extension BankApp {
     /// `GET /open/verify`: the page for the code emailed to a new customer.
     func showOpeningEmail(_ request: Request) -> Response {
         let session = self.session(request).session
-        guard let session, let opening = session.flows({ $0.opening }), !opening.emailVerified else { return outOfStep(session, request) }
+        guard let session, let opening = session.flows({ $0.opening }), !opening.emailVerified else {
+            return outOfStep(session, request)
+        }
         let draft = session.draft(for: "/open/verify", now: now())
-        return page(openEmailPage(session, request, opening, error: draft?.errors["code"], notice: session.takeNotice()))
+        return page(
+            openEmailPage(session, request, opening, error: draft?.errors["code"], notice: session.takeNotice()))
     }
 
     /// `POST /open/verify`: the emailed code confirms the address; the customer and accounts are made.
     func verifyOpeningEmail(_ request: Request) throws -> Response {
         let (session, form, _) = try posted(request)
-        guard var opening = session.flows({ $0.opening }), !opening.emailVerified else { return outOfStep(session, request) }
+        guard var opening = session.flows({ $0.opening }), !opening.emailVerified else {
+            return outOfStep(session, request)
+        }
         let client = trifactor(session, request)
         let email = opening.email
         do {
@@ -123,8 +144,13 @@ extension BankApp {
             opening.emailTries += 1
             session.flows { $0.opening = opening }
             let left = Self.emailCodeTries - opening.emailTries
-            return back(to: "/open/verify", session, FormDraft(errors: ["code": left > 0
-                ? "That code is wrong. \(left) more \(left == 1 ? "try" : "tries")." : Self.emailLocked(window: opening.emailWindow, now: now())]))
+            return back(
+                to: "/open/verify", session,
+                FormDraft(errors: [
+                    "code": left > 0
+                        ? "That code is wrong. \(left) more \(left == 1 ? "try" : "tries")."
+                        : Self.emailLocked(window: opening.emailWindow, now: now())
+                ]))
         } catch {
             return back(to: "/open/verify", session, FormDraft(errors: ["code": Self.sentence(error)]))
         }
@@ -147,8 +173,11 @@ extension BankApp {
     /// `POST /open/verify/resend`: a new email code, within Trifactor's window of wrong codes.
     func resendOpeningEmail(_ request: Request) throws -> Response {
         let (session, _, _) = try posted(request)
-        guard var opening = session.flows({ $0.opening }), !opening.emailVerified else { return outOfStep(session, request) }
-        let client = trifactor(session, request), email = opening.email
+        guard var opening = session.flows({ $0.opening }), !opening.emailVerified else {
+            return outOfStep(session, request)
+        }
+        let client = trifactor(session, request)
+        let email = opening.email
         if now() >= opening.emailWindow.addingTimeInterval(Self.emailCodeWindow) {
             opening.emailTries = 0
             opening.emailWindow = now()
@@ -159,7 +188,8 @@ extension BankApp {
         do {
             try blocking({ try await client.resendVerification(to: email) })
             session.flows { $0.opening = opening }
-            session.flash("We sent a new code to \(email). It can take a minute to arrive; the old one no longer works.")
+            session.flash(
+                "We sent a new code to \(email). It can take a minute to arrive; the old one no longer works.")
         } catch {
             session.flash(Self.sentence(error))
         }
@@ -173,14 +203,21 @@ extension BankApp {
         let client = trifactor(session, request)
         try? blocking({ try await client.signOut() })
         session.keep(FormDraft(values: ["name": opening.name, "email": opening.email]), for: "/open", now: now())
-        return restartOpening(session, saying: "Start again: fill in the form. An account you began with this email carries on when you use the same password.")
+        return restartOpening(
+            session,
+            saying:
+                "Start again: fill in the form. An account you began with this email carries on when you use the same password."
+        )
     }
 
     /// "That was the fifth wrong code: no email code works until 14:32 UTC (in 7 minutes). Then send a new code." Not
     /// `typed` (a new code asked for, a page shown again): "After five wrong codes, no email code works until …".
     static func emailLocked(window: Date, now: Date, typed: Bool = true) -> String {
         let until = window.addingTimeInterval(emailCodeWindow)
-        return (typed ? "That code is wrong, and that was the fifth try: for your safety" : "After five wrong codes, for your safety")
+        return
+            (typed
+            ? "That code is wrong, and that was the fifth try: for your safety"
+            : "After five wrong codes, for your safety")
             + " no email code works until \(dayAndTime(until).time) (in \(duration(max(1, until.timeIntervalSince(now))))). Then send a new code."
     }
 
@@ -214,16 +251,27 @@ extension BankApp {
         try database.transaction { db in
             if try db.queryOne("SELECT id FROM bank_customers WHERE email = $1", [.text(opening.email)]) != nil {
                 guard update else { return }
-                try db.execute("UPDATE bank_customers SET name = $2, phone = $3, sitekey_picture = $4, sitekey_phrase = $5 WHERE email = $1",
-                               [.text(opening.email), .text(opening.name), .text(opening.phone), .text(opening.sitekey.picture), .text(opening.sitekey.phrase)])
+                try db.execute(
+                    "UPDATE bank_customers SET name = $2, phone = $3, sitekey_picture = $4, sitekey_phrase = $5 WHERE email = $1",
+                    [
+                        .text(opening.email), .text(opening.name), .text(opening.phone), .text(opening.sitekey.picture),
+                        .text(opening.sitekey.phrase),
+                    ])
                 return
             }
             let id = UUID().uuidString.lowercased()
-            try db.execute("""
+            try db.execute(
+                """
                 INSERT INTO bank_customers (id, email, name, phone, sitekey_picture, sitekey_phrase, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
-                """, [.text(id), .text(opening.email), .text(opening.name), .text(opening.phone), .text(opening.sitekey.picture),
-                      .text(opening.sitekey.phrase), .int(now().millis)])
-            _ = try ledger.openAccounts(for: id, currency: "EUR", checking: Self.openingBalances.checking, saving: Self.openingBalances.saving, now: now(), on: db)
+                """,
+                [
+                    .text(id), .text(opening.email), .text(opening.name), .text(opening.phone),
+                    .text(opening.sitekey.picture),
+                    .text(opening.sitekey.phrase), .int(now().millis),
+                ])
+            _ = try ledger.openAccounts(
+                for: id, currency: "EUR", checking: Self.openingBalances.checking, saving: Self.openingBalances.saving,
+                now: now(), on: db)
         }
     }
 
@@ -236,13 +284,14 @@ extension BankApp {
     static func fieldSentence(_ field: ServerProblem.InvalidField) -> String {
         var reason = field.reason
         if ["is ", "must ", "cannot ", "contains "].contains(where: reason.hasPrefix) {
-            let noun = switch field.name {
-            case "password", "new_password", "current_password": "password"
-            case "email": "email address"
-            case "display_name": "name"
-            case "phone": "number"
-            default: field.name.replacingOccurrences(of: "_", with: " ")
-            }
+            let noun =
+                switch field.name {
+                case "password", "new_password", "current_password": "password"
+                case "email": "email address"
+                case "display_name": "name"
+                case "phone": "number"
+                default: field.name.replacingOccurrences(of: "_", with: " ")
+                }
             reason = "This \(noun) \(reason)"
         }
         reason = reason.prefix(1).uppercased() + reason.dropFirst()

@@ -1,7 +1,7 @@
 import Foundation
 import HTTP
-import TrifactorKit
 import Phone
+import TrifactorKit
 
 /// The mobile step of opening an account: the texted code, "Send a new
 /// code" (a new enrollment: Trifactor ends a code after three wrong tries
@@ -13,7 +13,9 @@ extension BankApp {
     /// `GET /open/phone`: the page for the code texted to a new customer's mobile.
     func showOpeningPhone(_ request: Request) -> Response {
         let session = self.session(request).session
-        guard let session, let opening = session.flows({ $0.opening }), opening.emailVerified else { return outOfStep(session, request) }
+        guard let session, let opening = session.flows({ $0.opening }), opening.emailVerified else {
+            return outOfStep(session, request)
+        }
         let draft = session.draft(for: "/open/phone", now: now())
         return page(openPhonePage(session, request, opening, draft: draft, notice: session.takeNotice()))
     }
@@ -21,10 +23,14 @@ extension BankApp {
     /// `POST /open/phone`: the texted code enrolls the mobile, and the new customer is signed in.
     func confirmOpeningPhone(_ request: Request) throws -> Response {
         let (session, form, _) = try posted(request)
-        guard var opening = session.flows({ $0.opening }), let enrollment = opening.enrollment else { return outOfStep(session, request) }
+        guard var opening = session.flows({ $0.opening }), let enrollment = opening.enrollment else {
+            return outOfStep(session, request)
+        }
         let client = trifactor(session, request)
         do {
-            _ = try freshly(opening, client) { try blocking({ try await enrollment.confirm(code: form["code"] ?? "", name: "Mobile") }) }
+            _ = try freshly(opening, client) {
+                try blocking({ try await enrollment.confirm(code: form["code"] ?? "", name: "Mobile") })
+            }
         } catch {
             let verdict = Self.verdict(error, tries: &opening.phoneTries, texted: true)
             if case .newCode? = verdict { opening.phoneTries = max(opening.phoneTries, Self.textedCodeTries) }
@@ -47,14 +53,18 @@ extension BankApp {
     /// `POST /open/phone/resend`: a new enrollment, so a new texted code.
     func resendOpeningText(_ request: Request) throws -> Response {
         let (session, _, _) = try posted(request)
-        guard let opening = session.flows({ $0.opening }), opening.emailVerified else { return outOfStep(session, request) }
+        guard let opening = session.flows({ $0.opening }), opening.emailVerified else {
+            return outOfStep(session, request)
+        }
         return sendOpeningText(session, request, again: true)
     }
 
     /// `POST /open/phone/number`: another mobile number, and a code texted to it.
     func changeOpeningNumber(_ request: Request) throws -> Response {
         let (session, form, _) = try posted(request)
-        guard var opening = session.flows({ $0.opening }), opening.emailVerified else { return outOfStep(session, request) }
+        guard var opening = session.flows({ $0.opening }), opening.emailVerified else {
+            return outOfStep(session, request)
+        }
         var errors: [String: String] = [:]
         guard let number = Self.mobile(form["phone"] ?? "", errors: &errors) else {
             return back(to: "/open/phone", session, FormDraft(form, keeping: ["phone"], errors: errors))
@@ -67,14 +77,19 @@ extension BankApp {
 
     /// Texts a code to the opening's mobile (a new enrollment each time, the old code dead) and goes to the mobile
     /// step, which says why when no text could be sent.
-    func sendOpeningText(_ session: BankSession, _ request: Request, again: Bool = false, cookies: [String] = []) -> Response {
+    func sendOpeningText(_ session: BankSession, _ request: Request, again: Bool = false, cookies: [String] = [])
+        -> Response
+    {
         guard var opening = session.flows({ $0.opening }) else { return outOfStep(session, request) }
-        let client = trifactor(session, request), phone = opening.phone
+        let client = trifactor(session, request)
+        let phone = opening.phone
         do {
             opening.enrollment = try freshly(opening, client) { try blocking({ try await client.enrollPhone(phone) }) }
             opening.phoneTries = 0
             opening.textRefused = nil
-            if again, let masked = opening.enrollment?.maskedPhone { session.flash("We sent a new code to \(masked). The old one no longer works.") }
+            if again, let masked = opening.enrollment?.maskedPhone {
+                session.flash("We sent a new code to \(masked). The old one no longer works.")
+            }
         } catch {
             opening.enrollment = nil
             opening.textRefused = Self.isSendLimit(error) ? Self.cannotText(error, others: []) : Self.sentence(error)
@@ -90,7 +105,9 @@ extension BankApp {
             return try call()
         } catch let error as TrifactorError where Self.wantsPasswordAgain(error) {
             let (email, password) = (opening.email, opening.password)
-            guard case .signedIn = try blocking({ try await client.signIn(email: email, password: password) }) else { throw error }
+            guard case .signedIn = try blocking({ try await client.signIn(email: email, password: password) }) else {
+                throw error
+            }
             return try call()
         }
     }

@@ -9,7 +9,10 @@ import TrifactorKit
 /// JSON endpoints pass options and credentials to and from trifactord. A
 /// refused passkey is said to be one, never "the email or password is incorrect".
 extension BankApp {
-    struct CredentialBody: Decodable { let credential: CredentialJSON; let name: String? }
+    struct CredentialBody: Decodable {
+        let credential: CredentialJSON
+        let name: String?
+    }
     struct AssertionBody: Decodable { let assertion: CredentialJSON }
     struct FactorBody: Decodable { let factor: String? }
     struct Next: Encodable { let redirect: String }
@@ -21,14 +24,14 @@ extension BankApp {
 
     /// The routes of passkeys (adding one, signing in, confirming it's the customer): each HTTP method and path, and the handler that answers it.
     func addPasskeys(_ router: inout Router) {
-        route(&router, "POST", "/settings/passkey/options",   passkeyEnrollmentOptions)
-        route(&router, "POST", "/settings/passkey",           enrollPasskey)
-        route(&router, "POST", "/signin/passkey/options",     signInPasskeyOptions)
-        route(&router, "POST", "/signin/passkey",             signInWithPasskey)
+        route(&router, "POST", "/settings/passkey/options", passkeyEnrollmentOptions)
+        route(&router, "POST", "/settings/passkey", enrollPasskey)
+        route(&router, "POST", "/signin/passkey/options", signInPasskeyOptions)
+        route(&router, "POST", "/signin/passkey", signInWithPasskey)
         route(&router, "POST", "/signin/passkeyless/options", passkeylessOptions)
-        route(&router, "POST", "/signin/passkeyless",         signInPasskeyless)
-        route(&router, "POST", "/confirm/passkey/options",    confirmPasskeyOptions)
-        route(&router, "POST", "/confirm/passkey",            confirmWithPasskey)
+        route(&router, "POST", "/signin/passkeyless", signInPasskeyless)
+        route(&router, "POST", "/confirm/passkey/options", confirmPasskeyOptions)
+        route(&router, "POST", "/confirm/passkey", confirmWithPasskey)
     }
 
     /// `POST /settings/passkey/options`: the creation options of a new passkey (or a redirect to confirm first).
@@ -40,7 +43,7 @@ extension BankApp {
             let started = try blocking({ try await client.beginPasskeyEnrollment(name: "Passkey") })
             session.flows { $0.passkeyEnrollment = started.session }
             return Response.json(CreationBody(options: started.options))
-        } catch where Self.wantsStepUp(error) {
+        } catch  where Self.wantsStepUp(error) {
             return jsonRedirect(stepUp(session, .addPasskey))
         } catch {
             return jsonRefusal(error)
@@ -51,12 +54,15 @@ extension BankApp {
     func enrollPasskey(_ request: Request) throws -> Response {
         let (session, _) = try postedJSON(request)
         guard session.isSignedIn, let enrollment = session.flows({ $0.passkeyEnrollment }),
-              let body = try? WireJSON.sharedDecoder.decode(CredentialBody.self, from: Data(request.body)) else {
+            let body = try? WireJSON.sharedDecoder.decode(CredentialBody.self, from: Data(request.body))
+        else {
             return jsonError(400, "That passkey could not be read. Try again.")
         }
         let client = trifactor(session, request)
         do {
-            _ = try blocking({ try await client.finishPasskeyEnrollment(enrollment, credential: body.credential, name: "Passkey") })
+            _ = try blocking({
+                try await client.finishPasskeyEnrollment(enrollment, credential: body.credential, name: "Passkey")
+            })
         } catch {
             return jsonRefusal(error, saying: "Your browser's passkey was not accepted. Try again.")
         }
@@ -70,7 +76,8 @@ extension BankApp {
         let (session, _) = try postedJSON(request)
         let wanted = (try? WireJSON.sharedDecoder.decode(FactorBody.self, from: Data(request.body)))?.factor
         guard case .secondFactor = session.stage, let resolver = session.resolver,
-              let hint = resolver.hints.first(where: { $0.id == wanted && $0.kind == .passkey }) else {
+            let hint = resolver.hints.first(where: { $0.id == wanted && $0.kind == .passkey })
+        else {
             return jsonError(409, "This sign-in is over. Start again.")
         }
         return passkeyOptions(session, hint) { try blocking({ try await resolver.challenge(hint) }) }
@@ -79,8 +86,10 @@ extension BankApp {
     /// `POST /signin/passkey`: a passkey's assertion as the sign-in's second factor.
     func signInWithPasskey(_ request: Request) throws -> Response {
         let (session, _) = try postedJSON(request)
-        guard case .secondFactor(let email) = session.stage, let resolver = session.resolver, let hint = session.code?.hint, hint.kind == .passkey,
-              let body = try? WireJSON.sharedDecoder.decode(AssertionBody.self, from: Data(request.body)) else {
+        guard case .secondFactor(let email) = session.stage, let resolver = session.resolver,
+            let hint = session.code?.hint, hint.kind == .passkey,
+            let body = try? WireJSON.sharedDecoder.decode(AssertionBody.self, from: Data(request.body))
+        else {
             return jsonError(409, "This sign-in is over. Start again.")
         }
         do {
@@ -127,7 +136,9 @@ extension BankApp {
     func confirmPasskeyOptions(_ request: Request) throws -> Response {
         let (session, _) = try postedJSON(request)
         let wanted = (try? WireJSON.sharedDecoder.decode(FactorBody.self, from: Data(request.body)))?.factor
-        guard session.isSignedIn, let hint = try confirmable(session, request).first(where: { $0.id == wanted && $0.kind == .passkey }) else {
+        guard session.isSignedIn,
+            let hint = try confirmable(session, request).first(where: { $0.id == wanted && $0.kind == .passkey })
+        else {
             return jsonError(409, "This page is out of date. Reload it.")
         }
         let client = trifactor(session, request)
@@ -138,14 +149,18 @@ extension BankApp {
     func confirmWithPasskey(_ request: Request) throws -> Response {
         let (session, cookie) = try postedJSON(request)
         guard session.isSignedIn, let hint = session.code?.hint, hint.kind == .passkey,
-              let body = try? WireJSON.sharedDecoder.decode(AssertionBody.self, from: Data(request.body)) else {
+            let body = try? WireJSON.sharedDecoder.decode(AssertionBody.self, from: Data(request.body))
+        else {
             return jsonError(409, "This page is out of date. Reload it.")
         }
         let client = trifactor(session, request)
         do {
             _ = try blocking({ try await client.stepUp(hint, with: .assertion(body.assertion)) })
         } catch let error as TrifactorError where [.tooManyAttempts, .attemptsExhausted].contains(error.problem?.code) {
-            return jsonRedirect(signOut(session, cookie, request, notice: "Too many tries. For your safety you are signed out: sign in again when you are ready."))
+            return jsonRedirect(
+                signOut(
+                    session, cookie, request,
+                    notice: "Too many tries. For your safety you are signed out: sign in again when you are ready."))
         } catch {
             return jsonRefusal(error, saying: Self.passkeyRefused)
         }
@@ -154,7 +169,9 @@ extension BankApp {
 
     /// The passkey request options of `hint`'s `challenge` (a sign-in's or a step-up's), the passkey kept as the code
     /// under way for the assertion that follows.
-    func passkeyOptions(_ session: BankSession, _ hint: FactorHint, _ challenge: () throws -> SecondFactorChallenge) -> Response {
+    func passkeyOptions(_ session: BankSession, _ hint: FactorHint, _ challenge: () throws -> SecondFactorChallenge)
+        -> Response
+    {
         do {
             guard case .passkey(let options) = try challenge() else { return jsonError(409, "That is not a passkey.") }
             session.set(code: CodeChallenge(hint))

@@ -14,27 +14,28 @@ import TrifactorKit
 /// password unchanged.
 extension BankApp {
     /// What the sign-in page says once the password is changed.
-    static let passwordReset = "Your password is changed, and you are signed out everywhere. Sign in with your new password."
+    static let passwordReset =
+        "Your password is changed, and you are signed out everywhere. Sign in with your new password."
 
     /// The routes of a forgotten password, step by step: each HTTP method and path, and the handler that answers it.
     func addReset(_ router: inout Router) {
-        route(&router, "GET",  "/forgot",                 showForgot)
-        route(&router, "POST", "/forgot",                 startReset)
-        route(&router, "GET",  "/forgot/code",            showResetCode)
-        route(&router, "POST", "/forgot/code",            checkResetCode)
-        route(&router, "POST", "/forgot/resend",          resendResetCode)
-        route(&router, "POST", "/forgot/cancel",          cancelReset)
-        route(&router, "GET",  "/forgot/factor",          showResetFactor)
-        route(&router, "POST", "/forgot/another",         resetAnotherWay)
-        route(&router, "POST", "/forgot/challenge",       challengeResetFactor)
-        route(&router, "GET",  "/forgot/new",             showNewPassword)
-        route(&router, "POST", "/forgot/new",             setNewPassword)
-        route(&router, "POST", "/forgot/text",            resendResetText)
-        route(&router, "POST", "/forgot/call",            callForReset)
-        route(&router, "GET",  "/forgot/push",            showResetApproval)
-        route(&router, "GET",  "/forgot/passkey",         showResetPasskey)
+        route(&router, "GET", "/forgot", showForgot)
+        route(&router, "POST", "/forgot", startReset)
+        route(&router, "GET", "/forgot/code", showResetCode)
+        route(&router, "POST", "/forgot/code", checkResetCode)
+        route(&router, "POST", "/forgot/resend", resendResetCode)
+        route(&router, "POST", "/forgot/cancel", cancelReset)
+        route(&router, "GET", "/forgot/factor", showResetFactor)
+        route(&router, "POST", "/forgot/another", resetAnotherWay)
+        route(&router, "POST", "/forgot/challenge", challengeResetFactor)
+        route(&router, "GET", "/forgot/new", showNewPassword)
+        route(&router, "POST", "/forgot/new", setNewPassword)
+        route(&router, "POST", "/forgot/text", resendResetText)
+        route(&router, "POST", "/forgot/call", callForReset)
+        route(&router, "GET", "/forgot/push", showResetApproval)
+        route(&router, "GET", "/forgot/passkey", showResetPasskey)
         route(&router, "POST", "/forgot/passkey/options", resetPasskeyOptions)
-        route(&router, "POST", "/forgot/passkey",         resetWithPasskey)
+        route(&router, "POST", "/forgot/passkey", resetWithPasskey)
     }
 
     /// `GET /forgot`: the email form of a forgotten password (or the reset's current step).
@@ -47,8 +48,10 @@ extension BankApp {
             if case .password(let typed) = session.stage { email = typed }
         }
         let draft = self.draft(for: "/forgot", viewer, request)
-        return page(forgotPage(viewer, request, email: draft?["email"] ?? email, error: draft?.errors["email"],
-                               notice: draft?.errors["notice"] ?? (viewer as? BankSession)?.takeNotice()), cookies: cookies)
+        return page(
+            forgotPage(
+                viewer, request, email: draft?["email"] ?? email, error: draft?.errors["email"],
+                notice: draft?.errors["notice"] ?? (viewer as? BankSession)?.takeNotice()), cookies: cookies)
     }
 
     /// `POST /forgot`: asks Trifactor to email a reset code; the same page for every address.
@@ -58,7 +61,11 @@ extension BankApp {
         if viewer.isSignedIn { return redirect("/settings#password") }
         let email = (form["email"] ?? "").lowercased()
         guard Self.looksLikeEmail(email) else {
-            return back(to: "/forgot", viewer, FormDraft(values: ["email": form["email"] ?? ""], errors: ["email": "Enter your email address, like ann@example.com."]))
+            return back(
+                to: "/forgot", viewer,
+                FormDraft(
+                    values: ["email": form["email"] ?? ""],
+                    errors: ["email": "Enter your email address, like ann@example.com."]))
         }
         let (session, cookies) = startSession(viewer)
         session.dropSignIn()
@@ -67,8 +74,11 @@ extension BankApp {
         do {
             try blocking({ try await client.requestPasswordReset(email: email) })
         } catch {
-            let sentence = (error as? TrifactorError)?.problem?.invalidFields.first.map(Self.fieldSentence) ?? Self.sentence(error)
-            return back(to: "/forgot", session, FormDraft(values: ["email": email], errors: ["email": sentence]), cookies: cookies)
+            let sentence =
+                (error as? TrifactorError)?.problem?.invalidFields.first.map(Self.fieldSentence) ?? Self.sentence(error)
+            return back(
+                to: "/forgot", session, FormDraft(values: ["email": email], errors: ["email": sentence]),
+                cookies: cookies)
         }
         let started = now()
         session.flows { flows in
@@ -87,14 +97,19 @@ extension BankApp {
         let session = self.session(request).session
         guard let session, let flow = liveReset(session), flow.reset == nil else { return outOfStep(session, request) }
         let draft = session.draft(for: "/forgot/code", now: now())
-        return page(resetCodePage(session, request, flow, tries: emailTries(session, flow), error: draft?.errors["code"], notice: session.takeNotice()))
+        return page(
+            resetCodePage(
+                session, request, flow, tries: emailTries(session, flow), error: draft?.errors["code"],
+                notice: session.takeNotice()))
     }
 
     /// `POST /forgot/code`: the emailed code opens the reset; wrong ones are counted.
     func checkResetCode(_ request: Request) throws -> Response {
         let (session, form, _) = try posted(request)
         guard let flow = liveReset(session), flow.reset == nil else { return outOfStep(session, request) }
-        let client = trifactor(session, request), email = flow.email, typed = form["code"] ?? ""
+        let client = trifactor(session, request)
+        let email = flow.email
+        let typed = form["code"] ?? ""
         let reset: PasswordReset
         do {
             reset = try blocking({ try await client.verifyPasswordReset(email: email, code: typed) })
@@ -105,16 +120,28 @@ extension BankApp {
                 return flows.resetTries[email]!
             }
             let left = Self.emailCodeTries - tries.tries
-            return back(to: "/forgot/code", session, FormDraft(errors: ["code": left > 0
-                ? "That code is wrong or has expired. At most \(left) more \(left == 1 ? "try" : "tries")."
-                : Self.emailLocked(window: tries.window, now: now())]))
+            return back(
+                to: "/forgot/code", session,
+                FormDraft(errors: [
+                    "code": left > 0
+                        ? "That code is wrong or has expired. At most \(left) more \(left == 1 ? "try" : "tries")."
+                        : Self.emailLocked(window: tries.window, now: now())
+                ]))
         } catch let error as TrifactorError where error.problem?.invalidFields.isEmpty == false {
-            return back(to: "/forgot/code", session, FormDraft(errors: ["code": "Enter the 8-digit code from the email."]))
+            return back(
+                to: "/forgot/code", session, FormDraft(errors: ["code": "Enter the 8-digit code from the email."]))
         } catch {
             return back(to: "/forgot/code", session, FormDraft(errors: ["code": Self.sentence(error)]))
         }
         // The code is spent: whichever tab got here first carries the reset on.
-        guard let step = updateReset(session, flow.id, { $0.reset = reset; return resetStep($0) }) else { return outOfStep(session, request) }
+        guard
+            let step = updateReset(
+                session, flow.id,
+                {
+                    $0.reset = reset
+                    return resetStep($0)
+                })
+        else { return outOfStep(session, request) }
         return redirect(step)
     }
 
@@ -136,7 +163,9 @@ extension BankApp {
         let client = trifactor(session, request)
         do {
             try blocking({ try await client.requestPasswordReset(email: email) })
-            session.flash("If there is an account with \(email), we sent it a new code. It can take a minute to arrive; the old one no longer works.")
+            session.flash(
+                "If there is an account with \(email), we sent it a new code. It can take a minute to arrive; the old one no longer works."
+            )
         } catch {
             session.flash(Self.sentence(error))
         }

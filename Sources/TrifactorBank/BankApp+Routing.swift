@@ -1,7 +1,7 @@
 import Foundation
 import HTTP
-import TrifactorKit
 import Logging
+import TrifactorKit
 
 /// What every route shares: the browser's session, pages and redirects
 /// (every form posts, then the browser is sent to a page: Post/Redirect/Get,
@@ -16,7 +16,8 @@ extension BankApp {
         return (cookie, found)
     }
 
-    static let contentSecurityPolicy = "default-src 'none'; img-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self'; "
+    static let contentSecurityPolicy =
+        "default-src 'none'; img-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self'; "
         + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
     func page(_ html: HTML, status: Int = 200, cookies: [String] = []) -> Response {
@@ -34,10 +35,14 @@ extension BankApp {
     }
 
     /// How a page for `viewer` is framed; `passkeys`: it has passkey buttons (shown only where passkeys can work).
-    func screen(_ viewer: (any Viewer)?, _ request: Request, notice: String? = nil, tab: Screen.Tab? = nil, money: Bool = false,
-                passkeys: Bool = false, refresh: Int? = nil) -> Screen {
-        Screen(viewer: viewer, devPhone: configuration.devPhone, tab: tab, notice: notice, idle: money ? configuration.idleTimeout : nil, refresh: refresh,
-               passkeys: passkeys && Self.passkeysWork(request))
+    func screen(
+        _ viewer: (any Viewer)?, _ request: Request, notice: String? = nil, tab: Screen.Tab? = nil, money: Bool = false,
+        passkeys: Bool = false, refresh: Int? = nil
+    ) -> Screen {
+        Screen(
+            viewer: viewer, devPhone: configuration.devPhone, tab: tab, notice: notice,
+            idle: money ? configuration.idleTimeout : nil, refresh: refresh,
+            passkeys: passkeys && Self.passkeysWork(request))
     }
 
     /// Whether passkeys can work for this request's page: WebAuthn needs a domain, so a browser that reached the bank
@@ -52,9 +57,11 @@ extension BankApp {
 
     /// A page for a browser without a (live) session or with a bad CSRF token: nothing was done.
     func refused(_ status: Int, _ sentence: String) -> Response {
-        page(Page.layout(status == 403 ? "Please try again" : status >= 500 ? "Something went wrong" : "That did not work",
-                         Screen(devPhone: configuration.devPhone),
-                         [Page.paragraph(sentence), Page.link("Go to the start", "/", class: "button primary")]), status: status)
+        page(
+            Page.layout(
+                status == 403 ? "Please try again" : status >= 500 ? "Something went wrong" : "That did not work",
+                Screen(devPhone: configuration.devPhone),
+                [Page.paragraph(sentence), Page.link("Go to the start", "/", class: "button primary")]), status: status)
     }
 
     /// A page to answer instead of going on (a stale session, a bad CSRF token).
@@ -68,25 +75,38 @@ extension BankApp {
     /// the customer's Trifactor session ended (signed out elsewhere, a password change): asked before the handler when
     /// due (`checkTrifactorSession`), or found by any Trifactor call the handler made. Then the bank session ends too
     /// and the browser goes to the sign-in page with a notice. A Trifactor that cannot be reached signs no one out.
-    func route(_ router: inout Router, _ method: String, _ path: String, _ handler: @escaping @Sendable (Request) throws -> Response) {
+    func route(
+        _ router: inout Router, _ method: String, _ path: String,
+        _ handler: @escaping @Sendable (Request) throws -> Response
+    ) {
         router.add(method, path) { [self] request in
             let (cookie, found) = self.session(request)
             let signedIn = found?.isSignedIn == true ? found : nil
-            if let signedIn, let signedOut = checkTrifactorSession(signedIn, cookie: cookie, request) { return signedOut }
+            if let signedIn, let signedOut = checkTrifactorSession(signedIn, cookie: cookie, request) {
+                return signedOut
+            }
             do {
                 let response = try handler(request)
-                if let signedIn, trifactorSessionEnded(signedIn, cookie: cookie, error: nil) { return signedOutElsewhere(cookie, request) }
+                if let signedIn, trifactorSessionEnded(signedIn, cookie: cookie, error: nil) {
+                    return signedOutElsewhere(cookie, request)
+                }
                 return response
             } catch let refusal as Refusal {
                 return refusal.response
             } catch {
-                if let signedIn, trifactorSessionEnded(signedIn, cookie: cookie, error: error) { return signedOutElsewhere(cookie, request) }
+                if let signedIn, trifactorSessionEnded(signedIn, cookie: cookie, error: error) {
+                    return signedOutElsewhere(cookie, request)
+                }
                 if (error as? TrifactorError)?.code == .transport { return refused(503, Self.sentence(error)) }
                 if let problem = (error as? TrifactorError)?.problem, problem.status < 500 {
-                    logger.log(.info, "bank_unexpected_refusal", ["path": .string(request.path), "code": .string(problem.code.rawValue)])
+                    logger.log(
+                        .info, "bank_unexpected_refusal",
+                        ["path": .string(request.path), "code": .string(problem.code.rawValue)])
                     return said(Self.sentence(error), found, request, status: problem.status)
                 }
-                logger.log(.error, "bank_failure", ["path": .string(request.path), "error": .string(String(reflecting: error))])
+                logger.log(
+                    .error, "bank_failure",
+                    ["path": .string(request.path), "error": .string(String(reflecting: error))])
                 return refused(500, "Something went wrong on our side. Nothing was done; please try again.")
             }
         }
@@ -96,7 +116,9 @@ extension BankApp {
     /// that very page (or without a session), a page of its own.
     func said(_ sentence: String, _ session: BankSession?, _ request: Request, status: Int) -> Response {
         let step = currentStep(session)
-        guard let session, request.method != "GET" || step != request.path else { return refused(status == 401 ? 409 : status, sentence) }
+        guard let session, request.method != "GET" || step != request.path else {
+            return refused(status == 401 ? 409 : status, sentence)
+        }
         session.flash(sentence)
         return redirect(step)
     }
@@ -104,7 +126,9 @@ extension BankApp {
     /// The session of a POST whose CSRF token matches; otherwise a 403 `Refusal` (nothing is done).
     func posted(_ request: Request) throws(Refusal) -> (BankSession, Form, String?) {
         let (cookie, session) = self.session(request)
-        guard let session else { throw Refusal(response: refused(403, "Your session has ended, so nothing was done. Please sign in again.")) }
+        guard let session else {
+            throw Refusal(response: refused(403, "Your session has ended, so nothing was done. Please sign in again."))
+        }
         let form = Form(request.body)
         guard CSRF.isValid(submitted: form[CSRF.field], expected: session.csrf) else {
             throw Refusal(response: refused(403, "This form was not sent from this page. Nothing was done."))
@@ -133,7 +157,10 @@ extension BankApp {
             session.keep(draft, for: path, now: now())
             return redirect(path, cookies: cookies)
         }
-        return redirect(path, cookies: cookies + [drafts.setCookie(draft, for: path, now: now(), secure: configuration.secure)].compactMap { $0 })
+        return redirect(
+            path,
+            cookies: cookies
+                + [drafts.setCookie(draft, for: path, now: now(), secure: configuration.secure)].compactMap { $0 })
     }
 
     /// The draft kept for the page at `path` for this browser: its session's, or a visitor's cookie (which lives a minute).

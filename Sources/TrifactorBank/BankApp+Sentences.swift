@@ -33,7 +33,8 @@ extension BankApp {
             let perCode = limit ?? (texted ? textedCodeTries : nil)
             if problem.remainingAttempts == 0 { return .over("That code is wrong, and that was the last try.") }
             if let perCode, tries >= perCode {
-                return .newCode("That code is wrong. After \(perCode) wrong tries a code stops working: send a new code.")
+                return .newCode(
+                    "That code is wrong. After \(perCode) wrong tries a code stops working: send a new code.")
             }
             return .again(wrongCode(left: problem.remainingAttempts, leftOnThisCode: perCode.map { $0 - tries }))
         case .attemptsExhausted:
@@ -52,14 +53,16 @@ extension BankApp {
     }
 
     /// After a hundred wrong codes in a row, Trifactor locks the customer's second factors until the bank's staff reset them.
-    static let frozen = "After too many wrong codes, confirming is locked for your safety. Call us to unlock it: nothing can be confirmed until then."
+    static let frozen =
+        "After too many wrong codes, confirming is locked for your safety. Call us to unlock it: nothing can be confirmed until then."
 
     /// "That code is wrong", with the tries that are left: on this code, or before what is being confirmed ends, whichever comes first.
     static func wrongCode(left: Int?, leftOnThisCode: Int?) -> String {
         switch (left, leftOnThisCode) {
-        case let (all, onCode?) where all.map({ onCode < $0 }) ?? true:
-            return "That code is wrong. \(onCode) more \(onCode == 1 ? "try" : "tries") with this code, then send a new one."
-        case let (all?, _):
+        case (let all, let onCode?) where all.map({ onCode < $0 }) ?? true:
+            return
+                "That code is wrong. \(onCode) more \(onCode == 1 ? "try" : "tries") with this code, then send a new one."
+        case (let all?, _):
             return "That code is wrong. \(all) more \(all == 1 ? "try" : "tries"), then you start again."
         default:
             return "That code is wrong. Check it and try again."

@@ -10,13 +10,13 @@ import TrifactorKit
 extension BankApp {
     /// The routes of settings: each HTTP method and path, and the handler that answers it.
     func addSettings(_ router: inout Router) {
-        route(&router, "GET",  "/settings",                        showSettings)
-        route(&router, "POST", "/settings/totp",                   beginAuthenticatorApp)
-        route(&router, "GET",  "/settings/factors/:id/remove",     showRemoveFactor)
-        route(&router, "POST", "/settings/factors/remove",         removeChosenFactor)
-        route(&router, "POST", "/settings/password",               changePassword)
-        route(&router, "POST", "/settings/factors/rename",         renameFactor)
-        route(&router, "POST", "/settings/sessions/revoke",        revokeSession)
+        route(&router, "GET", "/settings", showSettings)
+        route(&router, "POST", "/settings/totp", beginAuthenticatorApp)
+        route(&router, "GET", "/settings/factors/:id/remove", showRemoveFactor)
+        route(&router, "POST", "/settings/factors/remove", removeChosenFactor)
+        route(&router, "POST", "/settings/password", changePassword)
+        route(&router, "POST", "/settings/factors/rename", renameFactor)
+        route(&router, "POST", "/settings/sessions/revoke", revokeSession)
         route(&router, "POST", "/settings/sessions/revoke-others", revokeOtherSessions)
     }
 
@@ -60,11 +60,14 @@ extension BankApp {
         let (_, form, _) = try posted(request)
         let (session, _) = try customer(request)
         let client = trifactor(session, request)
-        let current = form.raw("current_password") ?? "", replacement = form.raw("new_password") ?? ""
+        let current = form.raw("current_password") ?? ""
+        let replacement = form.raw("new_password") ?? ""
         do {
             try blocking({ try await client.changePassword(current: current, new: replacement) })
         } catch let error as TrifactorError where !(error.problem?.invalidFields.isEmpty ?? true) {
-            let sentences = (error.problem?.invalidFields ?? []).map { "\($0.name == "current_password" ? "Current password" : "New password") \($0.reason)." }
+            let sentences = (error.problem?.invalidFields ?? []).map {
+                "\($0.name == "current_password" ? "Current password" : "New password") \($0.reason)."
+            }
             session.flash(sentences.joined(separator: " "))
             return redirect("/settings#h-password")
         } catch let error as TrifactorError where Self.wantsStepUp(error) {
@@ -86,7 +89,9 @@ extension BankApp {
             let renamed = try blocking({ try await client.renameFactor(form["factor"] ?? "", to: form["name"] ?? "") })
             session.flash("Renamed to \(renamed.displayName).")
         } catch {
-            session.flash((error as? TrifactorError)?.problem?.invalidFields.first.map(Self.fieldSentence) ?? Self.sentence(error))
+            session.flash(
+                (error as? TrifactorError)?.problem?.invalidFields.first.map(Self.fieldSentence) ?? Self.sentence(error)
+            )
         }
         return redirect("/settings")
     }
@@ -119,7 +124,8 @@ extension BankApp {
 
     /// Whether `factor` is the customer's only second step (recovery codes alone are none: they go with it).
     static func isLastFactor(_ factor: EnrolledFactor, of factors: [EnrolledFactor]) -> Bool {
-        factor.kind != "recovery_code" && !factors.contains { $0.enrollmentID != factor.enrollmentID && $0.kind != "recovery_code" }
+        factor.kind != "recovery_code"
+            && !factors.contains { $0.enrollmentID != factor.enrollmentID && $0.kind != "recovery_code" }
     }
 
     /// Carries out a settings change: through /confirm for `intent` when Trifactor wants a fresh second factor first,
@@ -127,7 +133,7 @@ extension BankApp {
     func change(_ session: BankSession, _ intent: StepUpIntent, _ body: () throws -> Response) -> Response {
         do {
             return try body()
-        } catch where Self.wantsStepUp(error) {
+        } catch  where Self.wantsStepUp(error) {
             return stepUp(session, intent)
         } catch {
             session.flash(Self.sentence(error) + " Nothing was changed.")
@@ -144,7 +150,9 @@ extension BankApp {
             let left = (try? blocking({ try await client.factors() })) ?? []
             if !left.contains(where: { $0.kind != "recovery_code" }) {
                 session.set(needsFactor: true)
-                session.flash("Removed \(name). Two-step verification is off, so your balances stay hidden until you add a second step again.")
+                session.flash(
+                    "Removed \(name). Two-step verification is off, so your balances stay hidden until you add a second step again."
+                )
             } else {
                 session.flash("Removed \(name).")
             }

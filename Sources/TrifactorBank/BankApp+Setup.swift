@@ -1,7 +1,7 @@
 import Foundation
 import HTTP
-import TrifactorKit
 import Store
+import TrifactorKit
 
 /// Adding a mobile once signed in: a customer signed in with a password
 /// alone adds it before anything else, and settings can turn codes by text
@@ -9,11 +9,11 @@ import Store
 extension BankApp {
     /// The routes of adding a mobile once signed in: each HTTP method and path, and the handler that answers it.
     func addSetup(_ router: inout Router) {
-        route(&router, "GET",  "/setup/phone",         showPhoneSetup)
-        route(&router, "POST", "/setup/phone",         sendPhoneSetupCode)
-        route(&router, "GET",  "/setup/phone/code",    showPhoneSetupCode)
+        route(&router, "GET", "/setup/phone", showPhoneSetup)
+        route(&router, "POST", "/setup/phone", sendPhoneSetupCode)
+        route(&router, "GET", "/setup/phone/code", showPhoneSetupCode)
         route(&router, "POST", "/setup/phone/confirm", confirmPhoneSetup)
-        route(&router, "POST", "/setup/phone/resend",  resendPhoneSetupCode)
+        route(&router, "POST", "/setup/phone/resend", resendPhoneSetupCode)
     }
 
     /// `GET /setup/phone`: the form that adds a mobile once signed in.
@@ -21,18 +21,28 @@ extension BankApp {
         let session = self.session(request).session
         guard let session, case .signedIn(let customer, _) = session.stage else { return outOfStep(session, request) }
         if !session.needsFactor { _ = try self.customer(request) }
-        let phone = try database.read { try $0.queryOne("SELECT phone FROM bank_customers WHERE id = $1", [.text(customer)])?.text("phone") }
+        let phone = try database.read {
+            try $0.queryOne("SELECT phone FROM bank_customers WHERE id = $1", [.text(customer)])?.text("phone")
+        }
         let draft = session.draft(for: "/setup/phone", now: now())
-        return page(Page.layout("Add two-step verification", screen(session, request, notice: session.takeNotice(), tab: .settings), [
-            Page.paragraph(session.needsFactor
-                           ? "Your account has no second factor, so your balances stay hidden. Add your mobile: every sign-in and transfer will send it a code."
-                           : "Add your mobile: sign-ins and transfers can then send it a code."),
-            Page.form("/setup/phone", session, class: "card stack", [
-                Page.field("Mobile number", name: "phone", type: "tel", value: draft?["phone"] ?? phone, error: draft?.errors["phone"], autocomplete: "tel"),
-                Page.button("Send me a code"),
-            ]),
-            session.needsFactor ? .empty : Page.link("Back to settings", "/settings"),
-        ]))
+        return page(
+            Page.layout(
+                "Add two-step verification", screen(session, request, notice: session.takeNotice(), tab: .settings),
+                [
+                    Page.paragraph(
+                        session.needsFactor
+                            ? "Your account has no second factor, so your balances stay hidden. Add your mobile: every sign-in and transfer will send it a code."
+                            : "Add your mobile: sign-ins and transfers can then send it a code."),
+                    Page.form(
+                        "/setup/phone", session, class: "card stack",
+                        [
+                            Page.field(
+                                "Mobile number", name: "phone", type: "tel", value: draft?["phone"] ?? phone,
+                                error: draft?.errors["phone"], autocomplete: "tel"),
+                            Page.button("Send me a code"),
+                        ]),
+                    session.needsFactor ? .empty : Page.link("Back to settings", "/settings"),
+                ]))
     }
 
     /// `POST /setup/phone`: texts a code to the mobile being added.
@@ -46,26 +56,38 @@ extension BankApp {
     /// `GET /setup/phone/code`: the page for the code texted to the mobile being added.
     func showPhoneSetupCode(_ request: Request) -> Response {
         let session = self.session(request).session
-        guard let session, session.isSignedIn, let setup = session.flows({ $0.phoneSetup }) else { return outOfStep(session, request) }
+        guard let session, session.isSignedIn, let setup = session.flows({ $0.phoneSetup }) else {
+            return outOfStep(session, request)
+        }
         let draft = session.draft(for: "/setup/phone/code", now: now())
         let usedUp = setup.tries >= Self.textedCodeTries
         var body: [HTML] = [Page.paragraph("We sent a code to \(setup.enrollment.maskedPhone ?? "your mobile").")]
         if usedUp {
-            body.append(.element("p", ["class": "error", "role": "alert"], [.text(draft?.errors["code"] ?? "That code no longer works: send a new code.")]))
+            body.append(
+                .element(
+                    "p", ["class": "error", "role": "alert"],
+                    [.text(draft?.errors["code"] ?? "That code no longer works: send a new code.")]))
         } else {
             body.append(codeForm("/setup/phone/confirm", session, error: draft?.errors["code"]))
         }
-        body.append(Page.actions([
-            Page.form("/setup/phone/resend", session, [Page.button("Send a new code", kind: usedUp ? "primary" : "secondary")]),
-            Page.link("Change the number", "/setup/phone"),
-        ]))
-        return page(Page.layout("Confirm your mobile", screen(session, request, notice: session.takeNotice(), tab: .settings), body))
+        body.append(
+            Page.actions([
+                Page.form(
+                    "/setup/phone/resend", session,
+                    [Page.button("Send a new code", kind: usedUp ? "primary" : "secondary")]),
+                Page.link("Change the number", "/setup/phone"),
+            ]))
+        return page(
+            Page.layout(
+                "Confirm your mobile", screen(session, request, notice: session.takeNotice(), tab: .settings), body))
     }
 
     /// `POST /setup/phone/confirm`: the texted code adds the mobile.
     func confirmPhoneSetup(_ request: Request) throws -> Response {
         let (session, form, _) = try posted(request)
-        guard session.isSignedIn, var setup = session.flows({ $0.phoneSetup }) else { return outOfStep(session, request) }
+        guard session.isSignedIn, var setup = session.flows({ $0.phoneSetup }) else {
+            return outOfStep(session, request)
+        }
         let enrollment = setup.enrollment
         do {
             _ = try blocking({ try await enrollment.confirm(code: form["code"] ?? "", name: "Mobile") })
@@ -90,7 +112,9 @@ extension BankApp {
     /// `POST /setup/phone/resend`: a new code texted to the mobile being added.
     func resendPhoneSetupCode(_ request: Request) throws -> Response {
         let (session, _, _) = try posted(request)
-        guard session.isSignedIn, let setup = session.flows({ $0.phoneSetup }) else { return outOfStep(session, request) }
+        guard session.isSignedIn, let setup = session.flows({ $0.phoneSetup }) else {
+            return outOfStep(session, request)
+        }
         return startPhoneSetup(session, request, number: setup.number, again: true)
     }
 
@@ -102,12 +126,17 @@ extension BankApp {
         do {
             let enrollment = try blocking({ try await client.enrollPhone(number, country: "GB") })
             session.flows { $0.phoneSetup = PhoneSetup(number: number, enrollment: enrollment) }
-            if again { session.flash("We sent a new code to \(enrollment.maskedPhone ?? number). The old one no longer works.") }
+            if again {
+                session.flash("We sent a new code to \(enrollment.maskedPhone ?? number). The old one no longer works.")
+            }
             return redirect("/setup/phone/code")
-        } catch let error as TrifactorError where [.secondFactorRequired, .reauthenticationRequired].contains(error.problem?.code) {
+        } catch let error as TrifactorError
+            where [.secondFactorRequired, .reauthenticationRequired].contains(error.problem?.code)
+        {
             if session.needsFactor {
-                return signOut(session, SessionCookie.value(in: request.header("cookie")), request,
-                               notice: "For your safety, sign in again with your password to add your mobile.")
+                return signOut(
+                    session, SessionCookie.value(in: request.header("cookie")), request,
+                    notice: "For your safety, sign in again with your password to add your mobile.")
             }
             return stepUp(session, .addMobile(number: number))
         } catch {

@@ -9,41 +9,50 @@ import TrifactorKit
 extension BankApp {
     /// The routes of signing in, its second step, and signing out: each HTTP method and path, and the handler that answers it.
     func addSignIn(_ router: inout Router) {
-        route(&router, "GET",  "/",                 showStart)
-        route(&router, "POST", "/signin",           submitEmail)
-        route(&router, "GET",  "/signin/password",  showPassword)
-        route(&router, "POST", "/signin/password",  checkPassword)
-        route(&router, "GET",  "/signin/factor",    showFactorChoice)
+        route(&router, "GET", "/", showStart)
+        route(&router, "POST", "/signin", submitEmail)
+        route(&router, "GET", "/signin/password", showPassword)
+        route(&router, "POST", "/signin/password", checkPassword)
+        route(&router, "GET", "/signin/factor", showFactorChoice)
         route(&router, "POST", "/signin/challenge", challengeFactor)
-        route(&router, "GET",  "/signin/code",      showSignInCode)
-        route(&router, "POST", "/signin/code",      checkSignInCode)
-        route(&router, "POST", "/signin/resend",    resendSignInCode)
-        route(&router, "POST", "/signin/call",      callForSignIn)
-        route(&router, "GET",  "/signin/push",      showSignInApproval)
-        route(&router, "GET",  "/signin/device",    showDeviceSignIn)
-        route(&router, "POST", "/signin/cancel",    cancelSignIn)
-        route(&router, "POST", "/signout",          signOutHere)
+        route(&router, "GET", "/signin/code", showSignInCode)
+        route(&router, "POST", "/signin/code", checkSignInCode)
+        route(&router, "POST", "/signin/resend", resendSignInCode)
+        route(&router, "POST", "/signin/call", callForSignIn)
+        route(&router, "GET", "/signin/push", showSignInApproval)
+        route(&router, "GET", "/signin/device", showDeviceSignIn)
+        route(&router, "POST", "/signin/cancel", cancelSignIn)
+        route(&router, "POST", "/signout", signOutHere)
     }
 
     /// `GET /`: the start page, the email form (a sign-in or reset under way is dropped).
     func showStart(_ request: Request) -> Response {
         let (viewer, cookies) = self.viewer(request)
         if viewer.isSignedIn { return redirect("/accounts") }
-        var notice = request.query["signed_out"] == "1" ? "You are signed out." : request.query["ended"] == "1" ? Self.signedOutElsewhereNotice : nil
+        var notice =
+            request.query["signed_out"] == "1"
+            ? "You are signed out." : request.query["ended"] == "1" ? Self.signedOutElsewhereNotice : nil
         var email: String?
         if let session = viewer as? BankSession {
             // The start page starts again: a sign-in or a reset under way is dropped (its email stays in the field).
             if case .password(let typed) = session.stage { email = typed }
             session.dropSignIn()
-            if session.flows({ flows in defer { flows.reset = nil }; return flows.reset != nil }) {
-                notice = "You left the password reset, so your password is unchanged. \"Forgot your password?\" starts it again."
+            if session.flows({ flows in
+                defer { flows.reset = nil }
+                return flows.reset != nil
+            }) {
+                notice =
+                    "You left the password reset, so your password is unchanged. \"Forgot your password?\" starts it again."
             }
             session.set(stage: .start)
             notice = session.takeNotice() ?? notice
         }
         let draft = self.draft(for: "/", viewer, request)
-        return page(emailPage(viewer, request, email: draft?["email"] ?? email, error: draft?.errors["email"], notice: draft?.errors["notice"] ?? notice),
-                    cookies: cookies)
+        return page(
+            emailPage(
+                viewer, request, email: draft?["email"] ?? email, error: draft?.errors["email"],
+                notice: draft?.errors["notice"] ?? notice),
+            cookies: cookies)
     }
 
     /// `POST /signin`: the email, then the password page (or a push to the device, passwordless).
@@ -52,7 +61,11 @@ extension BankApp {
         let (viewer, form) = try postedBeforeSession(request)
         let email = (form["email"] ?? "").lowercased()
         guard Self.looksLikeEmail(email) else {
-            return back(to: "/", viewer, FormDraft(values: ["email": form["email"] ?? ""], errors: ["email": "Enter your email address, like ann@example.com."]))
+            return back(
+                to: "/", viewer,
+                FormDraft(
+                    values: ["email": form["email"] ?? ""],
+                    errors: ["email": "Enter your email address, like ann@example.com."]))
         }
         let (session, cookies) = startSession(viewer)
         session.dropSignIn()
@@ -63,7 +76,9 @@ extension BankApp {
             do {
                 session.set(passwordless: try blocking({ try await client.signInWithPush(email: email) }))
             } catch {
-                return back(to: "/", session, FormDraft(values: ["email": email], errors: ["email": Self.sentence(error)]), cookies: cookies)
+                return back(
+                    to: "/", session, FormDraft(values: ["email": email], errors: ["email": Self.sentence(error)]),
+                    cookies: cookies)
             }
             session.set(stage: .secondFactor(email: email))
             return redirect("/signin/device", cookies: cookies)
@@ -77,7 +92,9 @@ extension BankApp {
         let session = self.session(request).session
         guard let session, case .password(let email) = session.stage else { return outOfStep(session, request) }
         let draft = session.draft(for: "/signin/password", now: now())
-        return page(passwordPage(session, request, email: email, error: draft?.errors["password"], notice: session.takeNotice()))
+        return page(
+            passwordPage(session, request, email: email, error: draft?.errors["password"], notice: session.takeNotice())
+        )
     }
 
     /// `POST /signin/password`: the password, then the second factor (or adding one).
@@ -91,7 +108,8 @@ extension BankApp {
             case .signedIn:
                 // A password alone: no balance until the customer adds a second factor.
                 session.set(needsFactor: true)
-                return try finishSignIn(session, email: email, request: request, next: "/setup/phone", secondFactor: false)
+                return try finishSignIn(
+                    session, email: email, request: request, next: "/setup/phone", secondFactor: false)
             case .secondFactorRequired(let resolver):
                 session.set(resolver: resolver)
                 session.set(stage: .secondFactor(email: email))
@@ -105,7 +123,9 @@ extension BankApp {
     /// `GET /signin/factor`: the customer's second factors, the preferred first.
     func showFactorChoice(_ request: Request) -> Response {
         let session = self.session(request).session
-        guard let session, case .secondFactor = session.stage, let resolver = session.resolver, session.passwordless == nil else {
+        guard let session, case .secondFactor = session.stage, let resolver = session.resolver,
+            session.passwordless == nil
+        else {
             return outOfStep(session, request)
         }
         // "Use another way": the code or push under way is left.
@@ -118,7 +138,8 @@ extension BankApp {
     func challengeFactor(_ request: Request) throws -> Response {
         let (session, form, _) = try posted(request)
         guard case .secondFactor = session.stage, let resolver = session.resolver,
-              let hint = resolver.hints.first(where: { $0.id == form["factor"] }) else { return outOfStep(session, request) }
+            let hint = resolver.hints.first(where: { $0.id == form["factor"] })
+        else { return outOfStep(session, request) }
         do {
             switch try blocking({ try await resolver.challenge(hint) }) {
             case .push(let push):
@@ -138,7 +159,9 @@ extension BankApp {
 
     /// A challenge Trifactor refused: a text that cannot be sent yet offers the other ways on the choice page; a sign-in
     /// that ended starts again.
-    func challengeRefused(_ session: BankSession, _ error: any Error, hint: FactorHint, resolver: SecondFactorResolver) -> Response {
+    func challengeRefused(_ session: BankSession, _ error: any Error, hint: FactorHint, resolver: SecondFactorResolver)
+        -> Response
+    {
         if Self.isSendLimit(error) {
             session.flash(Self.cannotText(error, others: resolver.hints.filter { $0.id != hint.id }))
             session.set(code: nil)
@@ -156,13 +179,15 @@ extension BankApp {
         } else if let error {
             let failure = error as? TrifactorError
             switch (failure?.code, failure?.problem) {
-            case (.approvalDenied?, _): session.flash("The sign-in was denied on your device. If that was not you, change your password.")
+            case (.approvalDenied?, _):
+                session.flash("The sign-in was denied on your device. If that was not you, change your password.")
             case (.expired?, _): session.flash("The sign-in took too long. Please start again.")
             case (_, let p?) where p.code == .attemptsExhausted:
                 session.flash("Too many wrong codes, so the sign-in was cancelled. Sign in again to get a new code.")
             case (_, let p?) where p.code == .tooManyAttempts:
                 session.flash("Too many wrong codes, so the sign-in was cancelled. \(Self.tryAgain(p.retryAfter))")
-            case (_, let p?) where p.code == .invalidPendingCredential: session.flash("The sign-in took too long. Please start again.")
+            case (_, let p?) where p.code == .invalidPendingCredential:
+                session.flash("The sign-in took too long. Please start again.")
             default: session.flash(Self.sentence(error))
             }
         } else {
@@ -175,20 +200,31 @@ extension BankApp {
     /// not a password alone) the browser is recognised as the customer's, so its sign-in page shows their sitekey. An
     /// email Trifactor knows and the bank does not is an opening left before its email was confirmed: the customer
     /// goes to the opening form, which carries on from there.
-    func finishSignIn(_ session: BankSession, email: String, request: Request, next: String, secondFactor: Bool = true) throws -> Response {
-        guard let customer = try database.read({ try $0.queryOne("SELECT id FROM bank_customers WHERE email = $1", [.text(email)])?.text("id") }) else {
+    func finishSignIn(_ session: BankSession, email: String, request: Request, next: String, secondFactor: Bool = true)
+        throws -> Response
+    {
+        guard
+            let customer = try database.read({
+                try $0.queryOne("SELECT id FROM bank_customers WHERE email = $1", [.text(email)])?.text("id")
+            })
+        else {
             let client = trifactor(session, request)
             try? blocking({ try await client.signOut() })
             session.set(needsFactor: false)
             session.keep(FormDraft(values: ["email": email]), for: "/open", now: now())
-            return restartOpening(session, saying: "You started opening an account with this email but did not finish. Fill in the form again with "
-                                  + "the same email and password: we carry on from where you left off.")
+            return restartOpening(
+                session,
+                saying:
+                    "You started opening an account with this email but did not finish. Fill in the form again with "
+                    + "the same email and password: we carry on from where you left off.")
         }
         session.dropSignIn()
         session.set(stage: .signedIn(customerID: customer, email: email))
         session.confirm(now())
         session.trifactorChecked(now())
-        let (fresh, _) = sessions.issue(replacing: SessionCookie.value(in: request.header("cookie")), carrying: session, secure: configuration.secure, now: now())
+        let (fresh, _) = sessions.issue(
+            replacing: SessionCookie.value(in: request.header("cookie")), carrying: session,
+            secure: configuration.secure, now: now())
         var cookies = [fresh.setCookie]
         if secondFactor { cookies += rememberBrowser(customer, request) }
         return redirect(next, cookies: cookies)

@@ -10,7 +10,8 @@ extension BankApp {
     /// `GET /signin/code`: the code page of the sign-in.
     func showSignInCode(_ request: Request) -> Response {
         let session = self.session(request).session
-        guard let session, case .secondFactor = session.stage, let code = session.code, code.hint.kind != .passkey else { return outOfStep(session, request) }
+        guard let session, case .secondFactor = session.stage, let code = session.code, code.hint.kind != .passkey
+        else { return outOfStep(session, request) }
         let draft = session.draft(for: "/signin/code", now: now())
         return page(codePage(session, request, code, error: draft?.errors["code"], notice: session.takeNotice()))
     }
@@ -18,7 +19,8 @@ extension BankApp {
     /// `POST /signin/code`: a code that completes the sign-in; too many wrong ones cancel it.
     func checkSignInCode(_ request: Request) throws -> Response {
         let (session, form, _) = try posted(request)
-        guard case .secondFactor(let email) = session.stage, let resolver = session.resolver, var code = session.code else {
+        guard case .secondFactor(let email) = session.stage, let resolver = session.resolver, var code = session.code
+        else {
             return outOfStep(session, request)
         }
         let (hint, typed) = (code.hint, form["code"] ?? "")
@@ -35,7 +37,9 @@ extension BankApp {
     /// `POST /signin/resend`: a new texted code for the sign-in.
     func resendSignInCode(_ request: Request) throws -> Response {
         let (session, _, _) = try posted(request)
-        guard case .secondFactor = session.stage, let resolver = session.resolver, let code = session.code, code.isTexted else {
+        guard case .secondFactor = session.stage, let resolver = session.resolver, let code = session.code,
+            code.isTexted
+        else {
             return outOfStep(session, request)
         }
         do {
@@ -54,16 +58,19 @@ extension BankApp {
     func callForSignIn(_ request: Request) throws -> Response {
         let (session, _, _) = try posted(request)
         guard case .secondFactor = session.stage, let resolver = session.resolver, let code = session.code,
-              case .phone(let masked) = code.hint.kind else { return outOfStep(session, request) }
-        return callInstead(session, masked: masked, others: resolver.hints.filter { $0.id != code.hint.id }, page: "/signin/code",
-                           call: { try blocking({ try await resolver.callInstead(code.hint) }) }, otherwise: { restart(session, $0) })
+            case .phone(let masked) = code.hint.kind
+        else { return outOfStep(session, request) }
+        return callInstead(
+            session, masked: masked, others: resolver.hints.filter { $0.id != code.hint.id }, page: "/signin/code",
+            call: { try blocking({ try await resolver.callInstead(code.hint) }) }, otherwise: { restart(session, $0) })
     }
 
     /// `GET /signin/push`: waits for the device's approval of the sign-in's second step.
     func showSignInApproval(_ request: Request) -> Response {
         let session = self.session(request).session
         guard let session, case .secondFactor(let email) = session.stage, let resolver = session.resolver,
-              let (push, hint) = session.push else { return outOfStep(session, request) }
+            let (push, hint) = session.push
+        else { return outOfStep(session, request) }
         do {
             switch try blocking({ try await push.state() }) {
             case .pending:
@@ -84,7 +91,9 @@ extension BankApp {
     /// `GET /signin/device`: waits for the device's approval of a passwordless sign-in.
     func showDeviceSignIn(_ request: Request) -> Response {
         let session = self.session(request).session
-        guard let session, case .secondFactor(let email) = session.stage, let push = session.passwordless else { return outOfStep(session, request) }
+        guard let session, case .secondFactor(let email) = session.stage, let push = session.passwordless else {
+            return outOfStep(session, request)
+        }
         do {
             switch try blocking({ try await push.approval.state() }) {
             case .pending:
@@ -116,8 +125,10 @@ extension BankApp {
 
     /// A refused code of the sign-in or coming back: back to the code page at `page` saying what is left, or, after too
     /// many, `over` with the sentence; nil when the refusal is not about the code.
-    func codeRefused(_ session: BankSession, _ code: inout CodeChallenge, _ error: any Error, page: String,
-                     over: (String) -> Response) -> Response? {
+    func codeRefused(
+        _ session: BankSession, _ code: inout CodeChallenge, _ error: any Error, page: String,
+        over: (String) -> Response
+    ) -> Response? {
         switch Self.verdict(error, tries: &code.wrongTries, texted: code.isTexted) {
         case .again(let sentence)?, .newCode(let sentence)?:
             session.set(code: code)
@@ -132,8 +143,10 @@ extension BankApp {
     /// "Call me instead" of a texted code (a sign-in's or a reset's): `call` has Trifactor read the code out, then the code page
     /// at `page` says so. A code that died has nothing to read out; a call that cannot be made yet offers the `others`;
     /// any other refusal is `otherwise`'s answer.
-    func callInstead(_ session: BankSession, masked: String, others: [FactorHint], page: String, call: () throws -> Void,
-                     otherwise: (any Error) -> Response) -> Response {
+    func callInstead(
+        _ session: BankSession, masked: String, others: [FactorHint], page: String, call: () throws -> Void,
+        otherwise: (any Error) -> Response
+    ) -> Response {
         do {
             try call()
         } catch let error as TrifactorError where error.problem?.code == "second_factor_unusable" {
@@ -142,7 +155,8 @@ extension BankApp {
             return redirect(page)
         } catch {
             guard Self.isSendLimit(error) else { return otherwise(error) }
-            session.flash(Self.cannotText(error, others: others).replacingOccurrences(of: "send another text", with: "call you"))
+            session.flash(
+                Self.cannotText(error, others: others).replacingOccurrences(of: "send another text", with: "call you"))
             return redirect(page)
         }
         session.flash("We are calling \(masked) now: the voice reads out the same code.")
@@ -157,7 +171,11 @@ extension BankApp {
         var cookies = [SessionCookie.cleared(secure: configuration.secure)]
         guard let notice else { return redirect("/?signed_out=1", cookies: cookies) }
         // The session is gone: the notice rides in the draft cookie of the start page.
-        if let draft = drafts.setCookie(FormDraft(errors: ["notice": notice]), for: "/", now: now(), secure: configuration.secure) { cookies.append(draft) }
+        if let draft = drafts.setCookie(
+            FormDraft(errors: ["notice": notice]), for: "/", now: now(), secure: configuration.secure)
+        {
+            cookies.append(draft)
+        }
         return redirect("/", cookies: cookies)
     }
 

@@ -21,7 +21,8 @@ extension BankApp {
             session.trifactorChecked(now())
             return nil
         } catch {
-            return trifactorSessionEnded(session, cookie: cookie, error: error) ? signedOutElsewhere(cookie, request) : nil
+            return trifactorSessionEnded(session, cookie: cookie, error: error)
+                ? signedOutElsewhere(cookie, request) : nil
         }
     }
 

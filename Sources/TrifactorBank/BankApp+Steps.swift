@@ -8,7 +8,8 @@ import TrifactorKit
 /// from such a page does nothing, and the page it lands on says so.
 extension BankApp {
     /// The notice of a form posted from a page that was no longer current.
-    static let outOfDate = "That page was out of date (perhaps it changed in another tab), so nothing was done. Here is where you are now."
+    static let outOfDate =
+        "That page was out of date (perhaps it changed in another tab), so nothing was done. Here is where you are now."
 
     /// The page of the step this browser is at.
     func currentStep(_ session: BankSession?) -> String {
@@ -26,8 +27,12 @@ extension BankApp {
             if let code = session.code, code.hint.kind != .passkey { return "/signin/code" }
             return "/signin/factor"
         case .signedIn:
-            if session.needsFactor { return session.flows({ $0.phoneSetup }) == nil ? "/setup/phone" : "/setup/phone/code" }
-            if session.isAway(now: now(), idle: configuration.idleTimeout) { return session.code == nil ? "/confirm" : "/confirm/code" }
+            if session.needsFactor {
+                return session.flows({ $0.phoneSetup }) == nil ? "/setup/phone" : "/setup/phone/code"
+            }
+            if session.isAway(now: now(), idle: configuration.idleTimeout) {
+                return session.code == nil ? "/confirm" : "/confirm/code"
+            }
             return "/accounts"
         }
     }
@@ -66,15 +71,23 @@ extension BankApp {
         let home = viewer?.isSignedIn == true ? ("Go to your accounts", "/accounts") : ("Go to the start", "/")
         if !allowed.isEmpty {
             let methods = (allowed.contains("GET") ? allowed.union(["HEAD"]) : allowed).sorted()
-            var response = page(Page.layout("This page does not take that", Screen(devPhone: configuration.devPhone), [
-                Page.paragraph("This page cannot be used that way. Nothing was done."), Page.link(home.0, home.1, class: "button primary"),
-            ]), status: 405)
+            var response = page(
+                Page.layout(
+                    "This page does not take that", Screen(devPhone: configuration.devPhone),
+                    [
+                        Page.paragraph("This page cannot be used that way. Nothing was done."),
+                        Page.link(home.0, home.1, class: "button primary"),
+                    ]), status: 405)
             response.headers.append(("Allow", methods.joined(separator: ", ")))
             return response
         }
-        return page(Page.layout("There is no such page", Screen(devPhone: configuration.devPhone), [
-            Page.paragraph("The address may be mistyped, or the page has moved."), Page.link(home.0, home.1, class: "button primary"),
-        ]), status: 404)
+        return page(
+            Page.layout(
+                "There is no such page", Screen(devPhone: configuration.devPhone),
+                [
+                    Page.paragraph("The address may be mistyped, or the page has moved."),
+                    Page.link(home.0, home.1, class: "button primary"),
+                ]), status: 404)
     }
 
     /// Whether a route's pattern (literal segments and `:captures`) matches a path's segments.

@@ -11,24 +11,29 @@ import TrifactorKit
 extension BankApp {
     /// The routes of transfers, from the form to the money moving: each HTTP method and path, and the handler that answers it.
     func addTransfers(_ router: inout Router) {
-        route(&router, "GET",  "/transfer",                 showTransfer)
-        route(&router, "POST", "/transfer",                 submitTransfer)
-        route(&router, "GET",  "/transfers/:id",            showPendingTransfer)
-        route(&router, "POST", "/transfer/confirm",         authorizeTransfer)
-        route(&router, "POST", "/transfer/approve",         approveTransfer)
-        route(&router, "POST", "/transfer/resend",          resendTransferCode)
-        route(&router, "POST", "/transfer/another",         transferAnotherWay)
-        route(&router, "POST", "/transfer/cancel",          cancelTransfer)
+        route(&router, "GET", "/transfer", showTransfer)
+        route(&router, "POST", "/transfer", submitTransfer)
+        route(&router, "GET", "/transfers/:id", showPendingTransfer)
+        route(&router, "POST", "/transfer/confirm", authorizeTransfer)
+        route(&router, "POST", "/transfer/approve", approveTransfer)
+        route(&router, "POST", "/transfer/resend", resendTransferCode)
+        route(&router, "POST", "/transfer/another", transferAnotherWay)
+        route(&router, "POST", "/transfer/cancel", cancelTransfer)
         route(&router, "POST", "/transfer/passkey/options", transferPasskeyOptions)
-        route(&router, "POST", "/transfer/passkey",         approveTransferWithPasskey)
+        route(&router, "POST", "/transfer/passkey", approveTransferWithPasskey)
     }
 
     /// `GET /transfer`: the transfer form, with what was typed.
     func showTransfer(_ request: Request) throws -> Response {
         let (session, customer) = try customer(request)
         var draft = session.draft(for: "/transfer", now: now())
-        if draft == nil, let id = request.query["change"], let pending = session.pendingTransfer(id) { draft = pending.form }
-        return page(transferPage(session, request, accounts: try ledger.accounts(of: customer), draft: draft, notice: session.takeNotice()))
+        if draft == nil, let id = request.query["change"], let pending = session.pendingTransfer(id) {
+            draft = pending.form
+        }
+        return page(
+            transferPage(
+                session, request, accounts: try ledger.accounts(of: customer), draft: draft,
+                notice: session.takeNotice()))
     }
 
     /// `POST /transfer`: checks the form and keeps the transfer for its review page.
@@ -43,7 +48,9 @@ extension BankApp {
         var label = ""
         if form["to"] == "payee" {
             let name = form["payee_name"] ?? ""
-            if name.isEmpty || name.count > 70 || Self.hasControls(name) { errors["payee_name"] = "Enter the payee's name (up to 70 characters)." }
+            if name.isEmpty || name.count > 70 || Self.hasControls(name) {
+                errors["payee_name"] = "Enter the payee's name (up to 70 characters)."
+            }
             do throws(IBAN.Refusal) {
                 let iban = try IBAN(parsing: form["iban"] ?? "")
                 destination = .payee(name: name, iban: iban)
@@ -56,16 +63,26 @@ extension BankApp {
             errors["to"] = "Pick another of your accounts, or a payee."
         }
         var amount: Amount?
-        do throws(Amount.Refusal) { amount = try Amount(parsing: form["amount"] ?? "", currency: from?.balance.currency ?? "EUR") } catch {
+        do throws(Amount.Refusal) {
+            amount = try Amount(parsing: form["amount"] ?? "", currency: from?.balance.currency ?? "EUR")
+        } catch {
             errors["amount"] = error.description
         }
-        if let amount, let from, amount > from.balance { errors["amount"] = "That is more than the \(from.balance.description) in \(from.name)." }
+        if let amount, let from, amount > from.balance {
+            errors["amount"] = "That is more than the \(from.balance.description) in \(from.name)."
+        }
         let reference = form["reference"].flatMap { $0.isEmpty ? nil : $0 }
-        if let reference, reference.count > 140 || Self.hasControls(reference) { errors["reference"] = "A reference has up to 140 characters." }
-        let typed = FormDraft(form, keeping: ["from", "to", "payee_name", "iban", "amount", "reference"], errors: errors)
-        guard errors.isEmpty, let from, let destination, let amount else { return back(to: "/transfer", session, typed) }
-        let pending = PendingTransfer(id: UUID().uuidString.lowercased(), from: from.id, fromName: from.name, to: destination, toLabel: label,
-                                      amount: amount, reference: reference, form: typed)
+        if let reference, reference.count > 140 || Self.hasControls(reference) {
+            errors["reference"] = "A reference has up to 140 characters."
+        }
+        let typed = FormDraft(
+            form, keeping: ["from", "to", "payee_name", "iban", "amount", "reference"], errors: errors)
+        guard errors.isEmpty, let from, let destination, let amount else {
+            return back(to: "/transfer", session, typed)
+        }
+        let pending = PendingTransfer(
+            id: UUID().uuidString.lowercased(), from: from.id, fromName: from.name, to: destination, toLabel: label,
+            amount: amount, reference: reference, form: typed)
         session.store(pending)
         return redirect("/transfers/\(pending.id)")
     }
@@ -75,26 +92,39 @@ extension BankApp {
         let (session, _) = try customer(request)
         let id = request.parameters["id"] ?? ""
         if let sent = session.flows({ $0.sent[id] }) {
-            return page(Page.layout("Transfer sent", screen(session, request, tab: .transfer), [
-                Page.paragraph(sent, class: "notice"),
-                Page.paragraph("It was sent once; opening this page again sends nothing.", class: "muted"),
-                Page.actions([Page.link("Your accounts", "/accounts", class: "button primary"), Page.link("Make another transfer", "/transfer")]),
-            ]))
+            return page(
+                Page.layout(
+                    "Transfer sent", screen(session, request, tab: .transfer),
+                    [
+                        Page.paragraph(sent, class: "notice"),
+                        Page.paragraph("It was sent once; opening this page again sends nothing.", class: "muted"),
+                        Page.actions([
+                            Page.link("Your accounts", "/accounts", class: "button primary"),
+                            Page.link("Make another transfer", "/transfer"),
+                        ]),
+                    ]))
         }
         guard let pending = session.pendingTransfer(id) else { return gone(session, id, request) }
         let draft = session.draft(for: "/transfers/\(id)", now: now())
         if pending.authorizationID == nil {
-            return page(reviewPage(session, request, pending, factors: try transferFactors(session, request), notice: session.takeNotice()))
+            return page(
+                reviewPage(
+                    session, request, pending, factors: try transferFactors(session, request),
+                    notice: session.takeNotice()))
         }
-        return page(approvePage(session, request, pending, error: draft?.errors["code"],
-                                notice: session.takeNotice()))
+        return page(
+            approvePage(
+                session, request, pending, error: draft?.errors["code"],
+                notice: session.takeNotice()))
     }
 
     /// `POST /transfer/confirm`: describes the transfer to Trifactor for the chosen factor.
     func authorizeTransfer(_ request: Request) throws -> Response {
         let (session, form, _) = try posted(request)
         _ = try customer(request)
-        guard let pending = session.pendingTransfer(form["transfer"] ?? "") else { return gone(session, form["transfer"] ?? "", request) }
+        guard let pending = session.pendingTransfer(form["transfer"] ?? "") else {
+            return gone(session, form["transfer"] ?? "", request)
+        }
         let factors = try transferFactors(session, request)
         guard let factor = factors.first(where: { $0.id == form["factor"] }) else {
             session.flash("Pick how to confirm. Nothing was moved.")
@@ -107,7 +137,9 @@ extension BankApp {
     func approveTransfer(_ request: Request) throws -> Response {
         let (session, form, _) = try posted(request)
         _ = try customer(request)
-        guard let pending = session.pendingTransfer(form["transfer"] ?? ""), pending.authorizationID != nil else { return gone(session, form["transfer"] ?? "", request) }
+        guard let pending = session.pendingTransfer(form["transfer"] ?? ""), pending.authorizationID != nil else {
+            return gone(session, form["transfer"] ?? "", request)
+        }
         switch complete(pending, session, request, proof: .code(form["code"] ?? "")) {
         case .moved:
             return redirect("/accounts")
@@ -123,7 +155,9 @@ extension BankApp {
     func resendTransferCode(_ request: Request) throws -> Response {
         let (session, form, _) = try posted(request)
         _ = try customer(request)
-        guard let pending = session.pendingTransfer(form["transfer"] ?? ""), let factor = pending.factor else { return gone(session, form["transfer"] ?? "", request) }
+        guard let pending = session.pendingTransfer(form["transfer"] ?? ""), let factor = pending.factor else {
+            return gone(session, form["transfer"] ?? "", request)
+        }
         let others = try transferFactors(session, request).filter { $0.id != factor.id }
         return authorize(session, request, pending, with: factor, others: others, again: true)
     }
@@ -132,7 +166,9 @@ extension BankApp {
     func transferAnotherWay(_ request: Request) throws -> Response {
         let (session, form, _) = try posted(request)
         _ = try customer(request)
-        guard var pending = session.pendingTransfer(form["transfer"] ?? "") else { return gone(session, form["transfer"] ?? "", request) }
+        guard var pending = session.pendingTransfer(form["transfer"] ?? "") else {
+            return gone(session, form["transfer"] ?? "", request)
+        }
         pending.authorizationID = nil
         pending.passkeyOptions = nil
         session.store(pending)
@@ -153,10 +189,15 @@ extension BankApp {
     func gone(_ session: BankSession, _ id: String, _ request: Request) -> Response {
         let sent = session.flows { $0.sent[id] }
         guard Self.isNavigation(request) else {
-            return page(Page.layout(sent == nil ? "Transfer not waiting" : "Transfer sent", screen(session, request, tab: .transfer), [
-                Page.paragraph(sent.map { "\($0) It was sent once already. Nothing was moved this time." } ?? "This transfer is no longer waiting. Nothing was moved."),
-                Page.link("Your accounts", "/accounts", class: "button primary"),
-            ]), status: 409)
+            return page(
+                Page.layout(
+                    sent == nil ? "Transfer not waiting" : "Transfer sent", screen(session, request, tab: .transfer),
+                    [
+                        Page.paragraph(
+                            sent.map { "\($0) It was sent once already. Nothing was moved this time." }
+                                ?? "This transfer is no longer waiting. Nothing was moved."),
+                        Page.link("Your accounts", "/accounts", class: "button primary"),
+                    ]), status: 409)
         }
         if sent != nil { return redirect("/transfers/\(id)") }
         session.flash("This transfer is no longer waiting. Nothing was moved.")
@@ -171,7 +212,8 @@ extension BankApp {
 
     /// The factors a transfer can be confirmed with here (a passkey only where passkeys work).
     func transferFactors(_ session: BankSession, _ request: Request) throws -> [FactorHint] {
-        let client = trifactor(session, request), passkeys = Self.passkeysWork(request)
+        let client = trifactor(session, request)
+        let passkeys = Self.passkeysWork(request)
         return try blocking({ try await client.factors() }).map(FactorHint.init).filter {
             if case .phone = $0.kind { return true }
             return $0.kind == .totp || ($0.kind == .passkey && passkeys)
@@ -182,10 +224,14 @@ extension BankApp {
     /// back to the review, offering the other ways. `again` ("Send a new code"): the same authorization's challenge
     /// again, so the code sent before stops working and the wrong codes typed so far still count (a new authorization
     /// only once its five minutes are over).
-    func authorize(_ session: BankSession, _ request: Request, _ pending: PendingTransfer, with factor: FactorHint, others: [FactorHint],
-                   again: Bool = false) -> Response {
+    func authorize(
+        _ session: BankSession, _ request: Request, _ pending: PendingTransfer, with factor: FactorHint,
+        others: [FactorHint],
+        again: Bool = false
+    ) -> Response {
         var pending = pending
-        let client = trifactor(session, request), action = Self.action(pending)
+        let client = trifactor(session, request)
+        let action = Self.action(pending)
         let authorization: PendingAuthorization
         if again, let id = pending.authorizationID {
             do {
@@ -200,8 +246,12 @@ extension BankApp {
                 // Its five minutes are over: the transfer is described again below, for a new authorization.
             } catch {
                 // Nothing was sent: the code sent before still works, unless it was tried too often already.
-                let stillWorks = pending.wrongTries < Self.textedCodeTries ? " The code we sent before still works." : ""
-                session.flash(Self.isSendLimit(error) ? Self.cannotText(error, others: others) + stillWorks : Self.sentence(error) + " Nothing was moved.")
+                let stillWorks =
+                    pending.wrongTries < Self.textedCodeTries ? " The code we sent before still works." : ""
+                session.flash(
+                    Self.isSendLimit(error)
+                        ? Self.cannotText(error, others: others) + stillWorks
+                        : Self.sentence(error) + " Nothing was moved.")
                 return redirect("/transfers/\(pending.id)")
             }
         }
@@ -210,7 +260,9 @@ extension BankApp {
         } catch {
             pending.authorizationID = nil
             session.store(pending)
-            session.flash(Self.isSendLimit(error) ? Self.cannotText(error, others: others) : Self.sentence(error) + " Nothing was moved.")
+            session.flash(
+                Self.isSendLimit(error)
+                    ? Self.cannotText(error, others: others) : Self.sentence(error) + " Nothing was moved.")
             return redirect("/transfers/\(pending.id)")
         }
         pending.authorizationID = authorization.id
@@ -224,5 +276,7 @@ extension BankApp {
         return redirect("/transfers/\(pending.id)")
     }
 
-    static func hasControls(_ text: String) -> Bool { text.unicodeScalars.contains { $0.properties.generalCategory == .control } }
+    static func hasControls(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
 }

@@ -1,8 +1,8 @@
 import API
 import Foundation
 import HTTP
-import TrifactorKit
 import Logging
+import TrifactorKit
 
 /// Completing a transfer: the proof (a code or a passkey) approves its
 /// authorization, which is then spent for exactly this action, and the
@@ -10,7 +10,10 @@ import Logging
 /// end the transfer. Each transfer has a code of its own (Trifactor scopes a phone code to what it proves), so a
 /// transfer started in another tab leaves this one's code working.
 extension BankApp {
-    struct TransferAssertionBody: Decodable { let transfer: String; let assertion: CredentialJSON }
+    struct TransferAssertionBody: Decodable {
+        let transfer: String
+        let assertion: CredentialJSON
+    }
 
     /// How completing a transfer ended.
     enum Completion {
@@ -25,8 +28,12 @@ extension BankApp {
     }
 
     /// Approves the transfer's authorization with `proof`, spends it for exactly this action, then moves the money once.
-    func complete(_ pending: PendingTransfer, _ session: BankSession, _ request: Request, proof: SecondFactorProof) -> Completion {
-        guard let authorization = pending.authorizationID else { return .refused("This transfer is no longer waiting. Nothing was moved.") }
+    func complete(_ pending: PendingTransfer, _ session: BankSession, _ request: Request, proof: SecondFactorProof)
+        -> Completion
+    {
+        guard let authorization = pending.authorizationID else {
+            return .refused("This transfer is no longer waiting. Nothing was moved.")
+        }
         let client = trifactor(session, request)
         do {
             try blocking({ try await client.approveAuthorization(authorization, with: proof) })
@@ -51,8 +58,10 @@ extension BankApp {
             return .refused(Self.sentence(error) + " Nothing was moved.")
         }
         do {
-            _ = try ledger.transfer(.init(idempotencyKey: pending.id, from: pending.from, to: pending.to, amount: pending.amount,
-                                          authorizationID: authorization, memo: Self.memo(pending), reference: pending.reference), now: now())
+            _ = try ledger.transfer(
+                .init(
+                    idempotencyKey: pending.id, from: pending.from, to: pending.to, amount: pending.amount,
+                    authorizationID: authorization, memo: Self.memo(pending), reference: pending.reference), now: now())
         } catch let refusal as Ledger.Refusal {
             return .refused(refusal.description + " Nothing was moved.")
         } catch {
@@ -67,7 +76,8 @@ extension BankApp {
 
     /// What Trifactor binds the approval to: amount, currency, payee and the source account.
     static func action(_ pending: PendingTransfer) -> BoundAction {
-        .transfer(amount: pending.amount.plain, currency: pending.amount.currency, payee: pending.toLabel, from: pending.from)
+        .transfer(
+            amount: pending.amount.plain, currency: pending.amount.currency, payee: pending.toLabel, from: pending.from)
     }
 
     static func memo(_ pending: PendingTransfer) -> String {
@@ -81,8 +91,9 @@ extension BankApp {
     func transferPasskeyOptions(_ request: Request) throws -> Response {
         let (session, _) = try postedJSON(request)
         guard session.isSignedIn,
-              let id = (try? WireJSON.sharedDecoder.decode([String: String].self, from: Data(request.body)))?["transfer"],
-              let pending = session.pendingTransfer(id), let options = pending.passkeyOptions else {
+            let id = (try? WireJSON.sharedDecoder.decode([String: String].self, from: Data(request.body)))?["transfer"],
+            let pending = session.pendingTransfer(id), let options = pending.passkeyOptions
+        else {
             return jsonError(409, "This transfer is no longer waiting. Nothing was moved.")
         }
         return Response.json(RequestBody(options: options))
@@ -91,13 +102,16 @@ extension BankApp {
     /// `POST /transfer/passkey`: the passkey's assertion approves the transfer, and the money moves once.
     func approveTransferWithPasskey(_ request: Request) throws -> Response {
         let (session, _) = try postedJSON(request)
-        guard session.isSignedIn, let body = try? WireJSON.sharedDecoder.decode(TransferAssertionBody.self, from: Data(request.body)),
-              let pending = session.pendingTransfer(body.transfer), pending.passkeyOptions != nil else {
+        guard session.isSignedIn,
+            let body = try? WireJSON.sharedDecoder.decode(TransferAssertionBody.self, from: Data(request.body)),
+            let pending = session.pendingTransfer(body.transfer), pending.passkeyOptions != nil
+        else {
             return jsonError(409, "This transfer is no longer waiting. Nothing was moved.")
         }
         switch complete(pending, session, request, proof: .assertion(body.assertion)) {
         case .moved: return Response.json(Next(redirect: "/accounts"))
-        case .wrongCode: return jsonError(400, "Your passkey did not confirm this transfer. Try again, or use another way.")
+        case .wrongCode:
+            return jsonError(400, "Your passkey did not confirm this transfer. Try again, or use another way.")
         case .ended(let sentence):
             session.flash(sentence)
             return Response.json(Next(redirect: "/accounts"))

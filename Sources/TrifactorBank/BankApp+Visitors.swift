@@ -17,7 +17,8 @@ extension BankApp {
 
     /// A POST from a page shown before signing in, whose token matches the browser's session or, without one, its
     /// visitor nonce; otherwise a 403 `Refusal` (nothing is done). `json`: the passkey script's `X-CSRF-Token`.
-    func postedBeforeSession(_ request: Request, json: Bool = false) throws(Refusal) -> (viewer: any Viewer, form: Form) {
+    func postedBeforeSession(_ request: Request, json: Bool = false) throws(Refusal) -> (viewer: any Viewer, form: Form)
+    {
         let form = Form(json ? [] : request.body)
         let submitted = json ? request.header("x-csrf-token") : form[CSRF.field]
         if let session = session(request).session {
@@ -25,21 +26,26 @@ extension BankApp {
             session.dropDraft()
             return (session, form)
         }
-        guard let submitted, visitors.isValid(submitted: submitted, cookieHeader: request.header("cookie")) else { throw refusal(json: json) }
+        guard let submitted, visitors.isValid(submitted: submitted, cookieHeader: request.header("cookie")) else {
+            throw refusal(json: json)
+        }
         return (Visitor(csrf: submitted), form)
     }
 
     private func refusal(json: Bool) -> Refusal {
-        Refusal(response: json ? jsonError(403, "This page is stale. Reload it.")
-                               : refused(403, "This form was not sent from this page. Nothing was done."))
+        Refusal(
+            response: json
+                ? jsonError(403, "This page is stale. Reload it.")
+                : refused(403, "This form was not sent from this page. Nothing was done."))
     }
 
     /// The session of a browser that starts signing in or opening an account: its own, or a new one that keeps the
     /// visitor's token (with the `Set-Cookie` of its cookie).
     func startSession(_ viewer: any Viewer) -> (session: BankSession, cookies: [String]) {
         if let session = viewer as? BankSession { return (session, []) }
-        let (cookie, session) = sessions.issue(replacing: nil, carrying: BankSession(now: now(), csrf: viewer.csrf), secure: configuration.secure,
-                                               now: now())
+        let (cookie, session) = sessions.issue(
+            replacing: nil, carrying: BankSession(now: now(), csrf: viewer.csrf), secure: configuration.secure,
+            now: now())
         // A refused form's draft of the visitor's is done with.
         return (session, [cookie.setCookie, DraftCookie.cleared(secure: configuration.secure)])
     }
@@ -49,10 +55,15 @@ extension BankApp {
         // IPv6 clients by their /64, as trifactord counts them: one subscriber holds a whole /64.
         guard let wait = signIns.take(ClientKey.of(address: request.remoteAddress), now: now()) else { return nil }
         let seconds = max(1, Int(wait.rounded(.up)))
-        var response = page(Page.layout("Please wait a moment", Screen(devPhone: configuration.devPhone), [
-            Page.paragraph("There were too many sign-in attempts from your network. Please wait \(seconds) seconds, then try again."),
-            Page.link("Back to sign in", "/"),
-        ]), status: 429)
+        var response = page(
+            Page.layout(
+                "Please wait a moment", Screen(devPhone: configuration.devPhone),
+                [
+                    Page.paragraph(
+                        "There were too many sign-in attempts from your network. Please wait \(seconds) seconds, then try again."
+                    ),
+                    Page.link("Back to sign in", "/"),
+                ]), status: 429)
         response.headers.append(("Retry-After", String(seconds)))
         return response
     }

@@ -57,8 +57,11 @@ package final class BankApp: Sendable {
     /// - Parameters:
     ///   - transport: how the bank reaches trifactord (a fake in tests).
     ///   - now: the time, for sessions, idle checks, recognised browsers and the ledger.
-    package init(configuration: Configuration, database: any Database, logger: Logger = .standardError, transport: any HTTPTransport = URLSessionTransport(),
-                now: @escaping @Sendable () -> Date = { Date() }) {
+    package init(
+        configuration: Configuration, database: any Database, logger: Logger = .standardError,
+        transport: any HTTPTransport = URLSessionTransport(),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.configuration = configuration
         self.database = database
         ledger = Ledger(database: database)
@@ -102,7 +105,10 @@ package final class BankApp: Sendable {
                 self?.sweep()
             }
         }
-        sweeper.withLock { $0?.cancel(); $0 = task }
+        sweeper.withLock {
+            $0?.cancel()
+            $0 = task
+        }
     }
 
     func router() -> Router {
@@ -128,7 +134,9 @@ package final class BankApp: Sendable {
     func addStatic(_ router: inout Router) {
         func file(_ path: String, _ type: String, _ text: String) {
             router.add("GET", path, execution: .inline) { _ in
-                Response(status: 200, headers: [("Content-Type", type), ("Cache-Control", "max-age=300")], body: Array(text.utf8))
+                Response(
+                    status: 200, headers: [("Content-Type", type), ("Cache-Control", "max-age=300")],
+                    body: Array(text.utf8))
             }
         }
         file("/static/bank.css", "text/css; charset=utf-8", Style.css)
@@ -142,15 +150,23 @@ package final class BankApp: Sendable {
     /// `GET /sitekeys/:name`: one of the sitekey pictures (`/sitekeys/NAME.svg`); 404 for a name that is none of them.
     static func showSitekey(_ request: Request) -> Response {
         let name = (request.parameters["name"] ?? "").replacingOccurrences(of: ".svg", with: "")
-        guard Sitekey.pictures.contains(name), let url = Bundle.module.url(forResource: name, withExtension: "svg", subdirectory: "sitekeys"),
-              let data = try? Data(contentsOf: url) else { return Response(status: 404) }
-        return Response(status: 200, headers: [("Content-Type", "image/svg+xml"), ("Cache-Control", "max-age=3600")], body: Array(data))
+        guard Sitekey.pictures.contains(name),
+            let url = Bundle.module.url(forResource: name, withExtension: "svg", subdirectory: "sitekeys"),
+            let data = try? Data(contentsOf: url)
+        else { return Response(status: 404) }
+        return Response(
+            status: 200, headers: [("Content-Type", "image/svg+xml"), ("Cache-Control", "max-age=3600")],
+            body: Array(data))
     }
 
     /// The customer's Trifactor client for this browser's request (its IP, user agent and trace forwarded).
     func trifactor(_ session: BankSession, _ request: Request) -> TrifactorClient {
-        TrifactorClient(server: configuration.trifactor, transport: transport, secrets: session.secrets, profile: "customer", userAgent: "Trifactor Bank")
-            .forwarding(clientAddress: request.remoteAddress, userAgent: request.header("user-agent"),
-                        traceParent: TraceParent.child(of: request.header("traceparent")), brand: configuration.brand)
+        TrifactorClient(
+            server: configuration.trifactor, transport: transport, secrets: session.secrets, profile: "customer",
+            userAgent: "Trifactor Bank"
+        )
+        .forwarding(
+            clientAddress: request.remoteAddress, userAgent: request.header("user-agent"),
+            traceParent: TraceParent.child(of: request.header("traceparent")), brand: configuration.brand)
     }
 }

@@ -68,7 +68,9 @@ public struct BiometryChangeDetector: Sendable {
             return false
         }
         let data: Data
-        do { data = try JSONEncoder().encode(state) } catch { throw .damaged("the biometric state could not be written") }
+        do { data = try JSONEncoder().encode(state) } catch {
+            throw .damaged("the biometric state could not be written")
+        }
         try await store.set(data, for: key, protection: .afterFirstUnlockThisDeviceOnly)
         return true
     }

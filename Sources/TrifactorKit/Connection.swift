@@ -23,12 +23,16 @@ struct Connection: Sendable {
     /// A `repeatable` request (one that sends a message or creates a challenge) carries an
     /// `Idempotency-Key` and is sent again with it when its answer is lost (see `exchange`).
     /// - Throws: `TrifactorError` `.server` for a problem, `.transport`, or `.unexpectedResponse`.
-    func call<Answer: Decodable>(_ method: String, _ path: String, query: [URLQueryItem] = [], body: (some Encodable & Sendable)? = Empty?.none,
-                                 headers: [String: String] = [:], token: String? = nil, timeout: TimeInterval = 30, repeatable: Bool = false,
-                                 as: Answer.Type = Answer.self) async throws(TrifactorError) -> Answer {
-        let response = try await raw(method, path, query: query, body: body, headers: headers, token: token, timeout: timeout, repeatable: repeatable)
+    func call<Answer: Decodable>(
+        _ method: String, _ path: String, query: [URLQueryItem] = [], body: (some Encodable & Sendable)? = Empty?.none,
+        headers: [String: String] = [:], token: String? = nil, timeout: TimeInterval = 30, repeatable: Bool = false,
+        as: Answer.Type = Answer.self
+    ) async throws(TrifactorError) -> Answer {
+        let response = try await raw(
+            method, path, query: query, body: body, headers: headers, token: token, timeout: timeout,
+            repeatable: repeatable)
         guard response.header("content-type")?.hasPrefix("application/json") == true,
-              let value = try? WireJSON.sharedDecoder.decode(Answer.self, from: response.body)
+            let value = try? WireJSON.sharedDecoder.decode(Answer.self, from: response.body)
         else { throw .unexpectedResponse(status: response.status) }
         return value
     }
@@ -38,10 +42,13 @@ struct Connection: Sendable {
     /// short pause) when its answer is lost: the connection broke or timed out, or a proxy
     /// or the server answered 502, 503 or 504 (without asking for more than `longestPause`).
     /// The server acts once whatever reaches it.
-    func raw(_ method: String, _ path: String, query: [URLQueryItem] = [], body: (some Encodable & Sendable)? = Empty?.none,
-             headers: [String: String] = [:], token: String? = nil, timeout: TimeInterval = 30, repeatable: Bool = false) async throws(TrifactorError) -> HTTPResponse {
+    func raw(
+        _ method: String, _ path: String, query: [URLQueryItem] = [], body: (some Encodable & Sendable)? = Empty?.none,
+        headers: [String: String] = [:], token: String? = nil, timeout: TimeInterval = 30, repeatable: Bool = false
+    ) async throws(TrifactorError) -> HTTPResponse {
         guard repeatable else {
-            let response = try await exchange(method, path, query: query, body: body, headers: headers, token: token, timeout: timeout)
+            let response = try await exchange(
+                method, path, query: query, body: body, headers: headers, token: token, timeout: timeout)
             guard (200..<300).contains(response.status) else { throw Self.problem(response) }
             return response
         }
@@ -50,10 +57,13 @@ struct Connection: Sendable {
         var attempt = 0
         while true {
             do throws(TrifactorError) {
-                let response = try await exchange(method, path, query: query, body: body, headers: fields, token: token, timeout: timeout)
+                let response = try await exchange(
+                    method, path, query: query, body: body, headers: fields, token: token, timeout: timeout)
                 if (200..<300).contains(response.status) { return response }
                 // A proxy that lost its upstream (502, 504), or a server that could not reach its database (503).
-                guard [502, 503, 504].contains(response.status), attempt < Self.repeats else { throw Self.problem(response) }
+                guard [502, 503, 504].contains(response.status), attempt < Self.repeats else {
+                    throw Self.problem(response)
+                }
                 // A server that asks for a longer wait (no message provider, the database away) is answered now: the caller decides.
                 let wait = response.header("retry-after").flatMap(Self.retryAfter)
                 if let wait, wait > Self.longestPause { throw Self.problem(response) }
@@ -82,8 +92,10 @@ struct Connection: Sendable {
     }
 
     /// Sends and returns the answer whatever its status.
-    func exchange(_ method: String, _ path: String, query: [URLQueryItem] = [], body: (some Encodable & Sendable)? = Empty?.none,
-                  headers: [String: String] = [:], token: String? = nil, timeout: TimeInterval = 30) async throws(TrifactorError) -> HTTPResponse {
+    func exchange(
+        _ method: String, _ path: String, query: [URLQueryItem] = [], body: (some Encodable & Sendable)? = Empty?.none,
+        headers: [String: String] = [:], token: String? = nil, timeout: TimeInterval = 30
+    ) async throws(TrifactorError) -> HTTPResponse {
         var components = URLComponents(url: server.appendingPathComponent(path), resolvingAgainstBaseURL: false)
         if !query.isEmpty { components?.queryItems = query }
         guard let url = components?.url else { throw .invalidArgument("The server URL cannot take the path \(path).") }
@@ -93,13 +105,16 @@ struct Connection: Sendable {
         if let token { fields["Authorization"] = "Bearer \(token)" }
         var data: Data?
         if let body, !(body is Empty) {
-            guard let encoded = try? WireJSON.sharedEncoder.encode(body) else { throw .invalidArgument("The request could not be encoded.") }
+            guard let encoded = try? WireJSON.sharedEncoder.encode(body) else {
+                throw .invalidArgument("The request could not be encoded.")
+            }
             data = encoded
             fields["Content-Type"] = "application/json"
         }
         let response: HTTPResponse
         do {
-            response = try await transport.send(HTTPRequest(method: method, url: url, headers: fields, body: data, timeout: timeout))
+            response = try await transport.send(
+                HTTPRequest(method: method, url: url, headers: fields, body: data, timeout: timeout))
         } catch let failure as TransportFailure {
             throw .transport(failure)
         } catch is CancellationError {
@@ -121,13 +136,16 @@ struct Connection: Sendable {
     static func problem(_ response: HTTPResponse) -> TrifactorError {
         if response.status == 401, response.body.isEmpty {
             // A 401 whose body the transport could not keep (see URLSessionTransport): the credentials were refused.
-            return .server(ServerProblem(Problem(status: 401, code: "unauthorized", title: "Unauthorized", detail: "The credentials were refused.",
-                                                 requestID: response.header("x-request-id")), retryAfter: nil))
+            return .server(
+                ServerProblem(
+                    Problem(
+                        status: 401, code: "unauthorized", title: "Unauthorized",
+                        detail: "The credentials were refused.",
+                        requestID: response.header("x-request-id")), retryAfter: nil))
         }
         guard response.header("content-type")?.hasPrefix("application/problem+json") == true,
-              let problem = try? WireJSON.sharedDecoder.decode(Problem.self, from: response.body)
+            let problem = try? WireJSON.sharedDecoder.decode(Problem.self, from: response.body)
         else { return .unexpectedResponse(status: response.status) }
         return .server(ServerProblem(problem, retryAfter: response.header("retry-after").flatMap(retryAfter)))
     }
 }
-

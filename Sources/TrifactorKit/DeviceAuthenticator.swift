@@ -37,9 +37,12 @@ public struct DeviceAuthenticator: Sendable {
     ///   - clock: the device's clock; a skew from the server's `Date` is corrected.
     ///   - tag: the key's tag, and the prefix of what is stored about it.
     ///   - approvalPolicy: what releases the approval key: biometrics only, or the passcode too.
-    public init(server: URL, keys: any DeviceKeyStore, secrets: any SecretStore, presence: any UserPresence,
-                transport: any HTTPTransport = URLSessionTransport(), clock: any TrifactorClock = SystemClock(), tag: String = "device",
-                approvalPolicy: PresencePolicy = .biometricsOrPasscode) {
+    public init(
+        server: URL, keys: any DeviceKeyStore, secrets: any SecretStore, presence: any UserPresence,
+        transport: any HTTPTransport = URLSessionTransport(), clock: any TrifactorClock = SystemClock(),
+        tag: String = "device",
+        approvalPolicy: PresencePolicy = .biometricsOrPasscode
+    ) {
         self.approvalPolicy = approvalPolicy
         connection = Connection(server: server, transport: transport, userAgent: "TrifactorKit/1 device")
         self.keys = keys
@@ -57,7 +60,9 @@ public struct DeviceAuthenticator: Sendable {
 
     /// The enrolled factor's id, or nil before `enroll`.
     public func factorID() async throws(TrifactorError) -> String? {
-        do { return try await secrets.get(idKey, prompt: nil).map { String(decoding: $0, as: UTF8.self) } } catch { throw .secretStore(error) }
+        do { return try await secrets.get(idKey, prompt: nil).map { String(decoding: $0, as: UTF8.self) } } catch {
+            throw .secretStore(error)
+        }
     }
 
     /// Makes this device's keys (those it lacks) and enrolls them as a device
@@ -77,7 +82,8 @@ public struct DeviceAuthenticator: Sendable {
         return try outcome.get()
     }
 
-    private func enrollAlone(with client: TrifactorClient, name: String) async throws(TrifactorError) -> EnrolledFactor {
+    private func enrollAlone(with client: TrifactorClient, name: String) async throws(TrifactorError) -> EnrolledFactor
+    {
         let publicKey = try await ensureKey(tag, releasedBy: nil)
         if try await factorID() == nil {
             // An approval key left by an enrollment that never finished may have been
@@ -86,17 +92,25 @@ public struct DeviceAuthenticator: Sendable {
         }
         let approvalKey = try await ensureKey(approvalTag, releasedBy: approvalPolicy)
         let gate = keys.gate(for: approvalPolicy)
-        let started = try await client.startEnrollment(StartEnrollmentRequest(
-            kind: "device", publicKey: publicKey.base64EncodedString(), deviceName: name, approvalKey: approvalKey.base64EncodedString(),
-            approvalKeyGate: gate.rawValue, biometry: gate == .biometry ? Self.wireName(presence.availableBiometry) : nil))
+        let started = try await client.startEnrollment(
+            StartEnrollmentRequest(
+                kind: "device", publicKey: publicKey.base64EncodedString(), deviceName: name,
+                approvalKey: approvalKey.base64EncodedString(),
+                approvalKeyGate: gate.rawValue,
+                biometry: gate == .biometry ? Self.wireName(presence.availableBiometry) : nil))
         guard let challenge = started.challenge else { throw .unexpectedResponse(status: 202) }
-        let approvalSignature = try await sign(purpose: "enroll", challenge: challenge, action: "approval-key", tag: approvalTag,
-                                               reason: "Add this device to your account")
+        let approvalSignature = try await sign(
+            purpose: "enroll", challenge: challenge, action: "approval-key", tag: approvalTag,
+            reason: "Add this device to your account")
         let signature = try await sign(purpose: "enroll", challenge: challenge, reason: nil)
-        let factor = try await client.finishEnrollment(started.enrollmentSession, FinishEnrollmentRequest(
-            signature: signature.base64EncodedString(), approvalSignature: approvalSignature.base64EncodedString(), displayName: name))
+        let factor = try await client.finishEnrollment(
+            started.enrollmentSession,
+            FinishEnrollmentRequest(
+                signature: signature.base64EncodedString(), approvalSignature: approvalSignature.base64EncodedString(),
+                displayName: name))
         do {
-            try await secrets.set(Data(factor.enrollmentID.utf8), for: idKey, protection: .afterFirstUnlockThisDeviceOnly)
+            try await secrets.set(
+                Data(factor.enrollmentID.utf8), for: idKey, protection: .afterFirstUnlockThisDeviceOnly)
             try await secrets.set(Data("1".utf8), for: boundKey, protection: .afterFirstUnlockThisDeviceOnly)
         } catch { throw .secretStore(error) }
         return factor
@@ -124,7 +138,9 @@ public struct DeviceAuthenticator: Sendable {
 
     /// A signature over Trifactor's device message (step-up `stepup`, bound action `authz` with its action hash, sign-in `signin`),
     /// after a presence check that shows `reason`.
-    public func signature(purpose: String, challenge: String, action: String? = nil, reason: String) async throws(TrifactorError) -> Data {
+    public func signature(purpose: String, challenge: String, action: String? = nil, reason: String)
+        async throws(TrifactorError) -> Data
+    {
         try await approvalSignature(purpose: purpose, challenge: challenge, action: action, reason: reason)
     }
 
@@ -136,7 +152,8 @@ public struct DeviceAuthenticator: Sendable {
         while true {
             let before = clockSkew
             let response = try await connection.exchange(
-                "GET", "/v1/devices/\(TrifactorClient.segment(id))/approvals", query: [URLQueryItem(name: "wait", value: String(max(0, min(25, wait))))],
+                "GET", "/v1/devices/\(TrifactorClient.segment(id))/approvals",
+                query: [URLQueryItem(name: "wait", value: String(max(0, min(25, wait))))],
                 headers: try await deviceHeaders(id), timeout: TimeInterval(wait + 15))
             noteServerTime(response)
             // Refused for a clock this device had wrong: once more with the server's time.
@@ -158,10 +175,12 @@ public struct DeviceAuthenticator: Sendable {
     public func approvals() -> AsyncThrowingStream<PendingApproval, any Error> {
         AsyncThrowingStream(PendingApproval.self) { continuation in
             let task = Task {
-                var seen = Set<String>(), backoff: UInt64 = 1
+                var seen = Set<String>()
+                var backoff: UInt64 = 1
                 while !Task.isCancelled {
                     do throws(TrifactorError) {
-                        for approval in try await pendingApprovals(wait: 25) where seen.insert(approval.approvalID).inserted {
+                        for approval in try await pendingApprovals(wait: 25)
+                        where seen.insert(approval.approvalID).inserted {
                             continuation.yield(approval)
                         }
                         backoff = 1
@@ -189,18 +208,25 @@ public struct DeviceAuthenticator: Sendable {
     /// Answers `approval` with the number the user picked (nil denies),
     /// after a presence check. A wrong number denies, and the server ends that sign-in.
     /// - Returns: the approval's state after the answer (`approved` or `denied`).
-    public func answer(_ approval: PendingApproval, pickedNumber: Int?) async throws(TrifactorError) -> PushApproval.State {
+    public func answer(_ approval: PendingApproval, pickedNumber: Int?) async throws(TrifactorError)
+        -> PushApproval.State
+    {
         guard let id = try await factorID() else { throw .deviceNotEnrolled }
         let decision = pickedNumber == nil ? "deny" : "approve"
         let number = pickedNumber ?? 0
         // An approval needs the user; a denial needs nobody and is signed by the key that never prompts.
-        let signature = pickedNumber == nil
-            ? try await sign(purpose: "push", challenge: approval.approvalID, action: "\(decision):\(number)", reason: nil)
-            : try await approvalSignature(purpose: "push", challenge: approval.approvalID, action: "\(decision):\(number)",
-                                          reason: approval.purpose == "reset" ? "Approve the password reset" : "Approve the sign-in")
+        let signature =
+            pickedNumber == nil
+            ? try await sign(
+                purpose: "push", challenge: approval.approvalID, action: "\(decision):\(number)", reason: nil)
+            : try await approvalSignature(
+                purpose: "push", challenge: approval.approvalID, action: "\(decision):\(number)",
+                reason: approval.purpose == "reset" ? "Approve the password reset" : "Approve the sign-in")
         let state: ApprovalState = try await connection.call(
-            "POST", "/v1/devices/\(TrifactorClient.segment(id))/approvals/\(TrifactorClient.segment(approval.approvalID))",
-            body: ApprovalDecision(decision: decision, number: number, signature: signature.base64EncodedString()), headers: try await deviceHeaders(id))
+            "POST",
+            "/v1/devices/\(TrifactorClient.segment(id))/approvals/\(TrifactorClient.segment(approval.approvalID))",
+            body: ApprovalDecision(decision: decision, number: number, signature: signature.base64EncodedString()),
+            headers: try await deviceHeaders(id))
         guard let known = PushApproval.State(rawValue: state.status) else { throw .unexpectedResponse(status: 200) }
         return known
     }
@@ -212,9 +238,12 @@ public struct DeviceAuthenticator: Sendable {
 
     /// A signature that needs the user: by the approval key, which the platform releases after its own
     /// check showing `reason`; on a device enrolled before approval keys, `UserPresence` then the device key.
-    private func approvalSignature(purpose: String, challenge: String, action: String?, reason: String) async throws(TrifactorError) -> Data {
+    private func approvalSignature(purpose: String, challenge: String, action: String?, reason: String)
+        async throws(TrifactorError) -> Data
+    {
         if try await isApprovalBound() {
-            return try await sign(purpose: purpose, challenge: challenge, action: action, tag: approvalTag, reason: reason)
+            return try await sign(
+                purpose: purpose, challenge: challenge, action: action, tag: approvalTag, reason: reason)
         }
         do { try await presence.verify(reason: reason, policy: approvalPolicy) } catch { throw .presence(error) }
         return try await sign(purpose: purpose, challenge: challenge, action: action, reason: nil)
@@ -246,13 +275,20 @@ public struct DeviceAuthenticator: Sendable {
     private func deviceHeaders(_ id: String) async throws(TrifactorError) -> [String: String] {
         let time = Int64((clock.now.timeIntervalSince1970 + clockSkew).rounded(.down))
         let signature = try await sign(purpose: "poll", challenge: "\(id):\(time)", reason: nil)
-        return ["X-Trifactor-Device-Time": String(time), "X-Trifactor-Device-Signature": signature.base64EncodedString()]
+        return [
+            "X-Trifactor-Device-Time": String(time), "X-Trifactor-Device-Signature": signature.base64EncodedString(),
+        ]
     }
 
-    private func sign(purpose: String, challenge: String, action: String? = nil, tag keyTag: String? = nil,
-                      reason: String?) async throws(TrifactorError) -> Data {
+    private func sign(
+        purpose: String, challenge: String, action: String? = nil, tag keyTag: String? = nil,
+        reason: String?
+    ) async throws(TrifactorError) -> Data {
         let message = Self.message(purpose: purpose, challenge: challenge, action: action)
-        do { return try await keys.sign(Data(message.utf8), tag: keyTag ?? tag, reason: reason ?? "Sign in with this device") } catch {
+        do {
+            return try await keys.sign(
+                Data(message.utf8), tag: keyTag ?? tag, reason: reason ?? "Sign in with this device")
+        } catch {
             if case .presence(let e) = error { throw .presence(e) }
             throw .secretStore(error)
         }

@@ -40,8 +40,8 @@ public struct KeychainWritePlan: Sendable, Equatable {
     /// The `OSStatus` values the plan tells apart.
     public enum Status {
         public static let success: Int32 = 0
-        public static let duplicateItem: Int32 = -25299        // errSecDuplicateItem
-        public static let itemNotFound: Int32 = -25300         // errSecItemNotFound
+        public static let duplicateItem: Int32 = -25299  // errSecDuplicateItem
+        public static let itemNotFound: Int32 = -25300  // errSecItemNotFound
         public static let interactionNotAllowed: Int32 = -25308  // errSecInteractionNotAllowed
     }
 
@@ -80,7 +80,7 @@ public struct KeychainWritePlan: Sendable, Equatable {
         case (.updateWithoutPrompt, Status.itemNotFound):
             return .run(.add)  // removed since the add saw it; a second duplicate then fails
         case (.addMarker, Status.success), (.addMarker, Status.duplicateItem),
-             (.removeMarker, Status.success), (.removeMarker, Status.itemNotFound):
+            (.removeMarker, Status.success), (.removeMarker, Status.itemNotFound):
             return .done
         default:
             return .fail(Self.error(status: status))
@@ -100,7 +100,9 @@ public struct KeychainWritePlan: Sendable, Equatable {
     /// `presenceChecks(for:)` (`LAContext.canEvaluatePolicy`); nil when it can. Gated items need a device passcode
     /// (`kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly`); `.biometryCurrentSet` also needs biometry enrolled and
     /// usable by the app. A lockout stops nothing: the item can be made, and reading it later clears the lockout.
-    public static func blocker(for protection: ItemProtection, readiness: (PresencePolicy) -> PresenceReadiness) -> SecretStoreError? {
+    public static func blocker(for protection: ItemProtection, readiness: (PresencePolicy) -> PresenceReadiness)
+        -> SecretStoreError?
+    {
         for policy in presenceChecks(for: protection) {
             switch readiness(policy).blocker {
             case .passcodeNotSet?: return .presence(.passcodeNotSet)

@@ -49,18 +49,19 @@ public enum LocalAuthenticationError: Error, Sendable, Equatable, CaseIterable {
     /// From `LAError.Code`'s raw value (LocalAuthentication). Unknown codes are `.failed`.
     public init(laErrorCode code: Int) {
         switch code {
-        case -1: self = .failed                     // authenticationFailed
-        case -2: self = .userCancel                 // userCancel
-        case -3: self = .userFallback               // userFallback
-        case -4: self = .systemCancel               // systemCancel
-        case -5: self = .passcodeNotSet             // passcodeNotSet
-        case -6: self = .biometryNotAvailable       // biometryNotAvailable (touchIDNotAvailable)
-        case -7: self = .biometryNotEnrolled        // biometryNotEnrolled
-        case -8: self = .biometryLockout            // biometryLockout
-        case -9: self = .appCancel                  // appCancel
-        case -10: self = .appCancel                 // invalidContext: the context was invalidated
-        case -11, -12, -13: self = .biometryNotAvailable  // companion/watch not available, biometryNotPaired, biometryDisconnected
-        case -1004: self = .interactionNotAllowed   // notInteractive
+        case -1: self = .failed  // authenticationFailed
+        case -2: self = .userCancel  // userCancel
+        case -3: self = .userFallback  // userFallback
+        case -4: self = .systemCancel  // systemCancel
+        case -5: self = .passcodeNotSet  // passcodeNotSet
+        case -6: self = .biometryNotAvailable  // biometryNotAvailable (touchIDNotAvailable)
+        case -7: self = .biometryNotEnrolled  // biometryNotEnrolled
+        case -8: self = .biometryLockout  // biometryLockout
+        case -9: self = .appCancel  // appCancel
+        case -10: self = .appCancel  // invalidContext: the context was invalidated
+        // Companion/watch not available, biometryNotPaired, biometryDisconnected.
+        case -11, -12, -13: self = .biometryNotAvailable
+        case -1004: self = .interactionNotAllowed  // notInteractive
         default: self = .failed
         }
     }
@@ -69,10 +70,10 @@ public enum LocalAuthenticationError: Error, Sendable, Equatable, CaseIterable {
     /// signing with a gated key; nil when the status is not about presence.
     public init?(osStatus status: Int32) {
         switch status {
-        case -128: self = .userCancel               // errSecUserCanceled
-        case -25293: self = .failed                 // errSecAuthFailed
+        case -128: self = .userCancel  // errSecUserCanceled
+        case -25293: self = .failed  // errSecAuthFailed
         case -25308: self = .interactionNotAllowed  // errSecInteractionNotAllowed
-        default: return nil                         // errSecItemNotFound, errSecMissingEntitlement…: not about presence
+        default: return nil  // errSecItemNotFound, errSecMissingEntitlement…: not about presence
         }
     }
 }

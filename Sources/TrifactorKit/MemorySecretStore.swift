@@ -13,7 +13,9 @@ public final class MemorySecretStore: SecretStore {
         items.withLock { $0[key] = value }
     }
 
-    public func get(_ key: String, prompt: String?) async throws(SecretStoreError) -> Data? { items.withLock { $0[key] } }
+    public func get(_ key: String, prompt: String?) async throws(SecretStoreError) -> Data? {
+        items.withLock { $0[key] }
+    }
 
     public func contains(_ key: String) async throws(SecretStoreError) -> Bool { items.withLock { $0[key] != nil } }
 

@@ -62,16 +62,19 @@ public struct PasskeyError: Error, Sendable, Equatable, CustomStringConvertible,
     /// `unknown`, 1002 `invalidResponse`, 1003 `notHandled` and codes added later are `.unknown` (Apple says passkey
     /// requests only produce canceled, failed and matchedExcludedCredential). A registration that WebKit refused
     /// with code 8 is the excluded-credential match.
-    public static func fromPlatform(_ chain: [PlatformError], reason: String?, ceremony: PasskeyCeremony) -> PasskeyError {
+    public static func fromPlatform(_ chain: [PlatformError], reason: String?, ceremony: PasskeyCeremony)
+        -> PasskeyError
+    {
         if let authorization = chain.first(where: { $0.domain == authorizationDomain }) {
-            let code: Code = switch authorization.code {
-            case 1001: .cancelled
-            case 1004: .refused
-            case 1005: .noPasskey
-            case 1006: ceremony == .registration ? .alreadyRegistered : .unknown
-            case 1010: .deviceNotConfigured
-            default: .unknown
-            }
+            let code: Code =
+                switch authorization.code {
+                case 1001: .cancelled
+                case 1004: .refused
+                case 1005: .noPasskey
+                case 1006: ceremony == .registration ? .alreadyRegistered : .unknown
+                case 1010: .deviceNotConfigured
+                default: .unknown
+                }
             return PasskeyError(code, platform: chain, platformReason: reason)
         }
         if ceremony == .registration, chain.contains(PlatformError(domain: webKitDomain, code: 8)) {
@@ -90,7 +93,8 @@ public struct PasskeyError: Error, Sendable, Equatable, CustomStringConvertible,
         case .alreadyRegistered: "This passkey is already on your account, so there is nothing to add."
         case .refused: "Passkeys cannot be used in this app right now. Use another way to sign in."
         case .noPasskey: "There is no passkey for this account on this device."
-        case .deviceNotConfigured: "This device is not set up to save passkeys. Turn on iCloud Keychain in Settings and try again."
+        case .deviceNotConfigured:
+            "This device is not set up to save passkeys. Turn on iCloud Keychain in Settings and try again."
         case .invalidOptions: "The server sent a passkey request this app cannot read."
         case .busy: "A passkey request is already showing."
         case .unexpectedCredential: "The passkey sheet did not return a passkey."
@@ -103,7 +107,8 @@ public struct PasskeyError: Error, Sendable, Equatable, CustomStringConvertible,
     /// The message with the code, the platform's chain and its reason: for logs, never for the user.
     public var debugDescription: String {
         let chain = platform.map { "\($0.domain) \($0.code)" }.joined(separator: " ← ")
-        return "\(code.rawValue): \(message)" + (chain.isEmpty ? "" : " [\(chain)]") + (platformReason.map { " \($0)" } ?? "")
+        return "\(code.rawValue): \(message)" + (chain.isEmpty ? "" : " [\(chain)]")
+            + (platformReason.map { " \($0)" } ?? "")
     }
 }
 

@@ -9,9 +9,15 @@ public enum PasskeyJSON {
     /// - Throws: `.invalidOptions` for any character outside the base64url alphabet (standard base64's `+` and `/`
     ///   included: the server never sends them, so they mean the value is not what it seems).
     public static func bytes(_ base64url: String) throws(PasskeyError) -> Data {
-        var body = Substring(base64url), padding = 0
-        while body.last == "=" { body.removeLast(); padding += 1 }
-        guard padding <= 2, body.unicodeScalars.allSatisfy({ alphabet.contains($0) }) else { throw PasskeyError(.invalidOptions) }
+        var body = Substring(base64url)
+        var padding = 0
+        while body.last == "=" {
+            body.removeLast()
+            padding += 1
+        }
+        guard padding <= 2, body.unicodeScalars.allSatisfy({ alphabet.contains($0) }) else {
+            throw PasskeyError(.invalidOptions)
+        }
         var text = body.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         text += String(repeating: "=", count: (4 - text.count % 4) % 4)
         guard let data = Data(base64Encoded: text) else { throw PasskeyError(.invalidOptions) }
@@ -53,21 +59,31 @@ public enum PasskeyJSON {
     /// A registration's `PublicKeyCredential.toJSON()` from the platform's raw fields. A registration without an
     /// attestation object is no credential the server can verify.
     /// - Throws: `.unexpectedCredential` when `attestationObject` is nil.
-    public static func registration(credentialID: Data, clientDataJSON: Data, attestationObject: Data?) throws(PasskeyError) -> CredentialJSON {
+    public static func registration(credentialID: Data, clientDataJSON: Data, attestationObject: Data?)
+        throws(PasskeyError) -> CredentialJSON
+    {
         guard let attestationObject else { throw PasskeyError(.unexpectedCredential) }
         let id = base64url(credentialID)
-        return CredentialJSON(id: id, rawId: id, response: .init(clientDataJSON: base64url(clientDataJSON),
-                                                                 attestationObject: base64url(attestationObject), transports: ["internal", "hybrid"]))
+        return CredentialJSON(
+            id: id, rawId: id,
+            response: .init(
+                clientDataJSON: base64url(clientDataJSON),
+                attestationObject: base64url(attestationObject), transports: ["internal", "hybrid"]))
     }
 
     /// An assertion's `PublicKeyCredential.toJSON()` from the platform's raw fields.
     /// - Throws: `.unexpectedCredential` without authenticator data or signature.
-    public static func assertion(credentialID: Data, clientDataJSON: Data, authenticatorData: Data?, signature: Data?,
-                                 userID: Data?) throws(PasskeyError) -> CredentialJSON {
+    public static func assertion(
+        credentialID: Data, clientDataJSON: Data, authenticatorData: Data?, signature: Data?,
+        userID: Data?
+    ) throws(PasskeyError) -> CredentialJSON {
         guard let authenticatorData, let signature else { throw PasskeyError(.unexpectedCredential) }
         let id = base64url(credentialID)
-        return CredentialJSON(id: id, rawId: id, response: .init(clientDataJSON: base64url(clientDataJSON), authenticatorData: base64url(authenticatorData),
-                                                                 signature: base64url(signature), userHandle: userID.map(base64url)))
+        return CredentialJSON(
+            id: id, rawId: id,
+            response: .init(
+                clientDataJSON: base64url(clientDataJSON), authenticatorData: base64url(authenticatorData),
+                signature: base64url(signature), userHandle: userID.map(base64url)))
     }
 
     private static let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".unicodeScalars)

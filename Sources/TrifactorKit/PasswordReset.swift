@@ -7,7 +7,8 @@ extension TrifactorClient {
     /// every address.
     /// - Throws: `TrifactorError.server` `invalid_fields` (not an email address), `rate_limited`.
     public func requestPasswordReset(email: String) async throws(TrifactorError) {
-        _ = try await connection.raw("POST", "/v1/accounts/password-reset", body: PasswordResetRequest(email: email), repeatable: true)
+        _ = try await connection.raw(
+            "POST", "/v1/accounts/password-reset", body: PasswordResetRequest(email: email), repeatable: true)
     }
 
     /// Enters the emailed code (as the user typed it: spaces, dashes and
@@ -16,8 +17,9 @@ extension TrifactorClient {
     /// - Throws: `TrifactorError.server` `invalid_code` (wrong, expired, used, tried too often, or no such account),
     ///   `invalid_fields` (not 8 digits: no attempt was spent), `rate_limited`.
     public func verifyPasswordReset(email: String, code: String) async throws(TrifactorError) -> PasswordReset {
-        let verified: PasswordResetVerified = try await connection.call("POST", "/v1/accounts/password-reset/verify",
-                                                                        body: VerifyPasswordResetRequest(email: email, code: code))
+        let verified: PasswordResetVerified = try await connection.call(
+            "POST", "/v1/accounts/password-reset/verify",
+            body: VerifyPasswordResetRequest(email: email, code: code))
         return PasswordReset(client: self, verified: verified)
     }
 }
@@ -47,7 +49,8 @@ public struct PasswordReset: Sendable {
     /// - Throws: `TrifactorError.server` `invalid_reset_credential` once the reset expired; `rate_limited`.
     public func challenge(_ hint: FactorHint) async throws(TrifactorError) -> SecondFactorChallenge {
         let sent: ChallengeSent = try await client.connection.call(
-            "POST", "/v1/accounts/password-reset/challenges", body: PasswordResetChallengeRequest(resetCredential: credential, enrollmentID: hint.id),
+            "POST", "/v1/accounts/password-reset/challenges",
+            body: PasswordResetChallengeRequest(resetCredential: credential, enrollmentID: hint.id),
             repeatable: true)
         return SecondFactorChallenge(sent, hint: hint, pendingCredential: credential, client: client)
     }
@@ -55,16 +58,20 @@ public struct PasswordReset: Sendable {
     /// "Call me instead": after `challenge` texted a code to the phone of `hint`, a voice call speaks the same code now.
     /// - Throws: `TrifactorError.server` 409 `second_factor_unusable` when `hint` is not a phone or nothing was texted yet.
     public func callInstead(_ hint: FactorHint) async throws(TrifactorError) {
-        _ = try await client.connection.raw("POST", "/v1/accounts/password-reset/challenges/call",
-                                            body: PasswordResetChallengeRequest(resetCredential: credential, enrollmentID: hint.id), repeatable: true)
+        _ = try await client.connection.raw(
+            "POST", "/v1/accounts/password-reset/challenges/call",
+            body: PasswordResetChallengeRequest(resetCredential: credential, enrollmentID: hint.id), repeatable: true)
     }
 
     /// Sets `newPassword`, with `hint` proven by `proof` when the account has second factors.
     /// - Throws: `TrifactorError.server` `invalid_fields` (`new_password` refused, or a code of the wrong shape), `second_factor_required`,
     ///   `invalid_code` (with the tries left), `attempts_exhausted` (the fifth wrong proof: the reset ended), `too_many_attempts`,
     ///   `invalid_reset_credential` (start over); `.approvalDenied` or `.expired` for a push.
-    public func complete(newPassword: String, proving hint: FactorHint? = nil, with proof: SecondFactorProof? = nil) async throws(TrifactorError) {
-        var request = CompletePasswordResetRequest(resetCredential: credential, newPassword: newPassword, enrollmentID: hint?.id)
+    public func complete(newPassword: String, proving hint: FactorHint? = nil, with proof: SecondFactorProof? = nil)
+        async throws(TrifactorError)
+    {
+        var request = CompletePasswordResetRequest(
+            resetCredential: credential, newPassword: newPassword, enrollmentID: hint?.id)
         switch proof {
         case .code(let code)?:
             let trimmed = code.trimmingCharacters(in: .whitespaces)

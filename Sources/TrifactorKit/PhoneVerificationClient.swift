@@ -35,14 +35,18 @@ public struct PhoneVerificationClient: Sendable {
     /// Starts a verification of `number` (E.164 digits, `+` optional): a code by the first channel, then the next when it times out.
     /// - Returns: the request id.
     /// - Throws: `TrifactorError.server` 409 for a number with a running request (its id in `requestID`), 422 naming bad fields, 429.
-    public func start(to number: String, channels: [Channel] = [.sms, .voice], brand: String, codeLength: Int? = nil,
-                      locale: String? = nil) async throws(TrifactorError) -> String {
+    public func start(
+        to number: String, channels: [Channel] = [.sms, .voice], brand: String, codeLength: Int? = nil,
+        locale: String? = nil
+    ) async throws(TrifactorError) -> String {
         let digits = number.hasPrefix("+") ? String(number.dropFirst()) : number
         guard !channels.isEmpty else { throw .invalidArgument("Name at least one channel.") }
-        let request = StartVerificationRequest(brand: brand, workflow: channels.map { .init(channel: $0.rawValue, to: digits) },
-                                               locale: locale, codeLength: codeLength)
-        let started: VerificationStarted = try await connection.call("POST", "/v2/verify", body: request, headers: ["Authorization": authorization],
-                                                                     repeatable: true)
+        let request = StartVerificationRequest(
+            brand: brand, workflow: channels.map { .init(channel: $0.rawValue, to: digits) },
+            locale: locale, codeLength: codeLength)
+        let started: VerificationStarted = try await connection.call(
+            "POST", "/v2/verify", body: request, headers: ["Authorization": authorization],
+            repeatable: true)
         return started.requestID
     }
 
@@ -50,8 +54,9 @@ public struct PhoneVerificationClient: Sendable {
     /// - Throws: transport failures and other refusals (401, 429); a wrong or spent code is a result, not an error.
     public func check(_ id: String, code: String) async throws(TrifactorError) -> CheckResult {
         do {
-            _ = try await connection.raw("POST", "/v2/verify/\(TrifactorClient.segment(id))", body: CheckCodeRequest(code: code),
-                                         headers: ["Authorization": authorization])
+            _ = try await connection.raw(
+                "POST", "/v2/verify/\(TrifactorClient.segment(id))", body: CheckCodeRequest(code: code),
+                headers: ["Authorization": authorization])
             return .verified
         } catch let error where error.problem?.status == 400 {
             return .wrongCode(attemptsLeft: error.problem?.remainingAttempts)
@@ -63,13 +68,16 @@ public struct PhoneVerificationClient: Sendable {
     /// Sends the next channel's code now.
     /// - Throws: `TrifactorError.server` 409 when no channel is left.
     public func next(_ id: String) async throws(TrifactorError) {
-        _ = try await connection.raw("POST", "/v2/verify/\(TrifactorClient.segment(id))/next_workflow", headers: ["Authorization": authorization],
-                                     repeatable: true)
+        _ = try await connection.raw(
+            "POST", "/v2/verify/\(TrifactorClient.segment(id))/next_workflow",
+            headers: ["Authorization": authorization],
+            repeatable: true)
     }
 
     /// Cancels request `id`.
     /// - Throws: `TrifactorError.server` 409 in its first 30 seconds or once a later channel fired.
     public func cancel(_ id: String) async throws(TrifactorError) {
-        _ = try await connection.raw("DELETE", "/v2/verify/\(TrifactorClient.segment(id))", headers: ["Authorization": authorization])
+        _ = try await connection.raw(
+            "DELETE", "/v2/verify/\(TrifactorClient.segment(id))", headers: ["Authorization": authorization])
     }
 }

@@ -23,9 +23,13 @@ public struct PlatformError: Sendable, Equatable {
     /// then CryptoTokenKit's own code (a cancelled Face ID sheet during a signature arrives as `TKError` −4, with no
     /// `LAError` under it). Anything else is `.unexpected` with the outermost code.
     public static func secretStoreError(_ chain: [PlatformError]) -> SecretStoreError {
-        if let la = chain.first(where: { $0.domain == localAuthentication }) { return .presence(LocalAuthenticationError(laErrorCode: la.code)) }
+        if let la = chain.first(where: { $0.domain == localAuthentication }) {
+            return .presence(LocalAuthenticationError(laErrorCode: la.code))
+        }
         for status in chain where status.domain == osStatus {
-            if let presence = LocalAuthenticationError(osStatus: Int32(truncatingIfNeeded: status.code)) { return .presence(presence) }
+            if let presence = LocalAuthenticationError(osStatus: Int32(truncatingIfNeeded: status.code)) {
+                return .presence(presence)
+            }
         }
         for token in chain where token.domain == cryptoTokenKit {
             if let presence = tokenKitPresence(token.code) { return .presence(presence) }

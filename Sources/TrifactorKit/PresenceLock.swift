@@ -59,7 +59,11 @@ public final class PresenceLock: Sendable {
         switch policy {
         case .always: return true
         // A clock set back (a negative interval) counts as expired, never as fresh forever.
-        case .afterTimeout(let limit): return s.lastVerified.map { let t = now.timeIntervalSince($0); return t >= limit || t < 0 } ?? true
+        case .afterTimeout(let limit):
+            return s.lastVerified.map {
+                let t = now.timeIntervalSince($0)
+                return t >= limit || t < 0
+            } ?? true
         case .afterBackground: return s.stale
         }
     }
@@ -70,9 +74,12 @@ public final class PresenceLock: Sendable {
     /// (the sheet said what it was for); any other waits for it to end and then goes on as if it had come later. The
     /// prompt records its own outcome as it ends, so no unlock ever sees a prompt that ended as still up, and a
     /// `lock()` made while it was up is not undone by its success.
-    public func unlock(reason: String, policy presencePolicy: PresencePolicy = .biometricsOrPasscode) async throws(LocalAuthenticationError) {
+    public func unlock(reason: String, policy presencePolicy: PresencePolicy = .biometricsOrPasscode)
+        async throws(LocalAuthenticationError)
+    {
         while true {
-            let presence = presence, clock = clock
+            let presence = presence
+            let clock = clock
             let joined = state.withLock { s -> (task: Task<Void, any Error>, shared: Bool, generation: Int)? in
                 if let running = s.prompt {
                     let shared = running.policy == presencePolicy && running.reason == reason
@@ -146,7 +153,9 @@ public final class PresenceLock: Sendable {
     public func lock() {
         state.withLock { s in
             var fresh = State()
-            (fresh.prompt, fresh.waiting, fresh.sharing, fresh.generation, fresh.epoch) = (s.prompt, s.waiting, s.sharing, s.generation, s.epoch + 1)
+            (fresh.prompt, fresh.waiting, fresh.sharing, fresh.generation, fresh.epoch) = (
+                s.prompt, s.waiting, s.sharing, s.generation, s.epoch + 1
+            )
             s = fresh
         }
     }

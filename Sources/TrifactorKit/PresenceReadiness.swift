@@ -49,7 +49,9 @@ public struct PresenceReadiness: Sendable, Equatable {
         case .biometryNotEnrolled: return biometry == .none ? blocker.message : "Set up \(name) in Settings first."
         case .biometryNotAvailable:
             // LAError −6 (and the disconnected-accessory codes) cover "turned off for this app" and hardware away alike.
-            return biometry == .none ? "This device has no Face ID or Touch ID." : "\(name) is not available right now (it may be turned off for this app in Settings)."
+            return biometry == .none
+                ? "This device has no Face ID or Touch ID."
+                : "\(name) is not available right now (it may be turned off for this app in Settings)."
         default: return blocker.message
         }
     }
@@ -58,6 +60,8 @@ public struct PresenceReadiness: Sendable, Equatable {
 extension UserPresence {
     /// What a device that cannot tell more reports: ready, with its biometry, for a policy it can meet.
     public func readiness(for policy: PresencePolicy) -> PresenceReadiness {
-        PresenceReadiness(biometry: availableBiometry, blocker: policy == .biometrics && availableBiometry == .none ? .biometryNotAvailable : nil)
+        PresenceReadiness(
+            biometry: availableBiometry,
+            blocker: policy == .biometrics && availableBiometry == .none ? .biometryNotAvailable : nil)
     }
 }

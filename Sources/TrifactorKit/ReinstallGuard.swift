@@ -62,7 +62,9 @@ public struct ReinstallGuard: Sendable {
     /// so a clear that failed is tried again on the next launch.
     /// - Throws: what `clear` threw; the flag stays unset.
     @discardableResult
-    public func clearIfReinstalled(protectedDataAvailable: Bool, clear: () async throws -> Void) async rethrows -> Decision {
+    public func clearIfReinstalled(protectedDataAvailable: Bool, clear: () async throws -> Void) async rethrows
+        -> Decision
+    {
         let decision = Self.decide(flagSet: flags.isSet(key), protectedDataAvailable: protectedDataAvailable)
         if decision == .clear {
             try await clear()

@@ -48,7 +48,10 @@ public struct FactorHint: Sendable, Equatable, Identifiable {
 
     /// The hint of one of the user's factors (from `TrifactorClient.factors()`), for step-up and bound actions.
     public init(_ factor: EnrolledFactor) {
-        self.init(MFAHint(enrollmentID: factor.enrollmentID, kind: factor.kind, displayName: factor.displayName, maskedPhone: factor.maskedPhone))
+        self.init(
+            MFAHint(
+                enrollmentID: factor.enrollmentID, kind: factor.kind, displayName: factor.displayName,
+                maskedPhone: factor.maskedPhone))
     }
 }
 
@@ -99,15 +102,17 @@ public struct SecondFactorResolver: Sendable {
     /// - Throws: `TrifactorError.server` `invalid_pending_credential` once the sign-in expired; `rate_limited`.
     public func challenge(_ hint: FactorHint) async throws(TrifactorError) -> SecondFactorChallenge {
         let sent: ChallengeSent = try await client.connection.call(
-            "POST", "/v1/mfa/sign-in/challenges", body: MFAChallengeRequest(pendingCredential: pendingCredential, enrollmentID: hint.id), repeatable: true)
+            "POST", "/v1/mfa/sign-in/challenges",
+            body: MFAChallengeRequest(pendingCredential: pendingCredential, enrollmentID: hint.id), repeatable: true)
         return SecondFactorChallenge(sent, hint: hint, pendingCredential: pendingCredential, client: client)
     }
 
     /// "Call me instead": after `challenge` texted a code to the phone of `hint`, a voice call speaks the same code now.
     /// - Throws: `TrifactorError.server` 409 `second_factor_unusable` when `hint` is not a phone or nothing was texted yet.
     public func callInstead(_ hint: FactorHint) async throws(TrifactorError) {
-        _ = try await client.connection.raw("POST", "/v1/mfa/sign-in/challenges/call",
-                                            body: MFAChallengeRequest(pendingCredential: pendingCredential, enrollmentID: hint.id), repeatable: true)
+        _ = try await client.connection.raw(
+            "POST", "/v1/mfa/sign-in/challenges/call",
+            body: MFAChallengeRequest(pendingCredential: pendingCredential, enrollmentID: hint.id), repeatable: true)
     }
 
     /// Proves `hint` and signs in.
@@ -137,7 +142,8 @@ extension SecondFactorChallenge {
         if let options = sent.options {
             self = .passkey(options)
         } else if let approval = sent.approvalID, let number = sent.number, let pendingCredential {
-            self = .push(PushApproval(client: client, id: approval, number: number, pendingCredential: pendingCredential))
+            self = .push(
+                PushApproval(client: client, id: approval, number: number, pendingCredential: pendingCredential))
         } else if case .device = hint.kind, let challenge = sent.challenge {
             self = .deviceChallenge(challenge)
         } else if case .phone(let masked) = hint.kind {
@@ -169,7 +175,9 @@ public struct PushApproval: Sendable {
             case .denied: throw .approvalDenied
             case .expired: throw .expired
             case .pending:
-                if Task.isCancelled { throw .transport(TransportFailure(.cancelled, host: client.server.host ?? "the server")) }
+                if Task.isCancelled {
+                    throw .transport(TransportFailure(.cancelled, host: client.server.host ?? "the server"))
+                }
             }
         }
     }
@@ -193,7 +201,9 @@ public struct PushSignIn: Sendable {
     public var number: Int { push.number }
 
     init(client: TrifactorClient, started: PushSignInStarted) {
-        push = PushApproval(client: client, id: started.approvalID, number: started.number, pendingCredential: started.pendingCredential)
+        push = PushApproval(
+            client: client, id: started.approvalID, number: started.number, pendingCredential: started.pendingCredential
+        )
     }
 
     /// The approval, for a page that polls its `state()` instead of waiting here.
@@ -210,7 +220,8 @@ public struct PushSignIn: Sendable {
     /// - Throws: `TrifactorError.server` `invalid_code` when it is not approved (yet).
     public func complete() async throws(TrifactorError) -> SessionInfo {
         let created: SessionCreated = try await push.client.connection.call(
-            "POST", "/v1/sessions/push/complete", body: PushSignInComplete(pendingCredential: push.pendingCredential, approvalID: push.id))
+            "POST", "/v1/sessions/push/complete",
+            body: PushSignInComplete(pendingCredential: push.pendingCredential, approvalID: push.id))
         return try await push.client.adopt(created)
     }
 }

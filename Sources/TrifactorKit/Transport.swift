@@ -1,6 +1,7 @@
 public import Foundation
+
 #if canImport(FoundationNetworking)
-public import FoundationNetworking
+    public import FoundationNetworking
 #endif
 
 /// One HTTP request as the SDK sends it.
@@ -16,7 +17,9 @@ public struct HTTPRequest: Sendable {
     /// Seconds before the transport gives up.
     public var timeout: TimeInterval
 
-    public init(method: String, url: URL, headers: [String: String] = [:], body: Data? = nil, timeout: TimeInterval = 30) {
+    public init(
+        method: String, url: URL, headers: [String: String] = [:], body: Data? = nil, timeout: TimeInterval = 30
+    ) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -134,7 +137,8 @@ public final class URLSessionTransport: HTTPTransport {
     deinit { if ownsSession { session.finishTasksAndInvalidate() } }
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: request.timeout)
+        var urlRequest = URLRequest(
+            url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: request.timeout)
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
@@ -172,15 +176,17 @@ private final class TaskTable: NSObject, URLSessionDataDelegate, @unchecked Send
         lock.withLock { entries[dataTask.taskIdentifier]?.data.append(data) }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-                    completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
         #if canImport(FoundationNetworking)
-        // No credential to offer: keep the 401 and stop the task (see the type's note).
-        if let response = challenge.failureResponse as? HTTPURLResponse {
-            lock.withLock { entries[task.taskIdentifier]?.declined = response }
-            completionHandler(.cancelAuthenticationChallenge, nil)
-            return
-        }
+            // No credential to offer: keep the 401 and stop the task (see the type's note).
+            if let response = challenge.failureResponse as? HTTPURLResponse {
+                lock.withLock { entries[task.taskIdentifier]?.declined = response }
+                completionHandler(.cancelAuthenticationChallenge, nil)
+                return
+            }
         #endif
         completionHandler(.performDefaultHandling, nil)
     }
@@ -211,8 +217,12 @@ private final class TaskTable: NSObject, URLSessionDataDelegate, @unchecked Send
         switch code {
         case .timedOut?: return .timedOut
         case .cancelled?: return .cancelled
-        case .cannotConnectToHost?, .cannotFindHost?, .networkConnectionLost?, .notConnectedToInternet?, .dnsLookupFailed?: return .unreachable
-        case .secureConnectionFailed?, .serverCertificateUntrusted?, .serverCertificateHasBadDate?, .serverCertificateNotYetValid?: return .insecure
+        case .cannotConnectToHost?, .cannotFindHost?, .networkConnectionLost?, .notConnectedToInternet?,
+            .dnsLookupFailed?:
+            return .unreachable
+        case .secureConnectionFailed?, .serverCertificateUntrusted?, .serverCertificateHasBadDate?,
+            .serverCertificateNotYetValid?:
+            return .insecure
         default: return .other
         }
     }

@@ -30,8 +30,10 @@ public struct TrifactorClient: Sendable {
     ///     `MemorySecretStore` for a process that signs in per run (the choice is explicit: no store silently forgets).
     ///   - profile: the token's name in `secrets`, for several accounts on one device.
     ///   - userAgent: what the user's session list shows for this client.
-    public init(server: URL, transport: any HTTPTransport = URLSessionTransport(), clock: any TrifactorClock = SystemClock(),
-                secrets: any SecretStore, profile: String = "default", userAgent: String = "TrifactorKit/1") {
+    public init(
+        server: URL, transport: any HTTPTransport = URLSessionTransport(), clock: any TrifactorClock = SystemClock(),
+        secrets: any SecretStore, profile: String = "default", userAgent: String = "TrifactorKit/1"
+    ) {
         self.server = server
         self.profile = profile
         self.clock = clock
@@ -51,7 +53,9 @@ public struct TrifactorClient: Sendable {
     /// taken from trusted proxies only; 1 to 32 letters, digits, spaces and
     /// `&'.-`) is the relying party's name on the texts, calls, emails and
     /// authenticator-app entries these calls cause.
-    public func forwarding(clientAddress: String, userAgent: String?, traceParent: String? = nil, brand: String? = nil) -> TrifactorClient {
+    public func forwarding(clientAddress: String, userAgent: String?, traceParent: String? = nil, brand: String? = nil)
+        -> TrifactorClient
+    {
         var copy = self
         copy.connection.forwarded = ["X-Forwarded-For": clientAddress]
         // The relying party's name on its customers' texts, calls, emails and authenticator-app entries.
@@ -59,7 +63,10 @@ public struct TrifactorClient: Sendable {
         if let userAgent { copy.connection.forwarded["X-Forwarded-User-Agent"] = String(userAgent.prefix(512)) }
         // What the server takes (W3C: lower-case hex only); anything else would only be dropped there.
         if let traceParent, traceParent.utf8.count == 55,
-           traceParent.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || $0 == UInt8(ascii: "-") }) {
+            traceParent.utf8.allSatisfy({
+                (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || $0 == UInt8(ascii: "-")
+            })
+        {
             copy.connection.forwarded["traceparent"] = traceParent
         }
         return copy
@@ -70,9 +77,14 @@ public struct TrifactorClient: Sendable {
     /// Creates an account; a code goes to `email`, in the language of `locale` (`de-de`; the
     /// server's default when nil). The answer is the same for a registered email.
     /// - Throws: `TrifactorError.server` `invalid_fields` (weak password, bad email, a language without messages), `rate_limited`.
-    public func signUp(email: String, password: String, displayName: String? = nil, locale: String? = nil) async throws(TrifactorError) {
-        _ = try await connection.raw("POST", "/v1/accounts", body: CreateAccountRequest(email: email, password: password, displayName: displayName,
-                                                                                         locale: locale))
+    public func signUp(email: String, password: String, displayName: String? = nil, locale: String? = nil)
+        async throws(TrifactorError)
+    {
+        _ = try await connection.raw(
+            "POST", "/v1/accounts",
+            body: CreateAccountRequest(
+                email: email, password: password, displayName: displayName,
+                locale: locale))
     }
 
     /// Sets the language of the signed-in user's texts, calls and emails (nil: the server's default); returns the account.
@@ -86,12 +98,14 @@ public struct TrifactorClient: Sendable {
     /// Verifies `email` with the code it received.
     /// - Throws: `TrifactorError.server` `invalid_code`.
     public func verifyEmail(_ email: String, code: String) async throws(TrifactorError) {
-        _ = try await connection.raw("POST", "/v1/accounts/verify-email", body: VerifyEmailRequest(email: email, code: code))
+        _ = try await connection.raw(
+            "POST", "/v1/accounts/verify-email", body: VerifyEmailRequest(email: email, code: code))
     }
 
     /// Sends a new verification code to `email` (if it awaits one).
     public func resendVerification(to email: String) async throws(TrifactorError) {
-        _ = try await connection.raw("POST", "/v1/accounts/verify-email/resend", body: ResendVerificationRequest(email: email), repeatable: true)
+        _ = try await connection.raw(
+            "POST", "/v1/accounts/verify-email/resend", body: ResendVerificationRequest(email: email), repeatable: true)
     }
 
     /// Changes the password (the current one again; a second factor within the last 5 minutes when the user has one:
@@ -109,7 +123,8 @@ public struct TrifactorClient: Sendable {
     /// Signs in with a password. A user with second factors gets a resolver, not a session.
     /// - Throws: `TrifactorError.server` `invalid_credentials`, `too_many_attempts` (with `retryAfter`), `rate_limited`.
     public func signIn(email: String, password: String) async throws(TrifactorError) -> SignInResult {
-        let response = try await connection.raw("POST", "/v1/sessions", body: CreateSessionRequest(email: email, password: password))
+        let response = try await connection.raw(
+            "POST", "/v1/sessions", body: CreateSessionRequest(email: email, password: password))
         if response.status == 201 {
             return .signedIn(try await adopt(try decode(SessionCreated.self, response)))
         }
@@ -120,14 +135,17 @@ public struct TrifactorClient: Sendable {
     /// Starts a passwordless sign-in approved on the user's device: show `number`, then `await` its `session()`.
     /// Every address gets the same answer; one without a device simply never gets approved.
     public func signInWithPush(email: String) async throws(TrifactorError) -> PushSignIn {
-        let started: PushSignInStarted = try await connection.call("POST", "/v1/sessions/push", body: PushSignInRequest(email: email))
+        let started: PushSignInStarted = try await connection.call(
+            "POST", "/v1/sessions/push", body: PushSignInRequest(email: email))
         return PushSignIn(client: self, started: started)
     }
 
     /// The signed-in user and session, as the server sees them now.
     /// - Throws: `.notSignedIn`, or `TrifactorError.server` `unauthenticated` / `session_expired` (the stored token is then forgotten).
     public func currentSession() async throws(TrifactorError) -> CurrentSession {
-        try await authorized { token throws(TrifactorError) in try await connection.call("GET", "/v1/session", token: token) }
+        try await authorized { token throws(TrifactorError) in
+            try await connection.call("GET", "/v1/session", token: token)
+        }
     }
 
     /// Whether a session token is stored (no request is made, no prompt shown).
@@ -172,7 +190,9 @@ public struct TrifactorClient: Sendable {
     /// One page of the user's live sessions, newest first: `limit` (1 to 100)
     /// at most, after the `next` of the previous page.
     public func sessions(after: String?, limit: Int = 50) async throws(TrifactorError) -> SessionList {
-        let query = [URLQueryItem(name: "limit", value: String(limit))] + (after.map { [URLQueryItem(name: "after", value: $0)] } ?? [])
+        let query =
+            [URLQueryItem(name: "limit", value: String(limit))]
+            + (after.map { [URLQueryItem(name: "after", value: $0)] } ?? [])
         return try await authorized { token throws(TrifactorError) in
             try await connection.call("GET", "/v1/sessions", query: query, token: token, as: SessionList.self)
         }
@@ -180,21 +200,27 @@ public struct TrifactorClient: Sendable {
 
     /// Ends one of the user's sessions.
     public func revokeSession(_ id: String) async throws(TrifactorError) {
-        try await authorized { token throws(TrifactorError) in _ = try await connection.raw("DELETE", "/v1/sessions/\(Self.segment(id))", token: token) }
+        try await authorized { token throws(TrifactorError) in
+            _ = try await connection.raw("DELETE", "/v1/sessions/\(Self.segment(id))", token: token)
+        }
     }
 
     // MARK: Internals
 
     /// Stores a new session's token and returns the session.
     func adopt(_ created: SessionCreated) async throws(TrifactorError) -> SessionInfo {
-        do { try await secrets.set(Data(created.token.utf8), for: tokenKey, protection: .afterFirstUnlockThisDeviceOnly) } catch {
+        do {
+            try await secrets.set(Data(created.token.utf8), for: tokenKey, protection: .afterFirstUnlockThisDeviceOnly)
+        } catch {
             throw .secretStore(error)
         }
         return created.session
     }
 
     func storedToken() async throws(TrifactorError) -> String? {
-        do { return try await secrets.get(tokenKey, prompt: nil).map { String(decoding: $0, as: UTF8.self) } } catch { throw .secretStore(error) }
+        do { return try await secrets.get(tokenKey, prompt: nil).map { String(decoding: $0, as: UTF8.self) } } catch {
+            throw .secretStore(error)
+        }
     }
 
     func forgetToken() async throws(TrifactorError) {
@@ -214,7 +240,7 @@ public struct TrifactorClient: Sendable {
 
     func decode<T: Decodable>(_ type: T.Type, _ response: HTTPResponse) throws(TrifactorError) -> T {
         guard response.header("content-type")?.hasPrefix("application/json") == true,
-              let value = try? WireJSON.sharedDecoder.decode(T.self, from: response.body)
+            let value = try? WireJSON.sharedDecoder.decode(T.self, from: response.body)
         else { throw .unexpectedResponse(status: response.status) }
         return value
     }

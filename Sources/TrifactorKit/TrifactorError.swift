@@ -31,7 +31,9 @@ public struct ServerProblem: Sendable, Equatable {
         requestID = problem.requestID ?? problem.instance
         self.retryAfter = retryAfter
         remainingAttempts = problem.remainingAttempts
-        invalidFields = (problem.invalidParams ?? problem.invalidParameters ?? []).map { InvalidField(name: $0.name, reason: $0.reason) }
+        invalidFields = (problem.invalidParams ?? problem.invalidParameters ?? []).map {
+            InvalidField(name: $0.name, reason: $0.reason)
+        }
     }
 }
 
@@ -88,8 +90,11 @@ public struct TrifactorError: Error, Sendable, Equatable, CustomStringConvertibl
     public let httpStatus: Int?
     private let sentence: String?
 
-    private init(_ code: Code, problem: ServerProblem? = nil, transport: TransportFailure? = nil, presence: LocalAuthenticationError? = nil,
-                 store: SecretStoreError? = nil, status: Int? = nil, sentence: String? = nil) {
+    private init(
+        _ code: Code, problem: ServerProblem? = nil, transport: TransportFailure? = nil,
+        presence: LocalAuthenticationError? = nil,
+        store: SecretStoreError? = nil, status: Int? = nil, sentence: String? = nil
+    ) {
         self.code = code
         self.problem = problem
         transportFailure = transport
@@ -102,15 +107,23 @@ public struct TrifactorError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The server answered with `problem`.
     public static func server(_ problem: ServerProblem) -> TrifactorError { TrifactorError(.server, problem: problem) }
     /// No answer arrived.
-    public static func transport(_ failure: TransportFailure) -> TrifactorError { TrifactorError(.transport, transport: failure) }
+    public static func transport(_ failure: TransportFailure) -> TrifactorError {
+        TrifactorError(.transport, transport: failure)
+    }
     /// The server answered HTTP `status` in a form this SDK cannot read.
-    public static func unexpectedResponse(status: Int) -> TrifactorError { TrifactorError(.unexpectedResponse, status: status) }
+    public static func unexpectedResponse(status: Int) -> TrifactorError {
+        TrifactorError(.unexpectedResponse, status: status)
+    }
     /// The call needs a session and the client has none.
     public static let notSignedIn = TrifactorError(.notSignedIn)
     /// The user-presence check did not pass.
-    public static func presence(_ failure: LocalAuthenticationError) -> TrifactorError { TrifactorError(.presence, presence: failure) }
+    public static func presence(_ failure: LocalAuthenticationError) -> TrifactorError {
+        TrifactorError(.presence, presence: failure)
+    }
     /// The secure store failed.
-    public static func secretStore(_ failure: SecretStoreError) -> TrifactorError { TrifactorError(.secretStore, store: failure) }
+    public static func secretStore(_ failure: SecretStoreError) -> TrifactorError {
+        TrifactorError(.secretStore, store: failure)
+    }
     /// This device has no enrolled device key.
     public static let deviceNotEnrolled = TrifactorError(.deviceNotEnrolled)
     /// A push approval was denied, or a wrong number was picked.
@@ -118,13 +131,17 @@ public struct TrifactorError: Error, Sendable, Equatable, CustomStringConvertibl
     /// A push approval or a pending sign-in ran out of time.
     public static let expired = TrifactorError(.expired)
     /// An argument the SDK checked before sending, with the sentence that says what is wrong.
-    public static func invalidArgument(_ sentence: String) -> TrifactorError { TrifactorError(.invalidArgument, sentence: sentence) }
+    public static func invalidArgument(_ sentence: String) -> TrifactorError {
+        TrifactorError(.invalidArgument, sentence: sentence)
+    }
 
     /// Whether the server refused with `code`.
     public func isProblem(_ code: ProblemCode) -> Bool { problem?.code == code }
 
     public var description: String {
-        if let p = problem { return "\(p.detail) (\(p.code), HTTP \(p.status)\(p.requestID.map { ", request \($0)" } ?? ""))" }
+        if let p = problem {
+            return "\(p.detail) (\(p.code), HTTP \(p.status)\(p.requestID.map { ", request \($0)" } ?? ""))"
+        }
         if let t = transportFailure { return t.description }
         if let e = presenceFailure { return e.message }
         if let e = storeFailure { return e.description }

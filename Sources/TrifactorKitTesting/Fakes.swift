@@ -113,7 +113,9 @@ public final class ScriptedPasskeyAuthenticator: PasskeyAuthenticator, @unchecke
     private let credential: @Sendable (_ challenge: String) throws -> CredentialJSON
 
     /// - Parameter credential: the credential for a challenge (throw to simulate a cancelled sheet).
-    public init(credential: @escaping @Sendable (_ challenge: String) throws -> CredentialJSON) { self.credential = credential }
+    public init(credential: @escaping @Sendable (_ challenge: String) throws -> CredentialJSON) {
+        self.credential = credential
+    }
 
     /// The creation options seen, oldest first.
     public var creations: [CreationOptions] { lock.withLock { created } }

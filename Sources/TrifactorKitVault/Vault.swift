@@ -1,12 +1,13 @@
 public import Crypto
-import Synchronization
 public import Foundation
+import Synchronization
 public import TrifactorKit
 
 /// Asks the user for the vault passphrase (the terminal, a GUI, a test):
 /// `confirm` asks twice, for a new one. Throws `.interactionNotAllowed`
 /// when it may not ask (`--no-input`), `.userCancel` on end of input.
-public typealias PassphraseSource = @Sendable (_ prompt: String, _ confirm: Bool) async throws(LocalAuthenticationError) -> SecureBytes
+public typealias PassphraseSource =
+    @Sendable (_ prompt: String, _ confirm: Bool) async throws(LocalAuthenticationError) -> SecureBytes
 
 /// Trifactor's local vault on Linux: one file under
 /// `$XDG_DATA_HOME/trifactor/` (directory 0700, file 0600, refused when
@@ -36,8 +37,12 @@ public final class Vault: Sendable {
     ///   - directory: the vault's folder; `Vault.defaultDirectory()` by default.
     ///   - profile: the vault's name (`default.vault`).
     ///   - opsLimit, memLimit: Argon2id costs for a new vault (libsodium's moderate limits by default).
-    public init(directory: URL = Vault.defaultDirectory(), profile: String = "default", runtimeDirectory: URL? = Vault.runtimeDirectory(),
-                clock: any TrifactorClock = SystemClock(), opsLimit: UInt64 = 3, memLimit: Int = 256 << 20, ask: @escaping PassphraseSource) {
+    public init(
+        directory: URL = Vault.defaultDirectory(), profile: String = "default",
+        runtimeDirectory: URL? = Vault.runtimeDirectory(),
+        clock: any TrifactorClock = SystemClock(), opsLimit: UInt64 = 3, memLimit: Int = 256 << 20,
+        ask: @escaping PassphraseSource
+    ) {
         url = directory.appendingPathComponent("\(profile).vault")
         unlockURL = runtimeDirectory?.appendingPathComponent("\(profile).unlock")
         self.ask = ask
@@ -48,14 +53,17 @@ public final class Vault: Sendable {
 
     /// `$XDG_DATA_HOME/trifactor`, or `~/.local/share/trifactor`.
     public static func defaultDirectory(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
-        let base = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+        let base =
+            environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share")
         return base.appendingPathComponent("trifactor")
     }
 
     /// `$XDG_RUNTIME_DIR/trifactor`, or nil when the session has none (then unlocks last one process).
     public static func runtimeDirectory(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> URL? {
-        environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0).appendingPathComponent("trifactor") }
+        environment["XDG_RUNTIME_DIR"].flatMap {
+            $0.isEmpty ? nil : URL(fileURLWithPath: $0).appendingPathComponent("trifactor")
+        }
     }
 
     /// Whether the vault file exists.
@@ -67,7 +75,8 @@ public final class Vault: Sendable {
         guard !exists else { throw .damaged("a vault exists already at \(url.path)") }
         let salt = SecureRandom.bytes(PassphraseSeal.saltBytes)
         let derived = try derive(passphrase, salt: salt, opsLimit: opsLimit, memLimit: memLimit)
-        let header = Header(format: Self.format, salt: salt, opsLimit: opsLimit, memLimit: memLimit, names: [], check: [], sealed: [])
+        let header = Header(
+            format: Self.format, salt: salt, opsLimit: opsLimit, memLimit: memLimit, names: [], check: [], sealed: [])
         try write([:], header: header, key: derived)
         key.withLock { $0 = derived }
     }
@@ -77,7 +86,8 @@ public final class Vault: Sendable {
         let derived = try await unlockedKey(prompt: "Vault passphrase: ")
         guard let unlockURL else { return }
         let until = clock.now.addingTimeInterval(duration)
-        let record = UnlockRecord(until: until.timeIntervalSince1970, key: derived.withUnsafeBytes { Data($0).base64EncodedString() })
+        let record = UnlockRecord(
+            until: until.timeIntervalSince1970, key: derived.withUnsafeBytes { Data($0).base64EncodedString() })
         try writePrivate(try encode(record), to: unlockURL)
     }
 
@@ -103,15 +113,22 @@ public final class Vault: Sendable {
         let oldKey = try derive(old, salt: header.salt, opsLimit: header.opsLimit, memLimit: header.memLimit)
         var items = try open(header, key: oldKey)
         for (name, data) in items where name.hasSuffix(GatedKey.itemName("")) {
-            guard let secret = try GatedKey.open(data, passphrase: old, name: name, vaultOpsLimit: header.opsLimit, vaultMemLimit: header.memLimit) else {
+            guard
+                let secret = try GatedKey.open(
+                    data, passphrase: old, name: name, vaultOpsLimit: header.opsLimit, vaultMemLimit: header.memLimit)
+            else {
                 continue
             }
             items[name] = try GatedKey.seal(secret, passphrase: new, name: name, opsLimit: opsLimit, memLimit: memLimit)
         }
         let salt = SecureRandom.bytes(PassphraseSeal.saltBytes)
         let newKey = try derive(new, salt: salt, opsLimit: opsLimit, memLimit: memLimit)
-        try write(items, header: Header(format: Self.format, salt: salt, opsLimit: opsLimit, memLimit: memLimit, names: [], check: [], sealed: []),
-                  key: newKey)
+        try write(
+            items,
+            header: Header(
+                format: Self.format, salt: salt, opsLimit: opsLimit, memLimit: memLimit, names: [], check: [],
+                sealed: []),
+            key: newKey)
         lock()
         key.withLock { $0 = newKey }
     }
@@ -184,7 +201,9 @@ public final class Vault: Sendable {
     private func readUnlock() throws(SecretStoreError) -> UnlockRecord? {
         guard let unlockURL, FileManager.default.fileExists(atPath: unlockURL.path) else { return nil }
         try Self.refuseExposed(unlockURL)
-        guard let data = try? Data(contentsOf: unlockURL), let record = try? JSONDecoder().decode(UnlockRecord.self, from: data) else { return nil }
+        guard let data = try? Data(contentsOf: unlockURL),
+            let record = try? JSONDecoder().decode(UnlockRecord.self, from: data)
+        else { return nil }
         guard record.until > clock.now.timeIntervalSince1970 else {
             try? FileManager.default.removeItem(at: unlockURL)
             return nil
@@ -192,39 +211,54 @@ public final class Vault: Sendable {
         return record
     }
 
-    private func derive(_ passphrase: SecureBytes, salt: [UInt8], opsLimit: UInt64, memLimit: Int) throws(SecretStoreError) -> SecureBytes {
-        do { return try PassphraseSeal.deriveKey(passphrase: passphrase, salt: salt, opsLimit: opsLimit, memLimit: memLimit) } catch {
+    private func derive(_ passphrase: SecureBytes, salt: [UInt8], opsLimit: UInt64, memLimit: Int)
+        throws(SecretStoreError) -> SecureBytes
+    {
+        do {
+            return try PassphraseSeal.deriveKey(
+                passphrase: passphrase, salt: salt, opsLimit: opsLimit, memLimit: memLimit)
+        } catch {
             throw .damaged("its key derivation settings are not usable")
         }
     }
 
     private func checkKey(_ derived: SecureBytes, _ header: Header) throws(SecretStoreError) {
-        do { _ = try PassphraseSeal.open(header.check, key: derived, associatedData: Array(Self.format.utf8) + header.salt) } catch {
+        do {
+            _ = try PassphraseSeal.open(
+                header.check, key: derived, associatedData: Array(Self.format.utf8) + header.salt)
+        } catch {
             throw .presence(.failed)
         }
     }
 
     private func associatedData(_ header: Header) -> [UInt8] {
-        Array("\(Self.format)\n\(header.opsLimit)\n\(header.memLimit)\n\(header.names.joined(separator: "\n"))".utf8) + header.salt
+        Array("\(Self.format)\n\(header.opsLimit)\n\(header.memLimit)\n\(header.names.joined(separator: "\n"))".utf8)
+            + header.salt
     }
 
     private func open(_ header: Header, key derived: SecureBytes) throws(SecretStoreError) -> [String: Data] {
         try checkKey(derived, header)
         let plain: SecureBytes
-        do { plain = try PassphraseSeal.open(header.sealed, key: derived, associatedData: associatedData(header)) } catch {
+        do {
+            plain = try PassphraseSeal.open(header.sealed, key: derived, associatedData: associatedData(header))
+        } catch {
             throw .damaged("\(url.path) was changed by something other than trifactor")
         }
         guard let items = plain.withUnsafeBytes({ try? JSONDecoder().decode([String: Data].self, from: Data($0)) }),
-              Set(items.keys) == Set(header.names) else { throw .damaged("\(url.path) does not hold what its header says") }
+            Set(items.keys) == Set(header.names)
+        else { throw .damaged("\(url.path) does not hold what its header says") }
         return items
     }
 
     private func write(_ items: [String: Data], header old: Header, key derived: SecureBytes) throws(SecretStoreError) {
         var header = old
         header.names = items.keys.sorted()
-        header.check = PassphraseSeal.seal(SecureBytes(Self.checkText), key: derived, associatedData: Array(Self.format.utf8) + header.salt)
+        header.check = PassphraseSeal.seal(
+            SecureBytes(Self.checkText), key: derived, associatedData: Array(Self.format.utf8) + header.salt)
         // An item set that cannot be encoded is an error, never an empty vault written over the real one.
-        guard let encoded = try? JSONEncoder().encode(items) else { throw .damaged("its items could not be encoded; nothing was written") }
+        guard let encoded = try? JSONEncoder().encode(items) else {
+            throw .damaged("its items could not be encoded; nothing was written")
+        }
         let plain = SecureBytes(Array(encoded))
         header.sealed = PassphraseSeal.seal(plain, key: derived, associatedData: associatedData(header))
         try writePrivate(try encode(header), to: url)
@@ -247,11 +281,15 @@ public final class Vault: Sendable {
     private func writePrivate(_ data: Data, to target: URL) throws(SecretStoreError) {
         let folder = target.deletingLastPathComponent()
         do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch { throw .damaged("\(folder.path) cannot be created") }
         try Self.refuseExposed(folder, directory: true)
         let temporary = folder.appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString)")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+        guard
+            FileManager.default.createFile(
+                atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600])
+        else {
             throw .damaged("\(folder.path) is not writable")
         }
         guard rename(temporary.path, target.path) == 0 else {

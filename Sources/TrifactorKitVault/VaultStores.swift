@@ -42,7 +42,9 @@ public struct SoftwareDeviceKeyStore: DeviceKeyStore {
 
     public func createKey(tag: String, releasedBy: PresencePolicy?) async throws(SecretStoreError) -> Data {
         let names = try store.vault.names()
-        guard !names.contains("\(tag).private-key"), !names.contains("\(tag).gated-key") else { throw .damaged("a key named \(tag) exists already") }
+        guard !names.contains("\(tag).private-key"), !names.contains("\(tag).gated-key") else {
+            throw .damaged("a key named \(tag) exists already")
+        }
         // Biometrics only cannot be met by a passphrase: said before any key is made.
         if releasedBy == .biometrics { throw .presence(.biometryNotAvailable) }
         let key: P256SigningKey
@@ -56,7 +58,12 @@ public struct SoftwareDeviceKeyStore: DeviceKeyStore {
         if releasedBy != nil {
             let passphrase = try await typedPassphrase("Guard this device's approvals with your vault passphrase")
             let name = GatedKey.itemName(tag)
-            item = (name, try GatedKey.seal(pkcs8, passphrase: passphrase, name: name, opsLimit: store.vault.opsLimit, memLimit: store.vault.memLimit))
+            item = (
+                name,
+                try GatedKey.seal(
+                    pkcs8, passphrase: passphrase, name: name, opsLimit: store.vault.opsLimit,
+                    memLimit: store.vault.memLimit)
+            )
         }
         let stored = item
         try await store.vault.update(prompt: "Vault passphrase: ") {
@@ -76,16 +83,24 @@ public struct SoftwareDeviceKeyStore: DeviceKeyStore {
         if try store.vault.names().contains(gatedName) {
             // Released by the passphrase typed now, for this signature only.
             let passphrase = try await typedPassphrase(reason)
-            guard let data = try await store.get(gatedName, prompt: reason) else { throw .damaged("no key named \(tag)") }
+            guard let data = try await store.get(gatedName, prompt: reason) else {
+                throw .damaged("no key named \(tag)")
+            }
             // The passphrase opened the vault just now, so a seal it cannot open is damage, not a typo.
-            guard let opened = try GatedKey.open(data, passphrase: passphrase, name: gatedName,
-                                                 vaultOpsLimit: store.vault.opsLimit, vaultMemLimit: store.vault.memLimit) else {
-                throw .damaged("the key named \(tag) does not open with the vault passphrase (it was sealed under an earlier one): "
-                               + "remove this device's factor, forget the device (`trifactor device forget`) and add it again")
+            guard
+                let opened = try GatedKey.open(
+                    data, passphrase: passphrase, name: gatedName,
+                    vaultOpsLimit: store.vault.opsLimit, vaultMemLimit: store.vault.memLimit)
+            else {
+                throw .damaged(
+                    "the key named \(tag) does not open with the vault passphrase (it was sealed under an earlier one): "
+                        + "remove this device's factor, forget the device (`trifactor device forget`) and add it again")
             }
             raw = opened
         } else {
-            guard let data = try await store.get("\(tag).private-key", prompt: reason) else { throw .damaged("no key named \(tag)") }
+            guard let data = try await store.get("\(tag).private-key", prompt: reason) else {
+                throw .damaged("no key named \(tag)")
+            }
             raw = SecureBytes(Array(data))
         }
         do {
@@ -107,7 +122,10 @@ public struct SoftwareDeviceKeyStore: DeviceKeyStore {
     private func typedPassphrase(_ reason: String) async throws(SecretStoreError) -> SecureBytes {
         let vault = store.vault
         let passphrase: SecureBytes
-        do { passphrase = try await vault.ask(vault.exists ? "\(reason) (vault passphrase): " : "New vault passphrase: ", !vault.exists) } catch {
+        do {
+            passphrase = try await vault.ask(
+                vault.exists ? "\(reason) (vault passphrase): " : "New vault passphrase: ", !vault.exists)
+        } catch {
             throw .presence(error)
         }
         if vault.exists { try vault.verify(passphrase) } else { try vault.create(passphrase: passphrase) }

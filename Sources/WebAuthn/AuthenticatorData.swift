@@ -46,17 +46,23 @@ package struct AuthenticatorData: Sendable {
     /// - Throws: `.malformed` when the layout is wrong; the key's own errors
     ///   (`.malformed`, `.unsupportedKey`) from `CredentialPublicKey`.
     package init(_ bytes: [UInt8]) throws(WebAuthnError) {
-        guard bytes.count >= 37 else { throw WebAuthnError(.malformed, detail: "authenticator data shorter than 37 bytes") }
+        guard bytes.count >= 37 else {
+            throw WebAuthnError(.malformed, detail: "authenticator data shorter than 37 bytes")
+        }
         rpIDHash = Array(bytes[0..<32])
         flags = bytes[32]
         signCount = bytes[33..<37].reduce(0) { $0 << 8 | UInt32($1) }
         var offset = 37
         if flags & Flag.attestedCredentialData != 0 {
-            guard bytes.count >= offset + 18 else { throw WebAuthnError(.malformed, detail: "attested credential data truncated") }
+            guard bytes.count >= offset + 18 else {
+                throw WebAuthnError(.malformed, detail: "attested credential data truncated")
+            }
             aaguid = Array(bytes[offset..<offset + 16])
             let length = Int(bytes[offset + 16]) << 8 | Int(bytes[offset + 17])
             offset += 18
-            guard length > 0, bytes.count >= offset + length else { throw WebAuthnError(.malformed, detail: "credential ID truncated") }
+            guard length > 0, bytes.count >= offset + length else {
+                throw WebAuthnError(.malformed, detail: "credential ID truncated")
+            }
             credentialID = Array(bytes[offset..<offset + length])
             offset += length
             guard offset < bytes.count else { throw WebAuthnError(.malformed, detail: "credential public key missing") }
@@ -74,6 +80,8 @@ package struct AuthenticatorData: Sendable {
             guard case .map = extensions else { throw WebAuthnError(.malformed, detail: "extensions are not a map") }
             offset += length
         }
-        guard offset == bytes.count else { throw WebAuthnError(.malformed, detail: "trailing bytes after authenticator data") }
+        guard offset == bytes.count else {
+            throw WebAuthnError(.malformed, detail: "trailing bytes after authenticator data")
+        }
     }
 }

@@ -23,17 +23,22 @@ extension CBOR {
             }
             pending -= 1
             items += 1
-            guard items <= maximumItemCount else { throw WebAuthnError(.malformed, detail: "CBOR holds too many items") }
+            guard items <= maximumItemCount else {
+                throw WebAuthnError(.malformed, detail: "CBOR holds too many items")
+            }
             guard cursor < bytes.endIndex else { throw WebAuthnError(.malformed, detail: "CBOR truncated") }
             let initial = bytes[cursor]
             cursor += 1
-            let major = initial >> 5, info = initial & 0x1f
+            let major = initial >> 5
+            let info = initial & 0x1f
             var argument = UInt64(info)
             switch info {
             case 0..<24: break
             case 24...27:
                 let width = 1 << Int(info - 24)
-                guard bytes.endIndex - cursor >= width else { throw WebAuthnError(.malformed, detail: "CBOR head truncated") }
+                guard bytes.endIndex - cursor >= width else {
+                    throw WebAuthnError(.malformed, detail: "CBOR head truncated")
+                }
                 argument = bytes[cursor..<cursor + width].reduce(0) { $0 << 8 | UInt64($1) }
                 cursor += width
             default:
@@ -53,17 +58,23 @@ extension CBOR {
                     throw WebAuthnError(.malformed, detail: "CBOR container larger than its input")
                 }
                 if children > 0 {
-                    guard stack.count + 1 < maximumDepth else { throw WebAuthnError(.malformed, detail: "CBOR nested too deeply") }
+                    guard stack.count + 1 < maximumDepth else {
+                        throw WebAuthnError(.malformed, detail: "CBOR nested too deeply")
+                    }
                     stack.append(pending)
                     pending = Int(children)
                 }
             case 6:
-                guard stack.count + 1 < maximumDepth else { throw WebAuthnError(.malformed, detail: "CBOR nested too deeply") }
+                guard stack.count + 1 < maximumDepth else {
+                    throw WebAuthnError(.malformed, detail: "CBOR nested too deeply")
+                }
                 stack.append(pending)
                 pending = 1
             case 7:
                 // false (20), true (21) and null (22) only: no floats, undefined or other simple values.
-                guard (20...22).contains(info) else { throw WebAuthnError(.malformed, detail: "CBOR float or simple value \(info)") }
+                guard (20...22).contains(info) else {
+                    throw WebAuthnError(.malformed, detail: "CBOR float or simple value \(info)")
+                }
             default:
                 break  // integers: the head is the whole item
             }

@@ -69,7 +69,9 @@ package enum CBOR: Hashable, Sendable {
             cbor_load(buffer.baseAddress, itemLength, &result)
         }
         guard let root = loaded else {
-            throw WebAuthnError(.malformed, detail: "cbor_load failed with code \(result.error.code.rawValue) at \(result.error.position)")
+            throw WebAuthnError(
+                .malformed,
+                detail: "cbor_load failed with code \(result.error.code.rawValue) at \(result.error.position)")
         }
         defer {
             var handle: UnsafeMutablePointer<cbor_item_t>? = root
@@ -93,13 +95,17 @@ package enum CBOR: Hashable, Sendable {
         if cbor_isa_uint(item) { return .unsigned(cbor_get_int(item)) }
         if cbor_isa_negint(item) { return .negative(cbor_get_int(item)) }
         if cbor_isa_bytestring(item) {
-            guard cbor_bytestring_is_definite(item) else { throw WebAuthnError(.malformed, detail: "indefinite byte string") }
+            guard cbor_bytestring_is_definite(item) else {
+                throw WebAuthnError(.malformed, detail: "indefinite byte string")
+            }
             let length = cbor_bytestring_length(item)
             guard length > 0, let handle = cbor_bytestring_handle(item) else { return .bytes([]) }
             return .bytes(Array(UnsafeBufferPointer(start: handle, count: length)))
         }
         if cbor_isa_string(item) {
-            guard cbor_string_is_definite(item) else { throw WebAuthnError(.malformed, detail: "indefinite text string") }
+            guard cbor_string_is_definite(item) else {
+                throw WebAuthnError(.malformed, detail: "indefinite text string")
+            }
             let length = cbor_string_length(item)
             guard length > 0, let handle = cbor_string_handle(item) else { return .text("") }
             guard let text = String(validating: UnsafeBufferPointer(start: handle, count: length), as: UTF8.self) else {
@@ -114,7 +120,9 @@ package enum CBOR: Hashable, Sendable {
             var elements: [CBOR] = []
             elements.reserveCapacity(count)
             for index in 0..<count {
-                guard let element = handle[index] else { throw WebAuthnError(.malformed, detail: "missing array element") }
+                guard let element = handle[index] else {
+                    throw WebAuthnError(.malformed, detail: "missing array element")
+                }
                 elements.append(try convert(element, depth: depth + 1))
             }
             return .array(elements)
@@ -131,7 +139,9 @@ package enum CBOR: Hashable, Sendable {
                     throw WebAuthnError(.malformed, detail: "missing map entry")
                 }
                 let entry = Entry(key: try convert(key, depth: depth + 1), value: try convert(value, depth: depth + 1))
-                guard keys.insert(entry.key).inserted else { throw WebAuthnError(.malformed, detail: "duplicate map key") }
+                guard keys.insert(entry.key).inserted else {
+                    throw WebAuthnError(.malformed, detail: "duplicate map key")
+                }
                 entries.append(entry)
             }
             return .map(entries)
@@ -147,7 +157,9 @@ package enum CBOR: Hashable, Sendable {
         if cbor_isa_float_ctrl(item) {
             // The pre-scan lets only the one-byte simple values through; checked
             // again here because libcbor's accessors assert on floats.
-            guard cbor_float_get_width(item) == CBOR_FLOAT_0 else { throw WebAuthnError(.malformed, detail: "CBOR float") }
+            guard cbor_float_get_width(item) == CBOR_FLOAT_0 else {
+                throw WebAuthnError(.malformed, detail: "CBOR float")
+            }
             switch Int(cbor_ctrl_value(item)) {
             case Int(CBOR_CTRL_FALSE.rawValue): return .bool(false)
             case Int(CBOR_CTRL_TRUE.rawValue): return .bool(true)

@@ -11,7 +11,9 @@ struct CollectedClientData: Decodable {
     /// - Throws: `.malformed` when it is not JSON with string `type`,
     ///   `challenge` and `origin` members.
     static func parse(_ json: [UInt8]) throws(WebAuthnError) -> CollectedClientData {
-        guard !json.isEmpty, json.count <= 64 * 1024 else { throw WebAuthnError(.malformed, detail: "clientDataJSON size") }
+        guard !json.isEmpty, json.count <= 64 * 1024 else {
+            throw WebAuthnError(.malformed, detail: "clientDataJSON size")
+        }
         do {
             return try JSONDecoder().decode(CollectedClientData.self, from: Data(json))
         } catch {

@@ -30,30 +30,44 @@ package struct CredentialPublicKey: Sendable {
         guard case .map = map, let kty = map[int: Label.kty]?.int else {
             throw WebAuthnError(.malformed, detail: "COSE key without kty")
         }
-        guard let algValue = map[int: Label.alg]?.int else { throw WebAuthnError(.malformed, detail: "COSE key without alg") }
+        guard let algValue = map[int: Label.alg]?.int else {
+            throw WebAuthnError(.malformed, detail: "COSE key without alg")
+        }
         guard let algorithm = COSEAlgorithm(rawValue: algValue) else {
             throw WebAuthnError(.unsupportedKey, detail: "COSE alg \(algValue)")
         }
         do {
             switch (kty, algorithm) {
             case (2, .es256):
-                guard map[int: Label.d] == nil else { throw WebAuthnError(.malformed, detail: "private key in COSE key") }
-                guard map[int: Label.crv]?.int == 1 else { throw WebAuthnError(.unsupportedKey, detail: "EC2 curve is not P-256") }
-                guard case .bytes(let x)? = map[int: Label.x], case .bytes(let y)? = map[int: Label.y], x.count == 32, y.count == 32 else {
+                guard map[int: Label.d] == nil else {
+                    throw WebAuthnError(.malformed, detail: "private key in COSE key")
+                }
+                guard map[int: Label.crv]?.int == 1 else {
+                    throw WebAuthnError(.unsupportedKey, detail: "EC2 curve is not P-256")
+                }
+                guard case .bytes(let x)? = map[int: Label.x], case .bytes(let y)? = map[int: Label.y], x.count == 32,
+                    y.count == 32
+                else {
                     throw WebAuthnError(.malformed, detail: "EC2 x/y are not 32-byte strings")
                 }
                 key = try PublicKey(p256X: x, y: y)
             case (1, .edDSA):
-                guard map[int: Label.d] == nil else { throw WebAuthnError(.malformed, detail: "private key in COSE key") }
-                guard map[int: Label.crv]?.int == 6 else { throw WebAuthnError(.unsupportedKey, detail: "OKP curve is not Ed25519") }
+                guard map[int: Label.d] == nil else {
+                    throw WebAuthnError(.malformed, detail: "private key in COSE key")
+                }
+                guard map[int: Label.crv]?.int == 6 else {
+                    throw WebAuthnError(.unsupportedKey, detail: "OKP curve is not Ed25519")
+                }
                 guard case .bytes(let x)? = map[int: Label.x], x.count == 32 else {
                     throw WebAuthnError(.malformed, detail: "OKP x is not a 32-byte string")
                 }
                 key = try PublicKey(ed25519: x)
             case (3, .rs256):
-                guard map[int: Label.rsaD] == nil else { throw WebAuthnError(.malformed, detail: "private key in COSE key") }
+                guard map[int: Label.rsaD] == nil else {
+                    throw WebAuthnError(.malformed, detail: "private key in COSE key")
+                }
                 guard case .bytes(let n)? = map[int: Label.rsaN], case .bytes(let e)? = map[int: Label.rsaE],
-                      !n.isEmpty, n.count <= 1024, !e.isEmpty, e.count <= 8
+                    !n.isEmpty, n.count <= 1024, !e.isEmpty, e.count <= 8
                 else { throw WebAuthnError(.malformed, detail: "RSA n/e missing or out of range") }
                 key = try PublicKey(rsaModulus: n, exponent: e)
             default:

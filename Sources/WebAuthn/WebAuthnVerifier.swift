@@ -29,12 +29,14 @@ package enum WebAuthnVerifier {
         guard ConstantTime.equals(challenge, expectedChallenge) else { throw WebAuthnError(.challengeMismatch) }
         let object = try CBOR.decode(attestationObject)
         guard case .text(let format)? = object[text: "fmt"], case .map(let statement)? = object[text: "attStmt"],
-              case .bytes(let authDataBytes)? = object[text: "authData"]
+            case .bytes(let authDataBytes)? = object[text: "authData"]
         else { throw WebAuthnError(.malformed, detail: "attestation object lacks fmt/attStmt/authData") }
 
         let authData = try AuthenticatorData(authDataBytes)
         try checkFlags(authData, rp: rp, requireUserVerification: requireUserVerification)
-        guard let credentialID = authData.credentialID, let aaguid = authData.aaguid, let key = authData.credentialPublicKey else {
+        guard let credentialID = authData.credentialID, let aaguid = authData.aaguid,
+            let key = authData.credentialPublicKey
+        else {
             throw WebAuthnError(.malformed, detail: "no attested credential data")
         }
         guard credentialID.count <= maximumCredentialIDLength else {
@@ -47,7 +49,8 @@ package enum WebAuthnVerifier {
         case "none":
             guard statement.isEmpty else { throw WebAuthnError(.malformed, detail: "non-empty attStmt for none") }
         case "packed":
-            try verifyPackedSelfAttestation(statement, key: key, signedData: authDataBytes + SHA256.hash(clientDataJSON))
+            try verifyPackedSelfAttestation(
+                statement, key: key, signedData: authDataBytes + SHA256.hash(clientDataJSON))
         default:
             throw WebAuthnError(.unsupportedAttestation, detail: "fmt \(format)")
         }
@@ -64,12 +67,15 @@ package enum WebAuthnVerifier {
     /// - Throws: `WebAuthnError` naming the first check that failed;
     ///   `.signCountRegression` suggests a cloned authenticator.
     package static func verifyAssertion(
-        clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8], expectedChallenge: [UInt8], rp: RelyingParty,
+        clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8], expectedChallenge: [UInt8],
+        rp: RelyingParty,
         publicKey: CredentialPublicKey, storedSignCount: UInt32, requireUserVerification: Bool
     ) throws(WebAuthnError) -> AssertionResult {
-        let parsed = try parseAssertion(clientDataJSON: clientDataJSON, authenticatorData: authenticatorData, signature: signature,
-                                        rp: rp, requireUserVerification: requireUserVerification)
-        return try verifyAssertion(parsed, expectedChallenge: expectedChallenge, publicKey: publicKey, storedSignCount: storedSignCount)
+        let parsed = try parseAssertion(
+            clientDataJSON: clientDataJSON, authenticatorData: authenticatorData, signature: signature,
+            rp: rp, requireUserVerification: requireUserVerification)
+        return try verifyAssertion(
+            parsed, expectedChallenge: expectedChallenge, publicKey: publicKey, storedSignCount: storedSignCount)
     }
 
     /// The checks of §7.2 that need no stored state: clientDataJSON (type
@@ -78,14 +84,19 @@ package enum WebAuthnVerifier {
     /// BS only with BE. Run it before opening a transaction.
     /// - Throws: `WebAuthnError` naming the first check that failed.
     package static func parseAssertion(
-        clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8], rp: RelyingParty, requireUserVerification: Bool
+        clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8], rp: RelyingParty,
+        requireUserVerification: Bool
     ) throws(WebAuthnError) -> ParsedAssertion {
         let challenge = try checkClientData(clientDataJSON, type: "webauthn.get", rp: rp)
         let authData = try AuthenticatorData(authenticatorData)
         try checkFlags(authData, rp: rp, requireUserVerification: requireUserVerification)
-        guard !signature.isEmpty, signature.count <= 1024 else { throw WebAuthnError(.malformed, detail: "signature of \(signature.count) bytes") }
-        return ParsedAssertion(challenge: challenge, clientDataJSON: clientDataJSON, authenticatorData: authenticatorData, authData: authData,
-                               signature: signature)
+        guard !signature.isEmpty, signature.count <= 1024 else {
+            throw WebAuthnError(.malformed, detail: "signature of \(signature.count) bytes")
+        }
+        return ParsedAssertion(
+            challenge: challenge, clientDataJSON: clientDataJSON, authenticatorData: authenticatorData,
+            authData: authData,
+            signature: signature)
     }
 
     /// The rest of §7.2: the challenge is the one issued (constant time), the
@@ -99,14 +110,18 @@ package enum WebAuthnVerifier {
         _ parsed: ParsedAssertion, expectedChallenge: [UInt8], publicKey: CredentialPublicKey, storedSignCount: UInt32
     ) throws(WebAuthnError) -> AssertionResult {
         guard ConstantTime.equals(parsed.challenge, expectedChallenge) else { throw WebAuthnError(.challengeMismatch) }
-        guard publicKey.verify(signature: parsed.signature, data: parsed.authenticatorData + SHA256.hash(parsed.clientDataJSON)) else {
+        guard
+            publicKey.verify(
+                signature: parsed.signature, data: parsed.authenticatorData + SHA256.hash(parsed.clientDataJSON))
+        else {
             throw WebAuthnError(.badSignature, detail: "assertion signature")
         }
         let signCount = parsed.authData.signCount
         if (storedSignCount != 0 || signCount != 0) && signCount <= storedSignCount {
             throw WebAuthnError(.signCountRegression, detail: "stored \(storedSignCount), received \(signCount)")
         }
-        return AssertionResult(signCount: signCount, userVerified: parsed.authData.userVerified, backedUp: parsed.authData.backedUp)
+        return AssertionResult(
+            signCount: signCount, userVerified: parsed.authData.userVerified, backedUp: parsed.authData.backedUp)
     }
 
     // MARK: - Shared steps
@@ -116,14 +131,20 @@ package enum WebAuthnVerifier {
         let clientData = try CollectedClientData.parse(json)
         guard clientData.type == type else { throw WebAuthnError(.wrongType, detail: "type \(clientData.type)") }
         guard let challenge = Base64URL.decode(clientData.challenge) else { throw WebAuthnError(.challengeMismatch) }
-        guard rp.allows(origin: clientData.origin) else { throw WebAuthnError(.originMismatch, detail: "origin \(clientData.origin)") }
+        guard rp.allows(origin: clientData.origin) else {
+            throw WebAuthnError(.originMismatch, detail: "origin \(clientData.origin)")
+        }
         guard clientData.crossOrigin != true else { throw WebAuthnError(.originMismatch, detail: "crossOrigin true") }
         return challenge
     }
 
     /// RP ID hash, UP, UV when required, BS only with BE.
-    static func checkFlags(_ authData: AuthenticatorData, rp: RelyingParty, requireUserVerification: Bool) throws(WebAuthnError) {
-        guard ConstantTime.equals(authData.rpIDHash, SHA256.hash(Array(rp.id.utf8))) else { throw WebAuthnError(.rpIDMismatch) }
+    static func checkFlags(_ authData: AuthenticatorData, rp: RelyingParty, requireUserVerification: Bool)
+        throws(WebAuthnError)
+    {
+        guard ConstantTime.equals(authData.rpIDHash, SHA256.hash(Array(rp.id.utf8))) else {
+            throw WebAuthnError(.rpIDMismatch)
+        }
         guard authData.userPresent else { throw WebAuthnError(.userNotPresent) }
         guard authData.userVerified || !requireUserVerification else { throw WebAuthnError(.userNotVerified) }
         guard authData.backupEligible || !authData.backedUp else { throw WebAuthnError(.backupStateInconsistent) }
@@ -131,15 +152,22 @@ package enum WebAuthnVerifier {
 
     /// `packed` self attestation (§8.2): `{alg, sig}` only, `alg` equal to the
     /// credential key's, `sig` valid under the credential key.
-    static func verifyPackedSelfAttestation(_ statement: [CBOR.Entry], key: CredentialPublicKey, signedData: [UInt8]) throws(WebAuthnError) {
+    static func verifyPackedSelfAttestation(_ statement: [CBOR.Entry], key: CredentialPublicKey, signedData: [UInt8])
+        throws(WebAuthnError)
+    {
         let map = CBOR.map(statement)
         if map[text: "x5c"] != nil || map[text: "ecdaaKeyId"] != nil {
             throw WebAuthnError(.unsupportedAttestation, detail: "packed with a certificate chain")
         }
-        guard statement.count == 2, let alg = map[text: "alg"]?.int, case .bytes(let signature)? = map[text: "sig"] else {
+        guard statement.count == 2, let alg = map[text: "alg"]?.int, case .bytes(let signature)? = map[text: "sig"]
+        else {
             throw WebAuthnError(.malformed, detail: "packed attStmt is not {alg, sig}")
         }
-        guard alg == key.algorithm.rawValue else { throw WebAuthnError(.badSignature, detail: "packed alg \(alg) differs from the key's") }
-        guard key.verify(signature: signature, data: signedData) else { throw WebAuthnError(.badSignature, detail: "packed self signature") }
+        guard alg == key.algorithm.rawValue else {
+            throw WebAuthnError(.badSignature, detail: "packed alg \(alg) differs from the key's")
+        }
+        guard key.verify(signature: signature, data: signedData) else {
+            throw WebAuthnError(.badSignature, detail: "packed self signature")
+        }
     }
 }

@@ -8,7 +8,9 @@ import TrifactorBank
 // trifactor-bank: the demo bank, a relying party of trifactord. Settings come
 // from the environment; errors are one sentence and exit 1.
 let environment = ProcessInfo.processInfo.environment
-func setting(_ name: String, _ fallback: String) -> String { environment[name].flatMap { $0.isEmpty ? nil : $0 } ?? fallback }
+func setting(_ name: String, _ fallback: String) -> String {
+    environment[name].flatMap { $0.isEmpty ? nil : $0 } ?? fallback
+}
 
 func fail(_ sentence: String) -> Never {
     FileHandle.standardError.write(Data("trifactor-bank: \(sentence)\n".utf8))
@@ -19,38 +21,53 @@ func fail(_ sentence: String) -> Never {
 func secret(at path: String) -> [UInt8] {
     if let data = FileManager.default.contents(atPath: path) {
         var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & 0o077 == 0 else { fail("\(path) can be read by other users; run `chmod 600 \(path)`.") }
+        guard stat(path, &info) == 0, info.st_mode & 0o077 == 0 else {
+            fail("\(path) can be read by other users; run `chmod 600 \(path)`.")
+        }
         guard data.count == 32 else { fail("\(path) must hold 32 bytes; delete it to make a new one.") }
         return Array(data)
     }
     let bytes = SecureRandom.bytes(32)
-    try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
-                                             attributes: [.posixPermissions: 0o700])
-    guard FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]) else { fail("cannot write \(path).") }
+    try? FileManager.default.createDirectory(
+        atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+        attributes: [.posixPermissions: 0o700])
+    guard FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
+    else { fail("cannot write \(path).") }
     return bytes
 }
 
-guard let trifactor = URL(string: setting("TRIFACTOR_BANK_TRIFACTOR_URL", "http://127.0.0.1:8080")), trifactor.host != nil else {
+guard let trifactor = URL(string: setting("TRIFACTOR_BANK_TRIFACTOR_URL", "http://127.0.0.1:8080")),
+    trifactor.host != nil
+else {
     fail("TRIFACTOR_BANK_TRIFACTOR_URL must be trifactord's URL, like http://127.0.0.1:8080.")
 }
 let listen = setting("TRIFACTOR_BANK_LISTEN", "127.0.0.1:8090")
-guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port) else {
+guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
+    (0...65535).contains(port)
+else {
     fail("TRIFACTOR_BANK_LISTEN must be HOST:PORT, like 127.0.0.1:8090.")
 }
-var configuration = BankApp.Configuration(trifactor: trifactor, secret: secret(at: setting("TRIFACTOR_BANK_SECRET_FILE", "data/bank.secret")))
+var configuration = BankApp.Configuration(
+    trifactor: trifactor, secret: secret(at: setting("TRIFACTOR_BANK_SECRET_FILE", "data/bank.secret")))
 configuration.databaseURL = setting("TRIFACTOR_BANK_DATABASE_URL", "sqlite:data/bank.db")
 configuration.host = String(listen[..<colon])
 configuration.port = port
 if setting("TRIFACTOR_BANK_DEV", "0") == "1" { configuration.devPhone = trifactor.appendingPathComponent("dev/phone") }
 if let raw = environment["TRIFACTOR_BANK_IDLE_TIMEOUT"], !raw.isEmpty {
-    guard let idle = TimeInterval(raw), idle >= 2, idle <= 86_400 else { fail("TRIFACTOR_BANK_IDLE_TIMEOUT is seconds, 2 to 86400.") }
+    guard let idle = TimeInterval(raw), idle >= 2, idle <= 86_400 else {
+        fail("TRIFACTOR_BANK_IDLE_TIMEOUT is seconds, 2 to 86400.")
+    }
     configuration.idleTimeout = idle
 }
 if let brand = environment["TRIFACTOR_BANK_BRAND"] {
     // trifactord takes 1 to 18 letters, digits, spaces and &'.-; empty: Trifactor's own name.
-    let allowed = brand.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || " &'.-".unicodeScalars.contains($0) }
+    let allowed = brand.unicodeScalars.allSatisfy {
+        CharacterSet.alphanumerics.contains($0) || " &'.-".unicodeScalars.contains($0)
+    }
     guard brand.isEmpty || (brand.count <= 18 && allowed) else {
-        fail("TRIFACTOR_BANK_BRAND is the name on customers' texts and emails: 1 to 18 letters, digits, spaces and &'.- (empty: Trifactor's).")
+        fail(
+            "TRIFACTOR_BANK_BRAND is the name on customers' texts and emails: 1 to 18 letters, digits, spaces and &'.- (empty: Trifactor's)."
+        )
     }
     configuration.brand = brand.isEmpty ? nil : brand
 }
@@ -62,11 +79,17 @@ sigaddset(&signals, SIGINT)
 pthread_sigmask(SIG_BLOCK, &signals, nil)
 
 let database: any Database
-do { database = try openDatabase(url: configuration.databaseURL, poolSize: 8) } catch { fail("cannot open \(configuration.databaseURL): \(error)") }
+do { database = try openDatabase(url: configuration.databaseURL, poolSize: 8) } catch {
+    fail("cannot open \(configuration.databaseURL): \(error)")
+}
 let server: HTTPServer
-do { server = try BankApp(configuration: configuration, database: database).start() } catch { fail("cannot start: \(error)") }
+do { server = try BankApp(configuration: configuration, database: database).start() } catch {
+    fail("cannot start: \(error)")
+}
 let logger = Logger.standardError
-logger.log(.info, "bank_listening", ["url": .string("http://\(configuration.host):\(server.port)/"), "trifactor": .string(trifactor.absoluteString)])
+logger.log(
+    .info, "bank_listening",
+    ["url": .string("http://\(configuration.host):\(server.port)/"), "trifactor": .string(trifactor.absoluteString)])
 // A loopback or wildcard address is printed as localhost: passkeys (WebAuthn) need a domain, not an IP address.
 let shown = ["0.0.0.0", "127.0.0.1", "::", "::1"].contains(configuration.host) ? "localhost" : configuration.host
 print("Trifactor Bank: http://\(shown):\(server.port)/")

@@ -10,9 +10,12 @@ struct SignUpCommand: Command {
         let a = try Arguments(raw, valued: ["name", "password"], flags: ["password-stdin"])
         let email = try a.word(0, "the email address")
         try a.atMost(1)
-        let password = try context.terminal.secret(stdin: a.has("password-stdin"), file: a.value("password"), name: "password", prompt: "New password: ")
+        let password = try context.terminal.secret(
+            stdin: a.has("password-stdin"), file: a.value("password"), name: "password", prompt: "New password: ")
         try await context.client.signUp(email: email, password: password, displayName: a.value("name"))
-        context.output("Check \(email) for a code, then run `trifactor verify-email \(email)`.", json: ["status": "verification_sent"])
+        context.output(
+            "Check \(email) for a code, then run `trifactor verify-email \(email)`.",
+            json: ["status": "verification_sent"])
     }
 }
 
@@ -29,7 +32,8 @@ struct VerifyEmailCommand: Command {
             context.output("A new code is on its way to \(email).", json: ["status": "verification_sent"])
             return
         }
-        let code = try context.terminal.secret(stdin: a.has("code-stdin"), file: a.value("code"), name: "code", prompt: "Code from the email: ")
+        let code = try context.terminal.secret(
+            stdin: a.has("code-stdin"), file: a.value("code"), name: "code", prompt: "Code from the email: ")
         try await context.client.verifyEmail(email, code: code)
         context.output("\(email) is verified.", json: ["status": "verified"])
     }
@@ -37,28 +41,34 @@ struct VerifyEmailCommand: Command {
 
 struct LoginCommand: Command {
     static let name = "login"
-    static let summary = "EMAIL [--push] [--factor ID] [--password-stdin] [--code-stdin]   sign in (second factor as needed)"
+    static let summary =
+        "EMAIL [--push] [--factor ID] [--password-stdin] [--code-stdin]   sign in (second factor as needed)"
 
     static func run(_ raw: [String], _ context: Context) async throws {
-        let a = try Arguments(raw, valued: ["factor", "password", "code"], flags: ["push", "password-stdin", "code-stdin"])
+        let a = try Arguments(
+            raw, valued: ["factor", "password", "code"], flags: ["push", "password-stdin", "code-stdin"])
         let email = try a.word(0, "the email address")
         try a.atMost(1)
         let client = context.client
         if a.has("push") {
             let push = try await client.signInWithPush(email: email)
             announce(push.number, context)
-            let session = try await context.terminal.waiting("Waiting for your device", until: Date().addingTimeInterval(120)) { try await push.session() }
+            let session = try await context.terminal.waiting(
+                "Waiting for your device", until: Date().addingTimeInterval(120)
+            ) { try await push.session() }
             return signedIn(session, email, context)
         }
-        let password = try context.terminal.secret(stdin: a.has("password-stdin"), file: a.value("password"), name: "password", prompt: "Password: ")
+        let password = try context.terminal.secret(
+            stdin: a.has("password-stdin"), file: a.value("password"), name: "password", prompt: "Password: ")
         switch try await client.signIn(email: email, password: password) {
         case .signedIn(let session):
             signedIn(session, email, context)
         case .secondFactorRequired(let resolver):
             let hint = try pick(resolver.hints, wanted: a.value("factor"), context)
             let challenge = try await resolver.challenge(hint)
-            let proof = try await FactorPrompt.proof(for: challenge, hint: hint, codeStdin: a.has("code-stdin"), codeFile: a.value("code"),
-                                                     deadline: resolver.expiresAt, context)
+            let proof = try await FactorPrompt.proof(
+                for: challenge, hint: hint, codeStdin: a.has("code-stdin"), codeFile: a.value("code"),
+                deadline: resolver.expiresAt, context)
             signedIn(try await resolver.resolve(hint, with: proof), email, context)
         }
     }
@@ -72,14 +82,17 @@ struct LoginCommand: Command {
     }
 
     static func signedIn(_ session: SessionInfo, _ email: String, _ context: Context) {
-        context.output("Signed in as \(email) (AAL\(session.aal), \(session.methods.joined(separator: "+"))).",
-                       json: ["status": "signed_in", "session_id": session.id, "aal": session.aal, "methods": session.methods])
+        context.output(
+            "Signed in as \(email) (AAL\(session.aal), \(session.methods.joined(separator: "+"))).",
+            json: ["status": "signed_in", "session_id": session.id, "aal": session.aal, "methods": session.methods])
     }
 
     /// The factor to use: `--factor ID`, the only one, or the user's pick.
     static func pick(_ hints: [FactorHint], wanted: String?, _ context: Context) throws -> FactorHint {
         if let wanted {
-            guard let hint = hints.first(where: { $0.id == wanted }) else { throw UsageError("No factor \(wanted); the factors are: \(hints.map(\.id).joined(separator: ", ")).") }
+            guard let hint = hints.first(where: { $0.id == wanted }) else {
+                throw UsageError("No factor \(wanted); the factors are: \(hints.map(\.id).joined(separator: ", ")).")
+            }
             return hint
         }
         if hints.count == 1 || context.terminal.noInput { return hints[0] }
@@ -87,7 +100,9 @@ struct LoginCommand: Command {
         for (index, hint) in hints.enumerated() { print("  \(index + 1). \(FactorPrompt.label(hint))") }
         let answer: String
         do { answer = try context.terminal.ask("Use [1]: ") } catch { throw TrifactorError.presence(error) }
-        guard let n = Int(answer.isEmpty ? "1" : answer), hints.indices.contains(n - 1) else { throw UsageError("Pick a number from the list.") }
+        guard let n = Int(answer.isEmpty ? "1" : answer), hints.indices.contains(n - 1) else {
+            throw UsageError("Pick a number from the list.")
+        }
         return hints[n - 1]
     }
 }
@@ -107,15 +122,19 @@ enum FactorPrompt {
     }
 
     /// - Parameter purpose: what a device key signs the challenge for (`stepup`, `signin`, `reset`).
-    static func proof(for challenge: SecondFactorChallenge, hint: FactorHint, codeStdin: Bool, codeFile: String?, deadline: Date?,
-                      purpose: String = "stepup", _ context: Context) async throws -> SecondFactorProof {
+    static func proof(
+        for challenge: SecondFactorChallenge, hint: FactorHint, codeStdin: Bool, codeFile: String?, deadline: Date?,
+        purpose: String = "stepup", _ context: Context
+    ) async throws -> SecondFactorProof {
         func code(_ prompt: String) throws -> SecondFactorProof {
             .code(try context.terminal.secret(stdin: codeStdin, file: codeFile, name: "code", prompt: prompt))
         }
         switch challenge {
         case .push(let push):
             LoginCommand.announce(push.number, context)
-            try await context.terminal.waiting("Waiting for your device", until: deadline) { try await push.waitForApproval() }
+            try await context.terminal.waiting("Waiting for your device", until: deadline) {
+                try await push.waitForApproval()
+            }
             return .approval(push)
         case .codeSent(let masked): return try code("Code sent to \(masked): ")
         case .enterCode:
@@ -123,7 +142,8 @@ enum FactorPrompt {
             if let local = try? await TOTPCommand.localCode(for: hint, context) { return .code(local) }
             return try code("Code from your authenticator app: ")
         case .deviceChallenge(let challenge):
-            return .deviceSignature(try await context.device.signature(purpose: purpose, challenge: challenge, reason: "Confirm it is you"))
+            return .deviceSignature(
+                try await context.device.signature(purpose: purpose, challenge: challenge, reason: "Confirm it is you"))
         case .passkey:
             throw CLIFailure("A passkey needs a browser; pick another factor with --factor.")
         }
@@ -137,12 +157,16 @@ struct WhoAmICommand: Command {
     static func run(_ raw: [String], _ context: Context) async throws {
         try Arguments(raw).atMost(0)
         let current = try await context.client.currentSession()
-        context.output("""
+        context.output(
+            """
             \(current.user.email)\(current.user.emailVerified ? "" : " (email not verified)")
             session \(current.session.id): AAL\(current.session.aal), \(current.session.methods.joined(separator: "+")), until \(WireJSON.format(current.session.expiresAt))
-            """, json: ["email": current.user.email, "user_id": current.user.id, "email_verified": current.user.emailVerified,
-                        "session_id": current.session.id, "aal": current.session.aal, "methods": current.session.methods,
-                        "expires_at": WireJSON.format(current.session.expiresAt)])
+            """,
+            json: [
+                "email": current.user.email, "user_id": current.user.id, "email_verified": current.user.emailVerified,
+                "session_id": current.session.id, "aal": current.session.aal, "methods": current.session.methods,
+                "expires_at": WireJSON.format(current.session.expiresAt),
+            ])
     }
 }
 
@@ -170,9 +194,16 @@ struct SessionsCommand: Command {
             return
         }
         let sessions = try await context.client.sessions()
-        context.output(sessions.map { s in
-            "\(s.current ? "*" : " ") \(s.id)  AAL\(s.aal) \(s.methods.joined(separator: "+"))  \(s.ip ?? "-")  \(s.userAgent ?? "-")  seen \(WireJSON.format(s.lastSeenAt))"
-        }.joined(separator: "\n"), json: sessions.map { ["id": $0.id, "aal": $0.aal, "current": $0.current, "ip": $0.ip ?? NSNull(), "user_agent": $0.userAgent ?? NSNull()] as [String: Any] })
+        context.output(
+            sessions.map { s in
+                "\(s.current ? "*" : " ") \(s.id)  AAL\(s.aal) \(s.methods.joined(separator: "+"))  \(s.ip ?? "-")  \(s.userAgent ?? "-")  seen \(WireJSON.format(s.lastSeenAt))"
+            }.joined(separator: "\n"),
+            json: sessions.map {
+                [
+                    "id": $0.id, "aal": $0.aal, "current": $0.current, "ip": $0.ip ?? NSNull(),
+                    "user_agent": $0.userAgent ?? NSNull(),
+                ] as [String: Any]
+            })
     }
 }
 
@@ -185,47 +216,68 @@ struct StepUpCommand: Command {
         try a.atMost(0)
         let client = context.client
         let hints = try await client.factors().map(FactorHint.init).filter { $0.kind != .recoveryCode }
-        guard !hints.isEmpty else { throw CLIFailure("The account has no second factor: add one with `trifactor factors add`.") }
+        guard !hints.isEmpty else {
+            throw CLIFailure("The account has no second factor: add one with `trifactor factors add`.")
+        }
         let hint = try LoginCommand.pick(hints, wanted: a.value("factor"), context)
         let challenge = try await client.stepUpChallenge(hint)
-        if case .push = challenge { throw CLIFailure("A step-up with a device signs on this machine: run `trifactor device init` here.") }
-        let proof = try await FactorPrompt.proof(for: challenge, hint: hint, codeStdin: a.has("code-stdin"), codeFile: a.value("code"), deadline: nil, context)
+        if case .push = challenge {
+            throw CLIFailure("A step-up with a device signs on this machine: run `trifactor device init` here.")
+        }
+        let proof = try await FactorPrompt.proof(
+            for: challenge, hint: hint, codeStdin: a.has("code-stdin"), codeFile: a.value("code"), deadline: nil,
+            context)
         let raised = try await client.stepUp(hint, with: proof)
-        context.output("Stepped up: AAL\(raised.session.aal).", json: ["status": "stepped_up", "aal": raised.session.aal])
+        context.output(
+            "Stepped up: AAL\(raised.session.aal).", json: ["status": "stepped_up", "aal": raised.session.aal])
     }
 }
 
 struct AuthorizeCommand: Command {
     static let name = "authorize"
-    static let summary = "transfer --amount A --currency C --payee P --from ACCOUNT [--factor ID] [--code-stdin]   approve a bound action"
+    static let summary =
+        "transfer --amount A --currency C --payee P --from ACCOUNT [--factor ID] [--code-stdin]   approve a bound action"
 
     static func run(_ raw: [String], _ context: Context) async throws {
-        let a = try Arguments(raw, valued: ["amount", "currency", "payee", "from", "factor", "code"], flags: ["code-stdin"])
-        guard try a.word(0, "the action (transfer)") == "transfer" else { throw UsageError("The only action is transfer.") }
+        let a = try Arguments(
+            raw, valued: ["amount", "currency", "payee", "from", "factor", "code"], flags: ["code-stdin"])
+        guard try a.word(0, "the action (transfer)") == "transfer" else {
+            throw UsageError("The only action is transfer.")
+        }
         try a.atMost(1)
-        guard let amount = a.value("amount"), amount.range(of: #"^\d{1,12}(\.\d{1,2})?$"#, options: .regularExpression) != nil else {
+        guard let amount = a.value("amount"),
+            amount.range(of: #"^\d{1,12}(\.\d{1,2})?$"#, options: .regularExpression) != nil
+        else {
             throw UsageError("--amount is a positive decimal like 250.00.")
         }
-        guard let currency = a.value("currency"), currency.range(of: "^[A-Z]{3}$", options: .regularExpression) != nil else {
+        guard let currency = a.value("currency"), currency.range(of: "^[A-Z]{3}$", options: .regularExpression) != nil
+        else {
             throw UsageError("--currency is an ISO 4217 code like EUR.")
         }
-        guard let payee = a.value("payee"), !payee.isEmpty, let from = a.value("from"), !from.isEmpty else { throw UsageError("Name --payee and --from.") }
+        guard let payee = a.value("payee"), !payee.isEmpty, let from = a.value("from"), !from.isEmpty else {
+            throw UsageError("Name --payee and --from.")
+        }
         let client = context.client
         let hints = try await client.factors().map(FactorHint.init).filter { $0.kind != .recoveryCode }
         guard !hints.isEmpty else { throw CLIFailure("The account has no second factor.") }
         let hint = try LoginCommand.pick(hints, wanted: a.value("factor"), context)
-        let pending = try await client.authorize(.transfer(amount: amount, currency: currency, payee: payee, from: from), with: hint)
+        let pending = try await client.authorize(
+            .transfer(amount: amount, currency: currency, payee: payee, from: from), with: hint)
         if !context.json { print(pending.summary) }
         let proof: SecondFactorProof
         if case .deviceChallenge(let challenge) = pending.challenge {
-            proof = .deviceSignature(try await context.device.signature(purpose: "authz", challenge: challenge, action: pending.actionHash,
-                                                                        reason: pending.summary))
+            proof = .deviceSignature(
+                try await context.device.signature(
+                    purpose: "authz", challenge: challenge, action: pending.actionHash,
+                    reason: pending.summary))
         } else {
-            proof = try await FactorPrompt.proof(for: pending.challenge, hint: hint, codeStdin: a.has("code-stdin"), codeFile: a.value("code"),
-                                                 deadline: nil, context)
+            proof = try await FactorPrompt.proof(
+                for: pending.challenge, hint: hint, codeStdin: a.has("code-stdin"), codeFile: a.value("code"),
+                deadline: nil, context)
         }
         try await pending.approve(with: proof)
-        context.output("Approved: \(pending.summary) (authorization \(pending.id)).",
-                       json: ["status": "approved", "authorization_id": pending.id, "summary": pending.summary])
+        context.output(
+            "Approved: \(pending.summary) (authorization \(pending.id)).",
+            json: ["status": "approved", "authorization_id": pending.id, "summary": pending.summary])
     }
 }

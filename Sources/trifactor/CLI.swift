@@ -5,7 +5,12 @@ import TrifactorKitVault
 
 /// Exit codes, for scripts (`usage` is `UsageError.exitCode`).
 enum ExitCode: Int32 {
-    case ok = 0, failure = 1, usage = 2, denied = 3, expired = 4, limited = 5
+    case ok = 0
+    case failure = 1
+    case usage = 2
+    case denied = 3
+    case expired = 4
+    case limited = 5
 }
 
 /// What every command gets: the global options, the vault, the SDK values.
@@ -19,18 +24,23 @@ struct Context: Sendable {
     var secrets: VaultSecretStore { VaultSecretStore(vault: vault) }
 
     var client: TrifactorClient {
-        TrifactorClient(server: server, secrets: secrets, profile: profile, userAgent: "trifactor CLI (\(Self.machine))")
+        TrifactorClient(
+            server: server, secrets: secrets, profile: profile, userAgent: "trifactor CLI (\(Self.machine))")
     }
 
     var device: DeviceAuthenticator {
-        DeviceAuthenticator(server: server, keys: SoftwareDeviceKeyStore(vault: vault), secrets: secrets, presence: PassphrasePresence(vault: vault, honoursUnlockWindow: true),
-                            tag: "\(profile).device")
+        DeviceAuthenticator(
+            server: server, keys: SoftwareDeviceKeyStore(vault: vault), secrets: secrets,
+            presence: PassphrasePresence(vault: vault, honoursUnlockWindow: true),
+            tag: "\(profile).device")
     }
 
     /// Prints `text` for people, or `object` as JSON with --json.
     func output(_ text: @autoclosure () -> String, json object: @autoclosure () -> Any) {
         if json {
-            let data = (try? JSONSerialization.data(withJSONObject: object(), options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+            let data =
+                (try? JSONSerialization.data(withJSONObject: object(), options: [.sortedKeys, .withoutEscapingSlashes]))
+                ?? Data("{}".utf8)
             FileHandle.standardOutput.write(data + Data("\n".utf8))
         } else {
             print(text())
@@ -68,8 +78,10 @@ struct CLIFailure: Error {
 
 enum CLI {
     static let commands: [any Command.Type] = [
-        SignUpCommand.self, VerifyEmailCommand.self, ResetPasswordCommand.self, LoginCommand.self, WhoAmICommand.self, LogoutCommand.self, SessionsCommand.self,
-        StepUpCommand.self, AuthorizeCommand.self, FactorsCommand.self, DeviceCommand.self, ApproveCommand.self, DenyCommand.self,
+        SignUpCommand.self, VerifyEmailCommand.self, ResetPasswordCommand.self, LoginCommand.self, WhoAmICommand.self,
+        LogoutCommand.self, SessionsCommand.self,
+        StepUpCommand.self, AuthorizeCommand.self, FactorsCommand.self, DeviceCommand.self, ApproveCommand.self,
+        DenyCommand.self,
         TOTPCommand.self, VaultCommand.self, PhoneCommand.self, DoctorCommand.self,
     ]
 
@@ -86,17 +98,24 @@ enum CLI {
 
     /// Runs the command line; returns the exit code.
     static func main(_ raw: [String]) async -> Int32 {
-        var server = ProcessInfo.processInfo.environment["TRIFACTOR_SERVER"].flatMap { $0.isEmpty ? nil : $0 } ?? "http://127.0.0.1:8080"
-        var profile = "default", json = false, noInput = false
+        var server =
+            ProcessInfo.processInfo.environment["TRIFACTOR_SERVER"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? "http://127.0.0.1:8080"
+        var profile = "default"
+        var json = false
+        var noInput = false
         // Global options come before the command, read one at a time: --help answers at once, and a refused option
         // is reported as JSON when --json came before it.
-        var globals = ArgumentReader(raw, valued: ["server", "profile"], flags: ["json", "no-input", "help"], layout: .leading)
+        var globals = ArgumentReader(
+            raw, valued: ["server", "profile"], flags: ["json", "no-input", "help"], layout: .leading)
         do {
             while let option = try globals.next() {
                 switch option {
                 case .flag("json"): json = true
                 case .flag("no-input"): noInput = true
-                case .flag("help"): print(help()); return 0
+                case .flag("help"):
+                    print(help())
+                    return 0
                 case .option("server", let value): server = value
                 case .option("profile", let value): profile = value
                 default: break
@@ -106,12 +125,16 @@ enum CLI {
             return fail(error, json: json)
         }
         let rest = globals.remaining
-        guard let name = rest.first else { return fail(UsageError("Name a command; `trifactor help` lists them."), json: json) }
+        guard let name = rest.first else {
+            return fail(UsageError("Name a command; `trifactor help` lists them."), json: json)
+        }
         if name == "help" {
             print(help())
             return 0
         }
-        guard let url = URL(string: server), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
+        guard let url = URL(string: server), let scheme = url.scheme, ["http", "https"].contains(scheme),
+            url.host != nil
+        else {
             return fail(UsageError("--server must be an http:// or https:// URL."), json: json)
         }
         guard profile.range(of: "^[A-Za-z0-9_-]{1,40}$", options: .regularExpression) != nil else {
@@ -121,7 +144,9 @@ enum CLI {
             return fail(UsageError("Unknown command \"\(name)\"; `trifactor help` lists them."), json: json)
         }
         let terminal = Terminal(noInput: noInput, json: json)
-        let context = Context(server: url, profile: profile, terminal: terminal, vault: Vault(profile: profile, ask: terminal.passphraseSource()))
+        let context = Context(
+            server: url, profile: profile, terminal: terminal,
+            vault: Vault(profile: profile, ask: terminal.passphraseSource()))
         do {
             try await command.run(Array(rest.dropFirst()), context)
             return 0
@@ -141,7 +166,9 @@ enum CLI {
         FileHandle.standardError.write(Data("trifactor: \(sentence)\n".utf8))
         if json {
             let object: [String: Any] = ["error": sentence, "exit_code": Int(code.rawValue)]
-            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) { FileHandle.standardOutput.write(data + Data("\n".utf8)) }
+            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
+                FileHandle.standardOutput.write(data + Data("\n".utf8))
+            }
         }
         return code.rawValue
     }
@@ -156,19 +183,30 @@ enum CLI {
         case let sdk as TrifactorError:
             if let p = sdk.problem {
                 // Trifactor's own details name the wait already ("try again in 83 seconds"): say it once.
-                let wait = p.detail.lowercased().contains("try again") ? "" : p.retryAfter.map { " Try again in \(Int($0.rounded(.up))) s." } ?? ""
+                let wait =
+                    p.detail.lowercased().contains("try again")
+                    ? "" : p.retryAfter.map { " Try again in \(Int($0.rounded(.up))) s." } ?? ""
                 switch p.code {
                 case .tooManyAttempts, .rateLimited: return ("\(p.detail)\(wait)", .limited)
                 case .sessionExpired, .invalidPendingCredential, .invalidResetCredential: return (p.detail, .expired)
                 // Frozen until an administrator's reset: waiting does not help, so it is no 'try again later' (5).
-                case .invalidCredentials, .invalidCode, .unauthenticated, .passkeyRefused, .attemptsExhausted, .secondFactorFrozen: return (p.detail, .denied)
-                default: return (p.status == 429 ? "\(p.detail)\(wait)" : p.detail, p.status == 429 ? .limited : .failure)
+                case .invalidCredentials, .invalidCode, .unauthenticated, .passkeyRefused, .attemptsExhausted,
+                    .secondFactorFrozen:
+                    return (p.detail, .denied)
+                default:
+                    return (p.status == 429 ? "\(p.detail)\(wait)" : p.detail, p.status == 429 ? .limited : .failure)
                 }
             }
             if let e = sdk.presenceFailure {
-                return (e == .interactionNotAllowed ? "A prompt was needed, but --no-input forbids it (or there is no terminal)." : e.message, .denied)
+                return (
+                    e == .interactionNotAllowed
+                        ? "A prompt was needed, but --no-input forbids it (or there is no terminal)." : e.message,
+                    .denied
+                )
             }
-            if case .presence(let e)? = sdk.storeFailure { return (e == .failed ? "The vault passphrase is wrong." : e.message, .denied) }
+            if case .presence(let e)? = sdk.storeFailure {
+                return (e == .failed ? "The vault passphrase is wrong." : e.message, .denied)
+            }
             if case .locked? = sdk.storeFailure { return (sdk.description, .denied) }
             if let t = sdk.transportFailure { return (t.description, t.reason == .timedOut ? .expired : .failure) }
             switch sdk.code {

@@ -6,7 +6,8 @@ import TrifactorKit
 
 struct FactorsCommand: Command {
     static let name = "factors"
-    static let summary = "list | add phone NUMBER [--country CC] | add totp [--keep] [--name N] | add device [--name N] | remove ID | recovery-codes"
+    static let summary =
+        "list | add phone NUMBER [--country CC] | add totp [--keep] [--name N] | add device [--name N] | remove ID | recovery-codes"
 
     static func run(_ raw: [String], _ context: Context) async throws {
         let a = try Arguments(raw, valued: ["country", "name", "code"], flags: ["keep", "code-stdin"])
@@ -15,45 +16,69 @@ struct FactorsCommand: Command {
         case "list":
             try a.atMost(1)
             let factors = try await client.factors()
-            context.output(factors.isEmpty ? "No second factors yet: `trifactor factors add totp --keep` is the quickest."
-                           : factors.map { "\($0.enrollmentID)  \($0.kind)  \($0.displayName)\($0.maskedPhone.map { "  \($0)" } ?? "")\(approvals($0))" }
-                               .joined(separator: "\n"),
-                           json: factors.map { ["id": $0.enrollmentID, "kind": $0.kind, "name": $0.displayName, "masked_phone": $0.maskedPhone ?? NSNull(),
-                                                "approval_bound": $0.approvalBound ?? NSNull(), "approval_gate": $0.approvalGate ?? NSNull()] as [String: Any] })
+            context.output(
+                factors.isEmpty
+                    ? "No second factors yet: `trifactor factors add totp --keep` is the quickest."
+                    : factors.map {
+                        "\($0.enrollmentID)  \($0.kind)  \($0.displayName)\($0.maskedPhone.map { "  \($0)" } ?? "")\(approvals($0))"
+                    }
+                    .joined(separator: "\n"),
+                json: factors.map {
+                    [
+                        "id": $0.enrollmentID, "kind": $0.kind, "name": $0.displayName,
+                        "masked_phone": $0.maskedPhone ?? NSNull(),
+                        "approval_bound": $0.approvalBound ?? NSNull(), "approval_gate": $0.approvalGate ?? NSNull(),
+                    ] as [String: Any]
+                })
         case "add":
             try a.atMost(3)
             switch try a.word(1, "what to add: phone, totp or device") {
             case "phone":
-                let pending = try await client.enrollPhone(try a.word(2, "the phone number"), country: a.value("country"))
-                let code = try context.terminal.secret(stdin: a.has("code-stdin"), file: a.value("code"), name: "code",
-                                                       prompt: "Code sent to \(pending.maskedPhone ?? "the phone"): ")
+                let pending = try await client.enrollPhone(
+                    try a.word(2, "the phone number"), country: a.value("country"))
+                let code = try context.terminal.secret(
+                    stdin: a.has("code-stdin"), file: a.value("code"), name: "code",
+                    prompt: "Code sent to \(pending.maskedPhone ?? "the phone"): ")
                 let factor = try await pending.confirm(code: code, name: a.value("name"))
-                context.output("Added phone \(factor.maskedPhone ?? "") (\(factor.enrollmentID)).", json: ["id": factor.enrollmentID, "kind": factor.kind])
+                context.output(
+                    "Added phone \(factor.maskedPhone ?? "") (\(factor.enrollmentID)).",
+                    json: ["id": factor.enrollmentID, "kind": factor.kind])
             case "totp":
                 try a.atMost(2)
                 let pending = try await client.enrollTOTP()
-                guard let secret = pending.secret, let uri = pending.otpauthURI else { throw TrifactorError.unexpectedResponse(status: 202) }
+                guard let secret = pending.secret, let uri = pending.otpauthURI else {
+                    throw TrifactorError.unexpectedResponse(status: 202)
+                }
                 let code: String
                 if a.has("keep") {
-                    guard let local = TOTPEntry(uri: uri) else { throw CLIFailure("The server's otpauth URI cannot be read.") }
+                    guard let local = TOTPEntry(uri: uri) else {
+                        throw CLIFailure("The server's otpauth URI cannot be read.")
+                    }
                     code = local.code(at: Date())
                 } else {
-                    if !context.json { print((try? QRMatrix(encoding: uri).halfBlocks()) ?? uri, "\nOr type this secret: \(secret)\n") }
-                    code = try context.terminal.secret(stdin: a.has("code-stdin"), file: a.value("code"), name: "code",
-                                                       prompt: "Code from your authenticator app: ")
+                    if !context.json {
+                        print((try? QRMatrix(encoding: uri).halfBlocks()) ?? uri, "\nOr type this secret: \(secret)\n")
+                    }
+                    code = try context.terminal.secret(
+                        stdin: a.has("code-stdin"), file: a.value("code"), name: "code",
+                        prompt: "Code from your authenticator app: ")
                 }
-                let factor = try await pending.confirm(code: code, name: a.value("name") ?? (a.has("keep") ? "trifactor CLI" : "Authenticator app"))
+                let factor = try await pending.confirm(
+                    code: code, name: a.value("name") ?? (a.has("keep") ? "trifactor CLI" : "Authenticator app"))
                 if a.has("keep"), var entry = TOTPEntry(uri: uri) {
                     entry.factorID = factor.enrollmentID
                     try await TOTPCommand.store(entry, name: "trifactor-\(factor.enrollmentID.prefix(8))", context)
                 }
-                context.output("Added authenticator app \(factor.enrollmentID)\(a.has("keep") ? "; this CLI keeps its secret and is the app" : "").",
-                               json: ["id": factor.enrollmentID, "kind": factor.kind, "kept": a.has("keep")])
+                context.output(
+                    "Added authenticator app \(factor.enrollmentID)\(a.has("keep") ? "; this CLI keeps its secret and is the app" : "").",
+                    json: ["id": factor.enrollmentID, "kind": factor.kind, "kept": a.has("keep")])
             case "device":
                 try a.atMost(2)
-                let factor = try await context.device.enroll(with: client, name: a.value("name") ?? "trifactor on \(ProcessInfo.processInfo.hostName)")
-                context.output("This machine is now device \(factor.enrollmentID): run `trifactor approve --watch` to answer sign-ins.",
-                               json: ["id": factor.enrollmentID, "kind": factor.kind])
+                let factor = try await context.device.enroll(
+                    with: client, name: a.value("name") ?? "trifactor on \(ProcessInfo.processInfo.hostName)")
+                context.output(
+                    "This machine is now device \(factor.enrollmentID): run `trifactor approve --watch` to answer sign-ins.",
+                    json: ["id": factor.enrollmentID, "kind": factor.kind])
             case let other: throw UsageError("Cannot add \"\(other)\": phone, totp or device.")
             }
         case "remove":
@@ -64,8 +89,10 @@ struct FactorsCommand: Command {
         case "recovery-codes":
             try a.atMost(1)
             let codes = try await client.newRecoveryCodes()
-            context.output("Keep these somewhere safe; each works once, and the old set no longer does:\n" + codes.joined(separator: "\n"),
-                           json: ["codes": codes])
+            context.output(
+                "Keep these somewhere safe; each works once, and the old set no longer does:\n"
+                    + codes.joined(separator: "\n"),
+                json: ["codes": codes])
         case let other: throw UsageError("Unknown `factors \(other)`: list, add, remove or recovery-codes.")
         }
     }
@@ -78,7 +105,9 @@ func approvals(_ factor: EnrolledFactor) -> String {
     case "biometry": return "  approvals need Face ID or Touch ID"
     case "biometry_or_passcode": return "  approvals need Face ID, Touch ID or the passcode"
     case "passphrase": return "  approvals need the vault passphrase"
-    default: return "  approvals not bound to a key (enrolled by an older app: to bind them, `factors remove` it, `device forget`, then `device init`)"
+    default:
+        return
+            "  approvals not bound to a key (enrolled by an older app: to bind them, `factors remove` it, `device forget`, then `device init`)"
     }
 }
 
@@ -92,18 +121,26 @@ struct DeviceCommand: Command {
         let device = context.device
         switch try a.word(0, "init, show or forget") {
         case "init":
-            let factor = try await device.enroll(with: context.client, name: a.value("name") ?? "trifactor on \(ProcessInfo.processInfo.hostName)")
+            let factor = try await device.enroll(
+                with: context.client, name: a.value("name") ?? "trifactor on \(ProcessInfo.processInfo.hostName)")
             let fingerprint = try await fingerprint(device)
-            context.output("This machine is device \(factor.enrollmentID), key \(fingerprint).", json: ["id": factor.enrollmentID, "fingerprint": fingerprint])
+            context.output(
+                "This machine is device \(factor.enrollmentID), key \(fingerprint).",
+                json: ["id": factor.enrollmentID, "fingerprint": fingerprint])
         case "show":
-            guard let id = try await device.factorID() else { throw CLIFailure("This machine is not a device yet: run `trifactor device init`.") }
+            guard let id = try await device.factorID() else {
+                throw CLIFailure("This machine is not a device yet: run `trifactor device init`.")
+            }
             let fingerprint = try await fingerprint(device)
             let bound = try await device.isApprovalBound()
-            context.output("device \(id)\nkey SHA256:\(fingerprint)\napprovals \(bound ? "signed by a second key released by the vault passphrase" : "not bound to a key")",
-                           json: ["id": id, "fingerprint": fingerprint, "approval_bound": bound])
+            context.output(
+                "device \(id)\nkey SHA256:\(fingerprint)\napprovals \(bound ? "signed by a second key released by the vault passphrase" : "not bound to a key")",
+                json: ["id": id, "fingerprint": fingerprint, "approval_bound": bound])
         case "forget":
             try await device.forget()
-            context.output("The device key is deleted. Remove the factor too: `trifactor factors remove ID`.", json: ["status": "forgotten"])
+            context.output(
+                "The device key is deleted. Remove the factor too: `trifactor factors remove ID`.",
+                json: ["status": "forgotten"])
         case let other: throw UsageError("Unknown `device \(other)`: init, show or forget.")
         }
     }
@@ -116,13 +153,16 @@ struct DeviceCommand: Command {
 
 struct ApproveCommand: Command {
     static let name = "approve"
-    static let summary = "[--watch] [--once]   answer sign-ins waiting for this device: type the number shown on the sign-in screen"
+    static let summary =
+        "[--watch] [--once]   answer sign-ins waiting for this device: type the number shown on the sign-in screen"
 
     static func run(_ raw: [String], _ context: Context) async throws {
         let a = try Arguments(raw, flags: ["watch", "once"])
         try a.atMost(0)
         let device = context.device
-        guard try await device.factorID() != nil else { throw CLIFailure("This machine is not a device yet: run `trifactor device init`.") }
+        guard try await device.factorID() != nil else {
+            throw CLIFailure("This machine is not a device yet: run `trifactor device init`.")
+        }
         if a.has("watch") || a.has("once") {
             if !context.json && context.terminal.stdoutIsTerminal { print("Waiting for sign-ins (Ctrl-C to stop)…") }
             for try await approval in device.approvals() {
@@ -131,7 +171,8 @@ struct ApproveCommand: Command {
             }
             return
         }
-        let pending = try await context.terminal.waiting("Waiting for a sign-in", until: Date().addingTimeInterval(25)) {
+        let pending = try await context.terminal.waiting("Waiting for a sign-in", until: Date().addingTimeInterval(25))
+        {
             try await device.pendingApprovals(wait: 25)
         }
         guard !pending.isEmpty else {
@@ -146,7 +187,9 @@ struct ApproveCommand: Command {
         let left = max(0, Int(approval.expiresAt.timeIntervalSinceNow.rounded()))
         if !context.json {
             let what = approval.purpose == "reset" ? "Password reset" : "Sign-in"
-            print("\(what) from \(approval.ip ?? "an unknown address") with \(approval.userAgent ?? "an unknown browser"), \(left) s left.")
+            print(
+                "\(what) from \(approval.ip ?? "an unknown address") with \(approval.userAgent ?? "an unknown browser"), \(left) s left."
+            )
         }
         let typed: String
         do { typed = try context.terminal.ask("Type the number shown on the sign-in screen (Enter denies): ") } catch {
@@ -157,8 +200,10 @@ struct ApproveCommand: Command {
         switch state {
         case .approved: context.output("Approved.", json: ["approval_id": approval.approvalID, "status": "approved"])
         default:
-            context.output(number == nil ? "Denied." : "Denied: that number was not on the sign-in screen, so that sign-in is over.",
-                           json: ["approval_id": approval.approvalID, "status": "denied"])
+            context.output(
+                number == nil
+                    ? "Denied." : "Denied: that number was not on the sign-in screen, so that sign-in is over.",
+                json: ["approval_id": approval.approvalID, "status": "denied"])
         }
     }
 }
@@ -172,7 +217,9 @@ struct DenyCommand: Command {
         let device = context.device
         let pending = try await device.pendingApprovals()
         for approval in pending { _ = try await device.answer(approval, pickedNumber: nil) }
-        context.output(pending.isEmpty ? "No sign-in is waiting." : "Denied \(pending.count) sign-in\(pending.count == 1 ? "" : "s").",
-                       json: ["denied": pending.map(\.approvalID)])
+        context.output(
+            pending.isEmpty
+                ? "No sign-in is waiting." : "Denied \(pending.count) sign-in\(pending.count == 1 ? "" : "s").",
+            json: ["denied": pending.map(\.approvalID)])
     }
 }

@@ -24,23 +24,30 @@ struct TOTPEntry: Codable, Sendable {
 
     /// From an `otpauth://totp/…` URI.
     init?(uri: String) {
-        guard let components = URLComponents(string: uri), components.scheme == "otpauth", components.host == "totp" else { return nil }
-        let items = Dictionary((components.queryItems ?? []).map { ($0.name.lowercased(), $0.value ?? "") }, uniquingKeysWith: { a, _ in a })
+        guard let components = URLComponents(string: uri), components.scheme == "otpauth", components.host == "totp"
+        else { return nil }
+        let items = Dictionary(
+            (components.queryItems ?? []).map { ($0.name.lowercased(), $0.value ?? "") },
+            uniquingKeysWith: { a, _ in a })
         guard let secret = items["secret"], var entry = TOTPEntry(secret: secret) else { return nil }
         entry.algorithm = (items["algorithm"] ?? "SHA1").uppercased()
         entry.digits = Int(items["digits"] ?? "6") ?? 6
         entry.period = Int(items["period"] ?? "30") ?? 30
         entry.issuer = items["issuer"]
         entry.account = String(components.path.dropFirst())
-        guard ["SHA1", "SHA256", "SHA512"].contains(entry.algorithm), (6...8).contains(entry.digits), (15...120).contains(entry.period) else { return nil }
+        guard ["SHA1", "SHA256", "SHA512"].contains(entry.algorithm), (6...8).contains(entry.digits),
+            (15...120).contains(entry.period)
+        else { return nil }
         self = entry
     }
 
     var hmac: HMAC.Algorithm { HMAC.Algorithm(rawValue: algorithm.lowercased()) ?? .sha1 }
 
     func code(at date: Date) -> String {
-        OneTimePassword.hotp(secret: Base32.decode(secret) ?? [], counter: OneTimePassword.step(unixTime: date.timeIntervalSince1970, period: period),
-                             digits: digits, algorithm: hmac)
+        OneTimePassword.hotp(
+            secret: Base32.decode(secret) ?? [],
+            counter: OneTimePassword.step(unixTime: date.timeIntervalSince1970, period: period),
+            digits: digits, algorithm: hmac)
     }
 
     func secondsLeft(at date: Date) -> Int { period - Int(date.timeIntervalSince1970) % period }
@@ -59,8 +66,12 @@ struct TOTPCommand: Command {
         case "add":
             try a.atMost(2)
             let name = try a.word(1, "the entry's name")
-            guard name.range(of: "^[A-Za-z0-9._@-]{1,64}$", options: .regularExpression) != nil else { throw UsageError("A name is 1 to 64 letters, digits, . _ @ or -.") }
-            if !context.json && isatty(STDIN_FILENO) == 1 { print("Paste the otpauth:// URI or the base32 secret, then Enter:") }
+            guard name.range(of: "^[A-Za-z0-9._@-]{1,64}$", options: .regularExpression) != nil else {
+                throw UsageError("A name is 1 to 64 letters, digits, . _ @ or -.")
+            }
+            if !context.json && isatty(STDIN_FILENO) == 1 {
+                print("Paste the otpauth:// URI or the base32 secret, then Enter:")
+            }
             let line = Terminal.firstLine(FileHandle.standardInput.availableData).trimmingCharacters(in: .whitespaces)
             guard let entry = TOTPEntry(uri: line) ?? TOTPEntry(secret: line) else {
                 throw UsageError("That is neither an otpauth://totp URI nor a base32 secret of at least 80 bits.")
@@ -69,8 +80,12 @@ struct TOTPCommand: Command {
             context.output("Added \(name).", json: ["name": name])
         case "list":
             try a.atMost(1)
-            let names = try context.vault.names().filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
-            context.output(names.isEmpty ? "No entries: `trifactor totp add NAME`." : names.joined(separator: "\n"), json: ["entries": names])
+            let names = try context.vault.names().filter { $0.hasPrefix(prefix) }.map {
+                String($0.dropFirst(prefix.count))
+            }
+            context.output(
+                names.isEmpty ? "No entries: `trifactor totp add NAME`." : names.joined(separator: "\n"),
+                json: ["entries": names])
         case "rm":
             try a.atMost(2)
             let name = try a.word(1, "the entry's name")
@@ -79,16 +94,27 @@ struct TOTPCommand: Command {
             context.output("Removed \(name).", json: ["status": "removed", "name": name])
         default:
             try a.atMost(1)
-            let names = try context.vault.names().filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+            let names = try context.vault.names().filter { $0.hasPrefix(prefix) }.map {
+                String($0.dropFirst(prefix.count))
+            }
             let name: String
-            if let wanted = a.words.first { name = wanted } else if names.count == 1 { name = names[0] } else {
-                throw UsageError(names.isEmpty ? "No entries: `trifactor totp add NAME`." : "Name the entry: \(names.joined(separator: ", ")).")
+            if let wanted = a.words.first {
+                name = wanted
+            } else if names.count == 1 {
+                name = names[0]
+            } else {
+                throw UsageError(
+                    names.isEmpty
+                        ? "No entries: `trifactor totp add NAME`." : "Name the entry: \(names.joined(separator: ", "))."
+                )
             }
             guard let data = try await secrets.get(key(name, context), prompt: "Show a code"),
-                  let entry = try? JSONDecoder().decode(TOTPEntry.self, from: data) else { throw CLIFailure("No entry \(name).") }
+                let entry = try? JSONDecoder().decode(TOTPEntry.self, from: data)
+            else { throw CLIFailure("No entry \(name).") }
             let now = Date()
-            context.output("\(entry.code(at: now))  (\(entry.secondsLeft(at: now)) s left)",
-                           json: ["name": name, "code": entry.code(at: now), "seconds_left": entry.secondsLeft(at: now)])
+            context.output(
+                "\(entry.code(at: now))  (\(entry.secondsLeft(at: now)) s left)",
+                json: ["name": name, "code": entry.code(at: now), "seconds_left": entry.secondsLeft(at: now)])
         }
     }
 
@@ -102,7 +128,8 @@ struct TOTPCommand: Command {
         let prefix = "\(context.profile).totp."
         for name in try context.vault.names() where name.hasPrefix(prefix) {
             if let data = try await context.secrets.get(name, prompt: "Use the kept authenticator"),
-               let entry = try? JSONDecoder().decode(TOTPEntry.self, from: data), entry.factorID == hint.id {
+                let entry = try? JSONDecoder().decode(TOTPEntry.self, from: data), entry.factorID == hint.id
+            {
                 return entry.code(at: Date())
             }
         }
@@ -112,7 +139,8 @@ struct TOTPCommand: Command {
 
 struct VaultCommand: Command {
     static let name = "vault"
-    static let summary = "unlock [--for 5m] | lock | passwd | status   the sealed file holding keys, secrets and the session token"
+    static let summary =
+        "unlock [--for 5m] | lock | passwd | status   the sealed file holding keys, secrets and the session token"
 
     static func run(_ raw: [String], _ context: Context) async throws {
         let a = try Arguments(raw, valued: ["for"])
@@ -127,8 +155,10 @@ struct VaultCommand: Command {
             }
             try await vault.unlock(for: duration)
             let until = vault.unlockedUntil()
-            context.output(until.map { "Unlocked until \(WireJSON.format($0))." } ?? "Unlocked for this process only (no $XDG_RUNTIME_DIR).",
-                           json: ["status": "unlocked", "until": until.map { WireJSON.format($0) as Any } ?? NSNull()])
+            context.output(
+                until.map { "Unlocked until \(WireJSON.format($0))." }
+                    ?? "Unlocked for this process only (no $XDG_RUNTIME_DIR).",
+                json: ["status": "unlocked", "until": until.map { WireJSON.format($0) as Any } ?? NSNull()])
         case "lock":
             vault.lock()
             context.output("Locked.", json: ["status": "locked"])
@@ -141,17 +171,24 @@ struct VaultCommand: Command {
         case "status":
             let until = vault.unlockedUntil()
             let names = try vault.names()
-            context.output("""
+            context.output(
+                """
                 vault \(vault.url.path)\(vault.exists ? "" : " (not created yet)")
                 \(until.map { "unlocked until \(WireJSON.format($0))" } ?? "locked")
                 \(names.count) item\(names.count == 1 ? "" : "s")
-                """, json: ["path": vault.url.path, "exists": vault.exists, "unlocked_until": until.map { WireJSON.format($0) as Any } ?? NSNull(), "items": names.count])
+                """,
+                json: [
+                    "path": vault.url.path, "exists": vault.exists,
+                    "unlocked_until": until.map { WireJSON.format($0) as Any } ?? NSNull(), "items": names.count,
+                ])
         case let other: throw UsageError("Unknown `vault \(other)`: unlock, lock, passwd or status.")
         }
     }
 
     static func ask(_ context: Context, _ prompt: String, confirm: Bool) async throws -> SecureBytes {
-        do throws(LocalAuthenticationError) { return try await context.terminal.passphraseSource()(prompt, confirm) } catch {
+        do throws(LocalAuthenticationError) {
+            return try await context.terminal.passphraseSource()(prompt, confirm)
+        } catch {
             throw TrifactorError.presence(error)
         }
     }

@@ -7,7 +7,8 @@ import TrifactorKit
 /// password (twice). Every session ends; sign in again afterwards.
 struct ResetPasswordCommand: Command {
     static let name = "reset-password"
-    static let summary = "EMAIL [--code @FILE] [--factor ID] [--factor-code @FILE] [--password-stdin | --password @FILE]   a forgotten password, by the emailed code"
+    static let summary =
+        "EMAIL [--code @FILE] [--factor ID] [--factor-code @FILE] [--password-stdin | --password @FILE]   a forgotten password, by the emailed code"
 
     static func run(_ raw: [String], _ context: Context) async throws {
         let a = try Arguments(raw, valued: ["code", "factor", "factor-code", "password"], flags: ["password-stdin"])
@@ -19,15 +20,18 @@ struct ResetPasswordCommand: Command {
             try await client.requestPasswordReset(email: email)
             if !context.json { print("If \(email) has an account, a code is on its way there (valid for 10 minutes).") }
         }
-        let code = try context.terminal.secret(stdin: false, file: a.value("code"), name: "code", prompt: "Code from the email: ")
+        let code = try context.terminal.secret(
+            stdin: false, file: a.value("code"), name: "code", prompt: "Code from the email: ")
         let reset = try await client.verifyPasswordReset(email: email, code: code)
         var hint: FactorHint?
         var proof: SecondFactorProof?
         if reset.secondFactorRequired {
             let chosen = try LoginCommand.pick(reset.hints, wanted: a.value("factor"), context)
             let challenge = try await reset.challenge(chosen)
-            proof = try await FactorPrompt.proof(for: challenge, hint: chosen, codeStdin: false, codeFile: a.value("factor-code"), deadline: reset.expiresAt,
-                                                 purpose: "reset", context)
+            proof = try await FactorPrompt.proof(
+                for: challenge, hint: chosen, codeStdin: false, codeFile: a.value("factor-code"),
+                deadline: reset.expiresAt,
+                purpose: "reset", context)
             hint = chosen
         }
         let password = try newPassword(a, context)
@@ -36,8 +40,9 @@ struct ResetPasswordCommand: Command {
         } catch {
             throw Self.refusal(error)
         }
-        context.output("The password of \(email) is reset and every session is signed out: sign in with `trifactor login \(email)`.",
-                       json: ["status": "password_reset"])
+        context.output(
+            "The password of \(email) is reset and every session is signed out: sign in with `trifactor login \(email)`.",
+            json: ["status": "password_reset"])
     }
 
     /// How a refused completion is reported: the reset's last wrong proof
@@ -51,11 +56,15 @@ struct ResetPasswordCommand: Command {
     /// The new password: from standard input, or typed twice.
     static func newPassword(_ a: Arguments, _ context: Context) throws -> String {
         if a.has("password-stdin") || a.value("password") != nil {
-            return try context.terminal.secret(stdin: a.has("password-stdin"), file: a.value("password"), name: "password", prompt: "")
+            return try context.terminal.secret(
+                stdin: a.has("password-stdin"), file: a.value("password"), name: "password", prompt: "")
         }
         let first = try context.terminal.secret(stdin: false, file: nil, name: "password", prompt: "New password: ")
-        let again = try context.terminal.secret(stdin: false, file: nil, name: "password", prompt: "New password again: ")
-        guard first == again else { throw CLIFailure("The two passwords differ; nothing was changed. Run the command again.") }
+        let again = try context.terminal.secret(
+            stdin: false, file: nil, name: "password", prompt: "New password again: ")
+        guard first == again else {
+            throw CLIFailure("The two passwords differ; nothing was changed. Run the command again.")
+        }
         return first
     }
 }

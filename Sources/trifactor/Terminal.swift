@@ -31,9 +31,13 @@ struct Terminal: Sendable {
     func secret(stdin: Bool, file: String?, name: String, prompt: String) throws -> String {
         if let file {
             guard file.hasPrefix("@") else {
-                throw UsageError("Secrets are never taken from arguments: use --\(name)-stdin, --\(name) @FILE, or type it when asked.")
+                throw UsageError(
+                    "Secrets are never taken from arguments: use --\(name)-stdin, --\(name) @FILE, or type it when asked."
+                )
             }
-            guard let data = FileManager.default.contents(atPath: String(file.dropFirst())) else { throw UsageError("\(file.dropFirst()) cannot be read.") }
+            guard let data = FileManager.default.contents(atPath: String(file.dropFirst())) else {
+                throw UsageError("\(file.dropFirst()) cannot be read.")
+            }
             return Self.firstLine(data)
         }
         if stdin { return Self.firstLine(FileHandle.standardInput.readDataToEndOfFile()) }
@@ -41,7 +45,8 @@ struct Terminal: Sendable {
     }
 
     static func firstLine(_ data: Data) -> String {
-        String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init)?
+        String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).first.map(
+            String.init)?
             .trimmingCharacters(in: CharacterSet(charactersIn: "\r")) ?? ""
     }
 
@@ -82,7 +87,9 @@ struct Terminal: Sendable {
         return { prompt, confirm throws(LocalAuthenticationError) in
             if let file, !file.isEmpty {
                 var info = stat()
-                guard stat(file, &info) == 0, info.st_mode & 0o077 == 0, let data = FileManager.default.contents(atPath: file) else {
+                guard stat(file, &info) == 0, info.st_mode & 0o077 == 0,
+                    let data = FileManager.default.contents(atPath: file)
+                else {
                     throw .interactionNotAllowed
                 }
                 return SecureBytes(Array(Self.firstLine(data).utf8))
@@ -104,7 +111,9 @@ struct Terminal: Sendable {
     }
 
     /// Shows `label` with a spinner and the seconds left until `deadline` while `work` runs (only on a terminal, never with --json).
-    func waiting<T: Sendable>(_ label: String, until deadline: Date?, _ work: @Sendable () async throws -> T) async throws -> T {
+    func waiting<T: Sendable>(_ label: String, until deadline: Date?, _ work: @Sendable () async throws -> T)
+        async throws -> T
+    {
         guard stdoutIsTerminal, !json else { return try await work() }
         let spinner = Task {
             let frames = Array("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")

@@ -6,6 +6,7 @@ import Store
 import Synchronization
 import TrifactorKit
 import TrifactorTestSupport
+
 @testable import TrifactorBank
 
 /// trifactord as the bank's tests need it: each request answered by `answer` (a transport failure by default), counted by path.
@@ -17,7 +18,9 @@ final class FakeTrifactor: HTTPTransport {
     func calls(_ path: String) -> Int { state.withLock { $0.calls[path, default: 0] } }
 
     /// Answers every request from now on with `answer`.
-    func answer(_ answer: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) { state.withLock { $0.answer = answer } }
+    func answer(_ answer: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+        state.withLock { $0.answer = answer }
+    }
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let answer = state.withLock { state in
@@ -29,17 +32,21 @@ final class FakeTrifactor: HTTPTransport {
 
     /// A JSON answer.
     static func json(_ value: some Encodable) -> HTTPResponse {
-        HTTPResponse(status: 200, headers: ["content-type": "application/json"], body: try! WireJSON.sharedEncoder.encode(value))
+        HTTPResponse(
+            status: 200, headers: ["content-type": "application/json"], body: try! WireJSON.sharedEncoder.encode(value))
     }
 
     /// A problem+json answer, as trifactord refuses.
     static func problem(_ status: Int, _ code: ProblemCode) -> HTTPResponse {
-        let body = try! WireJSON.sharedEncoder.encode(Problem(status: status, code: code, title: code.rawValue, detail: "Refused: \(code)."))
+        let body = try! WireJSON.sharedEncoder.encode(
+            Problem(status: status, code: code, title: code.rawValue, detail: "Refused: \(code)."))
         return HTTPResponse(status: status, headers: ["content-type": "application/problem+json"], body: body)
     }
 
     /// A refusal as trifactord sends it, with the wrong codes left and the wait when there are.
-    static func problem(_ status: Int, _ code: ProblemCode, detail: String, remaining: Int? = nil, retryAfter: Int? = nil) -> HTTPResponse {
+    static func problem(
+        _ status: Int, _ code: ProblemCode, detail: String, remaining: Int? = nil, retryAfter: Int? = nil
+    ) -> HTTPResponse {
         var problem = Problem(status: status, code: code, title: code.rawValue, detail: detail)
         problem.remainingAttempts = remaining
         var headers = ["content-type": "application/problem+json"]
@@ -52,7 +59,8 @@ final class FakeTrifactor: HTTPTransport {
 
     /// Answers by `table` (method, path, the request's JSON body); what it leaves is a live session for
     /// `GET /v1/session` and a 404 for anything else.
-    func routes(_ table: @escaping @Sendable (_ method: String, _ path: String, _ body: [String: Any]) -> HTTPResponse?) {
+    func routes(_ table: @escaping @Sendable (_ method: String, _ path: String, _ body: [String: Any]) -> HTTPResponse?)
+    {
         answer { request in
             let body = request.body.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
             if let answer = table(request.method, request.url.path, body) { return answer }
@@ -63,22 +71,33 @@ final class FakeTrifactor: HTTPTransport {
 
     /// `POST /v1/sessions`' answer of a signed-in password (no second factor).
     static let passwordSession: HTTPResponse = {
-        var created = json(SessionCreated(token: "token", session: SessionInfo(id: "s1", aal: 1, methods: ["pwd"], createdAt: Date(), expiresAt: Date() + 3600)))
+        var created = json(
+            SessionCreated(
+                token: "token",
+                session: SessionInfo(id: "s1", aal: 1, methods: ["pwd"], createdAt: Date(), expiresAt: Date() + 3600)))
         created.status = 201
         return created
     }()
 
     /// `GET /v1/mfa/enrollments` of a customer with these factors (kind, id, name; phones masked as +*****3456).
     static func factors(_ list: [(kind: FactorKind, id: String, name: String)]) -> HTTPResponse {
-        json(EnrolledFactors(enrollments: list.map {
-            EnrolledFactor(enrollmentID: $0.id, kind: $0.kind, displayName: $0.name, maskedPhone: $0.kind == "phone" ? "+*****3456" : nil,
-                           enrolledAt: Date(timeIntervalSince1970: 1_900_000_000), lastUsedAt: nil)
-        }))
+        json(
+            EnrolledFactors(
+                enrollments: list.map {
+                    EnrolledFactor(
+                        enrollmentID: $0.id, kind: $0.kind, displayName: $0.name,
+                        maskedPhone: $0.kind == "phone" ? "+*****3456" : nil,
+                        enrolledAt: Date(timeIntervalSince1970: 1_900_000_000), lastUsedAt: nil)
+                }))
     }
 
     /// `GET /v1/session` of a live session.
-    static let liveSession = json(CurrentSession(session: SessionInfo(id: "s1", aal: 2, methods: ["pwd", "otp"], createdAt: Date(), expiresAt: Date() + 3600),
-                                                 user: UserInfo(id: "u1", email: "ann@example.com", displayName: "Ann", emailVerified: true, createdAt: Date())))
+    static let liveSession = json(
+        CurrentSession(
+            session: SessionInfo(
+                id: "s1", aal: 2, methods: ["pwd", "otp"], createdAt: Date(), expiresAt: Date() + 3600),
+            user: UserInfo(
+                id: "u1", email: "ann@example.com", displayName: "Ann", emailVerified: true, createdAt: Date())))
 }
 
 /// A value a test and its fake Trifactor share.
@@ -111,13 +130,21 @@ final class TestBrowser: @unchecked Sendable {
     }
 
     /// A request as this browser sends it; the answer's cookies are kept.
-    func send(_ method: String, _ path: String, form: [String: String]? = nil, json csrf: String? = nil, body json: String = "{}") async -> Response {
+    func send(
+        _ method: String, _ path: String, form: [String: String]? = nil, json csrf: String? = nil,
+        body json: String = "{}"
+    ) async -> Response {
         var headers: [String: String] = [:]
-        if !cookies.isEmpty { headers["Cookie"] = cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
+        if !cookies.isEmpty {
+            headers["Cookie"] = cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(
+                separator: "; ")
+        }
         var body: [UInt8] = []
         if let form {
             headers["Content-Type"] = "application/x-www-form-urlencoded"
-            body = Array(form.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }.joined(separator: "&").utf8)
+            body = Array(
+                form.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }
+                    .joined(separator: "&").utf8)
         }
         if let csrf {
             headers["Content-Type"] = "application/json"
@@ -135,12 +162,18 @@ final class TestBrowser: @unchecked Sendable {
         }
         let (server, address, request) = (server, address, (target: target, query: query, headers: headers, body: body))
         let response = await withCheckedContinuation { (answer: CheckedContinuation<Response, Never>) in
-            Thread { answer.resume(returning: server.respond(method: method, path: request.target, query: request.query, headers: request.headers, body: request.body,
-                                                remoteAddress: address)) }
-                .start()
+            Thread {
+                answer.resume(
+                    returning: server.respond(
+                        method: method, path: request.target, query: request.query, headers: request.headers,
+                        body: request.body,
+                        remoteAddress: address))
+            }
+            .start()
         }
         for (name, value) in response.headers where name.lowercased() == "set-cookie" {
-            let pair = value.prefix { $0 != ";" }.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            let pair = value.prefix { $0 != ";" }.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                .map(String.init)
             if value.contains("Max-Age=0") { cookies[pair[0]] = nil } else { cookies[pair[0]] = pair[1] }
         }
         return response
@@ -186,12 +219,17 @@ struct BankHarness {
 
     static func run(sessionCheckInterval: TimeInterval = 2, _ body: (BankHarness) async throws -> Void) async throws {
         try await Backend.all[0].withFreshDatabase(poolSize: 4) { database, _ in
-            var configuration = BankApp.Configuration(trifactor: URL(string: "http://trifactor.test")!, secret: Array(repeating: 7, count: 32))
+            var configuration = BankApp.Configuration(
+                trifactor: URL(string: "http://trifactor.test")!, secret: Array(repeating: 7, count: 32))
             configuration.sessionCheckInterval = sessionCheckInterval
-            let trifactor = FakeTrifactor(), clock = TestClock()
-            let app = BankApp(configuration: configuration, database: database, logger: Logger { _ in }, transport: trifactor, now: { clock.now })
+            let trifactor = FakeTrifactor()
+            let clock = TestClock()
+            let app = BankApp(
+                configuration: configuration, database: database, logger: Logger { _ in }, transport: trifactor,
+                now: { clock.now })
             let server = try app.server()
-            try await body(BankHarness(app: app, server: server, trifactor: trifactor, clock: clock, database: database))
+            try await body(
+                BankHarness(app: app, server: server, trifactor: trifactor, clock: clock, database: database))
         }
     }
 
@@ -199,10 +237,12 @@ struct BankHarness {
     func customer(_ email: String, picture: String = "owl", phrase: String = "night watch") throws -> String {
         let id = UUID().uuidString.lowercased()
         try database.transaction { db in
-            try db.execute("""
+            try db.execute(
+                """
                 INSERT INTO bank_customers (id, email, name, phone, sitekey_picture, sitekey_phrase, created_at) VALUES ($1, $2, 'Ann', '+447400123456', $3, $4, 0)
                 """, [.text(id), .text(email), .text(picture), .text(phrase)])
-            _ = try app.ledger.openAccounts(for: id, currency: "EUR", checking: 250_000, saving: 0, now: clock.now, on: db)
+            _ = try app.ledger.openAccounts(
+                for: id, currency: "EUR", checking: 250_000, saving: 0, now: clock.now, on: db)
         }
         return id
     }
@@ -219,7 +259,8 @@ struct BankHarness {
         let session = BankSession(now: clock.now)
         session.set(stage: .signedIn(customerID: customerID, email: email))
         session.confirm(clock.now)
-        try await session.secrets.set(Data("token".utf8), for: "customer.session-token", protection: .afterFirstUnlockThisDeviceOnly)
+        try await session.secrets.set(
+            Data("token".utf8), for: "customer.session-token", protection: .afterFirstUnlockThisDeviceOnly)
         let (cookie, _) = app.sessions.issue(replacing: nil, carrying: session, secure: false, now: clock.now)
         let browser = TestBrowser(server)
         browser.set(cookie: SessionCookie.name, cookie.value)

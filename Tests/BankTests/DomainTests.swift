@@ -1,21 +1,29 @@
 import Foundation
 import Testing
+
 @testable import TrifactorBank
 
 @Suite("Bank domain: amounts, IBANs, sitekeys, HTML, cookies")
 struct DomainTests {
-    @Test("amounts are parsed into exact minor units", arguments: [
-        ("250", 25_000), ("250.5", 25_050), ("250.05", 25_005), ("0.01", 1), ("1,5", 150), (" 12.00 ", 1_200), ("999999999.99", 99_999_999_999),
-    ] as [(String, Int64)])
+    @Test(
+        "amounts are parsed into exact minor units",
+        arguments: [
+            ("250", 25_000), ("250.5", 25_050), ("250.05", 25_005), ("0.01", 1), ("1,5", 150), (" 12.00 ", 1_200),
+            ("999999999.99", 99_999_999_999),
+        ] as [(String, Int64)])
     func amounts(text: String, minor: Int64) throws {
         #expect(try Amount(parsing: text, currency: "EUR").minorUnits == minor)
     }
 
-    @Test("bad amounts are refused with the reason", arguments: [
-        ("-5", Amount.Refusal.notPositive), ("0", .notPositive), ("0.00", .notPositive), ("1.234", .tooManyDecimals), ("abc", .notANumber),
-        ("1e3", .notANumber), ("", .notANumber), ("1.", .notANumber), (".5", .notANumber), ("1,000.00", .notANumber), ("1000000000", .tooLarge),
-        ("99999999999999999999", .tooLarge), ("١٢", .notANumber), ("+5", .notANumber),
-    ])
+    @Test(
+        "bad amounts are refused with the reason",
+        arguments: [
+            ("-5", Amount.Refusal.notPositive), ("0", .notPositive), ("0.00", .notPositive),
+            ("1.234", .tooManyDecimals), ("abc", .notANumber),
+            ("1e3", .notANumber), ("", .notANumber), ("1.", .notANumber), (".5", .notANumber),
+            ("1,000.00", .notANumber), ("1000000000", .tooLarge),
+            ("99999999999999999999", .tooLarge), ("١٢", .notANumber), ("+5", .notANumber),
+        ])
     func badAmounts(text: String, refusal: Amount.Refusal) {
         #expect(throws: refusal) { try Amount(parsing: text, currency: "EUR") }
     }
@@ -51,9 +59,13 @@ struct DomainTests {
     @Test("the HTML builder escapes text and attribute values; only constant markup is trusted")
     func htmlEscaping() {
         let hostile = #"<script>alert("x")</script> & 'quotes'"#
-        let page = HTML.element("p", ["title": hostile, "hidden": "", "data-x": nil], [.text(hostile), .text("and \(hostile)"), "!"])
-        #expect(page.rendered == #"<p title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;quotes&#39;" hidden>"#
-            + #"&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;quotes&#39;and &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;quotes&#39;!</p>"#)
+        let page = HTML.element(
+            "p", ["title": hostile, "hidden": "", "data-x": nil], [.text(hostile), .text("and \(hostile)"), "!"])
+        #expect(
+            page.rendered
+                == #"<p title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;quotes&#39;" hidden>"#
+                + #"&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;quotes&#39;and &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;quotes&#39;!</p>"#
+        )
         #expect(HTML.element("input", ["name": "a"]).rendered == #"<input name="a">"#)
         #expect(HTML.trusted("<hr>").rendered == "<hr>")
         #expect(HTML.text("a\u{0}b").rendered == "a\u{FFFD}b")

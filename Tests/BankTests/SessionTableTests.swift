@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import Testing
+
 @testable import TrifactorBank
 
 @Suite("Anonymous visitors cost no memory; pre-sign-in sessions are capped and swept")
@@ -10,13 +11,18 @@ struct SessionTableTests {
         try await BankHarness.run { bank in
             for _ in 0..<60_000 {
                 let home = bank.server.respond(method: "GET", path: "/")
-                guard home.status == 200 else { Issue.record("GET / answered \(home.status)"); return }
+                guard home.status == 200 else {
+                    Issue.record("GET / answered \(home.status)")
+                    return
+                }
             }
             #expect(bank.app.sessions.counts.all == 0)
         }
     }
 
-    @Test("a visitor's signed token starts a session at the email form, the account opening and the passkey sign-in, keeping the token")
+    @Test(
+        "a visitor's signed token starts a session at the email form, the account opening and the passkey sign-in, keeping the token"
+    )
     func visitorsStartSessions() async throws {
         try await BankHarness.run { bank in
             let browser = TestBrowser(bank.server)
@@ -43,16 +49,26 @@ struct SessionTableTests {
         }
     }
 
-    @Test("a visitor's post without its nonce cookie, with another browser's token or a made-up one, is refused and starts nothing")
+    @Test(
+        "a visitor's post without its nonce cookie, with another browser's token or a made-up one, is refused and starts nothing"
+    )
     func forgedVisitorPosts() async throws {
         try await BankHarness.run { bank in
-            let victim = TestBrowser(bank.server), attacker = TestBrowser(bank.server)
+            let victim = TestBrowser(bank.server)
+            let attacker = TestBrowser(bank.server)
             _ = await victim.send("GET", "/")
             let theirs = try #require(await attacker.send("GET", "/").csrf)
-            #expect(await victim.send("POST", "/signin", form: ["csrf": theirs, "email": "ann@example.com"]).status == 403)
-            #expect(await victim.send("POST", "/signin", form: ["csrf": String(repeating: "x", count: 43), "email": "ann@example.com"]).status == 403)
-            #expect(bank.server.respond(method: "POST", path: "/signin", headers: ["Content-Type": "application/x-www-form-urlencoded"],
-                                        body: Array("csrf=\(theirs)&email=a%40b.c".utf8)).status == 403)
+            #expect(
+                await victim.send("POST", "/signin", form: ["csrf": theirs, "email": "ann@example.com"]).status == 403)
+            #expect(
+                await victim.send(
+                    "POST", "/signin", form: ["csrf": String(repeating: "x", count: 43), "email": "ann@example.com"]
+                ).status == 403)
+            #expect(
+                bank.server.respond(
+                    method: "POST", path: "/signin", headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                    body: Array("csrf=\(theirs)&email=a%40b.c".utf8)
+                ).status == 403)
             #expect(await victim.send("POST", "/signin/passkeyless/options", json: theirs).status == 403)
             #expect(bank.app.sessions.counts.all == 0)
         }
@@ -67,7 +83,9 @@ struct SessionTableTests {
         return (sessions.issue(replacing: nil, carrying: customer, secure: false, now: start).0.value, customer)
     }
 
-    @Test("20,000 pre-sign-in sessions leave at most the cap, the oldest gone first; signed-in sessions are not dropped for room")
+    @Test(
+        "20,000 pre-sign-in sessions leave at most the cap, the oldest gone first; signed-in sessions are not dropped for room"
+    )
     func preSignInCap() {
         let sessions = BankSessions(capacity: 10_000)
         let now = Self.start

@@ -1,14 +1,20 @@
 import Foundation
 import HTTP
 import Testing
+
 @testable import TrifactorBank
 
 @Suite("No dead ends: every step is a page, every form redirects, a step out of turn goes to where the customer is")
 struct StepTests {
-    static let steps = ["/signin/password", "/signin/factor", "/signin/code", "/signin/push", "/signin/device", "/open/verify", "/open/phone",
-                        "/setup/phone/code", "/confirm", "/confirm/code"]
+    static let steps = [
+        "/signin/password", "/signin/factor", "/signin/code", "/signin/push", "/signin/device", "/open/verify",
+        "/open/phone",
+        "/setup/phone/code", "/confirm", "/confirm/code",
+    ]
 
-    @Test("a step opened by its URL without being at it goes to the start for a visitor, to the accounts when signed in", arguments: steps)
+    @Test(
+        "a step opened by its URL without being at it goes to the start for a visitor, to the accounts when signed in",
+        arguments: steps)
     func stepOutOfTurn(path: String) async throws {
         try await BankHarness.run { bank in
             let visitor = TestBrowser(bank.server)
@@ -17,7 +23,9 @@ struct StepTests {
             let (browser, _) = try await bank.signedIn(ann)
             bank.trifactor.routes { _, _, _ in nil }
             let answer = await browser.send("GET", path)
-            #expect(answer.status == 303 && answer.header("Location") == "/accounts", "\(path) answered \(answer.status) \(answer.header("Location") ?? "")")
+            #expect(
+                answer.status == 303 && answer.header("Location") == "/accounts",
+                "\(path) answered \(answer.status) \(answer.header("Location") ?? "")")
         }
     }
 
@@ -26,26 +34,34 @@ struct StepTests {
         try await BankHarness.run { bank in
             let browser = TestBrowser(bank.server)
             let csrf = try #require(await browser.send("GET", "/").csrf)
-            #expect(await browser.send("POST", "/signin", form: ["csrf": csrf, "email": "ann@example.com"]).header("Location") == "/signin/password")
+            #expect(
+                await browser.send("POST", "/signin", form: ["csrf": csrf, "email": "ann@example.com"]).header(
+                    "Location") == "/signin/password")
             // Another tab starts again: the first tab's password form is out of date.
             _ = await browser.send("GET", "/")
-            let stale = await browser.send("POST", "/signin/password", form: ["csrf": csrf, "password": "whatever it is"])
+            let stale = await browser.send(
+                "POST", "/signin/password", form: ["csrf": csrf, "password": "whatever it is"])
             #expect(stale.status == 303 && stale.header("Location") == "/")
             #expect(await browser.send("GET", "/").text.contains("That page was out of date"))
             #expect(bank.trifactor.calls("/v1/sessions") == 0)
         }
     }
 
-    @Test("a refused form comes back by a redirect with what was typed and why, for a visitor too (a signed cookie, no session)")
+    @Test(
+        "a refused form comes back by a redirect with what was typed and why, for a visitor too (a signed cookie, no session)"
+    )
     func refusedFormsRedirect() async throws {
         try await BankHarness.run { bank in
             let visitor = TestBrowser(bank.server)
             let csrf = try #require(await visitor.send("GET", "/open").csrf)
-            let refused = await visitor.send("POST", "/open", form: ["csrf": csrf, "name": "Ann Example", "email": "not an email", "phone": "123"])
+            let refused = await visitor.send(
+                "POST", "/open", form: ["csrf": csrf, "name": "Ann Example", "email": "not an email", "phone": "123"])
             #expect(refused.status == 303 && refused.header("Location") == "/open")
             #expect(bank.app.sessions.counts.all == 0)
             let form = await visitor.send("GET", "/open")
-            #expect(form.text.contains(#"value="Ann Example""#) && form.text.contains("Enter your email address") && form.text.contains("international form"))
+            #expect(
+                form.text.contains(#"value="Ann Example""#) && form.text.contains("Enter your email address")
+                    && form.text.contains("international form"))
             // A refresh shows it again; a minute later it is gone.
             #expect(await visitor.send("GET", "/open").text.contains("Enter your email address"))
             bank.clock.advance(DraftCookie.lifetime)
@@ -53,9 +69,11 @@ struct StepTests {
             // A cookie the bank did not sign, or signed for another page, shows nothing.
             visitor.set(cookie: DraftCookie.name, "eyJwYXRoIjoiL29wZW4ifQ.forged")
             #expect(!(await visitor.send("GET", "/open").text.contains("role=\"alert\"")))
-            let other = DraftCookie(secret: Array(repeating: 7, count: 32)).setCookie(FormDraft(errors: ["email": "Planted."]), for: "/", now: bank.clock.now,
-                                                                                      secure: false)!
-            visitor.set(cookie: DraftCookie.name, String(other.dropFirst(DraftCookie.name.count + 1).prefix { $0 != ";" }))
+            let other = DraftCookie(secret: Array(repeating: 7, count: 32)).setCookie(
+                FormDraft(errors: ["email": "Planted."]), for: "/", now: bank.clock.now,
+                secure: false)!
+            visitor.set(
+                cookie: DraftCookie.name, String(other.dropFirst(DraftCookie.name.count + 1).prefix { $0 != ";" }))
             #expect(!(await visitor.send("GET", "/open").text.contains("Planted.")))
         }
     }
@@ -65,9 +83,12 @@ struct StepTests {
         try await BankHarness.run { bank in
             let browser = TestBrowser(bank.server)
             let missing = await browser.send("GET", "/no/such/page")
-            #expect(missing.status == 404 && missing.header("Content-Type")?.hasPrefix("text/html") == true && missing.text.contains("There is no such page"))
+            #expect(
+                missing.status == 404 && missing.header("Content-Type")?.hasPrefix("text/html") == true
+                    && missing.text.contains("There is no such page"))
             let wrongMethod = await browser.send("GET", "/signin")
-            #expect(wrongMethod.status == 405 && wrongMethod.header("Allow") == "POST" && wrongMethod.text.contains("<h1"))
+            #expect(
+                wrongMethod.status == 405 && wrongMethod.header("Allow") == "POST" && wrongMethod.text.contains("<h1"))
             let postToPage = await browser.send("POST", "/accounts")
             #expect(postToPage.status == 405 && postToPage.header("Allow") == "GET, HEAD")
         }
@@ -75,8 +96,13 @@ struct StepTests {
 
     @Test("passkeys are offered at a name, not at an IP address, where WebAuthn cannot work")
     func passkeysNeedAName() async throws {
-        for (host, works) in [("localhost:8090", true), ("bank.example", true), ("127.0.0.1:8090", false), ("[::1]:8090", false), ("10.1.2.3", false)] {
-            #expect(BankApp.passkeysWork(Request(id: "r", method: "GET", path: "/", headers: ["host": host])) == works, "\(host)")
+        for (host, works) in [
+            ("localhost:8090", true), ("bank.example", true), ("127.0.0.1:8090", false), ("[::1]:8090", false),
+            ("10.1.2.3", false),
+        ] {
+            #expect(
+                BankApp.passkeysWork(Request(id: "r", method: "GET", path: "/", headers: ["host": host])) == works,
+                "\(host)")
         }
         try await BankHarness.run { bank in
             let named = bank.server.respond(method: "GET", path: "/", headers: ["Host": "localhost:8090"])

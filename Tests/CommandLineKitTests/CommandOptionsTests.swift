@@ -5,7 +5,9 @@ import Testing
 struct CommandOptionsTests {
     @Test("an option takes its value as the next word or after =, a flag takes none, and the other words stay in order")
     func valuesFlagsAndWords() throws {
-        let a = try Arguments(["ann@example.com", "--factor", "f1", "--code=@code.txt", "--push", "extra"], valued: ["factor", "code"], flags: ["push"])
+        let a = try Arguments(
+            ["ann@example.com", "--factor", "f1", "--code=@code.txt", "--push", "extra"], valued: ["factor", "code"],
+            flags: ["push"])
         #expect(a.value("factor") == "f1")
         #expect(a.value("code") == "@code.txt")
         #expect(a.has("push") && !a.has("factor"))
@@ -36,7 +38,9 @@ struct CommandOptionsTests {
 
     @Test("an option at the end of the line without its value says it needs one")
     func missingValue() {
-        #expect(throws: UsageError("--factor needs a value.")) { try Arguments(["ann", "--factor"], valued: ["factor"]) }
+        #expect(throws: UsageError("--factor needs a value.")) {
+            try Arguments(["ann", "--factor"], valued: ["factor"])
+        }
     }
 
     @Test("-- and single-dash words are words of the command")
@@ -51,11 +55,15 @@ struct CommandOptionsTests {
         #expect(throws: UsageError("Name the factor's id.")) { try a.word(1, "the factor's id") }
     }
 
-    @Test("more words than the command takes are refused naming the first extra one, and with a help pointer where the usage is")
+    @Test(
+        "more words than the command takes are refused naming the first extra one, and with a help pointer where the usage is"
+    )
     func extraWords() throws {
         let a = try Arguments(["show", "a", "b", "c"])
         try a.atMost(4)
         #expect(throws: UsageError("Unexpected \"b\".")) { try a.atMost(2) }
-        #expect(throws: UsageError("Unexpected argument \"a\": see trifactord users --help.")) { try a.atMost(1, see: "trifactord users --help") }
+        #expect(throws: UsageError("Unexpected argument \"a\": see trifactord users --help.")) {
+            try a.atMost(1, see: "trifactord users --help")
+        }
     }
 }

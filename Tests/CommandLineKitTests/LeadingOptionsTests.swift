@@ -12,7 +12,9 @@ struct LeadingOptionsTests {
 
     @Test("options end at the first other word, which leaves the command and its own options unread")
     func endAtTheCommand() throws {
-        let (items, remaining) = try Self.read(["--json", "--server", "http://127.0.0.1:8080", "login", "--push", "ann@example.com"])
+        let (items, remaining) = try Self.read([
+            "--json", "--server", "http://127.0.0.1:8080", "login", "--push", "ann@example.com",
+        ])
         #expect(items == [.flag("json"), .option("server", value: "http://127.0.0.1:8080")])
         #expect(remaining == ["login", "--push", "ann@example.com"])
         #expect(try Arguments(["--json", "whoami", "x"], flags: ["json"], layout: .leading).words == ["whoami", "x"])
@@ -23,10 +25,14 @@ struct LeadingOptionsTests {
         #expect(try Self.read(["--profile", "--json"]).items == [.option("profile", value: "--json")])
     }
 
-    @Test("an option that is not one of them is refused, saying options come before the command; so are --name=value and --")
+    @Test(
+        "an option that is not one of them is refused, saying options come before the command; so are --name=value and --"
+    )
     func unknownOption() {
         for word in ["--nope", "--server=http://x", "--json=1", "--"] {
-            #expect(throws: UsageError("Unknown option \(word) (global options come before the command).")) { try Self.read([word, "whoami"]) }
+            #expect(throws: UsageError("Unknown option \(word) (global options come before the command).")) {
+                try Self.read([word, "whoami"])
+            }
         }
     }
 
@@ -39,6 +45,8 @@ struct LeadingOptionsTests {
     func oneAtATime() throws {
         var reader = ArgumentReader(["--help", "--bogus"], flags: ["help"], layout: .leading)
         #expect(try reader.next() == .flag("help"))
-        #expect(throws: UsageError("Unknown option --bogus (global options come before the command).")) { try reader.next() }
+        #expect(throws: UsageError("Unknown option --bogus (global options come before the command).")) {
+            try reader.next()
+        }
     }
 }

@@ -12,11 +12,12 @@ struct UsageTests {
 
     @Test("the command table pads every name to the longest, one space before its summary")
     func table() {
-        #expect(Usage.table([("login", "sign in"), ("verify-email", "confirm"), ("totp", "codes")]) == """
-              login        sign in
-              verify-email confirm
-              totp         codes
-            """)
+        #expect(
+            Usage.table([("login", "sign in"), ("verify-email", "confirm"), ("totp", "codes")]) == """
+                  login        sign in
+                  verify-email confirm
+                  totp         codes
+                """)
     }
 
     @Test("a usage error is its one sentence and exits 2")

@@ -21,7 +21,8 @@ struct PasswordPolicyTests {
     @Test("any Unicode is accepted, and the same password typed differently normalises to the same bytes")
     func unicode() {
         #expect(policy.violation("Ünïcødé пароль 🔑", email: nil) == nil)
-        let composed = "caf\u{E9} au lait", decomposed = "cafe\u{301} au lait"
+        let composed = "caf\u{E9} au lait"
+        let decomposed = "cafe\u{301} au lait"
         #expect(Array(PasswordPolicy.normalize(composed).utf8) == Array(PasswordPolicy.normalize(decomposed).utf8))
     }
 
@@ -76,9 +77,13 @@ struct EmailAddressTests {
         #expect(EmailAddress("  Ann.Lee@Example.COM\n")?.value == "Ann.Lee@example.com")
     }
 
-    @Test("implausible addresses are refused", arguments: ["", "plain", "@example.com", "a@", "a@b", "a b@example.com", "a@@example.com",
-                                                         "a@-example.com", ".a@example.com", "a..b@example.com", "a@example.123",
-                                                         String(repeating: "a", count: 65) + "@example.com"])
+    @Test(
+        "implausible addresses are refused",
+        arguments: [
+            "", "plain", "@example.com", "a@", "a@b", "a b@example.com", "a@@example.com",
+            "a@-example.com", ".a@example.com", "a..b@example.com", "a@example.123",
+            String(repeating: "a", count: 65) + "@example.com",
+        ])
     func refuse(_ raw: String) {
         #expect(EmailAddress(raw) == nil)
     }
@@ -116,7 +121,10 @@ struct RandomTests {
 struct Base32Tests {
     @Test("RFC 4648 §10 vectors encode without padding and decode with or without it")
     func vectors() {
-        let cases = [("", ""), ("f", "MY"), ("fo", "MZXQ"), ("foo", "MZXW6"), ("foob", "MZXW6YQ"), ("fooba", "MZXW6YTB"), ("foobar", "MZXW6YTBOI")]
+        let cases = [
+            ("", ""), ("f", "MY"), ("fo", "MZXQ"), ("foo", "MZXW6"), ("foob", "MZXW6YQ"), ("fooba", "MZXW6YTB"),
+            ("foobar", "MZXW6YTBOI"),
+        ]
         for (plain, encoded) in cases {
             #expect(Base32.encode(Array(plain.utf8)) == encoded)
             #expect(Base32.decode(encoded) == Array(plain.utf8))
@@ -128,7 +136,9 @@ struct Base32Tests {
 
 @Suite("Typed codes")
 struct TypedCodeTests {
-    @Test("spaces of any kind, dashes and hyphens go; full-width digits and any script's digits fold; letters stay; the wrong shape is nil")
+    @Test(
+        "spaces of any kind, dashes and hyphens go; full-width digits and any script's digits fold; letters stay; the wrong shape is nil"
+    )
     func normalise() {
         #expect(TypedCode.normalize("123 456") == "123456")
         #expect(TypedCode.normalize(" 1234\u{00A0}5678\n") == "12345678")
@@ -148,16 +158,35 @@ struct DeviceNameTests {
     @Test("the common browsers and systems read as people say them, the look-alikes told apart")
     func common() {
         let cases: [(String?, String)] = [
-            ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36", "Chrome on Linux"),
-            ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0", "Edge on Windows"),
-            ("Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
-             "Safari on iPhone"),
-            ("Mozilla/5.0 (Macintosh; Intel Mac OS X 14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15", "Safari on macOS"),
-            ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36", "Chrome on Android"),
+            (
+                "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36",
+                "Chrome on Linux"
+            ),
+            (
+                "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0",
+                "Edge on Windows"
+            ),
+            (
+                "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
+                "Safari on iPhone"
+            ),
+            (
+                "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15",
+                "Safari on macOS"
+            ),
+            (
+                "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36",
+                "Chrome on Android"
+            ),
             ("Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0", "Firefox on Linux"),
-            ("Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) CriOS/131.0 Mobile/15E148 Safari/604.1",
-             "Chrome on iPhone"),
-            ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36 OPR/115.0.0.0", "Opera on Windows"),
+            (
+                "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) CriOS/131.0 Mobile/15E148 Safari/604.1",
+                "Chrome on iPhone"
+            ),
+            (
+                "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36 OPR/115.0.0.0",
+                "Opera on Windows"
+            ),
             ("trifactor CLI (Linux; laptop)", "trifactor command line on Linux"),
             ("curl/8.5.0", "curl"),
             (nil, "Unknown browser"),

@@ -1,6 +1,6 @@
+import Core
 import Crypto
 import Testing
-import Core
 
 @Suite("Crypto entry points")
 struct CryptoTests {
@@ -8,7 +8,8 @@ struct CryptoTests {
     func sha256() {
         #expect(SHA256.hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(SHA256.hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        #expect(SHA256.hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")
+        #expect(
+            SHA256.hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")
                 == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
     }
 
@@ -72,7 +73,10 @@ struct HexAndSecureBytesTests {
 
     @Test("secret bytes compare by content and never print it")
     func secureBytes() {
-        let a = SecureBytes([1, 2, 3]), b = SecureBytes([1, 2, 3]), c = SecureBytes([1, 2, 4]), d = SecureBytes([1, 2])
+        let a = SecureBytes([1, 2, 3])
+        let b = SecureBytes([1, 2, 3])
+        let c = SecureBytes([1, 2, 4])
+        let d = SecureBytes([1, 2])
         #expect(a == b)
         #expect(a != c)
         #expect(a != d)

@@ -18,7 +18,8 @@ struct MarkdownPage {
     let anchors: Set<String>
 
     /// The repository root: three folders up from this file (`Tests/DocsTests/`).
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     /// `README.md`, `CONTRIBUTING.md`, `SECURITY.md` and every `*.md` under `docs/`, sorted by path.
     /// - Throws: when one of them cannot be read as UTF-8.
@@ -39,7 +40,9 @@ struct MarkdownPage {
         self.path = path
         url = Self.root.appendingPathComponent(path)
         let text = try String(contentsOf: url, encoding: .utf8)
-        var links: [Link] = [], anchors: Set<String> = [], seen: [String: Int] = [:]
+        var links: [Link] = []
+        var anchors: Set<String> = []
+        var seen: [String: Int] = [:]
         var fence: String?
         for (index, raw) in text.components(separatedBy: "\n").enumerated() {
             let line = raw.trimmingCharacters(in: .whitespaces)
@@ -68,7 +71,8 @@ struct MarkdownPage {
     /// the same length) taken out.
     static func removingInlineCode(_ line: String) -> String {
         let chars = Array(line)
-        var out = "", i = 0
+        var out = ""
+        var i = 0
         while i < chars.count {
             guard chars[i] == "`" else {
                 out.append(chars[i])
@@ -77,7 +81,8 @@ struct MarkdownPage {
             }
             var run = 0
             while i + run < chars.count, chars[i + run] == "`" { run += 1 }
-            var j = i + run, closed: Int?
+            var j = i + run
+            var closed: Int?
             while j < chars.count {
                 if chars[j] == "`" {
                     var other = 0
@@ -118,7 +123,9 @@ struct MarkdownPage {
                 i += 1
                 continue
             }
-            var j = i + 2, depth = 0, target = ""
+            var j = i + 2
+            var depth = 0
+            var target = ""
             while j < chars.count {
                 let c = chars[j]
                 if c == "(" { depth += 1 }

@@ -5,5 +5,7 @@ package enum MessageFixtures {
     /// The catalog bundled with Messaging.
     package static let catalog = MessageCatalog.bundled
     /// Every language the catalog must speak, English first.
-    package static let languages = ["en", "de", "fr", "es", "it", "pt", "nl", "tr", "pl", "ru", "ar", "fa", "hi", "zh", "ja"]
+    package static let languages = [
+        "en", "de", "fr", "es", "it", "pt", "nl", "tr", "pl", "ru", "ar", "fa", "hi", "zh", "ja",
+    ]
 }

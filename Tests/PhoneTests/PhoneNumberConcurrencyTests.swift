@@ -1,7 +1,7 @@
 import Foundation
+import Phone
 import Synchronization
 import Testing
-import Phone
 
 @Suite("Parsing from many threads")
 struct PhoneNumberConcurrencyTests {
@@ -14,7 +14,9 @@ struct PhoneNumberConcurrencyTests {
 
     /// What parsing every input gives, as comparable values.
     private static func outcomes() -> [Result<PhoneNumber, PhoneNumberError>] {
-        inputs.map { text, region in Result { () throws(PhoneNumberError) in try PhoneNumber(parsing: text, region: region) } }
+        inputs.map { text, region in
+            Result { () throws(PhoneNumberError) in try PhoneNumber(parsing: text, region: region) }
+        }
     }
 
     @Test("eight threads parsing at once all get the same answers as one thread")

@@ -1,5 +1,5 @@
-import Testing
 import Phone
+import Testing
 
 /// Numbers below are libphonenumber 8.12's own example numbers
 /// (`PhoneNumberUtil::GetExampleNumberForType`) or checked against it.
@@ -127,9 +127,10 @@ struct PhoneNumberParsingTests {
             PhoneNumber.Kind.fixedLine, .mobile, .fixedLineOrMobile, .tollFree, .premiumRate, .sharedCost,
             .voip, .personalNumber, .pager, .uan, .voicemail, .unknown,
         ].map(\.rawValue)
-        #expect(codes == [
-            "fixed_line", "mobile", "fixed_line_or_mobile", "toll_free", "premium_rate", "shared_cost",
-            "voip", "personal_number", "pager", "uan", "voicemail", "unknown",
-        ])
+        #expect(
+            codes == [
+                "fixed_line", "mobile", "fixed_line_or_mobile", "toll_free", "premium_rate", "shared_cost",
+                "voip", "personal_number", "pager", "uan", "voicemail", "unknown",
+            ])
     }
 }

@@ -1,5 +1,5 @@
-import Testing
 import Phone
+import Testing
 
 @Suite("Rejecting what is not a phone number")
 struct PhoneNumberRejectionTests {
@@ -43,7 +43,7 @@ struct PhoneNumberRejectionTests {
     @Test("a number that parses but is not valid for its region is invalid")
     func invalid() {
         #expect(reason("+1 011 555 0100") == .invalid)  // NANP area codes never start with 0
-        #expect(reason("+44 7400 12345") == .invalid)    // a UK mobile a digit short
+        #expect(reason("+44 7400 12345") == .invalid)  // a UK mobile a digit short
     }
 
     @Test("letters are not a number")

@@ -23,12 +23,16 @@ struct QRMatrixTests {
         #expect(try QRMatrix(encoding: "HELLO").size == 21)
     }
 
-    @Test("the three finder patterns stand in the top-left, top-right and bottom-left corners, and none in the bottom-right")
+    @Test(
+        "the three finder patterns stand in the top-left, top-right and bottom-left corners, and none in the bottom-right"
+    )
     func finderPatterns() throws {
         for text in ["HELLO", "otpauth://totp/Trifactor:ann%40example.com?secret=JBSWY3DPEHPK3PXP&issuer=Trifactor"] {
             let code = try QRMatrix(encoding: text)
             let far = code.size - 7
-            #expect(Self.hasFinder(code, left: 0, top: 0) && Self.hasFinder(code, left: far, top: 0) && Self.hasFinder(code, left: 0, top: far), "\(text)")
+            #expect(
+                Self.hasFinder(code, left: 0, top: 0) && Self.hasFinder(code, left: far, top: 0)
+                    && Self.hasFinder(code, left: 0, top: far), "\(text)")
             #expect(!Self.hasFinder(code, left: far, top: far), "\(text)")
         }
     }
@@ -44,7 +48,8 @@ struct QRMatrixTests {
 
     @Test("a longer text takes a larger version, 4 modules a side more each; every module outside the square is light")
     func versionsAndQuietZone() throws {
-        let small = try QRMatrix(encoding: "HELLO"), large = try QRMatrix(encoding: String(repeating: "x", count: 300))
+        let small = try QRMatrix(encoding: "HELLO")
+        let large = try QRMatrix(encoding: String(repeating: "x", count: 300))
         #expect(large.size > small.size && (large.size - 17).isMultiple(of: 4) && large.size <= 177)
         #expect(!small.isDark(x: -1, y: 0) && !small.isDark(x: 0, y: 21) && !small.isDark(x: 21, y: 21))
     }

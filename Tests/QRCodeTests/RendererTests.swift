@@ -5,19 +5,25 @@ import Testing
 struct RendererTests {
     struct Module: Hashable { let x: Int, y: Int }
 
-    static let texts = ["HELLO", "otpauth://totp/Trifactor:ann%40example.com?secret=JBSWY3DPEHPK3PXP&issuer=Trifactor", "é ünïcode ✓"]
+    static let texts = [
+        "HELLO", "otpauth://totp/Trifactor:ann%40example.com?secret=JBSWY3DPEHPK3PXP&issuer=Trifactor", "é ünïcode ✓",
+    ]
 
     /// The dark modules of the matrix, inside its square.
     static func dark(_ code: QRMatrix) -> Set<Module> {
         var modules: Set<Module> = []
-        for y in 0..<code.size { for x in 0..<code.size where code.isDark(x: x, y: y) { modules.insert(Module(x: x, y: y)) } }
+        for y in 0..<code.size {
+            for x in 0..<code.size where code.isDark(x: x, y: y) { modules.insert(Module(x: x, y: y)) }
+        }
         return modules
     }
 
     /// The dark modules an SVG draws (`Mx yh1v1h-1z` each), the quiet zone taken off, and its side.
     static func drawn(svg: String, margin: Int) throws -> (modules: Set<Module>, side: Int) {
         let side = try #require(svg.firstMatch(of: /viewBox="0 0 (\d+) (\d+)"/).flatMap { Int($0.1) })
-        let modules = svg.matches(of: /M(\d+) (\d+)h1v1h-1z/).map { Module(x: Int($0.1)! - margin, y: Int($0.2)! - margin) }
+        let modules = svg.matches(of: /M(\d+) (\d+)h1v1h-1z/).map {
+            Module(x: Int($0.1)! - margin, y: Int($0.2)! - margin)
+        }
         return (Set(modules), side)
     }
 
@@ -27,12 +33,13 @@ struct RendererTests {
         var modules: Set<Module> = []
         for (row, line) in lines.enumerated() {
             for (column, block) in line.enumerated() {
-                let (top, bottom) = switch block {
-                case " ": (true, true)
-                case "▀": (false, true)
-                case "▄": (true, false)
-                default: (false, false)
-                }
+                let (top, bottom) =
+                    switch block {
+                    case " ": (true, true)
+                    case "▀": (false, true)
+                    case "▄": (true, false)
+                    default: (false, false)
+                    }
                 if top { modules.insert(Module(x: column - margin, y: 2 * row - margin)) }
                 if bottom { modules.insert(Module(x: column - margin, y: 2 * row + 1 - margin)) }
             }
@@ -65,8 +72,10 @@ struct RendererTests {
         for text in Self.texts {
             let code = try QRMatrix(encoding: text)
             for margin in [0, 1, 3] {
-                #expect(try Self.drawn(svg: code.svg(margin: margin), margin: margin).modules
-                        == Self.drawn(halfBlocks: code.halfBlocks(margin: margin), margin: margin).modules, "\(text), margin \(margin)")
+                #expect(
+                    try Self.drawn(svg: code.svg(margin: margin), margin: margin).modules
+                        == Self.drawn(halfBlocks: code.halfBlocks(margin: margin), margin: margin).modules,
+                    "\(text), margin \(margin)")
             }
         }
     }

@@ -1,3 +1,4 @@
+import Core
 import Foundation
 import ServerTestSupport
 import Testing
@@ -5,12 +6,13 @@ import TrifactorKit
 import TrifactorKitTesting
 import TrifactorKitVault
 import TrifactorTestSupport
-import Core
 
 @Suite("TrifactorKit against trifactord: the device, step-up, bound actions, phone verification")
 struct SDKDeviceTests {
     /// A user with an authenticator app, stepped up, with this device enrolled.
-    static func userWithDevice(_ server: TestServer, _ email: String) async throws -> (TrifactorClient, TestDevice, secret: String) {
+    static func userWithDevice(_ server: TestServer, _ email: String) async throws -> (
+        TrifactorClient, TestDevice, secret: String
+    ) {
         let client = try await server.sdkUser(email)
         let (totp, secret) = try await server.sdkEnrollTOTP(client)
         server.clock.advance(30)
@@ -22,12 +24,17 @@ struct SDKDeviceTests {
         return (client, device, secret)
     }
 
-    @Test("the device authenticator approves a sign-in started by another client after the user picks the shown number", arguments: Backend.all)
+    @Test(
+        "the device authenticator approves a sign-in started by another client after the user picks the shown number",
+        arguments: Backend.all)
     func pushApproval(backend: Backend) async throws {
         try await backend.withLiveServer { server in
             let (_, device, _) = try await Self.userWithDevice(server, "push@example.com")
             let browser = server.sdk(profile: "browser")
-            guard case .secondFactorRequired(let resolver) = try await browser.signIn(email: "push@example.com", password: "correct horse battery") else {
+            guard
+                case .secondFactorRequired(let resolver) = try await browser.signIn(
+                    email: "push@example.com", password: "correct horse battery")
+            else {
                 Issue.record("expected a resolver")
                 return
             }
@@ -62,9 +69,12 @@ struct SDKDeviceTests {
             let (_, device, _) = try await Self.userWithDevice(server, "fatigue@example.com")
             let recording = RecordingTransport(passingTo: URLSessionTransport())
             let attacker = server.sdk(profile: "attacker", transport: recording)
-            guard case .secondFactorRequired(let resolver) = try await attacker.signIn(email: "fatigue@example.com", password: "correct horse battery"),
-                  let hint = resolver.hints.first(where: { $0.kind == .device }),
-                  case .push(let push) = try await resolver.challenge(hint) else {
+            guard
+                case .secondFactorRequired(let resolver) = try await attacker.signIn(
+                    email: "fatigue@example.com", password: "correct horse battery"),
+                let hint = resolver.hints.first(where: { $0.kind == .device }),
+                case .push(let push) = try await resolver.challenge(hint)
+            else {
                 Issue.record("expected a push")
                 return
             }
@@ -82,7 +92,9 @@ struct SDKDeviceTests {
         }
     }
 
-    @Test("the device's signature steps the session up and approves a bound transfer; the summary states the action", arguments: Backend.all)
+    @Test(
+        "the device's signature steps the session up and approves a bound transfer; the summary states the action",
+        arguments: Backend.all)
     func stepUpAndBoundAction(backend: Backend) async throws {
         try await backend.withLiveServer { server in
             let (client, device, secret) = try await Self.userWithDevice(server, "bank@example.com")
@@ -92,10 +104,14 @@ struct SDKDeviceTests {
                 Issue.record("a device step-up gets a challenge to sign")
                 return
             }
-            let signature = try await device.authenticator.signature(purpose: "stepup", challenge: challenge, reason: "Confirm it is you")
-            #expect(try await client.stepUp(deviceHint, with: .deviceSignature(signature)).session.methods.contains("swk"), "the Linux vault's key is a software key")
+            let signature = try await device.authenticator.signature(
+                purpose: "stepup", challenge: challenge, reason: "Confirm it is you")
+            #expect(
+                try await client.stepUp(deviceHint, with: .deviceSignature(signature)).session.methods.contains("swk"),
+                "the Linux vault's key is a software key")
 
-            let transfer = BoundAction.transfer(amount: "250.00", currency: "EUR", payee: "Alice Example", from: "checking")
+            let transfer = BoundAction.transfer(
+                amount: "250.00", currency: "EUR", payee: "Alice Example", from: "checking")
             let pending = try await client.authorize(transfer, with: deviceHint)
             #expect(pending.summary.contains("250.00"))
             #expect(pending.summary.contains("Alice Example"))
@@ -103,13 +119,18 @@ struct SDKDeviceTests {
                 Issue.record("a device authorization has a challenge")
                 return
             }
-            let authzSignature = try await device.authenticator.signature(purpose: "authz", challenge: authzChallenge, action: pending.actionHash,
-                                                                          reason: "Confirm the transfer")
+            let authzSignature = try await device.authenticator.signature(
+                purpose: "authz", challenge: authzChallenge, action: pending.actionHash,
+                reason: "Confirm the transfer")
             try await pending.approve(with: .deviceSignature(authzSignature))
-            #expect(await refusal { try await pending.approve(with: .deviceSignature(authzSignature)) }?.problem?.status == 404)
+            #expect(
+                await refusal { try await pending.approve(with: .deviceSignature(authzSignature)) }?.problem?.status
+                    == 404)
             // The relying party spends it for exactly that action, once.
             try await client.consumeAuthorization(pending.id, for: transfer)
-            #expect(await refusal { try await client.consumeAuthorization(pending.id, for: transfer) }?.problem?.status == 404)
+            #expect(
+                await refusal { try await client.consumeAuthorization(pending.id, for: transfer) }?.problem?.status
+                    == 404)
 
             // With the authenticator app: a wrong code is refused, the right one approves.
             let totpHint = FactorHint(try #require(factors.first { $0.kind == "totp" }))
@@ -118,13 +139,20 @@ struct SDKDeviceTests {
             server.clock.advance(30)
             try await second.approve(with: .code(server.totpCode(secret)))
             // A changed amount voids it: not even the approved action can spend it afterwards.
-            let changed = BoundAction.transfer(amount: "2500.00", currency: "EUR", payee: "Alice Example", from: "checking")
-            #expect(await refusal { try await client.consumeAuthorization(second.id, for: changed) }?.problem?.code == "authorization_mismatch")
-            #expect(await refusal { try await client.consumeAuthorization(second.id, for: transfer) }?.problem?.status == 404)
+            let changed = BoundAction.transfer(
+                amount: "2500.00", currency: "EUR", payee: "Alice Example", from: "checking")
+            #expect(
+                await refusal { try await client.consumeAuthorization(second.id, for: changed) }?.problem?.code
+                    == "authorization_mismatch")
+            #expect(
+                await refusal { try await client.consumeAuthorization(second.id, for: transfer) }?.problem?.status
+                    == 404)
         }
     }
 
-    @Test("phone verification: several at once, a wrong code, then the right one from a new client value (an app restart)", arguments: Backend.all)
+    @Test(
+        "phone verification: several at once, a wrong code, then the right one from a new client value (an app restart)",
+        arguments: Backend.all)
     func phoneVerification(backend: Backend) async throws {
         try await backend.withLiveServer { server in
             let api = try VerifyClient(server)
@@ -140,7 +168,8 @@ struct SDKDeviceTests {
             #expect(try await first.check(a, code: "0001") == .wrongCode(attemptsLeft: 1))
 
             let restarted = PhoneVerificationClient(server: url, apiKey: api.apiKey, apiSecret: api.secret)
-            let code = try #require(try server.outbox(to: "447400123456").first?.text.firstMatch(of: /\d{4}/).map { String($0.output) })
+            let code = try #require(
+                try server.outbox(to: "447400123456").first?.text.firstMatch(of: /\d{4}/).map { String($0.output) })
             #expect(try await restarted.check(a, code: code) == .verified)
             #expect(try await restarted.check(a, code: code) == .ended)
             try await restarted.next(b)
@@ -160,8 +189,10 @@ struct SDKDeviceTests {
         try await Backend.all[0].withLiveServer { server in
             let (_, device, _) = try await Self.userWithDevice(server, "skew@example.com")
             let slowClock = SlowClock(server: server.clock, behind: 600)
-            let slow = DeviceAuthenticator(server: URL(string: "http://127.0.0.1:\(server.port)")!, keys: SoftwareDeviceKeyStore(vault: device.vault),
-                                           secrets: VaultSecretStore(vault: device.vault), presence: device.presence, clock: slowClock)
+            let slow = DeviceAuthenticator(
+                server: URL(string: "http://127.0.0.1:\(server.port)")!,
+                keys: SoftwareDeviceKeyStore(vault: device.vault),
+                secrets: VaultSecretStore(vault: device.vault), presence: device.presence, clock: slowClock)
             #expect(slow.clockSkew == 0)
             #expect(try await slow.pendingApprovals().isEmpty)
             #expect(slow.clockSkew == 600)
@@ -175,18 +206,26 @@ struct SDKDeviceTests {
         try await Backend.all[0].withLiveServer { server in
             let (_, device, _) = try await Self.userWithDevice(server, "cancel@example.com")
             let browser = server.sdk(profile: "browser")
-            guard case .secondFactorRequired(let resolver) = try await browser.signIn(email: "cancel@example.com", password: "correct horse battery"),
-                  let hint = resolver.hints.first(where: { $0.kind == .device }), case .push(let push) = try await resolver.challenge(hint) else {
+            guard
+                case .secondFactorRequired(let resolver) = try await browser.signIn(
+                    email: "cancel@example.com", password: "correct horse battery"),
+                let hint = resolver.hints.first(where: { $0.kind == .device }),
+                case .push(let push) = try await resolver.challenge(hint)
+            else {
                 Issue.record("expected a push")
                 return
             }
             let approval = try #require(try await device.authenticator.pendingApprovals().first)
             device.typed.enqueue(.cancel)
-            #expect(await refusal { try await device.authenticator.answer(approval, pickedNumber: push.number) } == .presence(.userCancel))
+            #expect(
+                await refusal { try await device.authenticator.answer(approval, pickedNumber: push.number) }
+                    == .presence(.userCancel))
             #expect(try await push.state() == .pending)
             // A typo releases nothing either, though this process has the vault open: the approval key has a seal of its own.
             device.typed.enqueue(.wrong)
-            #expect(await refusal { try await device.authenticator.answer(approval, pickedNumber: push.number) } == .presence(.failed))
+            #expect(
+                await refusal { try await device.authenticator.answer(approval, pickedNumber: push.number) }
+                    == .presence(.failed))
             #expect(try await push.state() == .pending)
             // Denying asks nothing.
             let before = device.typed.prompts.count
@@ -195,7 +234,9 @@ struct SDKDeviceTests {
         }
     }
 
-    @Test("enrolling makes a second key released by the passphrase: the factor is approval-bound, and forgetting deletes both keys")
+    @Test(
+        "enrolling makes a second key released by the passphrase: the factor is approval-bound, and forgetting deletes both keys"
+    )
     func approvalKey() async throws {
         try await Backend.all[0].withLiveServer { server in
             let (client, device, _) = try await Self.userWithDevice(server, "twokeys@example.com")
@@ -212,7 +253,9 @@ struct SDKDeviceTests {
         }
     }
 
-    @Test("two enrollments of one device at once: one enrolls, the other is refused, and the device's approvals still work")
+    @Test(
+        "two enrollments of one device at once: one enrolls, the other is refused, and the device's approvals still work"
+    )
     func concurrentEnroll() async throws {
         try await Backend.all[0].withLiveServer { server in
             let client = try await server.sdkUser("doubletap@example.com")
@@ -231,12 +274,15 @@ struct SDKDeviceTests {
                 Issue.record("a device step-up gets a challenge to sign")
                 return
             }
-            let signature = try await device.authenticator.signature(purpose: "stepup", challenge: challenge, reason: "Confirm")
+            let signature = try await device.authenticator.signature(
+                purpose: "stepup", challenge: challenge, reason: "Confirm")
             #expect(try await client.stepUp(hint, with: .deviceSignature(signature)).session.aal == 2)
         }
     }
 
-    @Test("an approval key left by an enrollment that never finished is not reused: enrolling makes it anew, under the policy it claims")
+    @Test(
+        "an approval key left by an enrollment that never finished is not reused: enrolling makes it anew, under the policy it claims"
+    )
     func leftoverApprovalKey() async throws {
         try await Backend.all[0].withLiveServer { server in
             let client = try await server.sdkUser("leftover@example.com")

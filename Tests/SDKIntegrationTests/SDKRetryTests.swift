@@ -4,8 +4,8 @@ import Synchronization
 import Testing
 import TrifactorKit
 import TrifactorKitTesting
-import TrifactorTestSupport
 import TrifactorServer
+import TrifactorTestSupport
 
 /// Real HTTP to trifactord whose answers are lost on the way back, as when
 /// a connection breaks or a proxy loses its upstream after the server has
@@ -33,7 +33,10 @@ final class LostAnswers: HTTPTransport {
             state.losing -= 1
             return true
         }
-        if lose, badGateway { return HTTPResponse(status: 502, headers: ["Content-Type": "text/html"], body: Data("<h1>502 Bad Gateway</h1>".utf8)) }
+        if lose, badGateway {
+            return HTTPResponse(
+                status: 502, headers: ["Content-Type": "text/html"], body: Data("<h1>502 Bad Gateway</h1>".utf8))
+        }
         if lose { throw TransportFailure(.timedOut, host: request.url.host ?? "") }
         return response
     }
@@ -41,13 +44,16 @@ final class LostAnswers: HTTPTransport {
 
 @Suite("TrifactorKit repeats a request whose answer was lost, and the server acts once")
 struct SDKRetryTests {
-    @Test("a verification start whose answer is lost twice is sent again with its key: one text, the first request's id", arguments: Backend.all)
+    @Test(
+        "a verification start whose answer is lost twice is sent again with its key: one text, the first request's id",
+        arguments: Backend.all)
     func lostStart(backend: Backend) async throws {
         try await backend.withLiveServer { server in
             let api = try VerifyClient(server)
             let url = URL(string: "http://127.0.0.1:\(server.port)")!
             let lossy = LostAnswers(losing: 2)
-            let client = PhoneVerificationClient(server: url, apiKey: api.apiKey, apiSecret: api.secret, transport: lossy)
+            let client = PhoneVerificationClient(
+                server: url, apiKey: api.apiKey, apiSecret: api.secret, transport: lossy)
             let id = try await client.start(to: "+447400123470", channels: [.sms], brand: "Acme")
             #expect(lossy.keys.count == 3)
             #expect(Set(lossy.keys).count == 1)
@@ -58,7 +64,8 @@ struct SDKRetryTests {
 
             // Lost every time: the caller hears the timeout, and still one text went out.
             let hopeless = LostAnswers(losing: 10)
-            let gone = PhoneVerificationClient(server: url, apiKey: api.apiKey, apiSecret: api.secret, transport: hopeless)
+            let gone = PhoneVerificationClient(
+                server: url, apiKey: api.apiKey, apiSecret: api.secret, transport: hopeless)
             let failure = await refusal { try await gone.start(to: "+447400123471", channels: [.sms], brand: "Acme") }
             #expect(failure == .transport(TransportFailure(.timedOut, host: "127.0.0.1")))
             #expect(hopeless.keys.count == 3)
@@ -69,12 +76,15 @@ struct SDKRetryTests {
     @Test("a 503 asking for a longer wait than a repeat's is passed on at once, not repeated")
     func longWaitNotRepeated() async throws {
         try await Backend.all[0].withFreshDatabase { database, _ in
-            let server = try TestServer(database: database, configuration: TestServer.configuration { $0.dev = false }, withSender: false, transport: .socket)
+            let server = try TestServer(
+                database: database, configuration: TestServer.configuration { $0.dev = false }, withSender: false,
+                transport: .socket)
             defer { server.runtime.stop(drainTimeout: 5) }
             let api = try VerifyClient(server)
             let recording = RecordingTransport(passingTo: URLSessionTransport())
-            let client = PhoneVerificationClient(server: URL(string: "http://127.0.0.1:\(server.port)")!, apiKey: api.apiKey, apiSecret: api.secret,
-                                                 transport: recording)
+            let client = PhoneVerificationClient(
+                server: URL(string: "http://127.0.0.1:\(server.port)")!, apiKey: api.apiKey, apiSecret: api.secret,
+                transport: recording)
             let failure = await refusal { try await client.start(to: "+447400123473", channels: [.sms], brand: "Acme") }
             #expect(failure?.problem?.status == 503)
             #expect((failure?.problem?.retryAfter ?? 0) > Double(2))
@@ -82,15 +92,21 @@ struct SDKRetryTests {
         }
     }
 
-    @Test("a second step's text answered by a proxy's 502 is not sent again when the client repeats it", arguments: Backend.all)
+    @Test(
+        "a second step's text answered by a proxy's 502 is not sent again when the client repeats it",
+        arguments: Backend.all)
     func lostChallenge(backend: Backend) async throws {
         try await backend.withLiveServer { server in
             let user = try MFAClient(server, email: "lossy@example.com")
             let phone = try user.enrollPhone("+447400123472")
             let before = try server.outbox(to: "447400123472").count
             let lossy = LostAnswers(losing: 1, badGateway: true)
-            let client = TrifactorClient(server: URL(string: "http://127.0.0.1:\(server.port)")!, transport: lossy, secrets: MemorySecretStore())
-            guard case .secondFactorRequired(let resolver) = try await client.signIn(email: user.email, password: user.password) else {
+            let client = TrifactorClient(
+                server: URL(string: "http://127.0.0.1:\(server.port)")!, transport: lossy, secrets: MemorySecretStore())
+            guard
+                case .secondFactorRequired(let resolver) = try await client.signIn(
+                    email: user.email, password: user.password)
+            else {
                 Issue.record("expected a second step")
                 return
             }

@@ -12,9 +12,13 @@ struct SDKSessionPagesTests {
             let client = server.sdk()
             _ = try server.signUp("pages-sdk@example.com")
             for _ in 0..<118 {
-                _ = try server.json("POST", "/v1/sessions", ["email": "pages-sdk@example.com", "password": "correct horse battery"])
+                _ = try server.json(
+                    "POST", "/v1/sessions", ["email": "pages-sdk@example.com", "password": "correct horse battery"])
             }
-            guard case .signedIn = try await client.signIn(email: "pages-sdk@example.com", password: "correct horse battery") else {
+            guard
+                case .signedIn = try await client.signIn(
+                    email: "pages-sdk@example.com", password: "correct horse battery")
+            else {
                 Issue.record("expected a session")
                 return
             }

@@ -1,16 +1,18 @@
+import Core
 import Foundation
+import HTTP
 import ServerTestSupport
 import Testing
 import TrifactorKit
 import TrifactorKitTesting
-import TrifactorTestSupport
-import HTTP
 import TrifactorServer
-import Core
+import TrifactorTestSupport
 
 @Suite("TrifactorKit against trifactord: sign-in")
 struct SDKSignInTests {
-    @Test("sign-up, a TOTP factor, then a sign-in resolved with it: a result with typed hints, never an error", arguments: Backend.all)
+    @Test(
+        "sign-up, a TOTP factor, then a sign-in resolved with it: a result with typed hints, never an error",
+        arguments: Backend.all)
     func totpResolver(backend: Backend) async throws {
         try await backend.withLiveServer { server in
             let client = try await server.sdkUser("kit@example.com")
@@ -21,7 +23,10 @@ struct SDKSignInTests {
             try await client.signOut()
             #expect(try await !client.hasSession())
 
-            guard case .secondFactorRequired(let resolver) = try await client.signIn(email: "kit@example.com", password: "correct horse battery") else {
+            guard
+                case .secondFactorRequired(let resolver) = try await client.signIn(
+                    email: "kit@example.com", password: "correct horse battery")
+            else {
                 Issue.record("a user with a factor must get a resolver")
                 return
             }
@@ -47,7 +52,9 @@ struct SDKSignInTests {
         }
     }
 
-    @Test("phone and recovery codes through the resolver: the SMS is sent by challenge, a recovery code works once", arguments: Backend.all)
+    @Test(
+        "phone and recovery codes through the resolver: the SMS is sent by challenge, a recovery code works once",
+        arguments: Backend.all)
     func phoneAndRecovery(backend: Backend) async throws {
         try await backend.withLiveServer { server in
             let client = try await server.sdkUser("phone@example.com")
@@ -62,13 +69,21 @@ struct SDKSignInTests {
             let phone = try await pending.confirm(code: code, name: "Work phone")
             let codes = try await client.newRecoveryCodes()
             #expect(codes.count == 10)
-            #expect(try await client.renameFactor(phone.enrollmentID, to: "  Work mobile ").displayName == "Work mobile")
-            #expect(try await client.factors().first { $0.enrollmentID == phone.enrollmentID }?.displayName == "Work mobile")
-            #expect(await refusal { try await client.renameFactor(phone.enrollmentID, to: "bad\u{7}name") }?.problem?.invalidFields.map(\.name) == ["display_name"])
+            #expect(
+                try await client.renameFactor(phone.enrollmentID, to: "  Work mobile ").displayName == "Work mobile")
+            #expect(
+                try await client.factors().first { $0.enrollmentID == phone.enrollmentID }?.displayName == "Work mobile"
+            )
+            #expect(
+                await refusal { try await client.renameFactor(phone.enrollmentID, to: "bad\u{7}name") }?.problem?
+                    .invalidFields.map(\.name) == ["display_name"])
             #expect(await refusal { try await client.renameFactor("no-such-factor", to: "x") }?.problem?.status == 404)
             try await client.signOut()
 
-            guard case .secondFactorRequired(let resolver) = try await client.signIn(email: "phone@example.com", password: "correct horse battery") else {
+            guard
+                case .secondFactorRequired(let resolver) = try await client.signIn(
+                    email: "phone@example.com", password: "correct horse battery")
+            else {
                 Issue.record("expected a resolver")
                 return
             }
@@ -85,18 +100,27 @@ struct SDKSignInTests {
             try await resolver.callInstead(phoneHint)
             let voice = try #require(try server.outbox(to: "447400123456").first { $0.channel == "voice" }?.text)
             #expect(voice.filter(\.isNumber).contains(sms))  // "1, 2, 3, …" spells the texted code
-            #expect(await refusal { try await resolver.callInstead(try #require(resolver.hints.first { $0.kind == .recoveryCode })) }?.problem?.status == 409)
+            #expect(
+                await refusal {
+                    try await resolver.callInstead(try #require(resolver.hints.first { $0.kind == .recoveryCode }))
+                }?.problem?.status == 409)
             #expect(try await resolver.resolve(phoneHint, with: .code(sms)).methods.contains("sms"))
             try await client.signOut()
 
-            guard case .secondFactorRequired(let again) = try await client.signIn(email: "phone@example.com", password: "correct horse battery") else {
+            guard
+                case .secondFactorRequired(let again) = try await client.signIn(
+                    email: "phone@example.com", password: "correct horse battery")
+            else {
                 Issue.record("expected a resolver")
                 return
             }
             let recovery = try #require(again.hints.first { $0.kind == .recoveryCode })
             #expect(try await again.resolve(recovery, with: .code(codes[0])).methods.contains("lookup"))
             try await client.signOut()
-            guard case .secondFactorRequired(let third) = try await client.signIn(email: "phone@example.com", password: "correct horse battery") else {
+            guard
+                case .secondFactorRequired(let third) = try await client.signIn(
+                    email: "phone@example.com", password: "correct horse battery")
+            else {
                 Issue.record("expected a resolver")
                 return
             }
@@ -106,12 +130,17 @@ struct SDKSignInTests {
         }
     }
 
-    @Test("sessions are listed and revoked; a revoked token is forgotten by the client that held it", arguments: Backend.all)
+    @Test(
+        "sessions are listed and revoked; a revoked token is forgotten by the client that held it",
+        arguments: Backend.all)
     func sessionsAndRevoke(backend: Backend) async throws {
         try await backend.withLiveServer { server in
             let laptop = try await server.sdkUser("two@example.com")
             let phone = server.sdk(profile: "phone")
-            guard case .signedIn(let phoneSession) = try await phone.signIn(email: "two@example.com", password: "correct horse battery") else {
+            guard
+                case .signedIn(let phoneSession) = try await phone.signIn(
+                    email: "two@example.com", password: "correct horse battery")
+            else {
                 Issue.record("no factor: signed in at once")
                 return
             }
@@ -120,18 +149,23 @@ struct SDKSignInTests {
             #expect(listed.filter(\.current).count == 1)
             #expect(listed.contains { $0.id == phoneSession.id && $0.userAgent == "TrifactorKit/1" })
             try await laptop.revokeSession(phoneSession.id)
-            #expect(await refusal { try await phone.currentSession() }?.problem?.status == 401, "a revoked session must not answer")
+            #expect(
+                await refusal { try await phone.currentSession() }?.problem?.status == 401,
+                "a revoked session must not answer")
             #expect(try await !phone.hasSession())
             #expect(await refusal { try await phone.currentSession() } == .notSignedIn)
         }
     }
 
-    @Test("errors carry the server's code, status, request id, Retry-After and field names; a closed port is a transport failure")
+    @Test(
+        "errors carry the server's code, status, request id, Retry-After and field names; a closed port is a transport failure"
+    )
     func errorMapping() async throws {
         try await Backend.all[0].withLiveServer { server in
             let client = server.sdk()
             do {
-                let problem = try #require(await refusal { try await client.signUp(email: "not-an-email", password: "short") }?.problem)
+                let problem = try #require(
+                    await refusal { try await client.signUp(email: "not-an-email", password: "short") }?.problem)
                 #expect(problem.code == .invalidFields)
                 #expect(problem.status == 422)
                 #expect(Set(problem.invalidFields.map(\.name)) == ["email", "password"])
@@ -140,14 +174,18 @@ struct SDKSignInTests {
             _ = try await server.sdkUser("locked@example.com")
             var last: TrifactorError?
             for _ in 0..<6 {
-                last = await refusal { try await client.signIn(email: "locked@example.com", password: "wrong password here") }
+                last = await refusal {
+                    try await client.signIn(email: "locked@example.com", password: "wrong password here")
+                }
             }
             #expect(last?.problem?.code == .tooManyAttempts)
             #expect((last?.problem?.retryAfter ?? 0) > 0)
             #expect(last.map { !$0.description.contains("wrong password here") } == true)
 
             let closed = TrifactorClient(server: URL(string: "http://127.0.0.1:1")!, secrets: MemorySecretStore())
-            let unreachable = await refusal { try await closed.signIn(email: "a@example.com", password: "correct horse battery") }
+            let unreachable = await refusal {
+                try await closed.signIn(email: "a@example.com", password: "correct horse battery")
+            }
             guard let failure = unreachable?.transportFailure else {
                 Issue.record("expected a transport failure, got \(String(describing: unreachable))")
                 return
@@ -159,12 +197,19 @@ struct SDKSignInTests {
 
 @Suite("Trusted proxies")
 struct TrustedProxyTests {
-    @Test("a trusted proxy's X-Forwarded-For and X-Forwarded-User-Agent name the client; anyone else's are ignored", arguments: [true, false])
+    @Test(
+        "a trusted proxy's X-Forwarded-For and X-Forwarded-User-Agent name the client; anyone else's are ignored",
+        arguments: [true, false])
     func forwarded(trusted: Bool) async throws {
-        let configuration = TestServer.configuration { $0.http.trustedProxies = TrustedProxies(parsing: trusted ? "10.0.0.0/8, 127.0.0.1" : "10.0.0.0/8")! }
+        let configuration = TestServer.configuration {
+            $0.http.trustedProxies = TrustedProxies(parsing: trusted ? "10.0.0.0/8, 127.0.0.1" : "10.0.0.0/8")!
+        }
         try await Backend.all[0].withLiveServer(configuration) { server in
-            let bank = try await server.sdkUser("proxied@example.com").forwarding(clientAddress: "203.0.113.7", userAgent: "Mozilla/5.0 (iPhone)")
-            guard case .signedIn = try await bank.signIn(email: "proxied@example.com", password: "correct horse battery") else {
+            let bank = try await server.sdkUser("proxied@example.com").forwarding(
+                clientAddress: "203.0.113.7", userAgent: "Mozilla/5.0 (iPhone)")
+            guard
+                case .signedIn = try await bank.signIn(email: "proxied@example.com", password: "correct horse battery")
+            else {
                 Issue.record("no factor: signed in")
                 return
             }
@@ -174,8 +219,9 @@ struct TrustedProxyTests {
         }
     }
 
-    @Test("a trusted proxy's brand, one of TRIFACTOR_BRANDS, names the texts, emails and app entry its calls cause; anyone else's, or another brand, is not",
-          arguments: [true, false])
+    @Test(
+        "a trusted proxy's brand, one of TRIFACTOR_BRANDS, names the texts, emails and app entry its calls cause; anyone else's, or another brand, is not",
+        arguments: [true, false])
     func brand(trusted: Bool) async throws {
         let configuration = TestServer.configuration {
             $0.http.trustedProxies = TrustedProxies(parsing: trusted ? "10.0.0.0/8, 127.0.0.1" : "10.0.0.0/8")!
@@ -183,32 +229,50 @@ struct TrustedProxyTests {
         }
         try await Backend.all[0].withLiveServer(configuration) { server in
             let user = try await server.sdkUser("branded@example.com")
-            let bank = user.forwarding(clientAddress: "203.0.113.7", userAgent: "Mozilla/5.0 (iPhone)", brand: "Trifactor Bank")
+            let bank = user.forwarding(
+                clientAddress: "203.0.113.7", userAgent: "Mozilla/5.0 (iPhone)", brand: "Trifactor Bank")
             let expected = trusted ? "Trifactor Bank" : "Trifactor"
             let totp = try await bank.enrollTOTP()
             let uri = try #require(totp.otpauthURI)
             #expect(uri.contains("issuer=\(expected.replacingOccurrences(of: " ", with: "%20"))"), "\(uri)")
             _ = try await bank.enrollPhone("+447400123477")
-            #expect(try server.outbox(to: "447400123477").first?.text.hasPrefix("\(expected): your verification code is") == true)
+            #expect(
+                try server.outbox(to: "447400123477").first?.text.hasPrefix("\(expected): your verification code is")
+                    == true)
             try await bank.requestPasswordReset(email: "branded@example.com")
             server.tick()
-            let email = try #require(try server.outbox(to: "branded@example.com").first { $0.text.contains("reset code") })
+            let email = try #require(
+                try server.outbox(to: "branded@example.com").first { $0.text.contains("reset code") })
             #expect(email.text.contains("Your \(expected) password reset code"))
             // A brand the operator did not list is not taken, even from a trusted proxy (a front proxy passing its clients' headers on).
             let odd = user.forwarding(clientAddress: "203.0.113.7", userAgent: nil, brand: "Call 0800 now")
             try await odd.requestPasswordReset(email: "branded@example.com")
             server.tick()
-            #expect(try server.outbox(to: "branded@example.com").first { $0.text.contains("reset code") }?.text.contains("Your Trifactor password") == true)
+            #expect(
+                try server.outbox(to: "branded@example.com").first { $0.text.contains("reset code") }?.text.contains(
+                    "Your Trifactor password") == true)
         }
     }
 
     @Test("the client is the right-most hop that is not a trusted proxy; a malformed header is not taken")
     func hops() throws {
         let proxies = try #require(TrustedProxies(parsing: "10.0.0.0/8,::1"))
-        #expect(proxies.client(peer: "10.1.2.3", forwardedFor: "198.51.100.1, 203.0.113.9, 10.0.0.5", userAgent: "a", forwardedUserAgent: nil).address == "203.0.113.9")
-        #expect(proxies.client(peer: "10.1.2.3", forwardedFor: "not-an-ip, 203.0.113.9", userAgent: nil, forwardedUserAgent: nil).address == "10.1.2.3")
-        #expect(proxies.client(peer: "::1", forwardedFor: "2001:db8::1", userAgent: nil, forwardedUserAgent: "b").userAgent == "b")
-        #expect(proxies.client(peer: "192.0.2.1", forwardedFor: "203.0.113.9", userAgent: "a", forwardedUserAgent: "b") == ("192.0.2.1", "a"))
+        #expect(
+            proxies.client(
+                peer: "10.1.2.3", forwardedFor: "198.51.100.1, 203.0.113.9, 10.0.0.5", userAgent: "a",
+                forwardedUserAgent: nil
+            ).address == "203.0.113.9")
+        #expect(
+            proxies.client(
+                peer: "10.1.2.3", forwardedFor: "not-an-ip, 203.0.113.9", userAgent: nil, forwardedUserAgent: nil
+            ).address == "10.1.2.3")
+        #expect(
+            proxies.client(peer: "::1", forwardedFor: "2001:db8::1", userAgent: nil, forwardedUserAgent: "b").userAgent
+                == "b")
+        #expect(
+            proxies.client(peer: "192.0.2.1", forwardedFor: "203.0.113.9", userAgent: "a", forwardedUserAgent: "b") == (
+                "192.0.2.1", "a"
+            ))
         #expect(proxies.trusts("::ffff:10.9.9.9"))
         #expect(!proxies.trusts("11.0.0.1"))
         #expect(TrustedProxies(parsing: "10.0.0.0/33") == nil)
@@ -228,13 +292,18 @@ struct PasswordChangeTests {
         }
     }
 
-    @Test("the current password and a fresh second factor are asked; other sessions end; the old password stops working", arguments: Backend.all)
+    @Test(
+        "the current password and a fresh second factor are asked; other sessions end; the old password stops working",
+        arguments: Backend.all)
     func change(backend: Backend) async throws {
         try await backend.withLiveServer { server in
             let client = try await server.sdkUser("change@example.com")
             let (totp, secret) = try await server.sdkEnrollTOTP(client)
             let other = server.sdk(profile: "other")
-            guard case .secondFactorRequired(let resolver) = try await other.signIn(email: "change@example.com", password: "correct horse battery") else {
+            guard
+                case .secondFactorRequired(let resolver) = try await other.signIn(
+                    email: "change@example.com", password: "correct horse battery")
+            else {
                 Issue.record("expected a resolver")
                 return
             }
@@ -243,18 +312,31 @@ struct PasswordChangeTests {
 
             // The first client's second factor is older than five minutes: step up first.
             server.clock.advance(301)
-            #expect(await Self.attempt(client, "correct horse battery", "a brand new passphrase")?.problem?.code == .secondFactorRequired)
+            #expect(
+                await Self.attempt(client, "correct horse battery", "a brand new passphrase")?.problem?.code
+                    == .secondFactorRequired)
             server.clock.advance(30)
             _ = try await client.stepUp(FactorHint(totp), with: .code(server.totpCode(secret)))
-            #expect(await Self.attempt(client, "not my password", "a brand new passphrase")?.problem?.invalidFields.map(\.name) == ["current_password"])
-            #expect(await Self.attempt(client, "correct horse battery", "password")?.problem?.invalidFields.map(\.name) == ["new_password"])
+            #expect(
+                await Self.attempt(client, "not my password", "a brand new passphrase")?.problem?.invalidFields.map(
+                    \.name) == ["current_password"])
+            #expect(
+                await Self.attempt(client, "correct horse battery", "password")?.problem?.invalidFields.map(\.name) == [
+                    "new_password"
+                ])
             #expect(await Self.attempt(client, "correct horse battery", "a brand new passphrase") == nil)
 
             #expect(try await client.currentSession().user.email == "change@example.com")  // this session lives on
             #expect(await refusal { try await other.currentSession() }?.problem?.status == 401)  // the other one ended
-            #expect(await refusal { try await other.signIn(email: "change@example.com", password: "correct horse battery") }?.problem?.code
-                == .invalidCredentials)
-            guard case .secondFactorRequired = try await other.signIn(email: "change@example.com", password: "a brand new passphrase") else {
+            #expect(
+                await refusal {
+                    try await other.signIn(email: "change@example.com", password: "correct horse battery")
+                }?.problem?.code
+                    == .invalidCredentials)
+            guard
+                case .secondFactorRequired = try await other.signIn(
+                    email: "change@example.com", password: "a brand new passphrase")
+            else {
                 Issue.record("the new password works, with the second factor")
                 return
             }
@@ -270,13 +352,18 @@ struct MessageLanguageTests {
         do { return .success(try await client.setLanguage(locale)) } catch { return .failure(error) }
     }
 
-    @Test("sign-up in Spanish mails the code in Spanish; a user who chooses German gets German; an unknown language is an invalid field")
+    @Test(
+        "sign-up in Spanish mails the code in Spanish; a user who chooses German gets German; an unknown language is an invalid field"
+    )
     func language() async throws {
         try await Backend.all[0].withLiveServer { server in
             let spanish = server.sdk(profile: "es")
             try await spanish.signUp(email: "lucia@example.com", password: "correct horse battery", locale: "es-ES")
             #expect(try server.lastMessage(to: "lucia@example.com")?.contains("Su código de verificación") == true)
-            #expect(await refusal { try await spanish.signUp(email: "x@example.com", password: "correct horse battery", locale: "tlh") }?
+            #expect(
+                await refusal {
+                    try await spanish.signUp(email: "x@example.com", password: "correct horse battery", locale: "tlh")
+                }?
                 .problem?.invalidFields.map(\.name) == ["locale"])
 
             let client = try await server.sdkUser("jonas@example.com")
@@ -289,7 +376,9 @@ struct MessageLanguageTests {
                 Issue.record("a language without messages is refused")
             }
             try await client.changePassword(current: "correct horse battery", new: "ein ganz neues Passwort")
-            #expect(try server.lastMessage(to: "jonas@example.com")?.contains("Ihr Passwort für Trifactor wurde geändert") == true)
+            #expect(
+                try server.lastMessage(to: "jonas@example.com")?.contains("Ihr Passwort für Trifactor wurde geändert")
+                    == true)
             #expect(try await Self.setting(client, nil).get().locale == nil)
         }
     }

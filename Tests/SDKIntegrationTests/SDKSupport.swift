@@ -1,13 +1,14 @@
 import Core
 import Crypto
-import ServerTestSupport
-@testable import TrifactorServer
-import Testing
 import Foundation
+import ServerTestSupport
+import Testing
 import TrifactorKit
 import TrifactorKitTesting
 import TrifactorKitVault
 import TrifactorTestSupport
+
+@testable import TrifactorServer
 
 /// The test server's hand-moved clock, as the SDK reads time (TOTP codes
 /// and device signatures must agree with the server's clock).
@@ -18,7 +19,9 @@ struct ServerClock: TrifactorClock {
 
 extension Backend {
     /// Runs `body` with a test server listening on loopback (the SDK speaks real HTTP to it).
-    func withLiveServer(_ configuration: Configuration = TestServer.configuration(), _ body: (TestServer) async throws -> Void) async throws {
+    func withLiveServer(
+        _ configuration: Configuration = TestServer.configuration(), _ body: (TestServer) async throws -> Void
+    ) async throws {
         try await withFreshDatabase { database, _ in
             let server = try TestServer(database: database, configuration: configuration, transport: .socket)
             defer { server.runtime.stop(drainTimeout: 5) }
@@ -29,16 +32,22 @@ extension Backend {
 
 extension TestServer {
     /// An SDK client of this server, with its own in-memory secret store.
-    func sdk(secrets: any SecretStore = MemorySecretStore(), profile: String = "default",
-             transport: any HTTPTransport = URLSessionTransport()) -> TrifactorClient {
-        TrifactorClient(server: URL(string: "http://127.0.0.1:\(port)")!, transport: transport, clock: ServerClock(clock: clock), secrets: secrets,
-                        profile: profile)
+    func sdk(
+        secrets: any SecretStore = MemorySecretStore(), profile: String = "default",
+        transport: any HTTPTransport = URLSessionTransport()
+    ) -> TrifactorClient {
+        TrifactorClient(
+            server: URL(string: "http://127.0.0.1:\(port)")!, transport: transport, clock: ServerClock(clock: clock),
+            secrets: secrets,
+            profile: profile)
     }
 
     /// The TOTP code of `secret` at the server's time plus `offset` steps.
     func totpCode(_ secret: String, offset: Int = 0) -> String {
         let step = OneTimePassword.step(unixTime: clock.clock.now().timeIntervalSince1970, period: 30)
-        return OneTimePassword.hotp(secret: Base32.decode(secret) ?? [], counter: UInt64(Int64(step) + Int64(offset)), digits: 6, algorithm: .sha1)
+        return OneTimePassword.hotp(
+            secret: Base32.decode(secret) ?? [], counter: UInt64(Int64(step) + Int64(offset)), digits: 6,
+            algorithm: .sha1)
     }
 
     /// Signs up and verifies `email` through the SDK; leaves the client signed in.
@@ -46,7 +55,9 @@ extension TestServer {
         let client = sdk()
         try await client.signUp(email: email, password: password)
         try await client.verifyEmail(email, code: try #require(try lastCode(to: email)))
-        guard case .signedIn = try await client.signIn(email: email, password: password) else { throw TrifactorError.unexpectedResponse(status: 0) }
+        guard case .signedIn = try await client.signIn(email: email, password: password) else {
+            throw TrifactorError.unexpectedResponse(status: 0)
+        }
         return client
     }
 
@@ -99,10 +110,12 @@ struct TestDevice {
 
     init(_ server: TestServer) {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("device-\(UUID().uuidString)")
-        let vault = Vault(directory: directory, runtimeDirectory: nil, opsLimit: 1, memLimit: 8 << 20, ask: typed.source)
+        let vault = Vault(
+            directory: directory, runtimeDirectory: nil, opsLimit: 1, memLimit: 8 << 20, ask: typed.source)
         self.vault = vault
-        authenticator = DeviceAuthenticator(server: URL(string: "http://127.0.0.1:\(server.port)")!, keys: SoftwareDeviceKeyStore(vault: vault),
-                                            secrets: VaultSecretStore(vault: vault), presence: presence, clock: ServerClock(clock: server.clock))
+        authenticator = DeviceAuthenticator(
+            server: URL(string: "http://127.0.0.1:\(server.port)")!, keys: SoftwareDeviceKeyStore(vault: vault),
+            secrets: VaultSecretStore(vault: vault), presence: presence, clock: ServerClock(clock: server.clock))
     }
 }
 

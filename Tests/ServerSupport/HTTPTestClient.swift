@@ -16,7 +16,9 @@ package final class HTTPTestClient {
         /// decode (or is not JSON) throws, which fails the test.
         package func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
             guard let contentType = header("content-type"), contentType.hasPrefix("application/json") else {
-                throw Failure(description: "\(status) with \(header("content-type") ?? "no content type"), not JSON: \(text.prefix(200))")
+                throw Failure(
+                    description:
+                        "\(status) with \(header("content-type") ?? "no content type"), not JSON: \(text.prefix(200))")
             }
             return try WireDecoder.decode(type, body)
         }
@@ -34,7 +36,10 @@ package final class HTTPTestClient {
         package var problem: Problem {
             get throws {
                 guard header("content-type") == "application/problem+json" else {
-                    throw Failure(description: "\(status) with \(header("content-type") ?? "no content type"), not a problem: \(text.prefix(200))")
+                    throw Failure(
+                        description:
+                            "\(status) with \(header("content-type") ?? "no content type"), not a problem: \(text.prefix(200))"
+                    )
                 }
                 return try WireDecoder.decode(Problem.self, body)
             }
@@ -58,7 +63,9 @@ package final class HTTPTestClient {
             local.sin_family = sa_family_t(AF_INET)
             local.sin_addr.s_addr = inet_addr(source)
             let bound = withUnsafePointer(to: &local) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
             guard bound == 0 else { throw Failure(description: "bind to \(source) failed") }
         }
@@ -69,7 +76,9 @@ package final class HTTPTestClient {
         var timeout = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard rc == 0 else { throw Failure(description: "connect to port \(port) failed") }
     }
@@ -90,8 +99,12 @@ package final class HTTPTestClient {
     }
 
     /// Sends a request and reads its response on this connection.
-    package func request(_ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = []) throws -> Response {
-        try send(Self.head(method, path, headers: headers, contentLength: body.isEmpty && method == "GET" ? nil : body.count) + body)
+    package func request(_ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = []) throws
+        -> Response
+    {
+        try send(
+            Self.head(method, path, headers: headers, contentLength: body.isEmpty && method == "GET" ? nil : body.count)
+                + body)
         return try readResponse()
     }
 
@@ -104,7 +117,9 @@ package final class HTTPTestClient {
     }
 
     /// The request line and headers.
-    package static func head(_ method: String, _ path: String, headers: [String: String], contentLength: Int?) -> [UInt8] {
+    package static func head(_ method: String, _ path: String, headers: [String: String], contentLength: Int?)
+        -> [UInt8]
+    {
         var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: trifactor-tests\r\n"
         for (k, v) in headers { text += "\(k): \(v)\r\n" }
         if let contentLength { text += "Content-Length: \(contentLength)\r\n" }
@@ -123,11 +138,14 @@ package final class HTTPTestClient {
         buffer.removeFirst(headerEnd! + 4)
         var lines = head.components(separatedBy: "\r\n")
         let statusLine = lines.removeFirst().split(separator: " ")
-        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw Failure(description: "bad status line") }
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else {
+            throw Failure(description: "bad status line")
+        }
         var headers: [String: String] = [:]
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         let length = Int(headers["content-length"] ?? "0") ?? 0
         while buffer.count < length { try fill() }
@@ -162,7 +180,9 @@ package final class HTTPTestClient {
     private func fill() throws {
         var chunk = [UInt8](repeating: 0, count: 65536)
         let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        guard n > 0 else { throw Failure(description: n == 0 ? "connection closed by server" : "receive failed or timed out") }
+        guard n > 0 else {
+            throw Failure(description: n == 0 ? "connection closed by server" : "receive failed or timed out")
+        }
         buffer.append(contentsOf: chunk[..<n])
     }
 }

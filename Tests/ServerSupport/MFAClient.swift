@@ -14,11 +14,15 @@ package struct MFAClient {
     package init(_ server: TestServer, email: String, verify: Bool = true) throws {
         self.server = server
         self.email = email
-        guard let token = try server.signUp(email, password: password, verify: verify) else { throw HTTPTestClient.Failure(description: "no session") }
+        guard let token = try server.signUp(email, password: password, verify: verify) else {
+            throw HTTPTestClient.Failure(description: "no session")
+        }
         self.token = token
     }
 
-    package func call(_ method: String, _ path: String, _ body: [String: Any]? = nil, token: String? = nil) throws -> HTTPTestClient.Response {
+    package func call(_ method: String, _ path: String, _ body: [String: Any]? = nil, token: String? = nil) throws
+        -> HTTPTestClient.Response
+    {
         var headers: [String: String] = [:]
         if let t = token ?? Optional(self.token), !t.isEmpty { headers["Authorization"] = "Bearer \(t)" }
         var bytes: [UInt8] = []
@@ -32,16 +36,21 @@ package struct MFAClient {
     /// The TOTP code of `secret` (base32) at the server's time plus `offset` steps.
     package func totp(_ secret: String, offset: Int = 0, digits: Int = 6, algorithm: HMAC.Algorithm = .sha1) -> String {
         let step = OneTimePassword.step(unixTime: server.clock.clock.now().timeIntervalSince1970, period: 30)
-        return OneTimePassword.hotp(secret: Base32.decode(secret) ?? [], counter: UInt64(Int64(step) + Int64(offset)), digits: digits, algorithm: algorithm)
+        return OneTimePassword.hotp(
+            secret: Base32.decode(secret) ?? [], counter: UInt64(Int64(step) + Int64(offset)), digits: digits,
+            algorithm: algorithm)
     }
 
     /// Enrolls an authenticator app; returns (enrollment id, base32 secret). Uses the current step.
     package func enrollTOTP(name: String = "Phone app") throws -> (id: String, secret: String) {
         let begin = try call("POST", "/v1/mfa/enrollments", ["kind": "totp"])
-        guard begin.status == 202 else { throw HTTPTestClient.Failure(description: "enroll totp: \(begin.status) \(begin.text)") }
+        guard begin.status == 202 else {
+            throw HTTPTestClient.Failure(description: "enroll totp: \(begin.status) \(begin.text)")
+        }
         let started = try begin.decode(EnrollmentStarted.self)
         guard let secret = started.secret else { throw HTTPTestClient.Failure(description: "enroll totp: no secret") }
-        let done = try call("POST", "/v1/mfa/enrollments/\(started.enrollmentSession)", ["code": totp(secret), "display_name": name])
+        let done = try call(
+            "POST", "/v1/mfa/enrollments/\(started.enrollmentSession)", ["code": totp(secret), "display_name": name])
         guard done.status == 201 else { throw HTTPTestClient.Failure(description: "finish totp: \(done.text)") }
         return (try done.decode(EnrolledFactor.self).enrollmentID, secret)
     }
@@ -57,7 +66,9 @@ package struct MFAClient {
     /// Enrolls a phone; returns its enrollment id.
     package func enrollPhone(_ phone: String = "+447400123456") throws -> String {
         let begin = try call("POST", "/v1/mfa/enrollments", ["kind": "phone", "phone": phone])
-        guard begin.status == 202 else { throw HTTPTestClient.Failure(description: "enroll phone: \(begin.status) \(begin.text)") }
+        guard begin.status == 202 else {
+            throw HTTPTestClient.Failure(description: "enroll phone: \(begin.status) \(begin.text)")
+        }
         let session = try begin.decode(EnrollmentStarted.self).enrollmentSession
         guard let code = try lastSMSCode(phone) else { throw HTTPTestClient.Failure(description: "no SMS") }
         let done = try call("POST", "/v1/mfa/enrollments/\(session)", ["code": code])
@@ -67,7 +78,9 @@ package struct MFAClient {
 
     /// The 6-digit code of the newest SMS to `phone`.
     package func lastSMSCode(_ phone: String) throws -> String? {
-        guard let text = try lastSMS(phone), let r = text.range(of: #"\d{6}"#, options: .regularExpression) else { return nil }
+        guard let text = try lastSMS(phone), let r = text.range(of: #"\d{6}"#, options: .regularExpression) else {
+            return nil
+        }
         return String(text[r])
     }
 

@@ -2,8 +2,8 @@ package import API
 package import Core
 import Crypto
 package import Foundation
-package import Logging
 package import HTTP
+package import Logging
 package import Store
 import Synchronization
 package import Testing
@@ -31,7 +31,8 @@ package final class LogCapture: Sendable {
 /// path after HTTP parsing), or over a real loopback connection. The same
 /// test body runs over either; `server.client()` is always a socket.
 package enum Transport: String, Sendable, CaseIterable, CustomTestStringConvertible {
-    case inProcess = "in process", socket
+    case inProcess = "in process"
+    case socket
 
     package var testDescription: String { rawValue }
 }
@@ -64,18 +65,23 @@ package final class TestServer {
         c.signUpPerIPBurst = 10_000
         c.http.host = "127.0.0.1"
         c.http.port = 0
-        c.keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("trifactor-test-\(UUID().uuidString).key").path
+        c.keyFile =
+            FileManager.default.temporaryDirectory.appendingPathComponent("trifactor-test-\(UUID().uuidString).key")
+            .path
         tweak(&c)
         return c
     }
 
-    package init(database: any Database, configuration: Configuration = TestServer.configuration(), withSender: Bool = true,
-         transport: Transport = .inProcess, extraRoutes: (inout Router) -> Void = { _ in }) throws {
+    package init(
+        database: any Database, configuration: Configuration = TestServer.configuration(), withSender: Bool = true,
+        transport: Transport = .inProcess, extraRoutes: (inout Router) -> Void = { _ in }
+    ) throws {
         self.transport = transport
         try database.migrate(Schema.migrations)
         let sealer = try KeyRing(entries: [KeyFile.Entry(id: "k1", created: Date(), key: SecureRandom.bytes(32))])
-        let services = try Services.live(database: database, configuration: configuration, sealer: sealer, passwords: try CommonPasswords.policy(),
-                                         sender: withSender ? sender : nil, clock: clock.clock, logger: log.logger)
+        let services = try Services.live(
+            database: database, configuration: configuration, sealer: sealer, passwords: try CommonPasswords.policy(),
+            sender: withSender ? sender : nil, clock: clock.clock, logger: log.logger)
         runtime = try Application.start(services, tasks: .manual, extraRoutes: extraRoutes)
     }
 
@@ -87,7 +93,9 @@ package final class TestServer {
     package func client() throws -> HTTPTestClient { try HTTPTestClient(port: port) }
 
     /// A request over this server's transport (a new connection for each over a socket).
-    package func send(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8] = []) throws -> HTTPTestClient.Response {
+    package func send(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8] = []) throws
+        -> HTTPTestClient.Response
+    {
         switch transport {
         case .socket:
             return try client().request(method, target, headers: headers, body: body)
@@ -98,14 +106,17 @@ package final class TestServer {
             var query: [String: String] = [:]
             for pair in parts.count > 1 ? parts[1].split(separator: "&") : [] {
                 let field = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                let decode = { (text: Substring) in text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text) }
+                let decode = { (text: Substring) in
+                    text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text)
+                }
                 query[decode(field[0])] = field.count > 1 ? decode(field[1]) : ""
             }
             let path = String(parts[0]).removingPercentEncoding ?? String(parts[0])
             var fields = ["Host": "127.0.0.1", "User-Agent": "trifactor-tests"]
             for (name, value) in headers { fields[name] = value }
-            let answer = server.respond(method: method, path: path, query: query, headers: fields, body: body,
-                                        rawQuery: parts.count > 1 ? String(parts[1]) : "")
+            let answer = server.respond(
+                method: method, path: path, query: query, headers: fields, body: body,
+                rawQuery: parts.count > 1 ? String(parts[1]) : "")
             var lowered: [String: String] = [:]
             for field in answer.headers { lowered[field.name.lowercased()] = field.value }
             return HTTPTestClient.Response(status: answer.status, headers: lowered, body: answer.body)
@@ -113,14 +124,18 @@ package final class TestServer {
     }
 
     /// A JSON request.
-    package func json(_ method: String, _ path: String, _ object: Any, token: String? = nil) throws -> HTTPTestClient.Response {
+    package func json(_ method: String, _ path: String, _ object: Any, token: String? = nil) throws
+        -> HTTPTestClient.Response
+    {
         var headers = ["Content-Type": "application/json"]
         if let token { headers["Authorization"] = "Bearer \(token)" }
         return try send(method, path, headers: headers, body: Array(try JSONSerialization.data(withJSONObject: object)))
     }
 
     /// A request with a JSON body encoded from a shared API type.
-    package func send(_ method: String, _ path: String, _ value: some Encodable, token: String? = nil) throws -> HTTPTestClient.Response {
+    package func send(_ method: String, _ path: String, _ value: some Encodable, token: String? = nil) throws
+        -> HTTPTestClient.Response
+    {
         var headers = ["Content-Type": "application/json"]
         if let token { headers["Authorization"] = "Bearer \(token)" }
         return try send(method, path, headers: headers, body: Array(try WireJSON.sharedEncoder.encode(value)))
@@ -132,7 +147,9 @@ package final class TestServer {
 
     /// The dev outbox's messages to `to`, newest first.
     package func outbox(to: String) throws -> [OutboxMessage] {
-        try get("/dev/outbox?to=\(to.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? to)").decode(OutboxListing.self).messages
+        try get("/dev/outbox?to=\(to.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? to)").decode(
+            OutboxListing.self
+        ).messages
     }
 
     /// The newest dev-outbox message to `to`.
@@ -142,13 +159,16 @@ package final class TestServer {
 
     /// The 6-digit code in the newest message to `to`.
     package func lastCode(to: String) throws -> String? {
-        guard let text = try lastMessage(to: to), let range = text.range(of: #"\d{6}"#, options: .regularExpression) else { return nil }
+        guard let text = try lastMessage(to: to), let range = text.range(of: #"\d{6}"#, options: .regularExpression)
+        else { return nil }
         return String(text[range])
     }
 
     /// Signs up, verifies the email when asked, and signs in; returns the token.
     @discardableResult
-    package func signUp(_ email: String, password: String = "correct horse battery", verify: Bool = true) throws -> String? {
+    package func signUp(_ email: String, password: String = "correct horse battery", verify: Bool = true) throws
+        -> String?
+    {
         _ = try json("POST", "/v1/accounts", ["email": email, "password": password])
         if verify, let code = try lastCode(to: email) {
             _ = try json("POST", "/v1/accounts/verify-email", ["email": email, "code": code])
@@ -164,7 +184,8 @@ package final class TestServer {
 
     /// The details of the audit lines of `kind`.
     package func auditDetails(_ kind: String) throws -> [String] {
-        try database.transaction { try AuditLog.tail(limit: 1000, on: $0) }.filter { $0.kind == kind }.compactMap(\.detail)
+        try database.transaction { try AuditLog.tail(limit: 1000, on: $0) }.filter { $0.kind == kind }.compactMap(
+            \.detail)
     }
 }
 
@@ -172,8 +193,10 @@ extension Backend {
     /// Runs `body` with two test servers sharing one fresh database (two
     /// instances, as behind a load balancer), each with its own pool; the
     /// second is stopped afterwards.
-    package func withTwoInstances(_ configuration: Configuration = TestServer.configuration(), poolSize: Int = 2,
-                          _ body: (_ first: TestServer, _ second: TestServer) throws -> Void) throws {
+    package func withTwoInstances(
+        _ configuration: Configuration = TestServer.configuration(), poolSize: Int = 2,
+        _ body: (_ first: TestServer, _ second: TestServer) throws -> Void
+    ) throws {
         try withFreshDatabase { database, url in
             let first = try TestServer(database: database, configuration: configuration)
             let secondDatabase = try openDatabase(url: url, poolSize: poolSize)
@@ -185,10 +208,13 @@ extension Backend {
     }
 
     /// Runs `body` with a test server over a fresh database of this backend.
-    package func withServer(_ configuration: Configuration = TestServer.configuration(), transport: Transport = .inProcess,
-                    extraRoutes: (inout Router) -> Void = { _ in }, _ body: (TestServer) throws -> Void) throws {
+    package func withServer(
+        _ configuration: Configuration = TestServer.configuration(), transport: Transport = .inProcess,
+        extraRoutes: (inout Router) -> Void = { _ in }, _ body: (TestServer) throws -> Void
+    ) throws {
         try withFreshDatabase { database, _ in
-            let server = try TestServer(database: database, configuration: configuration, transport: transport, extraRoutes: extraRoutes)
+            let server = try TestServer(
+                database: database, configuration: configuration, transport: transport, extraRoutes: extraRoutes)
             try body(server)
         }
     }

@@ -18,7 +18,9 @@ package struct VerifyClient {
 
     package var authorization: String { "Basic " + Data("\(apiKey):\(secret)".utf8).base64EncodedString() }
 
-    package func call(_ method: String, _ path: String, _ body: [String: Any]? = nil, authorization: String? = nil) throws -> HTTPTestClient.Response {
+    package func call(_ method: String, _ path: String, _ body: [String: Any]? = nil, authorization: String? = nil)
+        throws -> HTTPTestClient.Response
+    {
         var headers = ["Authorization": authorization ?? self.authorization]
         var bytes: [UInt8] = []
         if let body {
@@ -29,8 +31,12 @@ package struct VerifyClient {
     }
 
     /// Starts a verification; returns the response.
-    package func start(_ to: String, channels: [String] = ["sms"], codeLength: Int = 6, extra: [String: Any] = [:]) throws -> HTTPTestClient.Response {
-        var body: [String: Any] = ["brand": "Acme", "code_length": codeLength, "workflow": channels.map { ["channel": $0, "to": to] }]
+    package func start(_ to: String, channels: [String] = ["sms"], codeLength: Int = 6, extra: [String: Any] = [:])
+        throws -> HTTPTestClient.Response
+    {
+        var body: [String: Any] = [
+            "brand": "Acme", "code_length": codeLength, "workflow": channels.map { ["channel": $0, "to": to] },
+        ]
         body.merge(extra) { $1 }
         return try call("POST", "/v2/verify", body)
     }
@@ -45,16 +51,22 @@ package struct VerifyClient {
     /// Starts and returns the request id (the start must succeed).
     package func started(_ to: String, channels: [String] = ["sms"], extra: [String: Any] = [:]) throws -> String {
         let r = try start(to, channels: channels, extra: extra)
-        guard r.status == 202 else { throw HTTPTestClient.Failure(description: "start answered \(r.status): \(r.text)") }
+        guard r.status == 202 else {
+            throw HTTPTestClient.Failure(description: "start answered \(r.status): \(r.text)")
+        }
         return try r.decode(VerificationStarted.self).requestID
     }
 
-    package func check(_ id: String, _ code: String) throws -> HTTPTestClient.Response { try call("POST", "/v2/verify/\(id)", ["code": code]) }
+    package func check(_ id: String, _ code: String) throws -> HTTPTestClient.Response {
+        try call("POST", "/v2/verify/\(id)", ["code": code])
+    }
 
     /// The code in the newest SMS to `to`.
     package func smsCode(to: String) throws -> String? {
         let sms = try server.outbox(to: to).first { $0.channel == "sms" }
-        guard let text = sms?.text, let r = text.range(of: #"\d{4,10}"#, options: .regularExpression) else { return nil }
+        guard let text = sms?.text, let r = text.range(of: #"\d{4,10}"#, options: .regularExpression) else {
+            return nil
+        }
         return String(text[r])
     }
 

@@ -3,6 +3,7 @@ import Glibc
 import ServerTestSupport
 import Testing
 import TrifactorTestSupport
+
 @testable import TrifactorServer
 
 /// `trifactord` as an operator runs it: a real process.
@@ -18,7 +19,8 @@ struct CommandLineTests {
             let url = candidate.appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent(".build/debug/\(name)")
     }
 
@@ -33,15 +35,19 @@ struct CommandLineTests {
         process.executableURL = program
         process.arguments = arguments
         process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         try process.run()
         // A command that should have failed at once must not hang the suite.
         DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if process.isRunning { process.terminate() } }
-        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Run(status: process.terminationStatus, out: String(decoding: o, as: UTF8.self), err: String(decoding: e, as: UTF8.self))
+        return Run(
+            status: process.terminationStatus, out: String(decoding: o, as: UTF8.self),
+            err: String(decoding: e, as: UTF8.self))
     }
 
     static func temporaryDatabase() -> String {
@@ -53,8 +59,11 @@ struct CommandLineTests {
         for args in [["--help"], ["serve", "--help"]] {
             let r = try Self.run(args)
             #expect(r.status == 0)
-            for name in ["TRIFACTOR_DATABASE_URL", "TRIFACTOR_LISTEN", "TRIFACTOR_DEV", "TRIFACTOR_MAX_BODY_BYTES", "TRIFACTOR_SESSION_IDLE_TIMEOUT",
-                         "--database-url", "--listen", "--dev"] {
+            for name in [
+                "TRIFACTOR_DATABASE_URL", "TRIFACTOR_LISTEN", "TRIFACTOR_DEV", "TRIFACTOR_MAX_BODY_BYTES",
+                "TRIFACTOR_SESSION_IDLE_TIMEOUT",
+                "--database-url", "--listen", "--dev",
+            ] {
                 #expect(r.out.contains(name), "\(args) should mention \(name)")
             }
         }
@@ -125,9 +134,13 @@ struct CommandLineTests {
         let db = Self.temporaryDatabase()
         #expect(try Self.run(["review", "list", "--database-url", db]).out.contains("Nothing is held for review."))
         let json = try Self.run(["review", "list", "--json", "--database-url", db])
-        #expect(json.status == 0 && json.out.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(json.status) \(json.out) \(json.err)")
+        #expect(
+            json.status == 0 && json.out.trimmingCharacters(in: .whitespacesAndNewlines) == "[]",
+            "\(json.status) \(json.out) \(json.err)")
         let unknown = try Self.run(["review", "release", "3fa85f64-5717-4562-b3fc-2c963f66afa6", "--database-url", db])
-        #expect(unknown.status == 2 && unknown.err.contains("No verification 3fa85f64-5717-4562-b3fc-2c963f66afa6 is held for review"))
+        #expect(
+            unknown.status == 2
+                && unknown.err.contains("No verification 3fa85f64-5717-4562-b3fc-2c963f66afa6 is held for review"))
         let bad = try Self.run(["review", "drop", "--database-url", db])
         #expect(bad.status == 2 && bad.err.contains("Name the verification"))
         #expect(try Self.run(["review", "approve"]).err.contains("use list, release or drop"))
@@ -138,7 +151,10 @@ struct CommandLineTests {
         let db = Self.temporaryDatabase()
         let process = Process()
         process.executableURL = Self.binary
-        process.arguments = ["serve", "--listen", "127.0.0.1:0", "--database-url", db, "--argon2-memory-kib", "8192", "--argon2-opslimit", "1"]
+        process.arguments = [
+            "serve", "--listen", "127.0.0.1:0", "--database-url", db, "--argon2-memory-kib", "8192",
+            "--argon2-opslimit", "1",
+        ]
         let err = Pipe()
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice
@@ -153,7 +169,8 @@ struct CommandLineTests {
             try #require(!chunk.isEmpty, "trifactord exited early: \(seen)")
             seen += String(decoding: chunk, as: UTF8.self)
             if let line = seen.split(separator: "\n").first(where: { $0.contains("\"event\":\"listening\"") }),
-               let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] {
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            {
                 port = object["port"] as? Int ?? 0
             }
         }
@@ -162,8 +179,10 @@ struct CommandLineTests {
 
         let body = Array(#"{"email":"sigterm@example.com","password":"correct horse battery"}"#.utf8)
         let client = try HTTPTestClient(port: port)
-        try client.send(HTTPTestClient.head("POST", "/v1/accounts", headers: ["Content-Type": "application/json"], contentLength: body.count)
-                        + body.prefix(10))
+        try client.send(
+            HTTPTestClient.head(
+                "POST", "/v1/accounts", headers: ["Content-Type": "application/json"], contentLength: body.count)
+                + body.prefix(10))
         usleep(200_000)
         kill(process.processIdentifier, SIGTERM)
         usleep(300_000)
@@ -184,7 +203,8 @@ struct CommandLineTests {
 struct DocumentationTests {
     @Test("the configuration page's table names every setting with its flag")
     func configurationTable() throws {
-        let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("docs/operations/configuration.md")
         let text = try String(contentsOf: page, encoding: .utf8)
         let help = try CommandLineTests.run(["serve", "--help"]).out

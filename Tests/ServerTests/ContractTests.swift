@@ -1,10 +1,11 @@
 import Foundation
+import HTTP
 import Messaging
 import ServerTestSupport
 import Testing
 import TrifactorTestSupport
+
 @testable import TrifactorServer
-import HTTP
 
 /// The API contract (`Resources/openapi.json`) against the routes trifactord
 /// really registers: a route the document leaves out, or an operation the
@@ -22,22 +23,32 @@ struct ContractTests {
             let pattern = path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
                 segment.hasPrefix("{") && segment.hasSuffix("}") ? ":" : String(segment)
             }.joined(separator: "/")
-            for method in item.keys where methods.contains(method) { operations.insert("\(method.uppercased()) \(pattern)") }
+            for method in item.keys where methods.contains(method) {
+                operations.insert("\(method.uppercased()) \(pattern)")
+            }
         }
         return operations
     }
 
-    @Test("every route of a production server (providers configured, dev mode off) is in the document, and nothing else is")
+    @Test(
+        "every route of a production server (providers configured, dev mode off) is in the document, and nothing else is"
+    )
     func everyRouteIsDocumented() throws {
         let account = try ProviderAccount.parse("vonage://k@?from=Acme&secret_file=/s", readFile: { _ in "secret" })
-        let configuration = TestServer.configuration { $0.dev = false; $0.providers = [account] }
+        let configuration = TestServer.configuration {
+            $0.dev = false
+            $0.providers = [account]
+        }
         try Backend.all[0].withServer(configuration) { server in
-            let router = try Application.router(server.services, probe: ReadinessProbe(database: server.database, logger: server.log.logger))
+            let router = try Application.router(
+                server.services, probe: ReadinessProbe(database: server.database, logger: server.log.logger))
             // Capture names may differ (one OpenAPI path serves POST …/:session and PATCH …/:id): compare shapes.
-            let served = Set(router.table.map { route in
-                "\(route.method) " + route.pattern.split(separator: "/", omittingEmptySubsequences: false)
-                    .map { $0.hasPrefix(":") ? ":" : String($0) }.joined(separator: "/")
-            })
+            let served = Set(
+                router.table.map { route in
+                    "\(route.method) "
+                        + route.pattern.split(separator: "/", omittingEmptySubsequences: false)
+                        .map { $0.hasPrefix(":") ? ":" : String($0) }.joined(separator: "/")
+                })
             let documented = try Self.documented()
             #expect(served.subtracting(documented).sorted() == [], "routes the document does not describe")
             #expect(documented.subtracting(served).sorted() == [], "operations the server does not have")

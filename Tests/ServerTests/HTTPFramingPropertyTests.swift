@@ -1,10 +1,11 @@
 import Foundation
 import Glibc
+import HTTP
 import ServerTestSupport
 import Testing
-@testable import TrifactorServer
 import TrifactorTestSupport
-import HTTP
+
+@testable import TrifactorServer
 
 /// Random pipelines of requests, good and bad, sent in random pieces: every
 /// request before the first bad one is answered once, in order and
@@ -58,14 +59,17 @@ struct HTTPFramingPropertyTests {
         case .chunked:
             let split = Int.random(in: 0...2, using: &rng)
             let parts = [String("{}".prefix(split)), String("{}".dropFirst(split))].filter { !$0.isEmpty }
-            text = "POST /v1/sessions HTTP/1.1\r\nHost: x\r\n\(json)\(name("Transfer-Encoding")): chunked\r\n\(close)\r\n"
+            text =
+                "POST /v1/sessions HTTP/1.1\r\nHost: x\r\n\(json)\(name("Transfer-Encoding")): chunked\r\n\(close)\r\n"
                 + parts.map { "\($0.count)\r\n\($0)\r\n" }.joined() + "0\r\n\r\n"
         case .repeatedLength:
-            text = "POST /v1/sessions HTTP/1.1\r\nHost: x\r\n\(json)Content-Length: 2\r\n\(name("Content-Length")): 2\r\n\(close)\r\n{}"
+            text =
+                "POST /v1/sessions HTTP/1.1\r\nHost: x\r\n\(json)Content-Length: 2\r\n\(name("Content-Length")): 2\r\n\(close)\r\n{}"
         case .conflictingLengths:
             text = "POST /v1/sessions HTTP/1.1\r\nHost: x\r\n\(json)Content-Length: 2\r\nContent-Length: 9\r\n\r\n{}"
         case .lengthAndChunked:
-            text = "POST /v1/sessions HTTP/1.1\r\nHost: x\r\n\(json)Content-Length: 7\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+            text =
+                "POST /v1/sessions HTTP/1.1\r\nHost: x\r\n\(json)Content-Length: 7\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
         case .unknownCoding:
             text = "POST /v1/sessions HTTP/1.1\r\nHost: x\r\n\(json)Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n"
         case .twoHosts:
@@ -82,7 +86,9 @@ struct HTTPFramingPropertyTests {
         return Array(text.utf8)
     }
 
-    @Test("random pipelines of good and bad requests in random pieces: each answered once, in order, or the connection closed")
+    @Test(
+        "random pipelines of good and bad requests in random pieces: each answered once, in order, or the connection closed"
+    )
     func randomPipelines() throws {
         var rng = Seeded(state: 2026_12_01)
         // A body cut short while its connection is suspended is only noticed at the body deadline.
@@ -90,8 +96,11 @@ struct HTTPFramingPropertyTests {
         try Backend.all[0].withServer(configuration) { server in
             for round in 0..<120 {
                 // Good requests, then possibly one bad or truncated one that ends the connection.
-                let goods = (0..<Int.random(in: 0...3, using: &rng)).map { _ in [Kind.get, .post, .chunked, .repeatedLength].randomElement(using: &rng)! }
-                let ending = Bool.random(using: &rng) ? Kind.allCases.filter { !$0.isGood }.randomElement(using: &rng) : nil
+                let goods = (0..<Int.random(in: 0...3, using: &rng)).map { _ in
+                    [Kind.get, .post, .chunked, .repeatedLength].randomElement(using: &rng)!
+                }
+                let ending =
+                    Bool.random(using: &rng) ? Kind.allCases.filter { !$0.isGood }.randomElement(using: &rng) : nil
                 let kinds = goods + (ending.map { [$0] } ?? [])
                 guard !kinds.isEmpty else { continue }
                 var bytes: [UInt8] = []
@@ -100,7 +109,9 @@ struct HTTPFramingPropertyTests {
                 }
                 let client = try HTTPTestClient(port: server.port, timeout: 5)
                 // In one piece, or cut in up to 4 random places with a pause between pieces.
-                var cuts = (0..<Int.random(in: 0...4, using: &rng)).map { _ in Int.random(in: 1..<bytes.count, using: &rng) }.sorted()
+                var cuts = (0..<Int.random(in: 0...4, using: &rng)).map { _ in
+                    Int.random(in: 1..<bytes.count, using: &rng)
+                }.sorted()
                 cuts.append(bytes.count)
                 var start = 0
                 for cut in cuts where cut > start {
@@ -110,11 +121,14 @@ struct HTTPFramingPropertyTests {
                 }
                 if ending == .truncatedBody { client.finishSending() }
                 let received = try #require(client.readToEnd(), "round \(round) \(kinds): the connection stayed open")
-                let responses = try #require(RawResponse.parseAll(received),
-                                             "round \(round) \(kinds): \(String(decoding: received, as: UTF8.self))")
+                let responses = try #require(
+                    RawResponse.parseAll(received),
+                    "round \(round) \(kinds): \(String(decoding: received, as: UTF8.self))")
                 let expected = kinds.compactMap(\.status)
                 #expect(responses.map(\.status) == expected, "round \(round) \(kinds)")
-                #expect(Set(responses.compactMap { $0.header("x-request-id") }).count == responses.count, "round \(round): an id served twice")
+                #expect(
+                    Set(responses.compactMap { $0.header("x-request-id") }).count == responses.count,
+                    "round \(round): an id served twice")
             }
             #expect(try server.get("/health").status == 200)
         }

@@ -4,8 +4,9 @@ import Glibc
 import HTTP
 import ServerTestSupport
 import Testing
-@testable import TrifactorServer
 import TrifactorTestSupport
+
+@testable import TrifactorServer
 
 /// HTTP/1.1 framing as RFC 9112 asks, over raw sockets: a request whose
 /// length could be read two ways is answered with 400 and the connection is
@@ -14,8 +15,10 @@ import TrifactorTestSupport
 struct HTTPFramingTests {
     /// A POST to /v1/sessions with `fields` as its header lines and `body`, then a pipelined GET /health.
     static func smuggle(_ fields: [String], body: String) -> [UInt8] {
-        Array(("POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + fields.map { $0 + "\r\n" }.joined()
-            + "\r\n" + body + "GET /health HTTP/1.1\r\nHost: x\r\n\r\n").utf8)
+        Array(
+            ("POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + fields.map { $0 + "\r\n" }.joined()
+                + "\r\n" + body + "GET /health HTTP/1.1\r\nHost: x\r\n\r\n").utf8)
     }
 
     /// Sends `bytes` on a new connection and returns every response until the server closes it.
@@ -23,21 +26,24 @@ struct HTTPFramingTests {
         let client = try HTTPTestClient(port: server.port, timeout: 5)
         try client.send(bytes)
         let all = try #require(client.readToEnd(), "the server kept the connection open")
-        return try #require(RawResponse.parseAll(all), "not a sequence of well-formed responses: \(String(decoding: all, as: UTF8.self))")
+        return try #require(
+            RawResponse.parseAll(all),
+            "not a sequence of well-formed responses: \(String(decoding: all, as: UTF8.self))")
     }
 
-    @Test("conflicting Content-Length, Transfer-Encoding with Content-Length, and unknown codings: refused, closed, nothing after them served",
-          arguments: [
-              (["Content-Length: 2", "Content-Length: 40"], "{}", 400, "malformed_request"),
-              (["Content-Length: 40", "Content-Length: 2"], "{}", 400, "malformed_request"),
-              (["Transfer-Encoding: chunked", "Content-Length: 5"], "2\r\n{}\r\n0\r\n\r\n", 400, "malformed_request"),
-              (["Content-Length: 5", "Transfer-Encoding: chunked"], "2\r\n{}\r\n0\r\n\r\n", 400, "malformed_request"),
-              (["Transfer-Encoding: gzip, chunked"], "0\r\n\r\n", 501, "transfer_coding_not_implemented"),
-              (["Transfer-Encoding: chunked", "Transfer-Encoding: gzip"], "0\r\n\r\n", 400, "malformed_request"),
-              (["Transfer-Encoding: identity"], "{}", 400, "malformed_request"),
-              (["Host: y"], "", 400, "malformed_request"),
-              (["Content Length: 2"], "{}", 400, "malformed_request"),
-          ] as [([String], String, Int, String)])
+    @Test(
+        "conflicting Content-Length, Transfer-Encoding with Content-Length, and unknown codings: refused, closed, nothing after them served",
+        arguments: [
+            (["Content-Length: 2", "Content-Length: 40"], "{}", 400, "malformed_request"),
+            (["Content-Length: 40", "Content-Length: 2"], "{}", 400, "malformed_request"),
+            (["Transfer-Encoding: chunked", "Content-Length: 5"], "2\r\n{}\r\n0\r\n\r\n", 400, "malformed_request"),
+            (["Content-Length: 5", "Transfer-Encoding: chunked"], "2\r\n{}\r\n0\r\n\r\n", 400, "malformed_request"),
+            (["Transfer-Encoding: gzip, chunked"], "0\r\n\r\n", 501, "transfer_coding_not_implemented"),
+            (["Transfer-Encoding: chunked", "Transfer-Encoding: gzip"], "0\r\n\r\n", 400, "malformed_request"),
+            (["Transfer-Encoding: identity"], "{}", 400, "malformed_request"),
+            (["Host: y"], "", 400, "malformed_request"),
+            (["Content Length: 2"], "{}", 400, "malformed_request"),
+        ] as [([String], String, Int, String)])
     func ambiguousFraming(fields: [String], body: String, status: Int, code: String) throws {
         try Backend.all[0].withServer { server in
             let responses = try Self.exchange(server, Self.smuggle(fields, body: body))
@@ -51,13 +57,15 @@ struct HTTPFramingTests {
     @Test("identical repeated Content-Length fields are one length")
     func identicalLengths() throws {
         try Backend.all[0].withServer { server in
-            let responses = try Self.exchange(server, Self.smuggle(["Content-Length: 2", "Content-Length: 02", "Connection: close"], body: "{}"))
+            let responses = try Self.exchange(
+                server, Self.smuggle(["Content-Length: 2", "Content-Length: 02", "Connection: close"], body: "{}"))
             #expect(responses.map(\.status) == [422])
         }
     }
 
-    @Test("a Content-Length that is not a number gets 400 and the connection closes before anything after it is read",
-          arguments: ["-1", "+2", "2, 2", "0x2", "99999999999999999999999"])
+    @Test(
+        "a Content-Length that is not a number gets 400 and the connection closes before anything after it is read",
+        arguments: ["-1", "+2", "2, 2", "0x2", "99999999999999999999999"])
     func invalidLength(value: String) throws {
         try Backend.all[0].withServer { server in
             let client = try HTTPTestClient(port: server.port, timeout: 5)
@@ -71,9 +79,11 @@ struct HTTPFramingTests {
         }
     }
 
-    @Test("a NUL in the request target, raw or %00, is 400 wherever it is", arguments: [
-        "/health%00", "/health%00x", "/v2/verify/%00", "/health?x=%00", "/health\u{0}x",
-    ])
+    @Test(
+        "a NUL in the request target, raw or %00, is 400 wherever it is",
+        arguments: [
+            "/health%00", "/health%00x", "/v2/verify/%00", "/health?x=%00", "/health\u{0}x",
+        ])
     func nulInTarget(target: String) throws {
         try Backend.all[0].withServer { server in
             let responses = try Self.exchange(server, Array("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
@@ -97,7 +107,10 @@ struct HTTPFramingTests {
             #expect(refused.map(\.status) == [414])
             #expect(try refused.first?.problem.code == "uri_too_long")
             let huge = String(repeating: "a", count: 9000)
-            #expect(try [414, 431].contains(Self.exchange(server, Array("GET /health?\(huge) HTTP/1.1\r\nHost: x\r\n\r\n".utf8)).first?.status ?? 0))
+            #expect(
+                try [414, 431].contains(
+                    Self.exchange(server, Array("GET /health?\(huge) HTTP/1.1\r\nHost: x\r\n\r\n".utf8)).first?.status
+                        ?? 0))
             let fine = String(repeating: "a=1&", count: 60)
             #expect(try server.get("/health?\(fine)").status == 200)
         }
@@ -127,7 +140,10 @@ struct HTTPFramingTests {
             var closed = false
             // One byte every 200 ms would keep libmicrohttpd's silence timeout at bay forever.
             for byte in Array("GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".utf8) {
-                do { try slow.send([byte]) } catch { closed = true; break }
+                do { try slow.send([byte]) } catch {
+                    closed = true
+                    break
+                }
                 usleep(200_000)
                 if ContinuousClock.now - started > .seconds(4) { break }
             }
@@ -147,7 +163,10 @@ struct HTTPFramingTests {
         let configuration = TestServer.configuration { $0.http.bodyTimeout = 1 }
         try Backend.all[0].withServer(configuration) { server in
             let client = try HTTPTestClient(port: server.port, timeout: 5)
-            try client.send(Array("POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{".utf8))
+            try client.send(
+                Array(
+                    "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+                        .utf8))
             let started = ContinuousClock.now
             #expect(client.readToEnd() != nil)
             #expect(ContinuousClock.now - started < .seconds(4))
@@ -167,7 +186,8 @@ struct RawResponse {
     var problem: Problem {
         get throws {
             guard header("content-type") == "application/problem+json" else {
-                throw HTTPTestClient.Failure(description: "\(status) is not a problem: \(String(decoding: body.prefix(200), as: UTF8.self))")
+                throw HTTPTestClient.Failure(
+                    description: "\(status) is not a problem: \(String(decoding: body.prefix(200), as: UTF8.self))")
             }
             return try WireDecoder.decode(Problem.self, body)
         }
@@ -179,19 +199,28 @@ struct RawResponse {
         var rest = bytes[...]
         var responses: [RawResponse] = []
         while !rest.isEmpty {
-            guard let end = rest.indices.dropLast(3).first(where: { rest[$0] == 13 && rest[$0 + 1] == 10 && rest[$0 + 2] == 13 && rest[$0 + 3] == 10 })
+            guard
+                let end = rest.indices.dropLast(3).first(where: {
+                    rest[$0] == 13 && rest[$0 + 1] == 10 && rest[$0 + 2] == 13 && rest[$0 + 3] == 10
+                })
             else { return nil }
             let lines = String(decoding: rest[rest.startIndex..<end], as: UTF8.self).components(separatedBy: "\r\n")
             let statusLine = lines[0].split(separator: " ", maxSplits: 2)
-            guard statusLine.count >= 2, statusLine[0] == "HTTP/1.1", let status = Int(statusLine[1]) else { return nil }
+            guard statusLine.count >= 2, statusLine[0] == "HTTP/1.1", let status = Int(statusLine[1]) else {
+                return nil
+            }
             var headers: [(String, String)] = []
             for line in lines.dropFirst() {
                 guard let colon = line.firstIndex(of: ":") else { return nil }
-                headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+                headers.append(
+                    (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
             }
             let lengths = headers.filter { $0.0.lowercased() == "content-length" }
-            guard lengths.count == 1, let length = Int(lengths[0].1), rest.distance(from: end + 4, to: rest.endIndex) >= length else { return nil }
-            responses.append(RawResponse(status: status, headers: headers, body: Array(rest[(end + 4)..<(end + 4 + length)])))
+            guard lengths.count == 1, let length = Int(lengths[0].1),
+                rest.distance(from: end + 4, to: rest.endIndex) >= length
+            else { return nil }
+            responses.append(
+                RawResponse(status: status, headers: headers, body: Array(rest[(end + 4)..<(end + 4 + length)])))
             rest = rest[(end + 4 + length)...]
         }
         return responses

@@ -3,11 +3,12 @@ import Foundation
 import HTTP
 import Logging
 import ServerTestSupport
+import Store
 import Synchronization
 import Testing
-@testable import TrifactorServer
 import TrifactorTestSupport
-import Store
+
+@testable import TrifactorServer
 
 /// The HTTP layer as a client sees it: framing, keep-alive, limits, and
 /// problem+json for every protocol error.
@@ -30,12 +31,15 @@ struct HTTPPlatformTests {
     @Test("the Date header is the server's clock, once, in IMF-fixdate: devices correct their skew against it")
     func dateHeader() throws {
         try Backend.all[0].withServer(transport: .socket) { server throws in
-            let answers = try HTTPFramingTests.exchange(server, Array("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            let answers = try HTTPFramingTests.exchange(
+                server, Array("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
             let dates = try #require(answers.first).headers.filter { $0.0.lowercased() == "date" }.map(\.1)
             // The test clock starts at 2027-01-15T08:00:00Z (1,800,000,000), far from the machine's time.
             #expect(dates == ["Fri, 15 Jan 2027 08:00:00 GMT"])
             server.clock.advance(86_400 * 31 + 3_661)
-            #expect(try HTTPTestClient(port: server.port).request("GET", "/health").header("date") == "Mon, 15 Feb 2027 09:01:01 GMT")
+            #expect(
+                try HTTPTestClient(port: server.port).request("GET", "/health").header("date")
+                    == "Mon, 15 Feb 2027 09:01:01 GMT")
         }
     }
 
@@ -51,7 +55,8 @@ struct HTTPPlatformTests {
             #expect(try ready.decode(HealthStatus.self).status == "unavailable")
             #expect(try server.get("/health").status == 200)
             // A request that needs the database gets a problem, not a hang or a crash.
-            let signIn = try server.json("POST", "/v1/sessions", ["email": "a@example.com", "password": "whatever it is"])
+            let signIn = try server.json(
+                "POST", "/v1/sessions", ["email": "a@example.com", "password": "whatever it is"])
             #expect(signIn.status == 503)
             #expect(try signIn.problem.code == "service_unavailable")
         }
@@ -72,11 +77,13 @@ struct HTTPPlatformTests {
             #expect(wrongMethod.header("allow") == "POST")
             #expect(try wrongMethod.problem.code == "method_not_allowed")
 
-            let malformed = try server.client().request("POST", "/v1/sessions", headers: ["Content-Type": "application/json"], body: Array(#"{"email": "#.utf8))
+            let malformed = try server.client().request(
+                "POST", "/v1/sessions", headers: ["Content-Type": "application/json"], body: Array(#"{"email": "#.utf8))
             #expect(malformed.status == 400)
             #expect(try malformed.problem.code == "malformed_json")
 
-            let notJSON = try server.client().request("POST", "/v1/sessions", headers: ["Content-Type": "text/plain"], body: Array("hi".utf8))
+            let notJSON = try server.client().request(
+                "POST", "/v1/sessions", headers: ["Content-Type": "text/plain"], body: Array("hi".utf8))
             #expect(notJSON.status == 415)
             #expect(try notJSON.problem.code == "unsupported_media_type")
 
@@ -96,17 +103,19 @@ struct HTTPPlatformTests {
         try Backend.all[0].withServer { server throws in
             let user = try MFAClient(server, email: "digits@example.com")
             for digits in ["6.5", "9223372036854775808", "1e308", "-9223372036854775809"] {
-                let response = try server.client().request("POST", "/v1/mfa/enrollments",
-                                                           headers: ["Content-Type": "application/json", "Authorization": "Bearer \(user.token)"],
-                                                           body: Array(#"{"kind":"totp","digits":\#(digits)}"#.utf8))
+                let response = try server.client().request(
+                    "POST", "/v1/mfa/enrollments",
+                    headers: ["Content-Type": "application/json", "Authorization": "Bearer \(user.token)"],
+                    body: Array(#"{"kind":"totp","digits":\#(digits)}"#.utf8))
                 #expect(response.status == 422, "digits \(digits)")
                 #expect(try response.problem.code == "invalid_fields")
                 #expect(try response.problem.invalidParams?.first?.name == "digits")
             }
             // Broken JSON stays malformed, and a fitting number is accepted.
-            let broken = try server.client().request("POST", "/v1/mfa/enrollments",
-                                                     headers: ["Content-Type": "application/json", "Authorization": "Bearer \(user.token)"],
-                                                     body: Array(#"{"kind":"totp","digits":6.5"#.utf8))
+            let broken = try server.client().request(
+                "POST", "/v1/mfa/enrollments",
+                headers: ["Content-Type": "application/json", "Authorization": "Bearer \(user.token)"],
+                body: Array(#"{"kind":"totp","digits":6.5"#.utf8))
             #expect(broken.status == 400)
             #expect(try broken.problem.code == "malformed_json")
             #expect(try user.call("POST", "/v1/mfa/enrollments", ["kind": "totp", "digits": 8]).status == 202)
@@ -118,7 +127,9 @@ struct HTTPPlatformTests {
         try Backend.all[0].withServer { server throws in
             let client = try server.client()
             let body = [UInt8](repeating: 0x61, count: 2 * 1024 * 1024)
-            try client.send(HTTPTestClient.head("POST", "/v1/accounts", headers: ["Content-Type": "application/json"], contentLength: body.count))
+            try client.send(
+                HTTPTestClient.head(
+                    "POST", "/v1/accounts", headers: ["Content-Type": "application/json"], contentLength: body.count))
             let response = try client.readResponse()
             #expect(response.status == 413)
             #expect(try response.problem.code == "payload_too_large")
@@ -131,7 +142,9 @@ struct HTTPPlatformTests {
         config.http.maxBodyBytes = 1024
         try Backend.all[0].withServer(config) { server throws in
             let client = try server.client()
-            var raw = HTTPTestClient.head("POST", "/v1/accounts", headers: ["Content-Type": "application/json", "Transfer-Encoding": "chunked"], contentLength: nil)
+            var raw = HTTPTestClient.head(
+                "POST", "/v1/accounts", headers: ["Content-Type": "application/json", "Transfer-Encoding": "chunked"],
+                contentLength: nil)
             for _ in 0..<4 { raw += Array("200\r\n".utf8) + [UInt8](repeating: 0x61, count: 512) + Array("\r\n".utf8) }
             raw += Array("0\r\n\r\n".utf8)
             try client.send(raw)
@@ -145,7 +158,9 @@ struct HTTPPlatformTests {
         config.http.maxBodyBytes = 1024
         try Backend.all[0].withServer(config) { server throws in
             let client = try server.client()
-            var raw = HTTPTestClient.head("POST", "/v1/accounts", headers: ["Content-Type": "application/json", "Transfer-Encoding": "chunked"], contentLength: nil)
+            var raw = HTTPTestClient.head(
+                "POST", "/v1/accounts", headers: ["Content-Type": "application/json", "Transfer-Encoding": "chunked"],
+                contentLength: nil)
             let chunk = Array("10000\r\n".utf8) + [UInt8](repeating: 0x61, count: 0x10000) + Array("\r\n".utf8)
             for _ in 0..<64 { raw += chunk }  // 4 MiB, never terminated
             #expect(throws: (any Error).self) {
@@ -155,27 +170,38 @@ struct HTTPPlatformTests {
         }
     }
 
-    @Test("a handler reads the query string exactly as the client sent it (what a provider signed), in process and over a socket",
-          arguments: Transport.allCases)
+    @Test(
+        "a handler reads the query string exactly as the client sent it (what a provider signed), in process and over a socket",
+        arguments: Transport.allCases)
     func rawQuery(transport: Transport) throws {
-        let echo: (inout HTTP.Router) -> Void = { $0.add("GET", "/test/query") { request in .json(["raw": request.rawQuery, "b": request.query["b"] ?? ""]) } }
+        let echo: (inout HTTP.Router) -> Void = {
+            $0.add("GET", "/test/query") { request in .json(["raw": request.rawQuery, "b": request.query["b"] ?? ""]) }
+        }
         try Backend.all[0].withServer(transport: transport, extraRoutes: echo) { server throws in
             let answer = try server.get("/test/query?b=x%20y&a=1&a=2")
-            #expect(try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: String] == ["raw": "b=x%20y&a=1&a=2", "b": "x y"])
-            #expect(try JSONSerialization.jsonObject(with: Data(server.get("/test/query").body)) as? [String: String] == ["raw": "", "b": ""])
+            #expect(
+                try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: String] == [
+                    "raw": "b=x%20y&a=1&a=2", "b": "x y",
+                ])
+            #expect(
+                try JSONSerialization.jsonObject(with: Data(server.get("/test/query").body)) as? [String: String] == [
+                    "raw": "", "b": "",
+                ])
         }
     }
 
     @Test("an unexpected error answers 500 without internals, and the log has the request id and the cause")
     func internalError() throws {
         struct Secret: Error { let detail = "connection string with password hunter2" }
-        try Backend.all[0].withServer(extraRoutes: { $0.add("GET", "/test/crash") { _ in throw Secret() } }) { server throws in
+        try Backend.all[0].withServer(extraRoutes: { $0.add("GET", "/test/crash") { _ in throw Secret() } }) {
+            server throws in
             let response = try server.get("/test/crash")
             #expect(response.status == 500)
             #expect(try response.problem.code == "internal_error")
             #expect(!response.text.contains("hunter2"))
             let id = try #require(response.problem.requestID)
-            #expect(server.log.all.contains { $0.contains(id) && $0.contains("unhandled_error") && $0.contains("hunter2") })
+            #expect(
+                server.log.all.contains { $0.contains(id) && $0.contains("unhandled_error") && $0.contains("hunter2") })
         }
     }
 
@@ -196,7 +222,12 @@ struct HTTPPlatformTests {
         var config = TestServer.configuration()
         config.http.workerThreads = 1
         config.http.workerQueueLimit = 1
-        let slow: (inout HTTP.Router) -> Void = { $0.add("GET", "/test/slow", execution: .hashing) { _ in usleep(400_000); return .noContent } }
+        let slow: (inout HTTP.Router) -> Void = {
+            $0.add("GET", "/test/slow", execution: .hashing) { _ in
+                usleep(400_000)
+                return .noContent
+            }
+        }
         try Backend.all[0].withServer(config, extraRoutes: slow) { server throws in
             let clients = try (0..<5).map { _ in try server.client() }
             for c in clients { try c.send(HTTPTestClient.head("GET", "/test/slow", headers: [:], contentLength: nil)) }
@@ -212,7 +243,12 @@ struct HTTPPlatformTests {
     func stopWithSuspended() throws {
         var config = TestServer.configuration()
         config.http.workerThreads = 1
-        let slow: (inout HTTP.Router) -> Void = { $0.add("GET", "/test/slow", execution: .hashing) { _ in usleep(200_000); return .noContent } }
+        let slow: (inout HTTP.Router) -> Void = {
+            $0.add("GET", "/test/slow", execution: .hashing) { _ in
+                usleep(200_000)
+                return .noContent
+            }
+        }
         try Backend.all[0].withServer(config, extraRoutes: slow) { server throws in
             let clients = try (0..<3).map { _ in try server.client() }
             for c in clients { try c.send(HTTPTestClient.head("GET", "/test/slow", headers: [:], contentLength: nil)) }
@@ -229,7 +265,12 @@ struct HTTPPlatformTests {
     func fastDuringSlow() throws {
         var config = TestServer.configuration()
         config.http.workerThreads = 1
-        let slow: (inout HTTP.Router) -> Void = { $0.add("GET", "/test/slow", execution: .hashing) { _ in usleep(1_000_000); return .noContent } }
+        let slow: (inout HTTP.Router) -> Void = {
+            $0.add("GET", "/test/slow", execution: .hashing) { _ in
+                usleep(1_000_000)
+                return .noContent
+            }
+        }
         try Backend.all[0].withServer(config, extraRoutes: slow) { server throws in
             let busy = try server.client()
             try busy.send(HTTPTestClient.head("GET", "/test/slow", headers: [:], contentLength: nil))
@@ -256,28 +297,36 @@ struct HTTPPlatformTests {
         }
     }
 
-    @Test("a W3C traceparent puts its trace id and parent span on the request's log line, over a socket too; a malformed one is ignored",
-          arguments: Transport.allCases)
+    @Test(
+        "a W3C traceparent puts its trace id and parent span on the request's log line, over a socket too; a malformed one is ignored",
+        arguments: Transport.allCases)
     func traceParent(transport: Transport) throws {
         try Backend.all[0].withServer(transport: transport) { server throws in
-            let trace = "4bf92f3577b34da6a3ce929d0e0e4736", parent = "00f067aa0ba902b7"
+            let trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+            let parent = "00f067aa0ba902b7"
             let traced = try server.send("GET", "/health", headers: ["traceparent": "00-\(trace)-\(parent)-01"])
             let id = try #require(traced.header("x-request-id"))
             #expect(eventually { server.log.all.contains { $0.contains("\"request_id\":\"\(id)\"") } })
             let line = try #require(server.log.all.first { $0.contains("\"request_id\":\"\(id)\"") })
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             #expect(object["trace_id"] as? String == trace && object["parent_id"] as? String == parent)
-            for bad in ["00-\(trace)-\(parent)", "00-00000000000000000000000000000000-\(parent)-01", "ff-\(trace)-\(parent)-01",
-                        "00-\(trace.uppercased())-\(parent)-01", "00-\(trace)-\(parent)-01-extra"] {
+            for bad in [
+                "00-\(trace)-\(parent)", "00-00000000000000000000000000000000-\(parent)-01", "ff-\(trace)-\(parent)-01",
+                "00-\(trace.uppercased())-\(parent)-01", "00-\(trace)-\(parent)-01-extra",
+            ] {
                 let other = try server.send("GET", "/health", headers: ["traceparent": bad])
                 let otherID = try #require(other.header("x-request-id"))
                 #expect(eventually { server.log.all.contains { $0.contains("\"request_id\":\"\(otherID)\"") } })
-                #expect(server.log.all.first { $0.contains("\"request_id\":\"\(otherID)\"") }?.contains("trace_id") == false, "\(bad)")
+                #expect(
+                    server.log.all.first { $0.contains("\"request_id\":\"\(otherID)\"") }?.contains("trace_id")
+                        == false, "\(bad)")
             }
         }
     }
 
-    @Test("a call made while serving a traced request continues its trace with a new span; an untraced one starts a trace")
+    @Test(
+        "a call made while serving a traced request continues its trace with a new span; an untraced one starts a trace"
+    )
     func traceChild() throws {
         let incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"
         let child = try #require(TraceParent.parse(TraceParent.child(of: incoming)))
@@ -298,17 +347,21 @@ struct HTTPPlatformTests {
         for millis in [0.05, 2.0, 0.0, 1234.5678, 999_999.9994] {
             logger.request(id: "x-1", method: "GET", path: "/", status: 200, durationMillis: millis, aborted: false)
         }
-        let written = lines.withLock { $0 }.map { line in String(line.split(separator: ",").first { $0.hasPrefix("\"duration_ms\"") }?.dropFirst(14) ?? "") }
+        let written = lines.withLock { $0 }.map { line in
+            String(line.split(separator: ",").first { $0.hasPrefix("\"duration_ms\"") }?.dropFirst(14) ?? "")
+        }
         #expect(written == ["0.050", "2.000", "0.000", "1234.568", "999999.999"])
     }
 
     @Test("every log line is one JSON object with time, level (info, warn or error) and event")
     func logShape() throws {
         try Backend.all[0].withServer { server throws in
-            _ = try server.json("POST", "/v1/sessions", ["email": "nobody@example.com", "password": "wrong-password-here"])
+            _ = try server.json(
+                "POST", "/v1/sessions", ["email": "nobody@example.com", "password": "wrong-password-here"])
             _ = try server.get("/nowhere")
             for line in server.log.all {
-                let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+                let object = try #require(
+                    try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
                 #expect(object["time"] is Double && object["event"] is String, "\(line)")
                 #expect(["info", "warn", "error"].contains(object["level"] as? String ?? ""), "\(line)")
                 #expect(object["id"] == nil, "request and message ids have their own names: \(line)")
@@ -318,7 +371,9 @@ struct HTTPPlatformTests {
 
     @Test("handlers see the client's address as the kernel reports it")
     func clientAddress() throws {
-        let echo: (inout HTTP.Router) -> Void = { $0.add("GET", "/test/address") { request in .html(request.remoteAddress) } }
+        let echo: (inout HTTP.Router) -> Void = {
+            $0.add("GET", "/test/address") { request in .html(request.remoteAddress) }
+        }
         try Backend.all[0].withServer(extraRoutes: echo) { server throws in
             let client = try HTTPTestClient(port: server.port, source: "127.0.0.7")
             try client.send(HTTPTestClient.head("GET", "/test/address", headers: [:], contentLength: nil))

@@ -1,4 +1,5 @@
 import API
+import Core
 import Foundation
 import HTTP
 import Logging
@@ -6,9 +7,9 @@ import ServerTestSupport
 import Store
 import Synchronization
 import Testing
-@testable import TrifactorServer
 import TrifactorTestSupport
-import Core
+
+@testable import TrifactorServer
 
 @Suite("Idempotency-Key")
 struct IdempotencyTests {
@@ -19,14 +20,16 @@ struct IdempotencyTests {
         var headers = ["Authorization": api.authorization, "Content-Type": "application/json"]
         if let key { headers["Idempotency-Key"] = key }
         let body: [String: Any] = ["brand": "Acme", "workflow": [["channel": "sms", "to": number]]]
-        return try api.server.send("POST", "/v2/verify", headers: headers, body: Array(try JSONSerialization.data(withJSONObject: body)))
+        return try api.server.send(
+            "POST", "/v2/verify", headers: headers, body: Array(try JSONSerialization.data(withJSONObject: body)))
     }
 
     static func texts(_ server: TestServer, to number: String = mobile) throws -> Int {
         try server.outbox(to: number).count { $0.channel == "sms" }
     }
 
-    @Test("a repeated start with the same key answers the first request again and sends one text", arguments: Backend.all)
+    @Test(
+        "a repeated start with the same key answers the first request again and sends one text", arguments: Backend.all)
     func replay(backend: Backend) throws {
         try backend.withServer { server throws in
             let api = try VerifyClient(server)
@@ -41,9 +44,13 @@ struct IdempotencyTests {
             #expect(again.header("x-request-id") != first.header("x-request-id"))
             #expect(try Self.texts(server) == 1)
             // The same object encoded in another key order and spacing is the same request.
-            let reordered = try api.server.send("POST", "/v2/verify", headers: ["Authorization": api.authorization, "Content-Type": "application/json",
-                                                                                "Idempotency-Key": "start-1"],
-                                                body: Array(#"{ "workflow": [ {"to": "\#(Self.mobile)", "channel": "sms"} ], "brand": "Acme" }"#.utf8))
+            let reordered = try api.server.send(
+                "POST", "/v2/verify",
+                headers: [
+                    "Authorization": api.authorization, "Content-Type": "application/json",
+                    "Idempotency-Key": "start-1",
+                ],
+                body: Array(#"{ "workflow": [ {"to": "\#(Self.mobile)", "channel": "sms"} ], "brand": "Acme" }"#.utf8))
             #expect(reordered.header("idempotent-replayed") == "true")
             #expect(reordered.body == first.body)
             // The bare token form names the same key as the quoted string.
@@ -77,66 +84,105 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("a keyed body over 16 KiB, 128 members or 8 levels deep is refused with 413 before any work, on anonymous routes too; without a key it is served")
+    @Test(
+        "a keyed body over 16 KiB, 128 members or 8 levels deep is refused with 413 before any work, on anonymous routes too; without a key it is served"
+    )
     func oversizedKeyedBody() throws {
         try Backend.all[0].withServer { server throws in
             let api = try VerifyClient(server)
             // About 5,000 members: sorting them used to cost 170 ms before any rate limit.
             let padding = Dictionary(uniqueKeysWithValues: (0..<5_000).map { ("k\($0)", $0) })
-            let body: [String: Any] = ["brand": "Acme", "workflow": [["channel": "sms", "to": Self.mobile]], "padding": padding]
+            let body: [String: Any] = [
+                "brand": "Acme", "workflow": [["channel": "sms", "to": Self.mobile]], "padding": padding,
+            ]
             let bytes = Array(try JSONSerialization.data(withJSONObject: body))
             #expect(bytes.count > Idempotency.maxBodyBytes)
-            let refused = try server.send("POST", "/v2/verify", headers: ["Authorization": api.authorization, "Content-Type": "application/json",
-                                                                         "Idempotency-Key": "big"], body: bytes)
+            let refused = try server.send(
+                "POST", "/v2/verify",
+                headers: [
+                    "Authorization": api.authorization, "Content-Type": "application/json",
+                    "Idempotency-Key": "big",
+                ], body: bytes)
             #expect(refused.status == 413)
             #expect(try refused.problem.code == "idempotent_body_too_large")
             #expect(try Self.texts(server) == 0)
-            let anonymous = try server.send("POST", "/v1/accounts/verify-email/resend",
-                                            headers: ["Content-Type": "application/json", "Idempotency-Key": "big"],
-                                            body: Array(try JSONSerialization.data(withJSONObject: ["email": "a@example.com", "padding": padding])))
+            let anonymous = try server.send(
+                "POST", "/v1/accounts/verify-email/resend",
+                headers: ["Content-Type": "application/json", "Idempotency-Key": "big"],
+                body: Array(try JSONSerialization.data(withJSONObject: ["email": "a@example.com", "padding": padding])))
             #expect(anonymous.status == 413)
             #expect(try anonymous.problem.code == "idempotent_body_too_large")
             // Small, but with far more members than any keyed operation takes.
-            let members = try server.send("POST", "/v1/accounts/verify-email/resend", headers: ["Content-Type": "application/json", "Idempotency-Key": "wide"],
-                                          body: Array(try JSONSerialization.data(withJSONObject: ["email": "a@example.com",
-                                                                                                  "padding": Array(repeating: 1, count: 200)])))
+            let members = try server.send(
+                "POST", "/v1/accounts/verify-email/resend",
+                headers: ["Content-Type": "application/json", "Idempotency-Key": "wide"],
+                body: Array(
+                    try JSONSerialization.data(withJSONObject: [
+                        "email": "a@example.com",
+                        "padding": Array(repeating: 1, count: 200),
+                    ])))
             #expect(members.status == 413)
             // Deep, not wide: 500 nested arrays in 1 KiB once cost 1.7 s of type guesses.
-            let deep = try server.send("POST", "/v1/accounts/verify-email/resend", headers: ["Content-Type": "application/json", "Idempotency-Key": "deep"],
-                                       body: Array(("{\"email\": \"a@example.com\", \"p\": " + String(repeating: "[", count: 500)
-                                                    + String(repeating: "]", count: 500) + "}").utf8))
+            let deep = try server.send(
+                "POST", "/v1/accounts/verify-email/resend",
+                headers: ["Content-Type": "application/json", "Idempotency-Key": "deep"],
+                body: Array(
+                    ("{\"email\": \"a@example.com\", \"p\": " + String(repeating: "[", count: 500)
+                        + String(repeating: "]", count: 500) + "}").utf8))
             #expect(deep.status == 413)
             #expect(try deep.problem.code == "idempotent_body_too_large")
-            #expect(try server.send("POST", "/v1/accounts/verify-email/resend", headers: ["Content-Type": "application/json", "Idempotency-Key": "narrow"],
-                                    body: Array(#"{"email": "a@example.com", "note": "a, b: c"}"#.utf8)).status == 202)
+            #expect(
+                try server.send(
+                    "POST", "/v1/accounts/verify-email/resend",
+                    headers: ["Content-Type": "application/json", "Idempotency-Key": "narrow"],
+                    body: Array(#"{"email": "a@example.com", "note": "a, b: c"}"#.utf8)
+                ).status == 202)
             // Without a key the route decodes what it needs and ignores the rest, as before.
-            #expect(try server.send("POST", "/v2/verify", headers: ["Authorization": api.authorization, "Content-Type": "application/json"],
-                                    body: bytes).status == 202)
+            #expect(
+                try server.send(
+                    "POST", "/v2/verify",
+                    headers: ["Authorization": api.authorization, "Content-Type": "application/json"],
+                    body: bytes
+                ).status == 202)
         }
     }
 
     @Test("the canonical form of a JSON body ignores key order and spacing but tells apart every different value")
     func canonicalForm() {
-        func same(_ a: String, _ b: String) -> Bool { Idempotency.canonical(Array(a.utf8)) == Idempotency.canonical(Array(b.utf8)) }
-        #expect(same(#"{"a":1,"b":[true,null,{"y":"x","z":2.5}]}"#, #" { "b" : [ true , null , { "z" : 2.5 , "y" : "x" } ] , "a" : 1 } "#))
-        for (a, b) in [(#"{"a":"1"}"#, #"{"a":1}"#), (#"["ab"]"#, #"["a","b"]"#), (#"{"a":{"b":1}}"#, #"{"a":[1]}"#),
-                       (#"{"ab":"c"}"#, #"{"a":"bc"}"#), (#"{"a":1}"#, #"{"a":1.5}"#), (#"{"a":true}"#, #"{"a":"t"}"#),
-                       (#"{"a":null}"#, #"{}"#), ("not json", "not  json")] {
+        func same(_ a: String, _ b: String) -> Bool {
+            Idempotency.canonical(Array(a.utf8)) == Idempotency.canonical(Array(b.utf8))
+        }
+        #expect(
+            same(
+                #"{"a":1,"b":[true,null,{"y":"x","z":2.5}]}"#,
+                #" { "b" : [ true , null , { "z" : 2.5 , "y" : "x" } ] , "a" : 1 } "#))
+        for (a, b) in [
+            (#"{"a":"1"}"#, #"{"a":1}"#), (#"["ab"]"#, #"["a","b"]"#), (#"{"a":{"b":1}}"#, #"{"a":[1]}"#),
+            (#"{"ab":"c"}"#, #"{"a":"bc"}"#), (#"{"a":1}"#, #"{"a":1.5}"#), (#"{"a":true}"#, #"{"a":"t"}"#),
+            (#"{"a":null}"#, #"{}"#), ("not json", "not  json"),
+        ] {
             #expect(!same(a, b), "\(a) and \(b)")
         }
         // A body that is not JSON is compared as it is.
         #expect(Idempotency.canonical(Array("code=1".utf8)) == Array("code=1".utf8))
         // Members and nesting are counted outside strings only, escaped quotes included.
         #expect(Idempotency.shape(Array(#"{"a": "x, y: \", [z", "b": [1, 2]}"#.utf8)) == (members: 6, depth: 2))
-        #expect(Idempotency.shape(Array((String(repeating: "[", count: 500) + String(repeating: "]", count: 500)).utf8)).depth == 500)
+        #expect(
+            Idempotency.shape(Array((String(repeating: "[", count: 500) + String(repeating: "]", count: 500)).utf8))
+                .depth == 500)
     }
 
-    @Test("a refused request keeps no answer: its audit entry stays, and the key serves the corrected retry", arguments: Backend.all)
+    @Test(
+        "a refused request keeps no answer: its audit entry stays, and the key serves the corrected retry",
+        arguments: Backend.all)
     func refusalsAreNotKept(backend: Backend) throws {
         try backend.withServer { server throws in
             let api = try VerifyClient(server)
-            var headers = ["Authorization": api.authorization, "Content-Type": "application/json", "Idempotency-Key": "retry-me"]
-            let bad = try server.send("POST", "/v2/verify", headers: headers, body: Array(#"{"brand":"Acme","workflow":[]}"#.utf8))
+            var headers = [
+                "Authorization": api.authorization, "Content-Type": "application/json", "Idempotency-Key": "retry-me",
+            ]
+            let bad = try server.send(
+                "POST", "/v2/verify", headers: headers, body: Array(#"{"brand":"Acme","workflow":[]}"#.utf8))
             #expect(bad.status == 422)
             #expect(try server.auditKinds().contains("verify.refused"))
             let fixed = try Self.start(api, key: "retry-me")
@@ -144,16 +190,21 @@ struct IdempotencyTests {
             #expect(fixed.header("idempotent-replayed") == nil)
             // Wrong credentials are refused before any key is looked at.
             headers["Authorization"] = "Basic " + Data("nobody:nothing".utf8).base64EncodedString()
-            #expect(try server.send("POST", "/v2/verify", headers: headers, body: Array(#"{"brand":"Acme","workflow":[]}"#.utf8)).status == 401)
+            #expect(
+                try server.send(
+                    "POST", "/v2/verify", headers: headers, body: Array(#"{"brand":"Acme","workflow":[]}"#.utf8)
+                ).status == 401)
         }
     }
 
-    @Test("eight concurrent starts with one key: one verification, one text, eight equal answers", arguments: Backend.all)
+    @Test(
+        "eight concurrent starts with one key: one verification, one text, eight equal answers", arguments: Backend.all)
     func concurrent(backend: Backend) throws {
         try backend.withServer { server throws in
             let api = try VerifyClient(server)
             let answers = Mutex<[(status: Int, body: [UInt8], replayed: String?)]>([])
-            let port = server.port, auth = api.authorization
+            let port = server.port
+            let auth = api.authorization
             let body = Array(#"{"brand":"Acme","workflow":[{"channel":"sms","to":"\#(Self.mobile)"}]}"#.utf8)
             runThreads(8) { _ in
                 let headers = ["Authorization": auth, "Content-Type": "application/json", "Idempotency-Key": "at-once"]
@@ -186,7 +237,9 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("a step-up text and a second-step text are sent once per key, and each user's keys are their own", arguments: Backend.all)
+    @Test(
+        "a step-up text and a second-step text are sent once per key, and each user's keys are their own",
+        arguments: Backend.all)
     func secondStep(backend: Backend) throws {
         try backend.withServer { server throws in
             let user = try MFAClient(server, email: "idem@example.com")
@@ -194,11 +247,16 @@ struct IdempotencyTests {
             let other = try MFAClient(server, email: "idem2@example.com")
             let otherPhone = try other.enrollPhone("+447400123462")
             func stepUp(_ client: MFAClient, _ factor: String) throws -> HTTPTestClient.Response {
-                try server.send("POST", "/v1/session/step-up",
-                                headers: ["Content-Type": "application/json", "Idempotency-Key": "step-up", "Authorization": "Bearer \(client.token)"],
-                                body: Array(try JSONSerialization.data(withJSONObject: ["enrollment_id": factor])))
+                try server.send(
+                    "POST", "/v1/session/step-up",
+                    headers: [
+                        "Content-Type": "application/json", "Idempotency-Key": "step-up",
+                        "Authorization": "Bearer \(client.token)",
+                    ],
+                    body: Array(try JSONSerialization.data(withJSONObject: ["enrollment_id": factor])))
             }
-            let mine = try Self.texts(server, to: "447400123461"), theirs = try Self.texts(server, to: "447400123462")
+            let mine = try Self.texts(server, to: "447400123461")
+            let theirs = try Self.texts(server, to: "447400123462")
             #expect(try stepUp(user, phone).status == 202)
             #expect(try stepUp(user, phone).header("idempotent-replayed") == "true")
             let otherAnswer = try stepUp(other, otherPhone)
@@ -211,18 +269,22 @@ struct IdempotencyTests {
             server.tick()
             let before = try Self.texts(server, to: "447400123461")
             let pending = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
-            let body = Array(try JSONSerialization.data(withJSONObject: ["pending_credential": pending, "enrollment_id": phone]))
+            let body = Array(
+                try JSONSerialization.data(withJSONObject: ["pending_credential": pending, "enrollment_id": phone]))
             let headers = ["Content-Type": "application/json", "Idempotency-Key": "second-step"]
             let first = try server.send("POST", "/v1/mfa/sign-in/challenges", headers: headers, body: body)
             let again = try server.send("POST", "/v1/mfa/sign-in/challenges", headers: headers, body: body)
             #expect(first.status == 202 && again.status == 202)
             #expect(again.header("idempotent-replayed") == "true")
             #expect(try Self.texts(server, to: "447400123461") == before + 1)
-            #expect(try server.send("POST", "/v1/session/step-up", headers: ["Idempotency-Key": "step-up"]).status == 401)
+            #expect(
+                try server.send("POST", "/v1/session/step-up", headers: ["Idempotency-Key": "step-up"]).status == 401)
         }
     }
 
-    @Test("a step-up key belongs to its session, and an erased account takes its kept answers with it", arguments: Backend.all)
+    @Test(
+        "a step-up key belongs to its session, and an erased account takes its kept answers with it",
+        arguments: Backend.all)
     func perSessionAndErased(backend: Backend) throws {
         try backend.withServer { server throws in
             let user = try MFAClient(server, email: "two-sessions@example.com")
@@ -230,13 +292,25 @@ struct IdempotencyTests {
             // A second session of the same user, signed in with the app in the next step.
             server.clock.advance(30)
             let pending = try user.passwordSignIn().decode(MFARequired.self).pendingCredential
-            let second = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": pending, "enrollment_id": factor.id,
-                                                                       "code": user.totp(factor.secret)]).decode(SessionCreated.self).token
+            let second = try server.json(
+                "POST", "/v1/sessions/mfa",
+                [
+                    "pending_credential": pending, "enrollment_id": factor.id,
+                    "code": user.totp(factor.secret),
+                ]
+            ).decode(SessionCreated.self).token
             server.clock.advance(30)
-            let body = Array(try JSONSerialization.data(withJSONObject: ["enrollment_id": factor.id, "code": user.totp(factor.secret)]))
+            let body = Array(
+                try JSONSerialization.data(withJSONObject: [
+                    "enrollment_id": factor.id, "code": user.totp(factor.secret),
+                ]))
             func stepUp(_ token: String) throws -> HTTPTestClient.Response {
-                try server.send("POST", "/v1/session/step-up",
-                                headers: ["Content-Type": "application/json", "Idempotency-Key": "mine", "Authorization": "Bearer \(token)"], body: body)
+                try server.send(
+                    "POST", "/v1/session/step-up",
+                    headers: [
+                        "Content-Type": "application/json", "Idempotency-Key": "mine",
+                        "Authorization": "Bearer \(token)",
+                    ], body: body)
             }
             #expect(try stepUp(user.token).status == 200)
             #expect(try stepUp(user.token).header("idempotent-replayed") == "true")
@@ -246,10 +320,14 @@ struct IdempotencyTests {
             #expect(other.header("idempotent-replayed") == nil)
             let id = try server.get("/v1/session", token: user.token).decode(CurrentSession.self).user.id
             func kept() throws -> Int64 {
-                try server.database.read { try $0.queryOne("SELECT COUNT(*) AS n FROM idempotency_keys WHERE user_id = $1", [.text(id)])?.int("n") ?? -1 }
+                try server.database.read {
+                    try $0.queryOne("SELECT COUNT(*) AS n FROM idempotency_keys WHERE user_id = $1", [.text(id)])?.int(
+                        "n") ?? -1
+                }
             }
             #expect(try kept() == 1)
-            _ = try server.services.admin.delete(UserID(id), actor: .init(name: "test", client: AuditContext(ip: "local", userAgent: "tests")))
+            _ = try server.services.admin.delete(
+                UserID(id), actor: .init(name: "test", client: AuditContext(ip: "local", userAgent: "tests")))
             #expect(try kept() == 0)
         }
     }
@@ -257,7 +335,8 @@ struct IdempotencyTests {
     @Test("a refused start answered 503 keeps its audit entry and no answer")
     func refusedWith503() throws {
         try Backend.all[0].withFreshDatabase { database, _ in
-            let server = try TestServer(database: database, configuration: TestServer.configuration { $0.dev = false }, withSender: false)
+            let server = try TestServer(
+                database: database, configuration: TestServer.configuration { $0.dev = false }, withSender: false)
             let api = try VerifyClient(server)
             let first = try Self.start(api, key: "no-sender")
             #expect(first.status == 503)
@@ -270,8 +349,9 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("what a keyed request leaves: a 2xx its effects and answer, a refusal its effects alone, a fault or a 5xx nothing",
-          arguments: Backend.all)
+    @Test(
+        "what a keyed request leaves: a 2xx its effects and answer, a refusal its effects alone, a fault or a 5xx nothing",
+        arguments: Backend.all)
     func outcomes(backend: Backend) throws {
         try backend.withFreshDatabase { database, _ in
             try database.migrate(Schema.migrations)
@@ -280,7 +360,9 @@ struct IdempotencyTests {
             let idempotency = Idempotency(transactions: transactions, clock: .system)
             struct Fault: Error {}
             func request(_ key: String) -> Request {
-                Request(id: "r", method: "POST", path: "/x", headers: ["idempotency-key": key], body: Array(#"{"a":1}"#.utf8))
+                Request(
+                    id: "r", method: "POST", path: "/x", headers: ["idempotency-key": key],
+                    body: Array(#"{"a":1}"#.utf8))
             }
             func run(_ key: String, _ handler: () throws -> Response) throws -> Response {
                 try idempotency.run(request(key), operation: "POST /x", caller: "anonymous", answer: { $0 }, handler)
@@ -288,22 +370,52 @@ struct IdempotencyTests {
             func effect(_ name: String) throws {
                 try transactions.write { try $0.execute("INSERT INTO effects (name) VALUES ($1)", [.text(name)]) }
             }
-            func effects() throws -> [String] { try database.read { try $0.query("SELECT name FROM effects ORDER BY name").map { try $0.text("name") } } }
-            func keys() throws -> Int64 { try database.read { try $0.queryOne("SELECT COUNT(*) AS n FROM idempotency_keys")?.int("n") ?? -1 } }
-
-            #expect(throws: Fault.self) { try run("fault") { try effect("fault"); throw Fault() } }
-            #expect(try run("server-error") { try effect("server-error"); return Response(status: 500) }.status == 500)
-            #expect(throws: HTTPProblem.self) {
-                try run("refused") { try effect("refused"); throw HTTPProblem(status: 409, code: "c", title: "t", detail: "d") }
+            func effects() throws -> [String] {
+                try database.read { try $0.query("SELECT name FROM effects ORDER BY name").map { try $0.text("name") } }
             }
-            #expect(try run("done") { try effect("done"); return Response(status: 201, headers: [("Content-Type", "application/json")], body: Array("{}".utf8)) }.status == 201)
+            func keys() throws -> Int64 {
+                try database.read { try $0.queryOne("SELECT COUNT(*) AS n FROM idempotency_keys")?.int("n") ?? -1 }
+            }
+
+            #expect(throws: Fault.self) {
+                try run("fault") {
+                    try effect("fault")
+                    throw Fault()
+                }
+            }
+            #expect(
+                try run("server-error") {
+                    try effect("server-error")
+                    return Response(status: 500)
+                }.status == 500)
+            #expect(throws: HTTPProblem.self) {
+                try run("refused") {
+                    try effect("refused")
+                    throw HTTPProblem(status: 409, code: "c", title: "t", detail: "d")
+                }
+            }
+            #expect(
+                try run("done") {
+                    try effect("done")
+                    return Response(
+                        status: 201, headers: [("Content-Type", "application/json")], body: Array("{}".utf8))
+                }.status == 201)
             #expect(try effects() == ["done", "refused"])
             #expect(try keys() == 1)
             var ran = false
-            let replay = try run("done") { ran = true; return Response(status: 204) }
-            #expect(!ran && replay.status == 201 && replay.body == Array("{}".utf8) && replay.header("content-type") == "application/json")
+            let replay = try run("done") {
+                ran = true
+                return Response(status: 204)
+            }
+            #expect(
+                !ran && replay.status == 201 && replay.body == Array("{}".utf8)
+                    && replay.header("content-type") == "application/json")
             // The keys that kept nothing are free: their requests run again.
-            #expect(try run("fault") { try effect("fault"); return Response(status: 201) }.header("idempotent-replayed") == nil)
+            #expect(
+                try run("fault") {
+                    try effect("fault")
+                    return Response(status: 201)
+                }.header("idempotent-replayed") == nil)
             #expect(try effects() == ["done", "fault", "refused"])
         }
     }
@@ -314,7 +426,8 @@ struct IdempotencyTests {
             try database.transaction { try $0.execute("CREATE TABLE steps (name TEXT NOT NULL)") }
             let transactions = Transactions(database: database, logger: Logger { _ in })
             let heard = Mutex<[String]>([])
-            let feed = ChangeFeed.live(local: { key in heard.withLock { $0.append(key) } }, database: database, logger: Logger { _ in })
+            let feed = ChangeFeed.live(
+                local: { key in heard.withLock { $0.append(key) } }, database: database, logger: Logger { _ in })
             struct Refused: Error {}
 
             try transactions.request { _ in
@@ -327,7 +440,10 @@ struct IdempotencyTests {
                     }
                 }
                 // A read sees the request's own writes.
-                #expect(try transactions.read { try $0.query("SELECT name FROM steps").map { try $0.text("name") } } == ["kept"])
+                #expect(
+                    try transactions.read { try $0.query("SELECT name FROM steps").map { try $0.text("name") } } == [
+                        "kept"
+                    ])
                 feed.publish("user:1")
                 #expect(heard.withLock { $0 }.isEmpty)
             }
@@ -341,7 +457,8 @@ struct IdempotencyTests {
                 }
             }
             #expect(heard.withLock { $0 } == ["user:1"])
-            #expect(try database.read { try $0.query("SELECT name FROM steps").map { try $0.text("name") } } == ["kept"])
+            #expect(
+                try database.read { try $0.query("SELECT name FROM steps").map { try $0.text("name") } } == ["kept"])
         }
     }
 }

@@ -1,12 +1,15 @@
 import ServerTestSupport
 import Store
 import Testing
-@testable import TrifactorServer
 import TrifactorTestSupport
+
+@testable import TrifactorServer
 
 @Suite("Rate limits in the database")
 struct RateLimiterTests {
-    @Test("a bucket last touched by an instance whose clock is ahead is not drained by one behind", arguments: Backend.all)
+    @Test(
+        "a bucket last touched by an instance whose clock is ahead is not drained by one behind", arguments: Backend.all
+    )
     func skew(backend: Backend) throws {
         try backend.withServer { server throws in
             let limit = RateLimiter.Limit(burst: 10, rate: 1)

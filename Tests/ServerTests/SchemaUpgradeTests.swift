@@ -5,19 +5,24 @@ import Foundation
 import Store
 import Testing
 import TrifactorTestSupport
+
 @testable import TrifactorServer
 
 @Suite("Schema upgrades keep what was written before")
 struct SchemaUpgradeTests {
-    @Test("a device enrolled before approval keys (schema 12) reads, after the upgrade, as one key that is not approval-bound", arguments: Backend.all)
+    @Test(
+        "a device enrolled before approval keys (schema 12) reads, after the upgrade, as one key that is not approval-bound",
+        arguments: Backend.all)
     func deviceBeforeApprovalKeys(backend: Backend) throws {
         try backend.withFreshDatabase { db, _ throws in
             let before = Schema.migrations.filter { $0.version <= 12 }
             #expect(try db.migrate(before).last == 12)
             let key = try DeviceKey().publicKey
             try db.transaction { connection in
-                try connection.execute("INSERT INTO users (id, email, password_hash, created_at) VALUES ('u1', 'old@example.com', 'x', 1)")
-                try connection.execute("""
+                try connection.execute(
+                    "INSERT INTO users (id, email, password_hash, created_at) VALUES ('u1', 'old@example.com', 'x', 1)")
+                try connection.execute(
+                    """
                     INSERT INTO mfa_factors (id, user_id, kind, display_name, public_key, created_at)
                     VALUES ('f1', 'u1', 'device', 'Old phone', $1, 2)
                     """, [.text(key)])
@@ -34,7 +39,9 @@ struct SchemaUpgradeTests {
             }
             #expect(keys.approval == nil)
             let stored = try ECDSAPublicKey(subjectPublicKeyInfo: Array(try #require(Data(base64Encoded: key))))
-            #expect(keys.approving.canonicalSubjectPublicKeyInfo == stored.canonicalSubjectPublicKeyInfo, "the one key approves, as before the upgrade")
+            #expect(
+                keys.approving.canonicalSubjectPublicKeyInfo == stored.canonicalSubjectPublicKeyInfo,
+                "the one key approves, as before the upgrade")
         }
     }
 }

@@ -1,11 +1,12 @@
 import API
+import Core
 import Foundation
 import ServerTestSupport
 import Store
 import Testing
-@testable import TrifactorServer
 import TrifactorTestSupport
-import Core
+
+@testable import TrifactorServer
 
 /// The session check answers from memory on the HTTP thread, and every
 /// change that ends or alters a session reaches it at once.
@@ -25,15 +26,21 @@ struct SessionCacheTests {
         }
     }
 
-    @Test("an entry stored by another thread after the lookup read its clock is fresh, not an overflow (the bench crashed on it)")
+    @Test(
+        "an entry stored by another thread after the lookup read its clock is fresh, not an overflow (the bench crashed on it)"
+    )
     func storedAfterTheClockWasRead() throws {
         let cache = SessionCache(lifetime: 1)
-        let session = SessionRecord(id: SessionID("s"), userID: UserID("u"), aal: .aal1, methods: [.pwd], createdAt: 0, lastSeenAt: 0)
-        let user = UserRecord(id: UserID("u"), email: "race@example.com", displayName: nil, passwordHash: "", emailVerifiedAt: nil, createdAt: 0)
+        let session = SessionRecord(
+            id: SessionID("s"), userID: UserID("u"), aal: .aal1, methods: [.pwd], createdAt: 0, lastSeenAt: 0)
+        let user = UserRecord(
+            id: UserID("u"), email: "race@example.com", displayName: nil, passwordHash: "", emailVerifiedAt: nil,
+            createdAt: 0)
         let before = DispatchTime.now().uptimeNanoseconds
         cache.store("abc0", session: session, user: user)
         #expect(cache.lookup("abc0", now: before)?.user.email == "race@example.com")
-        #expect(cache.lookup("abc0", now: DispatchTime.now().uptimeNanoseconds + 2_000_000_000) == nil)  // and it still ages out
+        // And it still ages out.
+        #expect(cache.lookup("abc0", now: DispatchTime.now().uptimeNanoseconds + 2_000_000_000) == nil)
     }
 
     @Test("sign-out, revocation, step-up and a removed factor reach the cached session at once", arguments: Backend.all)
@@ -48,9 +55,12 @@ struct SessionCacheTests {
             #expect(try server.get("/v1/session", token: user.token).decode(CurrentSession.self).session.aal == 2)
 
             // Another session revokes this one.
-            let other = try server.json("POST", "/v1/sessions", ["email": user.email, "password": user.password]).decode(MFARequired.self).pendingCredential
+            let other = try server.json("POST", "/v1/sessions", ["email": user.email, "password": user.password])
+                .decode(MFARequired.self).pendingCredential
             server.clock.advance(30)
-            let second = try server.json("POST", "/v1/sessions/mfa", ["pending_credential": other, "enrollment_id": totp.id, "code": user.totp(totp.secret)])
+            let second = try server.json(
+                "POST", "/v1/sessions/mfa",
+                ["pending_credential": other, "enrollment_id": totp.id, "code": user.totp(totp.secret)])
             let secondToken = try second.decode(SessionCreated.self).token
             #expect(try server.get("/v1/session", token: secondToken).status == 200)
             let id = try server.get("/v1/session", token: user.token).decode(CurrentSession.self).session.id
@@ -79,14 +89,19 @@ struct SessionCacheTests {
         }
     }
 
-    @Test("a sign-out on one instance ends the session cached by another at once", .enabled(if: Backend.postgresURL != nil))
+    @Test(
+        "a sign-out on one instance ends the session cached by another at once",
+        .enabled(if: Backend.postgresURL != nil))
     func acrossInstances() throws {
         let backend = try #require(Backend.all.first { $0.dialect == .postgres })
         try backend.withTwoInstances { first, second in
             let token = try #require(try first.signUp("twice@example.com"))
             #expect(try first.get("/v1/session", token: token).status == 200)
             #expect(try second.get("/v1/session", token: token).status == 200)  // now cached on both
-            #expect(try HTTPTestClient(port: second.port).request("DELETE", "/v1/session", headers: ["Authorization": "Bearer \(token)"]).status == 204)
+            #expect(
+                try HTTPTestClient(port: second.port).request(
+                    "DELETE", "/v1/session", headers: ["Authorization": "Bearer \(token)"]
+                ).status == 204)
             let started = ContinuousClock.now
             #expect(try eventually(2) { try first.get("/v1/session", token: token).status == 401 })
             #expect(ContinuousClock.now - started < .milliseconds(900))

@@ -2,6 +2,7 @@ import API
 import Core
 import HTTP
 import Testing
+
 @testable import TrifactorServer
 
 /// Wire codes and stored names are a contract with clients and with data
@@ -69,48 +70,75 @@ struct StableCodesTests {
 
     @Test("the API's vocabulary of problem codes and factor kinds is the one the server speaks, spelled as pinned")
     func vocabulary() {
-        #expect(ProblemCode.known.map(\.rawValue) == [
-            "invalid_credentials", "unauthenticated", "session_expired", "invalid_code", "too_many_attempts", "rate_limited", "invalid_fields",
-            "service_unavailable", "delivery_unavailable", "totp_unavailable", "unverified_email", "reauthentication_required",
-            "second_factor_required", "second_factor_limit_exceeded", "second_factor_exists", "second_factor_needed", "second_factor_unusable",
-            "invalid_pending_credential", "enrollment_not_found", "factor_not_found", "authorization_not_found", "authorization_mismatch",
-            "session_not_found", "account_disabled", "admin_key_required", "admin_read_only", "user_not_found", "invalid_idempotency_key",
-            "idempotency_key_reused", "idempotency_key_in_progress", "idempotent_body_too_large", "invalid_reset_credential",
-            "attempts_exhausted", "passkey_refused", "second_factor_frozen", "test_number_configured", "test_number_enrolled",
-            "test_number_not_found", "not_found", "method_not_allowed", "malformed_json", "malformed_request", "uri_too_long",
-            "transfer_coding_not_implemented", "payload_too_large", "unsupported_media_type", "overloaded", "internal_error", "unauthorized",
-            "verification_not_found", "concurrent_verification", "cancel_too_early", "cancel_too_late", "no_more_events", "invalid_parameters",
-            "forbidden", "unavailable",
-        ])
+        #expect(
+            ProblemCode.known.map(\.rawValue) == [
+                "invalid_credentials", "unauthenticated", "session_expired", "invalid_code", "too_many_attempts",
+                "rate_limited", "invalid_fields",
+                "service_unavailable", "delivery_unavailable", "totp_unavailable", "unverified_email",
+                "reauthentication_required",
+                "second_factor_required", "second_factor_limit_exceeded", "second_factor_exists",
+                "second_factor_needed", "second_factor_unusable",
+                "invalid_pending_credential", "enrollment_not_found", "factor_not_found", "authorization_not_found",
+                "authorization_mismatch",
+                "session_not_found", "account_disabled", "admin_key_required", "admin_read_only", "user_not_found",
+                "invalid_idempotency_key",
+                "idempotency_key_reused", "idempotency_key_in_progress", "idempotent_body_too_large",
+                "invalid_reset_credential",
+                "attempts_exhausted", "passkey_refused", "second_factor_frozen", "test_number_configured",
+                "test_number_enrolled",
+                "test_number_not_found", "not_found", "method_not_allowed", "malformed_json", "malformed_request",
+                "uri_too_long",
+                "transfer_coding_not_implemented", "payload_too_large", "unsupported_media_type", "overloaded",
+                "internal_error", "unauthorized",
+                "verification_not_found", "concurrent_verification", "cancel_too_early", "cancel_too_late",
+                "no_more_events", "invalid_parameters",
+                "forbidden", "unavailable",
+            ])
         #expect(Set(ProblemCode.known).count == ProblemCode.known.count)
         // Every refusal of the phone-verification API is a known code (its budget refusals answer rate_limited).
         for failure: PhoneVerificationFailure in [
-            .unauthorized, .notFound(VerificationID("x")), .invalidCode(remaining: 1), .tooManyAttempts, .concurrent(existing: nil),
-            .cancelTooEarly(VerificationID("x")), .cancelTooLate(VerificationID("x")), .noMoreEvents, .deliveryUnavailable,
+            .unauthorized, .notFound(VerificationID("x")), .invalidCode(remaining: 1), .tooManyAttempts,
+            .concurrent(existing: nil),
+            .cancelTooEarly(VerificationID("x")), .cancelTooLate(VerificationID("x")), .noMoreEvents,
+            .deliveryUnavailable,
             .rateLimited(retryAfter: 1), .invalidParameters([]),
         ] {
             #expect(ProblemCode.known.contains(ProblemCode(rawValue: failure.code)), "\(failure.code)")
         }
         #expect(FactorKind.known.map(\.rawValue) == ["phone", "totp", "recovery_code", "device", "passkey"])
-        #expect(Factor.Kind.allCases.map(\.wire) == FactorKind.known, "the server implements every kind the API names, spelled alike")
+        #expect(
+            Factor.Kind.allCases.map(\.wire) == FactorKind.known,
+            "the server implements every kind the API names, spelled alike")
     }
 
     @Test("audit event kinds are pinned")
     func auditKinds() {
-        #expect(AuditEventKind.allCases.map(\.rawValue) == [
-            "account.created", "account.signup_existing_email", "email.verification_sent", "email.verified",
-            "email.verification_failed", "signin.succeeded", "signin.failed", "signin.locked", "signin.rate_limited",
-            "password.rehashed", "session.ended", "session.expired", "delivery.failed", "api_key.created", "api_key.revoked",
-            "api_key.rejected", "verify.started", "verify.step_fired", "verify.completed", "verify.wrong_code", "verify.terminated",
-            "verify.cancelled", "verify.expired", "verify.refused", "mfa.enrollment_started", "mfa.enrolled", "mfa.enrollment_failed",
-            "mfa.removed", "mfa.challenge_sent", "mfa.succeeded", "mfa.failed", "mfa.locked", "recovery_codes.generated", "recovery_code.used",
-            "session.stepped_up", "session.revoked", "authorization.created", "authorization.approved", "authorization.failed", "authorization.used",
-            "push.sent", "push.approved", "push.denied", "push.wrong_number", "password.changed", "password.change_failed", "mfa.renamed",
-            "account.updated", "delivery.receipt", "delivery.receipt_refused", "verify.review_released", "verify.review_dropped",
-            "admin_key.created", "admin_key.revoked", "admin_key.rejected", "admin.read", "admin.user_disabled", "admin.user_enabled",
-            "admin.user_deleted", "admin.mfa_reset", "admin.sessions_revoked", "admin.email_verified", "admin.test_number_set",
-            "admin.test_number_removed", "password_reset.requested", "password_reset.verified", "password_reset.failed", "password.reset",
-            "mfa.exhausted", "mfa.frozen", "authorization.resent",
-        ])
+        #expect(
+            AuditEventKind.allCases.map(\.rawValue) == [
+                "account.created", "account.signup_existing_email", "email.verification_sent", "email.verified",
+                "email.verification_failed", "signin.succeeded", "signin.failed", "signin.locked",
+                "signin.rate_limited",
+                "password.rehashed", "session.ended", "session.expired", "delivery.failed", "api_key.created",
+                "api_key.revoked",
+                "api_key.rejected", "verify.started", "verify.step_fired", "verify.completed", "verify.wrong_code",
+                "verify.terminated",
+                "verify.cancelled", "verify.expired", "verify.refused", "mfa.enrollment_started", "mfa.enrolled",
+                "mfa.enrollment_failed",
+                "mfa.removed", "mfa.challenge_sent", "mfa.succeeded", "mfa.failed", "mfa.locked",
+                "recovery_codes.generated", "recovery_code.used",
+                "session.stepped_up", "session.revoked", "authorization.created", "authorization.approved",
+                "authorization.failed", "authorization.used",
+                "push.sent", "push.approved", "push.denied", "push.wrong_number", "password.changed",
+                "password.change_failed", "mfa.renamed",
+                "account.updated", "delivery.receipt", "delivery.receipt_refused", "verify.review_released",
+                "verify.review_dropped",
+                "admin_key.created", "admin_key.revoked", "admin_key.rejected", "admin.read", "admin.user_disabled",
+                "admin.user_enabled",
+                "admin.user_deleted", "admin.mfa_reset", "admin.sessions_revoked", "admin.email_verified",
+                "admin.test_number_set",
+                "admin.test_number_removed", "password_reset.requested", "password_reset.verified",
+                "password_reset.failed", "password.reset",
+                "mfa.exhausted", "mfa.frozen", "authorization.resent",
+            ])
     }
 }

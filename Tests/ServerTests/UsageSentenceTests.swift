@@ -8,8 +8,9 @@ struct UsageSentenceTests {
     /// Runs the built `trifactor` with a home of its own, so no vault of the machine's is read.
     static func trifactor(_ arguments: [String]) throws -> CommandLineTests.Run {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("usage-\(UUID().uuidString)").path
-        return try CommandLineTests.run(arguments, environment: ["HOME": home, "XDG_DATA_HOME": home + "/data", "XDG_RUNTIME_DIR": ""],
-                                        program: CommandLineTests.built("trifactor"))
+        return try CommandLineTests.run(
+            arguments, environment: ["HOME": home, "XDG_DATA_HOME": home + "/data", "XDG_RUNTIME_DIR": ""],
+            program: CommandLineTests.built("trifactor"))
     }
 
     @Test("trifactor: a wrong command line is one sentence on standard error and exit 2")
@@ -18,7 +19,10 @@ struct UsageSentenceTests {
             (["login", "--bogus"], "Unknown option --bogus."),
             (["login", "--push=1", "a@example.com"], "Unknown option --push."),
             (["--nope", "whoami"], "Unknown option --nope (global options come before the command)."),
-            (["--server=http://x", "whoami"], "Unknown option --server=http://x (global options come before the command)."),
+            (
+                ["--server=http://x", "whoami"],
+                "Unknown option --server=http://x (global options come before the command)."
+            ),
             (["--", "whoami"], "Unknown option -- (global options come before the command)."),
             (["--server"], "--server needs a value."),
             ([], "Name a command; `trifactor help` lists them."),
@@ -26,7 +30,10 @@ struct UsageSentenceTests {
             (["login"], "Name the email address."),
             (["login", "a@example.com", "b"], "Unexpected \"b\"."),
             (["login", "a@example.com", "--factor"], "--factor needs a value."),
-            (["vault", "unlock", "--for", "forever"], "\"forever\" is not a duration like 90s, 5m or 1h (at most 24h)."),
+            (
+                ["vault", "unlock", "--for", "forever"],
+                "\"forever\" is not a duration like 90s, 5m or 1h (at most 24h)."
+            ),
         ] as [([String], String)] {
             let r = try Self.trifactor(arguments)
             #expect(r.status == 2, "\(arguments)")
@@ -35,11 +42,14 @@ struct UsageSentenceTests {
         }
     }
 
-    @Test("trifactor: --json before the refused option prints the refusal as JSON too; after it, the scan stopped first")
+    @Test(
+        "trifactor: --json before the refused option prints the refusal as JSON too; after it, the scan stopped first")
     func trifactorJSON() throws {
         let before = try Self.trifactor(["--json", "--bogus"])
         #expect(before.status == 2)
-        #expect(before.out == "{\"error\":\"Unknown option --bogus (global options come before the command).\",\"exit_code\":2}\n")
+        #expect(
+            before.out
+                == "{\"error\":\"Unknown option --bogus (global options come before the command).\",\"exit_code\":2}\n")
         let after = try Self.trifactor(["--bogus", "--json"])
         #expect(after.status == 2 && after.out.isEmpty)
     }
@@ -68,7 +78,10 @@ struct UsageSentenceTests {
             (["users", "list", "--limit", "--json"], "--limit needs a whole number from 1 to 10000."),
             (["users", "list", "extra"], "Unknown option extra: see trifactord serve --help."),
             (["audit", "tail", "--limit=5"], "Unknown option --limit: see trifactord serve --help."),
-            (["review", "release", "--database-url", "x"], "Name the verification: trifactord review release REQUEST_ID (see trifactord review list)."),
+            (
+                ["review", "release", "--database-url", "x"],
+                "Name the verification: trifactord review release REQUEST_ID (see trifactord review list)."
+            ),
             (["backup"], "Say where the copy goes, first: trifactord backup PATH [--database-url URL]."),
         ] as [([String], String)] {
             let r = try CommandLineTests.run(arguments)

@@ -5,10 +5,11 @@ import Foundation
 import Messaging
 import Phone
 import ServerTestSupport
-import Testing
-@testable import TrifactorServer
-import TrifactorTestSupport
 import Store
+import Testing
+import TrifactorTestSupport
+
+@testable import TrifactorServer
 
 @Suite("Phone verification: access, validation, limits, delivery")
 struct VerifyPolicyTests {
@@ -18,7 +19,8 @@ struct VerifyPolicyTests {
     func authentication() throws {
         try Backend.all[0].withServer { server throws in
             let api = try VerifyClient(server)
-            let none = try server.send("POST", "/v2/verify", headers: ["Content-Type": "application/json"], body: Array("{}".utf8))
+            let none = try server.send(
+                "POST", "/v2/verify", headers: ["Content-Type": "application/json"], body: Array("{}".utf8))
             #expect(none.status == 401)
             #expect(none.header("www-authenticate")?.hasPrefix("Basic") == true)
             let wrong = "Basic " + Data("\(api.apiKey):not-the-secret".utf8).base64EncodedString()
@@ -36,14 +38,23 @@ struct VerifyPolicyTests {
     func validation() throws {
         try Backend.all[0].withServer { server throws in
             let api = try VerifyClient(server)
-            let r = try api.call("POST", "/v2/verify", [
-                "brand": "Ac/me", "code_length": 3, "channel_timeout": 5, "locale": "xx-yy", "code": "12",
-                "workflow": [["channel": "sms", "to": "441212345678"], ["channel": "email", "to": "a@b.c"], ["channel": "voice", "to": "+447400123456"]],
-            ])
+            let r = try api.call(
+                "POST", "/v2/verify",
+                [
+                    "brand": "Ac/me", "code_length": 3, "channel_timeout": 5, "locale": "xx-yy", "code": "12",
+                    "workflow": [
+                        ["channel": "sms", "to": "441212345678"], ["channel": "email", "to": "a@b.c"],
+                        ["channel": "voice", "to": "+447400123456"],
+                    ],
+                ])
             #expect(r.status == 422)
             #expect(try r.problem.title == "Invalid params")
             let names = try r.problem.invalidParameters?.map(\.name) ?? []
-            #expect(names == ["brand", "workflow[0].to", "workflow[1].channel", "workflow[2].to", "locale", "channel_timeout", "code_length", "code"])
+            #expect(
+                names == [
+                    "brand", "workflow[0].to", "workflow[1].channel", "workflow[2].to", "locale", "channel_timeout",
+                    "code_length", "code",
+                ])
             let reason = try r.problem.invalidParameters?.first { $0.name == "workflow[0].to" }?.reason
             #expect(reason?.contains("cannot receive SMS") == true)
             #expect(try api.call("POST", "/v2/verify", ["workflow": []]).problem.invalidParameters != nil)
@@ -54,7 +65,9 @@ struct VerifyPolicyTests {
         }
     }
 
-    @Test("premium-rate numbers never get a call, and the country lists refuse what they exclude, naming the step; nothing is sent")
+    @Test(
+        "premium-rate numbers never get a call, and the country lists refuse what they exclude, naming the step; nothing is sent"
+    )
     func destinations() throws {
         // 0909 numbers in the UK are premium rate: a call there earns its owner money.
         #expect(try PhoneNumber(parsing: "+449098790879").kind == .premiumRate)
@@ -84,7 +97,9 @@ struct VerifyPolicyTests {
         }
     }
 
-    @Test("a burst to one number prefix is stopped by its budget while other prefixes go through; the operator is told in the log")
+    @Test(
+        "a burst to one number prefix is stopped by its budget while other prefixes go through; the operator is told in the log"
+    )
     func prefixBudget() throws {
         let configuration = TestServer.configuration { $0.verify.budgets.prefix = .init(perHour: 2, perDay: 10) }
         try Backend.all[0].withServer(configuration) { server throws in
@@ -103,9 +118,13 @@ struct VerifyPolicyTests {
         }
     }
 
-    @Test("when a country's codes stop being entered, new ones to it are refused; other countries go on; completions release it", arguments: Backend.all)
+    @Test(
+        "when a country's codes stop being entered, new ones to it are refused; other countries go on; completions release it",
+        arguments: Backend.all)
     func conversionGuard(backend: Backend) throws {
-        let configuration = TestServer.configuration { $0.verify.conversion = .init(minimumRate: 0.5, minimumVolume: 4, windowHours: 24) }
+        let configuration = TestServer.configuration {
+            $0.verify.conversion = .init(minimumRate: 0.5, minimumVolume: 4, windowHours: 24)
+        }
         try backend.withServer(configuration) { server throws in
             let api = try VerifyClient(server)
             let numbers = ["447400123451", "447400123452", "447400123453", "447400123454"]
@@ -124,8 +143,9 @@ struct VerifyPolicyTests {
         }
     }
 
-    @Test("held for review instead: the start is accepted, nothing goes out until an operator releases it, and a dropped one never goes",
-          arguments: Backend.all)
+    @Test(
+        "held for review instead: the start is accepted, nothing goes out until an operator releases it, and a dropped one never goes",
+        arguments: Backend.all)
     func conversionHold(backend: Backend) throws {
         let configuration = TestServer.configuration {
             $0.verify.conversion = .init(minimumRate: 0.5, minimumVolume: 4, windowHours: 24)
@@ -133,16 +153,28 @@ struct VerifyPolicyTests {
         }
         try backend.withServer(configuration) { server throws in
             let api = try VerifyClient(server)
-            for number in ["447400123451", "447400123452", "447400123453", "447400123454"] { _ = try api.started(number) }
+            for number in ["447400123451", "447400123452", "447400123453", "447400123454"] {
+                _ = try api.started(number)
+            }
             let held = try api.started("447400123455", channels: ["sms", "voice"])
             let dropped = try api.started("447400123456")
             server.tick()
             #expect(!server.sender.sent.contains { ["447400123455", "447400123456"].contains($0.to) })
             let queue = try server.database.transaction { try ReviewQueue.list(limit: 10, on: $0) }
-            #expect(queue.map(\.requestID) == [held, held, dropped] && queue.map(\.channel) == ["sms", "voice", "sms"])
-            #expect(try server.database.transaction { try ReviewQueue.release(VerificationID(held), now: server.nowMillis, on: $0) } == .released(sent: 1))
-            #expect(try server.database.transaction { try ReviewQueue.drop(VerificationID(dropped), now: server.nowMillis, on: $0) } == .dropped)
-            #expect(try server.database.transaction { try ReviewQueue.drop(VerificationID(dropped), now: server.nowMillis, on: $0) } == .notFound)
+            #expect(
+                queue.map(\.requestID) == [held, held, dropped] && queue.map(\.channel) == ["sms", "voice", "sms"])
+            #expect(
+                try server.database.transaction {
+                    try ReviewQueue.release(VerificationID(held), now: server.nowMillis, on: $0)
+                } == .released(sent: 1))
+            #expect(
+                try server.database.transaction {
+                    try ReviewQueue.drop(VerificationID(dropped), now: server.nowMillis, on: $0)
+                } == .dropped)
+            #expect(
+                try server.database.transaction {
+                    try ReviewQueue.drop(VerificationID(dropped), now: server.nowMillis, on: $0)
+                } == .notFound)
             server.tick()
             // The text goes now; the call waits for its step, as any held step does.
             #expect(server.sender.sent.filter { $0.to == "447400123455" }.map(\.channel) == [.sms])
@@ -200,7 +232,9 @@ struct VerifyPolicyTests {
         }
     }
 
-    @Test("a message that cannot be delivered moves the workflow to its next step; the caller only sees the request go on", arguments: Backend.all)
+    @Test(
+        "a message that cannot be delivered moves the workflow to its next step; the caller only sees the request go on",
+        arguments: Backend.all)
     func deliveryFailure(backend: Backend) throws {
         try backend.withServer { server throws in
             server.sender.fail(with: DeliveryError(reason: "carrier refused the number", retryable: false))
@@ -217,7 +251,9 @@ struct VerifyPolicyTests {
         }
     }
 
-    @Test("a retryable failure is retried with backoff, and a message left by a stopped server is delivered after restart", arguments: Backend.all)
+    @Test(
+        "a retryable failure is retried with backoff, and a message left by a stopped server is delivered after restart",
+        arguments: Backend.all)
     func retryAndRestart(backend: Backend) throws {
         try backend.withFreshDatabase { database, _ in
             var id = ""
@@ -227,7 +263,10 @@ struct VerifyPolicyTests {
                 let api = try VerifyClient(server)
                 id = try api.started(Self.mobile)
                 server.tick()
-                #expect(try database.transaction { try $0.queryOne("SELECT attempts FROM outbox WHERE ref LIKE 'verify:%'")?.int("attempts") } == 1)
+                #expect(
+                    try database.transaction {
+                        try $0.queryOne("SELECT attempts FROM outbox WHERE ref LIKE 'verify:%'")?.int("attempts")
+                    } == 1)
                 #expect(try api.messages(to: Self.mobile).first?.status == "pending")
             }
             // A new process: the clock has moved past the backoff, the provider works again.
@@ -248,7 +287,8 @@ struct VerifyPolicyTests {
             struct Abort: Error {}
             #expect(throws: Abort.self) {
                 try server.database.transaction { db in
-                    try Outbox(random: SecureRandom.source).enqueue(channel: .sms, to: Self.mobile, text: "never", now: server.nowMillis, on: db)
+                    try Outbox(random: SecureRandom.source).enqueue(
+                        channel: .sms, to: Self.mobile, text: "never", now: server.nowMillis, on: db)
                     throw Abort()
                 }
             }

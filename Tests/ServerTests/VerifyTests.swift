@@ -1,18 +1,20 @@
 import API
 import Foundation
+import Messaging
 import ServerTestSupport
 import Store
 import Synchronization
 import Testing
-@testable import TrifactorServer
 import TrifactorTestSupport
-import Messaging
+
+@testable import TrifactorServer
 
 @Suite("Phone verification API")
 struct VerifyTests {
     static let mobile = "447400123456"
 
-    @Test("start, wrong code, right code, then not found — with the texts Vonage clients expect", arguments: Backend.all)
+    @Test(
+        "start, wrong code, right code, then not found — with the texts Vonage clients expect", arguments: Backend.all)
     func happyPath(backend: Backend) throws {
         try backend.withServer { server throws in
             let api = try VerifyClient(server)
@@ -42,7 +44,9 @@ struct VerifyTests {
         }
     }
 
-    @Test("the third wrong code ends the request with 410, and then even the right code is not found", arguments: Backend.all)
+    @Test(
+        "the third wrong code ends the request with 410, and then even the right code is not found",
+        arguments: Backend.all)
     func threeStrikes(backend: Backend) throws {
         try backend.withServer { server throws in
             let api = try VerifyClient(server)
@@ -53,7 +57,8 @@ struct VerifyTests {
             #expect(try api.check(id, wrong).status == 400)
             let third = try api.check(id, wrong)
             #expect(third.status == 410)
-            #expect(try third.problem.detail == "An incorrect code has been provided too many times. Workflow terminated.")
+            #expect(
+                try third.problem.detail == "An incorrect code has been provided too many times. Workflow terminated.")
             #expect(try api.check(id, code).status == 404)
             #expect(try server.auditKinds().contains("verify.terminated"))
         }
@@ -67,10 +72,15 @@ struct VerifyTests {
             let code = try #require(try api.smsCode(to: Self.mobile))
             let wrong = code == "999999" ? "888888" : "999999"
             let statuses = Mutex<[Int]>([])
-            let port = server.port, auth = api.authorization
+            let port = server.port
+            let auth = api.authorization
             runThreads(8) { _ in
-                let status = (try? HTTPTestClient(port: port).request("POST", "/v2/verify/\(id)", headers: ["Authorization": auth, "Content-Type": "application/json"],
-                                                                   body: Array(#"{"code":"\#(wrong)"}"#.utf8)).status) ?? 0
+                let status =
+                    (try? HTTPTestClient(port: port).request(
+                        "POST", "/v2/verify/\(id)",
+                        headers: ["Authorization": auth, "Content-Type": "application/json"],
+                        body: Array(#"{"code":"\#(wrong)"}"#.utf8)
+                    ).status) ?? 0
                 statuses.withLock { $0.append(status) }
             }
             let all = statuses.withLock { $0 }.sorted()
@@ -80,8 +90,9 @@ struct VerifyTests {
         }
     }
 
-    @Test("racing checks on two instances of one database never get a 5xx: each request ends once, by its code or its third wrong one",
-          arguments: Backend.all)
+    @Test(
+        "racing checks on two instances of one database never get a 5xx: each request ends once, by its code or its third wrong one",
+        arguments: Backend.all)
     func racingChecksOnTwoInstances(backend: Backend) throws {
         let configuration = TestServer.configuration {
             $0.verify.testNumbers = ["447400123999": "1234"]
@@ -90,15 +101,19 @@ struct VerifyTests {
         }
         try backend.withTwoInstances(configuration, poolSize: 4) { first, second in
             let api = try VerifyClient(first)
-            let ports = [first.port, second.port], auth = api.authorization
+            let ports = [first.port, second.port]
+            let auth = api.authorization
             for round in 0..<10 {
                 let id = try api.started("447400123999")
                 let statuses = Mutex<[Int]>([])
                 runThreads(16) { index in
                     let code = index == 7 ? "1234" : "9999"
-                    let status = (try? HTTPTestClient(port: ports[(index + round) % 2]).request(
-                        "POST", "/v2/verify/\(id)", headers: ["Authorization": auth, "Content-Type": "application/json"],
-                        body: Array(#"{"code":"\#(code)"}"#.utf8)).status) ?? 0
+                    let status =
+                        (try? HTTPTestClient(port: ports[(index + round) % 2]).request(
+                            "POST", "/v2/verify/\(id)",
+                            headers: ["Authorization": auth, "Content-Type": "application/json"],
+                            body: Array(#"{"code":"\#(code)"}"#.utf8)
+                        ).status) ?? 0
                     statuses.withLock { $0.append(status) }
                 }
                 let all = statuses.withLock { $0 }
@@ -109,7 +124,9 @@ struct VerifyTests {
         }
     }
 
-    @Test("one running request per number: a second start is 409 naming the first, and nothing is sent for it", arguments: Backend.all)
+    @Test(
+        "one running request per number: a second start is 409 naming the first, and nothing is sent for it",
+        arguments: Backend.all)
     func oneAtATime(backend: Backend) throws {
         try backend.withServer { server throws in
             let api = try VerifyClient(server)
@@ -129,12 +146,16 @@ struct VerifyTests {
     func simultaneousStarts(backend: Backend) throws {
         try backend.withServer { server throws in
             let api = try VerifyClient(server)
-            let port = server.port, auth = api.authorization
+            let port = server.port
+            let auth = api.authorization
             let statuses = Mutex<[Int]>([])
             let body = Array(#"{"brand":"Acme","workflow":[{"channel":"sms","to":"447400123456"}]}"#.utf8)
             runThreads(6) { _ in
-                let status = (try? HTTPTestClient(port: port).request("POST", "/v2/verify", headers: ["Authorization": auth, "Content-Type": "application/json"],
-                                                                   body: body).status) ?? 0
+                let status =
+                    (try? HTTPTestClient(port: port).request(
+                        "POST", "/v2/verify", headers: ["Authorization": auth, "Content-Type": "application/json"],
+                        body: body
+                    ).status) ?? 0
                 statuses.withLock { $0.append(status) }
             }
             let all = statuses.withLock { $0 }
@@ -159,7 +180,10 @@ struct VerifyTests {
     @Test("without a message sender, starting answers 503 unless every number is a test number")
     func noSender() throws {
         try Backend.all[0].withFreshDatabase { database, _ in
-            let config = TestServer.configuration { $0.dev = false; $0.verify.testNumbers = ["447400123999": "4242"] }
+            let config = TestServer.configuration {
+                $0.dev = false
+                $0.verify.testNumbers = ["447400123999": "4242"]
+            }
             let server = try TestServer(database: database, configuration: config, withSender: false)
             let api = try VerifyClient(server)
             let r = try api.start(Self.mobile)
@@ -178,7 +202,9 @@ struct VerifyTests {
             server.clock.advance(29)
             let early = try api.call("DELETE", "/v2/verify/\(id)")
             #expect(early.status == 409)
-            #expect(try early.problem.detail == "Verification request [\(id)] can't be cancelled within the first 30 seconds.")
+            #expect(
+                try early.problem.detail
+                    == "Verification request [\(id)] can't be cancelled within the first 30 seconds.")
             server.clock.advance(1)
             #expect(try api.call("DELETE", "/v2/verify/\(id)").status == 204)
             #expect(try api.check(id, "1234").status == 404)
@@ -195,7 +221,9 @@ struct VerifyTests {
         }
     }
 
-    @Test("next workflow fires the voice step with the same code spelled out; with no step left it is 409", arguments: Backend.all)
+    @Test(
+        "next workflow fires the voice step with the same code spelled out; with no step left it is 409",
+        arguments: Backend.all)
     func nextWorkflow(backend: Backend) throws {
         try backend.withServer { server throws in
             let api = try VerifyClient(server)
@@ -210,7 +238,9 @@ struct VerifyTests {
         }
     }
 
-    @Test("a timed-out step fires the next one from the database timer; after the last the request expires", arguments: Backend.all)
+    @Test(
+        "a timed-out step fires the next one from the database timer; after the last the request expires",
+        arguments: Backend.all)
     func timers(backend: Backend) throws {
         try backend.withServer { server throws in
             let api = try VerifyClient(server)
@@ -230,7 +260,10 @@ struct VerifyTests {
     @Test("a request survives a restart of the server", arguments: Backend.all)
     func restart(backend: Backend) throws {
         try backend.withFreshDatabase { database, _ in
-            var id = "", code = "", apiKey = "", secret = ""
+            var id = ""
+            var code = ""
+            var apiKey = ""
+            var secret = ""
             do {
                 let server = try TestServer(database: database)
                 let api = try VerifyClient(server)
@@ -240,8 +273,9 @@ struct VerifyTests {
             }
             let server = try TestServer(database: database)
             let auth = "Basic " + Data("\(apiKey):\(secret)".utf8).base64EncodedString()
-            let r = try server.send("POST", "/v2/verify/\(id)", headers: ["Authorization": auth, "Content-Type": "application/json"],
-                                                body: Array(#"{"code":"\#(code)"}"#.utf8))
+            let r = try server.send(
+                "POST", "/v2/verify/\(id)", headers: ["Authorization": auth, "Content-Type": "application/json"],
+                body: Array(#"{"code":"\#(code)"}"#.utf8))
             #expect(r.status == 200)
         }
     }

@@ -6,9 +6,11 @@ import TrifactorTestSupport
 
 @Suite("openDatabase")
 struct OpenDatabaseTests {
-    @Test("a URL the store cannot use is rejected as invalidURL", arguments: [
-        "mysql://root@localhost/db", "", "sqlite:", "sqlite::memory:", "postgres:nonsense-without-equals",
-    ])
+    @Test(
+        "a URL the store cannot use is rejected as invalidURL",
+        arguments: [
+            "mysql://root@localhost/db", "", "sqlite:", "sqlite::memory:", "postgres:nonsense-without-equals",
+        ])
     func rejectsBadURL(url: String) {
         #expect(storeErrorKind { _ = try openDatabase(url: url) } == .invalidURL)
     }
@@ -39,7 +41,9 @@ struct OpenDatabaseTests {
         #expect(FileManager.default.fileExists(atPath: path))
     }
 
-    @Test("a new SQLite database is for its owner alone: directory 0700, the file, its -wal and -shm 0600, whatever the umask")
+    @Test(
+        "a new SQLite database is for its owner alone: directory 0700, the file, its -wal and -shm 0600, whatever the umask"
+    )
     func sqliteFileModes() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-modes-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -48,7 +52,9 @@ struct OpenDatabaseTests {
         defer { umask(previous) }
         let database = try openDatabase(url: "sqlite:\(path)")
         try database.transaction { try $0.execute("CREATE TABLE t (x INTEGER)") }
-        func mode(_ file: String) throws -> Int { try #require(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int) }
+        func mode(_ file: String) throws -> Int {
+            try #require(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int)
+        }
         #expect(try mode(directory.appendingPathComponent("data").path) == 0o700)
         for file in [path, path + "-wal", path + "-shm"] {
             #expect(try mode(file) == 0o600, "\(file)")
@@ -56,7 +62,9 @@ struct OpenDatabaseTests {
         database.close()
     }
 
-    @Test("a SQLite file, -wal or -shm that group or others can read is refused, naming the chmod to run", arguments: ["", "-wal", "-shm"])
+    @Test(
+        "a SQLite file, -wal or -shm that group or others can read is refused, naming the chmod to run",
+        arguments: ["", "-wal", "-shm"])
     func sqliteExposedFile(suffix: String) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-exposed-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -74,8 +82,9 @@ struct OpenDatabaseTests {
         database.close()
     }
 
-    @Test("a SQLite -wal, -shm or -journal planted as a link (which SQLite run as root would chown to the database's owner) is refused",
-          arguments: ["-wal", "-shm", "-journal"])
+    @Test(
+        "a SQLite -wal, -shm or -journal planted as a link (which SQLite run as root would chown to the database's owner) is refused",
+        arguments: ["-wal", "-shm", "-journal"])
     func sqliteLinkedCompanion(suffix: String) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-linked-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -84,7 +93,9 @@ struct OpenDatabaseTests {
         try database.transaction { try $0.execute("CREATE TABLE t (x INTEGER)") }
         database.close()
         let victim = directory.appendingPathComponent("victim").path
-        #expect(FileManager.default.createFile(atPath: victim, contents: Data("x".utf8), attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: victim, contents: Data("x".utf8), attributes: [.posixPermissions: 0o600]))
         for plant in [{ symlink(victim, path + suffix) }, { link(victim, path + suffix) }] {
             unlink(path + suffix)
             #expect(plant() == 0)
@@ -98,7 +109,9 @@ struct OpenDatabaseTests {
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "x")
     }
 
-    @Test("run as root, a backup into a folder another user can write is refused before anything is made there", .enabled(if: geteuid() == 0))
+    @Test(
+        "run as root, a backup into a folder another user can write is refused before anything is made there",
+        .enabled(if: geteuid() == 0))
     func backupFolderOfAnotherUser() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-backup-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -107,12 +120,17 @@ struct OpenDatabaseTests {
         try database.transaction { try $0.execute("CREATE TABLE t (x INTEGER)") }
         database.close()
         let theirs = directory.appendingPathComponent("theirs")
-        try FileManager.default.createDirectory(at: theirs, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: theirs, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         #expect(chown(theirs.path, 65534, 65534) == 0)
-        #expect(throws: StoreError.self) { try SQLiteBackup.copy(url: "sqlite:\(path)", to: theirs.appendingPathComponent("copy.db").path) }
+        #expect(throws: StoreError.self) {
+            try SQLiteBackup.copy(url: "sqlite:\(path)", to: theirs.appendingPathComponent("copy.db").path)
+        }
         #expect(try FileManager.default.contentsOfDirectory(atPath: theirs.path) == [])
         // Root's own folder is fine.
-        #expect(try SQLiteBackup.copy(url: "sqlite:\(path)", to: directory.appendingPathComponent("copy.db").path).pages > 0)
+        #expect(
+            try SQLiteBackup.copy(url: "sqlite:\(path)", to: directory.appendingPathComponent("copy.db").path).pages > 0
+        )
     }
 
     @Test(
@@ -121,6 +139,7 @@ struct OpenDatabaseTests {
             if: Backend.postgresURL != nil || Backend.isCI,
             "PostgreSQL cases SKIPPED: run under scripts/with-postgres.sh to test the PostgreSQL backend"))
     func postgresIsUnderTest() {
-        #expect(Backend.postgresURL != nil, "CI is set but TRIFACTOR_TEST_POSTGRES_URL is not: PostgreSQL went untested")
+        #expect(
+            Backend.postgresURL != nil, "CI is set but TRIFACTOR_TEST_POSTGRES_URL is not: PostgreSQL went untested")
     }
 }

@@ -8,11 +8,15 @@ import TrifactorTestSupport
 @Suite("Store behaviour")
 struct StoreBehaviourTests {
     static let base = [
-        Migration(version: 1, name: "counters", sql: """
-            CREATE TABLE counters (id {{bigint}} PRIMARY KEY, n {{bigint}} NOT NULL);
-            CREATE TABLE items (id {{id}}, name TEXT NOT NULL UNIQUE, score {{real}})
-            """),
-        Migration(version: 2, name: "seed", sql: "INSERT INTO counters (id, n) VALUES (1, 0); ALTER TABLE items ADD COLUMN note TEXT"),
+        Migration(
+            version: 1, name: "counters",
+            sql: """
+                CREATE TABLE counters (id {{bigint}} PRIMARY KEY, n {{bigint}} NOT NULL);
+                CREATE TABLE items (id {{id}}, name TEXT NOT NULL UNIQUE, score {{real}})
+                """),
+        Migration(
+            version: 2, name: "seed",
+            sql: "INSERT INTO counters (id, n) VALUES (1, 0); ALTER TABLE items ADD COLUMN note TEXT"),
     ]
 
     @Test("migrations apply once, in order, and re-running applies nothing", arguments: Backend.all)
@@ -34,18 +38,21 @@ struct StoreBehaviourTests {
         try backend.withFreshDatabase { db, _ throws in
             let third = Migration(version: 3, name: "newer", sql: "CREATE TABLE newer (x {{bigint}})")
             #expect(try db.migrate(Self.base + [third]) == [1, 2, 3])
-            #expect(storeErrorKind { try db.migrate(Self.base) } == .migration, "a build that knows versions 1 and 2 only")
+            #expect(
+                storeErrorKind { try db.migrate(Self.base) } == .migration, "a build that knows versions 1 and 2 only")
             #expect(try db.appliedMigrations() == [1, 2, 3])
             #expect(try db.migrate(Self.base + [third]) == [], "the build that knows version 3 still starts")
         }
     }
 
-    @Test("a failing migration is rolled back, reported as migration, and later ones do not run", arguments: Backend.all)
+    @Test(
+        "a failing migration is rolled back, reported as migration, and later ones do not run", arguments: Backend.all)
     func failingMigration(backend: Backend) throws {
         try backend.withFreshDatabase { db, _ in
             let bad = [
                 Migration(version: 1, name: "ok", sql: "CREATE TABLE a (x {{bigint}})"),
-                Migration(version: 2, name: "bad", sql: "CREATE TABLE b (y {{bigint}}); INSERT INTO nowhere VALUES (1)"),
+                Migration(
+                    version: 2, name: "bad", sql: "CREATE TABLE b (y {{bigint}}); INSERT INTO nowhere VALUES (1)"),
                 Migration(version: 3, name: "after", sql: "CREATE TABLE c (z {{bigint}})"),
             ]
             #expect(storeErrorKind { try db.migrate(bad) } == .migration)
@@ -53,7 +60,9 @@ struct StoreBehaviourTests {
             #expect(applied == [1])
             let missing = storeErrorKind { try db.transaction { try $0.query("SELECT * FROM b") } }
             #expect(missing == .query)
-            let dup = [Migration(version: 4, name: "x", sql: "SELECT 1"), Migration(version: 4, name: "y", sql: "SELECT 1")]
+            let dup = [
+                Migration(version: 4, name: "x", sql: "SELECT 1"), Migration(version: 4, name: "y", sql: "SELECT 1"),
+            ]
             #expect(storeErrorKind { try db.migrate(dup) } == .migration)
         }
     }
@@ -87,7 +96,10 @@ struct StoreBehaviourTests {
                 }
             }
             let (items, n) = try db.transaction { conn in
-                (try conn.queryOne("SELECT COUNT(*) AS c FROM items")?.int("c"), try conn.queryOne("SELECT n FROM counters")?.int("n"))
+                (
+                    try conn.queryOne("SELECT COUNT(*) AS c FROM items")?.int("c"),
+                    try conn.queryOne("SELECT n FROM counters")?.int("n")
+                )
             }
             #expect(items == 0)
             #expect(n == 0)
@@ -99,12 +111,14 @@ struct StoreBehaviourTests {
         try backend.withFreshDatabase { db, _ in
             try db.migrate(Self.base)
             try db.transaction { try $0.execute("INSERT INTO items (name) VALUES ($1)", ["dup"]) }
-            #expect(storeErrorKind {
-                try db.transaction { try $0.execute("INSERT INTO items (name) VALUES ($1)", ["dup"]) }
-            } == .uniqueViolation)
-            #expect(storeErrorKind {
-                try db.transaction { try $0.execute("INSERT INTO counters (id, n) VALUES (1, 5)") }
-            } == .uniqueViolation)
+            #expect(
+                storeErrorKind {
+                    try db.transaction { try $0.execute("INSERT INTO items (name) VALUES ($1)", ["dup"]) }
+                } == .uniqueViolation)
+            #expect(
+                storeErrorKind {
+                    try db.transaction { try $0.execute("INSERT INTO counters (id, n) VALUES (1, 5)") }
+                } == .uniqueViolation)
         }
     }
 
@@ -113,10 +127,14 @@ struct StoreBehaviourTests {
         try backend.withFreshDatabase { db, _ in
             try db.migrate(Self.base)
             let (first, second) = try db.transaction { conn in
-                (try conn.queryOne("INSERT INTO items (name, score) VALUES ($1, $2) RETURNING id, name, score", ["a", 1.5]),
-                 try conn.queryOne("INSERT INTO items (name) VALUES ($1) RETURNING id", ["b"]))
+                (
+                    try conn.queryOne(
+                        "INSERT INTO items (name, score) VALUES ($1, $2) RETURNING id, name, score", ["a", 1.5]),
+                    try conn.queryOne("INSERT INTO items (name) VALUES ($1) RETURNING id", ["b"])
+                )
             }
-            let firstID = try #require(try first?.int("id")), secondID = try #require(try second?.int("id"))
+            let firstID = try #require(try first?.int("id"))
+            let secondID = try #require(try second?.int("id"))
             #expect(secondID > firstID)
             #expect(try first?.text("name") == "a")
             #expect(try first?.double("score") == 1.5)
@@ -152,7 +170,9 @@ struct StoreBehaviourTests {
     @Test("an upsert inserts once, then increments and returns the count", arguments: Backend.all)
     func upsert(backend: Backend) throws {
         try backend.withFreshDatabase { db, _ in
-            try db.migrate([Migration(version: 1, name: "t", sql: "CREATE TABLE t (key TEXT PRIMARY KEY, n {{bigint}} NOT NULL)")])
+            try db.migrate([
+                Migration(version: 1, name: "t", sql: "CREATE TABLE t (key TEXT PRIMARY KEY, n {{bigint}} NOT NULL)")
+            ])
             let sql = "INSERT INTO t (key, n) VALUES ($1, 1) ON CONFLICT(key) DO UPDATE SET n = t.n + 1 RETURNING n"
             let counts = try db.transaction { conn in
                 try ["a", "a", "b", "a"].map { try conn.queryOne(sql, [SQLValue($0)])?.int("n") }
@@ -164,9 +184,12 @@ struct StoreBehaviourTests {
     @Test("NULLs, extreme integers, doubles, booleans and unicode text round-trip", arguments: Backend.all)
     func roundTrip(backend: Backend) throws {
         try backend.withFreshDatabase { db, _ in
-            try db.migrate([Migration(version: 1, name: "v", sql: "CREATE TABLE v (i {{bigint}}, d {{real}}, s TEXT, f {{bigint}})")])
+            try db.migrate([
+                Migration(version: 1, name: "v", sql: "CREATE TABLE v (i {{bigint}}, d {{real}}, s TEXT, f {{bigint}})")
+            ])
             let cases: [(SQLValue, SQLValue, SQLValue)] = [
-                (.null, .null, .null), (.int(.min), -0.25, "héllo ✓ 🔐 ☃"), (.int(.max), 1e300, ""), (-42, 3.141592653589793, "a'b\"c;--"),
+                (.null, .null, .null), (.int(.min), -0.25, "héllo ✓ 🔐 ☃"), (.int(.max), 1e300, ""),
+                (-42, 3.141592653589793, "a'b\"c;--"),
             ]
             let rows = try db.transaction { conn in
                 for (index, (i, d, s)) in cases.enumerated() {
@@ -177,7 +200,9 @@ struct StoreBehaviourTests {
             #expect(rows.map { [$0["i"], $0["d"], $0["s"]] } == cases.map { [$0.0, $0.1, $0.2] })
             #expect(try rows[0].optionalInt("i") == nil && rows[0].optionalText("s") == nil)
             #expect(storeErrorKind { _ = try rows[0].int("i") } == .decoding)
-            let flags = try db.transaction { try $0.queryOne("SELECT (1 = 1) AS yes, (1 = 2) AS no, $1 AS flag", [SQLValue(true)]) }
+            let flags = try db.transaction {
+                try $0.queryOne("SELECT (1 = 1) AS yes, (1 = 2) AS no, $1 AS flag", [SQLValue(true)])
+            }
             #expect(try flags?.bool("yes") == true)
             #expect(try flags?.bool("no") == false)
             #expect(try flags?.bool("flag") == true)
@@ -226,7 +251,8 @@ struct StoreBehaviourTests {
     @Test("concurrent migrators apply each migration exactly once", arguments: Backend.all)
     func concurrentMigrations(backend: Backend) throws {
         try backend.withFreshDatabase { db, url in
-            let applied = Mutex<[Int]>([]), failures = Mutex<[String]>([])
+            let applied = Mutex<[Int]>([])
+            let failures = Mutex<[String]>([])
             runThreads(4) { _ in
                 do {
                     let other = try openDatabase(url: url, poolSize: 1)
@@ -244,13 +270,17 @@ struct StoreBehaviourTests {
         }
     }
 
-    @Test("a PostgreSQL connection killed by the server is replaced", arguments: Backend.all.filter { $0.dialect == .postgres })
+    @Test(
+        "a PostgreSQL connection killed by the server is replaced",
+        arguments: Backend.all.filter { $0.dialect == .postgres })
     func killedConnection(backend: Backend) throws {
         try backend.withFreshDatabase(poolSize: 1) { db, url in
             let pid = try #require(try db.transaction { try $0.queryOne("SELECT pg_backend_pid() AS pid")?.int("pid") })
             let admin = try openDatabase(url: url, poolSize: 1)
             defer { admin.close() }
-            let killed = try admin.transaction { try $0.queryOne("SELECT pg_terminate_backend($1) AS ok", [.int(pid)])?.bool("ok") }
+            let killed = try admin.transaction {
+                try $0.queryOne("SELECT pg_terminate_backend($1) AS ok", [.int(pid)])?.bool("ok")
+            }
             #expect(killed == true)
             Thread.sleep(forTimeInterval: 0.1)
             try db.ping()

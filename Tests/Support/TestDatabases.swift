@@ -8,9 +8,12 @@ package struct Backend: Sendable, CustomTestStringConvertible {
     package let dialect: SQLDialect
     package var testDescription: String { dialect.rawValue }
 
-    package static let postgresURL: String? = ProcessInfo.processInfo.environment["TRIFACTOR_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
-    package static let isCI = ProcessInfo.processInfo.environment["CI"].map { !$0.isEmpty && $0 != "0" && $0 != "false" } ?? false
-    package static let all: [Backend] = [Backend(dialect: .sqlite)] + (postgresURL == nil ? [] : [Backend(dialect: .postgres)])
+    package static let postgresURL: String? = ProcessInfo.processInfo.environment["TRIFACTOR_TEST_POSTGRES_URL"].flatMap
+    { $0.isEmpty ? nil : $0 }
+    package static let isCI =
+        ProcessInfo.processInfo.environment["CI"].map { !$0.isEmpty && $0 != "0" && $0 != "false" } ?? false
+    package static let all: [Backend] =
+        [Backend(dialect: .sqlite)] + (postgresURL == nil ? [] : [Backend(dialect: .postgres)])
 
     /// Runs `body` with a fresh, empty database of this backend and its URL, and removes it afterwards:
     /// a SQLite file in a new temp directory, or a PostgreSQL schema `t_<random>` put first on the search path.
@@ -21,7 +24,9 @@ package struct Backend: Sendable, CustomTestStringConvertible {
     }
 
     /// `withFreshDatabase` for async bodies.
-    package func withFreshDatabase<T>(poolSize: Int? = nil, _ body: (any Database, String) async throws -> T) async throws -> T {
+    package func withFreshDatabase<T>(poolSize: Int? = nil, _ body: (any Database, String) async throws -> T)
+        async throws -> T
+    {
         let fresh = try FreshDatabase(self, poolSize: poolSize)
         defer { fresh.remove() }
         return try await body(fresh.database, fresh.url)

@@ -12,7 +12,8 @@ struct ClientTests {
     @Test("signing out without a network forgets the token anyway, and says the server was not reached")
     func signOutOffline() async throws {
         let secrets = ScriptedSecretStore()
-        try await secrets.set(Data("tok".utf8), for: "default.session-token", protection: .afterFirstUnlockThisDeviceOnly)
+        try await secrets.set(
+            Data("tok".utf8), for: "default.session-token", protection: .afterFirstUnlockThisDeviceOnly)
         let offline = RecordingTransport { _ in throw TransportFailure(.unreachable, host: "auth.example.com") }
         let client = TrifactorClient(server: Self.server, transport: offline, secrets: secrets)
         #expect(try await client.hasSession())
@@ -34,10 +35,14 @@ struct ClientTests {
         date.timeZone = TimeZone(identifier: "GMT")
         date.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         let later = date.string(from: Date().addingTimeInterval(120))
-        let problem = Data(#"{"type":"t","title":"t","status":429,"detail":"Slow down.","code":"rate_limited","request_id":"r-1"}"#.utf8)
+        let problem = Data(
+            #"{"type":"t","title":"t","status":429,"detail":"Slow down.","code":"rate_limited","request_id":"r-1"}"#
+                .utf8)
         for (header, low, high) in [("7", 7.0, 7.0), (later, 100.0, 121.0)] {
             let canned = RecordingTransport { _ in
-                HTTPResponse(status: 429, headers: ["Content-Type": "application/problem+json", "Retry-After": header], body: problem)
+                HTTPResponse(
+                    status: 429, headers: ["Content-Type": "application/problem+json", "Retry-After": header],
+                    body: problem)
             }
             let client = TrifactorClient(server: Self.server, transport: canned, secrets: ScriptedSecretStore())
             do {
@@ -51,7 +56,8 @@ struct ClientTests {
             }
         }
         let bare = RecordingTransport { _ in HTTPResponse(status: 401, headers: ["X-Request-ID": "r-2"], body: Data()) }
-        let verify = PhoneVerificationClient(server: Self.server, apiKey: "key", apiSecret: "s3cr3t-value", transport: bare)
+        let verify = PhoneVerificationClient(
+            server: Self.server, apiKey: "key", apiSecret: "s3cr3t-value", transport: bare)
         do {
             try await verify.next("id")
             Issue.record("expected 401")
@@ -63,15 +69,18 @@ struct ClientTests {
 
     @Test("values holding secrets print and dump without them")
     func redaction() {
-        let verify = PhoneVerificationClient(server: Self.server, apiKey: "key", apiSecret: "s3cr3t-value", transport: RecordingTransport { _ in
-            HTTPResponse(status: 200, headers: [:], body: Data())
-        })
+        let verify = PhoneVerificationClient(
+            server: Self.server, apiKey: "key", apiSecret: "s3cr3t-value",
+            transport: RecordingTransport { _ in
+                HTTPResponse(status: 200, headers: [:], body: Data())
+            })
         var dumped = ""
         dump(verify, to: &dumped)
         #expect(!dumped.contains("s3cr3t") && !"\(verify)".contains("s3cr3t"))
         #expect(!dumped.contains(Data("key:s3cr3t-value".utf8).base64EncodedString()))
-        let request = HTTPRequest(method: "GET", url: Self.server.appendingPathComponent("v1/session"),
-                                  headers: ["Authorization": "Bearer tok-123", "X-Trifactor-Pending-Credential": "pending-456"])
+        let request = HTTPRequest(
+            method: "GET", url: Self.server.appendingPathComponent("v1/session"),
+            headers: ["Authorization": "Bearer tok-123", "X-Trifactor-Pending-Credential": "pending-456"])
         var shown = ""
         dump(request, to: &shown)
         #expect(!shown.contains("tok-123") && !shown.contains("pending-456"))
@@ -84,7 +93,9 @@ struct ClientTests {
         try await secrets.set(Data("x".utf8), for: "gated", protection: .biometryCurrentSet)
         try await secrets.set(Data("y".utf8), for: "plain", protection: .afterFirstUnlockThisDeviceOnly)
         secrets.enqueue(.presence(.userCancel))
-        await #expect(throws: SecretStoreError.presence(.userCancel)) { _ = try await secrets.get("gated", prompt: "Show") }
+        await #expect(throws: SecretStoreError.presence(.userCancel)) {
+            _ = try await secrets.get("gated", prompt: "Show")
+        }
         #expect(try await secrets.get("gated", prompt: "Show") == Data("x".utf8))
         #expect(try await secrets.get("plain", prompt: nil) == Data("y".utf8))
         #expect(try await secrets.get("missing", prompt: nil) == nil)

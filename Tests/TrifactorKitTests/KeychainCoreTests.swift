@@ -15,7 +15,9 @@ struct SimulatedKeychain {
     mutating func write(_ value: Data, key: String, protection: ItemProtection) -> SecretStoreError? {
         var plan = KeychainWritePlan(protection: protection)
         var action = plan.start()
-        while case .run(let step) = action { action = plan.finished(step, status: perform(step, value, key, gated: plan.isGated)) }
+        while case .run(let step) = action {
+            action = plan.finished(step, status: perform(step, value, key, gated: plan.isGated))
+        }
         if case .fail(let error) = action { return error }
         return nil
     }
@@ -45,16 +47,20 @@ struct SimulatedKeychain {
 
 @Suite("Keychain writes: which SecItem calls, in which order, decided in the core")
 struct KeychainWritePlanTests {
-    @Test("replacing a gated item deletes and adds it: never SecItemUpdate, which would prompt with no reason", arguments: [
-        ItemProtection.userPresence, .biometryCurrentSet,
-    ])
+    @Test(
+        "replacing a gated item deletes and adds it: never SecItemUpdate, which would prompt with no reason",
+        arguments: [
+            ItemProtection.userPresence, .biometryCurrentSet,
+        ])
     func gatedReplace(protection: ItemProtection) {
         var keychain = SimulatedKeychain()
         #expect(keychain.write(Data([1]), key: "k", protection: protection) == nil)
         #expect(keychain.write(Data([2]), key: "k", protection: protection) == nil)
         #expect(!keychain.calls.contains(.updateWithoutPrompt))
         #expect(keychain.calls == [.delete, .add, .addMarker, .delete, .add, .addMarker])
-        #expect(keychain.items["k"]?.value == Data([2]) && keychain.items["k"]?.gated == true && keychain.items["k.gated"] != nil)
+        #expect(
+            keychain.items["k"]?.value == Data([2]) && keychain.items["k"]?.gated == true
+                && keychain.items["k.gated"] != nil)
     }
 
     @Test("an ungated item is added, then updated in place: a failed write keeps the old value")
@@ -65,7 +71,9 @@ struct KeychainWritePlanTests {
         #expect(keychain.calls == [.add, .removeMarker, .add, .updateWithoutPrompt, .removeMarker])
         #expect(keychain.items["t"]?.value == Data([2]))
         keychain.failAdd = -34018  // errSecMissingEntitlement
-        #expect(keychain.write(Data([3]), key: "new", protection: .afterFirstUnlockThisDeviceOnly) == .unexpected(status: -34018))
+        #expect(
+            keychain.write(Data([3]), key: "new", protection: .afterFirstUnlockThisDeviceOnly)
+                == .unexpected(status: -34018))
         #expect(keychain.items["t"]?.value == Data([2]))
     }
 
@@ -82,7 +90,8 @@ struct KeychainWritePlanTests {
     @Test("every write ends: an item that keeps coming back fails with its status instead of looping")
     func terminates() {
         var plan = KeychainWritePlan(protection: .afterFirstUnlockThisDeviceOnly)
-        var action = plan.start(), steps = 0
+        var action = plan.start()
+        var steps = 0
         while case .run(let step) = action, steps < 20 {
             steps += 1
             action = plan.finished(step, status: step == .add ? -25299 : step == .updateWithoutPrompt ? -25300 : 0)
@@ -106,7 +115,9 @@ struct KeychainWritePlanTests {
 
 @Suite("Before a gated item is added: a passcode and, for biometry-bound items, enrolled biometry")
 struct KeychainPreflightTests {
-    static func readiness(passcode: LocalAuthenticationError? = nil, biometrics: LocalAuthenticationError? = nil) -> (PresencePolicy) -> PresenceReadiness {
+    static func readiness(passcode: LocalAuthenticationError? = nil, biometrics: LocalAuthenticationError? = nil) -> (
+        PresencePolicy
+    ) -> PresenceReadiness {
         { PresenceReadiness(biometry: .faceID, blocker: $0 == .biometrics ? biometrics : passcode) }
     }
 
@@ -119,10 +130,20 @@ struct KeychainPreflightTests {
 
     @Test("biometry not enrolled or turned off blocks only biometry-bound items; a lockout blocks nothing")
     func biometry() {
-        #expect(KeychainWritePlan.blocker(for: .biometryCurrentSet, readiness: Self.readiness(biometrics: .biometryNotEnrolled)) == .presence(.biometryNotEnrolled))
-        #expect(KeychainWritePlan.blocker(for: .biometryCurrentSet, readiness: Self.readiness(biometrics: .biometryNotAvailable)) == .presence(.biometryNotAvailable))
-        #expect(KeychainWritePlan.blocker(for: .userPresence, readiness: Self.readiness(biometrics: .biometryNotEnrolled)) == nil)
-        #expect(KeychainWritePlan.blocker(for: .biometryCurrentSet, readiness: Self.readiness(biometrics: .biometryLockout)) == nil)
+        #expect(
+            KeychainWritePlan.blocker(
+                for: .biometryCurrentSet, readiness: Self.readiness(biometrics: .biometryNotEnrolled))
+                == .presence(.biometryNotEnrolled))
+        #expect(
+            KeychainWritePlan.blocker(
+                for: .biometryCurrentSet, readiness: Self.readiness(biometrics: .biometryNotAvailable))
+                == .presence(.biometryNotAvailable))
+        #expect(
+            KeychainWritePlan.blocker(for: .userPresence, readiness: Self.readiness(biometrics: .biometryNotEnrolled))
+                == nil)
+        #expect(
+            KeychainWritePlan.blocker(for: .biometryCurrentSet, readiness: Self.readiness(biometrics: .biometryLockout))
+                == nil)
     }
 
     @Test("session tokens need no check: nothing is asked")
@@ -181,7 +202,9 @@ struct ReinstallGuardTests {
 
     @Test("first launch after install: the old Keychain items go, once; later launches keep them")
     func clearsOnce() async throws {
-        let store = MemorySecretStore(), flags = MemoryFlags(), cleared = Watched(0)
+        let store = MemorySecretStore()
+        let flags = MemoryFlags()
+        let cleared = Watched(0)
         try await store.set(Data([1]), for: "session", protection: .afterFirstUnlockThisDeviceOnly)
         let launch = ReinstallGuard(flags: flags)
         let clear: () async throws -> Void = {
@@ -197,16 +220,22 @@ struct ReinstallGuardTests {
 
     @Test("launched before the first unlock (defaults read empty): waits, clears nothing, sets nothing")
     func beforeFirstUnlock() async throws {
-        let flags = MemoryFlags(), cleared = Watched(false)
-        let decision = await ReinstallGuard(flags: flags).clearIfReinstalled(protectedDataAvailable: false) { cleared.set(true) }
+        let flags = MemoryFlags()
+        let cleared = Watched(false)
+        let decision = await ReinstallGuard(flags: flags).clearIfReinstalled(protectedDataAvailable: false) {
+            cleared.set(true)
+        }
         #expect(decision == .wait && !cleared.value && !flags.isSet("trifactor.installed"))
         #expect(ReinstallGuard.decide(flagSet: true, protectedDataAvailable: false) == .keep)
     }
 
     @Test("a clear that failed leaves the flag unset, so the next launch tries again")
     func failedClearRetries() async throws {
-        let flags = MemoryFlags(), launch = ReinstallGuard(flags: flags, key: "installed")
-        await #expect(throws: ClearFailed.self) { try await launch.clearIfReinstalled(protectedDataAvailable: true) { throw ClearFailed() } }
+        let flags = MemoryFlags()
+        let launch = ReinstallGuard(flags: flags, key: "installed")
+        await #expect(throws: ClearFailed.self) {
+            try await launch.clearIfReinstalled(protectedDataAvailable: true) { throw ClearFailed() }
+        }
         #expect(!flags.isSet("installed"))
         #expect(await launch.clearIfReinstalled(protectedDataAvailable: true) {} == .clear)
         #expect(flags.isSet("installed"))

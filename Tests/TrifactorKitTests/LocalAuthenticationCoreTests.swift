@@ -8,10 +8,13 @@ struct PresenceAttemptTests {
     static let lockedOut = PresenceReadiness(biometry: .faceID, blocker: .biometryLockout)
 
     /// Runs an attempt to its end, answering each prompt from `answers` (nil passes), and returns the policies prompted for.
-    static func run(_ policy: PresencePolicy, allowed: Bool, readiness: PresenceReadiness,
-                    answers: [LocalAuthenticationError?]) -> (prompts: [PresencePolicy], end: PresenceAttempt.Action) {
+    static func run(
+        _ policy: PresencePolicy, allowed: Bool, readiness: PresenceReadiness,
+        answers: [LocalAuthenticationError?]
+    ) -> (prompts: [PresencePolicy], end: PresenceAttempt.Action) {
         var attempt = PresenceAttempt(policy: policy, passcodeClearsLockout: allowed)
-        var answers = answers[...], prompts: [PresencePolicy] = []
+        var answers = answers[...]
+        var prompts: [PresencePolicy] = []
         var action = attempt.start(readiness)
         while case .evaluate(let next) = action {
             prompts.append(next)
@@ -20,7 +23,8 @@ struct PresenceAttemptTests {
         return (prompts, action)
     }
 
-    @Test("biometrics only, locked out, passcode allowed: the passcode once, then Face ID again, and only Face ID passes")
+    @Test(
+        "biometrics only, locked out, passcode allowed: the passcode once, then Face ID again, and only Face ID passes")
     func lockoutClearedThenBiometrics() {
         let passed = Self.run(.biometrics, allowed: true, readiness: Self.lockedOut, answers: [nil, nil])
         #expect(passed.prompts == [.biometricsOrPasscode, .biometrics] && passed.end == .pass)
@@ -57,15 +61,20 @@ struct PresenceAttemptTests {
 
     @Test("a check that allows the passcode is prompted as is when locked out: the system offers the passcode itself")
     func passcodePolicyLockedOut() {
-        let r = Self.run(.biometricsOrPasscode, allowed: false, readiness: PresenceReadiness(biometry: .faceID, blocker: .biometryLockout), answers: [nil])
+        let r = Self.run(
+            .biometricsOrPasscode, allowed: false,
+            readiness: PresenceReadiness(biometry: .faceID, blocker: .biometryLockout), answers: [nil])
         #expect(r.prompts == [.biometricsOrPasscode] && r.end == .pass)
     }
 
-    @Test("other blockers fail before any prompt, with their own reason", arguments: [
-        LocalAuthenticationError.biometryNotEnrolled, .biometryNotAvailable, .passcodeNotSet,
-    ])
+    @Test(
+        "other blockers fail before any prompt, with their own reason",
+        arguments: [
+            LocalAuthenticationError.biometryNotEnrolled, .biometryNotAvailable, .passcodeNotSet,
+        ])
     func blockers(blocker: LocalAuthenticationError) {
-        let r = Self.run(.biometrics, allowed: true, readiness: PresenceReadiness(biometry: .faceID, blocker: blocker), answers: [])
+        let r = Self.run(
+            .biometrics, allowed: true, readiness: PresenceReadiness(biometry: .faceID, blocker: blocker), answers: [])
         #expect(r.prompts.isEmpty && r.end == .fail(blocker))
     }
 
@@ -88,7 +97,9 @@ struct BiometryChangeTests {
         let detector = BiometryChangeDetector(store: MemorySecretStore())
         #expect(try await detector.record(Self.enrolled))
         #expect(try await detector.check(Self.enrolled) == .unchanged)
-        #expect(try await detector.check(BiometryDomainState(source: .evaluatedPolicyDomainState, hash: Data([9]))) == .changed)
+        #expect(
+            try await detector.check(BiometryDomainState(source: .evaluatedPolicyDomainState, hash: Data([9])))
+                == .changed)
     }
 
     @Test("nothing recorded, or a state that cannot be read now, is never 'unchanged'")
@@ -103,7 +114,9 @@ struct BiometryChangeTests {
     func otherSource() async throws {
         let detector = BiometryChangeDetector(store: MemorySecretStore())
         try await detector.record(Self.enrolled)
-        #expect(try await detector.check(BiometryDomainState(source: .biometryStateHash, hash: Self.enrolled.hash)) == .cannotCompare)
+        #expect(
+            try await detector.check(BiometryDomainState(source: .biometryStateHash, hash: Self.enrolled.hash))
+                == .cannotCompare)
     }
 
     @Test("enrolling again when the state cannot be read removes the old record, so it never judges the new enrolment")
@@ -113,7 +126,9 @@ struct BiometryChangeTests {
         try await detector.record(Self.enrolled)
         #expect(try await !detector.record(nil))
         #expect(try await !store.contains("bio"))
-        #expect(try await detector.check(BiometryDomainState(source: .evaluatedPolicyDomainState, hash: Data([9]))) == .notRecorded)
+        #expect(
+            try await detector.check(BiometryDomainState(source: .evaluatedPolicyDomainState, hash: Data([9])))
+                == .notRecorded)
     }
 
     @Test("a damaged record is an error, not 'unchanged'; forgetting removes the record")
@@ -121,7 +136,9 @@ struct BiometryChangeTests {
         let store = MemorySecretStore()
         let detector = BiometryChangeDetector(store: store, key: "bio")
         try await store.set(Data("garbage".utf8), for: "bio", protection: .afterFirstUnlockThisDeviceOnly)
-        await #expect(throws: SecretStoreError.damaged("the recorded biometric state is unreadable")) { try await detector.check(Self.enrolled) }
+        await #expect(throws: SecretStoreError.damaged("the recorded biometric state is unreadable")) {
+            try await detector.check(Self.enrolled)
+        }
         try await detector.forget()
         #expect(try await detector.check(Self.enrolled) == .notRecorded)
     }

@@ -13,13 +13,19 @@ struct PresenceReadinessTests {
 
     @Test("not enrolled, turned off for the app, no hardware, no passcode: each says its own thing")
     func blockers() {
-        #expect(PresenceReadiness(policy: .biometrics, canEvaluate: false, laErrorCode: -7, biometry: .touchID).message == "Set up Touch ID in Settings first.")
-        #expect(PresenceReadiness(policy: .biometrics, canEvaluate: false, laErrorCode: -6, biometry: .faceID).message
+        #expect(
+            PresenceReadiness(policy: .biometrics, canEvaluate: false, laErrorCode: -7, biometry: .touchID).message
+                == "Set up Touch ID in Settings first.")
+        #expect(
+            PresenceReadiness(policy: .biometrics, canEvaluate: false, laErrorCode: -6, biometry: .faceID).message
                 == "Face ID is not available right now (it may be turned off for this app in Settings).")
         let none = PresenceReadiness(policy: .biometrics, canEvaluate: false, laErrorCode: -7, biometry: .none)
         #expect(none.blocker == .biometryNotAvailable && none.message == "This device has no Face ID or Touch ID.")
-        let noPasscode = PresenceReadiness(policy: .biometricsOrPasscode, canEvaluate: false, laErrorCode: -5, biometry: .none)
-        #expect(noPasscode.blocker == .passcodeNotSet && noPasscode.message == LocalAuthenticationError.passcodeNotSet.message)
+        let noPasscode = PresenceReadiness(
+            policy: .biometricsOrPasscode, canEvaluate: false, laErrorCode: -5, biometry: .none)
+        #expect(
+            noPasscode.blocker == .passcodeNotSet
+                && noPasscode.message == LocalAuthenticationError.passcodeNotSet.message)
     }
 
     @Test("ready: no blocker, no message; a device that cannot tell more is ready for what it can meet")

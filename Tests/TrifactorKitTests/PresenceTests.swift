@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TrifactorKit
 import TrifactorKitTesting
+
+@testable import TrifactorKit
 
 @Suite("Presence lock and local-authentication errors")
 struct PresenceTests {
@@ -15,7 +16,8 @@ struct PresenceTests {
 
     @Test("after a timeout: no prompt within it, a prompt once it has passed")
     func timeout() async throws {
-        let clock = ManualClock(), presence = ScriptedUserPresence()
+        let clock = ManualClock()
+        let presence = ScriptedUserPresence()
         let lock = PresenceLock(policy: .afterTimeout(300), presence: presence, clock: clock)
         try await lock.unlock(reason: "r")
         clock.advance(299)
@@ -31,7 +33,8 @@ struct PresenceTests {
 
     @Test("after the background: a short absence asks nothing, five minutes away asks again")
     func background() async throws {
-        let clock = ManualClock(), presence = ScriptedUserPresence()
+        let clock = ManualClock()
+        let presence = ScriptedUserPresence()
         let lock = PresenceLock(policy: .afterBackground(300), presence: presence, clock: clock)
         #expect(lock.needsPresence)  // first use
         try await lock.unlock(reason: "r")
@@ -60,11 +63,15 @@ struct PresenceTests {
         #expect(!lock.needsPresence)
     }
 
-    @Test("LAError codes map to one case each", arguments: [
-        (-1, LocalAuthenticationError.failed), (-2, .userCancel), (-3, .userFallback), (-4, .systemCancel), (-5, .passcodeNotSet),
-        (-6, .biometryNotAvailable), (-7, .biometryNotEnrolled), (-8, .biometryLockout), (-9, .appCancel), (-10, .appCancel),
-        (-1004, .interactionNotAllowed), (-99, .failed),
-    ])
+    @Test(
+        "LAError codes map to one case each",
+        arguments: [
+            (-1, LocalAuthenticationError.failed), (-2, .userCancel), (-3, .userFallback), (-4, .systemCancel),
+            (-5, .passcodeNotSet),
+            (-6, .biometryNotAvailable), (-7, .biometryNotEnrolled), (-8, .biometryLockout), (-9, .appCancel),
+            (-10, .appCancel),
+            (-1004, .interactionNotAllowed), (-99, .failed),
+        ])
     func laErrorCodes(code: Int, expected: LocalAuthenticationError) {
         #expect(LocalAuthenticationError(laErrorCode: code) == expected)
     }
@@ -74,7 +81,8 @@ struct PresenceTests {
         #expect(LocalAuthenticationError(osStatus: -128) == .userCancel)
         #expect(LocalAuthenticationError(osStatus: -25293) == .failed)
         #expect(LocalAuthenticationError(osStatus: -25308) == .interactionNotAllowed)
-        #expect(LocalAuthenticationError(osStatus: -25300) == nil)  // errSecItemNotFound: missing, not a presence failure
+        // ErrSecItemNotFound: missing, not a presence failure.
+        #expect(LocalAuthenticationError(osStatus: -25300) == nil)
         #expect(LocalAuthenticationError(osStatus: -34018) == nil)  // errSecMissingEntitlement: a signing problem
         #expect(LocalAuthenticationError(osStatus: 0) == nil)
         #expect(LocalAuthenticationError(osStatus: -25299) == nil)  // errSecDuplicateItem: not about presence
@@ -157,7 +165,9 @@ struct OverlappingUnlockTests {
         #expect(presence.policies.count == 2)
     }
 
-    @Test("an unlock that wants biometrics only is not answered by a passcode prompt: it asks after it, never at the same time")
+    @Test(
+        "an unlock that wants biometrics only is not answered by a passcode prompt: it asks after it, never at the same time"
+    )
     func otherPolicyWaits() async throws {
         let presence = HeldPresence()
         let lock = PresenceLock(policy: .always, presence: presence, clock: ManualClock())
@@ -177,9 +187,12 @@ struct OverlappingUnlockTests {
 
 @Suite("The SDK guide's Face ID gate (docs/sdk.md), call by call")
 struct ReadmeGateTests {
-    @Test("background, five minutes, foreground, active: asks; a short absence does not; an app that never calls didEnterBackground is asked every time")
+    @Test(
+        "background, five minutes, foreground, active: asks; a short absence does not; an app that never calls didEnterBackground is asked every time"
+    )
     func sceneSequence() async throws {
-        let clock = ManualClock(), presence = ScriptedUserPresence()
+        let clock = ManualClock()
+        let presence = ScriptedUserPresence()
         let gate = PresenceLock(policy: .afterBackground(300), presence: presence, clock: clock)
         // Launch: sceneDidBecomeActive asks once.
         try await gate.unlock(reason: "Unlock your bank")
@@ -248,7 +261,8 @@ struct PromptMeaningTests {
         #expect(lock.needsPresence, "signed out while the sheet was up: the next unlock asks")
     }
 
-    @Test("an unlock cancelled while it waits alone takes its prompt with it; one that others wait for stays up for them")
+    @Test(
+        "an unlock cancelled while it waits alone takes its prompt with it; one that others wait for stays up for them")
     func cancelled() async throws {
         let presence = HeldPresence()
         let lock = PresenceLock(policy: .always, presence: presence, clock: ManualClock())
@@ -267,7 +281,9 @@ struct PromptMeaningTests {
         #expect(presence.onScreen == 1, "the other unlock still waits for it")
         presence.answer()
         try await second.value
-        await #expect(throws: LocalAuthenticationError.appCancel, "cancelled, it never reads as passed") { try await first.value }
+        await #expect(throws: LocalAuthenticationError.appCancel, "cancelled, it never reads as passed") {
+            try await first.value
+        }
     }
 
     @Test("when every unlock sharing a prompt is cancelled, the prompt goes; a later unlock asks anew")
@@ -289,7 +305,9 @@ struct PromptMeaningTests {
         try await later.value
     }
 
-    @Test("an unlock waiting behind a prompt for another reason does not keep it up when the prompt's own unlock is cancelled")
+    @Test(
+        "an unlock waiting behind a prompt for another reason does not keep it up when the prompt's own unlock is cancelled"
+    )
     func cancelledWithOthersBehind() async throws {
         let presence = HeldPresence()
         let lock = PresenceLock(policy: .always, presence: presence, clock: ManualClock())

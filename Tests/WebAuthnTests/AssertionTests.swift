@@ -11,13 +11,15 @@ struct AssertionTests {
 
     /// Verifies `v`'s assertion with one part replaced.
     func assert(
-        clientDataJSON: [UInt8]? = nil, authenticatorData: [UInt8]? = nil, signature: [UInt8]? = nil, challenge: [UInt8]? = nil,
+        clientDataJSON: [UInt8]? = nil, authenticatorData: [UInt8]? = nil, signature: [UInt8]? = nil,
+        challenge: [UInt8]? = nil,
         rp: RelyingParty = exampleRP, stored: UInt32 = 0, requireUV: Bool = false
     ) throws -> AssertionResult {
         try WebAuthnVerifier.verifyAssertion(
             clientDataJSON: clientDataJSON ?? [UInt8](hex: v.clientDataJSON),
             authenticatorData: authenticatorData ?? [UInt8](hex: v.authenticatorData),
-            signature: signature ?? [UInt8](hex: v.signature), expectedChallenge: challenge ?? [UInt8](hex: v.assertionChallenge),
+            signature: signature ?? [UInt8](hex: v.signature),
+            expectedChallenge: challenge ?? [UInt8](hex: v.assertionChallenge),
             rp: rp, publicKey: try key(), storedSignCount: stored, requireUserVerification: requireUV)
     }
 
@@ -53,18 +55,27 @@ struct AssertionTests {
 
     @Test("a signature made by another credential does not verify")
     func otherKey() throws {
-        let other = try #require(try AuthenticatorData(attestationParts(W3C.packedSelfES256.attestationObject).authData).credentialPublicKey)
-        #expect(reason {
-            try WebAuthnVerifier.verifyAssertion(
-                clientDataJSON: [UInt8](hex: v.clientDataJSON), authenticatorData: [UInt8](hex: v.authenticatorData),
-                signature: [UInt8](hex: v.signature), expectedChallenge: [UInt8](hex: v.assertionChallenge), rp: exampleRP,
-                publicKey: other, storedSignCount: 0, requireUserVerification: false)
-        } == .badSignature)
+        let other = try #require(
+            try AuthenticatorData(attestationParts(W3C.packedSelfES256.attestationObject).authData).credentialPublicKey)
+        #expect(
+            reason {
+                try WebAuthnVerifier.verifyAssertion(
+                    clientDataJSON: [UInt8](hex: v.clientDataJSON),
+                    authenticatorData: [UInt8](hex: v.authenticatorData),
+                    signature: [UInt8](hex: v.signature), expectedChallenge: [UInt8](hex: v.assertionChallenge),
+                    rp: exampleRP,
+                    publicKey: other, storedSignCount: 0, requireUserVerification: false)
+            } == .badSignature)
     }
 
     @Test("the ceremony type must be webauthn.get")
     func wrongType() {
-        #expect(reason { try assert(clientDataJSON: [UInt8](hex: v.registrationClientDataJSON), challenge: [UInt8](hex: v.registrationChallenge)) } == .wrongType)
+        #expect(
+            reason {
+                try assert(
+                    clientDataJSON: [UInt8](hex: v.registrationClientDataJSON),
+                    challenge: [UInt8](hex: v.registrationChallenge))
+            } == .wrongType)
     }
 
     @Test("a different challenge is refused")
@@ -77,7 +88,8 @@ struct AssertionTests {
     func wrongOrigin() {
         let rp = RelyingParty(id: "example.org", name: "Example", origins: ["https://evil.example"])
         #expect(reason { try assert(rp: rp) } == .originMismatch)
-        let json = clientDataJSON(type: "webauthn.get", challenge: [UInt8](hex: v.assertionChallenge), crossOrigin: true)
+        let json = clientDataJSON(
+            type: "webauthn.get", challenge: [UInt8](hex: v.assertionChallenge), crossOrigin: true)
         #expect(reason { try assert(clientDataJSON: json) } == .originMismatch)
     }
 
@@ -96,6 +108,7 @@ struct AssertionTests {
 
     @Test("truncated authenticator data is malformed")
     func truncated() {
-        #expect(reason { try assert(authenticatorData: Array([UInt8](hex: v.authenticatorData).dropLast())) } == .malformed)
+        #expect(
+            reason { try assert(authenticatorData: Array([UInt8](hex: v.authenticatorData).dropLast())) } == .malformed)
     }
 }

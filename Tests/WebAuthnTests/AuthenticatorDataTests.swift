@@ -7,7 +7,9 @@ struct AuthenticatorDataTests {
     func parse() throws {
         let data = try AuthenticatorData(attestationParts(W3C.noneES256.attestationObject).authData)
         #expect(data.flags == 0x59)
-        #expect(data.userPresent && !data.userVerified && data.backupEligible && data.backedUp && data.hasAttestedCredentialData)
+        #expect(
+            data.userPresent && !data.userVerified && data.backupEligible && data.backedUp
+                && data.hasAttestedCredentialData)
         #expect(data.signCount == 0)
         #expect(data.rpIDHash == [UInt8](hex: "bfabc37432958b063360d3ad6461c9c4735ae7f8edd46592a5e0f01452b2e4b5"))
         #expect(data.aaguid == [UInt8](hex: W3C.noneES256.aaguid))
@@ -32,7 +34,10 @@ struct AuthenticatorDataTests {
 
     @Test("a credential ID length past the end is malformed")
     func truncatedCredential() {
-        let header = [UInt8](repeating: 0, count: 32) + [0x41, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 16) + [0x00, 0x40] + [1, 2, 3]
+        let header =
+            [UInt8](repeating: 0, count: 32) + [0x41, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 16) + [0x00, 0x40] + [
+                1, 2, 3,
+            ]
         #expect(reason { try AuthenticatorData(header) } == .malformed)
     }
 
@@ -49,11 +54,13 @@ struct AuthenticatorDataTests {
     @Test("wire codes are stable")
     func wireCodes() {
         let codes = WebAuthnError.Reason.allCases.map(\.rawValue)
-        #expect(codes == [
-            "malformed", "wrong_type", "challenge_mismatch", "origin_mismatch", "rp_id_mismatch", "user_not_present",
-            "user_not_verified", "backup_state_inconsistent", "algorithm_not_allowed", "unsupported_attestation",
-            "bad_signature", "credential_too_long", "sign_count_regression", "unsupported_key",
-        ])
+        #expect(
+            codes == [
+                "malformed", "wrong_type", "challenge_mismatch", "origin_mismatch", "rp_id_mismatch",
+                "user_not_present",
+                "user_not_verified", "backup_state_inconsistent", "algorithm_not_allowed", "unsupported_attestation",
+                "bad_signature", "credential_too_long", "sign_count_regression", "unsupported_key",
+            ])
     }
 
     @Test("descriptions are one short sentence and leak no detail; equality ignores the detail")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import WebAuthn
 
 /// The CBOR reader refuses what WebAuthn never sends before libcbor can act
@@ -6,11 +7,12 @@ import Testing
 /// process aborts), oversized containers (parsing cost), duplicate keys.
 @Suite("CBOR")
 struct CBORTests {
-    @Test("floats of every width and simple values other than true, false and null are malformed, not a crash",
-          arguments: [
-              [0xf9, 0x00, 0x00], [0xf9, 0x7e, 0x00], [0xfa, 0x00, 0x00, 0x00, 0x00], [0xfb, 0, 0, 0, 0, 0, 0, 0, 0],
-              [0xf7], [0xf0], [0xf8, 0x20], [0xf8, 0x14],
-          ] as [[UInt8]])
+    @Test(
+        "floats of every width and simple values other than true, false and null are malformed, not a crash",
+        arguments: [
+            [0xf9, 0x00, 0x00], [0xf9, 0x7e, 0x00], [0xfa, 0x00, 0x00, 0x00, 0x00], [0xfb, 0, 0, 0, 0, 0, 0, 0, 0],
+            [0xf7], [0xf0], [0xf8, 0x20], [0xf8, 0x14],
+        ] as [[UInt8]])
     func floatsAndSimpleValues(bytes: [UInt8]) {
         #expect(reason { try CBOR.decode(bytes) } == .malformed)
         // Nested inside a map and an array too.
@@ -28,14 +30,19 @@ struct CBORTests {
 
     @Test("an attestation object that is a half float is malformed (the registration that aborted the process)")
     func halfFloatAttestationObject() {
-        #expect(reason {
-            _ = try WebAuthnVerifier.verifyRegistration(
-                clientDataJSON: Array(#"{"type":"webauthn.create","challenge":"AAAA","origin":"https://example.org"}"#.utf8),
-                attestationObject: [0xf9, 0x00, 0x00], expectedChallenge: [0, 0, 0], rp: exampleRP, requireUserVerification: true)
-        } == .malformed)
+        #expect(
+            reason {
+                _ = try WebAuthnVerifier.verifyRegistration(
+                    clientDataJSON: Array(
+                        #"{"type":"webauthn.create","challenge":"AAAA","origin":"https://example.org"}"#.utf8),
+                    attestationObject: [0xf9, 0x00, 0x00], expectedChallenge: [0, 0, 0], rp: exampleRP,
+                    requireUserVerification: true)
+            } == .malformed)
     }
 
-    @Test("authenticator data whose extensions are a half float is malformed (the passwordless sign-in that aborted the process)")
+    @Test(
+        "authenticator data whose extensions are a half float is malformed (the passwordless sign-in that aborted the process)"
+    )
     func halfFloatExtensions() {
         let data = [UInt8](repeating: 0, count: 32) + [0x85, 0, 0, 0, 1] + [0xf9, 0x00, 0x00]
         #expect(reason { try AuthenticatorData(data) } == .malformed)
@@ -61,12 +68,19 @@ struct CBORTests {
 
     @Test("a map that repeats a key is malformed, whatever the key's type")
     func duplicateKeys() {
-        for key: CBOR in [.unsigned(3), .negative(0), .text("alg"), .bytes([1, 2]), .array([.unsigned(1)]), .bool(true)] {
-            let bytes = CBORWriter.encode(.map([.init(key: key, value: .null), .init(key: .text("x"), value: .null), .init(key: key, value: .unsigned(1))]))
+        for key: CBOR in [
+            .unsigned(3), .negative(0), .text("alg"), .bytes([1, 2]), .array([.unsigned(1)]), .bool(true),
+        ] {
+            let bytes = CBORWriter.encode(
+                .map([
+                    .init(key: key, value: .null), .init(key: .text("x"), value: .null),
+                    .init(key: key, value: .unsigned(1)),
+                ]))
             #expect(reason { try CBOR.decode(bytes) } == .malformed)
         }
         // Equal numbers of different major types are different keys.
-        let distinct = CBORWriter.encode(.map([.init(key: .unsigned(0), value: .null), .init(key: .negative(0), value: .null)]))
+        let distinct = CBORWriter.encode(
+            .map([.init(key: .unsigned(0), value: .null), .init(key: .negative(0), value: .null)]))
         #expect(reason { try CBOR.decode(distinct) } == nil)
     }
 }

@@ -5,7 +5,8 @@ import WebAuthn
 struct KnownAnswerTests {
     func register(_ v: W3CVector) throws(WebAuthnError) -> RegistrationResult {
         try WebAuthnVerifier.verifyRegistration(
-            clientDataJSON: [UInt8](hex: v.registrationClientDataJSON), attestationObject: [UInt8](hex: v.attestationObject),
+            clientDataJSON: [UInt8](hex: v.registrationClientDataJSON),
+            attestationObject: [UInt8](hex: v.attestationObject),
             expectedChallenge: [UInt8](hex: v.registrationChallenge), rp: exampleRP, requireUserVerification: false)
     }
 
@@ -72,38 +73,48 @@ struct KnownAnswerTests {
     func packedWithCertificates() {
         #expect(reason { try register(W3C.packedRS256) } == .unsupportedAttestation)
         #expect(reason { try register(W3C.packedEdDSA) } == .unsupportedAttestation)
-        #expect(reason {
-            try WebAuthnVerifier.verifyRegistration(
-                clientDataJSON: [UInt8](hex: W3C.packedES256ClientDataJSON), attestationObject: [UInt8](hex: W3C.packedES256AttestationObject),
-                expectedChallenge: [UInt8](hex: W3C.packedES256Challenge), rp: exampleRP, requireUserVerification: false)
-        } == .unsupportedAttestation)
+        #expect(
+            reason {
+                try WebAuthnVerifier.verifyRegistration(
+                    clientDataJSON: [UInt8](hex: W3C.packedES256ClientDataJSON),
+                    attestationObject: [UInt8](hex: W3C.packedES256AttestationObject),
+                    expectedChallenge: [UInt8](hex: W3C.packedES256Challenge), rp: exampleRP,
+                    requireUserVerification: false)
+            } == .unsupportedAttestation)
     }
 
     @Test("16.4: a registration made with crossOrigin true is refused")
     func crossOrigin() {
-        #expect(reason {
-            try WebAuthnVerifier.verifyRegistration(
-                clientDataJSON: [UInt8](hex: W3C.crossOriginClientDataJSON), attestationObject: [UInt8](hex: W3C.crossOriginAttestationObject),
-                expectedChallenge: [UInt8](hex: W3C.crossOriginChallenge), rp: exampleRP, requireUserVerification: false)
-        } == .originMismatch)
+        #expect(
+            reason {
+                try WebAuthnVerifier.verifyRegistration(
+                    clientDataJSON: [UInt8](hex: W3C.crossOriginClientDataJSON),
+                    attestationObject: [UInt8](hex: W3C.crossOriginAttestationObject),
+                    expectedChallenge: [UInt8](hex: W3C.crossOriginChallenge), rp: exampleRP,
+                    requireUserVerification: false)
+            } == .originMismatch)
     }
 
     func register(_ v: GeneratedVector) throws(WebAuthnError) -> RegistrationResult {
         try WebAuthnVerifier.verifyRegistration(
-            clientDataJSON: [UInt8](hex: v.registrationClientDataJSON), attestationObject: [UInt8](hex: v.attestationObject),
+            clientDataJSON: [UInt8](hex: v.registrationClientDataJSON),
+            attestationObject: [UInt8](hex: v.attestationObject),
             expectedChallenge: [UInt8](hex: v.registrationChallenge), rp: exampleRP, requireUserVerification: true)
     }
 
-    func assert(_ v: GeneratedVector, key: CredentialPublicKey, stored: UInt32) throws(WebAuthnError) -> AssertionResult {
+    func assert(_ v: GeneratedVector, key: CredentialPublicKey, stored: UInt32) throws(WebAuthnError) -> AssertionResult
+    {
         try WebAuthnVerifier.verifyAssertion(
             clientDataJSON: [UInt8](hex: v.clientDataJSON), authenticatorData: [UInt8](hex: v.authenticatorData),
             signature: [UInt8](hex: v.signature), expectedChallenge: [UInt8](hex: v.assertionChallenge), rp: exampleRP,
             publicKey: key, storedSignCount: stored, requireUserVerification: true)
     }
 
-    @Test("packed self attestation with EdDSA and RS256 credentials verifies, and so do their assertions", arguments: [
-        (Generated.packedSelfEdDSA, COSEAlgorithm.edDSA), (Generated.packedSelfRS256, .rs256),
-    ])
+    @Test(
+        "packed self attestation with EdDSA and RS256 credentials verifies, and so do their assertions",
+        arguments: [
+            (Generated.packedSelfEdDSA, COSEAlgorithm.edDSA), (Generated.packedSelfRS256, .rs256),
+        ])
     func generatedSelfAttestation(vector: GeneratedVector, algorithm: COSEAlgorithm) throws {
         let result = try register(vector)
         #expect(result.format == "packed" && result.publicKey.algorithm == algorithm && result.userVerified)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import WebAuthn
 
 @Suite("Registration checks (§7.1)")
@@ -7,7 +8,8 @@ struct RegistrationTests {
 
     /// Verifies `v`'s registration with one part replaced.
     func register(
-        clientDataJSON: [UInt8]? = nil, attestationObject: [UInt8]? = nil, challenge: [UInt8]? = nil, rp: RelyingParty = exampleRP,
+        clientDataJSON: [UInt8]? = nil, attestationObject: [UInt8]? = nil, challenge: [UInt8]? = nil,
+        rp: RelyingParty = exampleRP,
         requireUV: Bool = false, allowed: Set<COSEAlgorithm> = [.es256, .edDSA, .rs256]
     ) throws -> RegistrationResult {
         try WebAuthnVerifier.verifyRegistration(
@@ -29,7 +31,9 @@ struct RegistrationTests {
         let original = attestationParts(v.attestationObject).authData
         let key = Array(original[(37 + 18 + 32)...])
         let id = [UInt8](repeating: 0xab, count: length)
-        let authData = Array(original[0..<37]) + [UInt8](repeating: 0, count: 16) + [UInt8(length >> 8), UInt8(length & 0xff)] + id + key
+        let authData =
+            Array(original[0..<37]) + [UInt8](repeating: 0, count: 16) + [UInt8(length >> 8), UInt8(length & 0xff)] + id
+            + key
         return CBORWriter.attestationObject(fmt: "none", authData: authData)
     }
 
@@ -37,7 +41,11 @@ struct RegistrationTests {
     func wrongType() {
         let json = clientDataJSON(type: "webauthn.get", challenge: [UInt8](hex: v.registrationChallenge))
         #expect(reason { try register(clientDataJSON: json) } == .wrongType)
-        #expect(reason { try register(clientDataJSON: [UInt8](hex: v.clientDataJSON), challenge: [UInt8](hex: v.assertionChallenge)) } == .wrongType)
+        #expect(
+            reason {
+                try register(
+                    clientDataJSON: [UInt8](hex: v.clientDataJSON), challenge: [UInt8](hex: v.assertionChallenge))
+            } == .wrongType)
     }
 
     @Test("a different challenge is refused")
@@ -50,7 +58,8 @@ struct RegistrationTests {
 
     @Test("an origin outside the relying party's set is refused")
     func wrongOrigin() {
-        let rp = RelyingParty(id: "example.org", name: "Example", origins: ["https://www.example.org", "http://example.org"])
+        let rp = RelyingParty(
+            id: "example.org", name: "Example", origins: ["https://www.example.org", "http://example.org"])
         #expect(reason { try register(rp: rp) } == .originMismatch)
     }
 
@@ -87,10 +96,13 @@ struct RegistrationTests {
     @Test("none must carry an empty statement; unknown formats are unsupported")
     func formats() {
         let authData = attestationParts(v.attestationObject).authData
-        let stuffed = CBORWriter.attestationObject(fmt: "none", statement: [.init(key: .text("sig"), value: .bytes([1]))], authData: authData)
+        let stuffed = CBORWriter.attestationObject(
+            fmt: "none", statement: [.init(key: .text("sig"), value: .bytes([1]))], authData: authData)
         #expect(reason { try register(attestationObject: stuffed) } == .malformed)
         for fmt in ["tpm", "android-key", "fido-u2f", "apple", "android-safetynet"] {
-            #expect(reason { try register(attestationObject: CBORWriter.attestationObject(fmt: fmt, authData: authData)) } == .unsupportedAttestation)
+            #expect(
+                reason { try register(attestationObject: CBORWriter.attestationObject(fmt: fmt, authData: authData)) }
+                    == .unsupportedAttestation)
         }
     }
 
@@ -102,17 +114,27 @@ struct RegistrationTests {
             reason {
                 try WebAuthnVerifier.verifyRegistration(
                     clientDataJSON: [UInt8](hex: s.registrationClientDataJSON),
-                    attestationObject: CBORWriter.attestationObject(fmt: "packed", statement: statement, authData: parts.authData),
-                    expectedChallenge: [UInt8](hex: s.registrationChallenge), rp: exampleRP, requireUserVerification: false)
+                    attestationObject: CBORWriter.attestationObject(
+                        fmt: "packed", statement: statement, authData: parts.authData),
+                    expectedChallenge: [UInt8](hex: s.registrationChallenge), rp: exampleRP,
+                    requireUserVerification: false)
             }
         }
-        guard case .bytes(var signature)? = CBOR.map(parts.statement)[text: "sig"] else { Issue.record("no sig"); return }
+        guard case .bytes(var signature)? = CBOR.map(parts.statement)[text: "sig"] else {
+            Issue.record("no sig")
+            return
+        }
         #expect(attempt(parts.statement) == nil)
         signature[signature.count - 1] ^= 0x01
-        #expect(attempt([.init(key: .text("alg"), value: CBORWriter.int(-7)), .init(key: .text("sig"), value: .bytes(signature))]) == .badSignature)
+        #expect(
+            attempt([
+                .init(key: .text("alg"), value: CBORWriter.int(-7)), .init(key: .text("sig"), value: .bytes(signature)),
+            ]) == .badSignature)
         #expect(attempt([.init(key: .text("alg"), value: CBORWriter.int(-257)), parts.statement[1]]) == .badSignature)
         #expect(attempt([parts.statement[0]]) == .malformed)
-        #expect(attempt(parts.statement + [.init(key: .text("x5c"), value: .array([.bytes([0x30])]))]) == .unsupportedAttestation)
+        #expect(
+            attempt(parts.statement + [.init(key: .text("x5c"), value: .array([.bytes([0x30])]))])
+                == .unsupportedAttestation)
     }
 
     @Test("attestation objects that are not the expected CBOR map are malformed")
@@ -120,7 +142,11 @@ struct RegistrationTests {
         #expect(reason { try register(attestationObject: []) } == .malformed)
         #expect(reason { try register(attestationObject: [0xa1, 0x63]) } == .malformed)
         #expect(reason { try register(attestationObject: [UInt8](hex: v.attestationObject) + [0]) } == .malformed)
-        #expect(reason { try register(attestationObject: CBORWriter.encode(.map([.init(key: .text("fmt"), value: .text("none"))]))) } == .malformed)
+        #expect(
+            reason {
+                try register(
+                    attestationObject: CBORWriter.encode(.map([.init(key: .text("fmt"), value: .text("none"))])))
+            } == .malformed)
         #expect(reason { try register(clientDataJSON: Array("not json".utf8)) } == .malformed)
     }
 }

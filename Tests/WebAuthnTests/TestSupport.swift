@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import WebAuthn
 
 extension Array where Element == UInt8 {
@@ -7,7 +8,9 @@ extension Array where Element == UInt8 {
     init(hex: String) {
         let digits = Array(hex.utf8)
         precondition(digits.count % 2 == 0, "odd hex length")
-        self = stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)! }
+        self = stride(from: 0, to: digits.count, by: 2).map {
+            UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)!
+        }
     }
 }
 
@@ -43,11 +46,12 @@ enum CBORWriter {
 
     /// `{ "fmt": fmt, "attStmt": statement, "authData": authData }`.
     static func attestationObject(fmt: String, statement: [CBOR.Entry] = [], authData: [UInt8]) -> [UInt8] {
-        encode(.map([
-            .init(key: .text("fmt"), value: .text(fmt)),
-            .init(key: .text("attStmt"), value: .map(statement)),
-            .init(key: .text("authData"), value: .bytes(authData)),
-        ]))
+        encode(
+            .map([
+                .init(key: .text("fmt"), value: .text(fmt)),
+                .init(key: .text("attStmt"), value: .map(statement)),
+                .init(key: .text("authData"), value: .bytes(authData)),
+            ]))
     }
 }
 
@@ -55,13 +59,18 @@ enum CBORWriter {
 func attestationParts(_ hex: String) -> (fmt: String, statement: [CBOR.Entry], authData: [UInt8]) {
     let object = try! CBOR.decode([UInt8](hex: hex))
     guard case .text(let fmt)? = object[text: "fmt"], case .map(let statement)? = object[text: "attStmt"],
-          case .bytes(let authData)? = object[text: "authData"] else { fatalError("not an attestation object") }
+        case .bytes(let authData)? = object[text: "authData"]
+    else { fatalError("not an attestation object") }
     return (fmt, statement, authData)
 }
 
 /// clientDataJSON as a browser would send it.
-func clientDataJSON(type: String, challenge: [UInt8], origin: String = "https://example.org", crossOrigin: Bool = false) -> [UInt8] {
-    Array(#"{"type":"\#(type)","challenge":"\#(base64url(challenge))","origin":"\#(origin)","crossOrigin":\#(crossOrigin)}"#.utf8)
+func clientDataJSON(type: String, challenge: [UInt8], origin: String = "https://example.org", crossOrigin: Bool = false)
+    -> [UInt8]
+{
+    Array(
+        #"{"type":"\#(type)","challenge":"\#(base64url(challenge))","origin":"\#(origin)","crossOrigin":\#(crossOrigin)}"#
+            .utf8)
 }
 
 func base64url(_ bytes: [UInt8]) -> String {

@@ -35,16 +35,19 @@ package enum FuzzHarness: String, CaseIterable, Sendable {
             _ = try? CBOR.decodePrefix(bytes[...])
         case .authenticatorData:
             _ = try? AuthenticatorData(bytes)
-            _ = try? WebAuthnVerifier.parseAssertion(clientDataJSON: Self.assertionClientData, authenticatorData: bytes, signature: [0x30],
-                                                     rp: Self.relyingParty, requireUserVerification: false)
+            _ = try? WebAuthnVerifier.parseAssertion(
+                clientDataJSON: Self.assertionClientData, authenticatorData: bytes, signature: [0x30],
+                rp: Self.relyingParty, requireUserVerification: false)
         case .coseKey:
             if let key = try? CredentialPublicKey(cose: bytes) { _ = key.verify(signature: bytes, data: bytes) }
         case .clientData:
-            _ = try? WebAuthnVerifier.parseAssertion(clientDataJSON: bytes, authenticatorData: Self.plainAuthenticatorData, signature: [0x30],
-                                                     rp: Self.relyingParty, requireUserVerification: false)
+            _ = try? WebAuthnVerifier.parseAssertion(
+                clientDataJSON: bytes, authenticatorData: Self.plainAuthenticatorData, signature: [0x30],
+                rp: Self.relyingParty, requireUserVerification: false)
         case .attestationObject:
-            _ = try? WebAuthnVerifier.verifyRegistration(clientDataJSON: Self.registrationClientData, attestationObject: bytes,
-                                                         expectedChallenge: Self.challenge, rp: Self.relyingParty, requireUserVerification: false)
+            _ = try? WebAuthnVerifier.verifyRegistration(
+                clientDataJSON: Self.registrationClientData, attestationObject: bytes,
+                expectedChallenge: Self.challenge, rp: Self.relyingParty, requireUserVerification: false)
         case .derPublicKey:
             if let key = try? ECDSAPublicKey(subjectPublicKeyInfo: bytes) {
                 _ = key.isValidSignature(bytes, for: key.canonicalSubjectPublicKeyInfo)
@@ -59,7 +62,8 @@ package enum FuzzHarness: String, CaseIterable, Sendable {
 
     // MARK: Fixed context
 
-    static let relyingParty = RelyingParty(id: "example.org", name: "Example", origins: ["https://example.org"], allowsAnyLocalhostPort: true)
+    static let relyingParty = RelyingParty(
+        id: "example.org", name: "Example", origins: ["https://example.org"], allowsAnyLocalhostPort: true)
     static let challenge = [UInt8](repeating: 7, count: 32)
     static let plainAuthenticatorData = SHA256.hash(Array("example.org".utf8)) + [0x05, 0, 0, 0, 1]
     static let assertionClientData = clientData(type: "webauthn.get")
@@ -67,7 +71,8 @@ package enum FuzzHarness: String, CaseIterable, Sendable {
 
     static func clientData(type: String) -> [UInt8] {
         let challenge = Data(Self.challenge).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
+                of: "=", with: "")
         return Array(#"{"type":"\#(type)","challenge":"\#(challenge)","origin":"https://example.org"}"#.utf8)
     }
 
@@ -87,8 +92,11 @@ package enum FuzzHarness: String, CaseIterable, Sendable {
         var fields: [(name: String, value: String)] = []
         for line in lines {
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
-            fields.append((String(decoding: line[line.startIndex..<colon], as: UTF8.self),
-                           String(decoding: line[line.index(after: colon)...], as: UTF8.self)))
+            fields.append(
+                (
+                    String(decoding: line[line.startIndex..<colon], as: UTF8.self),
+                    String(decoding: line[line.index(after: colon)...], as: UTF8.self)
+                ))
         }
         _ = RequestHead.checkFields(fields, version: version)
     }
@@ -98,7 +106,8 @@ package enum FuzzHarness: String, CaseIterable, Sendable {
     /// Decodes `bytes` as every request body the API reads, through the same
     /// path as the server (`Request.decode`, with its 422 field finder).
     static func decodeBodies(_ bytes: [UInt8]) {
-        let request = Request(id: "fuzz", method: "POST", path: "/", headers: ["content-type": "application/json"], body: bytes)
+        let request = Request(
+            id: "fuzz", method: "POST", path: "/", headers: ["content-type": "application/json"], body: bytes)
         _ = try? request.decode(CreateAccountRequest.self)
         _ = try? request.decode(CreateSessionRequest.self)
         _ = try? request.decode(StartEnrollmentRequest.self)

@@ -101,7 +101,10 @@ package struct AuditEvent: Sendable, Equatable {
     package var detail: String?
 
     /// An event; `detail` must never hold a secret.
-    package init(kind: AuditEventKind, outcome: AuditOutcome, userID: String? = nil, ip: String? = nil, userAgent: String? = nil, detail: String? = nil) {
+    package init(
+        kind: AuditEventKind, outcome: AuditOutcome, userID: String? = nil, ip: String? = nil, userAgent: String? = nil,
+        detail: String? = nil
+    ) {
         self.kind = kind
         self.outcome = outcome
         self.userID = userID

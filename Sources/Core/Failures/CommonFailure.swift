@@ -24,5 +24,7 @@ package enum CommonFailure: Error, Equatable {
     case sessionExpired
 
     /// One invalid field.
-    package static func invalid(_ name: String, _ reason: String) -> CommonFailure { .invalidFields([FieldProblem(name: name, reason: reason)]) }
+    package static func invalid(_ name: String, _ reason: String) -> CommonFailure {
+        .invalidFields([FieldProblem(name: name, reason: reason)])
+    }
 }

@@ -6,7 +6,8 @@ package enum Base32 {
     /// Encodes without `=` padding.
     package static func encode(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
-        var buffer: UInt32 = 0, bits = 0
+        var buffer: UInt32 = 0
+        var bits = 0
         for byte in bytes {
             buffer = (buffer << 8) | UInt32(byte)
             bits += 8
@@ -22,7 +23,8 @@ package enum Base32 {
     /// Decodes; nil when a character is outside the alphabet.
     package static func decode(_ text: String) -> [UInt8]? {
         var out: [UInt8] = []
-        var buffer: UInt32 = 0, bits = 0
+        var buffer: UInt32 = 0
+        var bits = 0
         for c in text.uppercased().utf8 where c != 0x20 && c != 0x3d {
             guard let value = alphabet.firstIndex(of: c) else { return nil }
             buffer = (buffer << 5) | UInt32(value)

@@ -8,9 +8,12 @@ package enum DeviceName {
     /// Browsers and programs, most specific first: (marker in the user agent, name).
     static let programs: [(String, String)] = [
         ("trifactor CLI", "trifactor command line"), ("TrifactorKit", "Trifactor app"),
-        ("Edg/", "Edge"), ("EdgA/", "Edge"), ("EdgiOS/", "Edge"), ("OPR/", "Opera"), ("SamsungBrowser/", "Samsung Internet"),
-        ("Firefox/", "Firefox"), ("FxiOS/", "Firefox"), ("CriOS/", "Chrome"), ("Chromium/", "Chromium"), ("HeadlessChrome/", "Chrome"),
-        ("Chrome/", "Chrome"), ("Safari/", "Safari"), ("curl/", "curl"), ("python-requests/", "Python script"), ("okhttp/", "Android app"),
+        ("Edg/", "Edge"), ("EdgA/", "Edge"), ("EdgiOS/", "Edge"), ("OPR/", "Opera"),
+        ("SamsungBrowser/", "Samsung Internet"),
+        ("Firefox/", "Firefox"), ("FxiOS/", "Firefox"), ("CriOS/", "Chrome"), ("Chromium/", "Chromium"),
+        ("HeadlessChrome/", "Chrome"),
+        ("Chrome/", "Chrome"), ("Safari/", "Safari"), ("curl/", "curl"), ("python-requests/", "Python script"),
+        ("okhttp/", "Android app"),
     ]
 
     /// Systems, most specific first.
@@ -25,9 +28,9 @@ package enum DeviceName {
         let program = programs.first { agent.contains($0.0) }?.1
         let system = systems.first { agent.contains($0.0) }?.1
         switch (program, system) {
-        case let (program?, system?): return "\(program) on \(system)"
-        case let (program?, nil): return program
-        case let (nil, system?): return "Browser on \(system)"
+        case (let program?, let system?): return "\(program) on \(system)"
+        case (let program?, nil): return program
+        case (nil, let system?): return "Browser on \(system)"
         case (nil, nil): return "Unknown browser"
         }
     }

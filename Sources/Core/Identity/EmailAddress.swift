@@ -18,16 +18,20 @@ package struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
         let local = String(parts[0])
         let domain = String(parts[1]).lowercased()
         guard (1...64).contains(local.utf8.count),
-              local.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7f && !"()<>[]\\,;:\"".unicodeScalars.contains($0) }),
-              !local.hasPrefix("."), !local.hasSuffix("."), !local.contains("..")
+            local.unicodeScalars.allSatisfy({
+                $0.value > 0x20 && $0.value != 0x7f && !"()<>[]\\,;:\"".unicodeScalars.contains($0)
+            }),
+            !local.hasPrefix("."), !local.hasSuffix("."), !local.contains("..")
         else { return nil }
         let labels = domain.split(separator: ".", omittingEmptySubsequences: false)
         guard labels.count >= 2, domain.utf8.count <= 253,
-              labels.allSatisfy({ label in
-                  (1...63).contains(label.count) && !label.hasPrefix("-") && !label.hasSuffix("-")
-                      && label.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" }
-              }),
-              let tld = labels.last, !tld.allSatisfy(\.isNumber)
+            labels.allSatisfy({ label in
+                (1...63).contains(label.count) && !label.hasPrefix("-") && !label.hasSuffix("-")
+                    && label.unicodeScalars.allSatisfy {
+                        $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-"
+                    }
+            }),
+            let tld = labels.last, !tld.allSatisfy(\.isNumber)
         else { return nil }
         value = local + "@" + domain
     }
@@ -37,4 +41,3 @@ package struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
 
     package var description: String { value }
 }
-

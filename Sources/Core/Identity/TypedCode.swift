@@ -13,14 +13,18 @@ package enum TypedCode {
     /// (any kind) or dashes and hyphens (Unicode `Pd`).
     package static func normalize(_ raw: String) -> String {
         let folded = raw.precomposedStringWithCompatibilityMapping
-        return String(String.UnicodeScalarView(folded.unicodeScalars.compactMap { scalar -> UnicodeScalar? in
-            let properties = scalar.properties
-            if properties.isWhitespace || properties.generalCategory == .dashPunctuation { return nil }
-            if properties.generalCategory == .decimalNumber, let value = properties.numericValue, (0...9).contains(value) {
-                return UnicodeScalar(UInt8(ascii: "0") + UInt8(value))
-            }
-            return scalar
-        }))
+        return String(
+            String.UnicodeScalarView(
+                folded.unicodeScalars.compactMap { scalar -> UnicodeScalar? in
+                    let properties = scalar.properties
+                    if properties.isWhitespace || properties.generalCategory == .dashPunctuation { return nil }
+                    if properties.generalCategory == .decimalNumber, let value = properties.numericValue,
+                        (0...9).contains(value)
+                    {
+                        return UnicodeScalar(UInt8(ascii: "0") + UInt8(value))
+                    }
+                    return scalar
+                }))
     }
 
     /// The normalised code when it is exactly `count` ASCII digits; nil for

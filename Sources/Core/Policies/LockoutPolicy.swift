@@ -21,7 +21,9 @@ package struct LockoutPolicy: Sendable, Equatable {
     package var ceiling: Int?
 
     /// Defaults: the 5th failure locks for 5 s, doubling per failure, at most 15 minutes.
-    package init(freeAttempts: Int = 5, baseDelay: TimeInterval = 5, maximumDelay: TimeInterval = 900, ceiling: Int? = nil) {
+    package init(
+        freeAttempts: Int = 5, baseDelay: TimeInterval = 5, maximumDelay: TimeInterval = 900, ceiling: Int? = nil
+    ) {
         self.freeAttempts = freeAttempts
         self.baseDelay = baseDelay
         self.maximumDelay = maximumDelay

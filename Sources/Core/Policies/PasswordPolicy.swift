@@ -22,8 +22,10 @@ package struct PasswordPolicy: Sendable {
     /// A policy with the given blocklist (compared case-insensitively), and a
     /// dictionary of words and breached passwords that also says whether a
     /// password is one in disguise (the server's is cracklib's).
-    package init(minimumLength: Int = 8, maximumLength: Int = 256, blocklist: some Sequence<String>,
-                dictionary: (@Sendable (String) -> Bool)? = nil) {
+    package init(
+        minimumLength: Int = 8, maximumLength: Int = 256, blocklist: some Sequence<String>,
+        dictionary: (@Sendable (String) -> Bool)? = nil
+    ) {
         self.minimumLength = minimumLength
         self.maximumLength = maximumLength
         self.blocklist = Set(blocklist.map { $0.lowercased() })

@@ -14,7 +14,8 @@ package import Foundation
 package struct VerifyWorkflow: Sendable, Equatable {
     /// Where a request stands. The raw values are stored.
     package enum Status: String, Sendable, Equatable {
-        case inProgress = "in_progress", completed, failed, expired, cancelled
+        case inProgress = "in_progress"
+        case completed, failed, expired, cancelled
     }
 
     /// What the caller must do after an event.
@@ -60,7 +61,10 @@ package struct VerifyWorkflow: Sendable, Equatable {
     package private(set) var wrongCodes: Int
 
     /// A stored request, as loaded.
-    package init(stepCount: Int, channelTimeout: TimeInterval, createdAt: Date, status: Status, currentStep: Int, stepFiredAt: Date, wrongCodes: Int) {
+    package init(
+        stepCount: Int, channelTimeout: TimeInterval, createdAt: Date, status: Status, currentStep: Int,
+        stepFiredAt: Date, wrongCodes: Int
+    ) {
         self.stepCount = stepCount
         self.channelTimeout = channelTimeout
         self.createdAt = createdAt
@@ -73,8 +77,9 @@ package struct VerifyWorkflow: Sendable, Equatable {
     /// A new request with `stepCount` steps (1–3), firing step 0 at `now`.
     package static func start(stepCount: Int, channelTimeout: TimeInterval, now: Date) -> (VerifyWorkflow, [Action]) {
         precondition((1...3).contains(stepCount), "a workflow has 1 to 3 steps")
-        let w = VerifyWorkflow(stepCount: stepCount, channelTimeout: channelTimeout, createdAt: now, status: .inProgress,
-                               currentStep: 0, stepFiredAt: now, wrongCodes: 0)
+        let w = VerifyWorkflow(
+            stepCount: stepCount, channelTimeout: channelTimeout, createdAt: now, status: .inProgress,
+            currentStep: 0, stepFiredAt: now, wrongCodes: 0)
         return (w, [.fire(step: 0)])
     }
 

@@ -11,9 +11,12 @@ package enum ClientKey {
         guard address.contains(":"), inet_pton(AF_INET6, address, &v6) == 1 else { return address }
         let bytes = withUnsafeBytes(of: &v6) { Array($0.prefix(8)) }
         // An IPv4-mapped address (::ffff:a.b.c.d) is that IPv4 client.
-        if let dot = address.lastIndex(of: ":"), address.lowercased().hasPrefix("::ffff:"), address[address.index(after: dot)...].contains(".") {
+        if let dot = address.lastIndex(of: ":"), address.lowercased().hasPrefix("::ffff:"),
+            address[address.index(after: dot)...].contains(".")
+        {
             return String(address[address.index(after: dot)...])
         }
-        return stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }.joined(separator: ":") + "::/64"
+        return stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+            .joined(separator: ":") + "::/64"
     }
 }

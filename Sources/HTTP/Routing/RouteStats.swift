@@ -32,18 +32,23 @@ final class RouteStats: Sendable {
     /// Writes both families for `all` routes (those with requests).
     static func render(_ all: [RouteStats], into text: inout String) {
         let seen = all.map { ($0, $0.snapshot) }.filter { !$0.1.latency.isEmpty }
-        text += "# HELP trifactor_http_requests_total HTTP requests answered, by route pattern, method and status (0: the client went away first).\n"
+        text +=
+            "# HELP trifactor_http_requests_total HTTP requests answered, by route pattern, method and status (0: the client went away first).\n"
         text += "# TYPE trifactor_http_requests_total counter\n"
         for (stats, c) in seen {
             for (status, n) in c.statuses.sorted(by: { $0.key < $1.key }) {
-                text += "trifactor_http_requests_total\(Metrics.labelText(["route", "method", "status"], [stats.route, stats.method, String(status)])) \(n)\n"
+                text +=
+                    "trifactor_http_requests_total\(Metrics.labelText(["route", "method", "status"], [stats.route, stats.method, String(status)])) \(n)\n"
             }
         }
-        text += "# HELP trifactor_http_request_duration_seconds Time from the request's head to its answer, by route pattern and method.\n"
+        text +=
+            "# HELP trifactor_http_request_duration_seconds Time from the request's head to its answer, by route pattern and method.\n"
         text += "# TYPE trifactor_http_request_duration_seconds histogram\n"
         for (stats, c) in seen {
-            Histogram.write("trifactor_http_request_duration_seconds", labels: ["route", "method"], values: [stats.route, stats.method],
-                            series: c.latency, buckets: Histogram.latencyBuckets, into: &text)
+            Histogram.write(
+                "trifactor_http_request_duration_seconds", labels: ["route", "method"],
+                values: [stats.route, stats.method],
+                series: c.latency, buckets: Histogram.latencyBuckets, into: &text)
         }
     }
 }

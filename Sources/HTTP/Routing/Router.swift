@@ -1,3 +1,5 @@
+import Foundation
+
 /// Maps method and path to a handler. Patterns are literal segments and
 /// `:name` captures (`/v1/users/:id`). A path that matches some route but not
 /// the method answers 405 with `Allow`; no match answers 404.
@@ -47,17 +49,27 @@ package struct Router: Sendable {
     package init() {}
 
     /// Adds a route; its handler runs on the database executor unless said otherwise.
-    package mutating func add(_ method: String, _ pattern: String, execution: Execution = .database, _ handler: @escaping Handler) {
-        append(Route(method: method, pattern: pattern, segments: pattern.split(separator: "/"), execution: execution, fast: nil, handler: handler,
-                           stats: RouteStats(route: pattern, method: method)))
+    package mutating func add(
+        _ method: String, _ pattern: String, execution: Execution = .database, _ handler: @escaping Handler
+    ) {
+        append(
+            Route(
+                method: method, pattern: pattern, segments: pattern.split(separator: "/"), execution: execution,
+                fast: nil, handler: handler,
+                stats: RouteStats(route: pattern, method: method)))
     }
 
     /// Adds a route with a fast path: `fast` runs on the HTTP thread and
     /// answers from memory when it can; when it returns nil, `handler` runs
     /// on the database executor.
-    package mutating func add(_ method: String, _ pattern: String, fast: @escaping FastHandler, _ handler: @escaping Handler) {
-        append(Route(method: method, pattern: pattern, segments: pattern.split(separator: "/"), execution: .database, fast: fast, handler: handler,
-                           stats: RouteStats(route: pattern, method: method)))
+    package mutating func add(
+        _ method: String, _ pattern: String, fast: @escaping FastHandler, _ handler: @escaping Handler
+    ) {
+        append(
+            Route(
+                method: method, pattern: pattern, segments: pattern.split(separator: "/"), execution: .database,
+                fast: fast, handler: handler,
+                stats: RouteStats(route: pattern, method: method)))
     }
 
     /// Every route as registered (`GET`, `/v1/users/:id`), in order: what
@@ -103,5 +115,3 @@ package struct Router: Sendable {
         return params
     }
 }
-
-import Foundation

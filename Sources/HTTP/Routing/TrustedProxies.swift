@@ -56,7 +56,9 @@ package struct TrustedProxies: Sendable, Equatable {
     }
 
     /// The client's address and user agent for a request from `peer`.
-    package func client(peer: String, forwardedFor: String?, userAgent: String?, forwardedUserAgent: String?) -> (address: String, userAgent: String?) {
+    package func client(peer: String, forwardedFor: String?, userAgent: String?, forwardedUserAgent: String?) -> (
+        address: String, userAgent: String?
+    ) {
         guard trusts(peer) else { return (peer, userAgent) }
         var address = peer
         if let forwardedFor {
@@ -77,7 +79,9 @@ package struct TrustedProxies: Sendable, Equatable {
         var v6 = in6_addr()
         guard inet_pton(AF_INET6, text, &v6) == 1 else { return nil }
         let bytes = withUnsafeBytes(of: &v6) { Array($0) }
-        if bytes.prefix(10).allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF { return Array(bytes.suffix(4)) }
+        if bytes.prefix(10).allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+            return Array(bytes.suffix(4))
+        }
         return bytes
     }
 }

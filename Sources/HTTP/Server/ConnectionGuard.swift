@@ -1,7 +1,7 @@
 internal import CMicroHTTPDShim
 import Foundation
-import Logging
 import Glibc
+import Logging
 import Synchronization
 
 /// Deadlines libmicrohttpd cannot set, so that slow clients cannot hold
@@ -44,7 +44,10 @@ final class ConnectionGuard: Sendable {
 
     /// Stops the sweeping thread and waits for it (once).
     func stop() {
-        let first = stopping.withLock { s -> Bool in defer { s = true }; return !s }
+        let first = stopping.withLock { s -> Bool in
+            defer { s = true }
+            return !s
+        }
         if first {
             wake.signal()
             exited.wait()
@@ -53,8 +56,9 @@ final class ConnectionGuard: Sendable {
 
     /// A connection opened: its first request's head is due.
     func opened(_ connection: OpaquePointer) -> ConnectionRecord {
-        let record = ConnectionRecord(fd: trifactor_mhd_connection_fd(connection),
-                                      address: trifactor_mhd_client_address(connection).flatMap(SocketAddress.text(of:)))
+        let record = ConnectionRecord(
+            fd: trifactor_mhd_connection_fd(connection),
+            address: trifactor_mhd_client_address(connection).flatMap(SocketAddress.text(of:)))
         record.expect(.head, by: DispatchTime.now().uptimeNanoseconds + headerTimeout)
         records.withLock { $0[ObjectIdentifier(record)] = record }
         return record
@@ -92,7 +96,9 @@ final class ConnectionGuard: Sendable {
         records.withLock { _ in
             record.expect(.none, by: 0)
             if let response {
-                _ = response.withUnsafeBytes { Glibc.send(record.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                _ = response.withUnsafeBytes {
+                    Glibc.send(record.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                }
             }
             shutdown(record.fd, Int32(SHUT_RDWR))
         }
@@ -122,7 +128,11 @@ final class ConnectionGuard: Sendable {
 /// One connection's socket and what it owes by when. Kept alive by a
 /// retained pointer in libmicrohttpd's socket context.
 final class ConnectionRecord: Sendable {
-    enum Phase: UInt64 { case none = 0, head = 1, body = 2 }
+    enum Phase: UInt64 {
+        case none = 0
+        case head = 1
+        case body = 2
+    }
     let fd: Int32
     /// The peer's address as text, read once when the connection opened (not per request).
     let address: String?

@@ -57,11 +57,14 @@ package struct HTTPServerConfiguration: Sendable {
     /// database), a worker per core, 64 queued jobs, 64 KiB bodies, 1,024
     /// connections of which 64 per client address, 10 s for a head, 30 s for
     /// a body or of silence.
-    package init(host: String = "127.0.0.1", port: Int = 8080, httpThreads: Int = 4,
-                workerThreads: Int = ProcessInfo.processInfo.activeProcessorCount, workerQueueLimit: Int = 64,
-                databaseThreads: Int = 4, databaseQueueLimit: Int = 1024, longPollThreads: Int = 2,
-                maxBodyBytes: Int = 64 * 1024, connectionLimit: Int = 1024, connectionsPerIP: Int = 64, connectionTimeout: Int = 30,
-                headerTimeout: TimeInterval = 10, bodyTimeout: TimeInterval = 30) {
+    package init(
+        host: String = "127.0.0.1", port: Int = 8080, httpThreads: Int = 4,
+        workerThreads: Int = ProcessInfo.processInfo.activeProcessorCount, workerQueueLimit: Int = 64,
+        databaseThreads: Int = 4, databaseQueueLimit: Int = 1024, longPollThreads: Int = 2,
+        maxBodyBytes: Int = 64 * 1024, connectionLimit: Int = 1024, connectionsPerIP: Int = 64,
+        connectionTimeout: Int = 30,
+        headerTimeout: TimeInterval = 10, bodyTimeout: TimeInterval = 30
+    ) {
         self.host = host
         self.port = port
         self.httpThreads = httpThreads
@@ -103,8 +106,11 @@ package final class HTTPServer: Sendable {
 
     /// A server for `router`; call `start()` to listen.
     /// - Parameter now: the server's clock, for the `Date` header (the time devices sign with).
-    package init(configuration: HTTPServerConfiguration, router: Router, logger: Logger = .standardError, hub: LongPollHub = LongPollHub(),
-                now: @escaping @Sendable () -> Date = { Date() }) {
+    package init(
+        configuration: HTTPServerConfiguration, router: Router, logger: Logger = .standardError,
+        hub: LongPollHub = LongPollHub(),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         context = ServerContext(configuration: configuration, router: router, logger: logger, hub: hub, now: now)
         tls = TLSStrings(certificate: configuration.tlsCertificatePEM, key: configuration.tlsKeyPEM)
     }
@@ -117,7 +123,8 @@ package final class HTTPServer: Sendable {
         let cls = Unmanaged.passUnretained(context).toOpaque()
         let c = context.configuration
         guard let address = SocketAddress(literal: c.host, port: UInt16(clamping: c.port)) else {
-            throw HTTPServerError(description: "Cannot listen on \(c.host):\(c.port): the listen address is not an IPv4 or IPv6 literal.")
+            throw HTTPServerError(
+                description: "Cannot listen on \(c.host):\(c.port): the listen address is not an IPv4 or IPv6 literal.")
         }
         var result = TRIFACTOR_MHD_STARTED
         let handle: OpaquePointer? = address.withSockaddr { sockaddr in
@@ -133,11 +140,13 @@ package final class HTTPServer: Sendable {
             return trifactor_mhd_start(&options, &result)
         }
         guard let handle else {
-            let reason = switch (result, tls.certificate != nil) {
-            case (TRIFACTOR_MHD_NO_TLS, _): "this libmicrohttpd was built without TLS support"
-            case (_, true): "the HTTPS listener could not start (address in use, or the certificate or key is not valid PEM)"
-            case (_, false): "the HTTP listener could not start (address in use or not available)"
-            }
+            let reason =
+                switch (result, tls.certificate != nil) {
+                case (TRIFACTOR_MHD_NO_TLS, _): "this libmicrohttpd was built without TLS support"
+                case (_, true):
+                    "the HTTPS listener could not start (address in use, or the certificate or key is not valid PEM)"
+                case (_, false): "the HTTP listener could not start (address in use or not available)"
+                }
             throw HTTPServerError(description: "Cannot listen on \(c.host):\(c.port): \(reason).")
         }
         daemon.withLock { $0 = DaemonHandle(pointer: handle) }
@@ -163,7 +172,10 @@ package final class HTTPServer: Sendable {
 
     /// Jobs waiting for a worker, by pool (`hashing`: Argon2id; `database`).
     package var queuedJobs: [(pool: String, jobs: Int)] {
-        [("hashing", context.workers.queued), ("database", context.databaseWorkers.queued), ("long-poll", context.longPollWorkers.queued)]
+        [
+            ("hashing", context.workers.queued), ("database", context.databaseWorkers.queued),
+            ("long-poll", context.longPollWorkers.queued),
+        ]
     }
 
     /// Whether the calling thread is one of libmicrohttpd's (where no
@@ -176,8 +188,11 @@ package final class HTTPServer: Sendable {
     /// marked as an HTTP thread for that time (so the debug check against
     /// database work there holds); the call waits for the answer. For tests
     /// and tools; the server need not be listening.
-    package func respond(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = [],
-                        remoteAddress: String = "127.0.0.1", rawQuery: String = "") -> Response {
+    package func respond(
+        method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
+        body: [UInt8] = [],
+        remoteAddress: String = "127.0.0.1", rawQuery: String = ""
+    ) -> Response {
         let id = context.nextRequestID()
         let started = ContinuousClock.now
         context.inFlight.add(1, ordering: .releasing)
@@ -189,9 +204,12 @@ package final class HTTPServer: Sendable {
         let answer: Response
         if body.count > context.configuration.maxBodyBytes {
             let problem = HTTPProblem.payloadTooLarge(limit: context.configuration.maxBodyBytes)
-            answer = context.finish(Response.problem(problem.problem(requestID: id), headers: problem.headers), requestID: id)
+            answer = context.finish(
+                Response.problem(problem.problem(requestID: id), headers: problem.headers), requestID: id)
         } else {
-            var request = Request(id: id, method: method, path: path, query: query, headers: lowered, body: body, remoteAddress: remoteAddress)
+            var request = Request(
+                id: id, method: method, path: path, query: query, headers: lowered, body: body,
+                remoteAddress: remoteAddress)
             request.rawQuery = rawQuery
             let later = Later()
             let previous = trifactor_set_http_thread(1)
@@ -199,8 +217,9 @@ package final class HTTPServer: Sendable {
             _ = trifactor_set_http_thread(previous)
             answer = ready ?? later.wait()
         }
-        context.completed(id: id, method: method, path: path, status: answer.status, stats: answer.routeStats, started: started,
-                          traceParent: lowered["traceparent"], aborted: false)
+        context.completed(
+            id: id, method: method, path: path, status: answer.status, stats: answer.routeStats, started: started,
+            traceParent: lowered["traceparent"], aborted: false)
         return answer
     }
 
@@ -213,7 +232,13 @@ package final class HTTPServer: Sendable {
     /// every queued job (each resumes its connection), and only then stops
     /// libmicrohttpd, which must never be stopped with a suspended connection.
     package func stop(drainTimeout: TimeInterval = 30) {
-        guard let handle = daemon.withLock({ d -> DaemonHandle? in let h = d; d = nil; return h })?.pointer else { return }
+        guard
+            let handle = daemon.withLock({ d -> DaemonHandle? in
+                let h = d
+                d = nil
+                return h
+            })?.pointer
+        else { return }
         context.draining.store(true, ordering: .releasing)
         let listener = MHD_quiesce_daemon(handle)
         // Long polls end now with their timeout answer; they must not hold the drain.

@@ -91,13 +91,16 @@ package final class LongPollHub: Sendable {
         condition.unlock()
     }
 
-    func add(key: String, timeout: TimeInterval, request: Request, handler: @escaping Router.Handler, onTimeout: Response,
-             answer: @escaping @Sendable (Response) -> Void) {
+    func add(
+        key: String, timeout: TimeInterval, request: Request, handler: @escaping Router.Handler, onTimeout: Response,
+        answer: @escaping @Sendable (Response) -> Void
+    ) {
         let stopping = state.withLock { s -> Bool in
             guard !s.stopping else { return true }
             s.nextID += 1
-            s.waiters[s.nextID] = Waiter(id: s.nextID, key: key, deadline: Date().addingTimeInterval(max(0, timeout)), request: request,
-                                          handler: handler, onTimeout: onTimeout, answer: answer)
+            s.waiters[s.nextID] = Waiter(
+                id: s.nextID, key: key, deadline: Date().addingTimeInterval(max(0, timeout)), request: request,
+                handler: handler, onTimeout: onTimeout, answer: answer)
             return false
         }
         if stopping { answer(onTimeout) }
@@ -147,7 +150,9 @@ package final class LongPollHub: Sendable {
         let thread = Thread { [self] in
             while !state.withLock({ $0.stopping }) {
                 // Sleep until the nearest deadline or a notification; never on a fixed beat.
-                let next = state.withLock { s in s.woken.isEmpty && !s.wakeAll ? s.waiters.values.map(\.deadline).min() : Date() }
+                let next = state.withLock { s in
+                    s.woken.isEmpty && !s.wakeAll ? s.waiters.values.map(\.deadline).min() : Date()
+                }
                 condition.lock()
                 _ = condition.wait(until: next ?? Date().addingTimeInterval(60))
                 condition.unlock()

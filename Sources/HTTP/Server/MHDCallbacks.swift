@@ -10,8 +10,11 @@ import Synchronization
 
 /// Called when a connection opens and when it closes: registers it with the
 /// guard that enforces the head and body deadlines.
-func mhdNotifyConnection(cls: UnsafeMutableRawPointer?, connection: OpaquePointer?, socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
-                         code: MHD_ConnectionNotificationCode) {
+func mhdNotifyConnection(
+    cls: UnsafeMutableRawPointer?, connection: OpaquePointer?,
+    socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    code: MHD_ConnectionNotificationCode
+) {
     guard let cls, let connection, let socketContext else { return }
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     if code == .CONNECTION_NOTIFY_STARTED {
@@ -27,15 +30,20 @@ func mhdNotifyConnection(cls: UnsafeMutableRawPointer?, connection: OpaquePointe
 /// request's state, and refuses a target that is too large at once (the
 /// arguments of a large one can exhaust the connection's memory pool, after
 /// which libmicrohttpd never answers).
-func mhdURILog(cls: UnsafeMutableRawPointer?, uri: UnsafePointer<CChar>?, connection: OpaquePointer?) -> UnsafeMutableRawPointer? {
+func mhdURILog(cls: UnsafeMutableRawPointer?, uri: UnsafePointer<CChar>?, connection: OpaquePointer?)
+    -> UnsafeMutableRawPointer?
+{
     guard let cls else { return nil }
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     let length = uri.map { strlen($0) } ?? 0
-    let state = RequestState(id: context.nextRequestID(), rawTargetEnd: uri.map { UInt(bitPattern: $0) + UInt(length) } ?? 0)
+    let state = RequestState(
+        id: context.nextRequestID(), rawTargetEnd: uri.map { UInt(bitPattern: $0) + UInt(length) } ?? 0)
     context.inFlight.add(1, ordering: .releasing)
     if let uri, let mark = strchr(uri, Int32(UInt8(ascii: "?"))) {
         // Within the target's limit (a longer target is refused below): what signatures over the URL cover.
-        let query = String(decoding: UnsafeRawBufferPointer(start: mark + 1, count: min(strlen(mark + 1), RequestHead.maximumTargetBytes)), as: UTF8.self)
+        let query = String(
+            decoding: UnsafeRawBufferPointer(
+                start: mark + 1, count: min(strlen(mark + 1), RequestHead.maximumTargetBytes)), as: UTF8.self)
         state.state.withLock { $0.rawQuery = query }
     }
     if let uri, let problem = RequestHead.checkTarget(UnsafeRawBufferPointer(start: uri, count: length)) {
@@ -51,7 +59,8 @@ func mhdURILog(cls: UnsafeMutableRawPointer?, uri: UnsafePointer<CChar>?, connec
             }
         }
         if problem.status == 414, let connection {
-            context.connections.refuse(record(connection), response: context.configuration.usesTLS ? nil : serialized(response))
+            context.connections.refuse(
+                record(connection), response: context.configuration.usesTLS ? nil : serialized(response))
         }
     }
     return Unmanaged.passRetained(state).toOpaque()
@@ -63,11 +72,14 @@ func mhdURILog(cls: UnsafeMutableRawPointer?, uri: UnsafePointer<CChar>?, connec
 /// complete (we answer), and once more after a worker resumed a suspended
 /// connection.
 func mhdAccessHandler(
-    cls: UnsafeMutableRawPointer?, connection: OpaquePointer?, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
+    cls: UnsafeMutableRawPointer?, connection: OpaquePointer?, url: UnsafePointer<CChar>?,
+    method: UnsafePointer<CChar>?,
     version: UnsafePointer<CChar>?, uploadData: UnsafePointer<CChar>?, uploadDataSize: UnsafeMutablePointer<Int>?,
     conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
 ) -> MHD_Result {
-    guard let cls, let connection, let conCls, let uploadDataSize, let raw = conCls.pointee else { return MHD_Result.NO }
+    guard let cls, let connection, let conCls, let uploadDataSize, let raw = conCls.pointee else {
+        return MHD_Result.NO
+    }
     _ = trifactor_set_http_thread(1)
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     let state = Unmanaged<RequestState>.fromOpaque(raw).takeUnretainedValue()
@@ -87,13 +99,17 @@ func mhdAccessHandler(
         // The version follows the raw target at once, unless a NUL byte cut the target short.
         let cutAtNUL = !versionText.isEmpty && version.map { UInt(bitPattern: $0) } != state.rawTargetEnd + 1
         if let problem = first.problem ?? (cutAtNUL ? .malformedRequest("The request target contains NUL.") : nil)
-            ?? RequestHead.checkFields(fields, version: versionText) {
+            ?? RequestHead.checkFields(fields, version: versionText)
+        {
             // Answered before a byte of the body is read; the connection closes after it.
             state.state.withLock { $0.dispatched = true }
             return queue(problemResponse(problem, context: context, state: state), on: connection, state: state)
         }
-        if let length = fields.first(where: { ASCII.equalsIgnoringCase($0.name, "content-length") }).flatMap({ Int($0.value.trimmingCharacters(in: .whitespaces)) }),
-           length > context.configuration.maxBodyBytes {
+        if let length = fields.first(where: { ASCII.equalsIgnoringCase($0.name, "content-length") }).flatMap({
+            Int($0.value.trimmingCharacters(in: .whitespaces))
+        }),
+            length > context.configuration.maxBodyBytes
+        {
             // Refuse before reading a byte of it; libmicrohttpd then closes the connection.
             state.state.withLock { $0.dispatched = true }
             return queue(tooLarge(context: context, state: state), on: connection, state: state)
@@ -114,7 +130,9 @@ func mhdAccessHandler(
                 return s.discarded <= max(1 << 20, 4 * limit)
             }
             if let uploadData {
-                uploadData.withMemoryRebound(to: UInt8.self, capacity: size) { s.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: size)) }
+                uploadData.withMemoryRebound(to: UInt8.self, capacity: size) {
+                    s.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: size))
+                }
             }
             return true
         }
@@ -123,8 +141,11 @@ func mhdAccessHandler(
     }
 
     // The body is complete, or a worker has resumed us.
-    let step = state.state.withLock { s -> (ready: Response?, dispatched: Bool, body: [UInt8], tooLarge: Bool, method: String, path: String,
-                                            headers: [(name: String, value: String)], rawQuery: String) in
+    let step = state.state.withLock {
+        s -> (
+            ready: Response?, dispatched: Bool, body: [UInt8], tooLarge: Bool, method: String, path: String,
+            headers: [(name: String, value: String)], rawQuery: String
+        ) in
         let r = (s.response, s.dispatched, s.body, s.discarded > 0, s.method, s.path, s.headers, s.rawQuery)
         s.dispatched = true
         return r
@@ -136,8 +157,9 @@ func mhdAccessHandler(
 
     var headers: [String: String] = [:]
     for field in step.headers { headers[ASCII.lowercased(field.name)] = field.value }
-    var request = Request(id: state.id, method: step.method, path: step.path, query: values(connection, .GET_ARGUMENT_KIND),
-                          headers: headers, body: step.body, remoteAddress: clientAddress(connection))
+    var request = Request(
+        id: state.id, method: step.method, path: step.path, query: values(connection, .GET_ARGUMENT_KIND),
+        headers: headers, body: step.body, remoteAddress: clientAddress(connection))
     request.rawQuery = step.rawQuery
     let handle = ConnectionHandle(pointer: connection)
     let ready = context.dispatch(request, suspend: { MHD_suspend_connection(connection) }) { finished in
@@ -165,21 +187,28 @@ func mhdCompletedHandler(
     let state = Unmanaged<RequestState>.fromOpaque(raw).takeRetainedValue()
     conCls.pointee = nil
     let (status, stats, method, path, traceHeader) = state.state.withLock { s in
-        (s.status, s.routeStats, s.method, s.path, s.headers.first { ASCII.equalsIgnoringCase($0.name, "traceparent") }?.value)
+        (
+            s.status, s.routeStats, s.method, s.path,
+            s.headers.first { ASCII.equalsIgnoringCase($0.name, "traceparent") }?.value
+        )
     }
     if let connection { context.connections.answered(record(connection)) }
-    context.completed(id: state.id, method: method, path: path, status: status, stats: stats, started: state.started, traceParent: traceHeader,
-                      aborted: termination != .REQUEST_TERMINATED_COMPLETED_OK)
+    context.completed(
+        id: state.id, method: method, path: path, status: status, stats: stats, started: state.started,
+        traceParent: traceHeader,
+        aborted: termination != .REQUEST_TERMINATED_COMPLETED_OK)
     context.inFlight.subtract(1, ordering: .releasing)
 }
 
 private func tooLarge(context: ServerContext, state: RequestState) -> Response {
     let problem = HTTPProblem.payloadTooLarge(limit: context.configuration.maxBodyBytes)
-    return context.finish(Response.problem(problem.problem(requestID: state.id), headers: [("Connection", "close")]), requestID: state.id)
+    return context.finish(
+        Response.problem(problem.problem(requestID: state.id), headers: [("Connection", "close")]), requestID: state.id)
 }
 
 private func problemResponse(_ problem: HTTPProblem, context: ServerContext, state: RequestState) -> Response {
-    context.finish(Response.problem(problem.problem(requestID: state.id), headers: problem.headers), requestID: state.id)
+    context.finish(
+        Response.problem(problem.problem(requestID: state.id), headers: problem.headers), requestID: state.id)
 }
 
 private func queue(_ response: Response, on connection: OpaquePointer, state: RequestState) -> MHD_Result {
@@ -189,7 +218,8 @@ private func queue(_ response: Response, on connection: OpaquePointer, state: Re
     }
     // For HEAD libmicrohttpd sends the headers only, with the body's real length.
     let handle = response.body.withUnsafeBytes { buffer in
-        MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
+        MHD_create_response_from_buffer(
+            buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
     }
     guard let handle else { return MHD_Result.NO }
     defer { MHD_destroy_response(handle) }
@@ -204,7 +234,9 @@ private final class ValueCollector {
     var fields: [(name: String, value: String)] = []
 }
 
-private func collect(cls: UnsafeMutableRawPointer?, kind: MHD_ValueKind, key: UnsafePointer<CChar>?, value: UnsafePointer<CChar>?) -> MHD_Result {
+private func collect(
+    cls: UnsafeMutableRawPointer?, kind: MHD_ValueKind, key: UnsafePointer<CChar>?, value: UnsafePointer<CChar>?
+) -> MHD_Result {
     guard let cls, let key else { return MHD_Result.YES }
     let collector = Unmanaged<ValueCollector>.fromOpaque(cls).takeUnretainedValue()
     collector.fields.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
@@ -221,7 +253,9 @@ private func fields(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [(nam
 }
 
 /// The header fields in the order received.
-private func headerFields(_ connection: OpaquePointer) -> [(name: String, value: String)] { fields(connection, .HEADER_KIND) }
+private func headerFields(_ connection: OpaquePointer) -> [(name: String, value: String)] {
+    fields(connection, .HEADER_KIND)
+}
 
 /// Query arguments (the last of a repeated name wins).
 private func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [String: String] {
@@ -245,5 +279,6 @@ private func serialized(_ response: Response) -> [UInt8] {
 }
 
 private func clientAddress(_ connection: OpaquePointer) -> String {
-    record(connection)?.address ?? trifactor_mhd_client_address(connection).flatMap(SocketAddress.text(of:)) ?? "unknown"
+    record(connection)?.address ?? trifactor_mhd_client_address(connection).flatMap(SocketAddress.text(of:))
+        ?? "unknown"
 }

@@ -29,17 +29,25 @@ final class ServerContext: Sendable {
     private let counter = Atomic<UInt64>(0)
     private let prefix: String
 
-    init(configuration: HTTPServerConfiguration, router: Router, logger: Logger, hub: LongPollHub, now: @escaping @Sendable () -> Date) {
+    init(
+        configuration: HTTPServerConfiguration, router: Router, logger: Logger, hub: LongPollHub,
+        now: @escaping @Sendable () -> Date
+    ) {
         date = DateHeader(now: now)
         self.hub = hub
         self.configuration = configuration
         self.router = router
         self.logger = logger
-        connections = ConnectionGuard(headerTimeout: configuration.headerTimeout, bodyTimeout: configuration.bodyTimeout, logger: logger)
-        workers = WorkerPool(name: "hashing", threads: max(1, configuration.workerThreads), capacity: max(1, configuration.workerQueueLimit), niceness: 5)
-        databaseWorkers = WorkerPool(name: "database", threads: max(1, configuration.databaseThreads),
-                                     capacity: max(1, configuration.databaseQueueLimit), niceness: 0)
-        longPollWorkers = WorkerPool(name: "long-poll", threads: max(1, configuration.longPollThreads), capacity: 4096, niceness: 0)
+        connections = ConnectionGuard(
+            headerTimeout: configuration.headerTimeout, bodyTimeout: configuration.bodyTimeout, logger: logger)
+        workers = WorkerPool(
+            name: "hashing", threads: max(1, configuration.workerThreads),
+            capacity: max(1, configuration.workerQueueLimit), niceness: 5)
+        databaseWorkers = WorkerPool(
+            name: "database", threads: max(1, configuration.databaseThreads),
+            capacity: max(1, configuration.databaseQueueLimit), niceness: 0)
+        longPollWorkers = WorkerPool(
+            name: "long-poll", threads: max(1, configuration.longPollThreads), capacity: 4096, niceness: 0)
         let pool = longPollWorkers
         hub.attach { pool.submit($0) }
         let stats = router.stats
@@ -54,13 +62,17 @@ final class ServerContext: Sendable {
     }
 
     /// Logs an ended request (with the caller's trace, when it sent one) and counts it.
-    func completed(id: String, method: String, path: String, status: Int, stats: RouteStats?, started: ContinuousClock.Instant,
-                   traceParent: String?, aborted: Bool) {
+    func completed(
+        id: String, method: String, path: String, status: Int, stats: RouteStats?, started: ContinuousClock.Instant,
+        traceParent: String?, aborted: Bool
+    ) {
         let elapsed = ContinuousClock.now - started
         let millis = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         let trace = TraceParent.parse(traceParent)
-        logger.request(id: id, method: method, path: path, status: status, durationMillis: (millis * 1000).rounded() / 1000, aborted: aborted,
-                       trace: trace.map { ($0.traceID, $0.parentID) })
+        logger.request(
+            id: id, method: method, path: path, status: status, durationMillis: (millis * 1000).rounded() / 1000,
+            aborted: aborted,
+            trace: trace.map { ($0.traceID, $0.parentID) })
         observe(stats, method: method, path: path, status: status, seconds: millis / 1000)
     }
 
@@ -89,24 +101,35 @@ final class ServerContext: Sendable {
     /// and `deliver` later, from another thread, with the answer. Every
     /// answer has been through `finish`. One path for libmicrohttpd's
     /// connections and for in-process requests.
-    func dispatch(_ incoming: Request, suspend: () -> Void, deliver: @escaping @Sendable (Response) -> Void) -> Response? {
+    func dispatch(_ incoming: Request, suspend: () -> Void, deliver: @escaping @Sendable (Response) -> Void)
+        -> Response?
+    {
         var request = forwarded(incoming)
         switch router.match(method: request.method, path: request.path) {
         case .notFound:
-            return finish(Response.problem(HTTPProblem.notFound.problem(requestID: request.id), headers: HTTPProblem.notFound.headers), requestID: request.id,
-                          stats: router.unmatched)
+            return finish(
+                Response.problem(
+                    HTTPProblem.notFound.problem(requestID: request.id), headers: HTTPProblem.notFound.headers),
+                requestID: request.id,
+                stats: router.unmatched)
         case .methodNotAllowed(let allowed):
             let problem = HTTPProblem.methodNotAllowed(allowed: allowed)
-            return finish(Response.problem(problem.problem(requestID: request.id), headers: problem.headers), requestID: request.id, stats: router.unmatched)
+            return finish(
+                Response.problem(problem.problem(requestID: request.id), headers: problem.headers),
+                requestID: request.id, stats: router.unmatched)
         case .found(let route, let parameters):
             request.parameters = parameters
             let id = request.id
             let park: @Sendable (Deferral, Request) -> Void = { [self] deferral, request in
-                hub.add(key: deferral.key, timeout: deferral.timeout, request: request, handler: { [self] in respond($0, handler: route.handler) },
-                        onTimeout: deferral.onTimeout) { [self] response in deliver(finish(response, requestID: id, stats: route.stats)) }
+                hub.add(
+                    key: deferral.key, timeout: deferral.timeout, request: request,
+                    handler: { [self] in respond($0, handler: route.handler) },
+                    onTimeout: deferral.onTimeout
+                ) { [self] response in deliver(finish(response, requestID: id, stats: route.stats)) }
             }
             if route.execution == .inline || route.fast != nil {
-                let answer = route.fast.map { fast in respondFast(request, fast) } ?? respond(request, handler: route.handler)
+                let answer =
+                    route.fast.map { fast in respondFast(request, fast) } ?? respond(request, handler: route.handler)
                 if let answer, answer.deferral == nil { return finish(answer, requestID: id, stats: route.stats) }
                 // Suspend before anything can resume us: a long poll parks, a missed fast path goes on to its executor.
                 suspend()
@@ -126,8 +149,12 @@ final class ServerContext: Sendable {
                 }
             }
             if !accepted {
-                deliver(finish(Response.problem(HTTPProblem.overloaded.problem(requestID: id), headers: HTTPProblem.overloaded.headers), requestID: id,
-                               stats: route.stats))
+                deliver(
+                    finish(
+                        Response.problem(
+                            HTTPProblem.overloaded.problem(requestID: id), headers: HTTPProblem.overloaded.headers),
+                        requestID: id,
+                        stats: route.stats))
             }
             return nil
         }
@@ -141,22 +168,30 @@ final class ServerContext: Sendable {
         var headers = request.headers
         headers["x-forwarded-for"] = nil
         headers["x-forwarded-user-agent"] = nil
-        if let brand = headers["x-trifactor-brand"], !configuration.brands.contains(brand.trimmingCharacters(in: .whitespaces)) {
+        if let brand = headers["x-trifactor-brand"],
+            !configuration.brands.contains(brand.trimmingCharacters(in: .whitespaces))
+        {
             headers["x-trifactor-brand"] = nil
         }
         guard proxies.trusts(request.remoteAddress) else {
             headers["x-trifactor-brand"] = nil
             if headers.count == request.headers.count { return request }
-            var stripped = Request(id: request.id, method: request.method, path: request.path, query: request.query, headers: headers, body: request.body,
-                                   remoteAddress: request.remoteAddress)
+            var stripped = Request(
+                id: request.id, method: request.method, path: request.path, query: request.query, headers: headers,
+                body: request.body,
+                remoteAddress: request.remoteAddress)
             stripped.rawQuery = request.rawQuery
             return stripped
         }
-        let client = proxies.client(peer: request.remoteAddress, forwardedFor: request.header("x-forwarded-for"), userAgent: request.header("user-agent"),
-                                    forwardedUserAgent: request.header("x-forwarded-user-agent"))
+        let client = proxies.client(
+            peer: request.remoteAddress, forwardedFor: request.header("x-forwarded-for"),
+            userAgent: request.header("user-agent"),
+            forwardedUserAgent: request.header("x-forwarded-user-agent"))
         headers["user-agent"] = client.userAgent
-        var forwarded = Request(id: request.id, method: request.method, path: request.path, query: request.query, headers: headers, body: request.body,
-                                remoteAddress: client.address)
+        var forwarded = Request(
+            id: request.id, method: request.method, path: request.path, query: request.query, headers: headers,
+            body: request.body,
+            remoteAddress: client.address)
         forwarded.rawQuery = request.rawQuery
         return forwarded
     }
@@ -185,14 +220,18 @@ final class ServerContext: Sendable {
         } catch let error as any HTTPResponseError {
             return Response.problem(error.problem(requestID: request.id), headers: error.headers)
         } catch {
-            logger.log(.error, "unhandled_error", ["request_id": .string(request.id), "error": .string(String(reflecting: error))])
+            logger.log(
+                .error, "unhandled_error",
+                ["request_id": .string(request.id), "error": .string(String(reflecting: error))])
             return Response.problem(HTTPProblem.internalError.problem(requestID: request.id))
         }
     }
 
     /// `response`, or 500 internal_error (logged with its cause) when its body could not be encoded.
     func checked(_ response: Response, _ request: Request) -> Response {
-        guard let failure = response.encodingFailure ?? response.deferral?.onTimeout.encodingFailure else { return response }
+        guard let failure = response.encodingFailure ?? response.deferral?.onTimeout.encodingFailure else {
+            return response
+        }
         logger.log(.error, "unhandled_error", ["request_id": .string(request.id), "error": .string(failure)])
         return Response.problem(HTTPProblem.internalError.problem(requestID: request.id))
     }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An IPv4 or IPv6 socket address: parsed from a literal to bind, and
@@ -10,7 +10,8 @@ struct SocketAddress {
     /// The address of `literal` (an IPv4 or IPv6 literal, no name lookup) and `port`.
     /// Returns nil for anything else.
     init?(literal: String, port: UInt16) {
-        var v4 = in_addr(), v6 = in6_addr()
+        var v4 = in_addr()
+        var v6 = in6_addr()
         if inet_pton(AF_INET, literal, &v4) == 1 {
             withUnsafeMutableBytes(of: &storage) { raw in
                 let address = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self)
@@ -47,7 +48,9 @@ struct SocketAddress {
             }
         case AF_INET6:
             formatted = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
-                withUnsafePointer(to: v6.pointee.sin6_addr) { inet_ntop(AF_INET6, $0, &buffer, socklen_t(buffer.count)) }
+                withUnsafePointer(to: v6.pointee.sin6_addr) {
+                    inet_ntop(AF_INET6, $0, &buffer, socklen_t(buffer.count))
+                }
             }
         default:
             return nil

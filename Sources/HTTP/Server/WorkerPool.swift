@@ -18,9 +18,10 @@ final class WorkerPool: @unchecked Sendable {
     private let name: String
 
     /// Seconds jobs waited in the queue before a worker took them, by pool.
-    static let waits = Metrics.shared.histogram("trifactor_worker_wait_seconds",
-                                                "Time a job waited for a worker: hashing is Argon2id, database is handlers using the store.",
-                                                labels: ["pool"])
+    static let waits = Metrics.shared.histogram(
+        "trifactor_worker_wait_seconds",
+        "Time a job waited for a worker: hashing is Argon2id, database is handlers using the store.",
+        labels: ["pool"])
 
     /// Starts `threads` workers whose nice value is raised by `niceness`
     /// (so they yield the CPU to the HTTP threads), with room for `capacity`

@@ -7,7 +7,9 @@ extension Request {
     ///   when it is not well-formed JSON, 422 naming the field when a field is
     ///   missing, of the wrong type, or a number that does not fit it.
     package func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        let contentType = header("content-type")?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let contentType = header("content-type")?.split(separator: ";").first.map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        }
         guard contentType == "application/json" else {
             throw HTTPProblem.unsupportedMediaType
         }
@@ -26,7 +28,8 @@ extension Request {
     private static func invalidParameters(_ error: DecodingError) -> [Problem.InvalidParameter] {
         func name(_ path: [any CodingKey], _ key: (any CodingKey)? = nil) -> String {
             let keys = path + (key.map { [$0] } ?? [])
-            return keys.isEmpty ? "body" : keys.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+            return keys.isEmpty
+                ? "body" : keys.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
         }
         switch error {
         case .keyNotFound(let key, let context):
@@ -57,11 +60,16 @@ extension Request {
     /// is not a plain integer is replaced by 0 in turn (8 at most) until the
     /// decoding error changes.
     private static func unfitNumber<T: Decodable>(in body: [UInt8], decoding type: T.Type) -> String? {
-        guard let root = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) else { return nil }
+        guard let root = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) else {
+            return nil
+        }
         var candidates: [[Any]] = []
         collectUnfitNumbers(root, path: [], into: &candidates)
         for path in candidates.prefix(8) {
-            guard let patched = try? JSONSerialization.data(withJSONObject: replacing(path, in: root, with: 0), options: [.fragmentsAllowed]) else { continue }
+            guard
+                let patched = try? JSONSerialization.data(
+                    withJSONObject: replacing(path, in: root, with: 0), options: [.fragmentsAllowed])
+            else { continue }
             do {
                 _ = try WireJSON.sharedDecoder.decode(T.self, from: patched)
             } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
@@ -76,14 +84,18 @@ extension Request {
     private static func collectUnfitNumbers(_ value: Any, path: [Any], into paths: inout [[Any]]) {
         switch value {
         case let object as [String: Any]:
-            for (key, inner) in object.sorted(by: { $0.key < $1.key }) { collectUnfitNumbers(inner, path: path + [key], into: &paths) }
+            for (key, inner) in object.sorted(by: { $0.key < $1.key }) {
+                collectUnfitNumbers(inner, path: path + [key], into: &paths)
+            }
         case let array as [Any]:
             for (index, inner) in array.enumerated() { collectUnfitNumbers(inner, path: path + [index], into: &paths) }
         case is Bool:
             break
         case let number as NSNumber:
             let integerTypes: Set<String> = ["c", "s", "i", "l", "q", "C", "S", "I", "L"]
-            if number is NSDecimalNumber || !integerTypes.contains(String(cString: number.objCType)) { paths.append(path) }
+            if number is NSDecimalNumber || !integerTypes.contains(String(cString: number.objCType)) {
+                paths.append(path)
+            }
         default:
             break
         }

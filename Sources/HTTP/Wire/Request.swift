@@ -24,7 +24,10 @@ package struct Request: Sendable {
     package var rawQuery = ""
 
     /// A request (the server builds these; tests may too).
-    package init(id: String, method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = [], remoteAddress: String = "127.0.0.1") {
+    package init(
+        id: String, method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
+        body: [UInt8] = [], remoteAddress: String = "127.0.0.1"
+    ) {
         self.id = id
         self.method = method
         self.path = path

@@ -23,7 +23,8 @@ package enum RequestHead {
         var arguments = 0
         var inQuery = false
         for (index, byte) in bytes.enumerated() {
-            let escapedNUL = byte == UInt8(ascii: "%") && index + 2 < bytes.count
+            let escapedNUL =
+                byte == UInt8(ascii: "%") && index + 2 < bytes.count
                 && bytes[index + 1] == UInt8(ascii: "0") && bytes[index + 2] == UInt8(ascii: "0")
             if byte == 0 || escapedNUL { return .malformedRequest("The request target contains NUL.") }
             if byte == UInt8(ascii: "?") && !inQuery {
@@ -66,13 +67,17 @@ package enum RequestHead {
                 codings += field.value.split(separator: ",").map { trimmed($0).lowercased() }.filter { !$0.isEmpty }
             }
         }
-        if version == "HTTP/1.1" && hosts != 1 { return .malformedRequest("An HTTP/1.1 request needs exactly one Host field.") }
+        if version == "HTTP/1.1" && hosts != 1 {
+            return .malformedRequest("An HTTP/1.1 request needs exactly one Host field.")
+        }
         if hosts > 1 { return .malformedRequest("A request has at most one Host field.") }
         if let first = lengths.first, lengths.contains(where: { $0.drop { $0 == "0" } != first.drop { $0 == "0" } }) {
             return .malformedRequest("Content-Length fields disagree.")
         }
         guard hasTransferEncoding else { return nil }
-        guard lengths.isEmpty else { return .malformedRequest("A request has Transfer-Encoding or Content-Length, not both.") }
+        guard lengths.isEmpty else {
+            return .malformedRequest("A request has Transfer-Encoding or Content-Length, not both.")
+        }
         guard version != "HTTP/1.0" else { return .malformedRequest("Transfer-Encoding needs HTTP/1.1.") }
         if codings == ["chunked"] { return nil }
         if codings.last == "chunked" { return .transferCodingNotImplemented }
@@ -82,7 +87,9 @@ package enum RequestHead {
     /// RFC 9110 tchar.
     private static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
         default: Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
         }
     }

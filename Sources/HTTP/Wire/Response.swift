@@ -27,7 +27,8 @@ package struct Response: Sendable {
     /// A JSON body.
     package static func json(_ value: some Encodable, status: Int = 200) -> Response {
         if let fast = value as? any FastJSONEncodable {
-            return Response(status: status, headers: [("Content-Type", "application/json")], body: Array(fast.fastJSON.utf8))
+            return Response(
+                status: status, headers: [("Content-Type", "application/json")], body: Array(fast.fastJSON.utf8))
         }
         do {
             let data = try WireJSON.sharedEncoder.encode(value)
@@ -49,9 +50,11 @@ package struct Response: Sendable {
         } else {
             // Strings and integers always encode; should that ever change, the
             // answer is still a well-formed problem, not an empty body.
-            body = Array(#"{"type":"about:blank","title":"Internal Server Error","status":500,"code":"internal_error"}"#.utf8)
+            body = Array(
+                #"{"type":"about:blank","title":"Internal Server Error","status":500,"code":"internal_error"}"#.utf8)
         }
-        return Response(status: problem.status, headers: [("Content-Type", "application/problem+json")] + headers, body: body)
+        return Response(
+            status: problem.status, headers: [("Content-Type", "application/problem+json")] + headers, body: body)
     }
 
     /// "Nothing yet": wait up to `timeout` seconds for `hub.notify(key)`,

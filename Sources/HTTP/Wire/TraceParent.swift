@@ -13,9 +13,10 @@ package struct TraceParent: Sendable, Equatable {
         guard let header else { return nil }
         let parts = header.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count >= 4, parts[0].count == 2, parts[0] != "ff", isHex(parts[0]),
-              parts[1].count == 32, isHex(parts[1]), parts[1].contains(where: { $0 != "0" }),
-              parts[2].count == 16, isHex(parts[2]), parts[2].contains(where: { $0 != "0" }),
-              parts[3].count == 2, isHex(parts[3]), parts[0] != "00" || parts.count == 4 else { return nil }
+            parts[1].count == 32, isHex(parts[1]), parts[1].contains(where: { $0 != "0" }),
+            parts[2].count == 16, isHex(parts[2]), parts[2].contains(where: { $0 != "0" }),
+            parts[3].count == 2, isHex(parts[3]), parts[0] != "00" || parts.count == 4
+        else { return nil }
         return TraceParent(traceID: String(parts[1]), parentID: String(parts[2]), flags: String(parts[3]))
     }
 
@@ -24,7 +25,9 @@ package struct TraceParent: Sendable, Equatable {
     package static func child(of header: String?) -> String {
         var random = SystemRandomNumberGenerator()
         func hex(_ bytes: Int) -> String {
-            (0..<bytes).map { _ in String(UInt8.random(in: 0...255, using: &random), radix: 16) }.map { $0.count == 1 ? "0" + $0 : $0 }.joined()
+            (0..<bytes).map { _ in String(UInt8.random(in: 0...255, using: &random), radix: 16) }.map {
+                $0.count == 1 ? "0" + $0 : $0
+            }.joined()
         }
         let caller = parse(header)
         return "00-\(caller?.traceID ?? hex(16))-\(hex(8))-\(caller?.flags ?? "01")"

@@ -7,7 +7,10 @@ package struct FailoverSender: MessageSender {
     /// Told of each failover (the provider that failed and why), for the log.
     let onFailover: @Sendable (_ failed: DeliveryError, _ message: OutgoingMessage) -> Void
 
-    package init(_ senders: [any MessageSender], onFailover: @escaping @Sendable (DeliveryError, OutgoingMessage) -> Void = { _, _ in }) {
+    package init(
+        _ senders: [any MessageSender],
+        onFailover: @escaping @Sendable (DeliveryError, OutgoingMessage) -> Void = { _, _ in }
+    ) {
         self.senders = senders
         self.onFailover = onFailover
     }
@@ -28,7 +31,10 @@ package struct FailoverSender: MessageSender {
                 if index < candidates.count - 1 { onFailover(error, message) }
             }
         }
-        guard !failures.isEmpty else { throw DeliveryError(reason: "no provider for \(message.channel.rawValue)", retryable: false) }
-        throw DeliveryError(reason: failures.map(\.reason).joined(separator: "; "), retryable: failures.contains(where: \.retryable))
+        guard !failures.isEmpty else {
+            throw DeliveryError(reason: "no provider for \(message.channel.rawValue)", retryable: false)
+        }
+        throw DeliveryError(
+            reason: failures.map(\.reason).joined(separator: "; "), retryable: failures.contains(where: \.retryable))
     }
 }

@@ -35,24 +35,32 @@ package struct ProviderAccount: Sendable, CustomStringConvertible {
     package let apiBase: URL?
 
     /// Reads a setting. - Throws: `Invalid` with a sentence for the operator.
-    package static func parse(_ text: String, readFile: (String) -> String? = { try? String(contentsOfFile: $0, encoding: .utf8) }) throws(Invalid) -> ProviderAccount {
+    package static func parse(
+        _ text: String, readFile: (String) -> String? = { try? String(contentsOfFile: $0, encoding: .utf8) }
+    ) throws(Invalid) -> ProviderAccount {
         guard let url = URLComponents(string: text), let scheme = url.scheme, let kind = Kind(rawValue: scheme) else {
             throw Invalid("\(redacted(text)) must start with vonage:// or twilio://")
         }
-        guard let key = url.user, !key.isEmpty, key.count <= 64, key.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+        guard let key = url.user, !key.isEmpty, key.count <= 64,
+            key.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+        else {
             throw Invalid("\(kind.rawValue): the API key or Account SID goes before the @ (letters and digits)")
         }
-        guard url.password == nil else { throw Invalid("\(kind.rawValue): put the secret in a file (secret_file= or token_file=), not in the URL") }
+        guard url.password == nil else {
+            throw Invalid("\(kind.rawValue): put the secret in a file (secret_file= or token_file=), not in the URL")
+        }
         var query: [String: String] = [:]
         for item in url.queryItems ?? [] {
             guard query[item.name] == nil else { throw Invalid("\(kind.rawValue): \(item.name) is given twice") }
             query[item.name] = item.value ?? ""
         }
-        let known: Set<String> = kind == .vonage
+        let known: Set<String> =
+            kind == .vonage
             ? ["from", "secret_file", "signature_secret_file", "application_id", "private_key_file", "voice_from"]
             : ["from", "token_file", "messaging_service_sid"]
         if let unknown = query.keys.sorted().first(where: { !known.contains($0) }) {
-            throw Invalid("\(kind.rawValue): unknown parameter \(unknown) (known: \(known.sorted().joined(separator: ", ")))")
+            throw Invalid(
+                "\(kind.rawValue): unknown parameter \(unknown) (known: \(known.sorted().joined(separator: ", ")))")
         }
         func file(_ name: String, required: Bool) throws(Invalid) -> String? {
             guard let path = query[name] else {
@@ -72,26 +80,38 @@ package struct ProviderAccount: Sendable, CustomStringConvertible {
         let from = query["from"] ?? ""
         switch kind {
         case .vonage:
-            guard isSender(from) else { throw Invalid("vonage: from= must be a number (digits) or a sender id of up to 11 letters and digits") }
+            guard isSender(from) else {
+                throw Invalid("vonage: from= must be a number (digits) or a sender id of up to 11 letters and digits")
+            }
             let voiceFrom = query["voice_from"]
-            if let voiceFrom, !isNumber(voiceFrom) { throw Invalid("vonage: voice_from= must be a phone number in digits") }
-            if let id = query["application_id"], !(1...64).contains(id.count) || !id.allSatisfy({ $0.isASCII && ($0.isHexDigit || $0 == "-") }) {
+            if let voiceFrom, !isNumber(voiceFrom) {
+                throw Invalid("vonage: voice_from= must be a phone number in digits")
+            }
+            if let id = query["application_id"],
+                !(1...64).contains(id.count) || !id.allSatisfy({ $0.isASCII && ($0.isHexDigit || $0 == "-") })
+            {
                 throw Invalid("vonage: application_id= must be the application's id (a UUID)")
             }
             let voice = [query["application_id"], query["private_key_file"], voiceFrom].compactMap { $0 }.count
-            guard voice == 0 || voice == 3 else { throw Invalid("vonage: calls need application_id=, private_key_file= and voice_from= together") }
-            return ProviderAccount(kind: kind, key: key, secret: try file("secret_file", required: true) ?? "", from: from, voiceFrom: voiceFrom,
-                                   messagingServiceSID: nil, signatureSecret: try file("signature_secret_file", required: false),
-                                   applicationID: query["application_id"], privateKeyPEM: try file("private_key_file", required: false), apiBase: apiBase)
+            guard voice == 0 || voice == 3 else {
+                throw Invalid("vonage: calls need application_id=, private_key_file= and voice_from= together")
+            }
+            return ProviderAccount(
+                kind: kind, key: key, secret: try file("secret_file", required: true) ?? "", from: from,
+                voiceFrom: voiceFrom,
+                messagingServiceSID: nil, signatureSecret: try file("signature_secret_file", required: false),
+                applicationID: query["application_id"], privateKeyPEM: try file("private_key_file", required: false),
+                apiBase: apiBase)
         case .twilio:
             let service = query["messaging_service_sid"]
             guard isSender(from) || (from.isEmpty && service != nil) else {
                 throw Invalid("twilio: from= must be a number (+E.164) or a sender id, or give messaging_service_sid=")
             }
             let number = from.hasPrefix("+") ? String(from.dropFirst()) : from
-            return ProviderAccount(kind: kind, key: key, secret: try file("token_file", required: true) ?? "", from: from,
-                                   voiceFrom: isNumber(number) ? from : nil, messagingServiceSID: service, signatureSecret: nil,
-                                   applicationID: nil, privateKeyPEM: nil, apiBase: apiBase)
+            return ProviderAccount(
+                kind: kind, key: key, secret: try file("token_file", required: true) ?? "", from: from,
+                voiceFrom: isNumber(number) ? from : nil, messagingServiceSID: service, signatureSecret: nil,
+                applicationID: nil, privateKeyPEM: nil, apiBase: apiBase)
         }
     }
 
@@ -101,14 +121,19 @@ package struct ProviderAccount: Sendable, CustomStringConvertible {
     /// The secret that signs this provider's callbacks (Twilio: the auth token).
     package var callbackSecret: String? { kind == .twilio ? secret : signatureSecret }
 
-    package var description: String { "\(kind.rawValue)://\(key)@\(apiBase?.host ?? "") from=\(from)" + (voiceFrom.map { " voice_from=\($0)" } ?? "") }
+    package var description: String {
+        "\(kind.rawValue)://\(key)@\(apiBase?.host ?? "") from=\(from)" + (voiceFrom.map { " voice_from=\($0)" } ?? "")
+    }
 
-    static func isNumber(_ s: String) -> Bool { (6...15).contains(s.count) && s.allSatisfy { $0.isASCII && $0.isNumber } }
+    static func isNumber(_ s: String) -> Bool {
+        (6...15).contains(s.count) && s.allSatisfy { $0.isASCII && $0.isNumber }
+    }
 
     static func isSender(_ s: String) -> Bool {
         let digits = s.hasPrefix("+") ? String(s.dropFirst()) : s
         if isNumber(digits) { return true }
-        return (1...11).contains(s.count) && s.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == " ") } && s.contains(where: \.isLetter)
+        return (1...11).contains(s.count) && s.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == " ") }
+            && s.contains(where: \.isLetter)
     }
 
     static func redacted(_ text: String) -> String { text.split(separator: "?").first.map(String.init) ?? "" }

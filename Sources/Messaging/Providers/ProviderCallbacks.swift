@@ -30,9 +30,13 @@ package enum ProviderCallbacks {
     /// - Returns: what identifies this callback whatever its spelling (the
     ///   signature as computed): a replay, however respelled, returns it again.
     @discardableResult
-    package static func checkVonageSignature(_ parameters: [String: String], secret: String, now: Date) throws(Refusal) -> String {
+    package static func checkVonageSignature(_ parameters: [String: String], secret: String, now: Date) throws(Refusal)
+        -> String
+    {
         guard let sig = parameters["sig"], !sig.isEmpty else { throw .unsigned }
-        guard let stamp = parameters["timestamp"].flatMap(TimeInterval.init), abs(now.timeIntervalSince1970 - stamp) <= freshness else { throw .stale }
+        guard let stamp = parameters["timestamp"].flatMap(TimeInterval.init),
+            abs(now.timeIntervalSince1970 - stamp) <= freshness
+        else { throw .stale }
         let expected = vonageSignature(parameters, secret: secret)
         guard ConstantTime.equals(Array(sig.lowercased().utf8), Array(expected.utf8)) else { throw .badSignature }
         return expected
@@ -52,19 +56,28 @@ package enum ProviderCallbacks {
     /// - Returns: what identifies this event whatever its spelling (the JWT's
     ///   signed header and claims, which no respelling can change).
     @discardableResult
-    package static func checkVonageJWT(authorization: String?, body: [UInt8], secret: String, now: Date) throws(Refusal) -> String {
+    package static func checkVonageJWT(authorization: String?, body: [UInt8], secret: String, now: Date) throws(Refusal)
+        -> String
+    {
         guard let authorization, authorization.lowercased().hasPrefix("bearer ") else { throw .unsigned }
         let token = authorization.dropFirst(7).trimmingCharacters(in: .whitespaces)
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = Base64URL.decode(String(parts[0])), let claimsBytes = Base64URL.decode(String(parts[1])),
-              let signature = Base64URL.decode(String(parts[2])),
-              let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any], header["alg"] as? String == "HS256",
-              let claims = (try? JSONSerialization.jsonObject(with: Data(claimsBytes))) as? [String: Any] else { throw .badSignature }
-        let expected = HMAC.authenticate(Array("\(parts[0]).\(parts[1])".utf8), key: Array(secret.utf8), algorithm: .sha256)
+        guard parts.count == 3, let headerBytes = Base64URL.decode(String(parts[0])),
+            let claimsBytes = Base64URL.decode(String(parts[1])),
+            let signature = Base64URL.decode(String(parts[2])),
+            let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any],
+            header["alg"] as? String == "HS256",
+            let claims = (try? JSONSerialization.jsonObject(with: Data(claimsBytes))) as? [String: Any]
+        else { throw .badSignature }
+        let expected = HMAC.authenticate(
+            Array("\(parts[0]).\(parts[1])".utf8), key: Array(secret.utf8), algorithm: .sha256)
         guard ConstantTime.equals(signature, expected) else { throw .badSignature }
-        guard let iat = (claims["iat"] as? NSNumber)?.doubleValue, abs(now.timeIntervalSince1970 - iat) <= freshness else { throw .stale }
+        guard let iat = (claims["iat"] as? NSNumber)?.doubleValue, abs(now.timeIntervalSince1970 - iat) <= freshness
+        else { throw .stale }
         if let exp = (claims["exp"] as? NSNumber)?.doubleValue, exp < now.timeIntervalSince1970 { throw .stale }
-        guard let hash = claims["payload_hash"] as? String, ConstantTime.equals(Array(hash.lowercased().utf8), Array(SHA256.hex(body).utf8)) else {
+        guard let hash = claims["payload_hash"] as? String,
+            ConstantTime.equals(Array(hash.lowercased().utf8), Array(SHA256.hex(body).utf8))
+        else {
             throw .badSignature
         }
         return "\(parts[0]).\(parts[1])"
@@ -75,7 +88,9 @@ package enum ProviderCallbacks {
     /// parameter's name and value, sorted by name.
     /// - Returns: what identifies this callback (the signature as computed).
     @discardableResult
-    package static func checkTwilioSignature(_ signature: String?, url: String, parameters: [(String, String)], token: String) throws(Refusal) -> String {
+    package static func checkTwilioSignature(
+        _ signature: String?, url: String, parameters: [(String, String)], token: String
+    ) throws(Refusal) -> String {
         guard let signature, !signature.isEmpty else { throw .unsigned }
         let expected = twilioSignature(url: url, parameters: parameters, token: token)
         guard ConstantTime.equals(Array(signature.utf8), Array(expected.utf8)) else { throw .badSignature }

@@ -19,13 +19,21 @@ struct ProviderHTTP: Sendable {
         var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
     }
 
-    func post(_ url: URL, contentType: String, body: Data, headers: [String] = [], basic: (user: String, password: String)? = nil,
-              provider: String) throws(DeliveryError) -> Answer {
+    func post(
+        _ url: URL, contentType: String, body: Data, headers: [String] = [],
+        basic: (user: String, password: String)? = nil,
+        provider: String
+    ) throws(DeliveryError) -> Answer {
         _ = SMTPSender.globalInit
-        guard let handle = curl_easy_init() else { throw DeliveryError(reason: "\(provider): curl_easy_init failed", retryable: true) }
+        guard let handle = curl_easy_init() else {
+            throw DeliveryError(reason: "\(provider): curl_easy_init failed", retryable: true)
+        }
         defer { curl_easy_cleanup(handle) }
         var list: UnsafeMutablePointer<curl_slist>?
-        for header in ["Content-Type: \(contentType)", "Accept: application/json", "User-Agent: Trifactor/\(Self.userAgentVersion)", "Expect:"] + headers {
+        for header in [
+            "Content-Type: \(contentType)", "Accept: application/json",
+            "User-Agent: Trifactor/\(Self.userAgentVersion)", "Expect:",
+        ] + headers {
             list = curl_slist_append(list, header)
         }
         defer { curl_slist_free_all(list) }
@@ -37,13 +45,18 @@ struct ProviderHTTP: Sendable {
             var codes: [CURLcode] = [
                 trifactor_curl_set_string(handle, CURLOPT_URL, url.absoluteString),
                 trifactor_curl_set_long(handle, CURLOPT_POST, 1),
-                trifactor_curl_set_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafePointer(bitPattern: 1))),
+                trifactor_curl_set_pointer(
+                    handle, CURLOPT_POSTFIELDS,
+                    UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafePointer(bitPattern: 1))),
                 trifactor_curl_set_size(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count)),
                 trifactor_curl_set_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list)),
-                trifactor_curl_set_write_function(handle, { data, size, count, context in
-                    guard let data, let context else { return 0 }
-                    return Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue().append(data, size * count)
-                }),
+                trifactor_curl_set_write_function(
+                    handle,
+                    { data, size, count, context in
+                        guard let data, let context else { return 0 }
+                        return Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue().append(
+                            data, size * count)
+                    }),
                 trifactor_curl_set_pointer(handle, CURLOPT_WRITEDATA, retained.toOpaque()),
                 trifactor_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, 5),
                 trifactor_curl_set_long(handle, CURLOPT_TIMEOUT, timeout),
@@ -51,7 +64,8 @@ struct ProviderHTTP: Sendable {
                 trifactor_curl_set_long(handle, CURLOPT_PROTOCOLS, Int(CURLPROTO_HTTP | CURLPROTO_HTTPS)),
             ]
             if let basic {
-                codes.append(trifactor_curl_set_long(handle, CURLOPT_HTTPAUTH, 1 /* CURLAUTH_BASIC, a macro Swift does not import */))
+                // 1 is CURLAUTH_BASIC, a macro Swift does not import.
+                codes.append(trifactor_curl_set_long(handle, CURLOPT_HTTPAUTH, 1))
                 codes.append(trifactor_curl_set_string(handle, CURLOPT_USERNAME, basic.user))
                 codes.append(trifactor_curl_set_string(handle, CURLOPT_PASSWORD, basic.password))
             }
@@ -71,9 +85,12 @@ struct ProviderHTTP: Sendable {
 
     /// `application/x-www-form-urlencoded` of `fields`, in their order.
     static func form(_ fields: [(String, String)]) -> Data {
-        var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)...Unicode.Scalar(127)))
+        var allowed = CharacterSet.alphanumerics.intersection(
+            CharacterSet(charactersIn: Unicode.Scalar(0)...Unicode.Scalar(127)))
         allowed.insert(charactersIn: "-._*")
-        let encode = { (s: String) in (s.addingPercentEncoding(withAllowedCharacters: allowed) ?? "").replacingOccurrences(of: "%20", with: "+") }
+        let encode = { (s: String) in
+            (s.addingPercentEncoding(withAllowedCharacters: allowed) ?? "").replacingOccurrences(of: "%20", with: "+")
+        }
         return Data(fields.map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&").utf8)
     }
 }

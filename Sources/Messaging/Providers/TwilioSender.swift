@@ -33,12 +33,21 @@ package struct TwilioSender: MessageSender {
         switch message.channel {
         case .sms:
             resource = "Messages.json"
-            if let service = account.messagingServiceSID { fields.append(("MessagingServiceSid", service)) } else { fields.append(("From", account.from)) }
+            if let service = account.messagingServiceSID {
+                fields.append(("MessagingServiceSid", service))
+            } else {
+                fields.append(("From", account.from))
+            }
             fields.append(("Body", message.text))
         case .voice:
-            guard let from = account.voiceFrom else { throw DeliveryError(reason: "twilio: from= is not a number, so no calls", retryable: false) }
+            guard let from = account.voiceFrom else {
+                throw DeliveryError(reason: "twilio: from= is not a number, so no calls", retryable: false)
+            }
             resource = "Calls.json"
-            fields += [("From", from), ("Twiml", Self.twiml(message.text, language: MessageCatalog.voiceTag(for: message.locale)))]
+            fields += [
+                ("From", from),
+                ("Twiml", Self.twiml(message.text, language: MessageCatalog.voiceTag(for: message.locale))),
+            ]
         case .email:
             throw DeliveryError(reason: "twilio: no email", retryable: false)
         }
@@ -48,8 +57,9 @@ package struct TwilioSender: MessageSender {
         let url = (account.apiBase ?? URL(string: "https://api.twilio.com")!)
             .appendingPathComponent("2010-04-01/Accounts/\(account.key)/\(resource)")
         let provider = "twilio \(message.channel.rawValue)"
-        let answer = try http.post(url, contentType: "application/x-www-form-urlencoded", body: ProviderHTTP.form(fields),
-                                   basic: (account.key, account.secret), provider: provider)
+        let answer = try http.post(
+            url, contentType: "application/x-www-form-urlencoded", body: ProviderHTTP.form(fields),
+            basic: (account.key, account.secret), provider: provider)
         guard answer.status == 201 || answer.status == 200 else { throw VonageSender.httpFailure(provider, answer) }
         return Delivery(provider: "twilio", reference: answer.json["sid"] as? String)
     }
@@ -58,6 +68,7 @@ package struct TwilioSender: MessageSender {
     static func twiml(_ text: String, language: String) -> String {
         let escaped = text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-        return #"<?xml version="1.0" encoding="UTF-8"?><Response><Say language="\#(language)">\#(escaped)</Say></Response>"#
+        return
+            #"<?xml version="1.0" encoding="UTF-8"?><Response><Say language="\#(language)">\#(escaped)</Say></Response>"#
     }
 }

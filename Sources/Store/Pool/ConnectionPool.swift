@@ -5,11 +5,13 @@ import Synchronization
 /// The pools' measurements for `/metrics`.
 enum PoolMetrics {
     /// Seconds callers waited for a connection (a pool too small or a database too slow shows here).
-    static let waits = Metrics.shared.histogram("trifactor_database_pool_wait_seconds", "Time spent waiting for a pooled database connection.")
+    static let waits = Metrics.shared.histogram(
+        "trifactor_database_pool_wait_seconds", "Time spent waiting for a pooled database connection.")
     /// Callers that found no connection in time, or whose new connection failed.
-    static let failures = Metrics.shared.counter("trifactor_database_pool_errors_total",
-                                                 "Database connections that could not be had: the pool's timeout ran out, or connecting failed.",
-                                                 labels: ["reason"])
+    static let failures = Metrics.shared.counter(
+        "trifactor_database_pool_errors_total",
+        "Database connections that could not be had: the pool's timeout ran out, or connecting failed.",
+        labels: ["reason"])
 }
 
 /// A check run before any connection is taken from any pool, so a caller

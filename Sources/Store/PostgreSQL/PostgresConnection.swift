@@ -8,7 +8,8 @@ final class PostgresConnection: BackendConnection {
     /// Connects with `conninfo` (a `postgres://` URL or a keyword string).
     init(conninfo: String) throws {
         // connect_timeout comes first so a value in the URL overrides it.
-        let keywords = ["connect_timeout", "dbname"], values = ["10", conninfo]
+        let keywords = ["connect_timeout", "dbname"]
+        let values = ["10", conninfo]
         let connection = withCStrings(keywords) { k in withCStrings(values) { v in PQconnectdbParams(k, v, 1) } }
         guard let connection else { throw StoreError(.unavailable, detail: "libpq could not allocate a connection") }
         guard PQstatus(connection) == CONNECTION_OK else {
@@ -32,7 +33,8 @@ final class PostgresConnection: BackendConnection {
 
     func query(_ sql: String, _ parameters: [SQLValue]) throws -> [Row] {
         try withResult(sql, parameters) { result in
-            let rowCount = PQntuples(result), columnCount = PQnfields(result)
+            let rowCount = PQntuples(result)
+            let columnCount = PQnfields(result)
             let columns = (0..<columnCount).map { String(cString: PQfname(result, $0)).lowercased() }
             let types = (0..<columnCount).map { PQftype(result, $0) }
             var rows: [Row] = []
@@ -63,7 +65,8 @@ final class PostgresConnection: BackendConnection {
             // COMMIT of a transaction aborted by an earlier (caught) error answers "ROLLBACK".
             let status = try check(PQexec(handle, "COMMIT"), sql: "COMMIT") { String(cString: PQcmdStatus($0)) }
             guard status == "COMMIT" else {
-                throw StoreError(.query, detail: "the transaction was rolled back after an earlier error", sql: "COMMIT")
+                throw StoreError(
+                    .query, detail: "the transaction was rolled back after an earlier error", sql: "COMMIT")
             }
             return result
         } catch {
@@ -75,7 +78,8 @@ final class PostgresConnection: BackendConnection {
     }
 
     /// Sends `sql` with every parameter as text (the server infers the types) and reads the result.
-    private func withResult<T>(_ sql: String, _ parameters: [SQLValue], _ read: (OpaquePointer) throws -> T) throws -> T {
+    private func withResult<T>(_ sql: String, _ parameters: [SQLValue], _ read: (OpaquePointer) throws -> T) throws -> T
+    {
         let texts: [String?] = parameters.map(Self.encode)
         let result = withOptionalCStrings(texts) { values in
             PQexecParams(handle, sql, Int32(texts.count), nil, values, nil, nil, 0)
@@ -95,10 +99,11 @@ final class PostgresConnection: BackendConnection {
             let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
             let message = String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
             let kind: StoreError.Kind =
-                if state == "23505" { .uniqueViolation }
-                else if ["40001", "40P01", "55P03"].contains(state) { .busy }
-                else if PQstatus(handle) != CONNECTION_OK || state.hasPrefix("08") || state.hasPrefix("57P") { .unavailable }
-                else { .query }
+                if state == "23505" { .uniqueViolation } else if ["40001", "40P01", "55P03"].contains(state) {
+                    .busy
+                } else if PQstatus(handle) != CONNECTION_OK || state.hasPrefix("08") || state.hasPrefix("57P") {
+                    .unavailable
+                } else { .query }
             throw StoreError(kind, detail: "PostgreSQL \(state): \(message)", sql: sql)
         }
         return try read(result)
@@ -138,7 +143,7 @@ private func withCStrings<T>(_ strings: [String], _ body: (UnsafePointer<UnsafeP
 /// Like `withCStrings`, with NULL entries for nil.
 private func withOptionalCStrings<T>(_ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> T) -> T {
     let copies = strings.map { $0.flatMap { strdup($0) } }
-    defer { copies.forEach { free($0) } }
+    defer { for copy in copies { free(copy) } }
     let pointers = copies.map { $0.map { UnsafePointer($0) } } + [nil]
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
 }

@@ -63,7 +63,10 @@ final class PostgresDatabase: Database {
         _ = try pool.withConnection { try $0.query("SELECT pg_notify($1, $2)", [.text(channel), .text(payload)]) }
     }
 
-    func listen(channel: String, onNotification: @escaping @Sendable (String) -> Void, onReconnect: @escaping @Sendable () -> Void) -> (any DatabaseListener)? {
+    func listen(
+        channel: String, onNotification: @escaping @Sendable (String) -> Void,
+        onReconnect: @escaping @Sendable () -> Void
+    ) -> (any DatabaseListener)? {
         PostgresListener(conninfo: conninfo, channel: channel, onNotification: onNotification, onReconnect: onReconnect)
     }
 

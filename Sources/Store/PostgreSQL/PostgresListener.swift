@@ -16,7 +16,10 @@ final class PostgresListener: DatabaseListener {
     private let stopping = Atomic<Bool>(false)
     private let exited = DispatchSemaphore(value: 0)
 
-    init(conninfo: String, channel: String, onNotification: @escaping @Sendable (String) -> Void, onReconnect: @escaping @Sendable () -> Void) {
+    init(
+        conninfo: String, channel: String, onNotification: @escaping @Sendable (String) -> Void,
+        onReconnect: @escaping @Sendable () -> Void
+    ) {
         self.conninfo = conninfo
         self.channel = channel
         self.onNotification = onNotification

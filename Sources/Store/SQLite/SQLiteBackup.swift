@@ -22,11 +22,17 @@ package enum SQLiteBackup {
     ///   be opened or the copy fails its integrity check.
     package static func copy(url: String, to destination: String) throws -> Report {
         guard url.lowercased().hasPrefix("sqlite:") else {
-            throw StoreError(.invalidURL, detail: "backup copies SQLite databases; back up PostgreSQL with pg_dump or a base backup (see docs/operations/backups.md)")
+            throw StoreError(
+                .invalidURL,
+                detail:
+                    "backup copies SQLite databases; back up PostgreSQL with pg_dump or a base backup (see docs/operations/backups.md)"
+            )
         }
         var source = String(url.dropFirst("sqlite:".count))
         if source.hasPrefix("//") { source.removeFirst(2) }
-        guard FileManager.default.fileExists(atPath: source) else { throw StoreError(.unavailable, detail: "there is no database at \(source)") }
+        guard FileManager.default.fileExists(atPath: source) else {
+            throw StoreError(.unavailable, detail: "there is no database at \(source)")
+        }
         guard !FileManager.default.fileExists(atPath: destination) else {
             throw StoreError(.invalidURL, detail: "\(destination) already exists: a backup never overwrites a file")
         }
@@ -40,18 +46,25 @@ package enum SQLiteBackup {
         // mkdtemp and the copy: refuse such a folder (the service account's own data folder, say).
         var folderInfo = stat()
         if geteuid() == 0, stat(parent, &folderInfo) == 0, folderInfo.st_uid != 0 || folderInfo.st_mode & 0o022 != 0 {
-            throw StoreError(.invalidURL, detail: "\(parent) can be written by another user than root: as root, back up into a folder only root can write "
-                             + "(or run the backup as the folder's owner)")
+            throw StoreError(
+                .invalidURL,
+                detail:
+                    "\(parent) can be written by another user than root: as root, back up into a folder only root can write "
+                    + "(or run the backup as the folder's owner)")
         }
         var template = Array((parent + "/.trifactor-backup-XXXXXX").utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw StoreError(.unavailable, detail: "cannot make a folder for the copy beside \(destination): \(String(cString: strerror(errno)))")
+            throw StoreError(
+                .unavailable,
+                detail: "cannot make a folder for the copy beside \(destination): \(String(cString: strerror(errno)))")
         }
         let folder = String(cString: made)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let partial = folder + "/copy.db"
         let fd = Glibc.open(partial, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StoreError(.unavailable, detail: "cannot create \(partial): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw StoreError(.unavailable, detail: "cannot create \(partial): \(String(cString: strerror(errno)))")
+        }
         close(fd)
         let from = try open(source, flags: SQLITE_OPEN_READONLY)
         defer { sqlite3_close_v2(from) }
@@ -78,13 +91,19 @@ package enum SQLiteBackup {
             throw StoreError(.unavailable, detail: "the backup stopped: \(String(cString: sqlite3_errstr(rc)))")
         }
         // A single-file copy: the journal mode of the live database (WAL) is kept, its -wal file is not needed.
-        guard try integrity(to) == "ok" else { throw StoreError(.unavailable, detail: "the copy failed its integrity check; nothing was written") }
+        guard try integrity(to) == "ok" else {
+            throw StoreError(.unavailable, detail: "the copy failed its integrity check; nothing was written")
+        }
         sqlite3_close_v2(to)
         closed = true
         // link() refuses an existing destination, even one that appeared during the copy (rename would replace it).
         guard link(partial, destination) == 0 else {
-            let reason = errno == EEXIST ? "\(destination) already exists: a backup never overwrites a file" : String(cString: strerror(errno))
-            throw StoreError(errno == EEXIST ? .invalidURL : .unavailable, detail: "could not put the copy at \(destination): \(reason)")
+            let reason =
+                errno == EEXIST
+                ? "\(destination) already exists: a backup never overwrites a file" : String(cString: strerror(errno))
+            throw StoreError(
+                errno == EEXIST ? .invalidURL : .unavailable,
+                detail: "could not put the copy at \(destination): \(reason)")
         }
         let bytes = (try? FileManager.default.attributesOfItem(atPath: destination)[.size] as? Int) ?? 0
         return Report(pages: pages, bytes: bytes)
@@ -106,7 +125,9 @@ package enum SQLiteBackup {
             throw StoreError(.unavailable, detail: "cannot check the copy: \(String(cString: sqlite3_errmsg(db)))")
         }
         defer { sqlite3_finalize(statement) }
-        guard sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0) else { return "no answer" }
+        guard sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0) else {
+            return "no answer"
+        }
         return String(cString: text)
     }
 }

@@ -92,7 +92,8 @@ final class SQLiteConnection: BackendConnection {
         defer { sqlite3_reset(statement) }
         for (index, placeholder) in prepared.placeholders.enumerated() {
             guard placeholder <= parameters.count else {
-                throw StoreError(.query, detail: "$\(placeholder) used but only \(parameters.count) parameters given", sql: sql)
+                throw StoreError(
+                    .query, detail: "$\(placeholder) used but only \(parameters.count) parameters given", sql: sql)
             }
             try bind(parameters[placeholder - 1], to: statement, at: Int32(index + 1), sql: sql)
         }
@@ -138,12 +139,13 @@ final class SQLiteConnection: BackendConnection {
     }
 
     private func bind(_ value: SQLValue, to statement: OpaquePointer, at index: Int32, sql: String) throws {
-        let rc: Int32 = switch value {
-        case .null: sqlite3_bind_null(statement, index)
-        case .int(let v): sqlite3_bind_int64(statement, index, v)
-        case .double(let d): sqlite3_bind_double(statement, index, d)
-        case .text(let s): s.withCString { trifactor_sqlite_bind_text(statement, index, $0, Int32(s.utf8.count)) }
-        }
+        let rc: Int32 =
+            switch value {
+            case .null: sqlite3_bind_null(statement, index)
+            case .int(let v): sqlite3_bind_int64(statement, index, v)
+            case .double(let d): sqlite3_bind_double(statement, index, d)
+            case .text(let s): s.withCString { trifactor_sqlite_bind_text(statement, index, $0, Int32(s.utf8.count)) }
+            }
         guard rc == SQLITE_OK else { throw error(sql: sql) }
     }
 
@@ -164,10 +166,11 @@ final class SQLiteConnection: BackendConnection {
         let code = sqlite3_extended_errcode(handle)
         let text = "SQLite error \(code): \(message ?? String(cString: sqlite3_errmsg(handle)))"
         let kind: StoreError.Kind =
-            if Self.uniqueViolationCodes.contains(code) { .uniqueViolation }
-            else if code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED { .busy }
-            else if code & 0xFF == SQLITE_CANTOPEN || code & 0xFF == SQLITE_IOERR { .unavailable }
-            else { .query }
+            if Self.uniqueViolationCodes.contains(code) {
+                .uniqueViolation
+            } else if code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED {
+                .busy
+            } else if code & 0xFF == SQLITE_CANTOPEN || code & 0xFF == SQLITE_IOERR { .unavailable } else { .query }
         return StoreError(kind, detail: text, sql: sql)
     }
 }

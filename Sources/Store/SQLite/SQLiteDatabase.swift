@@ -34,7 +34,8 @@ final class SQLiteDatabase: Database {
     private static func prepareFiles(at path: String) throws {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw StoreError(.unavailable, detail: "cannot create \(directory.path): \(error)")
         }
@@ -55,16 +56,20 @@ final class SQLiteDatabase: Database {
             return info.st_mode & S_IFMT != S_IFREG || info.st_nlink > 1
         }
         guard linked.isEmpty else {
-            throw StoreError(.exposedFile, detail: "\(linked.joined(separator: ", ")) is a link or not a regular file; "
-                             + "a database and its -wal, -shm and -journal files must be plain files with one link")
+            throw StoreError(
+                .exposedFile,
+                detail: "\(linked.joined(separator: ", ")) is a link or not a regular file; "
+                    + "a database and its -wal, -shm and -journal files must be plain files with one link")
         }
         let exposed = [path, path + "-wal", path + "-shm"].filter { file in
             var info = stat()
             return stat(file, &info) == 0 && info.st_mode & 0o077 != 0
         }
         guard exposed.isEmpty else {
-            throw StoreError(.exposedFile, detail: "\(exposed.joined(separator: ", ")) can be read by group or others; "
-                             + "run: chmod 600 \(exposed.joined(separator: " "))")
+            throw StoreError(
+                .exposedFile,
+                detail: "\(exposed.joined(separator: ", ")) can be read by group or others; "
+                    + "run: chmod 600 \(exposed.joined(separator: " "))")
         }
     }
 
@@ -97,7 +102,10 @@ final class SQLiteDatabase: Database {
     /// One process owns the file: there is nobody else to tell.
     func notify(channel: String, payload: String) throws {}
 
-    func listen(channel: String, onNotification: @escaping @Sendable (String) -> Void, onReconnect: @escaping @Sendable () -> Void) -> (any DatabaseListener)? {
+    func listen(
+        channel: String, onNotification: @escaping @Sendable (String) -> Void,
+        onReconnect: @escaping @Sendable () -> Void
+    ) -> (any DatabaseListener)? {
         nil
     }
 }

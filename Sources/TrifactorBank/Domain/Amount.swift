@@ -37,9 +37,12 @@ package struct Amount: Sendable, Hashable, Comparable, CustomStringConvertible {
         guard !trimmed.isEmpty else { throw .notANumber }
         if trimmed.hasPrefix("-") { throw .notPositive }
         let parts = trimmed.split(separator: trimmed.contains(",") ? "," : ".", omittingEmptySubsequences: false)
-        guard parts.count <= 2, let whole = parts.first, !whole.isEmpty, whole.allSatisfy({ $0.isASCII && $0.isNumber }) else { throw .notANumber }
+        guard parts.count <= 2, let whole = parts.first, !whole.isEmpty, whole.allSatisfy({ $0.isASCII && $0.isNumber })
+        else { throw .notANumber }
         let fraction = parts.count == 2 ? parts[1] : ""
-        guard fraction.allSatisfy({ $0.isASCII && $0.isNumber }), parts.count == 1 || !fraction.isEmpty else { throw .notANumber }
+        guard fraction.allSatisfy({ $0.isASCII && $0.isNumber }), parts.count == 1 || !fraction.isEmpty else {
+            throw .notANumber
+        }
         guard fraction.count <= 2 else { throw .tooManyDecimals }
         guard whole.count <= 12, let units = Int64(whole) else { throw .tooLarge }
         let cents = Int64(fraction.padding(toLength: 2, withPad: "0", startingAt: 0)) ?? 0
@@ -73,4 +76,3 @@ package struct Amount: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     package static func < (a: Amount, b: Amount) -> Bool { a.minorUnits < b.minorUnits }
 }
-

@@ -14,8 +14,11 @@ package struct Sitekey: Sendable, Equatable {
     package let phrase: String
 
     /// The bundled pictures (`Resources/sitekeys/<name>.svg`).
-    package static let pictures = ["anchor", "balloon", "bicycle", "cactus", "cat", "compass", "cup", "kite", "lighthouse", "moon", "mountain", "owl",
-                                  "sailboat", "snowflake", "sun", "tree"]
+    package static let pictures = [
+        "anchor", "balloon", "bicycle", "cactus", "cat", "compass", "cup", "kite", "lighthouse", "moon", "mountain",
+        "owl",
+        "sailboat", "snowflake", "sun", "tree",
+    ]
 
     /// Why a chosen sitekey was refused.
     package enum Refusal: Error, Sendable, Equatable, CustomStringConvertible {
@@ -35,7 +38,11 @@ package struct Sitekey: Sendable, Equatable {
         guard Self.pictures.contains(picture) else { throw .unknownPicture }
         let trimmed = phrase.trimmingCharacters(in: .whitespaces)
         guard (3...40).contains(trimmed.count) else { throw .phraseLength }
-        guard trimmed.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || " .,!?'-".unicodeScalars.contains($0) }) else {
+        guard
+            trimmed.unicodeScalars.allSatisfy({
+                CharacterSet.alphanumerics.contains($0) || " .,!?'-".unicodeScalars.contains($0)
+            })
+        else {
             throw .phraseCharacters
         }
         self.picture = picture

@@ -38,15 +38,18 @@ struct KnownBrowsers: Sendable {
         let expires = now.addingTimeInterval(Self.lifetime).millis
         return try database.transaction { db in
             if let current {
-                let updated = try db.execute("UPDATE bank_browsers SET expires_at = $3 WHERE id = $1 AND customer_id = $2",
-                                             [.text(SHA256.hex(current)), .text(customerID), .int(expires)])
+                let updated = try db.execute(
+                    "UPDATE bank_browsers SET expires_at = $3 WHERE id = $1 AND customer_id = $2",
+                    [.text(SHA256.hex(current)), .text(customerID), .int(expires)])
                 if updated == 1 { return current }
                 try db.execute("DELETE FROM bank_browsers WHERE id = $1", [.text(SHA256.hex(current))])
             }
             let fresh = CookieHeader.randomValue()
-            try db.execute("INSERT INTO bank_browsers (id, customer_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
-                           [.text(SHA256.hex(fresh)), .text(customerID), .int(now.millis), .int(expires)])
-            try db.execute("""
+            try db.execute(
+                "INSERT INTO bank_browsers (id, customer_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+                [.text(SHA256.hex(fresh)), .text(customerID), .int(now.millis), .int(expires)])
+            try db.execute(
+                """
                 DELETE FROM bank_browsers WHERE customer_id = $1 AND (expires_at <= $2 OR id NOT IN
                   (SELECT id FROM bank_browsers WHERE customer_id = $1 ORDER BY expires_at DESC LIMIT $3))
                 """, [.text(customerID), .int(now.millis), .int(Int64(Self.perCustomer))])
@@ -58,8 +61,9 @@ struct KnownBrowsers: Sendable {
     func customer(of cookie: String?, now: Date) throws -> String? {
         guard let cookie else { return nil }
         return try database.read { db in
-            try db.queryOne("SELECT customer_id FROM bank_browsers WHERE id = $1 AND expires_at > $2",
-                            [.text(SHA256.hex(cookie)), .int(now.millis)])?.text("customer_id")
+            try db.queryOne(
+                "SELECT customer_id FROM bank_browsers WHERE id = $1 AND expires_at > $2",
+                [.text(SHA256.hex(cookie)), .int(now.millis)])?.text("customer_id")
         }
     }
 
@@ -68,10 +72,13 @@ struct KnownBrowsers: Sendable {
     func sitekey(cookie: String?, email: String, now: Date) throws -> Sitekey? {
         guard let cookie else { return nil }
         return try database.read { db in
-            guard let row = try db.queryOne("""
-                SELECT c.email, c.sitekey_picture, c.sitekey_phrase FROM bank_browsers b JOIN bank_customers c ON c.id = b.customer_id
-                WHERE b.id = $1 AND b.expires_at > $2
-                """, [.text(SHA256.hex(cookie)), .int(now.millis)]), try row.text("email") == email else { return nil }
+            guard
+                let row = try db.queryOne(
+                    """
+                    SELECT c.email, c.sitekey_picture, c.sitekey_phrase FROM bank_browsers b JOIN bank_customers c ON c.id = b.customer_id
+                    WHERE b.id = $1 AND b.expires_at > $2
+                    """, [.text(SHA256.hex(cookie)), .int(now.millis)]), try row.text("email") == email
+            else { return nil }
             return Sitekey(unchecked: try row.text("sitekey_picture"), phrase: try row.text("sitekey_phrase"))
         }
     }
@@ -79,6 +86,8 @@ struct KnownBrowsers: Sendable {
     /// This browser is recognised no more.
     func forget(_ cookie: String?) throws {
         guard let cookie else { return }
-        try database.transaction { db in _ = try db.execute("DELETE FROM bank_browsers WHERE id = $1", [.text(SHA256.hex(cookie))]) }
+        try database.transaction { db in
+            _ = try db.execute("DELETE FROM bank_browsers WHERE id = $1", [.text(SHA256.hex(cookie))])
+        }
     }
 }

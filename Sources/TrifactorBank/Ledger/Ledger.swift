@@ -34,7 +34,10 @@ package struct Ledger: Sendable {
         /// The customer's reference (up to 140 characters), on both sides' statements.
         package var reference: String?
 
-        package init(idempotencyKey: String, from: String, to: Destination, amount: Amount, authorizationID: String?, memo: String, reference: String? = nil) {
+        package init(
+            idempotencyKey: String, from: String, to: Destination, amount: Amount, authorizationID: String?,
+            memo: String, reference: String? = nil
+        ) {
             self.idempotencyKey = idempotencyKey
             self.from = from
             self.to = to
@@ -80,18 +83,28 @@ package struct Ledger: Sendable {
     // MARK: Accounts
 
     /// Opens a checking and a saving account for `customerID`, funded from the opening account.
-    package func openAccounts(for customerID: String, currency: String, checking: Int64, saving: Int64, now: Date,
-                             on db: any SQLConnection) throws -> (checking: String, saving: String) {
+    package func openAccounts(
+        for customerID: String, currency: String, checking: Int64, saving: Int64, now: Date,
+        on db: any SQLConnection
+    ) throws -> (checking: String, saving: String) {
         let ids = (checking: UUID().uuidString.lowercased(), saving: UUID().uuidString.lowercased())
         for (id, kind, name) in [(ids.checking, "checking", "Checking"), (ids.saving, "saving", "Saving")] {
-            try db.execute("""
+            try db.execute(
+                """
                 INSERT INTO bank_accounts (id, customer_id, kind, name, currency, balance, created_at, iban) VALUES ($1, $2, $3, $4, $5, 0, $6, $7)
-                """, [.text(id), .text(customerID), .text(kind), .text(name), .text(currency), .int(now.millis), .text(try freeIBAN(on: db).electronic)])
+                """,
+                [
+                    .text(id), .text(customerID), .text(kind), .text(name), .text(currency), .int(now.millis),
+                    .text(try freeIBAN(on: db).electronic),
+                ])
         }
         for (id, amount) in [(ids.checking, checking), (ids.saving, saving)] where amount > 0 {
-            _ = try move(Transfer(idempotencyKey: "opening:\(id)", from: "opening-\(currency)", to: .account(id),
-                                  amount: Amount(minorUnits: amount, currency: currency), authorizationID: nil, memo: "Opening balance"),
-                         now: now, on: db)
+            _ = try move(
+                Transfer(
+                    idempotencyKey: "opening:\(id)", from: "opening-\(currency)", to: .account(id),
+                    amount: Amount(minorUnits: amount, currency: currency), authorizationID: nil,
+                    memo: "Opening balance"),
+                now: now, on: db)
         }
         return ids
     }
@@ -99,10 +112,14 @@ package struct Ledger: Sendable {
     /// The customer's accounts.
     package func accounts(of customerID: String) throws -> [Account] {
         try database.read { db in
-            try db.query("SELECT id, kind, name, currency, balance, iban FROM bank_accounts WHERE customer_id = $1 ORDER BY kind", [.text(customerID)]).map {
-                Account(id: try $0.text("id"), kind: try $0.text("kind"), name: try $0.text("name"),
-                        balance: Amount(minorUnits: try $0.int("balance"), currency: try $0.text("currency")),
-                        iban: try $0.optionalText("iban").flatMap { try? IBAN(parsing: $0) })
+            try db.query(
+                "SELECT id, kind, name, currency, balance, iban FROM bank_accounts WHERE customer_id = $1 ORDER BY kind",
+                [.text(customerID)]
+            ).map {
+                Account(
+                    id: try $0.text("id"), kind: try $0.text("kind"), name: try $0.text("name"),
+                    balance: Amount(minorUnits: try $0.int("balance"), currency: try $0.text("currency")),
+                    iban: try $0.optionalText("iban").flatMap { try? IBAN(parsing: $0) })
             }
         }
     }
@@ -112,7 +129,9 @@ package struct Ledger: Sendable {
         while true {
             let digits = SecureRandom.bytes(10).map { String($0 % 10) }.joined()
             let iban = IBAN.demo(account: digits)
-            if try db.queryOne("SELECT id FROM bank_accounts WHERE iban = $1", [.text(iban.electronic)]) == nil { return iban }
+            if try db.queryOne("SELECT id FROM bank_accounts WHERE iban = $1", [.text(iban.electronic)]) == nil {
+                return iban
+            }
         }
     }
 
@@ -120,7 +139,9 @@ package struct Ledger: Sendable {
     package func assignMissingIBANs() throws {
         try database.transaction { db in
             for row in try db.query("SELECT id FROM bank_accounts WHERE iban IS NULL AND customer_id IS NOT NULL") {
-                try db.execute("UPDATE bank_accounts SET iban = $2 WHERE id = $1", [.text(try row.text("id")), .text(try freeIBAN(on: db).electronic)])
+                try db.execute(
+                    "UPDATE bank_accounts SET iban = $2 WHERE id = $1",
+                    [.text(try row.text("id")), .text(try freeIBAN(on: db).electronic)])
             }
         }
     }
@@ -154,28 +175,45 @@ package struct Ledger: Sendable {
         guard target != transfer.from else { throw Refusal.sameAccount }
         guard transfer.amount.minorUnits > 0 else { throw Refusal.insufficientFunds }
         for id in [transfer.from, target] {
-            guard let row = try db.queryOne("SELECT currency FROM bank_accounts WHERE id = $1", [.text(id)]) else { throw Refusal.unknownAccount }
+            guard let row = try db.queryOne("SELECT currency FROM bank_accounts WHERE id = $1", [.text(id)]) else {
+                throw Refusal.unknownAccount
+            }
             guard try row.text("currency") == currency else { throw Refusal.currencyMismatch }
         }
         let amount = transfer.amount.minorUnits
         // One statement: the row lock, the check and the debit together.
-        guard let debited = try db.queryOne("""
-            UPDATE bank_accounts SET balance = balance - $2
-            WHERE id = $1 AND (kind IN ('opening', 'clearing') OR balance >= $2) RETURNING balance
-            """, [.text(transfer.from), .int(amount)]) else { throw Refusal.insufficientFunds }
-        guard let credited = try db.queryOne("UPDATE bank_accounts SET balance = balance + $2 WHERE id = $1 RETURNING balance",
-                                             [.text(target), .int(amount)]) else { throw Refusal.unknownAccount }
+        guard
+            let debited = try db.queryOne(
+                """
+                UPDATE bank_accounts SET balance = balance - $2
+                WHERE id = $1 AND (kind IN ('opening', 'clearing') OR balance >= $2) RETURNING balance
+                """, [.text(transfer.from), .int(amount)])
+        else { throw Refusal.insufficientFunds }
+        guard
+            let credited = try db.queryOne(
+                "UPDATE bank_accounts SET balance = balance + $2 WHERE id = $1 RETURNING balance",
+                [.text(target), .int(amount)])
+        else { throw Refusal.unknownAccount }
         let id = UUID().uuidString.lowercased()
-        try db.execute("""
+        try db.execute(
+            """
             INSERT INTO bank_transfers (id, idempotency_key, from_account, to_account, amount, currency, payee_name, payee_iban, authorization_id, memo, created_at,
                                         reference)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-            """, [.text(id), .text(transfer.idempotencyKey), .text(transfer.from), .text(target), .int(amount), .text(currency),
-                  SQLValue(payee?.name), SQLValue(payee?.iban), SQLValue(transfer.authorizationID), .text(String(transfer.memo.prefix(140))), .int(now.millis),
-                  SQLValue(transfer.reference.map { String($0.prefix(140)) })])
-        for (account, signed, after) in [(transfer.from, -amount, try debited.int("balance")), (target, amount, try credited.int("balance"))] {
-            try db.execute("INSERT INTO bank_entries (transfer_id, account_id, amount, balance_after, created_at) VALUES ($1, $2, $3, $4, $5)",
-                           [.text(id), .text(account), .int(signed), .int(after), .int(now.millis)])
+            """,
+            [
+                .text(id), .text(transfer.idempotencyKey), .text(transfer.from), .text(target), .int(amount),
+                .text(currency),
+                SQLValue(payee?.name), SQLValue(payee?.iban), SQLValue(transfer.authorizationID),
+                .text(String(transfer.memo.prefix(140))), .int(now.millis),
+                SQLValue(transfer.reference.map { String($0.prefix(140)) }),
+            ])
+        for (account, signed, after) in [
+            (transfer.from, -amount, try debited.int("balance")), (target, amount, try credited.int("balance")),
+        ] {
+            try db.execute(
+                "INSERT INTO bank_entries (transfer_id, account_id, amount, balance_after, created_at) VALUES ($1, $2, $3, $4, $5)",
+                [.text(id), .text(account), .int(signed), .int(after), .int(now.millis)])
         }
         return .moved(id)
     }

@@ -13,9 +13,15 @@ enum Artwork {
 
     /// The navigation's icons by name: 24×24, one colour (the stylesheet paints them).
     static let icons: [String: String] = [
-        "accounts": svg(##"<rect x="2" y="5" width="20" height="14" rx="3" fill="none" stroke="#000" stroke-width="2"/><path d="M2 10h20" stroke="#000" stroke-width="2"/><rect x="5" y="13" width="6" height="3" rx="1"/>"##),
-        "transfer": svg(##"<path d="M4 8h13M13 4l4 4-4 4M20 16H7M11 12l-4 4 4 4" fill="none" stroke="#000" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"/>"##),
-        "settings": svg(##"<path d="M4 6h10M18 6h2M4 12h4M12 12h8M4 18h12" stroke="#000" stroke-width="2" stroke-linecap="round"/><circle cx="16" cy="6" r="2" fill="none" stroke="#000" stroke-width="2"/><circle cx="10" cy="12" r="2" fill="none" stroke="#000" stroke-width="2"/><circle cx="18" cy="18" r="2" fill="none" stroke="#000" stroke-width="2"/>"##),
+        "accounts": svg(
+            ##"<rect x="2" y="5" width="20" height="14" rx="3" fill="none" stroke="#000" stroke-width="2"/><path d="M2 10h20" stroke="#000" stroke-width="2"/><rect x="5" y="13" width="6" height="3" rx="1"/>"##
+        ),
+        "transfer": svg(
+            ##"<path d="M4 8h13M13 4l4 4-4 4M20 16H7M11 12l-4 4 4 4" fill="none" stroke="#000" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"/>"##
+        ),
+        "settings": svg(
+            ##"<path d="M4 6h10M18 6h2M4 12h4M12 12h8M4 18h12" stroke="#000" stroke-width="2" stroke-linecap="round"/><circle cx="16" cy="6" r="2" fill="none" stroke="#000" stroke-width="2"/><circle cx="10" cy="12" r="2" fill="none" stroke="#000" stroke-width="2"/><circle cx="18" cy="18" r="2" fill="none" stroke="#000" stroke-width="2"/>"##
+        ),
     ]
 
     private static func svg(_ body: String) -> String {

@@ -73,7 +73,13 @@ package final class BankSession: Viewer, @unchecked Sendable {
 
     func set(stage: Stage) { lock.withLock { _stage = stage } }
     func touch(_ now: Date) { lock.withLock { _lastSeen = now } }
-    func confirm(_ now: Date) { lock.withLock { _confirmedAt = now; _lastSeen = now; _activeAt = now } }
+    func confirm(_ now: Date) {
+        lock.withLock {
+            _confirmedAt = now
+            _lastSeen = now
+            _activeAt = now
+        }
+    }
 
     /// Whether a signed-in customer was away longer than `idle` (then balances hide until they confirm
     /// again); otherwise records this request as activity.
@@ -96,11 +102,23 @@ package final class BankSession: Viewer, @unchecked Sendable {
     func set(code: CodeChallenge?) { lock.withLock { _code = code } }
 
     /// Drops every step of a sign-in under way (the stage is left to the caller).
-    func dropSignIn() { lock.withLock { _resolver = nil; _push = nil; _passwordless = nil; _code = nil } }
+    func dropSignIn() {
+        lock.withLock {
+            _resolver = nil
+            _push = nil
+            _passwordless = nil
+            _code = nil
+        }
+    }
 
     /// A one-time message for the next page ("Signed out.", "Too many wrong codes…").
     func flash(_ text: String) { lock.withLock { _notice = text } }
-    func takeNotice() -> String? { lock.withLock { defer { _notice = nil }; return _notice } }
+    func takeNotice() -> String? {
+        lock.withLock {
+            defer { _notice = nil }
+            return _notice
+        }
+    }
 
     /// How long a refused form's draft shows on its page (a refresh shows it again; a later visit does not).
     static let draftLifetime: TimeInterval = 60
@@ -110,7 +128,9 @@ package final class BankSession: Viewer, @unchecked Sendable {
     /// The draft kept for `path`, if it is recent; a draft kept for another page stays.
     func draft(for path: String, now: Date) -> FormDraft? {
         lock.withLock {
-            guard let kept = _draft, kept.path == path, now.timeIntervalSince(kept.at) < Self.draftLifetime else { return nil }
+            guard let kept = _draft, kept.path == path, now.timeIntervalSince(kept.at) < Self.draftLifetime else {
+                return nil
+            }
             return kept.draft
         }
     }

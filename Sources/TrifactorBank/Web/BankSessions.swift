@@ -24,7 +24,8 @@ package final class BankSessions: Sendable {
     ///   - capacity: the most pre-sign-in sessions held at once.
     ///   - lifetime: the idle time after which a signed-in session ends.
     ///   - preSignInLifetime: the idle time after which a session not signed in yet ends.
-    package init(capacity: Int = 10_000, lifetime: TimeInterval = 12 * 3600, preSignInLifetime: TimeInterval = 30 * 60) {
+    package init(capacity: Int = 10_000, lifetime: TimeInterval = 12 * 3600, preSignInLifetime: TimeInterval = 30 * 60)
+    {
         table = Mutex(CappedTable(capacity: capacity))
         self.lifetime = lifetime
         self.preSignInLifetime = preSignInLifetime
@@ -53,7 +54,9 @@ package final class BankSessions: Sendable {
 
     /// A new session under a new cookie (when a visitor starts signing in, and rotated at sign-in and step-up: the old cookie dies).
     /// A session not signed in counts against `capacity`.
-    func issue(replacing old: String?, carrying session: BankSession? = nil, secure: Bool, now: Date) -> (SessionCookie, BankSession) {
+    func issue(replacing old: String?, carrying session: BankSession? = nil, secure: Bool, now: Date) -> (
+        SessionCookie, BankSession
+    ) {
         let cookie = SessionCookie.fresh(secure: secure)
         let fresh = session ?? BankSession(now: now)
         table.withLock { all in

@@ -40,7 +40,9 @@ struct CappedTable<Value> {
     /// Inserts `value` under `key` (as the newest), dropping the oldest capped entries past `capacity`.
     mutating func insert(_ key: String, _ value: Value, capped: Bool) {
         serial += 1
-        if let old = entries.updateValue(Entry(value: value, capped: capped, serial: serial), forKey: key), old.capped { cappedCount -= 1 }
+        if let old = entries.updateValue(Entry(value: value, capped: capped, serial: serial), forKey: key), old.capped {
+            cappedCount -= 1
+        }
         guard capped else { return }
         cappedCount += 1
         order.append((key, serial))
@@ -72,7 +74,9 @@ struct CappedTable<Value> {
         let before = entries.count
         entries = entries.filter { !drop($0.value.value) }
         cappedCount = entries.values.count(where: \.capped)
-        order = order[head...].filter { place in entries[place.key].map { $0.capped && $0.serial == place.serial } ?? false }
+        order = order[head...].filter { place in
+            entries[place.key].map { $0.capped && $0.serial == place.serial } ?? false
+        }
         head = 0
         return before - entries.count
     }

@@ -1,6 +1,6 @@
 import Core
-import Foundation
 import Crypto
+import Foundation
 
 /// The bank's session cookie: `HttpOnly` (no script reads it),
 /// `SameSite=Strict` (no other site's page sends it), `Secure` under TLS,
@@ -55,7 +55,8 @@ enum CookieHeader {
         for pair in header.split(separator: ";") {
             let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
             if parts.count == 2, parts[0] == name, parts[1].count <= maxLength,
-               parts[1].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) {
+                parts[1].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) })
+            {
                 return parts[1]
             }
         }
@@ -68,7 +69,8 @@ enum CookieHeader {
         for pair in header.split(separator: ";") {
             let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
             if parts.count == 2, parts[0] == name, parts[1].count == 43,
-               parts[1].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) {
+                parts[1].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+            {
                 return parts[1]
             }
         }
@@ -106,7 +108,8 @@ struct VisitorCSRF: Sendable {
 
     /// The form token for `nonce`.
     func token(for nonce: String) -> String {
-        Base64URL.encode(HMAC.authenticate(Array("trifactor-bank visitor csrf:\(nonce)".utf8), key: secret, algorithm: .sha256))
+        Base64URL.encode(
+            HMAC.authenticate(Array("trifactor-bank visitor csrf:\(nonce)".utf8), key: secret, algorithm: .sha256))
     }
 
     /// The browser's token, and the `Set-Cookie` that gives it a nonce when it has none.

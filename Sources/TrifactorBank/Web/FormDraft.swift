@@ -41,12 +41,18 @@ struct DraftCookie: Sendable {
     /// How long a draft shows (a refresh shows it again; a later visit does not).
     static let lifetime: TimeInterval = 60
 
-    private struct Payload: Codable { let path: String; let draft: FormDraft; let at: Int64 }
+    private struct Payload: Codable {
+        let path: String
+        let draft: FormDraft
+        let at: Int64
+    }
 
     /// `Set-Cookie` carrying `draft` for the page at `path`, written at `now`; nil when it would not fit (the page then
     /// shows no draft).
     func setCookie(_ draft: FormDraft, for path: String, now: Date, secure: Bool) -> String? {
-        guard let json = try? JSONEncoder().encode(Payload(path: path, draft: draft, at: now.millis)) else { return nil }
+        guard let json = try? JSONEncoder().encode(Payload(path: path, draft: draft, at: now.millis)) else {
+            return nil
+        }
         let body = Base64URL.encode(Array(json))
         let value = body + "." + signature(body)
         guard value.count <= Self.maxLength else { return nil }
@@ -56,11 +62,14 @@ struct DraftCookie: Sendable {
     /// The draft the browser's cookie carries for `path`, if its signature is the bank's and it is not older than `lifetime` at `now`.
     func draft(in header: String?, for path: String, now: Date) -> FormDraft? {
         guard let value = CookieHeader.raw(Self.name, in: header, maxLength: Self.maxLength),
-              let dot = value.lastIndex(of: ".") else { return nil }
-        let body = String(value[..<dot]), mac = String(value[value.index(after: dot)...])
+            let dot = value.lastIndex(of: ".")
+        else { return nil }
+        let body = String(value[..<dot])
+        let mac = String(value[value.index(after: dot)...])
         guard ConstantTime.equals(mac, signature(body)), let json = Base64URL.decode(body),
-              let payload = try? JSONDecoder().decode(Payload.self, from: Data(json)), payload.path == path,
-              Double(now.millis - payload.at) < Self.lifetime * 1000 else { return nil }
+            let payload = try? JSONDecoder().decode(Payload.self, from: Data(json)), payload.path == path,
+            Double(now.millis - payload.at) < Self.lifetime * 1000
+        else { return nil }
         return payload.draft
     }
 

@@ -18,7 +18,9 @@ package struct HTML: Sendable, CustomStringConvertible {
     package static let empty = HTML(rendered: "")
 
     /// An element with escaped attribute values (nil drops the attribute, "" makes it a bare boolean attribute) and children.
-    package static func element(_ name: StaticString, _ attributes: KeyValuePairs<String, String?> = [:], _ children: [HTML] = []) -> HTML {
+    package static func element(
+        _ name: StaticString, _ attributes: KeyValuePairs<String, String?> = [:], _ children: [HTML] = []
+    ) -> HTML {
         var out = "<\(name)"
         for (key, value) in attributes {
             guard let value else { continue }
@@ -36,8 +38,13 @@ package struct HTML: Sendable, CustomStringConvertible {
     package static func group(_ children: [HTML]) -> HTML { HTML(rendered: children.map(\.rendered).joined()) }
 
     /// A whole page.
-    package static func document(_ head: [HTML], _ body: [HTML], bodyAttributes: KeyValuePairs<String, String?> = [:]) -> HTML {
-        HTML(rendered: "<!doctype html>" + element("html", ["lang": "en"], [element("head", [:], head), element("body", bodyAttributes, body)]).rendered)
+    package static func document(_ head: [HTML], _ body: [HTML], bodyAttributes: KeyValuePairs<String, String?> = [:])
+        -> HTML
+    {
+        HTML(
+            rendered: "<!doctype html>"
+                + element("html", ["lang": "en"], [element("head", [:], head), element("body", bodyAttributes, body)])
+                .rendered)
     }
 
     static let voidElements: Set<String> = ["br", "hr", "img", "input", "link", "meta"]

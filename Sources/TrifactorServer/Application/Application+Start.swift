@@ -13,7 +13,9 @@ extension Application {
         let passwords = try CommonPasswords.policy(dictionary: configuration.passwordDictionary)
         let database = try openDatabase(url: configuration.databaseURL, poolSize: configuration.databasePoolSize)
         let applied = try database.migrate(Schema.migrations)
-        if !applied.isEmpty { logger.log(.info, "migrated", ["versions": .string(applied.map(String.init).joined(separator: ","))]) }
+        if !applied.isEmpty {
+            logger.log(.info, "migrated", ["versions": .string(applied.map(String.init).joined(separator: ","))])
+        }
         let existed = FileManager.default.fileExists(atPath: configuration.keyFile)
         if !existed { try KeyFile.checkOpens(nil, path: configuration.keyFile, database: database) }
         let sealer = try KeyFile.load(configuration, logger: logger)
@@ -21,7 +23,12 @@ extension Application {
         var senders: [any MessageSender] = []
         if let smtp = configuration.smtp {
             senders.append(SMTPSender(smtp))
-            logger.log(.info, "smtp", ["server": .string(smtp.url.host ?? ""), "from": .string(smtp.from), "starttls_required": .bool(smtp.requireTLS)])
+            logger.log(
+                .info, "smtp",
+                [
+                    "server": .string(smtp.url.host ?? ""), "from": .string(smtp.from),
+                    "starttls_required": .bool(smtp.requireTLS),
+                ])
         }
         if !configuration.providers.isEmpty {
             var providers: [any MessageSender] = []
@@ -34,34 +41,55 @@ extension Application {
                 case .twilio:
                     providers.append(TwilioSender(account, callbackBase: configuration.publicURL))
                 }
-                logger.log(.info, "sms_provider", ["account": .string(account.description),
-                                                    "channels": .string(account.channels.map(\.rawValue).sorted().joined(separator: ","))])
+                logger.log(
+                    .info, "sms_provider",
+                    [
+                        "account": .string(account.description),
+                        "channels": .string(account.channels.map(\.rawValue).sorted().joined(separator: ",")),
+                    ])
             }
-            senders.append(FailoverSender(providers) { failure, message in
-                logger.log(.warning, "provider_failover", ["message_id": .string(message.id), "channel": .string(message.channel.rawValue),
-                                                         "reason": .string(failure.reason)])
-            })
+            senders.append(
+                FailoverSender(providers) { failure, message in
+                    logger.log(
+                        .warning, "provider_failover",
+                        [
+                            "message_id": .string(message.id), "channel": .string(message.channel.rawValue),
+                            "reason": .string(failure.reason),
+                        ])
+                })
             if configuration.publicURL == nil {
-                logger.log(.warning, "no_public_url", ["detail": "providers are not asked for delivery receipts until TRIFACTOR_PUBLIC_URL is set"])
+                logger.log(
+                    .warning, "no_public_url",
+                    ["detail": "providers are not asked for delivery receipts until TRIFACTOR_PUBLIC_URL is set"])
             }
         }
         if configuration.dev {
-            senders.append(DevPhoneSender { message in
-                logger.log(.info, "dev_phone", ["message_id": .string(message.id), "channel": .string(message.channel.rawValue),
-                                                 "to": .string(message.to), "text": .string(message.text)])
-            })
+            senders.append(
+                DevPhoneSender { message in
+                    logger.log(
+                        .info, "dev_phone",
+                        [
+                            "message_id": .string(message.id), "channel": .string(message.channel.rawValue),
+                            "to": .string(message.to), "text": .string(message.text),
+                        ])
+                })
         } else if configuration.providers.isEmpty {
-            logger.log(.warning, "no_phone_sender", ["detail": "phone codes are refused (503) until an SMS and voice provider is configured"])
+            logger.log(
+                .warning, "no_phone_sender",
+                ["detail": "phone codes are refused (503) until an SMS and voice provider is configured"])
         }
         let sender: (any MessageSender)? = senders.isEmpty ? nil : RoutingSender(senders)
         var clock = Clock.system
         if configuration.clockOffset != 0 {
             let offset = configuration.clockOffset
             clock = Clock { Date().addingTimeInterval(offset) }
-            logger.log(.warning, "clock_offset", ["seconds": .double(offset), "detail": "this instance's clock is moved for a fault drill"])
+            logger.log(
+                .warning, "clock_offset",
+                ["seconds": .double(offset), "detail": "this instance's clock is moved for a fault drill"])
         }
-        let services = try Services.live(database: database, configuration: configuration, sealer: sealer, passwords: passwords, sender: sender,
-                                         clock: clock, logger: logger)
+        let services = try Services.live(
+            database: database, configuration: configuration, sealer: sealer, passwords: passwords, sender: sender,
+            clock: clock, logger: logger)
         return try start(services)
     }
 }

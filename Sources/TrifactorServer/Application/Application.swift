@@ -8,7 +8,8 @@ package enum Application {
         var router = Router()
         HealthRoutes(probe: probe).register(on: &router)
         try ContractRoutes().register(on: &router)
-        MetricsRoutes(token: s.configuration.metricsToken, transactions: s.transactions, clock: s.clock).register(on: &router)
+        MetricsRoutes(token: s.configuration.metricsToken, transactions: s.transactions, clock: s.clock).register(
+            on: &router)
         let idempotency = Idempotency(transactions: s.transactions, clock: s.clock)
         var routes = APIRoutes(router: router, sessions: s.sessions, idempotency: idempotency)
         AccountsRoutes(accounts: s.accounts).register(on: &routes)
@@ -25,11 +26,17 @@ package enum Application {
             .register(on: &routes)
         router = routes.router
         let v = s.configuration.verify
-        VerifyRoutes(verifications: s.verifications, keys: s.keys, transactions: s.transactions, clock: s.clock, idempotency: idempotency,
-                     perIP: .init(burst: v.perIPBurst, rate: v.perIPRate)).register(on: &router)
+        VerifyRoutes(
+            verifications: s.verifications, keys: s.keys, transactions: s.transactions, clock: s.clock,
+            idempotency: idempotency,
+            perIP: .init(burst: v.perIPBurst, rate: v.perIPRate)
+        ).register(on: &router)
         if !s.configuration.providers.isEmpty {
-            DeliveryRoutes(transactions: s.transactions, clock: s.clock, accounts: s.configuration.providers, publicURL: s.configuration.publicURL,
-                           perIP: .init(burst: v.perIPBurst, rate: v.perIPRate), verifications: s.verifications).register(on: &router)
+            DeliveryRoutes(
+                transactions: s.transactions, clock: s.clock, accounts: s.configuration.providers,
+                publicURL: s.configuration.publicURL,
+                perIP: .init(burst: v.perIPBurst, rate: v.perIPRate), verifications: s.verifications
+            ).register(on: &router)
         }
         if s.configuration.dev { try DevRoutes(transactions: s.transactions).register(on: &router) }
         return router

@@ -43,32 +43,44 @@ package struct Services: Sendable {
     ///   - sealer: seals TOTP secrets; nil without a key file (then TOTP enrollment answers 503).
     ///   - passwords: the policy every new password meets (the common-password list and cracklib's dictionary).
     /// - Throws: `PasswordHasher.Failure` for Argon2id parameters libsodium refuses.
-    package static func live(database: any Database, configuration c: Configuration, sealer: KeyRing?, passwords: PasswordPolicy, sender: (any MessageSender)?,
-                     clock: Clock = .system, random: RandomSource = SecureRandom.source, logger: Logger = .standardError) throws -> Services {
+    package static func live(
+        database: any Database, configuration c: Configuration, sealer: KeyRing?, passwords: PasswordPolicy,
+        sender: (any MessageSender)?,
+        clock: Clock = .system, random: RandomSource = SecureRandom.source, logger: Logger = .standardError
+    ) throws -> Services {
         let transactions = Transactions(database: database, logger: logger)
         let hub = LongPollHub()
         let cache = SessionCache()
         let changes = ChangeFeed.live(local: local(hub: hub, cache: cache), database: database, logger: logger)
-        let outbox = Outbox(random: random, texts: MessageTexts(catalog: MessageCatalog.bundled.fallingBack(to: c.messageLanguage), brand: c.totpIssuer,
-                                                                  maxSegments: c.smsMaxSegments))
+        let outbox = Outbox(
+            random: random,
+            texts: MessageTexts(
+                catalog: MessageCatalog.bundled.fallingBack(to: c.messageLanguage), brand: c.totpIssuer,
+                maxSegments: c.smsMaxSegments))
         let hashing = try PasswordHashing.argon2id(opsLimit: c.argon2OpsLimit, memoryKiB: c.argon2MemoryKiB)
         let policies = SessionPolicies(aal1: c.sessions, aal2: c.sessionsAAL2)
         let issuer = SessionIssuer(random: random, outbox: outbox, maxLive: c.maxSessionsPerUser)
-        let verifications = PhoneVerificationService(transactions: transactions, clock: clock, random: random, outbox: outbox, logger: logger,
-                                                     settings: c.verify, canDeliver: sender?.channels.contains(.sms) == true,
-                                                     testBook: TestNumberBook(configured: c.verify.testNumbers))
+        let verifications = PhoneVerificationService(
+            transactions: transactions, clock: clock, random: random, outbox: outbox, logger: logger,
+            settings: c.verify, canDeliver: sender?.channels.contains(.sms) == true,
+            testBook: TestNumberBook(configured: c.verify.testNumbers))
         let relyingParty = RelyingParty(id: c.rpID, name: c.rpName, origins: c.origins, allowsAnyLocalhostPort: c.dev)
         let factors = SecondFactors(
-            phone: PhoneFactor(transactions: transactions, random: random, verifications: verifications, brand: c.totpIssuer),
+            phone: PhoneFactor(
+                transactions: transactions, random: random, verifications: verifications, brand: c.totpIssuer),
             totp: TOTPFactor(random: random, sealer: sealer, issuer: c.totpIssuer),
-            recoveryCodes: RecoveryCodesFactor(transactions: transactions, clock: clock, random: random, outbox: outbox),
+            recoveryCodes: RecoveryCodesFactor(
+                transactions: transactions, clock: clock, random: random, outbox: outbox),
             device: DeviceKeyFactor(transactions: transactions, random: random, approvalKeys: c.deviceApprovalKeys),
-            passkey: PasskeyFactor(transactions: transactions, random: random, relyingParty: relyingParty, logger: logger))
+            passkey: PasskeyFactor(
+                transactions: transactions, random: random, relyingParty: relyingParty, logger: logger))
         let push = PushService(transactions: transactions, clock: clock, random: random, changes: changes)
-        let secondFactors = SecondFactorService(transactions: transactions, clock: clock, random: random, factors: factors, lockout: c.mfaLockout,
-                                                issuer: issuer, push: push, policies: policies, changes: changes)
+        let secondFactors = SecondFactorService(
+            transactions: transactions, clock: clock, random: random, factors: factors, lockout: c.mfaLockout,
+            issuer: issuer, push: push, policies: policies, changes: changes)
         let sessions = SessionService(
-            transactions: transactions, clock: clock, random: random, hashing: hashing, policies: policies, lockout: c.lockout,
+            transactions: transactions, clock: clock, random: random, hashing: hashing, policies: policies,
+            lockout: c.lockout,
             signInPerIP: c.signInPerIP, cache: cache, changes: changes, issuer: issuer,
             hints: { try secondFactors.hints($0, on: $1) },
             startSecondStep: { try secondFactors.startPending($0, passwordVerifiedAt: $1, now: $1, on: $2) })
@@ -76,25 +88,33 @@ package struct Services: Sendable {
         let accounts = AccountService(
             transactions: transactions, clock: clock, random: random, hashing: hashing, passwordPolicy: passwords,
             verification: EmailVerification(random: random, outbox: outbox), outbox: outbox, changes: changes,
-            limits: .init(signUpPerIP: signUpLimit, codePerIP: c.signInPerIP, resendPerIP: signUpLimit,
-                          resendPerEmail: .init(burst: c.resendPerEmailBurst, rate: c.resendPerEmailRate)),
+            limits: .init(
+                signUpPerIP: signUpLimit, codePerIP: c.signInPerIP, resendPerIP: signUpLimit,
+                resendPerEmail: .init(burst: c.resendPerEmailBurst, rate: c.resendPerEmailRate)),
             reauthenticationWindow: c.reauthenticationWindow)
         return Services(
-            configuration: c, transactions: transactions, clock: clock, logger: logger, sender: sender, hub: hub, sessionCache: cache, changes: changes,
+            configuration: c, transactions: transactions, clock: clock, logger: logger, sender: sender, hub: hub,
+            sessionCache: cache, changes: changes,
             accounts: accounts, sessions: sessions, factors: factors, secondFactors: secondFactors,
-            enrollments: EnrollmentService(transactions: transactions, clock: clock, random: random, factors: factors,
-                                           reauthenticationWindow: c.reauthenticationWindow, changes: changes),
+            enrollments: EnrollmentService(
+                transactions: transactions, clock: clock, random: random, factors: factors,
+                reauthenticationWindow: c.reauthenticationWindow, changes: changes),
             push: push,
-            passwordless: PasswordlessService(transactions: transactions, clock: clock, random: random, signInPerIP: c.signInPerIP, issuer: issuer,
-                                              passkeys: factors.passkey, push: push, changes: changes),
-            authorizations: AuthorizationService(transactions: transactions, clock: clock, random: random, secondFactors: secondFactors),
+            passwordless: PasswordlessService(
+                transactions: transactions, clock: clock, random: random, signInPerIP: c.signInPerIP, issuer: issuer,
+                passkeys: factors.passkey, push: push, changes: changes),
+            authorizations: AuthorizationService(
+                transactions: transactions, clock: clock, random: random, secondFactors: secondFactors),
             verifications: verifications, keys: APIKeys(random: random, clock: clock),
-            admin: AdminService(transactions: transactions, clock: clock, random: random, outbox: outbox, changes: changes, policies: policies,
-                                testBook: verifications.testBook),
+            admin: AdminService(
+                transactions: transactions, clock: clock, random: random, outbox: outbox, changes: changes,
+                policies: policies,
+                testBook: verifications.testBook),
             adminKeys: AdminKeys(random: random, clock: clock),
-            passwordResets: PasswordResetService(transactions: transactions, clock: clock, hashing: hashing, passwordPolicy: passwords,
-                                                 codes: PasswordResetCodes(random: random, outbox: outbox), secondFactors: secondFactors, push: push,
-                                                 outbox: outbox, changes: changes, limits: accounts.limits))
+            passwordResets: PasswordResetService(
+                transactions: transactions, clock: clock, hashing: hashing, passwordPolicy: passwords,
+                codes: PasswordResetCodes(random: random, outbox: outbox), secondFactors: secondFactors, push: push,
+                outbox: outbox, changes: changes, limits: accounts.limits))
     }
 
     /// The local half of the change feed: this process's long polls and session cache.

@@ -1,7 +1,7 @@
 import Core
 import Foundation
-import Messaging
 import HTTP
+import Messaging
 
 /// Who made a request, as the audit log records it: the client's address
 /// and user agent, taken once from the request; and the relying party's
@@ -31,7 +31,9 @@ struct AuditContext: Sendable {
     static func brand(_ text: String) -> String? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard (1...18).contains(trimmed.count),
-              trimmed.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || " &'.-".unicodeScalars.contains($0)) })
+            trimmed.unicodeScalars.allSatisfy({
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || " &'.-".unicodeScalars.contains($0))
+            })
         else { return nil }
         return trimmed
     }
@@ -45,7 +47,9 @@ struct AuditContext: Sendable {
     /// The key per-IP limits count under (an IPv6 client by its /64).
     var clientKey: String { ClientKey.of(address: ip) }
 
-    func event(_ kind: AuditEventKind, _ outcome: AuditOutcome, userID: UserID? = nil, detail: String? = nil) -> AuditEvent {
+    func event(_ kind: AuditEventKind, _ outcome: AuditOutcome, userID: UserID? = nil, detail: String? = nil)
+        -> AuditEvent
+    {
         AuditEvent(kind: kind, outcome: outcome, userID: userID?.raw, ip: ip, userAgent: userAgent, detail: detail)
     }
 }

@@ -12,7 +12,8 @@ extension AuditLog {
         for start in stride(from: 0, to: ids.count, by: erasureBatch) {
             let batch = ids[start..<min(start + erasureBatch, ids.count)]
             let placeholders = batch.indices.map { "$\($0 - start + 2)" }.joined(separator: ", ")
-            try db.execute("""
+            try db.execute(
+                """
                 UPDATE audit_log SET user_id = $1
                 WHERE user_id IS NULL AND kind LIKE 'verify.%' AND detail LIKE 'id=%'
                   AND substr(detail, 4, 36) IN (\(placeholders))
@@ -25,7 +26,8 @@ extension AuditLog {
     /// administrators' own entries, which keep their detail (who did what; no
     /// personal data in it).
     static func pseudonymise(_ userID: UserID, as pseudonym: String, on db: any SQLConnection) throws {
-        try db.execute("""
+        try db.execute(
+            """
             UPDATE audit_log SET user_id = $2, ip = NULL, user_agent = NULL,
               detail = CASE WHEN kind LIKE 'admin.%' THEN detail ELSE NULL END
             WHERE user_id = $1

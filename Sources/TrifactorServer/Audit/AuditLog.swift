@@ -9,10 +9,16 @@ package enum AuditLog {
     static func append(_ event: AuditEvent, at: Int64, on db: any SQLConnection) throws {
         try db.execute(
             "INSERT INTO audit_log (at, kind, outcome, user_id, ip, user_agent, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            [.int(at), .text(event.kind.rawValue), .text(event.outcome.rawValue), SQLValue(event.userID),
-             SQLValue(event.ip), SQLValue(event.userAgent.map { String($0.prefix(512)) }), SQLValue(event.detail)])
+            [
+                .int(at), .text(event.kind.rawValue), .text(event.outcome.rawValue), SQLValue(event.userID),
+                SQLValue(event.ip), SQLValue(event.userAgent.map { String($0.prefix(512)) }), SQLValue(event.detail),
+            ])
         // Inside a request's transaction the event counts once that commits.
-        if let request = RequestTransaction.current { request.whenCommitted { ServerMetrics.count(event) } } else { ServerMetrics.count(event) }
+        if let request = RequestTransaction.current {
+            request.whenCommitted { ServerMetrics.count(event) }
+        } else {
+            ServerMetrics.count(event)
+        }
     }
 
     /// One stored entry.
@@ -36,9 +42,12 @@ package enum AuditLog {
     }
 
     /// Entries by user, kind and time, oldest first, after `after` (a `seq`), at most `limit`.
-    static func entries(user: String?, kind: String?, since: Int64?, until: Int64?, after: Int64?, limit: Int,
-                        on db: any SQLConnection) throws -> [Entry] {
-        var conditions = ["seq > $1"], values: [SQLValue] = [.int(after ?? 0)]
+    static func entries(
+        user: String?, kind: String?, since: Int64?, until: Int64?, after: Int64?, limit: Int,
+        on db: any SQLConnection
+    ) throws -> [Entry] {
+        var conditions = ["seq > $1"]
+        var values: [SQLValue] = [.int(after ?? 0)]
         func add(_ clause: String, _ value: SQLValue) {
             values.append(value)
             conditions.append(clause.replacingOccurrences(of: "?", with: "$\(values.count)"))
@@ -48,16 +57,19 @@ package enum AuditLog {
         if let since { add("at >= ?", .int(since)) }
         if let until { add("at < ?", .int(until)) }
         values.append(.int(Int64(limit)))
-        return try db.query("""
+        return try db.query(
+            """
             SELECT seq, at, kind, outcome, user_id, ip, user_agent, detail FROM audit_log
             WHERE \(conditions.joined(separator: " AND ")) ORDER BY seq LIMIT $\(values.count)
-            """, values).map(entry)
+            """, values
+        ).map(entry)
     }
 
     /// An entry from a row of every column.
     static func entry(_ row: Row) throws -> Entry {
-        Entry(seq: try row.int("seq"), at: Date(millis: try row.int("at")), kind: try row.text("kind"),
-              outcome: try row.text("outcome"), userID: try row.optionalText("user_id"), ip: try row.optionalText("ip"),
-              userAgent: try row.optionalText("user_agent"), detail: try row.optionalText("detail"))
+        Entry(
+            seq: try row.int("seq"), at: Date(millis: try row.int("at")), kind: try row.text("kind"),
+            outcome: try row.text("outcome"), userID: try row.optionalText("user_id"), ip: try row.optionalText("ip"),
+            userAgent: try row.optionalText("user_agent"), detail: try row.optionalText("detail"))
     }
 }

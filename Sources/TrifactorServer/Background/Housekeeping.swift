@@ -39,30 +39,42 @@ enum Housekeeping {
     /// transaction-scoped advisory lock, and an instance that finds it taken
     /// skips its pass (nil). SQLite's writers are serial anyway.
     static func purge(now: Int64, dialect: SQLDialect = .sqlite, on db: any SQLConnection) throws -> Report? {
-        if dialect == .postgres, try db.queryOne("SELECT pg_try_advisory_xact_lock($1) AS got", [.int(lockKey)])?.bool("got") != true {
+        if dialect == .postgres,
+            try db.queryOne("SELECT pg_try_advisory_xact_lock($1) AS got", [.int(lockKey)])?.bool("got") != true
+        {
             return nil
         }
         var report = Report()
         report.rateLimits = try db.execute("DELETE FROM rate_limits WHERE updated_at < $1", [.int(now - day)])
         // An account's second-step count (`mfa:` keys) is kept however old: it counts toward the freeze at the
         // ceiling, which one wrong proof a day must reach too, and a frozen one must stay frozen.
-        report.loginThrottle = try db.execute("DELETE FROM login_throttle WHERE updated_at < $1 AND locked_until < $2 AND email_key NOT LIKE 'mfa:%'",
-                                              [.int(now - day), .int(now)])
+        report.loginThrottle = try db.execute(
+            "DELETE FROM login_throttle WHERE updated_at < $1 AND locked_until < $2 AND email_key NOT LIKE 'mfa:%'",
+            [.int(now - day), .int(now)])
         report.emailCodes = try db.execute("DELETE FROM email_codes WHERE window_started_at < $1", [.int(now - day)])
-        report.verifyFailures = try db.execute("DELETE FROM verify_number_failures WHERE window_started_at < $1", [.int(now - day)])
-        report.outbox = try db.execute("DELETE FROM outbox WHERE status IN ('sent', 'failed', 'void') AND created_at < $1", [.int(now - 30 * day)])
-        report.verifyRequests = try db.execute("DELETE FROM verify_requests WHERE finished_at IS NOT NULL AND finished_at < $1", [.int(now - 30 * day)])
-        for (table, column) in [("mfa_challenges", "created_at"), ("mfa_enrollments", "expires_at"), ("pending_credentials", "expires_at"),
-                                ("authorizations", "expires_at"), ("push_approvals", "expires_at"), ("passkey_logins", "created_at")] {
+        report.verifyFailures = try db.execute(
+            "DELETE FROM verify_number_failures WHERE window_started_at < $1", [.int(now - day)])
+        report.outbox = try db.execute(
+            "DELETE FROM outbox WHERE status IN ('sent', 'failed', 'void') AND created_at < $1", [.int(now - 30 * day)])
+        report.verifyRequests = try db.execute(
+            "DELETE FROM verify_requests WHERE finished_at IS NOT NULL AND finished_at < $1", [.int(now - 30 * day)])
+        for (table, column) in [
+            ("mfa_challenges", "created_at"), ("mfa_enrollments", "expires_at"), ("pending_credentials", "expires_at"),
+            ("authorizations", "expires_at"), ("push_approvals", "expires_at"), ("passkey_logins", "created_at"),
+        ] {
             report.mfa += try db.execute("DELETE FROM \(table) WHERE \(column) < $1", [.int(now - day)])
         }
-        report.sessions = try db.execute("DELETE FROM sessions WHERE ended_at IS NOT NULL AND ended_at < $1", [.int(now - 30 * day)])
+        report.sessions = try db.execute(
+            "DELETE FROM sessions WHERE ended_at IS NOT NULL AND ended_at < $1", [.int(now - 30 * day)])
         report.idempotencyKeys = try db.execute("DELETE FROM idempotency_keys WHERE expires_at <= $1", [.int(now)])
-        report.deliveryCallbacks = try db.execute("DELETE FROM delivery_callbacks WHERE seen_at < $1", [.int(now - DeliveryRoutes.rememberedFor)])
+        report.deliveryCallbacks = try db.execute(
+            "DELETE FROM delivery_callbacks WHERE seen_at < $1", [.int(now - DeliveryRoutes.rememberedFor)])
         // Per-flow attempt counts a day old guard nothing (the flows live minutes); resets whose code and credential died a day ago.
-        report.resetsAndAttempts = try db.execute("DELETE FROM mfa_attempts WHERE updated_at < $1", [.int(now - day)])
-            + db.execute("DELETE FROM password_resets WHERE expires_at < $1 AND (credential_expires_at IS NULL OR credential_expires_at < $1)",
-                         [.int(now - day)])
+        report.resetsAndAttempts =
+            try db.execute("DELETE FROM mfa_attempts WHERE updated_at < $1", [.int(now - day)])
+            + db.execute(
+                "DELETE FROM password_resets WHERE expires_at < $1 AND (credential_expires_at IS NULL OR credential_expires_at < $1)",
+                [.int(now - day)])
         return report
     }
 }

@@ -31,7 +31,10 @@ package final class PeriodicTask: @unchecked Sendable {
     private var stopping = false
     private let exited = DispatchSemaphore(value: 0)
 
-    init(name: String, interval: TimeInterval, mode: Mode = .threads, logger: Logger, pass: @escaping @Sendable () throws -> Bool) {
+    init(
+        name: String, interval: TimeInterval, mode: Mode = .threads, logger: Logger,
+        pass: @escaping @Sendable () throws -> Bool
+    ) {
         self.name = name
         self.interval = interval
         self.mode = mode

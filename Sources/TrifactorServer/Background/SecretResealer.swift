@@ -23,7 +23,10 @@ struct SecretResealer: Sendable {
     var page = 500
 
     /// The tables holding sealed secrets: their key column and the factor id the seal is bound to.
-    static let tables = [(table: "mfa_factors", key: "id", factor: "id"), (table: "mfa_enrollments", key: "token_hash", factor: "factor_id")]
+    static let tables = [
+        (table: "mfa_factors", key: "id", factor: "id"),
+        (table: "mfa_enrollments", key: "token_hash", factor: "factor_id"),
+    ]
 
     struct Report: Equatable {
         var resealed = 0
@@ -50,14 +53,18 @@ struct SecretResealer: Sendable {
             var cursor = ""
             while true {
                 let rows = try transactions.read { db in
-                    try db.query("""
+                    try db.query(
+                        """
                         SELECT \(t.key) AS k, \(t.factor) AS f, secret_sealed AS s FROM \(t.table)
                         WHERE secret_sealed IS NOT NULL AND \(t.key) > $1 ORDER BY \(t.key) LIMIT $2
-                        """, [.text(cursor), .int(Int64(page))]).map { (try $0.text("k"), try $0.text("f"), try $0.text("s")) }
+                        """, [.text(cursor), .int(Int64(page))]
+                    ).map { (try $0.text("k"), try $0.text("f"), try $0.text("s")) }
                 }
                 guard let last = rows.last else { break }
                 cursor = last.0
-                let named = rows.compactMap { row in Data(base64Encoded: row.2).map { (row, KeyRing.keyID(of: Array($0)).id) } }
+                let named = rows.compactMap { row in
+                    Data(base64Encoded: row.2).map { (row, KeyRing.keyID(of: Array($0)).id) }
+                }
                 let stale = named.filter { $0.1 != active && known.contains($0.1) }.map(\.0)
                 unknown += named.count { !known.contains($0.1) }
                 if stale.isEmpty { continue }
@@ -65,14 +72,19 @@ struct SecretResealer: Sendable {
                     var moved = 0
                     for (key, factor, old) in stale {
                         let ad = TOTPFactor.associatedData(FactorID(factor))
-                        guard let bytes = Data(base64Encoded: old), var plain = try? ring.open(Array(bytes), associatedData: ad) else {
-                            logger.log(.error, "reseal_failed", ["table": .string(t.table), "row": .string(String(key.prefix(8)))])
+                        guard let bytes = Data(base64Encoded: old),
+                            var plain = try? ring.open(Array(bytes), associatedData: ad)
+                        else {
+                            logger.log(
+                                .error, "reseal_failed",
+                                ["table": .string(t.table), "row": .string(String(key.prefix(8)))])
                             continue
                         }
                         defer { plain.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
                         let fresh = Data(try ring.seal(plain, associatedData: ad)).base64EncodedString()
-                        moved += try db.execute("UPDATE \(t.table) SET secret_sealed = $3 WHERE \(t.key) = $1 AND secret_sealed = $2",
-                                                [.text(key), .text(old), .text(fresh)])
+                        moved += try db.execute(
+                            "UPDATE \(t.table) SET secret_sealed = $3 WHERE \(t.key) = $1 AND secret_sealed = $2",
+                            [.text(key), .text(old), .text(fresh)])
                     }
                     return moved
                 }
@@ -81,8 +93,12 @@ struct SecretResealer: Sendable {
             }
         }
         report.remaining += unknown
-        if unknown > 0 { logger.log(.error, "reseal_unknown_key", ["count": .int(unknown), "active": .string(active)]) }
-        if report.resealed > 0 { logger.log(.info, "secrets_resealed", ["count": .int(report.resealed), "key": .string(active)]) }
+        if unknown > 0 {
+            logger.log(.error, "reseal_unknown_key", ["count": .int(unknown), "active": .string(active)])
+        }
+        if report.resealed > 0 {
+            logger.log(.info, "secrets_resealed", ["count": .int(report.resealed), "key": .string(active)])
+        }
         if report.resealed == 0, report.remaining == 0, let path = ring.path {
             // Under the file's lock, from the file as it is now: a `keys rotate` that ran during this
             // pass added a key that must survive (and then nothing is retired until it has sealed).
@@ -94,7 +110,9 @@ struct SecretResealer: Sendable {
             }
             try ring.reload()
             if !report.retired.isEmpty {
-                logger.log(.info, "keys_retired", ["keys": .string(report.retired.joined(separator: ",")), "active": .string(active)])
+                logger.log(
+                    .info, "keys_retired",
+                    ["keys": .string(report.retired.joined(separator: ",")), "active": .string(active)])
             }
         }
         return report

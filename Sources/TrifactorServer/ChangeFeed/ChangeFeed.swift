@@ -17,14 +17,17 @@ struct ChangeFeed: Sendable {
     let publish: @Sendable (_ key: String) -> Void
 
     /// Hands the news to `local` (long polls, session cache) and tells the other instances through `database`.
-    static func live(local: @escaping @Sendable (String) -> Void, database: any Database, logger: Logger) -> ChangeFeed {
+    static func live(local: @escaping @Sendable (String) -> Void, database: any Database, logger: Logger) -> ChangeFeed
+    {
         let send: @Sendable (String) -> Void = { key in
             local(key)
             do {
                 try database.notify(channel: channel, payload: key)
             } catch {
                 // The other instances' waiters then see the change at their deadline.
-                logger.log(.warning, "change_notify_failed", ["key": .string(key), "error": .string(String(reflecting: error))])
+                logger.log(
+                    .warning, "change_notify_failed",
+                    ["key": .string(key), "error": .string(String(reflecting: error))])
             }
         }
         return ChangeFeed { key in
@@ -36,8 +39,10 @@ struct ChangeFeed: Sendable {
     /// Delivers the other instances' news to `local` (PostgreSQL only);
     /// after a lost connection every waiter looks again (`lost`), since news
     /// may have been missed (the session cache forgets within its second anyway).
-    static func listen(local: @escaping @Sendable (String) -> Void, lost: @escaping @Sendable () -> Void,
-                       database: any Database) -> (any DatabaseListener)? {
+    static func listen(
+        local: @escaping @Sendable (String) -> Void, lost: @escaping @Sendable () -> Void,
+        database: any Database
+    ) -> (any DatabaseListener)? {
         database.listen(channel: channel, onNotification: local, onReconnect: lost)
     }
 }

@@ -16,13 +16,16 @@ enum BackupCommand {
 
     static func run(_ arguments: [String], environment: [String: String]) throws {
         guard let path = arguments.first, !path.hasPrefix("-"), !path.isEmpty else {
-            throw ConfigurationParser.Failure(description: "Say where the copy goes, first: trifactord backup PATH [--database-url URL].")
+            throw ConfigurationParser.Failure(
+                description: "Say where the copy goes, first: trifactord backup PATH [--database-url URL].")
         }
         let config = try ConfigurationParser.parse(arguments: Array(arguments.dropFirst()), environment: environment)
         let started = Date()
         do {
             let report = try SQLiteBackup.copy(url: config.databaseURL, to: path)
-            print("Backed up \(report.pages) pages (\(report.bytes) bytes) to \(path) in \(String(format: "%.2f", Date().timeIntervalSince(started))) s; integrity check ok.")
+            print(
+                "Backed up \(report.pages) pages (\(report.bytes) bytes) to \(path) in \(String(format: "%.2f", Date().timeIntervalSince(started))) s; integrity check ok."
+            )
         } catch let error as StoreError {
             throw ConfigurationParser.Failure(description: "No backup was made: \(error.detail).")
         }

@@ -1,7 +1,7 @@
 import CommandLineKit
 import Foundation
-import Logging
 import Glibc
+import Logging
 import Store
 
 /// `trifactord`'s verbs. Each checks its input before any work and reports
@@ -33,51 +33,100 @@ package enum Trifactord {
         """
 
     /// Runs the command line `arguments` (without the program name); returns the exit status.
-    package static func main(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32 {
+    package static func main(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> Int32
+    {
         // Log lines are written in batches: whatever waits goes out before the process exits.
         defer { Logger.flushStandardError() }
-        guard let verb = arguments.first else { return fail("Tell trifactord what to do: serve, migrate, audit tail, users list or keys (see trifactord --help).") }
+        guard let verb = arguments.first else {
+            return fail(
+                "Tell trifactord what to do: serve, migrate, audit tail, users list or keys (see trifactord --help).")
+        }
         var rest = Array(arguments.dropFirst())
         switch verb {
         case "--help", "-h", "help":
             print(usage + "\n" + ConfigurationParser.helpTable())
             return 0
         case "serve":
-            if Usage.isAsked(in: rest) { print("Usage: trifactord serve [OPTIONS]\n\nRuns the HTTP server until SIGTERM or SIGINT, then finishes requests in flight and exits 0.\n\nOptions:\n" + ConfigurationParser.helpTable()); return 0 }
-            return run { try ServeCommand.run(try ConfigurationParser.parse(arguments: rest, environment: environment)) }
+            if Usage.isAsked(in: rest) {
+                print(
+                    "Usage: trifactord serve [OPTIONS]\n\nRuns the HTTP server until SIGTERM or SIGINT, then finishes requests in flight and exits 0.\n\nOptions:\n"
+                        + ConfigurationParser.helpTable())
+                return 0
+            }
+            return run {
+                try ServeCommand.run(try ConfigurationParser.parse(arguments: rest, environment: environment))
+            }
         case "migrate":
-            if Usage.isAsked(in: rest) { print("Usage: trifactord migrate [--database-url URL]\n\nApplies the pending numbered migrations, each in its own transaction."); return 0 }
-            return run { try MigrateCommand.run(try ConfigurationParser.parse(arguments: rest, environment: environment)) }
+            if Usage.isAsked(in: rest) {
+                print(
+                    "Usage: trifactord migrate [--database-url URL]\n\nApplies the pending numbered migrations, each in its own transaction."
+                )
+                return 0
+            }
+            return run {
+                try MigrateCommand.run(try ConfigurationParser.parse(arguments: rest, environment: environment))
+            }
         case "keys":
-            if Usage.isAsked(in: rest) { print("Usage: trifactord keys create --name NAME [--json] | keys list [--json] | keys revoke KEY | keys rotate | keys ring [--json]"); return 0 }
+            if Usage.isAsked(in: rest) {
+                print(
+                    "Usage: trifactord keys create --name NAME [--json] | keys list [--json] | keys revoke KEY | keys rotate | keys ring [--json]"
+                )
+                return 0
+            }
             return run { try KeysCommand.run(rest, environment: environment) }
         case "backup":
-            if Usage.isAsked(in: rest) { print(BackupCommand.usage); return 0 }
+            if Usage.isAsked(in: rest) {
+                print(BackupCommand.usage)
+                return 0
+            }
             return run { try BackupCommand.run(rest, environment: environment) }
         case "admin-keys":
-            if Usage.isAsked(in: rest) { print(AdminCommands.keysUsage); return 0 }
+            if Usage.isAsked(in: rest) {
+                print(AdminCommands.keysUsage)
+                return 0
+            }
             return run { try AdminCommands.keys(rest, environment: environment) }
         case "users" where (["find", "show"] + AdminCommands.userActions).contains(rest.first ?? ""):
             let sub = rest.removeFirst()
-            if Usage.isAsked(in: rest) { print(AdminCommands.usersUsage); return 0 }
+            if Usage.isAsked(in: rest) {
+                print(AdminCommands.usersUsage)
+                return 0
+            }
             return run { try AdminCommands.users(sub, rest, environment: environment) }
         case "review":
-            if Usage.isAsked(in: rest) { print(ReviewCommand.usage); return 0 }
+            if Usage.isAsked(in: rest) {
+                print(ReviewCommand.usage)
+                return 0
+            }
             return run { try ReviewCommand.run(rest, environment: environment) }
         case "audit", "users":
             let sub = rest.first ?? ""
             rest = Array(rest.dropFirst())
             guard (verb == "audit" && sub == "tail") || (verb == "users" && sub == "list") else {
-                return fail(verb == "audit" ? "Unknown audit command \"\(sub)\": use trifactord audit tail." : "Unknown users command \"\(sub)\": use users list, find, show, disable, enable, delete, reset-mfa, revoke-sessions or verify-email.")
+                return fail(
+                    verb == "audit"
+                        ? "Unknown audit command \"\(sub)\": use trifactord audit tail."
+                        : "Unknown users command \"\(sub)\": use users list, find, show, disable, enable, delete, reset-mfa, revoke-sessions or verify-email."
+                )
             }
-            if Usage.isAsked(in: rest) { print("Usage: trifactord \(verb) \(sub) [--limit N] [--json] [--database-url URL]"); return 0 }
+            if Usage.isAsked(in: rest) {
+                print("Usage: trifactord \(verb) \(sub) [--limit N] [--json] [--database-url URL]")
+                return 0
+            }
             return run {
                 let (listing, remaining) = try ListingOptions.parse(rest)
                 let config = try ConfigurationParser.parse(arguments: remaining, environment: environment)
-                if verb == "audit" { try ListCommands.auditTail(config, listing) } else { try ListCommands.usersList(config, listing) }
+                if verb == "audit" {
+                    try ListCommands.auditTail(config, listing)
+                } else {
+                    try ListCommands.usersList(config, listing)
+                }
             }
         default:
-            return fail("Unknown command \"\(verb)\": use serve, migrate, audit tail, users, keys, admin-keys, backup or review (see trifactord --help).")
+            return fail(
+                "Unknown command \"\(verb)\": use serve, migrate, audit tail, users, keys, admin-keys, backup or review (see trifactord --help)."
+            )
         }
     }
 
@@ -88,7 +137,8 @@ package enum Trifactord {
         } catch let error as StoreError where error.kind == .exposedFile {
             return fail("The database cannot be used safely: \(error.detail).")
         } catch let error as StoreError {
-            return fail("The database cannot be used: \(error.description). Check TRIFACTOR_DATABASE_URL or --database-url.")
+            return fail(
+                "The database cannot be used: \(error.description). Check TRIFACTOR_DATABASE_URL or --database-url.")
         } catch {
             return fail(String(describing: error))
         }
@@ -109,7 +159,8 @@ struct ListingOptions {
     /// and words alike) in order.
     static func parse(_ arguments: [String]) throws -> (ListingOptions, [String]) {
         var reader = ArgumentReader(arguments, valued: ["limit"], flags: ["json"], layout: .sharedWithSettings)
-        var options = ListingOptions(), rest: [String] = []
+        var options = ListingOptions()
+        var rest: [String] = []
         let refused = UsageError("--limit needs a whole number from 1 to 10000.")
         do {
             while let item = try reader.next() {

@@ -33,21 +33,31 @@ enum KeyRingCommand {
         let config = try ConfigurationParser.parse(arguments: o.passedOn, environment: environment)
         let path = config.keyFile
         guard FileManager.default.fileExists(atPath: path) else {
-            throw ConfigurationParser.Failure(description: "There is no key file at \(path): serve --dev makes one, or openssl rand -base64 32 > \(path) && chmod 600 \(path).")
+            throw ConfigurationParser.Failure(
+                description:
+                    "There is no key file at \(path): serve --dev makes one, or openssl rand -base64 32 > \(path) && chmod 600 \(path)."
+            )
         }
         if sub == "rotate" {
             let (id, older) = try rotate(path)
-            print("Key \(id) seals new secrets from now on (servers reading \(path) pick it up within 5 s). After \(Int(config.keyRetireAfter)) s they re-seal older secrets in the background, then retire \(older.joined(separator: ", ")) once nothing uses them; keys ring shows the progress.")
+            print(
+                "Key \(id) seals new secrets from now on (servers reading \(path) pick it up within 5 s). After \(Int(config.keyRetireAfter)) s they re-seal older secrets in the background, then retire \(older.joined(separator: ", ")) once nothing uses them; keys ring shows the progress."
+            )
             return
         }
         let entries: [KeyFile.Entry]
-        do { entries = try KeyFile.read(path) } catch let failure as KeyFile.Failure { throw ConfigurationParser.Failure(description: failure.description) }
+        do { entries = try KeyFile.read(path) } catch let failure as KeyFile.Failure {
+            throw ConfigurationParser.Failure(description: failure.description)
+        }
         let counts = try ListCommands.withDatabase(config) { database in
             try database.read { db -> [String: Int] in
                 var counts: [String: Int] = [:]
                 for t in SecretResealer.tables {
-                    for row in try db.query("SELECT secret_sealed FROM \(t.table) WHERE secret_sealed IS NOT NULL", []) {
-                        if let bytes = Data(base64Encoded: try row.text("secret_sealed")) { counts[KeyRing.keyID(of: Array(bytes)).id, default: 0] += 1 }
+                    for row in try db.query("SELECT secret_sealed FROM \(t.table) WHERE secret_sealed IS NOT NULL", [])
+                    {
+                        if let bytes = Data(base64Encoded: try row.text("secret_sealed")) {
+                            counts[KeyRing.keyID(of: Array(bytes)).id, default: 0] += 1
+                        }
                     }
                 }
                 return counts
@@ -55,15 +65,25 @@ enum KeyRingCommand {
         }
         if json {
             let objects: [[String: Any]] = entries.enumerated().map { i, e in
-                ["id": e.id, "created_at": e.created.formatted(.iso8601), "active": i == entries.count - 1, "secrets": counts[e.id] ?? 0]
+                [
+                    "id": e.id, "created_at": e.created.formatted(.iso8601), "active": i == entries.count - 1,
+                    "secrets": counts[e.id] ?? 0,
+                ]
             }
-            print(String(decoding: try JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys]), as: UTF8.self))
+            print(
+                String(
+                    decoding: try JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys]), as: UTF8.self
+                ))
         } else {
             for (i, e) in entries.enumerated() {
-                print("\(e.id)  \(i == entries.count - 1 ? "seals" : "opens")  \(e.created == .distantPast ? "-" : e.created.formatted(.iso8601))  \(counts[e.id] ?? 0) secrets")
+                print(
+                    "\(e.id)  \(i == entries.count - 1 ? "seals" : "opens")  \(e.created == .distantPast ? "-" : e.created.formatted(.iso8601))  \(counts[e.id] ?? 0) secrets"
+                )
             }
             let unknown = counts.keys.filter { id in !entries.contains { $0.id == id } }.sorted()
-            if !unknown.isEmpty { print("Secrets are sealed under keys this file lacks: \(unknown.joined(separator: ", ")).") }
+            if !unknown.isEmpty {
+                print("Secrets are sealed under keys this file lacks: \(unknown.joined(separator: ", ")).")
+            }
         }
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
-import Logging
 import Glibc
 import HTTP
+import Logging
+import Store
 
 /// `trifactord serve`: runs until SIGTERM or SIGINT, then stops accepting,
 /// finishes the requests in flight and returns (exit 0).
@@ -20,7 +21,8 @@ enum ServeCommand {
         raiseFileLimit(for: configuration, logger: logger)
         var received: Int32 = 0
         sigwait(&signals, &received)
-        logger.log(.info, "stopping", ["signal": .int(Int(received)), "in_flight": .int(runtime.server.requestsInFlight)])
+        logger.log(
+            .info, "stopping", ["signal": .int(Int(received)), "in_flight": .int(runtime.server.requestsInFlight)])
         runtime.stop(drainTimeout: configuration.drainTimeout)
         runtime.database.close()
         logger.log(.info, "stopped")
@@ -39,9 +41,14 @@ enum ServeCommand {
         }
         // The pool, the listener, the log and the database want some to spare.
         let needed = rlim_t(configuration.http.connectionLimit + configuration.databasePoolSize + 64)
-        var fields: [String: Logger.Value] = ["soft": .int(Int(limit.rlim_cur)), "was": .int(Int(before)),
-                                              "connections": .int(configuration.http.connectionLimit)]
-        if limit.rlim_cur < needed { fields["detail"] = .string("raise the hard limit (ulimit -Hn, LimitNOFILE=) or lower TRIFACTOR_MAX_CONNECTIONS") }
+        var fields: [String: Logger.Value] = [
+            "soft": .int(Int(limit.rlim_cur)), "was": .int(Int(before)),
+            "connections": .int(configuration.http.connectionLimit),
+        ]
+        if limit.rlim_cur < needed {
+            fields["detail"] = .string(
+                "raise the hard limit (ulimit -Hn, LimitNOFILE=) or lower TRIFACTOR_MAX_CONNECTIONS")
+        }
         logger.log(limit.rlim_cur < needed ? .warning : .info, "file_limit", fields)
     }
 }
@@ -52,8 +59,9 @@ enum MigrateCommand {
         let database = try Store.openDatabase(url: configuration.databaseURL, poolSize: 1)
         defer { database.close() }
         let applied = try database.migrate(Schema.migrations)
-        print(applied.isEmpty ? "The database is up to date." : "Applied migrations \(applied.map(String.init).joined(separator: ", ")).")
+        print(
+            applied.isEmpty
+                ? "The database is up to date."
+                : "Applied migrations \(applied.map(String.init).joined(separator: ", ")).")
     }
 }
-
-import Store

@@ -1,7 +1,7 @@
 package import Core
 package import Foundation
-package import Messaging
 package import HTTP
+package import Messaging
 
 /// Everything `trifactord serve` can be told, with the defaults a newcomer
 /// gets. Each field has an environment variable and a flag (see `Setting`).

@@ -35,7 +35,9 @@ enum ConfigurationParser {
                     value = "1"
                 } else {
                     index += 1
-                    guard index < arguments.count else { throw Failure(description: "The option \(name) needs a value.") }
+                    guard index < arguments.count else {
+                        throw Failure(description: "The option \(name) needs a value.")
+                    }
                     value = arguments[index]
                 }
             }

@@ -33,7 +33,9 @@ package enum KeyFile {
         let path = configuration.keyFile
         if !FileManager.default.fileExists(atPath: path) {
             guard configuration.dev else {
-                logger.log(.warning, "no_key_file", ["path": .string(path), "detail": "TOTP enrollment is unavailable until a key file exists"])
+                logger.log(
+                    .warning, "no_key_file",
+                    ["path": .string(path), "detail": "TOTP enrollment is unavailable until a key file exists"])
                 return nil
             }
             try create(at: path)
@@ -45,12 +47,18 @@ package enum KeyFile {
     /// The entries of the file at `path`, checked.
     static func read(_ path: String) throws -> [Entry] {
         var info = stat()
-        guard stat(path, &info) == 0 else { throw Failure(description: "The key file \(path) cannot be read: \(String(cString: strerror(errno))).") }
+        guard stat(path, &info) == 0 else {
+            throw Failure(description: "The key file \(path) cannot be read: \(String(cString: strerror(errno))).")
+        }
         if info.st_mode & 0o077 != 0 {
             throw Failure(description: "The key file \(path) can be read by group or others; run: chmod 600 \(path)")
         }
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw Failure(description: "The key file \(path) cannot be read.") }
-        let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw Failure(description: "The key file \(path) cannot be read.")
+        }
+        let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            !$0.isEmpty && !$0.hasPrefix("#")
+        }
         if lines.count == 1, !lines[0].contains(" "), let key = Data(base64Encoded: lines[0]), key.count == 32 {
             return [Entry(id: "k0", created: .distantPast, key: Array(key))]
         }
@@ -58,13 +66,19 @@ package enum KeyFile {
         for (number, line) in lines.enumerated() {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             guard fields.count == 3, isKeyID(fields[0]), !entries.contains(where: { $0.id == fields[0] }),
-                  let created = try? Date(String(fields[1]), strategy: .iso8601),
-                  let key = Data(base64Encoded: String(fields[2])), key.count == 32 else {
-                throw Failure(description: "The key file \(path) must hold one key per line, ID CREATED BASE64 (32 bytes), ids unique; line \(number + 1) is not.")
+                let created = try? Date(String(fields[1]), strategy: .iso8601),
+                let key = Data(base64Encoded: String(fields[2])), key.count == 32
+            else {
+                throw Failure(
+                    description:
+                        "The key file \(path) must hold one key per line, ID CREATED BASE64 (32 bytes), ids unique; line \(number + 1) is not."
+                )
             }
             entries.append(Entry(id: String(fields[0]), created: created, key: Array(key)))
         }
-        guard !entries.isEmpty else { throw Failure(description: "The key file \(path) holds no key: openssl rand -base64 32 makes one.") }
+        guard !entries.isEmpty else {
+            throw Failure(description: "The key file \(path) holds no key: openssl rand -base64 32 makes one.")
+        }
         return entries
     }
 
@@ -82,11 +96,14 @@ package enum KeyFile {
         let owner = try checkedForWriting(path)
         var text = "# Trifactor key ring: ID CREATED BASE64, one key per line; the last seals, the others only open.\n"
         for e in entries {
-            text += "\(e.id) \(e.created == .distantPast ? "1970-01-01T00:00:00Z" : e.created.formatted(.iso8601)) \(Data(e.key).base64EncodedString())\n"
+            text +=
+                "\(e.id) \(e.created == .distantPast ? "1970-01-01T00:00:00Z" : e.created.formatted(.iso8601)) \(Data(e.key).base64EncodedString())\n"
         }
         let partial = path + ".new-" + Hex.encode(SecureRandom.bytes(6))
         let fd = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure(description: "Cannot write \(partial): \(String(cString: strerror(errno))).") }
+        guard fd >= 0 else {
+            throw Failure(description: "Cannot write \(partial): \(String(cString: strerror(errno))).")
+        }
         _ = fchown(fd, owner.uid, owner.gid)
         let bytes = Array(text.utf8)
         let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
@@ -97,7 +114,8 @@ package enum KeyFile {
             throw Failure(description: "Cannot replace the key file \(path): \(String(cString: strerror(errno))).")
         }
         // The rename itself reaches the disk.
-        let directory = open(URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let directory = open(
+            URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directory >= 0 {
             _ = fsync(directory)
             close(directory)
@@ -127,25 +145,35 @@ package enum KeyFile {
             // Not even opened unless it is a regular file (a device node's open can act).
             var seen = stat()
             guard lstat(lockPath, &seen) == 0, seen.st_mode & S_IFMT == S_IFREG else {
-                throw Failure(description: "Refusing the lock file \(lockPath): it is a symbolic link or not a regular file. Remove it and run the command again.")
+                throw Failure(
+                    description:
+                        "Refusing the lock file \(lockPath): it is a symbolic link or not a regular file. Remove it and run the command again."
+                )
             }
             // O_NONBLOCK: a FIFO planted there must not hang the command before fstat refuses it.
             fd = open(lockPath, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
             guard fd >= 0 else {
                 let reason = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
-                throw Failure(description: "Refusing the lock file \(lockPath): \(reason). Remove it and run the command again.")
+                throw Failure(
+                    description: "Refusing the lock file \(lockPath): \(reason). Remove it and run the command again.")
             }
             var info = stat()
             guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1,
-                  info.st_uid == 0 || info.st_uid == owner.uid else {
+                info.st_uid == 0 || info.st_uid == owner.uid
+            else {
                 close(fd)
-                throw Failure(description: "Refusing the lock file \(lockPath): it must be a regular file with one link, owned by root or by the key file's owner. Remove it and run the command again.")
+                throw Failure(
+                    description:
+                        "Refusing the lock file \(lockPath): it must be a regular file with one link, owned by root or by the key file's owner. Remove it and run the command again."
+                )
             }
         } else {
             throw Failure(description: "Cannot lock the key file \(path): \(String(cString: strerror(errno))).")
         }
         defer { close(fd) }
-        guard flock(fd, LOCK_EX) == 0 else { throw Failure(description: "Cannot lock the key file \(path): \(String(cString: strerror(errno))).") }
+        guard flock(fd, LOCK_EX) == 0 else {
+            throw Failure(description: "Cannot lock the key file \(path): \(String(cString: strerror(errno))).")
+        }
         defer { flock(fd, LOCK_UN) }
         return try body()
     }
@@ -158,10 +186,18 @@ package enum KeyFile {
     /// secret, is one), since nothing is written through it.
     static func checkedForWriting(_ path: String) throws -> (uid: uid_t, gid: gid_t) {
         var info = stat()
-        guard lstat(path, &info) == 0 else { throw Failure(description: "The key file \(path) cannot be read: \(String(cString: strerror(errno))).") }
+        guard lstat(path, &info) == 0 else {
+            throw Failure(description: "The key file \(path) cannot be read: \(String(cString: strerror(errno))).")
+        }
         guard info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1 else {
-            let what = info.st_mode & S_IFMT == S_IFLNK ? "a symbolic link" : info.st_mode & S_IFMT == S_IFREG ? "a file with \(info.st_nlink) links" : "not a regular file"
-            throw Failure(description: "The key file \(path) is \(what); rotating and retiring keys rewrite it, so it must be a regular file with one link (copy the ring there instead).")
+            let what =
+                info.st_mode & S_IFMT == S_IFLNK
+                ? "a symbolic link"
+                : info.st_mode & S_IFMT == S_IFREG ? "a file with \(info.st_nlink) links" : "not a regular file"
+            throw Failure(
+                description:
+                    "The key file \(path) is \(what); rotating and retiring keys rewrite it, so it must be a regular file with one link (copy the ring there instead)."
+            )
         }
         return (info.st_uid, info.st_gid)
     }
@@ -170,8 +206,9 @@ package enum KeyFile {
     /// start, and never over a file that appeared meanwhile (O_EXCL).
     static func create(at path: String) throws {
         let url = URL(fileURLWithPath: path)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         if fd < 0 && errno == EEXIST { return }
         guard fd >= 0 else { throw Failure(description: "Cannot create the key file \(path).") }
@@ -198,7 +235,10 @@ extension KeyFile {
         }
         guard !sample.isEmpty else { return }
         guard let ring else {
-            throw Failure(description: "The key file \(path) is missing, but the database holds secrets sealed with it: restore the key file from its backup (a new key would not open them).")
+            throw Failure(
+                description:
+                    "The key file \(path) is missing, but the database holds secrets sealed with it: restore the key file from its backup (a new key would not open them)."
+            )
         }
         var tried: Set<String> = []
         for (id, sealed) in sample {
@@ -206,9 +246,11 @@ extension KeyFile {
             guard tried.insert(keyID).inserted else { continue }
             do { _ = try ring.open(sealed, associatedData: TOTPFactor.associatedData(FactorID(id))) } catch {
                 let known = ring.entries.contains { $0.id == keyID }
-                throw Failure(description: known
-                    ? "The key file \(path) does not open the secrets in the database: key \(keyID) there is not the key that sealed them. Restore the right key file."
-                    : "The key file \(path) lacks key \(keyID), which sealed secrets in the database: restore a key file that holds it.")
+                throw Failure(
+                    description: known
+                        ? "The key file \(path) does not open the secrets in the database: key \(keyID) there is not the key that sealed them. Restore the right key file."
+                        : "The key file \(path) lacks key \(keyID), which sealed secrets in the database: restore a key file that holds it."
+                )
             }
         }
     }

@@ -57,7 +57,9 @@ package final class KeyRing: Sendable {
     @discardableResult
     func reload(force: Bool = false) throws -> Bool {
         guard let path else { return false }
-        if !force, let modified = Self.modification(of: path), modified == state.withLock({ $0.modified }) { return false }
+        if !force, let modified = Self.modification(of: path), modified == state.withLock({ $0.modified }) {
+            return false
+        }
         let fresh = try Self.state(path)
         return state.withLock { current in
             let changed = current.entries != fresh.entries
@@ -69,14 +71,17 @@ package final class KeyRing: Sendable {
     /// Seals `plaintext` under the active key, naming it.
     func seal(_ plaintext: [UInt8], associatedData: [UInt8]) throws -> [UInt8] {
         let (id, box) = state.withLock { s in (s.entries.last!.id, s.boxes[s.entries.last!.id]!) }
-        return Self.magic + [UInt8(id.utf8.count)] + Array(id.utf8) + (try box.seal(plaintext, associatedData: associatedData))
+        return Self.magic + [UInt8(id.utf8.count)] + Array(id.utf8)
+            + (try box.seal(plaintext, associatedData: associatedData))
     }
 
     /// The key id a sealed value names (`k0` for a value from before key rings).
     static func keyID(of sealed: [UInt8]) -> (id: String, body: ArraySlice<UInt8>) {
         if sealed.count > 4, Array(sealed.prefix(3)) == magic {
             let length = Int(sealed[3])
-            if length >= 1, sealed.count > 4 + length, let id = String(bytes: sealed[4..<(4 + length)], encoding: .utf8), KeyFile.isKeyID(Substring(id)) {
+            if length >= 1, sealed.count > 4 + length,
+                let id = String(bytes: sealed[4..<(4 + length)], encoding: .utf8), KeyFile.isKeyID(Substring(id))
+            {
                 return (id, sealed[(4 + length)...])
             }
         }

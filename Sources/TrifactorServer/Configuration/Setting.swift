@@ -12,31 +12,43 @@ struct Setting: Sendable {
     let apply: @Sendable (inout Configuration, String) -> String?
 
     /// Every setting, in the order `--help` lists them.
-    static let all: [Setting] = server + accounts + verifyGuards + deviceApprovalKeys + clockOffset + proxies + passkeysAndApps + limits + verifyLimits
+    static let all: [Setting] =
+        server + accounts + verifyGuards + deviceApprovalKeys + clockOffset + proxies + passkeysAndApps + limits
+        + verifyLimits
         + shutdown + delivery
 
     // MARK: Kinds of value
 
-    static func int(_ variable: String, _ flag: String, _ help: String, _ def: String, _ range: ClosedRange<Int>,
-                    _ set: @escaping @Sendable (inout Configuration, Int) -> Void) -> Setting {
+    static func int(
+        _ variable: String, _ flag: String, _ help: String, _ def: String, _ range: ClosedRange<Int>,
+        _ set: @escaping @Sendable (inout Configuration, Int) -> Void
+    ) -> Setting {
         Setting(variable: variable, flag: flag, valueName: "N", help: help, defaultText: def) { c, v in
-            guard let n = Int(v), range.contains(n) else { return "\(variable) must be a whole number from \(range.lowerBound) to \(range.upperBound)." }
+            guard let n = Int(v), range.contains(n) else {
+                return "\(variable) must be a whole number from \(range.lowerBound) to \(range.upperBound)."
+            }
             set(&c, n)
             return nil
         }
     }
 
-    static func seconds(_ variable: String, _ flag: String, _ help: String, _ def: String,
-                        _ set: @escaping @Sendable (inout Configuration, Double) -> Void) -> Setting {
+    static func seconds(
+        _ variable: String, _ flag: String, _ help: String, _ def: String,
+        _ set: @escaping @Sendable (inout Configuration, Double) -> Void
+    ) -> Setting {
         Setting(variable: variable, flag: flag, valueName: "SECONDS", help: help, defaultText: def) { c, v in
-            guard let n = Double(v), n > 0, n <= 31_536_000 else { return "\(variable) must be a number of seconds above 0." }
+            guard let n = Double(v), n > 0, n <= 31_536_000 else {
+                return "\(variable) must be a number of seconds above 0."
+            }
             set(&c, n)
             return nil
         }
     }
 
-    static func rate(_ variable: String, _ flag: String, _ help: String, _ def: String,
-                     _ set: @escaping @Sendable (inout Configuration, Double) -> Void) -> Setting {
+    static func rate(
+        _ variable: String, _ flag: String, _ help: String, _ def: String,
+        _ set: @escaping @Sendable (inout Configuration, Double) -> Void
+    ) -> Setting {
         Setting(variable: variable, flag: flag, valueName: "N", help: help, defaultText: def) { c, v in
             guard let n = Double(v), n > 0, n <= 1_000_000 else { return "\(variable) must be a number above 0." }
             set(&c, n)

@@ -1,7 +1,7 @@
 import Core
 import Logging
-import Store
 import Metrics
+import Store
 
 /// The database as the services use it: write and read-only transactions
 /// whose store failures (unreachable, busy past its timeout) become
@@ -45,7 +45,7 @@ struct Transactions: Sendable {
                 return (value, scope.committed)
             }
         }
-        committed.forEach { $0() }
+        for action in committed { action() }
         return value
     }
 

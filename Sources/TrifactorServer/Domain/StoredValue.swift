@@ -36,7 +36,8 @@ enum StoredList {
     }
 
     static func encode(_ items: [String]) -> SQLValue {
-        precondition(items.allSatisfy { !$0.isEmpty && !$0.contains(",") }, "a stored list item is empty or holds a comma")
+        precondition(
+            items.allSatisfy { !$0.isEmpty && !$0.contains(",") }, "a stored list item is empty or holds a comma")
         return .text(items.joined(separator: ","))
     }
 

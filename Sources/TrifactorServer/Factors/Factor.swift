@@ -22,9 +22,10 @@ struct Factor: Sendable {
     var api: EnrolledFactor {
         var keys: DeviceKeys?
         if case .device(let k) = credential { keys = k }
-        return EnrolledFactor(enrollmentID: id.raw, kind: kind.wire, displayName: displayName, maskedPhone: credential.phone?.masked,
-                              enrolledAt: Date(millis: createdAt), lastUsedAt: lastUsedAt.map { Date(millis: $0) },
-                              approvalBound: keys.map { $0.approval != nil }, approvalGate: keys?.approval?.gate.rawValue)
+        return EnrolledFactor(
+            enrollmentID: id.raw, kind: kind.wire, displayName: displayName, maskedPhone: credential.phone?.masked,
+            enrolledAt: Date(millis: createdAt), lastUsedAt: lastUsedAt.map { Date(millis: $0) },
+            approvalBound: keys.map { $0.approval != nil }, approvalGate: keys?.approval?.gate.rawValue)
     }
 
     /// The RFC 8176 methods a session records when this factor is proven: a
@@ -68,7 +69,9 @@ struct ApprovalKey: Sendable {
 
 /// The biometry a device names at enrollment.
 enum DeviceBiometry: String, Sendable, CaseIterable {
-    case faceID = "face_id", touchID = "touch_id", opticID = "optic_id"
+    case faceID = "face_id"
+    case touchID = "touch_id"
+    case opticID = "optic_id"
 
     var method: AuthMethod {
         switch self {
@@ -126,7 +129,9 @@ struct Passkey: Sendable {
     let backupEligible: Bool
     let backedUp: Bool
 
-    var descriptor: CredentialDescriptor { CredentialDescriptor(id: credentialID, transports: transports.isEmpty ? nil : transports) }
+    var descriptor: CredentialDescriptor {
+        CredentialDescriptor(id: credentialID, transports: transports.isEmpty ? nil : transports)
+    }
 }
 
 /// What a user presents: a code (or a device's signature), or a passkey's

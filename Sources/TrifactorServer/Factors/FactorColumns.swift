@@ -36,23 +36,34 @@ struct FactorColumns {
 
     /// The sealed TOTP secret and its parameters.
     func totpSecret() throws -> TOTPSecret {
-        TOTPSecret(sealed: try bytes("secret_sealed"),
-                   algorithm: try required(try row.optionalText("algorithm").flatMap(HMAC.Algorithm.init(rawValue:)), "algorithm"),
-                   digits: Int(try required(try row.optionalInt("digits"), "digits")))
+        TOTPSecret(
+            sealed: try bytes("secret_sealed"),
+            algorithm: try required(
+                try row.optionalText("algorithm").flatMap(HMAC.Algorithm.init(rawValue:)), "algorithm"),
+            digits: Int(try required(try row.optionalInt("digits"), "digits")))
     }
 
     /// The `public_key` column as a device's P-256 key (DER SubjectPublicKeyInfo),
     /// with the approval key of `approval_key`, `approval_gate` and `biometry` when it has one.
     func deviceKeys() throws -> DeviceKeys {
         let signing = try key(try bytes("public_key"))
-        guard let approval = try row.optionalText("approval_key") else { return DeviceKeys(signing: signing, approval: nil) }
-        guard let der = Data(base64Encoded: approval) else { throw StoreError(.decoding, detail: "\(owner) holds an approval key that is not base64") }
-        guard let gate = ApprovalGate(rawValue: try text("approval_gate")) else { throw StoreError(.decoding, detail: "\(owner) holds an unknown approval gate") }
+        guard let approval = try row.optionalText("approval_key") else {
+            return DeviceKeys(signing: signing, approval: nil)
+        }
+        guard let der = Data(base64Encoded: approval) else {
+            throw StoreError(.decoding, detail: "\(owner) holds an approval key that is not base64")
+        }
+        guard let gate = ApprovalGate(rawValue: try text("approval_gate")) else {
+            throw StoreError(.decoding, detail: "\(owner) holds an unknown approval gate")
+        }
         let biometry = try row.optionalText("biometry").map { raw in
-            guard let known = DeviceBiometry(rawValue: raw) else { throw StoreError(.decoding, detail: "\(owner) holds an unknown biometry") }
+            guard let known = DeviceBiometry(rawValue: raw) else {
+                throw StoreError(.decoding, detail: "\(owner) holds an unknown biometry")
+            }
             return known
         }
-        return DeviceKeys(signing: signing, approval: ApprovalKey(key: try key(Array(der)), gate: gate, biometry: biometry))
+        return DeviceKeys(
+            signing: signing, approval: ApprovalKey(key: try key(Array(der)), gate: gate, biometry: biometry))
     }
 
     private func key(_ der: [UInt8]) throws -> ECDSAPublicKey {

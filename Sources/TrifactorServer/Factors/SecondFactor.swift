@@ -12,22 +12,29 @@ protocol SecondFactor: Sendable {
     /// Starts an enrollment for `user`: validates the request and sets up
     /// the proof of possession to come (sends a code, or hands out a secret).
     /// - Throws: `CommonFailure.invalidFields`, `SecondFactorFailure`.
-    func beginEnrollment(_ request: StartEnrollmentRequest, user: UserRecord, factorID: FactorID, client: AuditContext, now: Date) throws -> EnrollmentStart
+    func beginEnrollment(
+        _ request: StartEnrollmentRequest, user: UserRecord, factorID: FactorID, client: AuditContext, now: Date
+    ) throws -> EnrollmentStart
 
     /// Checks the proof of an enrollment inside the transaction that stores
     /// the factor (spending what it uses, as `verify` does); what the factor
     /// will hold when it is right, nil when it is not.
-    func finishEnrollment(_ draft: EnrollmentDraft, proof: EnrollmentProof, client: AuditContext, now: Date, on db: any SQLConnection) throws -> EnrolledCredential?
+    func finishEnrollment(
+        _ draft: EnrollmentDraft, proof: EnrollmentProof, client: AuditContext, now: Date, on db: any SQLConnection
+    ) throws -> EnrolledCredential?
 
     /// Sends (a phone code) or issues (what a device or passkey signs) what
     /// the user answers for `purpose`; nothing for factors the user carries.
     /// `message` says what the code confirms ("Confirm transfer of …").
-    func challenge(_ factor: Factor, purpose: Purpose, intent: CodeIntent, client: AuditContext, now: Date) throws -> ChallengeIssued
+    func challenge(_ factor: Factor, purpose: Purpose, intent: CodeIntent, client: AuditContext, now: Date) throws
+        -> ChallengeIssued
 
     /// Checks `proof` for `purpose` inside the caller's transaction, spending
     /// what it uses (a TOTP step, a challenge, a recovery code): true once,
     /// when right.
-    func verify(_ factor: Factor, proof: Proof, purpose: Purpose, client: AuditContext, now: Date, on db: any SQLConnection) throws -> Bool
+    func verify(
+        _ factor: Factor, proof: Proof, purpose: Purpose, client: AuditContext, now: Date, on db: any SQLConnection
+    ) throws -> Bool
 
     /// Why `proof` cannot be a proof of `factor` at all (a TOTP code of
     /// letters, a recovery code of the wrong length), in words for a field
@@ -118,7 +125,8 @@ enum SecondFactorFailure: Error, Equatable {
 enum FactorName {
     static func parse(_ raw: String?, field: String) throws -> String? {
         guard let name = raw?.trimmingCharacters(in: .whitespacesAndNewlines), !name.isEmpty else { return nil }
-        guard name.count <= 64, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard name.count <= 64, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
             throw CommonFailure.invalid(field, "must be 1 to 64 characters, without control characters")
         }
         return name

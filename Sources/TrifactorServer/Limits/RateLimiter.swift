@@ -19,8 +19,10 @@ struct RateLimiter {
     private static let sql: String = {
         // Elapsed time never counts below zero: an instance whose clock is behind the one that
         // last touched the bucket must not drain it (rate × skew tokens), and the stamp never moves back.
-        let elapsed = "(CASE WHEN CAST($5 AS DOUBLE PRECISION) > rate_limits.updated_at THEN CAST($5 AS DOUBLE PRECISION) - rate_limits.updated_at ELSE 0 END)"
-        let refill = "CASE WHEN rate_limits.tokens + \(elapsed) / 1000.0 * CAST($4 AS DOUBLE PRECISION) > CAST($3 AS DOUBLE PRECISION) THEN CAST($3 AS DOUBLE PRECISION) ELSE rate_limits.tokens + \(elapsed) / 1000.0 * CAST($4 AS DOUBLE PRECISION) END"
+        let elapsed =
+            "(CASE WHEN CAST($5 AS DOUBLE PRECISION) > rate_limits.updated_at THEN CAST($5 AS DOUBLE PRECISION) - rate_limits.updated_at ELSE 0 END)"
+        let refill =
+            "CASE WHEN rate_limits.tokens + \(elapsed) / 1000.0 * CAST($4 AS DOUBLE PRECISION) > CAST($3 AS DOUBLE PRECISION) THEN CAST($3 AS DOUBLE PRECISION) ELSE rate_limits.tokens + \(elapsed) / 1000.0 * CAST($4 AS DOUBLE PRECISION) END"
         return """
             INSERT INTO rate_limits (key, tokens, updated_at, granted) VALUES ($1, CAST($3 AS DOUBLE PRECISION) - 1, $2, 1)
             ON CONFLICT (key) DO UPDATE SET
@@ -39,7 +41,11 @@ struct RateLimiter {
     /// Takes one token from the bucket `key`. Returns nil when granted, or the
     /// whole seconds to wait before a token is available.
     static func take(_ key: String, limit: Limit, nowMillis: Int64, on db: any SQLConnection) throws -> Int? {
-        guard let row = try db.queryOne(sql, [.text(key), .int(nowMillis), .double(limit.burst), .double(limit.rate), .double(Double(nowMillis))]) else {
+        guard
+            let row = try db.queryOne(
+                sql,
+                [.text(key), .int(nowMillis), .double(limit.burst), .double(limit.rate), .double(Double(nowMillis))])
+        else {
             return nil
         }
         if try row.int("granted") == 1 { return nil }

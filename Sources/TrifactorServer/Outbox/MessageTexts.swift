@@ -1,6 +1,6 @@
 import API
-import Messaging
 import Foundation
+import Messaging
 
 /// What a code confirms, for the words of the message that carries it.
 enum CodeIntent: Sendable, Equatable {
@@ -38,14 +38,19 @@ struct MessageTexts: Sendable {
 
     /// The locale of a message to a user (`de-de`), for a voice to speak in: theirs, or the fallback language's voice.
     func locale(user: String?) -> String {
-        catalog.language(of: user) != nil ? user!.lowercased() : (catalog.languages[catalog.fallback]?.voice.lowercased() ?? "en-us")
+        catalog.language(of: user) != nil
+            ? user!.lowercased() : (catalog.languages[catalog.fallback]?.voice.lowercased() ?? "en-us")
     }
 
     /// The text of a code sent by `channel`.
-    func code(_ channel: Channel, brand: String? = nil, code: String, minutes: Int, intent: CodeIntent, language: String) -> String {
+    func code(
+        _ channel: Channel, brand: String? = nil, code: String, minutes: Int, intent: CodeIntent, language: String
+    ) -> String {
         let brand = brand ?? self.brand
         let spoken = channel == .voice ? code.map(String.init).joined(separator: ", ") : code
-        var values: [String: MessageCatalog.Value] = ["brand": .text(brand), "code": .text(spoken), "minutes": .number(minutes)]
+        var values: [String: MessageCatalog.Value] = [
+            "brand": .text(brand), "code": .text(spoken), "minutes": .number(minutes),
+        ]
         let key: String
         switch intent {
         case .code: key = "code"
@@ -59,21 +64,32 @@ struct MessageTexts: Sendable {
         }
         switch channel {
         case .voice:
-            return catalog.render("voice.\(key)", language: language, values) + " " + catalog.render("voice.validity", language: language, values)
+            return catalog.render("voice.\(key)", language: language, values) + " "
+                + catalog.render("voice.validity", language: language, values)
         default:
             // GSM-7 has no no-break spaces: a formatted amount keeps one segment and its readability with plain ones.
-            let plain = { (text: String) in text.replacingOccurrences(of: "\u{00A0}", with: " ").replacingOccurrences(of: "\u{202F}", with: " ") }
-            return SMSText.fit(required: [plain(catalog.render("sms.\(key)", language: language, values))],
-                               optional: [plain(catalog.render("sms.validity", language: language, values)),
-                                          catalog.render("sms.warning", language: language, values)],
-                               maxSegments: maxSegments)
+            let plain = { (text: String) in
+                text.replacingOccurrences(of: "\u{00A0}", with: " ").replacingOccurrences(of: "\u{202F}", with: " ")
+            }
+            return SMSText.fit(
+                required: [plain(catalog.render("sms.\(key)", language: language, values))],
+                optional: [
+                    plain(catalog.render("sms.validity", language: language, values)),
+                    catalog.render("sms.warning", language: language, values),
+                ],
+                maxSegments: maxSegments)
         }
     }
 
     /// An email's subject and body.
-    func email(_ key: String, language: String, _ values: [String: MessageCatalog.Value]) -> (subject: String, body: String) {
+    func email(_ key: String, language: String, _ values: [String: MessageCatalog.Value]) -> (
+        subject: String, body: String
+    ) {
         var values = values
         values["brand"] = values["brand"] ?? .text(brand)
-        return (catalog.render("email.\(key).subject", language: language, values), catalog.render("email.\(key).body", language: language, values))
+        return (
+            catalog.render("email.\(key).subject", language: language, values),
+            catalog.render("email.\(key).body", language: language, values)
+        )
     }
 }

@@ -1,6 +1,7 @@
 import Core
 import Foundation
 import Messaging
+import Metrics
 import Store
 
 /// Delivers the outbox: claims due messages with a lease (so two instances
@@ -26,8 +27,10 @@ final class OutboxDispatcher: Sendable {
     private let maxAttempts: Int
     private let onFailed: @Sendable (_ ref: String, _ db: any SQLConnection) throws -> Void
 
-    init(transactions: Transactions, clock: Clock, sender: any MessageSender, keepsDelivered: Bool, maxAttempts: Int = 5,
-         onFailed: @escaping @Sendable (String, any SQLConnection) throws -> Void) {
+    init(
+        transactions: Transactions, clock: Clock, sender: any MessageSender, keepsDelivered: Bool, maxAttempts: Int = 5,
+        onFailed: @escaping @Sendable (String, any SQLConnection) throws -> Void
+    ) {
         self.transactions = transactions
         self.clock = clock
         self.sender = sender
@@ -43,13 +46,15 @@ final class OutboxDispatcher: Sendable {
         let now = clock.now().millis
         // Most passes find nothing: look without the write lock first.
         let due = try transactions.read { db in
-            try db.queryOne("""
+            try db.queryOne(
+                """
                 SELECT seq FROM outbox WHERE (status = 'pending' AND next_attempt_at <= $1) OR (status = 'sending' AND lease_until < $1) LIMIT 1
                 """, [.int(now)]) != nil
         }
         guard due else { return 0 }
         let claimed = try transactions.write { db in
-            try db.query("""
+            try db.query(
+                """
                 UPDATE outbox SET status = 'sending', lease_until = $2
                 WHERE seq IN (SELECT seq FROM outbox
                               WHERE (status = 'pending' AND next_attempt_at <= $1) OR (status = 'sending' AND lease_until < $1)
@@ -60,23 +65,29 @@ final class OutboxDispatcher: Sendable {
         }
         for row in claimed {
             let seq = try row.int("seq")
-            let message = OutgoingMessage(id: try row.text("id"), channel: try row.value("channel"),
-                                          to: try row.text("recipient"), text: try row.text("body"), locale: try row.text("locale"),
-                                          subject: try row.optionalText("subject"))
+            let message = OutgoingMessage(
+                id: try row.text("id"), channel: try row.value("channel"),
+                to: try row.text("recipient"), text: try row.text("body"), locale: try row.text("locale"),
+                subject: try row.optionalText("subject"))
             let attempts = Int(try row.int("attempts")) + 1
             let ref = try row.optionalText("ref")
             let outcome: Result<Delivery, DeliveryError>
             if !sender.channels.contains(message.channel) {
-                outcome = .failure(DeliveryError(reason: "no sender for the \(message.channel.rawValue) channel", retryable: false))
+                outcome = .failure(
+                    DeliveryError(reason: "no sender for the \(message.channel.rawValue) channel", retryable: false))
             } else {
                 do { outcome = .success(try sender.send(message)) } catch { outcome = .failure(error) }
             }
             switch outcome {
-            case .success(let delivery): ServerMetrics.deliveries.add([message.channel.rawValue, delivery.provider, "sent"])
+            case .success(let delivery):
+                ServerMetrics.deliveries.add([message.channel.rawValue, delivery.provider, "sent"])
             case .failure(let error):
-                ServerMetrics.deliveries.add([message.channel.rawValue, "", retries(error, attempts: attempts) ? "retry" : "failed"])
+                ServerMetrics.deliveries.add([
+                    message.channel.rawValue, "", retries(error, attempts: attempts) ? "retry" : "failed",
+                ])
             }
-            try recordSurely(seq: seq, lease: now + leaseMillis, attempts: attempts, ref: ref, outcome: outcome, message: message)
+            try recordSurely(
+                seq: seq, lease: now + leaseMillis, attempts: attempts, ref: ref, outcome: outcome, message: message)
         }
         return claimed.count
     }
@@ -86,12 +97,15 @@ final class OutboxDispatcher: Sendable {
     /// until its lease ran out, and then it would go out a second time: so
     /// the write is retried (backing off from 0.2 s to 2 s) while the lease
     /// still has a second to run.
-    private func recordSurely(seq: Int64, lease: Int64, attempts: Int, ref: String?, outcome: Result<Delivery, DeliveryError>,
-                              message: OutgoingMessage) throws {
+    private func recordSurely(
+        seq: Int64, lease: Int64, attempts: Int, ref: String?, outcome: Result<Delivery, DeliveryError>,
+        message: OutgoingMessage
+    ) throws {
         var pause = 0.2
         while true {
             do {
-                return try record(seq: seq, lease: lease, attempts: attempts, ref: ref, outcome: outcome, message: message)
+                return try record(
+                    seq: seq, lease: lease, attempts: attempts, ref: ref, outcome: outcome, message: message)
             } catch let error where Self.isPassing(error) && clock.now().millis + Int64(pause * 1000) < lease - 1000 {
                 Thread.sleep(forTimeInterval: pause)
                 pause = min(pause * 2, 2)
@@ -113,7 +127,10 @@ final class OutboxDispatcher: Sendable {
     /// Records the outcome only while this dispatcher still holds the lease
     /// (another instance may have taken an expired one; a voided message
     /// must not go back to pending).
-    private func record(seq: Int64, lease: Int64, attempts: Int, ref: String?, outcome: Result<Delivery, DeliveryError>, message: OutgoingMessage) throws {
+    private func record(
+        seq: Int64, lease: Int64, attempts: Int, ref: String?, outcome: Result<Delivery, DeliveryError>,
+        message: OutgoingMessage
+    ) throws {
         try transactions.write { db in
             let now = clock.now().millis
             let failure: DeliveryError
@@ -121,29 +138,41 @@ final class OutboxDispatcher: Sendable {
             case .success(let delivery):
                 // Outside dev mode the text (and the code in it) is not kept once delivered.
                 let body = keepsDelivered ? message.text : ""
-                try db.execute("""
+                try db.execute(
+                    """
                     UPDATE outbox SET status = 'sent', delivered_at = $2, attempts = $3, body = $4, provider = $6, provider_ref = $7
                     WHERE seq = $1 AND status = 'sending' AND lease_until = $5
-                    """, [.int(seq), .int(now), .int(Int64(attempts)), .text(body), .int(lease), .text(delivery.provider), SQLValue(delivery.reference)])
+                    """,
+                    [
+                        .int(seq), .int(now), .int(Int64(attempts)), .text(body), .int(lease), .text(delivery.provider),
+                        SQLValue(delivery.reference),
+                    ])
                 return
             case .failure(let error):
                 failure = error
             }
             if retries(failure, attempts: attempts) {
                 let delay = Int64(min(60, 1 << attempts)) * 1000
-                try db.execute("UPDATE outbox SET status = 'pending', attempts = $2, next_attempt_at = $3, last_error = $4 WHERE seq = $1 AND status = 'sending' AND lease_until = $5",
-                               [.int(seq), .int(Int64(attempts)), .int(now + delay), .text(String(failure.reason.prefix(200))), .int(lease)])
+                try db.execute(
+                    "UPDATE outbox SET status = 'pending', attempts = $2, next_attempt_at = $3, last_error = $4 WHERE seq = $1 AND status = 'sending' AND lease_until = $5",
+                    [
+                        .int(seq), .int(Int64(attempts)), .int(now + delay), .text(String(failure.reason.prefix(200))),
+                        .int(lease),
+                    ])
                 return
             }
-            guard try db.execute("UPDATE outbox SET status = 'failed', attempts = $2, last_error = $3, body = '' WHERE seq = $1 AND status = 'sending' AND lease_until = $4",
-                                 [.int(seq), .int(Int64(attempts)), .text(String(failure.reason.prefix(200))), .int(lease)]) == 1 else { return }
-            try AuditLog.append(AuditEvent(kind: .deliveryFailed, outcome: .failure, detail: "\(message.channel.rawValue) \(ref ?? message.id): \(failure.reason.prefix(120))"),
-                                at: now, on: db)
+            guard
+                try db.execute(
+                    "UPDATE outbox SET status = 'failed', attempts = $2, last_error = $3, body = '' WHERE seq = $1 AND status = 'sending' AND lease_until = $4",
+                    [.int(seq), .int(Int64(attempts)), .text(String(failure.reason.prefix(200))), .int(lease)]) == 1
+            else { return }
+            try AuditLog.append(
+                AuditEvent(
+                    kind: .deliveryFailed, outcome: .failure,
+                    detail: "\(message.channel.rawValue) \(ref ?? message.id): \(failure.reason.prefix(120))"),
+                at: now, on: db)
             if let ref { try onFailed(ref, db) }
         }
     }
 
 }
-
-import Core
-import Metrics

@@ -63,7 +63,10 @@ package final class PasswordDictionary: @unchecked Sendable {
         defer { lock.unlock() }
         if let opened {
             guard opened.path == path else {
-                throw ResourceFailure(description: "The password dictionary \(opened.path) is open already; libcrack2 holds one dictionary per process, not \(path) too.")
+                throw ResourceFailure(
+                    description:
+                        "The password dictionary \(opened.path) is open already; libcrack2 holds one dictionary per process, not \(path) too."
+                )
             }
             return opened
         }
@@ -77,10 +80,14 @@ package final class PasswordDictionary: @unchecked Sendable {
         self.path = path
         var mode = Array("r".utf8CString)
         guard FileManager.default.isReadableFile(atPath: path + ".pwd"),
-              let opened = mode.withUnsafeMutableBufferPointer({ mode in path.withCString { PWOpen($0, mode.baseAddress) } })
+            let opened = mode.withUnsafeMutableBufferPointer({ mode in
+                path.withCString { PWOpen($0, mode.baseAddress) }
+            })
         else {
-            throw ResourceFailure(description: "The password dictionary \(path) cannot be read: install Debian's cracklib-runtime (it builds the dictionary), "
-                                  + "or point TRIFACTOR_PASSWORD_DICTIONARY at one.")
+            throw ResourceFailure(
+                description:
+                    "The password dictionary \(path) cannot be read: install Debian's cracklib-runtime (it builds the dictionary), "
+                    + "or point TRIFACTOR_PASSWORD_DICTIONARY at one.")
         }
         dictionary = opened
         // FindPW answers the dictionary's word count for a word it lacks; no word is empty.
@@ -89,8 +96,11 @@ package final class PasswordDictionary: @unchecked Sendable {
         guard found("qwerty123"), found("passw0rd"), !found("correct horse battery staple") else {
             // Closed, so that a corrected path can be opened in this process (libcrack2 holds one).
             PWClose(opened)
-            rules.forEach { free($0) }
-            throw ResourceFailure(description: "The password dictionary \(path) does not answer as cracklib's should (qwerty123 is not in it): rebuild it with update-cracklib.")
+            for rule in rules { free(rule) }
+            throw ResourceFailure(
+                description:
+                    "The password dictionary \(path) does not answer as cracklib's should (qwerty123 is not in it): rebuild it with update-cracklib."
+            )
         }
     }
 

@@ -28,26 +28,35 @@ struct APIRoutes {
     /// A route whose handler runs on `execution` (the database executor unless said otherwise).
     /// An `idempotent` one honours `Idempotency-Key` (a short handler that sends a message or
     /// creates a challenge, whose answer holds no secret).
-    mutating func add(_ method: String, _ path: String, execution: Router.Execution = .database, idempotent: Bool = false,
-                      _ handler: @escaping @Sendable (Request) throws -> Response) {
+    mutating func add(
+        _ method: String, _ path: String, execution: Router.Execution = .database, idempotent: Bool = false,
+        _ handler: @escaping @Sendable (Request) throws -> Response
+    ) {
         guard idempotent else { return router.add(method, path, execution: execution, Self.answeringFailures(handler)) }
         let idempotency = idempotency
-        router.add(method, path, execution: execution, Self.answeringFailures { request in
-            try idempotency.run(request, operation: "\(method) \(path)", caller: "anonymous", answer: Self.problem) { try handler(request) }
-        })
+        router.add(
+            method, path, execution: execution,
+            Self.answeringFailures { request in
+                try idempotency.run(request, operation: "\(method) \(path)", caller: "anonymous", answer: Self.problem)
+                { try handler(request) }
+            })
     }
 
     /// A route for a signed-in caller: no session (or an ended one) is a 401 before the handler runs.
     /// An `idempotent` one keeps each session's keys apart (a step-up acts on its session).
-    mutating func authenticated(_ method: String, _ path: String, execution: Router.Execution = .database, idempotent: Bool = false,
-                                _ handler: @escaping @Sendable (Request, Caller) throws -> Response) {
+    mutating func authenticated(
+        _ method: String, _ path: String, execution: Router.Execution = .database, idempotent: Bool = false,
+        _ handler: @escaping @Sendable (Request, Caller) throws -> Response
+    ) {
         let sessions = sessions
         let idempotency = idempotency
         add(method, path, execution: execution) { request in
             let caller = try sessions.authenticate(token: request.bearerToken, client: AuditContext(request))
             guard idempotent else { return try handler(request, caller) }
-            return try idempotency.run(request, operation: "\(method) \(path)", caller: "session:\(caller.session.id.raw)",
-                                       user: caller.user.id.raw, answer: Self.problem) {
+            return try idempotency.run(
+                request, operation: "\(method) \(path)", caller: "session:\(caller.session.id.raw)",
+                user: caller.user.id.raw, answer: Self.problem
+            ) {
                 try handler(request, caller)
             }
         }
@@ -59,11 +68,15 @@ struct APIRoutes {
     }
 
     /// A route with a fast path answered from memory on the HTTP thread (nil: not there; the handler runs).
-    mutating func add(_ method: String, _ path: String, fast: @escaping @Sendable (Request) throws -> Response?,
-                      _ handler: @escaping @Sendable (Request) throws -> Response) {
-        router.add(method, path, fast: { request in
-            do { return try fast(request) } catch let failure as any APIFailure { throw failure.problem }
-        }, Self.answeringFailures(handler))
+    mutating func add(
+        _ method: String, _ path: String, fast: @escaping @Sendable (Request) throws -> Response?,
+        _ handler: @escaping @Sendable (Request) throws -> Response
+    ) {
+        router.add(
+            method, path,
+            fast: { request in
+                do { return try fast(request) } catch let failure as any APIFailure { throw failure.problem }
+            }, Self.answeringFailures(handler))
     }
 
     /// `handler` with its API failures answered as their problems.
@@ -94,7 +107,8 @@ extension IdempotencyFailure: APIFailure {
 extension CommonFailure: APIFailure {
     var problem: APIError {
         switch self {
-        case .invalidFields(let fields): .invalidFields(fields.map { Problem.InvalidParameter(name: $0.name, reason: $0.reason) })
+        case .invalidFields(let fields):
+            .invalidFields(fields.map { Problem.InvalidParameter(name: $0.name, reason: $0.reason) })
         case .rateLimited(let wait): .rateLimited(retryAfter: wait)
         case .unavailable: .serviceUnavailable
         case .unauthenticated: .unauthenticated

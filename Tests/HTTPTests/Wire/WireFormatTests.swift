@@ -1,7 +1,7 @@
 import API
 import Foundation
-import Logging
 import HTTP
+import Logging
 import Synchronization
 import Testing
 
@@ -16,7 +16,8 @@ struct WireFormatTests {
             let date = Date(timeIntervalSince1970: Double(millis) / 1000)
             let wholeSeconds = Date(timeIntervalSince1970: Double(millis >= 0 ? millis / 1000 : (millis - 999) / 1000))
             let fraction = ((millis % 1000) + 1000) % 1000
-            let expected = String(reference.format(wholeSeconds).dropLast()) + "." + String(format: "%03d", Int(fraction)) + "Z"
+            let expected =
+                String(reference.format(wholeSeconds).dropLast()) + "." + String(format: "%03d", Int(fraction)) + "Z"
             let text = WireJSON.format(date)
             #expect(text == expected, "\(millis)")
             let back = try #require(WireJSON.parse(text))
@@ -30,7 +31,8 @@ struct WireFormatTests {
         let lines = Mutex<[String]>([])
         let logger = Logger { line in lines.withLock { $0.append(line) } }
         let nasty = "quote \" backslash \\ newline \n tab \t bell \u{7} nul \u{0} emoji 🔑"
-        logger.log(.warning, "odd\"event", ["path": .string(nasty), "n": .int(-3), "ok": .bool(true), "ms": .double(1.5)])
+        logger.log(
+            .warning, "odd\"event", ["path": .string(nasty), "n": .int(-3), "ok": .bool(true), "ms": .double(1.5)])
         let line = try #require(lines.withLock { $0.first })
         #expect(!line.contains("\n"))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
@@ -43,15 +45,22 @@ struct WireFormatTests {
 
 @Suite("Hand-written JSON")
 struct FastJSONTests {
-    @Test("the hot-path encodings are byte-for-byte what JSONEncoder writes", arguments: [
-        ("plain", nil as String?), ("Ünïcødé 🔑 \"quoted\" back\\slash /slash\n\t\u{1}\u{8}\u{c}", "Ann </script>"),
-    ])
+    @Test(
+        "the hot-path encodings are byte-for-byte what JSONEncoder writes",
+        arguments: [
+            ("plain", nil as String?), ("Ünïcødé 🔑 \"quoted\" back\\slash /slash\n\t\u{1}\u{8}\u{c}", "Ann </script>"),
+        ])
     func identical(text: String, displayName: String?) throws {
-        let session = SessionInfo(id: text, aal: 2, methods: ["pwd", text], createdAt: Date(timeIntervalSince1970: 1_795_992_361.123),
-                                  expiresAt: Date(timeIntervalSince1970: -5.5))
-        let user = UserInfo(id: "u", email: text, displayName: displayName, emailVerified: true, createdAt: Date(timeIntervalSince1970: 0))
-        let values: [any (Encodable & FastJSONEncodable)] = [session, user, CurrentSession(session: session, user: user), HealthStatus(status: text),
-                                                             HealthStatus(status: text, version: text)]
+        let session = SessionInfo(
+            id: text, aal: 2, methods: ["pwd", text], createdAt: Date(timeIntervalSince1970: 1_795_992_361.123),
+            expiresAt: Date(timeIntervalSince1970: -5.5))
+        let user = UserInfo(
+            id: "u", email: text, displayName: displayName, emailVerified: true,
+            createdAt: Date(timeIntervalSince1970: 0))
+        let values: [any (Encodable & FastJSONEncodable)] = [
+            session, user, CurrentSession(session: session, user: user), HealthStatus(status: text),
+            HealthStatus(status: text, version: text),
+        ]
         for value in values {
             let reference = String(decoding: try WireJSON.encoder().encode(value), as: UTF8.self)
             #expect(value.fastJSON == reference)

@@ -15,19 +15,23 @@ struct DeviceKey {
 
     /// SubjectPublicKeyInfo DER, base64.
     var publicKey: String {
-        get throws { try Self.openssl(["pkey", "-in", privateKey.path, "-pubout", "-outform", "DER"]).base64EncodedString() }
+        get throws {
+            try Self.openssl(["pkey", "-in", privateKey.path, "-pubout", "-outform", "DER"]).base64EncodedString()
+        }
     }
 
     /// The same public key with its point compressed (another valid encoding of it).
     var compressedPublicKey: String {
         get throws {
-            try Self.openssl(["ec", "-in", privateKey.path, "-pubout", "-outform", "DER", "-conv_form", "compressed"]).base64EncodedString()
+            try Self.openssl(["ec", "-in", privateKey.path, "-pubout", "-outform", "DER", "-conv_form", "compressed"])
+                .base64EncodedString()
         }
     }
 
     /// An ES256 signature (DER, base64) over the device message.
     func sign(purpose: String, challenge: String, action: String? = nil) throws -> String {
-        let message = "trifactor-device-signature-v1\npurpose: \(purpose)\nchallenge: \(challenge)\naction: \(action ?? "-")"
+        let message =
+            "trifactor-device-signature-v1\npurpose: \(purpose)\nchallenge: \(challenge)\naction: \(action ?? "-")"
         let file = directory.appendingPathComponent("message-\(UUID().uuidString)")
         try Data(message.utf8).write(to: file)
         return try Self.openssl(["dgst", "-sha256", "-sign", privateKey.path, file.path]).base64EncodedString()
@@ -43,7 +47,9 @@ struct DeviceKey {
         try process.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw HTTPTestClient.Failure(description: "openssl \(arguments.first ?? "") failed") }
+        guard process.terminationStatus == 0 else {
+            throw HTTPTestClient.Failure(description: "openssl \(arguments.first ?? "") failed")
+        }
         return data
     }
 }

@@ -18,8 +18,10 @@ struct UserRecord: Sendable {
 
     /// The user as the API shows it.
     var info: UserInfo {
-        UserInfo(id: id.raw, email: email, displayName: displayName, emailVerified: emailVerifiedAt != nil, createdAt: Date(millis: createdAt),
-                 locale: locale)
+        UserInfo(
+            id: id.raw, email: email, displayName: displayName, emailVerified: emailVerifiedAt != nil,
+            createdAt: Date(millis: createdAt),
+            locale: locale)
     }
 }
 
@@ -39,8 +41,11 @@ enum AccountRepository {
     static func insert(_ user: UserRecord, on db: any SQLConnection) throws {
         try db.execute(
             "INSERT INTO users (id, email, display_name, password_hash, email_verified_at, created_at, locale) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            [user.id.sql, .text(user.email), SQLValue(user.displayName), .text(user.passwordHash), SQLValue(user.emailVerifiedAt), .int(user.createdAt),
-             SQLValue(user.locale)])
+            [
+                user.id.sql, .text(user.email), SQLValue(user.displayName), .text(user.passwordHash),
+                SQLValue(user.emailVerifiedAt), .int(user.createdAt),
+                SQLValue(user.locale),
+            ])
     }
 
     /// Serialises changes to one user's factors, sessions and pushes until the
@@ -71,13 +76,16 @@ enum AccountRepository {
     }
 
     static func markEmailVerified(_ id: UserID, at: Int64, on db: any SQLConnection) throws {
-        try db.execute("UPDATE users SET email_verified_at = $2 WHERE id = $1 AND email_verified_at IS NULL", [id.sql, .int(at)])
+        try db.execute(
+            "UPDATE users SET email_verified_at = $2 WHERE id = $1 AND email_verified_at IS NULL", [id.sql, .int(at)])
     }
 
     /// Replaces the password hash only if it is still `old` (an upgrade never
     /// overwrites a change made meanwhile).
     static func replacePasswordHash(_ id: UserID, old: String, new: String, on db: any SQLConnection) throws -> Bool {
-        try db.execute("UPDATE users SET password_hash = $3 WHERE id = $1 AND password_hash = $2", [id.sql, .text(old), .text(new)]) == 1
+        try db.execute(
+            "UPDATE users SET password_hash = $3 WHERE id = $1 AND password_hash = $2",
+            [id.sql, .text(old), .text(new)]) == 1
     }
 
     /// Sets a new password hash, whatever the old one was (a reset).
@@ -91,12 +99,15 @@ enum AccountRepository {
 
     /// Users, newest first.
     static func list(limit: Int, on db: any SQLConnection) throws -> [UserRecord] {
-        try db.query("SELECT \(columns) FROM users ORDER BY created_at DESC, id LIMIT $1", [.int(Int64(limit))]).map(record)
+        try db.query("SELECT \(columns) FROM users ORDER BY created_at DESC, id LIMIT $1", [.int(Int64(limit))]).map(
+            record)
     }
 
     static func record(_ row: Row) throws -> UserRecord {
-        UserRecord(id: try row.id("id"), email: try row.text("email"), displayName: try row.optionalText("display_name"),
-                   passwordHash: try row.text("password_hash"), emailVerifiedAt: try row.optionalInt("email_verified_at"),
-                   createdAt: try row.int("created_at"), locale: try row.optionalText("locale"), disabledAt: try row.optionalInt("disabled_at"))
+        UserRecord(
+            id: try row.id("id"), email: try row.text("email"), displayName: try row.optionalText("display_name"),
+            passwordHash: try row.text("password_hash"), emailVerifiedAt: try row.optionalInt("email_verified_at"),
+            createdAt: try row.int("created_at"), locale: try row.optionalText("locale"),
+            disabledAt: try row.optionalInt("disabled_at"))
     }
 }

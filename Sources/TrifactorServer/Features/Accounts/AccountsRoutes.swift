@@ -9,8 +9,9 @@ struct AccountsRoutes {
     func register(on routes: inout APIRoutes) {
         routes.add("POST", "/v1/accounts", execution: .hashing) { request in
             let body = try request.decode(CreateAccountRequest.self)
-            try accounts.signUp(email: body.email, password: body.password, displayName: body.displayName, locale: body.locale,
-                                client: AuditContext(request))
+            try accounts.signUp(
+                email: body.email, password: body.password, displayName: body.displayName, locale: body.locale,
+                client: AuditContext(request))
             return .json(VerificationSent(), status: 202)
         }
         routes.add("POST", "/v1/accounts/verify-email") { request in
@@ -29,7 +30,8 @@ struct AccountsRoutes {
         }
         routes.authenticated("POST", "/v1/account/password", execution: .hashing) { request, caller in
             let body = try request.decode(ChangePasswordRequest.self)
-            try accounts.changePassword(caller, current: body.currentPassword, new: body.newPassword, client: AuditContext(request))
+            try accounts.changePassword(
+                caller, current: body.currentPassword, new: body.newPassword, client: AuditContext(request))
             return .noContent
         }
     }

@@ -31,10 +31,16 @@ struct EmailResends: Sendable {
     let resets: PasswordResetCodes
 
     /// Queues a code for `email`, inside the request's transaction.
-    static func queue(_ email: EmailAddress, purpose: Purpose = .verify, client: AuditContext, now: Int64, on db: any SQLConnection) throws {
-        try db.execute("INSERT INTO email_resends (email, ip, user_agent, requested_at, purpose, brand) VALUES ($1, $2, $3, $4, $5, $6)",
-                       [.text(email.value), .text(client.ip), SQLValue(client.userAgent.map { String($0.prefix(512)) }), .int(now), purpose.sql,
-                        SQLValue(client.brand)])
+    static func queue(
+        _ email: EmailAddress, purpose: Purpose = .verify, client: AuditContext, now: Int64, on db: any SQLConnection
+    ) throws {
+        try db.execute(
+            "INSERT INTO email_resends (email, ip, user_agent, requested_at, purpose, brand) VALUES ($1, $2, $3, $4, $5, $6)",
+            [
+                .text(email.value), .text(client.ip), SQLValue(client.userAgent.map { String($0.prefix(512)) }),
+                .int(now), purpose.sql,
+                SQLValue(client.brand),
+            ])
     }
 
     /// A queued row older than this is dropped unsent (a pass that kept
@@ -55,29 +61,42 @@ struct EmailResends: Sendable {
     func drain() throws -> Int {
         let now = clock.now().millis
         let rows = try transactions.read { db in
-            try db.query("SELECT seq, email, purpose FROM email_resends ORDER BY seq LIMIT $1", [.int(Int64(Self.batch))])
-                .map { (seq: try $0.int("seq"), email: try $0.text("email"), purpose: try $0.value("purpose") as Purpose) }
+            try db.query(
+                "SELECT seq, email, purpose FROM email_resends ORDER BY seq LIMIT $1", [.int(Int64(Self.batch))]
+            )
+            .map { (seq: try $0.int("seq"), email: try $0.text("email"), purpose: try $0.value("purpose") as Purpose) }
         }
         guard !rows.isEmpty else { return 0 }
-        try transactions.write { try $0.execute("DELETE FROM email_resends WHERE requested_at < $1", [.int(now - Self.stale)]) }
+        try transactions.write {
+            try $0.execute("DELETE FROM email_resends WHERE requested_at < $1", [.int(now - Self.stale)])
+        }
         var issued: Set<String> = []
         var failure: (any Error)?
         for (seq, email, purpose) in rows {
             do {
                 try transactions.write { db in
-                    guard let row = try db.queryOne("DELETE FROM email_resends WHERE seq = $1 RETURNING ip, user_agent, brand", [.int(seq)]) else { return }
+                    guard
+                        let row = try db.queryOne(
+                            "DELETE FROM email_resends WHERE seq = $1 RETURNING ip, user_agent, brand", [.int(seq)])
+                    else { return }
                     // Several requests for one address in a pass send one code (the last one would void the others).
-                    guard issued.insert("\(purpose.rawValue):\(email)").inserted, let user = try AccountRepository.find(email: email, on: db) else { return }
-                    let client = AuditContext(ip: try row.text("ip"), userAgent: try row.optionalText("user_agent"), brand: try row.optionalText("brand"))
+                    guard issued.insert("\(purpose.rawValue):\(email)").inserted,
+                        let user = try AccountRepository.find(email: email, on: db)
+                    else { return }
+                    let client = AuditContext(
+                        ip: try row.text("ip"), userAgent: try row.optionalText("user_agent"),
+                        brand: try row.optionalText("brand"))
                     switch purpose {
                     case .verify:
                         guard user.emailVerifiedAt == nil else { return }
                         try verification.issue(for: user, brand: client.brand, now: now, on: db)
-                        try AuditLog.append(client.event(.emailVerificationSent, .success, userID: user.id), at: now, on: db)
+                        try AuditLog.append(
+                            client.event(.emailVerificationSent, .success, userID: user.id), at: now, on: db)
                     case .passwordReset:
                         guard user.disabledAt == nil else { return }
                         try resets.issue(for: user, brand: client.brand, now: now, on: db)
-                        try AuditLog.append(client.event(.passwordResetRequested, .success, userID: user.id), at: now, on: db)
+                        try AuditLog.append(
+                            client.event(.passwordResetRequested, .success, userID: user.id), at: now, on: db)
                     }
                 }
             } catch {

@@ -22,12 +22,15 @@ struct PasswordResetRoutes {
         routes.add("POST", "/v1/accounts/password-reset/verify") { request in
             let body = try request.decode(VerifyPasswordResetRequest.self)
             let verified = try resets.verify(email: body.email, code: body.code, client: AuditContext(request))
-            return .json(PasswordResetVerified(resetCredential: verified.credential, expiresAt: Date(millis: verified.expiresAt),
-                                               secondFactorRequired: !verified.hints.isEmpty, hints: verified.hints.map(\.api)))
+            return .json(
+                PasswordResetVerified(
+                    resetCredential: verified.credential, expiresAt: Date(millis: verified.expiresAt),
+                    secondFactorRequired: !verified.hints.isEmpty, hints: verified.hints.map(\.api)))
         }
         routes.add("POST", "/v1/accounts/password-reset/challenges", idempotent: true) { request in
             let body = try request.decode(PasswordResetChallengeRequest.self)
-            let (issued, push) = try resets.challenge(credential: body.resetCredential, factorID: FactorID(body.enrollmentID), client: AuditContext(request))
+            let (issued, push) = try resets.challenge(
+                credential: body.resetCredential, factorID: FactorID(body.enrollmentID), client: AuditContext(request))
             var answer = MFARoutes.challengeSent(issued, purpose: "reset")
             answer.approvalID = push?.id.raw
             answer.number = push?.number
@@ -35,7 +38,8 @@ struct PasswordResetRoutes {
         }
         routes.add("POST", "/v1/accounts/password-reset/challenges/call", idempotent: true) { request in
             let body = try request.decode(PasswordResetChallengeRequest.self)
-            try resets.callInstead(credential: body.resetCredential, factorID: FactorID(body.enrollmentID), client: AuditContext(request))
+            try resets.callInstead(
+                credential: body.resetCredential, factorID: FactorID(body.enrollmentID), client: AuditContext(request))
             return .json(ChallengeSent(), status: 202)
         }
         routes.add("POST", "/v1/accounts/password-reset/complete", execution: .hashing) { request in
@@ -46,8 +50,10 @@ struct PasswordResetRoutes {
             } else if body.code != nil || body.assertion != nil {
                 answer = .proof(try mfa.proof(code: body.code, assertion: body.assertion))
             }
-            try resets.complete(credential: body.resetCredential, newPassword: body.newPassword, factorID: body.enrollmentID.map(FactorID.init),
-                                answer: answer, client: AuditContext(request))
+            try resets.complete(
+                credential: body.resetCredential, newPassword: body.newPassword,
+                factorID: body.enrollmentID.map(FactorID.init),
+                answer: answer, client: AuditContext(request))
             return .noContent
         }
     }

@@ -19,24 +19,30 @@ struct AdminRoutes {
     func register(on routes: inout APIRoutes) {
         routes.add("GET", "/admin/v1/users") { request in
             let actor = try authenticate(request, needs: .read)
-            let users = try admin.find(email: request.query["email"], id: request.query["id"], phone: request.query["phone"], actor: actor)
+            let users = try admin.find(
+                email: request.query["email"], id: request.query["id"], phone: request.query["phone"], actor: actor)
             return .json(AdminUserList(users: users.map(Self.summary)))
         }
         routes.add("GET", "/admin/v1/users/:id") { request in
             let actor = try authenticate(request, needs: .read)
             let (user, factors, sessions) = try admin.show(UserID(request.parameters["id"] ?? ""), actor: actor)
-            return .json(AdminUser(
-                user: Self.summary(user), locale: user.locale,
-                factors: factors.filter { $0.kind != .device && $0.kind != .passkey }.map(\.api),
-                devices: factors.filter { $0.kind == .device }.map(\.api), passkeys: factors.filter { $0.kind == .passkey }.map(\.api),
-                sessions: sessions.map {
-                    AdminSession(id: $0.id.raw, aal: $0.aal.rawValue, methods: $0.methods.map(\.rawValue), createdAt: Date(millis: $0.createdAt),
-                                 lastSeenAt: Date(millis: $0.lastSeenAt), ip: $0.ip, userAgent: $0.userAgent)
-                }))
+            return .json(
+                AdminUser(
+                    user: Self.summary(user), locale: user.locale,
+                    factors: factors.filter { $0.kind != .device && $0.kind != .passkey }.map(\.api),
+                    devices: factors.filter { $0.kind == .device }.map(\.api),
+                    passkeys: factors.filter { $0.kind == .passkey }.map(\.api),
+                    sessions: sessions.map {
+                        AdminSession(
+                            id: $0.id.raw, aal: $0.aal.rawValue, methods: $0.methods.map(\.rawValue),
+                            createdAt: Date(millis: $0.createdAt),
+                            lastSeenAt: Date(millis: $0.lastSeenAt), ip: $0.ip, userAgent: $0.userAgent)
+                    }))
         }
         let writes: [(String, @Sendable (AdminService, UserID, AdminService.Actor) throws -> AdminActionResult)] = [
             ("disable", { try $0.disable($1, actor: $2) }), ("enable", { try $0.enable($1, actor: $2) }),
-            ("reset-mfa", { try $0.resetMFA($1, actor: $2) }), ("revoke-sessions", { try $0.revokeSessions($1, actor: $2) }),
+            ("reset-mfa", { try $0.resetMFA($1, actor: $2) }),
+            ("revoke-sessions", { try $0.revokeSessions($1, actor: $2) }),
             ("verify-email", { try $0.markEmailVerified($1, actor: $2) }),
         ]
         for (action, run) in writes {
@@ -56,7 +62,9 @@ struct AdminRoutes {
         routes.add("PUT", "/admin/v1/test-numbers/:number") { request in
             let actor = try authenticate(request, needs: .write)
             let body = try request.decode(AdminTestNumberRequest.self)
-            return .json(Self.testNumber(try admin.setTestNumber(request.parameters["number"] ?? "", code: body.code, actor: actor)))
+            return .json(
+                Self.testNumber(
+                    try admin.setTestNumber(request.parameters["number"] ?? "", code: body.code, actor: actor)))
         }
         routes.add("DELETE", "/admin/v1/test-numbers/:number") { request in
             let actor = try authenticate(request, needs: .write)
@@ -67,11 +75,17 @@ struct AdminRoutes {
             let actor = try authenticate(request, needs: .read)
             let q = request.query
             let limit = try Self.integer(q["limit"], "limit") ?? 100
-            let entries = try admin.audit(user: q["user"], kind: q["kind"], since: try Self.time(q["since"], "since"), until: try Self.time(q["until"], "until"),
-                                          after: try Self.integer(q["after"], "after"), limit: Int(limit), actor: actor)
-            return .json(AdminAuditPage(entries: entries.map {
-                AdminAuditEntry(seq: $0.seq, at: $0.at, kind: $0.kind, outcome: $0.outcome, userID: $0.userID, ip: $0.ip, userAgent: $0.userAgent, detail: $0.detail)
-            }, next: entries.count == Int(limit) ? entries.last?.seq : nil))
+            let entries = try admin.audit(
+                user: q["user"], kind: q["kind"], since: try Self.time(q["since"], "since"),
+                until: try Self.time(q["until"], "until"),
+                after: try Self.integer(q["after"], "after"), limit: Int(limit), actor: actor)
+            return .json(
+                AdminAuditPage(
+                    entries: entries.map {
+                        AdminAuditEntry(
+                            seq: $0.seq, at: $0.at, kind: $0.kind, outcome: $0.outcome, userID: $0.userID, ip: $0.ip,
+                            userAgent: $0.userAgent, detail: $0.detail)
+                    }, next: entries.count == Int(limit) ? entries.last?.seq : nil))
         }
     }
 
@@ -85,12 +99,15 @@ struct AdminRoutes {
             // No key at all is audited like a wrong one, within a budget of its own (it must not spend the
             // wrong keys'); nothing was guessed, so past its budget it is still a 401, only no longer audited.
             let missing = request.bearerToken == nil
-            throw try refusal(APIError.adminKeyRequired, budget: "admin:\(missing ? "no-key" : "ip"):\(client.clientKey)",
-                              detail: "\(missing ? "no key" : "unknown key"): \(request.method) \(request.path)", client: client, slowsDown: !missing)
+            throw try refusal(
+                APIError.adminKeyRequired, budget: "admin:\(missing ? "no-key" : "ip"):\(client.clientKey)",
+                detail: "\(missing ? "no key" : "unknown key"): \(request.method) \(request.path)", client: client,
+                slowsDown: !missing)
         }
         if role == .write && key.role != .write {
-            throw try refusal(APIError.adminReadOnly, budget: "admin:read-only:\(key.id)",
-                              detail: "admin=\(key.name) read-only: \(request.method) \(request.path)", client: client)
+            throw try refusal(
+                APIError.adminReadOnly, budget: "admin:read-only:\(key.id)",
+                detail: "admin=\(key.name) read-only: \(request.method) \(request.path)", client: client)
         }
         return AdminService.Actor(name: key.name, client: client)
     }
@@ -98,7 +115,9 @@ struct AdminRoutes {
     /// A refusal, audited as `admin_key.rejected` while its budget (a burst
     /// of 10, then one per 5 s) lasts: past it no audit entry, so a flood
     /// cannot fill the audit log, and 429 when `slowsDown` (a guessed key).
-    private func refusal(_ problem: APIError, budget: String, detail: String, client: AuditContext, slowsDown: Bool = true) throws -> APIError {
+    private func refusal(
+        _ problem: APIError, budget: String, detail: String, client: AuditContext, slowsDown: Bool = true
+    ) throws -> APIError {
         let now = clock.now().millis
         let wait = try transactions.write { db -> Int? in
             if let wait = try RateLimiter.take(budget, limit: Self.refusals, nowMillis: now, on: db) { return wait }
@@ -110,15 +129,18 @@ struct AdminRoutes {
     }
 
     static func testNumber(_ e: TestNumberBook.Entry) -> AdminTestNumber {
-        AdminTestNumber(number: e.number, code: e.code, source: e.source, createdAt: e.createdAt.map { Date(millis: $0) })
+        AdminTestNumber(
+            number: e.number, code: e.code, source: e.source, createdAt: e.createdAt.map { Date(millis: $0) })
     }
 
     /// Refusals per client (a wrong key) or per read key (a write): a burst of 10, then one per 5 s.
     static let refusals = RateLimiter.Limit(burst: 10, rate: 0.2)
 
     static func summary(_ user: UserRecord) -> AdminUserSummary {
-        AdminUserSummary(id: user.id.raw, email: user.email, displayName: user.displayName, emailVerified: user.emailVerifiedAt != nil,
-                         disabled: user.disabledAt != nil, createdAt: Date(millis: user.createdAt))
+        AdminUserSummary(
+            id: user.id.raw, email: user.email, displayName: user.displayName,
+            emailVerified: user.emailVerifiedAt != nil,
+            disabled: user.disabledAt != nil, createdAt: Date(millis: user.createdAt))
     }
 
     private static func integer(_ text: String?, _ name: String) throws -> Int64? {
@@ -130,7 +152,9 @@ struct AdminRoutes {
     /// An RFC 3339 time as stored milliseconds.
     private static func time(_ text: String?, _ name: String) throws -> Int64? {
         guard let text else { return nil }
-        guard let date = WireJSON.parse(text) else { throw CommonFailure.invalid(name, "must be an RFC 3339 time such as 2026-12-01T10:00:00Z") }
+        guard let date = WireJSON.parse(text) else {
+            throw CommonFailure.invalid(name, "must be an RFC 3339 time such as 2026-12-01T10:00:00Z")
+        }
         return date.millis
     }
 }

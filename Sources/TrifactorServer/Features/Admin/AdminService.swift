@@ -33,22 +33,32 @@ struct AdminService: Sendable {
     /// Users matching an exact email, id or phone (a second factor's number, digits with or without +).
     func find(email: String?, id: String?, phone: String?, actor: Actor) throws -> [UserRecord] {
         let asked = [("email", email), ("id", id), ("phone", phone)].filter { $0.1 != nil }.map(\.0)
-        guard asked.count == 1 else { throw CommonFailure.invalid("query", "must name exactly one of email, id or phone") }
+        guard asked.count == 1 else {
+            throw CommonFailure.invalid("query", "must name exactly one of email, id or phone")
+        }
         let now = clock.now().millis
         return try transactions.write { db in
             let users: [UserRecord]
             if let email {
-                users = try AccountRepository.find(email: EmailAddress(email)?.value ?? email.lowercased(), on: db).map { [$0] } ?? []
+                users =
+                    try AccountRepository.find(email: EmailAddress(email)?.value ?? email.lowercased(), on: db).map {
+                        [$0]
+                    } ?? []
             } else if let id {
                 users = try AccountRepository.find(id: UserID(id), on: db).map { [$0] } ?? []
             } else {
                 let digits = String((phone ?? "").filter(\.isNumber))
-                guard (6...15).contains(digits.count) else { throw CommonFailure.invalid("phone", "must be 6 to 15 digits, E.164") }
+                guard (6...15).contains(digits.count) else {
+                    throw CommonFailure.invalid("phone", "must be 6 to 15 digits, E.164")
+                }
                 // Factors store a number as its digits (FactorRepository.insert).
-                users = try FactorRepository.users(withPhone: digits, on: db).compactMap { try AccountRepository.find(id: $0, on: db) }
-                    .sorted { $0.createdAt < $1.createdAt }
+                users = try FactorRepository.users(withPhone: digits, on: db).compactMap {
+                    try AccountRepository.find(id: $0, on: db)
+                }
+                .sorted { $0.createdAt < $1.createdAt }
             }
-            try AuditLog.append(actor.event(.adminRead, nil, "find \(asked[0]) matches=\(users.count)"), at: now, on: db)
+            try AuditLog.append(
+                actor.event(.adminRead, nil, "find \(asked[0]) matches=\(users.count)"), at: now, on: db)
             return users
         }
     }
@@ -59,18 +69,28 @@ struct AdminService: Sendable {
         return try transactions.write { db in
             guard let user = try AccountRepository.find(id: id, on: db) else { throw AdminFailure.userNotFound }
             try AuditLog.append(actor.event(.adminRead, id, "show"), at: now, on: db)
-            return (user, try FactorRepository.list(id, on: db), policies.live(try SessionRepository.live(id, on: db), now: clock.now()))
+            return (
+                user, try FactorRepository.list(id, on: db),
+                policies.live(try SessionRepository.live(id, on: db), now: clock.now())
+            )
         }
     }
 
     /// Audit entries by user, kind and time, oldest first, after `after` (a `seq`), at most `limit`.
-    func audit(user: String?, kind: String?, since: Int64?, until: Int64?, after: Int64?, limit: Int, actor: Actor) throws -> [AuditLog.Entry] {
+    func audit(user: String?, kind: String?, since: Int64?, until: Int64?, after: Int64?, limit: Int, actor: Actor)
+        throws -> [AuditLog.Entry]
+    {
         guard (1...1000).contains(limit) else { throw CommonFailure.invalid("limit", "must be from 1 to 1000") }
-        if let kind, AuditEventKind(rawValue: kind) == nil { throw CommonFailure.invalid("kind", "is not an audit event kind") }
+        if let kind, AuditEventKind(rawValue: kind) == nil {
+            throw CommonFailure.invalid("kind", "is not an audit event kind")
+        }
         let now = clock.now().millis
         return try transactions.write { db in
-            let entries = try AuditLog.entries(user: user, kind: kind, since: since, until: until, after: after, limit: limit, on: db)
-            try AuditLog.append(actor.event(.adminRead, nil, "audit user=\(user ?? "*") kind=\(kind ?? "*") entries=\(entries.count)"), at: now, on: db)
+            let entries = try AuditLog.entries(
+                user: user, kind: kind, since: since, until: until, after: after, limit: limit, on: db)
+            try AuditLog.append(
+                actor.event(.adminRead, nil, "audit user=\(user ?? "*") kind=\(kind ?? "*") entries=\(entries.count)"),
+                at: now, on: db)
             return entries
         }
     }
@@ -83,7 +103,8 @@ struct AdminService: Sendable {
             try AccountRepository.disable(id, at: now, on: db)
             // A reset under way ends with the account: neither its code nor its credential sets a password any more.
             try PasswordResetCodes.forget(userID: id, on: db)
-            return AdminActionResult(userID: id.raw, action: "disable", sessionsEnded: try Self.endSessions(id, now, db))
+            return AdminActionResult(
+                userID: id.raw, action: "disable", sessionsEnded: try Self.endSessions(id, now, db))
         }
     }
 
@@ -106,7 +127,8 @@ struct AdminService: Sendable {
     /// Ends every live session.
     func revokeSessions(_ id: UserID, actor: Actor) throws -> AdminActionResult {
         try change(id, action: "revoke-sessions", kind: .adminSessionsRevoked, actor: actor) { _, now, db in
-            AdminActionResult(userID: id.raw, action: "revoke-sessions", sessionsEnded: try Self.endSessions(id, now, db))
+            AdminActionResult(
+                userID: id.raw, action: "revoke-sessions", sessionsEnded: try Self.endSessions(id, now, db))
         }
     }
 
@@ -118,7 +140,9 @@ struct AdminService: Sendable {
             // A second step locked for good (a hundred wrong proofs in a row) starts afresh with the new factors.
             try LoginThrottle.forgetSecondFactor(of: id, on: db)
             let ended = try Self.endSessions(id, now, db)
-            try outbox.enqueueEmail("mfa_reset", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale), values: [:], now: now, on: db)
+            try outbox.enqueueEmail(
+                "mfa_reset", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale),
+                values: [:], now: now, on: db)
             return AdminActionResult(userID: id.raw, action: "reset-mfa", sessionsEnded: ended, factorsRemoved: removed)
         }
     }
@@ -184,10 +208,13 @@ struct AdminService: Sendable {
     /// Adds or changes a test number: starts to it never send, and `code` is their code.
     func setTestNumber(_ number: String, code: String, actor: Actor) throws -> TestNumberBook.Entry {
         var invalid: [FieldProblem] = []
-        if number.first == "0" || !(7...15).contains(number.count) || !number.allSatisfy({ $0.isASCII && $0.isNumber }) {
+        if number.first == "0" || !(7...15).contains(number.count) || !number.allSatisfy({ $0.isASCII && $0.isNumber })
+        {
             invalid.append(FieldProblem(name: "number", reason: "must be 7 to 15 digits in E.164 without +"))
         }
-        if !VerifyWorkflow.isValidCode(code) { invalid.append(FieldProblem(name: "code", reason: "must be 4 to 10 letters or digits")) }
+        if !VerifyWorkflow.isValidCode(code) {
+            invalid.append(FieldProblem(name: "code", reason: "must be 4 to 10 letters or digits"))
+        }
         guard invalid.isEmpty else { throw CommonFailure.invalidFields(invalid) }
         guard testBook.configured[number] == nil else { throw AdminFailure.testNumberConfigured }
         let now = clock.now().millis
@@ -212,13 +239,18 @@ struct AdminService: Sendable {
         }
     }
 
-    private func change(_ id: UserID, action: String, kind: AuditEventKind, actor: Actor,
-                        _ body: (UserRecord, Int64, any SQLConnection) throws -> AdminActionResult) throws -> AdminActionResult {
+    private func change(
+        _ id: UserID, action: String, kind: AuditEventKind, actor: Actor,
+        _ body: (UserRecord, Int64, any SQLConnection) throws -> AdminActionResult
+    ) throws -> AdminActionResult {
         let now = clock.now().millis
         let result = try transactions.write { db -> AdminActionResult in
             guard let user = try AccountRepository.find(id: id, on: db) else { throw AdminFailure.userNotFound }
             let result = try body(user, now, db)
-            try AuditLog.append(actor.event(kind, id, "sessions_ended=\(result.sessionsEnded) factors_removed=\(result.factorsRemoved)"), at: now, on: db)
+            try AuditLog.append(
+                actor.event(
+                    kind, id, "sessions_ended=\(result.sessionsEnded) factors_removed=\(result.factorsRemoved)"),
+                at: now, on: db)
             return result
         }
         changes.publish("user:\(id.raw)")

@@ -12,18 +12,23 @@ struct AuthorizationRoutes {
     func register(on routes: inout APIRoutes) {
         routes.authenticated("POST", "/v1/authorizations", idempotent: true) { request, caller in
             let body = try request.decode(CreateAuthorizationRequest.self)
-            let created = try authorizations.create(body.action, factorID: FactorID(body.enrollmentID), by: caller, client: AuditContext(request))
+            let created = try authorizations.create(
+                body.action, factorID: FactorID(body.enrollmentID), by: caller, client: AuditContext(request))
             return .json(Self.created(created), status: 202)
         }
         routes.authenticated("POST", "/v1/authorizations/:id/challenges", idempotent: true) { request, caller in
             let body = try request.decode(ConsumeAuthorizationRequest.self)
-            let created = try authorizations.resend(AuthorizationID(request.parameters["id"] ?? ""), action: body.action, by: caller, client: AuditContext(request))
+            let created = try authorizations.resend(
+                AuthorizationID(request.parameters["id"] ?? ""), action: body.action, by: caller,
+                client: AuditContext(request))
             return .json(Self.created(created), status: 202)
         }
         routes.authenticated("POST", "/v1/authorizations/:id") { request, caller in
             let body = try request.decode(ApproveAuthorizationRequest.self)
-            try authorizations.approve(AuthorizationID(request.parameters["id"] ?? ""), proof: try mfa.proof(code: body.code, assertion: body.assertion),
-                                       by: caller, client: AuditContext(request))
+            try authorizations.approve(
+                AuthorizationID(request.parameters["id"] ?? ""),
+                proof: try mfa.proof(code: body.code, assertion: body.assertion),
+                by: caller, client: AuditContext(request))
             return .json(AuthorizationStatus(status: AuthorizationState.approved.rawValue))
         }
         routes.authenticated("POST", "/v1/authorizations/:id/consume") { request, caller in
@@ -36,8 +41,9 @@ struct AuthorizationRoutes {
     /// The answer to a created or resent authorization: its id and summary, and what its factor needs.
     static func created(_ created: AuthorizationService.Created) -> AuthorizationCreated {
         let sent = MFARoutes.challengeSent(created.challenge, purpose: "authz")
-        var answer = AuthorizationCreated(authorizationID: created.id.raw, summary: created.summary, challenge: sent.challenge,
-                                          actionHash: sent.challenge.map { _ in created.actionHash })
+        var answer = AuthorizationCreated(
+            authorizationID: created.id.raw, summary: created.summary, challenge: sent.challenge,
+            actionHash: sent.challenge.map { _ in created.actionHash })
         answer.options = sent.options
         return answer
     }

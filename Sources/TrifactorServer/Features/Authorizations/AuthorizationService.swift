@@ -27,10 +27,15 @@ struct AuthorizationService: Sendable {
 
     /// Describes `action` and sends the challenge of the caller's factor `factorID` for it.
     /// - Throws: `AuthorizationFailure.unverifiedEmail`, `CommonFailure.invalidFields`, `SecondFactorFailure.factorNotFound`.
-    func create(_ action: [String: JSONScalar], factorID: FactorID, by caller: Caller, client: AuditContext) throws -> Created {
+    func create(_ action: [String: JSONScalar], factorID: FactorID, by caller: Caller, client: AuditContext) throws
+        -> Created
+    {
         guard caller.user.emailVerifiedAt != nil else { throw AuthorizationFailure.unverifiedEmail }
         guard Self.isValid(action) else {
-            throw CommonFailure.invalid("action", "must be an object with a type and at most 20 fields named [a-z0-9_], with values of at most 200 characters and no control characters")
+            throw CommonFailure.invalid(
+                "action",
+                "must be an object with a type and at most 20 fields named [a-z0-9_], with values of at most 200 characters and no control characters"
+            )
         }
         let now = clock.now()
         let id = AuthorizationID.random(using: random)
@@ -38,12 +43,17 @@ struct AuthorizationService: Sendable {
         let summary = Self.summary(action)
         let factor = try transactions.write { db -> Factor in
             let factor = try SecondFactorService.factor(factorID, of: caller.user.id, on: db)
-            try AuthorizationRepository.insert(id, userID: caller.user.id, factorID: factor.id, actionHash: hash, summary: summary, now: now.millis,
-                                               expiresAt: now.millis + Self.lifetime, on: db)
-            try AuditLog.append(client.event(.authorizationCreated, .success, userID: caller.user.id, detail: "id=\(id.raw) \(summary)"), at: now.millis, on: db)
+            try AuthorizationRepository.insert(
+                id, userID: caller.user.id, factorID: factor.id, actionHash: hash, summary: summary, now: now.millis,
+                expiresAt: now.millis + Self.lifetime, on: db)
+            try AuditLog.append(
+                client.event(
+                    .authorizationCreated, .success, userID: caller.user.id, detail: "id=\(id.raw) \(summary)"),
+                at: now.millis, on: db)
             return factor
         }
-        let challenge = try secondFactors.send(factor, purpose: .authorization(id, actionHash: hash), intent: .bound(action), client: client, now: now)
+        let challenge = try secondFactors.send(
+            factor, purpose: .authorization(id, actionHash: hash), intent: .bound(action), client: client, now: now)
         return Created(id: id, summary: summary, actionHash: hash, challenge: challenge)
     }
 
@@ -52,22 +62,32 @@ struct AuthorizationService: Sendable {
     /// per number and purpose) and the wrong codes counted so far still count: asking again buys no guesses (NIST SP
     /// 800-63B §5.2.2). A different action voids the authorization, as `consume` does.
     /// - Throws: `AuthorizationFailure.notFound` (unknown, approved, void, expired), `.mismatch` (now void).
-    func resend(_ id: AuthorizationID, action: [String: JSONScalar], by caller: Caller, client: AuditContext) throws -> Created {
+    func resend(_ id: AuthorizationID, action: [String: JSONScalar], by caller: Caller, client: AuditContext) throws
+        -> Created
+    {
         let now = clock.now()
         let hash = Self.canonicalHash(action)
         let found = try transactions.write { db -> Result<(Factor, String), AuthorizationFailure> in
-            guard let pending = try AuthorizationRepository.pending(id, userID: caller.user.id, now: now.millis, on: db) else { return .failure(.notFound) }
+            guard let pending = try AuthorizationRepository.pending(id, userID: caller.user.id, now: now.millis, on: db)
+            else { return .failure(.notFound) }
             guard pending.actionHash == hash else {
                 try AuthorizationRepository.void(id, whileIn: .pending, on: db)
-                try AuditLog.append(client.event(.authorizationFailed, .denied, userID: caller.user.id, detail: "id=\(id.raw) resend for another action"),
-                                    at: now.millis, on: db)
+                try AuditLog.append(
+                    client.event(
+                        .authorizationFailed, .denied, userID: caller.user.id,
+                        detail: "id=\(id.raw) resend for another action"),
+                    at: now.millis, on: db)
                 return .failure(.mismatch)
             }
-            try AuditLog.append(client.event(.authorizationResent, .success, userID: caller.user.id, detail: "id=\(id.raw)"), at: now.millis, on: db)
-            return .success((try SecondFactorService.factor(pending.factorID, of: caller.user.id, on: db), pending.summary))
+            try AuditLog.append(
+                client.event(.authorizationResent, .success, userID: caller.user.id, detail: "id=\(id.raw)"),
+                at: now.millis, on: db)
+            return .success(
+                (try SecondFactorService.factor(pending.factorID, of: caller.user.id, on: db), pending.summary))
         }
         let (factor, summary) = try found.get()
-        let challenge = try secondFactors.send(factor, purpose: .authorization(id, actionHash: hash), intent: .bound(action), client: client, now: now)
+        let challenge = try secondFactors.send(
+            factor, purpose: .authorization(id, actionHash: hash), intent: .bound(action), client: client, now: now)
         return Created(id: id, summary: summary, actionHash: hash, challenge: challenge)
     }
 
@@ -75,22 +95,38 @@ struct AuthorizationService: Sendable {
     /// - Throws: `AuthorizationFailure.notFound`, `SecondFactorFailure.invalidCode`, `.locked`.
     func approve(_ id: AuthorizationID, proof: Proof, by caller: Caller, client: AuditContext) throws {
         let now = clock.now()
-        try secondFactors.prove(proof, client: client, now: now, resolve: { db in
-            guard let pending = try AuthorizationRepository.pending(id, userID: caller.user.id, now: now.millis, on: db) else {
-                throw AuthorizationFailure.notFound
-            }
-            return (try SecondFactorService.factor(pending.factorID, of: caller.user.id, on: db), caller.user.id,
-                    .authorization(id, actionHash: pending.actionHash))
-        }, onFailure: { db in
-            try AuditLog.append(client.event(.authorizationFailed, .failure, userID: caller.user.id, detail: "id=\(id.raw)"), at: now.millis, on: db)
-        }, onExhausted: { db, _ in
-            // The transfer's budget of wrong codes is spent: this authorization ends; describe the action again for a new one.
-            try AuthorizationRepository.void(id, whileIn: .pending, on: db)
-        }, then: { db, _ -> Result<Void, any Error> in
-            guard try AuthorizationRepository.approve(id, now: now.millis, on: db) else { return .failure(AuthorizationFailure.notFound) }
-            try AuditLog.append(client.event(.authorizationApproved, .success, userID: caller.user.id, detail: "id=\(id.raw)"), at: now.millis, on: db)
-            return .success(())
-        })
+        try secondFactors.prove(
+            proof, client: client, now: now,
+            resolve: { db in
+                guard
+                    let pending = try AuthorizationRepository.pending(
+                        id, userID: caller.user.id, now: now.millis, on: db)
+                else {
+                    throw AuthorizationFailure.notFound
+                }
+                return (
+                    try SecondFactorService.factor(pending.factorID, of: caller.user.id, on: db), caller.user.id,
+                    .authorization(id, actionHash: pending.actionHash)
+                )
+            },
+            onFailure: { db in
+                try AuditLog.append(
+                    client.event(.authorizationFailed, .failure, userID: caller.user.id, detail: "id=\(id.raw)"),
+                    at: now.millis, on: db)
+            },
+            onExhausted: { db, _ in
+                // The transfer's budget of wrong codes is spent: this authorization ends; describe the action again for a new one.
+                try AuthorizationRepository.void(id, whileIn: .pending, on: db)
+            },
+            then: { db, _ -> Result<Void, any Error> in
+                guard try AuthorizationRepository.approve(id, now: now.millis, on: db) else {
+                    return .failure(AuthorizationFailure.notFound)
+                }
+                try AuditLog.append(
+                    client.event(.authorizationApproved, .success, userID: caller.user.id, detail: "id=\(id.raw)"),
+                    at: now.millis, on: db)
+                return .success(())
+            })
     }
 
     /// Spends the caller's approved authorization `id` for `action`, for a
@@ -99,7 +135,9 @@ struct AuthorizationService: Sendable {
     /// - Throws: `AuthorizationFailure.notFound` (unknown, unapproved, expired, used), `.mismatch` (now void).
     func consume(_ id: AuthorizationID, action: [String: JSONScalar], by caller: Caller) throws {
         let now = clock.now().millis
-        let outcome = try transactions.write { try Self.consume(id, userID: caller.user.id, action: action, now: now, on: $0) }
+        let outcome = try transactions.write {
+            try Self.consume(id, userID: caller.user.id, action: action, now: now, on: $0)
+        }
         switch outcome {
         case .used: return
         case .notFound: throw AuthorizationFailure.notFound
@@ -120,15 +158,24 @@ struct AuthorizationService: Sendable {
     /// action that was approved; any difference voids the authorization.
     /// Returns rather than throws, so the caller commits the void and the
     /// audit entry before answering.
-    static func consume(_ id: AuthorizationID, userID: UserID, action: [String: JSONScalar], now: Int64, on db: any SQLConnection) throws -> Consumption {
-        guard let approved = try AuthorizationRepository.approvedHash(id, userID: userID, now: now, on: db) else { return .notFound }
+    static func consume(
+        _ id: AuthorizationID, userID: UserID, action: [String: JSONScalar], now: Int64, on db: any SQLConnection
+    ) throws -> Consumption {
+        guard let approved = try AuthorizationRepository.approvedHash(id, userID: userID, now: now, on: db) else {
+            return .notFound
+        }
         guard ConstantTime.equals(approved, canonicalHash(action)) else {
             guard try AuthorizationRepository.void(id, whileIn: .approved, on: db) else { return .notFound }
-            try AuditLog.append(AuditEvent(kind: .authorizationFailed, outcome: .denied, userID: userID.raw, detail: "id=\(id.raw) action changed"), at: now, on: db)
+            try AuditLog.append(
+                AuditEvent(
+                    kind: .authorizationFailed, outcome: .denied, userID: userID.raw,
+                    detail: "id=\(id.raw) action changed"), at: now, on: db)
             return .mismatch
         }
         guard try AuthorizationRepository.use(id, now: now, on: db) else { return .notFound }
-        try AuditLog.append(AuditEvent(kind: .authorizationUsed, outcome: .success, userID: userID.raw, detail: "id=\(id.raw)"), at: now, on: db)
+        try AuditLog.append(
+            AuditEvent(kind: .authorizationUsed, outcome: .success, userID: userID.raw, detail: "id=\(id.raw)"),
+            at: now, on: db)
         return .used
     }
 
@@ -139,8 +186,10 @@ struct AuthorizationService: Sendable {
     static func isValid(_ action: [String: JSONScalar]) -> Bool {
         guard case .string(let type)? = action["type"], !type.isEmpty, action.count <= 20 else { return false }
         return action.allSatisfy { key, value in
-            (1...40).contains(key.count) && key.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
-                && value.text.count <= 200 && !value.text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+            (1...40).contains(key.count)
+                && key.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
+                && value.text.count <= 200
+                && !value.text.unicodeScalars.contains { $0.properties.generalCategory == .control }
         }
     }
 
@@ -151,11 +200,12 @@ struct AuthorizationService: Sendable {
         var form = ""
         for key in action.keys.sorted() {
             guard let value = action[key] else { continue }
-            let tag = switch value {
-            case .string: "s"
-            case .number: "n"
-            case .bool: "b"
-            }
+            let tag =
+                switch value {
+                case .string: "s"
+                case .number: "n"
+                case .bool: "b"
+                }
             form += "\(key.utf8.count):\(key)\(tag)\(value.text.utf8.count):\(value.text);"
         }
         return SHA256.hex(form)
@@ -165,7 +215,8 @@ struct AuthorizationService: Sendable {
     static func summary(_ action: [String: JSONScalar]) -> String {
         let type = action["type"]?.text ?? "action"
         if type == "transfer", let amount = action["amount"]?.text, let payee = action["payee"]?.text {
-            return "Confirm transfer of \(action["currency"]?.text ?? "") \(amount) to \(payee)".replacingOccurrences(of: "  ", with: " ")
+            return "Confirm transfer of \(action["currency"]?.text ?? "") \(amount) to \(payee)".replacingOccurrences(
+                of: "  ", with: " ")
         }
         return "Confirm \(type)"
     }

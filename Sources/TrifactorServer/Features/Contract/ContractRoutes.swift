@@ -13,8 +13,11 @@ struct ContractRoutes {
     }
 
     static func load() throws -> [UInt8] {
-        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json"), let data = try? Data(contentsOf: url) else {
-            throw ResourceFailure(description: "The resource openapi.json is missing from trifactord's bundle: reinstall it.")
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json"),
+            let data = try? Data(contentsOf: url)
+        else {
+            throw ResourceFailure(
+                description: "The resource openapi.json is missing from trifactord's bundle: reinstall it.")
         }
         return Array(data)
     }

@@ -39,8 +39,10 @@ struct DeliveryRoutes {
 
     /// A route whose failures shared with the rest of the API (a database
     /// that is away: 503 with Retry-After) answer as their problems.
-    private static func add(_ router: inout Router, _ method: String, _ path: String,
-                            _ handler: @escaping @Sendable (Request) throws -> Response) {
+    private static func add(
+        _ router: inout Router, _ method: String, _ path: String,
+        _ handler: @escaping @Sendable (Request) throws -> Response
+    ) {
         router.add(method, path, APIRoutes.answeringFailures(handler))
     }
 
@@ -49,18 +51,23 @@ struct DeliveryRoutes {
             Self.add(&router, method, "/v1/delivery/vonage/sms") { request in
                 let parameters = method == "GET" ? request.query : Self.parameters(request)
                 let client = AuditContext(request)
-                guard let account = accounts.first(where: { $0.kind == .vonage && $0.key == parameters["api-key"] }) else {
+                guard let account = accounts.first(where: { $0.kind == .vonage && $0.key == parameters["api-key"] })
+                else {
                     return try refuse("vonage sms", .unknownAccount, client: client)
                 }
-                guard let secret = account.callbackSecret else { return try refuse("vonage sms", .noSecret, client: client) }
+                guard let secret = account.callbackSecret else {
+                    return try refuse("vonage sms", .noSecret, client: client)
+                }
                 let event: String
                 do throws(ProviderCallbacks.Refusal) {
                     event = try ProviderCallbacks.checkVonageSignature(parameters, secret: secret, now: clock.now())
                 } catch {
                     return try refuse("vonage sms", error, client: client)
                 }
-                return try record("vonage", reference: parameters["messageId"], status: parameters["status"],
-                                  error: parameters["err-code"].flatMap { $0 == "0" ? nil : $0 }, event: "vonage-sms:\(event)", client: client)
+                return try record(
+                    "vonage", reference: parameters["messageId"], status: parameters["status"],
+                    error: parameters["err-code"].flatMap { $0 == "0" ? nil : $0 }, event: "vonage-sms:\(event)",
+                    client: client)
             }
         }
         Self.add(&router, "POST", "/v1/delivery/vonage/voice") { request in
@@ -71,40 +78,52 @@ struct DeliveryRoutes {
             var verified: String?
             for secret in secrets where verified == nil {
                 do throws(ProviderCallbacks.Refusal) {
-                    verified = try ProviderCallbacks.checkVonageJWT(authorization: request.header("authorization"), body: request.body, secret: secret,
-                                                                    now: clock.now())
+                    verified = try ProviderCallbacks.checkVonageJWT(
+                        authorization: request.header("authorization"), body: request.body, secret: secret,
+                        now: clock.now())
                 } catch {
                     refusal = error
                 }
             }
             guard let verified else { return try refuse("vonage voice", refusal, client: client) }
             let event = Self.parameters(request)
-            return try record("vonage", reference: event["uuid"], status: event["status"], error: nil, event: "vonage-voice:\(verified)", client: client)
+            return try record(
+                "vonage", reference: event["uuid"], status: event["status"], error: nil,
+                event: "vonage-voice:\(verified)", client: client)
         }
         Self.add(&router, "POST", "/v1/delivery/twilio") { request in
             let client = AuditContext(request)
             let pairs = ProviderCallbacks.formPairs(request.body)
             let fields = Dictionary(pairs, uniquingKeysWith: { first, _ in first })
-            guard let account = accounts.first(where: { $0.kind == .twilio && $0.key == fields["AccountSid"] }), let token = account.callbackSecret else {
+            guard let account = accounts.first(where: { $0.kind == .twilio && $0.key == fields["AccountSid"] }),
+                let token = account.callbackSecret
+            else {
                 return try refuse("twilio", .unknownAccount, client: client)
             }
             // Twilio signs the whole URL it called, query string included.
-            let url = (publicURL?.absoluteString.trimmingSuffix("/") ?? "") + request.path + (request.rawQuery.isEmpty ? "" : "?" + request.rawQuery)
+            let url =
+                (publicURL?.absoluteString.trimmingSuffix("/") ?? "") + request.path
+                + (request.rawQuery.isEmpty ? "" : "?" + request.rawQuery)
             let event: String
             do throws(ProviderCallbacks.Refusal) {
-                event = try ProviderCallbacks.checkTwilioSignature(request.header("x-twilio-signature"), url: url, parameters: pairs, token: token)
+                event = try ProviderCallbacks.checkTwilioSignature(
+                    request.header("x-twilio-signature"), url: url, parameters: pairs, token: token)
             } catch {
                 return try refuse("twilio", error, client: client)
             }
-            return try record("twilio", reference: fields["MessageSid"] ?? fields["CallSid"], status: fields["MessageStatus"] ?? fields["CallStatus"],
-                              error: fields["ErrorCode"], event: "twilio:\(event)", client: client)
+            return try record(
+                "twilio", reference: fields["MessageSid"] ?? fields["CallSid"],
+                status: fields["MessageStatus"] ?? fields["CallStatus"],
+                error: fields["ErrorCode"], event: "twilio:\(event)", client: client)
         }
     }
 
     /// A form-encoded or JSON body as names and values (JSON values as text).
     static func parameters(_ request: Request) -> [String: String] {
         if request.header("content-type")?.lowercased().hasPrefix("application/json") == true {
-            guard let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any] else { return [:] }
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any] else {
+                return [:]
+            }
             return object.compactMapValues { value in
                 switch value {
                 case let text as String: text
@@ -121,46 +140,68 @@ struct DeliveryRoutes {
 
     /// Records a verified status on the message the provider knows as `reference`,
     /// once per `event` (what makes this callback unique: its signature).
-    private func record(_ provider: String, reference: String?, status: String?, error: String?, event: String,
-                        client: AuditContext) throws -> Response {
-        guard let reference, (1...100).contains(reference.count), let status, let normalized = Self.status(status) else {
+    private func record(
+        _ provider: String, reference: String?, status: String?, error: String?, event: String,
+        client: AuditContext
+    ) throws -> Response {
+        guard let reference, (1...100).contains(reference.count), let status, let normalized = Self.status(status)
+        else {
             throw HTTPProblem.malformedRequest("A delivery receipt needs the message id and its status.")
         }
         let now = clock.now().millis
         try transactions.write { db in
             guard try DeliveryCallbackRepository.remember(SHA256.hex(event), now: now, on: db) else { return }
-            let found = try Outbox.recordReceipt(provider: provider, reference: reference, status: normalized, now: now, on: db)
-            let detail = "\(provider) \(reference) \(normalized)" + (error.map { " error=\($0.prefix(20))" } ?? "") + (found.isEmpty ? " (no such message)" : "")
+            let found = try Outbox.recordReceipt(
+                provider: provider, reference: reference, status: normalized, now: now, on: db)
+            let detail =
+                "\(provider) \(reference) \(normalized)" + (error.map { " error=\($0.prefix(20))" } ?? "")
+                + (found.isEmpty ? " (no such message)" : "")
             try AuditLog.append(client.event(.deliveryReceipt, .success, detail: detail), at: now, on: db)
             guard Self.undeliverable.contains(normalized) else { return }
             for message in found where message.channel == Channel.sms.rawValue {
-                if let ref = message.ref, ref.hasPrefix("verify:") { try verifications.deliveryFailed(ref: ref, on: db) }
+                if let ref = message.ref, ref.hasPrefix("verify:") {
+                    try verifications.deliveryFailed(ref: ref, on: db)
+                }
             }
         }
         return Response(status: 204)
     }
 
     /// Audits a refused callback (after the caller's rate limit) and answers 403.
-    private func refuse(_ provider: String, _ refusal: ProviderCallbacks.Refusal, client: AuditContext) throws -> Response {
+    private func refuse(_ provider: String, _ refusal: ProviderCallbacks.Refusal, client: AuditContext) throws
+        -> Response
+    {
         let now = clock.now().millis
         let wait = try transactions.write { db -> Int? in
-            if let wait = try RateLimiter.take("receipt:ip:\(client.clientKey)", limit: perIP, nowMillis: now, on: db) { return wait }
-            try AuditLog.append(client.event(.deliveryReceiptRefused, .denied, detail: "\(provider): \(refusal)"), at: now, on: db)
+            if let wait = try RateLimiter.take("receipt:ip:\(client.clientKey)", limit: perIP, nowMillis: now, on: db) {
+                return wait
+            }
+            try AuditLog.append(
+                client.event(.deliveryReceiptRefused, .denied, detail: "\(provider): \(refusal)"), at: now, on: db)
             return nil
         }
-        if let wait { throw HTTPProblem(status: 429, code: .rateLimited, title: "Too many requests", detail: "Try again later.",
-                                        headers: [("Retry-After", String(wait))]) }
-        throw HTTPProblem(status: 403, code: .forbidden, title: "Forbidden", detail: "The callback's signature could not be verified.")
+        if let wait {
+            throw HTTPProblem(
+                status: 429, code: .rateLimited, title: "Too many requests", detail: "Try again later.",
+                headers: [("Retry-After", String(wait))])
+        }
+        throw HTTPProblem(
+            status: 403, code: .forbidden, title: "Forbidden", detail: "The callback's signature could not be verified."
+        )
     }
 
     /// A provider's status word, lower-cased (`delivered`, `undelivered`, `completed`, `no-answer`…); nil when it is not one.
     static func status(_ text: String) -> String? {
         let lowered = text.lowercased()
-        guard (1...24).contains(lowered.count), lowered.allSatisfy({ $0.isASCII && ($0.isLetter || $0 == "-" || $0 == "_") }) else { return nil }
+        guard (1...24).contains(lowered.count),
+            lowered.allSatisfy({ $0.isASCII && ($0.isLetter || $0 == "-" || $0 == "_") })
+        else { return nil }
         return lowered
     }
 }
 
-private extension String {
-    func trimmingSuffix(_ suffix: String) -> String { hasSuffix(suffix) ? String(dropLast(suffix.count)) : self }
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
+    }
 }

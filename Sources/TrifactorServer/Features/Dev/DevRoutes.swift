@@ -2,8 +2,8 @@ import API
 import Core
 import Foundation
 import HTTP
-import Store
 import Messaging
+import Store
 
 /// Dev mode only (404 otherwise): `GET /dev/outbox[?to=ADDRESS]`, the
 /// messages Trifactor sent or is sending, newest first; `GET /dev/phone`,
@@ -20,22 +20,32 @@ struct DevRoutes {
     /// - Throws: `ResourceFailure` when the bundle lacks it.
     init(transactions: Transactions) throws {
         self.transactions = transactions
-        guard let url = Bundle.module.url(forResource: "passkey", withExtension: "js"), let data = try? Data(contentsOf: url) else {
-            throw ResourceFailure(description: "The resource passkey.js is missing from trifactord's bundle: reinstall it.")
+        guard let url = Bundle.module.url(forResource: "passkey", withExtension: "js"),
+            let data = try? Data(contentsOf: url)
+        else {
+            throw ResourceFailure(
+                description: "The resource passkey.js is missing from trifactord's bundle: reinstall it.")
         }
         passkeyScript = Array(data)
     }
 
     func register(on router: inout Router) {
         router.add("GET", "/dev/outbox") { request in
-            let messages = try transactions.read { try Outbox.list(to: Self.recipient(request.query["to"]), limit: 100, on: $0) }
-            return .json(OutboxListing(messages: messages.map {
-                OutboxMessage(id: $0.id.raw, channel: $0.channel.rawValue, to: $0.to, text: $0.text, createdAt: Date(millis: $0.createdAt),
-                              status: $0.status.rawValue)
-            }))
+            let messages = try transactions.read {
+                try Outbox.list(to: Self.recipient(request.query["to"]), limit: 100, on: $0)
+            }
+            return .json(
+                OutboxListing(
+                    messages: messages.map {
+                        OutboxMessage(
+                            id: $0.id.raw, channel: $0.channel.rawValue, to: $0.to, text: $0.text,
+                            createdAt: Date(millis: $0.createdAt),
+                            status: $0.status.rawValue)
+                    }))
         }
         router.add("GET", "/dev/passkey", execution: .inline) { _ in
-            .html("""
+            .html(
+                """
                 <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Trifactor passkeys (dev)</title>
                 <script src="/dev/passkey.js"></script></head>
                 <body><h1>Trifactor passkeys</h1><p>window.trifactor.register(token, name), .secondFactor(email, password), .passwordless()</p></body></html>
@@ -46,11 +56,14 @@ struct DevRoutes {
             Response(status: 200, headers: [("Content-Type", "text/javascript; charset=utf-8")], body: script)
         }
         router.add("GET", "/dev/phone") { request in
-            let messages = try transactions.read { try Outbox.list(to: Self.recipient(request.query["to"]), limit: 200, on: $0) }
-                .filter { $0.channel == .sms || $0.channel == .voice }
+            let messages = try transactions.read {
+                try Outbox.list(to: Self.recipient(request.query["to"]), limit: 200, on: $0)
+            }
+            .filter { $0.channel == .sms || $0.channel == .voice }
             var response = Response.html(DevPhonePage.render(messages))
             // The page's own inline style, and nothing else.
-            response.headers.append(("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"))
+            response.headers.append(
+                ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"))
             return response
         }
         router.add("GET", "/dev/phone/calls/:file") { request in try Self.spoken(request, transactions: transactions) }
@@ -60,15 +73,21 @@ struct DevRoutes {
     static func spoken(_ request: Request, transactions: Transactions) throws -> Response {
         guard let file = request.parameters["file"], file.hasSuffix(".wav") else { throw HTTPProblem.notFound }
         let id = String(file.dropLast(4))
-        guard let (text, locale) = try transactions.read({ try Outbox.voiceCall(id, on: $0) }), !text.isEmpty else { throw HTTPProblem.notFound }
+        guard let (text, locale) = try transactions.read({ try Outbox.voiceCall(id, on: $0) }), !text.isEmpty else {
+            throw HTTPProblem.notFound
+        }
         do throws(SpokenCall.Failure) {
-            return Response(status: 200, headers: [("Content-Type", "audio/wav"), ("Cache-Control", "no-store")],
-                            body: try SpokenCall.wav(text, locale: locale))
+            return Response(
+                status: 200, headers: [("Content-Type", "audio/wav"), ("Cache-Control", "no-store")],
+                body: try SpokenCall.wav(text, locale: locale))
         } catch .notInstalled {
-            throw HTTPProblem(status: 503, code: .unavailable, title: "Service unavailable",
-                              detail: "Playing calls needs espeak-ng: apt-get install espeak-ng.")
+            throw HTTPProblem(
+                status: 503, code: .unavailable, title: "Service unavailable",
+                detail: "Playing calls needs espeak-ng: apt-get install espeak-ng.")
         } catch {
-            throw HTTPProblem(status: 503, code: .unavailable, title: "Service unavailable", detail: "espeak-ng could not speak this call.")
+            throw HTTPProblem(
+                status: 503, code: .unavailable, title: "Service unavailable",
+                detail: "espeak-ng could not speak this call.")
         }
     }
 
@@ -95,17 +114,21 @@ enum DevPhonePage {
             body += "<section><h2>+\(escape(number))</h2>"
             for m in byNumber[number] ?? [] {
                 let icon = m.channel == .voice ? "📞 call" : "💬 sms"
-                body += "<article class=\"\(m.channel.rawValue)\"><header>\(icon) · \(escape(WireJSON.format(Date(millis: m.createdAt)))) · \(escape(m.status.rawValue))</header>"
+                body +=
+                    "<article class=\"\(m.channel.rawValue)\"><header>\(icon) · \(escape(WireJSON.format(Date(millis: m.createdAt)))) · \(escape(m.status.rawValue))</header>"
                 body += "<p>\(escape(m.text))</p>"
                 if m.channel == .voice && !m.text.isEmpty {
                     // A new tab plays it: this page reloads every two seconds, which would cut an inline player short.
-                    body += "<a class=\"play\" href=\"/dev/phone/calls/\(escape(m.id.raw)).wav\" target=\"_blank\" rel=\"noopener\">▶ Play the call</a>"
+                    body +=
+                        "<a class=\"play\" href=\"/dev/phone/calls/\(escape(m.id.raw)).wav\" target=\"_blank\" rel=\"noopener\">▶ Play the call</a>"
                 }
                 body += "</article>"
             }
             body += "</section>"
         }
-        if numbers.isEmpty { body = "<p class=\"empty\">No SMS or calls yet. Start a phone verification and it shows up here.</p>" }
+        if numbers.isEmpty {
+            body = "<p class=\"empty\">No SMS or calls yet. Start a phone verification and it shows up here.</p>"
+        }
         return """
             <!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="2">
             <meta name="viewport" content="width=device-width, initial-scale=1"><title>Trifactor dev phone</title>
@@ -121,6 +144,7 @@ enum DevPhonePage {
 
     static func escape(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "'", with: "&#39;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+            .replacingOccurrences(of: "'", with: "&#39;")
     }
 }

@@ -20,12 +20,16 @@ enum SpokenCall {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = ["-v", voices[language] ?? language, "-s", "140", "--stdout"]
-        let input = Pipe(), output = Pipe(), errors = Pipe()
+        let input = Pipe()
+        let output = Pipe()
+        let errors = Pipe()
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors
         do { try process.run() } catch { throw .failed("cannot start espeak-ng: \(error)") }
-        let spoken = text.unicodeScalars.filter { !(0x2066...0x2069).contains($0.value) && !(0x200E...0x200F).contains($0.value) }
+        let spoken = text.unicodeScalars.filter {
+            !(0x2066...0x2069).contains($0.value) && !(0x200E...0x200F).contains($0.value)
+        }
         input.fileHandleForWriting.write(Data(String(String.UnicodeScalarView(spoken)).utf8))
         try? input.fileHandleForWriting.close()
         let wav = output.fileHandleForReading.readDataToEndOfFile()

@@ -7,7 +7,9 @@ struct HealthRoutes {
     let probe: ReadinessProbe
 
     func register(on router: inout Router) {
-        router.add("GET", "/health", execution: .inline) { _ in .json(HealthStatus(status: "ok", version: TrifactorVersion.current)) }
+        router.add("GET", "/health", execution: .inline) { _ in
+            .json(HealthStatus(status: "ok", version: TrifactorVersion.current))
+        }
         router.add("GET", "/ready", execution: .inline) { _ in
             probe.isReady ? .json(HealthStatus(status: "ok")) : .json(HealthStatus(status: "unavailable"), status: 503)
         }

@@ -36,7 +36,8 @@ extension Idempotency {
         let shape = shape(request.body)
         guard shape.members <= maxMembers, shape.depth <= maxDepth else { throw .bodyTooLarge }
         // The route's path parameters, not the path: both spellings of one route are one operation.
-        let parameters = request.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
+        let parameters = request.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(
+            separator: "&")
         return SHA256.hex(Array(parameters.utf8) + [0x0A] + canonical(request.body))
     }
 
@@ -45,10 +46,20 @@ extension Idempotency {
     /// `members`, its `:`, `,`, `[` and `{` (at least its members, elements
     /// and containers), and `depth`, its deepest nesting of `[` and `{`.
     static func shape(_ body: [UInt8]) -> (members: Int, depth: Int) {
-        var members = 0, depth = 0, deepest = 0, inString = false, escaped = false
+        var members = 0
+        var depth = 0
+        var deepest = 0
+        var inString = false
+        var escaped = false
         for byte in body {
             if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
                 continue
             }
             switch byte {
@@ -109,8 +120,9 @@ private indirect enum CanonicalJSON: Decodable {
         } else if let bool = try? single.decode(Bool.self) {
             self = .bool(bool)
         } else if let object = try? decoder.container(keyedBy: Key.self) {
-            self = .object(try object.allKeys.map { ($0.stringValue, try object.decode(CanonicalJSON.self, forKey: $0)) }
-                .sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) })
+            self = .object(
+                try object.allKeys.map { ($0.stringValue, try object.decode(CanonicalJSON.self, forKey: $0)) }
+                    .sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) })
         } else {
             var array = try decoder.unkeyedContainer()
             var items: [CanonicalJSON] = []

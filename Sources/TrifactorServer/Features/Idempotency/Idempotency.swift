@@ -2,8 +2,8 @@ import Core
 import Crypto
 import Foundation
 import HTTP
-import Store
 import Metrics
+import Store
 
 /// `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header) on the
 /// operations that send a message or create a challenge: a client that lost
@@ -45,10 +45,13 @@ struct Idempotency: Sendable {
     ///   - user: the signed-in user, whose kept answers go when the account is erased.
     ///   - answer: maps the handler's failures to the errors the route answers with.
     /// - Throws: `IdempotencyFailure`, or what `answer` makes of the handler's failure.
-    func run(_ request: Request, operation: String, caller: String, user: String? = nil, answer: (any Error) -> any Error,
-             _ handler: () throws -> Response) throws -> Response {
+    func run(
+        _ request: Request, operation: String, caller: String, user: String? = nil, answer: (any Error) -> any Error,
+        _ handler: () throws -> Response
+    ) throws -> Response {
         guard let raw = request.header(Self.header) else { return try handler() }
-        let key: String, fingerprint: String
+        let key: String
+        let fingerprint: String
         do {
             key = try Self.key(raw)
             fingerprint = try Self.fingerprint(request)
@@ -61,7 +64,11 @@ struct Idempotency: Sendable {
         let outcome: Outcome
         do {
             outcome = try transactions.request { db throws -> Outcome in
-                if let kept = try Self.claim(id, fingerprint: fingerprint, user: user, operation: operation, now: now, on: db) { return kept }
+                if let kept = try Self.claim(
+                    id, fingerprint: fingerprint, user: user, operation: operation, now: now, on: db)
+                {
+                    return kept
+                }
                 let response: Response
                 do {
                     response = try handler()
@@ -82,9 +89,13 @@ struct Idempotency: Sendable {
                     return .notKept(response)
                 }
                 // An anonymous request that acted for a user (a pending sign-in's) keeps its answer under them.
-                try db.execute("UPDATE idempotency_keys SET status = $2, headers = $3, body = $4, user_id = COALESCE(user_id, $5) WHERE id = $1",
-                               [.text(id), .int(Int64(response.status)), .text(Self.encode(response.headers)),
-                                .text(Data(response.body).base64EncodedString()), SQLValue(RequestTransaction.current?.owner?.raw)])
+                try db.execute(
+                    "UPDATE idempotency_keys SET status = $2, headers = $3, body = $4, user_id = COALESCE(user_id, $5) WHERE id = $1",
+                    [
+                        .text(id), .int(Int64(response.status)), .text(Self.encode(response.headers)),
+                        .text(Data(response.body).base64EncodedString()),
+                        SQLValue(RequestTransaction.current?.owner?.raw),
+                    ])
                 return .kept(response)
             }
         } catch let unanswerable as Unanswerable {
@@ -126,24 +137,33 @@ struct Idempotency: Sendable {
     /// Takes the key for this request (nil: run the handler), or finds the answer kept for it.
     /// On PostgreSQL the insert waits for a request holding the same key until it commits or
     /// rolls back; a row that expired and was purged in between is taken afresh.
-    private static func claim(_ id: String, fingerprint: String, user: String?, operation: String, now: Int64,
-                              on db: any SQLConnection) throws -> Outcome? {
+    private static func claim(
+        _ id: String, fingerprint: String, user: String?, operation: String, now: Int64,
+        on db: any SQLConnection
+    ) throws -> Outcome? {
         try db.execute("DELETE FROM idempotency_keys WHERE id = $1 AND expires_at <= $2", [.text(id), .int(now)])
         for _ in 0..<3 {
-            let claimed = try db.execute("""
-                INSERT INTO idempotency_keys (id, fingerprint, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)
-                ON CONFLICT (id) DO NOTHING
-                """, [.text(id), .text(fingerprint), SQLValue(user), .int(now), .int(now + lifetime)]) == 1
+            let claimed =
+                try db.execute(
+                    """
+                    INSERT INTO idempotency_keys (id, fingerprint, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)
+                    ON CONFLICT (id) DO NOTHING
+                    """, [.text(id), .text(fingerprint), SQLValue(user), .int(now), .int(now + lifetime)]) == 1
             if claimed { return nil }
             // A committed row always holds its answer: the claim and the answer commit together.
-            guard let row = try db.queryOne("SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE id = $1", [.text(id)]),
-                  let status = try row.optionalInt("status") else { continue }
+            guard
+                let row = try db.queryOne(
+                    "SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE id = $1", [.text(id)]),
+                let status = try row.optionalInt("status")
+            else { continue }
             guard try row.text("fingerprint") == fingerprint else {
                 ServerMetrics.idempotentRequests.add([operation, "reused"])
                 throw IdempotencyFailure.reused
             }
-            return .replayed(Response(status: Int(status), headers: decode(try row.text("headers")),
-                                      body: Array(Data(base64Encoded: try row.text("body")) ?? Data())))
+            return .replayed(
+                Response(
+                    status: Int(status), headers: decode(try row.text("headers")),
+                    body: Array(Data(base64Encoded: try row.text("body")) ?? Data())))
         }
         throw IdempotencyFailure.inProgress
     }
@@ -153,17 +173,22 @@ struct Idempotency: Sendable {
     static func key(_ raw: String) throws(IdempotencyFailure) -> String {
         var key = Substring(raw)
         if key.count >= 2, key.first == "\"", key.last == "\"" { key = key.dropFirst().dropLast() }
-        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") })
+        guard (1...255).contains(key.utf8.count),
+            key.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") })
         else { throw .invalidKey }
         return String(key)
     }
 
     private static func encode(_ headers: [(name: String, value: String)]) -> String {
-        String(decoding: (try? JSONEncoder().encode(headers.map { [$0.name, $0.value] })) ?? Data("[]".utf8), as: UTF8.self)
+        String(
+            decoding: (try? JSONEncoder().encode(headers.map { [$0.name, $0.value] })) ?? Data("[]".utf8), as: UTF8.self
+        )
     }
 
     private static func decode(_ text: String) -> [(name: String, value: String)] {
-        ((try? JSONDecoder().decode([[String]].self, from: Data(text.utf8))) ?? []).compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+        ((try? JSONDecoder().decode([[String]].self, from: Data(text.utf8))) ?? []).compactMap {
+            $0.count == 2 ? ($0[0], $0[1]) : nil
+        }
     }
 }
 

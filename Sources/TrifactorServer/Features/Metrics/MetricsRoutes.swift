@@ -21,19 +21,28 @@ struct MetricsRoutes {
     func registerGauges(server: @escaping @Sendable () -> HTTPServer?) {
         ServerMetrics.register()
         let registry = Metrics.shared
-        let transactions = transactions, clock = clock
-        registry.gauge("trifactor_outbox_messages", "Messages in the outbox (every instance's), by status, channel and provider.",
-                       labels: ["status", "channel", "provider"]) {
+        let transactions = transactions
+        let clock = clock
+        registry.gauge(
+            "trifactor_outbox_messages", "Messages in the outbox (every instance's), by status, channel and provider.",
+            labels: ["status", "channel", "provider"]
+        ) {
             (try? transactions.read { db in
                 try Outbox.counts(on: db).map { ([$0.status, $0.channel, $0.provider], Double($0.count)) }
             }) ?? []
         }
-        registry.gauge("trifactor_verifications_24h",
-                       "Phone verifications started and completed in the last 24 hours, by country calling code: the conversion the SMS-pumping guard watches (over its own window, 24 h by default).",
-                       labels: ["country", "stage"]) {
+        registry.gauge(
+            "trifactor_verifications_24h",
+            "Phone verifications started and completed in the last 24 hours, by country calling code: the conversion the SMS-pumping guard watches (over its own window, 24 h by default).",
+            labels: ["country", "stage"]
+        ) {
             (try? transactions.read { db in
-                try VerifyRepository.conversions(hours: 24, now: clock.now().millis, on: db).flatMap { c -> [([String], Double)] in
-                    [([String(c.country), "started"], Double(c.started)), ([String(c.country), "completed"], Double(c.completed))]
+                try VerifyRepository.conversions(hours: 24, now: clock.now().millis, on: db).flatMap {
+                    c -> [([String], Double)] in
+                    [
+                        ([String(c.country), "started"], Double(c.started)),
+                        ([String(c.country), "completed"], Double(c.completed)),
+                    ]
                 }
             }) ?? []
         }
@@ -43,10 +52,15 @@ struct MetricsRoutes {
         registry.gauge("trifactor_http_requests_in_flight", "Requests begun and not yet answered.") {
             server().map { [([], Double($0.requestsInFlight))] } ?? []
         }
-        registry.gauge("trifactor_worker_queue_depth", "Jobs waiting for a worker, by pool (hashing is the Argon2id queue).", labels: ["pool"]) {
+        registry.gauge(
+            "trifactor_worker_queue_depth", "Jobs waiting for a worker, by pool (hashing is the Argon2id queue).",
+            labels: ["pool"]
+        ) {
             server()?.queuedJobs.map { ([$0.pool], Double($0.jobs)) } ?? []
         }
-        registry.gauge("process_resident_memory_bytes", "Resident memory size in bytes.") { [([], ServerMetrics.residentBytes())] }
+        registry.gauge("process_resident_memory_bytes", "Resident memory size in bytes.") {
+            [([], ServerMetrics.residentBytes())]
+        }
         registry.gauge("process_open_fds", "Open file descriptors.") { [([], ServerMetrics.openDescriptors())] }
     }
 
@@ -57,7 +71,8 @@ struct MetricsRoutes {
             guard let given = request.bearerToken, ConstantTime.equals(SHA256.hash(Array(given.utf8)), expected) else {
                 throw APIError.unauthenticated
             }
-            return Response(status: 200, headers: [("Content-Type", Self.contentType)], body: Array(Metrics.shared.render().utf8))
+            return Response(
+                status: 200, headers: [("Content-Type", Self.contentType)], body: Array(Metrics.shared.render().utf8))
         }
     }
 }

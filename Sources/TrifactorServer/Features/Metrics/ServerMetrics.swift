@@ -6,25 +6,30 @@ import Metrics
 /// authentication event is audited, so every one is counted, in the process
 /// that handled it (Prometheus sums the instances of a cluster).
 enum ServerMetrics {
-    static let events = Metrics.shared.counter("trifactor_auth_events_total", "Audited authentication events, by kind and outcome.",
-                                               labels: ["kind", "outcome"])
+    static let events = Metrics.shared.counter(
+        "trifactor_auth_events_total", "Audited authentication events, by kind and outcome.",
+        labels: ["kind", "outcome"])
     static let signIns = Metrics.shared.counter(
         "trifactor_signins_total",
         "Sign-in steps by method (password, passkey, push, second_factor, or the methods of an issued session such as pwd+otp) and outcome.",
         labels: ["method", "outcome"])
-    static let lockouts = Metrics.shared.counter("trifactor_lockouts_total", "Attempts refused because an account's step is locked, by step.",
-                                                 labels: ["step"])
-    static let pushApprovals = Metrics.shared.counter("trifactor_push_approvals_total", "Push approvals by outcome (sent, approved, denied, wrong_number).",
-                                                      labels: ["outcome"])
-    static let deliveries = Metrics.shared.counter("trifactor_outbox_deliveries_total",
-                                                   "Messages this instance handed to a sender, by channel, provider and outcome (sent, retry, failed).",
-                                                   labels: ["channel", "provider", "outcome"])
+    static let lockouts = Metrics.shared.counter(
+        "trifactor_lockouts_total", "Attempts refused because an account's step is locked, by step.",
+        labels: ["step"])
+    static let pushApprovals = Metrics.shared.counter(
+        "trifactor_push_approvals_total", "Push approvals by outcome (sent, approved, denied, wrong_number).",
+        labels: ["outcome"])
+    static let deliveries = Metrics.shared.counter(
+        "trifactor_outbox_deliveries_total",
+        "Messages this instance handed to a sender, by channel, provider and outcome (sent, retry, failed).",
+        labels: ["channel", "provider", "outcome"])
     static let idempotentRequests = Metrics.shared.counter(
         "trifactor_idempotent_requests_total",
         "Requests with an Idempotency-Key, by operation and outcome (kept: a first answer stored; replayed; not_kept: a refusal, key freed; reused: 422; refused: a malformed key or a body over 16 KiB).",
         labels: ["operation", "outcome"])
-    static let databaseUnavailable = Metrics.shared.counter("trifactor_database_unavailable_total",
-                                                            "Transactions refused because the database was away or busy past its timeout.")
+    static let databaseUnavailable = Metrics.shared.counter(
+        "trifactor_database_unavailable_total",
+        "Transactions refused because the database was away or busy past its timeout.")
 
     /// Registers every family now, so a scrape lists them before their first event.
     static func register() {
@@ -63,7 +68,8 @@ enum ServerMetrics {
     /// This process's resident memory in bytes, from `/proc/self/statm`.
     static func residentBytes() -> Double {
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
-              let pages = text.split(separator: " ").dropFirst().first.flatMap({ Double($0) }) else { return 0 }
+            let pages = text.split(separator: " ").dropFirst().first.flatMap({ Double($0) })
+        else { return 0 }
         return pages * Double(sysconf(Int32(_SC_PAGESIZE)))
     }
 

@@ -21,12 +21,15 @@ struct PasswordlessRoutes {
         routes.add("POST", "/v1/sessions/push") { request in
             let body = try request.decode(PushSignInRequest.self)
             let (credential, approval) = try passwordless.startPush(email: body.email, client: AuditContext(request))
-            return .json(PushSignInStarted(pendingCredential: credential, approvalID: approval.id.raw, number: approval.number), status: 202)
+            return .json(
+                PushSignInStarted(pendingCredential: credential, approvalID: approval.id.raw, number: approval.number),
+                status: 202)
         }
         routes.add("POST", "/v1/sessions/push/complete") { request in
             let body = try request.decode(PushSignInComplete.self)
-            let issued = try passwordless.completePush(pendingCredential: body.pendingCredential, approvalID: ApprovalID(body.approvalID),
-                                                       client: AuditContext(request))
+            let issued = try passwordless.completePush(
+                pendingCredential: body.pendingCredential, approvalID: ApprovalID(body.approvalID),
+                client: AuditContext(request))
             return .json(SessionCreated(token: issued.token, session: issued.session.info(policies)), status: 201)
         }
     }

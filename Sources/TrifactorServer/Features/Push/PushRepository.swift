@@ -19,29 +19,44 @@ enum PushRepository {
     /// Writes an approval row, pending for `PushService.lifetime`; no user and
     /// no factor for a decoy (a push for an address without a device, which no
     /// device ever sees).
-    static func insert(id: ApprovalID, userID: UserID?, factorID: FactorID?, emailKey: String?, purpose: Purpose, number: Int, choices: [Int],
-                       client: AuditContext, now: Int64, on db: any SQLConnection) throws {
-        try db.execute("""
+    static func insert(
+        id: ApprovalID, userID: UserID?, factorID: FactorID?, emailKey: String?, purpose: Purpose, number: Int,
+        choices: [Int],
+        client: AuditContext, now: Int64, on db: any SQLConnection
+    ) throws {
+        try db.execute(
+            """
             INSERT INTO push_approvals (id, user_id, factor_id, purpose, number, choices, ip, user_agent, status, created_at, expires_at, email_key)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-            """, [id.sql, SQLValue(userID?.raw), .text(factorID?.raw ?? ""), purpose.sql, .int(Int64(number)),
-                  StoredList.encode(choices.map(String.init)), .text(client.ip), SQLValue(client.userAgent.map { String($0.prefix(200)) }),
-                  ApprovalStatus.pending.sql, .int(now), .int(now + PushService.lifetime), SQLValue(emailKey)])
+            """,
+            [
+                id.sql, SQLValue(userID?.raw), .text(factorID?.raw ?? ""), purpose.sql, .int(Int64(number)),
+                StoredList.encode(choices.map(String.init)), .text(client.ip),
+                SQLValue(client.userAgent.map { String($0.prefix(200)) }),
+                ApprovalStatus.pending.sql, .int(now), .int(now + PushService.lifetime), SQLValue(emailKey),
+            ])
     }
 
     /// How many pushes went to the user's devices after `since`.
     static func count(userID: UserID, since: Int64, on db: any SQLConnection) throws -> Int64 {
-        try db.queryOne("SELECT COUNT(*) AS n FROM push_approvals WHERE user_id = $1 AND created_at > $2", [userID.sql, .int(since)])?.int("n") ?? 0
+        try db.queryOne(
+            "SELECT COUNT(*) AS n FROM push_approvals WHERE user_id = $1 AND created_at > $2",
+            [userID.sql, .int(since)])?.int("n") ?? 0
     }
 
     /// How many passwordless pushes (decoys included) an address got after `since`.
     static func count(emailKey: String, since: Int64, on db: any SQLConnection) throws -> Int64 {
-        try db.queryOne("SELECT COUNT(*) AS n FROM push_approvals WHERE email_key = $1 AND created_at > $2", [.text(emailKey), .int(since)])?.int("n") ?? 0
+        try db.queryOne(
+            "SELECT COUNT(*) AS n FROM push_approvals WHERE email_key = $1 AND created_at > $2",
+            [.text(emailKey), .int(since)])?.int("n") ?? 0
     }
 
     /// Spends an approved, unexpired approval of the factor `factorID` for `purpose`; false otherwise.
-    static func consume(_ id: ApprovalID, factorID: FactorID, purpose: Purpose, now: Int64, on db: any SQLConnection) throws -> Bool {
-        try db.execute("""
+    static func consume(_ id: ApprovalID, factorID: FactorID, purpose: Purpose, now: Int64, on db: any SQLConnection)
+        throws -> Bool
+    {
+        try db.execute(
+            """
             UPDATE push_approvals SET consumed_at = $4
             WHERE id = $1 AND factor_id = $2 AND purpose = $3 AND status = 'approved' AND consumed_at IS NULL AND expires_at > $4
             """, [id.sql, factorID.sql, purpose.sql, .int(now)]) == 1
@@ -49,58 +64,81 @@ enum PushRepository {
 
     /// Spends an approved, unexpired approval for `purpose`, whichever device approved it; returns that device and
     /// the approval's user (nil for a decoy, which is never approved anyway), or nil when there is no such approval.
-    static func consume(_ id: ApprovalID, purpose: Purpose, now: Int64, on db: any SQLConnection) throws -> (factorID: FactorID, userID: UserID?)? {
-        try db.queryOne("""
+    static func consume(_ id: ApprovalID, purpose: Purpose, now: Int64, on db: any SQLConnection) throws -> (
+        factorID: FactorID, userID: UserID?
+    )? {
+        try db.queryOne(
+            """
             UPDATE push_approvals SET consumed_at = $3
             WHERE id = $1 AND purpose = $2 AND status = 'approved' AND consumed_at IS NULL AND expires_at > $3
             RETURNING factor_id, user_id
-            """, [id.sql, purpose.sql, .int(now)]).map { (try $0.id("factor_id"), try $0.optionalID("user_id")) }
+            """, [id.sql, purpose.sql, .int(now)]
+        ).map { (try $0.id("factor_id"), try $0.optionalID("user_id")) }
     }
 
     /// The approvals waiting for the device `factorID`, oldest first.
     /// - Throws: `StoreError` `.decoding` for a stored choice or purpose the program does not know.
     static func waiting(for factorID: FactorID, now: Int64, on db: any SQLConnection) throws -> [Waiting] {
-        try db.query("""
+        try db.query(
+            """
             SELECT id, ip, user_agent, created_at, expires_at, choices, purpose FROM push_approvals
             WHERE factor_id = $1 AND status = 'pending' AND expires_at > $2 ORDER BY created_at
-            """, [factorID.sql, .int(now)]).map { row in
-            Waiting(id: try row.text("id"), ip: try row.optionalText("ip"), userAgent: try row.optionalText("user_agent"),
-                    createdAt: try row.int("created_at"), expiresAt: try row.int("expires_at"),
-                    choices: try StoredList.decode(try row.text("choices")).map { item in
-                        guard let n = Int(item) else { throw StoreError(.decoding, detail: "choice \(item.prefix(8)) is not a number") }
-                        return n
-                    }, purpose: try Purpose(stored: try row.text("purpose")))
+            """, [factorID.sql, .int(now)]
+        ).map { row in
+            Waiting(
+                id: try row.text("id"), ip: try row.optionalText("ip"), userAgent: try row.optionalText("user_agent"),
+                createdAt: try row.int("created_at"), expiresAt: try row.int("expires_at"),
+                choices: try StoredList.decode(try row.text("choices")).map { item in
+                    guard let n = Int(item) else {
+                        throw StoreError(.decoding, detail: "choice \(item.prefix(8)) is not a number")
+                    }
+                    return n
+                }, purpose: try Purpose(stored: try row.text("purpose")))
         }
     }
 
     /// The number to match and the stored purpose of the approval `id` while it waits for the device `factorID`.
-    static func pending(_ id: ApprovalID, factorID: FactorID, now: Int64, on db: any SQLConnection) throws -> (number: Int64, purpose: String)? {
-        try db.queryOne("SELECT number, purpose FROM push_approvals WHERE id = $1 AND factor_id = $2 AND status = 'pending' AND expires_at > $3",
-                        [id.sql, factorID.sql, .int(now)]).map { (try $0.int("number"), try $0.text("purpose")) }
+    static func pending(_ id: ApprovalID, factorID: FactorID, now: Int64, on db: any SQLConnection) throws -> (
+        number: Int64, purpose: String
+    )? {
+        try db.queryOne(
+            "SELECT number, purpose FROM push_approvals WHERE id = $1 AND factor_id = $2 AND status = 'pending' AND expires_at > $3",
+            [id.sql, factorID.sql, .int(now)]
+        ).map { (try $0.int("number"), try $0.text("purpose")) }
     }
 
     /// Records the decision on a pending approval; false when it was decided meanwhile.
-    static func decide(_ id: ApprovalID, _ status: ApprovalStatus, at now: Int64, on db: any SQLConnection) throws -> Bool {
-        try db.execute("UPDATE push_approvals SET status = $2, decided_at = $3 WHERE id = $1 AND status = 'pending'",
-                       [id.sql, status.sql, .int(now)]) == 1
+    static func decide(_ id: ApprovalID, _ status: ApprovalStatus, at now: Int64, on db: any SQLConnection) throws
+        -> Bool
+    {
+        try db.execute(
+            "UPDATE push_approvals SET status = $2, decided_at = $3 WHERE id = $1 AND status = 'pending'",
+            [id.sql, status.sql, .int(now)]) == 1
     }
 
     /// Denies every pending push for `purpose` (its sign-in or reset just ended).
     static func denyPending(for purpose: Purpose, now: Int64, on db: any SQLConnection) throws {
-        try db.execute("UPDATE push_approvals SET status = 'denied', decided_at = $2 WHERE purpose = $1 AND status = 'pending'",
-                       [purpose.sql, .int(now)])
+        try db.execute(
+            "UPDATE push_approvals SET status = 'denied', decided_at = $2 WHERE purpose = $1 AND status = 'pending'",
+            [purpose.sql, .int(now)])
     }
 
     /// Denies every pending push to the user's devices (their password was just reset).
     static func denyPending(of userID: UserID, now: Int64, on db: any SQLConnection) throws {
-        try db.execute("""
+        try db.execute(
+            """
             UPDATE push_approvals SET status = 'denied', decided_at = $2 WHERE user_id = $1 AND status = 'pending'
             """, [userID.sql, .int(now)])
     }
 
     /// The state of the approval `id` made for either purpose, and when it expires.
-    static func state(_ id: ApprovalID, purpose: Purpose, or other: Purpose, on db: any SQLConnection) throws -> (status: ApprovalStatus, expiresAt: Int64)? {
-        try db.queryOne("SELECT status, expires_at FROM push_approvals WHERE id = $1 AND purpose IN ($2, $3)", [id.sql, purpose.sql, other.sql])
-            .map { (try $0.value("status"), try $0.int("expires_at")) }
+    static func state(_ id: ApprovalID, purpose: Purpose, or other: Purpose, on db: any SQLConnection) throws -> (
+        status: ApprovalStatus, expiresAt: Int64
+    )? {
+        try db.queryOne(
+            "SELECT status, expires_at FROM push_approvals WHERE id = $1 AND purpose IN ($2, $3)",
+            [id.sql, purpose.sql, other.sql]
+        )
+        .map { (try $0.value("status"), try $0.int("expires_at")) }
     }
 }

@@ -50,14 +50,20 @@ struct PushService: Sendable {
             try AccountRepository.lock(factor.userID, on: db)
             let recent = try PushRepository.count(userID: factor.userID, since: now.millis - Self.window, on: db)
             guard recent < Self.maxPerWindow else {
-                try AuditLog.append(client.event(.pushDenied, .denied, userID: factor.userID, detail: "push limit reached: 3 per 10 minutes"),
-                                    at: now.millis, on: db)
+                try AuditLog.append(
+                    client.event(
+                        .pushDenied, .denied, userID: factor.userID, detail: "push limit reached: 3 per 10 minutes"),
+                    at: now.millis, on: db)
                 return false
             }
-            try PushRepository.insert(id: id, userID: factor.userID, factorID: factor.id, emailKey: nil, purpose: purpose, number: number, choices: choices,
-                                      client: client, now: now.millis, on: db)
-            try AuditLog.append(client.event(.pushSent, .success, userID: factor.userID, detail: "approval=\(id.raw) device=\(factor.id.raw)"),
-                                at: now.millis, on: db)
+            try PushRepository.insert(
+                id: id, userID: factor.userID, factorID: factor.id, emailKey: nil, purpose: purpose, number: number,
+                choices: choices,
+                client: client, now: now.millis, on: db)
+            try AuditLog.append(
+                client.event(
+                    .pushSent, .success, userID: factor.userID, detail: "approval=\(id.raw) device=\(factor.id.raw)"),
+                at: now.millis, on: db)
             return true
         }
         guard created else { return nil }
@@ -66,7 +72,9 @@ struct PushService: Sendable {
     }
 
     /// Spends an approved approval of `factor` for `purpose`, in the caller's transaction; false otherwise.
-    func consume(_ id: ApprovalID, factor: Factor, purpose: Purpose, now: Int64, on db: any SQLConnection) throws -> Bool {
+    func consume(_ id: ApprovalID, factor: Factor, purpose: Purpose, now: Int64, on db: any SQLConnection) throws
+        -> Bool
+    {
         try PushRepository.consume(id, factorID: factor.id, purpose: purpose, now: now, on: db)
     }
 
@@ -77,11 +85,14 @@ struct PushService: Sendable {
     /// - Throws: `CommonFailure.unauthenticated`.
     func device(_ id: FactorID, time: String?, signature: String?) throws -> Factor {
         let now = clock.now().millis / 1000
-        guard let time = time.flatMap(Int64.init), (0...4_102_444_800).contains(time), abs(time - now) <= Self.clockSkew, let signature,
-              let factor = try transactions.read({ try FactorRepository.device(id, on: $0) }), case .device(let keys) = factor.credential,
-              // The signing key only: the approval key prompts, and a poll never asks the user.
-              DeviceKeyFactor.isValid(signature: signature, key: keys.signing,
-                                      message: DeviceKeyFactor.message(purpose: "poll", challenge: "\(id.raw):\(time)", action: nil))
+        guard let time = time.flatMap(Int64.init), (0...4_102_444_800).contains(time),
+            abs(time - now) <= Self.clockSkew, let signature,
+            let factor = try transactions.read({ try FactorRepository.device(id, on: $0) }),
+            case .device(let keys) = factor.credential,
+            // The signing key only: the approval key prompts, and a poll never asks the user.
+            DeviceKeyFactor.isValid(
+                signature: signature, key: keys.signing,
+                message: DeviceKeyFactor.message(purpose: "poll", challenge: "\(id.raw):\(time)", action: nil))
         else { throw CommonFailure.unauthenticated }
         return factor
     }
@@ -90,8 +101,9 @@ struct PushService: Sendable {
     func pending(for device: Factor) throws -> [PendingApproval] {
         let now = clock.now().millis
         return try transactions.read { try PushRepository.waiting(for: device.id, now: now, on: $0) }.map {
-            PendingApproval(approvalID: $0.id, ip: $0.ip, userAgent: $0.userAgent, createdAt: Date(millis: $0.createdAt),
-                            expiresAt: Date(millis: $0.expiresAt), choices: $0.choices, purpose: $0.purpose.label)
+            PendingApproval(
+                approvalID: $0.id, ip: $0.ip, userAgent: $0.userAgent, createdAt: Date(millis: $0.createdAt),
+                expiresAt: Date(millis: $0.expiresAt), choices: $0.choices, purpose: $0.purpose.label)
         }
     }
 
@@ -100,22 +112,33 @@ struct PushService: Sendable {
     /// with a wrong number ends the whole sign-in.
     /// - Throws: `CommonFailure.unauthenticated` for a bad signature,
     ///   `.invalidFields` for another decision, `PushFailure.notFound`.
-    func decide(_ id: ApprovalID, by device: Factor, decision: String, number: Int, signature: String, client: AuditContext) throws -> ApprovalStatus {
-        guard decision == "approve" || decision == "deny" else { throw CommonFailure.invalid("decision", "must be approve or deny") }
+    func decide(
+        _ id: ApprovalID, by device: Factor, decision: String, number: Int, signature: String, client: AuditContext
+    ) throws -> ApprovalStatus {
+        guard decision == "approve" || decision == "deny" else {
+            throw CommonFailure.invalid("decision", "must be approve or deny")
+        }
         let now = clock.now().millis
         let message = DeviceKeyFactor.message(purpose: "push", challenge: id.raw, action: "\(decision):\(number)")
         // An approval only by the approval key when the device has one; a denial asks nothing of the user, so either key may sign it.
         guard case .device(let keys) = device.credential,
-              DeviceKeyFactor.isValid(signature: signature, key: keys.approving, message: message)
-                || (decision == "deny" && DeviceKeyFactor.isValid(signature: signature, key: keys.signing, message: message)) else {
+            DeviceKeyFactor.isValid(signature: signature, key: keys.approving, message: message)
+                || (decision == "deny"
+                    && DeviceKeyFactor.isValid(signature: signature, key: keys.signing, message: message))
+        else {
             try transactions.write {
-                try AuditLog.append(client.event(.pushDenied, .failure, userID: device.userID, detail: "approval=\(id.raw) decision with a bad signature refused"),
-                                    at: now, on: $0)
+                try AuditLog.append(
+                    client.event(
+                        .pushDenied, .failure, userID: device.userID,
+                        detail: "approval=\(id.raw) decision with a bad signature refused"),
+                    at: now, on: $0)
             }
             throw CommonFailure.unauthenticated
         }
         let status = try transactions.write { db -> ApprovalStatus in
-            guard let pending = try PushRepository.pending(id, factorID: device.id, now: now, on: db) else { throw PushFailure.notFound }
+            guard let pending = try PushRepository.pending(id, factorID: device.id, now: now, on: db) else {
+                throw PushFailure.notFound
+            }
             let right = Int(pending.number) == number
             let status: ApprovalStatus = decision == "approve" && right ? .approved : .denied
             guard try PushRepository.decide(id, status, at: now, on: db) else { throw PushFailure.notFound }
@@ -132,14 +155,22 @@ struct PushService: Sendable {
                     break
                 }
                 try PushRepository.denyPending(for: purpose, now: now, on: db)
-                try AuditLog.append(client.event(.pushWrongNumber, .denied, userID: device.userID,
-                                                 detail: "approval=\(id.raw) wrong number picked: possible push fatigue attack; \(purpose.label) ended"),
-                                    at: now, on: db)
+                try AuditLog.append(
+                    client.event(
+                        .pushWrongNumber, .denied, userID: device.userID,
+                        detail:
+                            "approval=\(id.raw) wrong number picked: possible push fatigue attack; \(purpose.label) ended"
+                    ),
+                    at: now, on: db)
             } else {
-                try AuditLog.append(client.event(status == .approved ? .pushApproved : .pushDenied, status == .approved ? .success : .denied,
-                                                 userID: device.userID,
-                                                 detail: "approval=\(id.raw)\(status == .approved ? " " + SecondFactorService.boundDetail(device) : "")"),
-                                    at: now, on: db)
+                try AuditLog.append(
+                    client.event(
+                        status == .approved ? .pushApproved : .pushDenied, status == .approved ? .success : .denied,
+                        userID: device.userID,
+                        detail:
+                            "approval=\(id.raw)\(status == .approved ? " " + SecondFactorService.boundDetail(device) : "")"
+                    ),
+                    at: now, on: db)
             }
             return status
         }
@@ -154,12 +185,17 @@ struct PushService: Sendable {
     /// is): `pending`, `approved`, `denied` or `expired`.
     /// - Throws: `SecondFactorFailure.invalidPendingCredential`, `PushFailure.notFound`.
     func state(_ id: ApprovalID, pendingCredential: String?) throws -> String {
-        guard let credential = pendingCredential, SessionToken.isWellFormed(credential) else { throw SecondFactorFailure.invalidPendingCredential }
+        guard let credential = pendingCredential, SessionToken.isWellFormed(credential) else {
+            throw SecondFactorFailure.invalidPendingCredential
+        }
         let hash = SHA256.hex(credential)
         let now = clock.now().millis
-        guard let (status, expiresAt) = try transactions.read({
-            try PushRepository.state(id, purpose: .signIn(pendingHash: hash), or: .passwordReset(resetHash: hash), on: $0)
-        }) else { throw PushFailure.notFound }
+        guard
+            let (status, expiresAt) = try transactions.read({
+                try PushRepository.state(
+                    id, purpose: .signIn(pendingHash: hash), or: .passwordReset(resetHash: hash), on: $0)
+            })
+        else { throw PushFailure.notFound }
         if status == .pending && expiresAt <= now { return "expired" }
         return status.rawValue
     }

@@ -14,8 +14,9 @@ struct MFARoutes {
     func register(on routes: inout APIRoutes) {
         routes.add("POST", "/v1/mfa/sign-in/challenges", idempotent: true) { request in
             let body = try request.decode(MFAChallengeRequest.self)
-            let (issued, push) = try secondFactors.signInChallenge(pendingCredential: body.pendingCredential, factorID: FactorID(body.enrollmentID),
-                                                                    client: AuditContext(request))
+            let (issued, push) = try secondFactors.signInChallenge(
+                pendingCredential: body.pendingCredential, factorID: FactorID(body.enrollmentID),
+                client: AuditContext(request))
             var answer = Self.challengeSent(issued, purpose: "signin")
             answer.approvalID = push?.id.raw
             answer.number = push?.number
@@ -23,7 +24,9 @@ struct MFARoutes {
         }
         routes.add("POST", "/v1/mfa/sign-in/challenges/call", idempotent: true) { request in
             let body = try request.decode(MFAChallengeRequest.self)
-            try secondFactors.callInstead(pendingCredential: body.pendingCredential, factorID: FactorID(body.enrollmentID), client: AuditContext(request))
+            try secondFactors.callInstead(
+                pendingCredential: body.pendingCredential, factorID: FactorID(body.enrollmentID),
+                client: AuditContext(request))
             return .json(ChallengeSent(), status: 202)
         }
         routes.add("POST", "/v1/sessions/mfa") { request in
@@ -34,19 +37,22 @@ struct MFARoutes {
             } else {
                 answer = .proof(try proof(code: body.code, assertion: body.assertion))
             }
-            let issued = try secondFactors.completeSignIn(pendingCredential: body.pendingCredential, factorID: FactorID(body.enrollmentID), answer: answer,
-                                                          client: AuditContext(request))
+            let issued = try secondFactors.completeSignIn(
+                pendingCredential: body.pendingCredential, factorID: FactorID(body.enrollmentID), answer: answer,
+                client: AuditContext(request))
             return .json(SessionCreated(token: issued.token, session: issued.session.info(policies)), status: 201)
         }
         routes.authenticated("POST", "/v1/session/step-up", idempotent: true) { request, caller in
             let body = try request.decode(StepUpRequest.self)
             let factorID = FactorID(body.enrollmentID)
             guard body.code != nil || body.assertion != nil else {
-                let issued = try secondFactors.stepUpChallenge(caller, factorID: factorID, client: AuditContext(request))
+                let issued = try secondFactors.stepUpChallenge(
+                    caller, factorID: factorID, client: AuditContext(request))
                 return .json(Self.challengeSent(issued, purpose: "stepup"), status: 202)
             }
-            let raised = try secondFactors.stepUp(caller, factorID: factorID, proof: try proof(code: body.code, assertion: body.assertion),
-                                                  client: AuditContext(request))
+            let raised = try secondFactors.stepUp(
+                caller, factorID: factorID, proof: try proof(code: body.code, assertion: body.assertion),
+                client: AuditContext(request))
             return .json(CurrentSession(session: raised.info(policies), user: caller.user.info))
         }
     }
@@ -62,7 +68,10 @@ struct MFARoutes {
     /// spaces and dashes between groups, full-width digits (`TypedCode`).
     static func code(_ raw: String?, field: String = "code") throws -> String {
         guard let code = raw?.trimmingCharacters(in: .whitespacesAndNewlines), !code.isEmpty, code.count <= 4096 else {
-            throw CommonFailure.invalid(field, field == "code" ? "is required (a device sends its signature, a passkey its credential)" : "is required")
+            throw CommonFailure.invalid(
+                field,
+                field == "code" ? "is required (a device sends its signature, a passkey its credential)" : "is required"
+            )
         }
         return code.count <= 32 ? TypedCode.normalize(code) : code
     }

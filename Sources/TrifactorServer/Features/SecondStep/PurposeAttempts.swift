@@ -11,7 +11,8 @@ import Store
 enum PurposeAttempts {
     /// Counts one attempt for `purpose`; returns its number.
     static func count(_ purpose: Purpose, now: Int64, on db: any SQLConnection) throws -> Int {
-        let row = try db.queryOne("""
+        let row = try db.queryOne(
+            """
             INSERT INTO mfa_attempts (purpose, failures, updated_at) VALUES ($1, 1, $2)
             ON CONFLICT (purpose) DO UPDATE SET failures = mfa_attempts.failures + 1, updated_at = $2
             RETURNING failures

@@ -17,10 +17,14 @@ extension SecondFactorService {
     /// The hundredth wrong proof in a row: the second step is locked until an
     /// administrator resets the factors, and the owner is told.
     func freeze(_ userID: UserID, client: AuditContext, now: Int64, on db: any SQLConnection) throws {
-        try AuditLog.append(client.event(.mfaFrozen, .denied, userID: userID, detail: "\(lockout.ceiling ?? 0) wrong proofs in a row"), at: now, on: db)
+        try AuditLog.append(
+            client.event(.mfaFrozen, .denied, userID: userID, detail: "\(lockout.ceiling ?? 0) wrong proofs in a row"),
+            at: now, on: db)
         guard let user = try AccountRepository.find(id: userID, on: db) else { return }
-        try issuer.outbox?.enqueueEmail("mfa_frozen", to: user.email, language: issuer.outbox?.texts.language(locale: nil, user: user.locale) ?? "en",
-                                        values: client.branded([:]), now: now, on: db)
+        try issuer.outbox?.enqueueEmail(
+            "mfa_frozen", to: user.email,
+            language: issuer.outbox?.texts.language(locale: nil, user: user.locale) ?? "en",
+            values: client.branded([:]), now: now, on: db)
     }
 
     /// Ends a sign-in (its pending credential is spent) or a step-up's
@@ -41,39 +45,50 @@ extension SecondFactorService {
 
     /// For a push approval, which counts no attempt: `.frozen` (audited, the approval left unspent) while
     /// `userID`'s second step is frozen, so an approved push cannot pass what a code no longer can; nil otherwise.
-    static func frozenApproval(_ userID: UserID, client: AuditContext, now: Int64, on db: any SQLConnection) throws -> SecondFactorFailure? {
+    static func frozenApproval(_ userID: UserID, client: AuditContext, now: Int64, on db: any SQLConnection) throws
+        -> SecondFactorFailure?
+    {
         guard try LoginThrottle.isFrozen(secondFactorOf: userID, on: db) else { return nil }
-        try AuditLog.append(client.event(.mfaLocked, .denied, userID: userID, detail: "frozen: push approval refused"), at: now, on: db)
+        try AuditLog.append(
+            client.event(.mfaLocked, .denied, userID: userID, detail: "frozen: push approval refused"), at: now, on: db)
         return .frozen
     }
 
     /// One of `userID`'s factors. - Throws: `SecondFactorFailure.factorNotFound`.
     static func factor(_ id: FactorID, of userID: UserID, on db: any SQLConnection) throws -> Factor {
-        guard let factor = try FactorRepository.find(id, userID: userID, on: db) else { throw SecondFactorFailure.factorNotFound }
+        guard let factor = try FactorRepository.find(id, userID: userID, on: db) else {
+            throw SecondFactorFailure.factorNotFound
+        }
         return factor
     }
 
     /// A pending sign-in whose password was proven (a passwordless push's pending credential never reaches this second step).
     static func passwordPending(_ credential: String, now: Int64, on db: any SQLConnection) throws -> PendingSignIn {
-        guard SessionToken.isWellFormed(credential), let pending = try PendingSignInRepository.pending(tokenHash: SHA256.hex(credential), now: now, on: db),
-              pending.passwordVerifiedAt != nil
+        guard SessionToken.isWellFormed(credential),
+            let pending = try PendingSignInRepository.pending(tokenHash: SHA256.hex(credential), now: now, on: db),
+            pending.passwordVerifiedAt != nil
         else { throw SecondFactorFailure.invalidPendingCredential }
         return pending
     }
 
     /// Sends the challenge of `factor` for `purpose`, and audits it; nothing while the user's second step is frozen.
     /// - Throws: `SecondFactorFailure.frozen`, the strategy's refusals.
-    func send(_ factor: Factor, purpose: Purpose, intent: CodeIntent, client: AuditContext, now: Date) throws -> ChallengeIssued {
+    func send(_ factor: Factor, purpose: Purpose, intent: CodeIntent, client: AuditContext, now: Date) throws
+        -> ChallengeIssued
+    {
         var failure: (any Error)?
         var issued = ChallengeIssued.none
         do {
             try transactions.read { try Self.refuseFrozen(factor.userID, on: $0) }
-            issued = try factors.strategy(factor.kind).challenge(factor, purpose: purpose, intent: intent, client: client, now: now)
+            issued = try factors.strategy(factor.kind).challenge(
+                factor, purpose: purpose, intent: intent, client: client, now: now)
         } catch { failure = error }
         let outcome = failure.map { "not sent: \(String(describing: $0).prefix(60))" } ?? "sent"
         try transactions.write { db in
-            try AuditLog.append(client.event(.mfaChallengeSent, failure == nil ? .success : .failure, userID: factor.userID,
-                                             detail: "kind=\(factor.kind.rawValue) \(outcome)"), at: now.millis, on: db)
+            try AuditLog.append(
+                client.event(
+                    .mfaChallengeSent, failure == nil ? .success : .failure, userID: factor.userID,
+                    detail: "kind=\(factor.kind.rawValue) \(outcome)"), at: now.millis, on: db)
         }
         if let failure { throw failure }
         return issued
@@ -103,20 +118,27 @@ extension SecondFactorService {
     ///   `.wrongProof` for a wrong proof (with the tries left), `.exhausted`
     ///   for the purpose's last, what `resolve` throws, or what `then` returned.
     @discardableResult
-    func prove<T>(_ proof: Proof, client: AuditContext, now: Date,
-                  resolve: (any SQLConnection) throws -> (Factor, UserID, Purpose),
-                  onFailure: (any SQLConnection) throws -> Void = { _ in },
-                  onExhausted: ((any SQLConnection, Purpose) throws -> Void)? = nil,
-                  then: (any SQLConnection, Factor) throws -> Result<T, any Error>) throws -> T {
+    func prove<T>(
+        _ proof: Proof, client: AuditContext, now: Date,
+        resolve: (any SQLConnection) throws -> (Factor, UserID, Purpose),
+        onFailure: (any SQLConnection) throws -> Void = { _ in },
+        onExhausted: ((any SQLConnection, Purpose) throws -> Void)? = nil,
+        then: (any SQLConnection, Factor) throws -> Result<T, any Error>
+    ) throws -> T {
         let throttle = LoginThrottle(policy: lockout)
         let exhaust = onExhausted ?? { try Self.end(purpose: $0, $1, now: now.millis) }
-        let (factor, userID, purpose, admission, attempt) = try transactions.write { db -> (Factor, UserID, Purpose, LoginThrottle.Admission, Int) in
+        let (factor, userID, purpose, admission, attempt) = try transactions.write {
+            db -> (Factor, UserID, Purpose, LoginThrottle.Admission, Int) in
             let (factor, userID, purpose) = try resolve(db)
-            if let reason = factors.strategy(factor.kind).malformed(proof, of: factor) { throw CommonFailure.invalid("code", reason) }
+            if let reason = factors.strategy(factor.kind).malformed(proof, of: factor) {
+                throw CommonFailure.invalid("code", reason)
+            }
             let admission = try throttle.admit(secondFactorOf: userID, nowMillis: now.millis, on: db)
             switch admission {
             case .locked: try AuditLog.append(client.event(.mfaLocked, .denied, userID: userID), at: now.millis, on: db)
-            case .frozen: try AuditLog.append(client.event(.mfaLocked, .denied, userID: userID, detail: "frozen"), at: now.millis, on: db)
+            case .frozen:
+                try AuditLog.append(
+                    client.event(.mfaLocked, .denied, userID: userID, detail: "frozen"), at: now.millis, on: db)
             case .admitted: break
             }
             guard case .admitted = admission else { return (factor, userID, purpose, admission, 0) }
@@ -130,34 +152,42 @@ extension SecondFactorService {
         let strategy = factors.strategy(factor.kind)
         let detail = "kind=\(factor.kind.rawValue) purpose=\(purpose.label)"
         // The attempt that reached the ceiling froze the second step when it was counted: it answers so, however it fails.
-        let freezes = if case .admitted(let consecutive) = admission { lockout.freezes(afterFailures: consecutive) } else { false }
+        let freezes =
+            if case .admitted(let consecutive) = admission { lockout.freezes(afterFailures: consecutive) } else {
+                false
+            }
         // Past the purpose's budget (parallel proofs each counted first), nothing is checked: it ends.
         guard attempt <= Self.attemptsPerPurpose else {
             try transactions.write { db in
                 try exhaust(db, purpose)
-                try AuditLog.append(client.event(.mfaExhausted, .denied, userID: userID, detail: detail), at: now.millis, on: db)
+                try AuditLog.append(
+                    client.event(.mfaExhausted, .denied, userID: userID, detail: detail), at: now.millis, on: db)
                 if freezes { try freeze(userID, client: client, now: now.millis, on: db) }
             }
             throw freezes ? SecondFactorFailure.frozen : SecondFactorFailure.exhausted
         }
         let outcome = try transactions.write { db -> Result<T, any Error> in
             guard try strategy.verify(factor, proof: proof, purpose: purpose, client: client, now: now, on: db) else {
-                try AuditLog.append(client.event(.mfaFailed, .failure, userID: userID, detail: detail), at: now.millis, on: db)
+                try AuditLog.append(
+                    client.event(.mfaFailed, .failure, userID: userID, detail: detail), at: now.millis, on: db)
                 try onFailure(db)
                 if freezes { try freeze(userID, client: client, now: now.millis, on: db) }
                 let purposeLeft = Self.attemptsPerPurpose - attempt
                 guard purposeLeft > 0 else {
                     try exhaust(db, purpose)
-                    try AuditLog.append(client.event(.mfaExhausted, .denied, userID: userID, detail: detail), at: now.millis, on: db)
+                    try AuditLog.append(
+                        client.event(.mfaExhausted, .denied, userID: userID, detail: detail), at: now.millis, on: db)
                     return .failure(freezes ? SecondFactorFailure.frozen : SecondFactorFailure.exhausted)
                 }
                 // The freezing proof says so; otherwise the tries left are this flow's own (the account's lock answers with its wait when it applies).
-                return .failure(freezes ? SecondFactorFailure.frozen : SecondFactorFailure.wrongProof(remaining: purposeLeft))
+                return .failure(
+                    freezes ? SecondFactorFailure.frozen : SecondFactorFailure.wrongProof(remaining: purposeLeft))
             }
             try PurposeAttempts.clear(purpose, on: db)
             try throttle.reset(secondFactorOf: userID, on: db)
             try FactorRepository.markUsed(factor.id, at: now.millis, on: db)
-            try AuditLog.append(client.event(.mfaSucceeded, .success, userID: userID, detail: detail), at: now.millis, on: db)
+            try AuditLog.append(
+                client.event(.mfaSucceeded, .success, userID: userID, detail: detail), at: now.millis, on: db)
             return try then(db, factor)
         }
         return try outcome.get()

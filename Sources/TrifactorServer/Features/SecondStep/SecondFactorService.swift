@@ -2,8 +2,8 @@ import API
 import Core
 import Crypto
 import Foundation
-import Store
 import Phone
+import Store
 
 /// Proving a second factor: the sign-in's second step, step-up on a live
 /// session, and (through `prove`) bound actions. The attempt is counted per
@@ -36,23 +36,30 @@ struct SecondFactorService: Sendable {
     func hints(_ userID: UserID, on db: any SQLConnection) throws -> [SessionService.Hint] {
         try FactorRepository.list(userID, on: db).compactMap { f in
             if f.kind == .recoveryCode {
-                return try RecoveryCodeRepository.hasUnused(f.id, on: db) ? SessionService.Hint(factorID: f.id, kind: f.kind, displayName: nil, maskedPhone: nil) : nil
+                return try RecoveryCodeRepository.hasUnused(f.id, on: db)
+                    ? SessionService.Hint(factorID: f.id, kind: f.kind, displayName: nil, maskedPhone: nil) : nil
             }
-            return SessionService.Hint(factorID: f.id, kind: f.kind, displayName: f.displayName, maskedPhone: f.credential.phone?.masked)
+            return SessionService.Hint(
+                factorID: f.id, kind: f.kind, displayName: f.displayName, maskedPhone: f.credential.phone?.masked)
         }
     }
 
     /// Starts the second step of a password sign-in; returns its credential (shown once, stored hashed) and when it expires.
-    func startPending(_ userID: UserID, passwordVerifiedAt: Int64, now: Int64, on db: any SQLConnection) throws -> (credential: String, expiresAt: Int64) {
+    func startPending(_ userID: UserID, passwordVerifiedAt: Int64, now: Int64, on db: any SQLConnection) throws -> (
+        credential: String, expiresAt: Int64
+    ) {
         let credential = SessionToken.generate(random)
-        let expiresAt = try PendingSignInRepository.insertPending(tokenHash: SHA256.hex(credential), userID: userID, passwordVerifiedAt: passwordVerifiedAt,
-                                                                  now: now, on: db)
+        let expiresAt = try PendingSignInRepository.insertPending(
+            tokenHash: SHA256.hex(credential), userID: userID, passwordVerifiedAt: passwordVerifiedAt,
+            now: now, on: db)
         return (credential, expiresAt)
     }
 
     /// Sends (or issues) the challenge of a sign-in's factor; for a device, also pushes it with a number to match.
     /// - Throws: `SecondFactorFailure.invalidPendingCredential`, `.factorNotFound`, the strategy's refusals.
-    func signInChallenge(pendingCredential: String, factorID: FactorID, client: AuditContext) throws -> (ChallengeIssued, push: PushService.Created?) {
+    func signInChallenge(pendingCredential: String, factorID: FactorID, client: AuditContext) throws -> (
+        ChallengeIssued, push: PushService.Created?
+    ) {
         let now = clock.now()
         let (pending, factor) = try transactions.read { db in
             let pending = try Self.passwordPending(pendingCredential, now: now.millis, on: db)
@@ -61,7 +68,8 @@ struct SecondFactorService: Sendable {
         RequestTransaction.current?.attribute(to: pending.userID)
         let purpose = Purpose.signIn(pendingHash: pending.tokenHash)
         let issued = try send(factor, purpose: purpose, intent: .code, client: client, now: now)
-        let pushed = factor.kind == .device ? try push.create(for: factor, purpose: purpose, client: client, now: now) : nil
+        let pushed =
+            factor.kind == .device ? try push.create(for: factor, purpose: purpose, client: client, now: now) : nil
         return (issued, pushed)
     }
 
@@ -82,42 +90,58 @@ struct SecondFactorService: Sendable {
 
     /// Completes a password sign-in with its second factor: a session at AAL2.
     /// - Throws: `SecondFactorFailure.invalidCode`, `.locked`, `.invalidPendingCredential`, `.factorNotFound`.
-    func completeSignIn(pendingCredential: String, factorID: FactorID, answer: Answer, client: AuditContext) throws -> (token: String, session: SessionRecord) {
+    func completeSignIn(pendingCredential: String, factorID: FactorID, answer: Answer, client: AuditContext) throws -> (
+        token: String, session: SessionRecord
+    ) {
         let now = clock.now()
         guard SessionToken.isWellFormed(pendingCredential) else { throw SecondFactorFailure.invalidPendingCredential }
         let tokenHash = SHA256.hex(pendingCredential)
         let purpose = Purpose.signIn(pendingHash: tokenHash)
         // In the proof's transaction: the pending sign-in is spent (once) and the session issued.
-        let issue = { (db: any SQLConnection, pending: PendingSignIn, factor: Factor)
-            throws -> Result<(token: String, session: SessionRecord), any Error> in
+        let issue = {
+            (db: any SQLConnection, pending: PendingSignIn, factor: Factor)
+                throws -> Result<(token: String, session: SessionRecord), any Error> in
             guard try PendingSignInRepository.usePending(tokenHash: tokenHash, now: now.millis, on: db) else {
                 return .failure(SecondFactorFailure.invalidPendingCredential)
             }
-            let proofs = SessionIssuer.Proofs(aal: .aal2, methods: [.pwd] + factor.methods, passwordVerifiedAt: pending.passwordVerifiedAt, secondFactor: true,
-                                              deviceID: factor.kind == .device ? factor.id : nil)
-            return .success(try issuer.issue(userID: pending.userID, proofs, client: client, detail: "factor=\(factor.id.raw)", now: now.millis, on: db))
+            let proofs = SessionIssuer.Proofs(
+                aal: .aal2, methods: [.pwd] + factor.methods, passwordVerifiedAt: pending.passwordVerifiedAt,
+                secondFactor: true,
+                deviceID: factor.kind == .device ? factor.id : nil)
+            return .success(
+                try issuer.issue(
+                    userID: pending.userID, proofs, client: client, detail: "factor=\(factor.id.raw)", now: now.millis,
+                    on: db))
         }
         switch answer {
         case .proof(let proof):
             var pending: PendingSignIn?
-            return try prove(proof, client: client, now: now, resolve: { db in
-                let p = try Self.passwordPending(pendingCredential, now: now.millis, on: db)
-                pending = p
-                return (try Self.factor(factorID, of: p.userID, on: db), p.userID, purpose)
-            }, then: { db, factor in
-                guard let pending else { return .failure(SecondFactorFailure.invalidPendingCredential) }
-                return try issue(db, pending, factor)
-            })
+            return try prove(
+                proof, client: client, now: now,
+                resolve: { db in
+                    let p = try Self.passwordPending(pendingCredential, now: now.millis, on: db)
+                    pending = p
+                    return (try Self.factor(factorID, of: p.userID, on: db), p.userID, purpose)
+                },
+                then: { db, factor in
+                    guard let pending else { return .failure(SecondFactorFailure.invalidPendingCredential) }
+                    return try issue(db, pending, factor)
+                })
         case .approval(let approvalID):
             // A device's approval is single use and signed by the device: no attempt to count.
             let outcome = try transactions.write { db -> Result<(token: String, session: SessionRecord), any Error> in
                 let pending = try Self.passwordPending(pendingCredential, now: now.millis, on: db)
                 let factor = try Self.factor(factorID, of: pending.userID, on: db)
                 guard factor.kind == .device else { return .failure(SecondFactorFailure.unusable) }
-                if let frozen = try Self.frozenApproval(pending.userID, client: client, now: now.millis, on: db) { return .failure(frozen) }
+                if let frozen = try Self.frozenApproval(pending.userID, client: client, now: now.millis, on: db) {
+                    return .failure(frozen)
+                }
                 let approved = try push.consume(approvalID, factor: factor, purpose: purpose, now: now.millis, on: db)
-                try AuditLog.append(client.event(approved ? .mfaSucceeded : .mfaFailed, approved ? .success : .failure, userID: pending.userID,
-                                                 detail: "kind=device push approval=\(approvalID.raw) \(Self.boundDetail(factor))"), at: now.millis, on: db)
+                try AuditLog.append(
+                    client.event(
+                        approved ? .mfaSucceeded : .mfaFailed, approved ? .success : .failure, userID: pending.userID,
+                        detail: "kind=device push approval=\(approvalID.raw) \(Self.boundDetail(factor))"),
+                    at: now.millis, on: db)
                 guard approved else { return .failure(SecondFactorFailure.invalidCode) }
                 try FactorRepository.markUsed(factor.id, at: now.millis, on: db)
                 return try issue(db, pending, factor)
@@ -146,15 +170,21 @@ struct SecondFactorService: Sendable {
         }
         let methods: [AuthMethod]
         do {
-            methods = try prove(proof, client: client, now: now, resolve: { db in
-                (try Self.factor(factorID, of: caller.user.id, on: db), caller.user.id, .stepUp(caller.session.id))
-            }, then: { db, factor -> Result<[AuthMethod], any Error> in
-                let methods = factor.methods
-                guard try SessionRepository.stepUp(caller.session.id, methods: methods, at: now.millis, on: db) else { return .failure(CommonFailure.unauthenticated) }
-                try AuditLog.append(client.event(.sessionSteppedUp, .success, userID: caller.user.id,
-                                                 detail: "method=\(methods.map(\.rawValue).joined(separator: "+"))"), at: now.millis, on: db)
-                return .success(methods)
-            })
+            methods = try prove(
+                proof, client: client, now: now,
+                resolve: { db in
+                    (try Self.factor(factorID, of: caller.user.id, on: db), caller.user.id, .stepUp(caller.session.id))
+                },
+                then: { db, factor -> Result<[AuthMethod], any Error> in
+                    let methods = factor.methods
+                    guard try SessionRepository.stepUp(caller.session.id, methods: methods, at: now.millis, on: db)
+                    else { return .failure(CommonFailure.unauthenticated) }
+                    try AuditLog.append(
+                        client.event(
+                            .sessionSteppedUp, .success, userID: caller.user.id,
+                            detail: "method=\(methods.map(\.rawValue).joined(separator: "+"))"), at: now.millis, on: db)
+                    return .success(methods)
+                })
         } catch let failure as SecondFactorFailure where failure == .exhausted || failure == .frozen {
             // The session may have ended with the budget: every copy of it forgets it now.
             changes.publish("session:\(caller.session.id.raw)")

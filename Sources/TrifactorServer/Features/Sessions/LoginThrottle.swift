@@ -46,23 +46,29 @@ struct LoginThrottle {
 
     /// Counts one attempt under `key`.
     private func admit(key: String, nowMillis: Int64, on db: any SQLConnection) throws -> Admission {
-        let counted = try db.queryOne("""
+        let counted = try db.queryOne(
+            """
             INSERT INTO login_throttle (email_key, failures, locked_until, updated_at) VALUES ($1, 1, 0, $2)
             ON CONFLICT (email_key) DO UPDATE SET failures = login_throttle.failures + 1, updated_at = $2
             WHERE login_throttle.locked_until <= $2
             RETURNING failures
             """, [.text(key), .int(nowMillis)])
         guard let counted else {
-            let until = try db.queryOne("SELECT locked_until FROM login_throttle WHERE email_key = $1", [.text(key)])?.int("locked_until") ?? nowMillis
+            let until =
+                try db.queryOne("SELECT locked_until FROM login_throttle WHERE email_key = $1", [.text(key)])?.int(
+                    "locked_until") ?? nowMillis
             if until >= Self.frozen { return .frozen }
             return .locked(retryAfter: max(1, Int(((Double(until - nowMillis)) / 1000).rounded(.up))))
         }
         // Should this attempt fail, the lock it earns is already in place.
         let attempt = Int(try counted.int("failures"))
         if policy.freezes(afterFailures: attempt) {
-            try db.execute("UPDATE login_throttle SET locked_until = $2 WHERE email_key = $1", [.text(key), .int(Self.frozen)])
+            try db.execute(
+                "UPDATE login_throttle SET locked_until = $2 WHERE email_key = $1", [.text(key), .int(Self.frozen)])
         } else if let delay = policy.lockout(afterFailures: attempt) {
-            try db.execute("UPDATE login_throttle SET locked_until = $2 WHERE email_key = $1", [.text(key), .int(nowMillis + Int64(delay * 1000))])
+            try db.execute(
+                "UPDATE login_throttle SET locked_until = $2 WHERE email_key = $1",
+                [.text(key), .int(nowMillis + Int64(delay * 1000))])
         }
         return .admitted(attempt: attempt)
     }
@@ -85,7 +91,9 @@ struct LoginThrottle {
     /// Drops every count of an erased user: their address's (stored as a
     /// stored email, already normalised) and their second step's.
     static func forget(email: String, userID: UserID, on db: any SQLConnection) throws {
-        try db.execute("DELETE FROM login_throttle WHERE email_key IN ($1, $2)", [.text(SHA256.hex(email)), .text("mfa:\(userID.raw)")])
+        try db.execute(
+            "DELETE FROM login_throttle WHERE email_key IN ($1, $2)",
+            [.text(SHA256.hex(email)), .text("mfa:\(userID.raw)")])
     }
 
     /// Clears the count under `key`.

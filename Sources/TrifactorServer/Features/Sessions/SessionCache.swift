@@ -71,13 +71,16 @@ final class SessionCache: Sendable {
     /// the entry, when the entry is fresh, its answer was rendered for the
     /// session's current last-seen time, and `isCurrent` accepts the session
     /// (not expired, no use to record): the session check's fastest path.
-    func keptAnswer(_ tokenHash: String, now: UInt64 = DispatchTime.now().uptimeNanoseconds,
-                    isCurrent: (borrowing SessionRecord) -> Bool) -> [UInt8]? {
+    func keptAnswer(
+        _ tokenHash: String, now: UInt64 = DispatchTime.now().uptimeNanoseconds,
+        isCurrent: (borrowing SessionRecord) -> Bool
+    ) -> [UInt8]? {
         shard(tokenHash).shard.withLock { s -> [UInt8]? in
             guard let index = s.entries.index(forKey: tokenHash) else { return nil }
             let entry = s.entries.values[index]
             guard now.subtractingReportingOverflow(entry.loadedAt).overflow || now - entry.loadedAt < lifetime,
-                  let rendered = entry.rendered, rendered.lastSeenAt == entry.session.lastSeenAt, isCurrent(entry.session) else { return nil }
+                let rendered = entry.rendered, rendered.lastSeenAt == entry.session.lastSeenAt, isCurrent(entry.session)
+            else { return nil }
             return rendered.body
         }
     }
@@ -95,7 +98,11 @@ final class SessionCache: Sendable {
     /// `lastSeenAt`, rendered now by `render` if it was not yet (it only
     /// changes when the session's use is recorded: once a minute or so).
     func rendered(_ tokenHash: String, lastSeenAt: Int64, render: () -> [UInt8]) -> [UInt8] {
-        if let kept = shard(tokenHash).shard.withLock({ $0.entries[tokenHash]?.rendered }), kept.lastSeenAt == lastSeenAt { return kept.body }
+        if let kept = shard(tokenHash).shard.withLock({ $0.entries[tokenHash]?.rendered }),
+            kept.lastSeenAt == lastSeenAt
+        {
+            return kept.body
+        }
         let body = render()
         shard(tokenHash).shard.withLock { $0.entries[tokenHash]?.rendered = (lastSeenAt, body) }
         return body
@@ -119,10 +126,14 @@ final class SessionCache: Sendable {
     func invalidate(_ key: String) {
         if key.hasPrefix("session:") {
             let id = SessionID(String(key.dropFirst("session:".count)))
-            for locked in shards { locked.shard.withLock { s in s.entries = s.entries.filter { $0.value.session.id != id } } }
+            for locked in shards {
+                locked.shard.withLock { s in s.entries = s.entries.filter { $0.value.session.id != id } }
+            }
         } else if key.hasPrefix("user:") {
             let id = UserID(String(key.dropFirst("user:".count)))
-            for locked in shards { locked.shard.withLock { s in s.entries = s.entries.filter { $0.value.user.id != id } } }
+            for locked in shards {
+                locked.shard.withLock { s in s.entries = s.entries.filter { $0.value.user.id != id } }
+            }
         }
     }
 }

@@ -32,8 +32,9 @@ struct SessionRecord: Sendable {
 
     /// The session as the API shows it, given the lifetimes of its level.
     func info(_ policies: SessionPolicies) -> SessionInfo {
-        SessionInfo(id: id.raw, aal: aal.rawValue, methods: methods.map(\.rawValue), createdAt: Date(millis: createdAt),
-                    expiresAt: policies[aal].expiry(created: Date(millis: createdAt), lastSeen: Date(millis: lastSeenAt)))
+        SessionInfo(
+            id: id.raw, aal: aal.rawValue, methods: methods.map(\.rawValue), createdAt: Date(millis: createdAt),
+            expiresAt: policies[aal].expiry(created: Date(millis: createdAt), lastSeen: Date(millis: lastSeenAt)))
     }
 }
 
@@ -47,7 +48,10 @@ struct SessionPolicies: Sendable {
     /// The sessions whose idle timeout and lifetime have not run out at `now`
     /// (ended ones are still rows until the session-use task or housekeeping marks them).
     func live(_ sessions: [SessionRecord], now: Date) -> [SessionRecord] {
-        sessions.filter { !self[$0.aal].isExpired(created: Date(millis: $0.createdAt), lastSeen: Date(millis: $0.lastSeenAt), now: now) }
+        sessions.filter {
+            !self[$0.aal].isExpired(
+                created: Date(millis: $0.createdAt), lastSeen: Date(millis: $0.lastSeenAt), now: now)
+        }
     }
 }
 
@@ -66,8 +70,10 @@ enum SessionToken {
 
     /// Whether `token` has the shape of one of ours (so junk never reaches the database).
     static func isWellFormed(_ token: String) -> Bool {
-        token.utf8.count == 43 && token.utf8.allSatisfy { c in
-            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c == 0x2d || c == 0x5f
-        }
+        token.utf8.count == 43
+            && token.utf8.allSatisfy { c in
+                (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c == 0x2d
+                    || c == 0x5f
+            }
     }
 }

@@ -36,7 +36,8 @@ struct SessionService: Sendable {
     /// The factors a user can prove after the password (the second-factor feature's answer).
     let hints: @Sendable (UserID, any SQLConnection) throws -> [Hint]
     /// Starts a pending sign-in for a user with factors (the second-factor feature's); returns its credential and when it expires.
-    let startSecondStep: @Sendable (UserID, _ now: Int64, any SQLConnection) throws -> (credential: String, expiresAt: Int64)
+    let startSecondStep:
+        @Sendable (UserID, _ now: Int64, any SQLConnection) throws -> (credential: String, expiresAt: Int64)
 
     // MARK: Sign-in
 
@@ -47,13 +48,20 @@ struct SessionService: Sendable {
     ///   email: one answer, one Argon2id verification), `.locked`,
     ///   `CommonFailure.rateLimited`, `.invalidFields`.
     func signIn(email rawEmail: String, password: String, client: AuditContext) throws -> SignInOutcome {
-        guard let email = EmailAddress(rawEmail) else { throw CommonFailure.invalid("email", "is not a valid email address") }
+        guard let email = EmailAddress(rawEmail) else {
+            throw CommonFailure.invalid("email", "is not a valid email address")
+        }
         guard !password.isEmpty, password.utf8.count <= 4096 else { throw SignInFailure.invalidCredentials }
         let throttle = LoginThrottle(policy: lockout)
         let now = clock.now().millis
-        enum Gate { case proceed(UserRecord?), refused(any Error) }
+        enum Gate {
+            case proceed(UserRecord?)
+            case refused(any Error)
+        }
         let gate = try transactions.write { db -> Gate in
-            if let wait = try RateLimiter.take("signin:ip:\(client.clientKey)", limit: signInPerIP, nowMillis: now, on: db) {
+            if let wait = try RateLimiter.take(
+                "signin:ip:\(client.clientKey)", limit: signInPerIP, nowMillis: now, on: db)
+            {
                 try AuditLog.append(client.event(.signInRateLimited, .denied), at: now, on: db)
                 return .refused(CommonFailure.rateLimited(retryAfter: wait))
             }
@@ -72,26 +80,36 @@ struct SessionService: Sendable {
         let normalized = PasswordPolicy.normalize(password)
         let matches = hashing.verify(normalized, user?.passwordHash ?? hashing.decoy()) && user != nil
         guard let user, matches else {
-            try transactions.write { try AuditLog.append(client.event(.signInFailed, .failure, userID: user?.id), at: now, on: $0) }
+            try transactions.write {
+                try AuditLog.append(client.event(.signInFailed, .failure, userID: user?.id), at: now, on: $0)
+            }
             throw SignInFailure.invalidCredentials
         }
         // Only the right password learns that the account is disabled (no enumeration).
         if user.disabledAt != nil {
-            try transactions.write { try AuditLog.append(client.event(.signInFailed, .denied, userID: user.id, detail: "account disabled"), at: now, on: $0) }
+            try transactions.write {
+                try AuditLog.append(
+                    client.event(.signInFailed, .denied, userID: user.id, detail: "account disabled"), at: now, on: $0)
+            }
             throw SignInFailure.disabled
         }
         let upgraded = hashing.needsRehash(user.passwordHash) ? try? hashing.hash(normalized) : nil
 
         return try transactions.write { db -> SignInOutcome in
             try throttle.reset(email: email, on: db)
-            if let upgraded, try AccountRepository.replacePasswordHash(user.id, old: user.passwordHash, new: upgraded, on: db) {
+            if let upgraded,
+                try AccountRepository.replacePasswordHash(user.id, old: user.passwordHash, new: upgraded, on: db)
+            {
                 try AuditLog.append(client.event(.passwordRehashed, .success, userID: user.id), at: now, on: db)
             }
             // A user with second factors gets a pending sign-in, never a session, from the password alone.
             let hints = try hints(user.id, db)
             if !hints.isEmpty {
                 let (credential, expiresAt) = try startSecondStep(user.id, now, db)
-                try AuditLog.append(client.event(.signInSucceeded, .success, userID: user.id, detail: "password ok, second factor required"), at: now, on: db)
+                try AuditLog.append(
+                    client.event(
+                        .signInSucceeded, .success, userID: user.id, detail: "password ok, second factor required"),
+                    at: now, on: db)
                 return .secondFactor(pendingCredential: credential, hints: hints, expiresAt: expiresAt)
             }
             let proofs = SessionIssuer.Proofs(aal: .aal1, methods: [.pwd], passwordVerifiedAt: now, secondFactor: false)
@@ -118,13 +136,16 @@ struct SessionService: Sendable {
             return (session, try AccountRepository.find(id: session.userID, on: db))
         }
         guard let (session, user) = found, let user, user.disabledAt == nil else { throw CommonFailure.unauthenticated }
-        if session.endedAt != nil { throw session.endReason == .expired ? CommonFailure.sessionExpired : CommonFailure.unauthenticated }
+        if session.endedAt != nil {
+            throw session.endReason == .expired ? CommonFailure.sessionExpired : CommonFailure.unauthenticated
+        }
         let policy = policies[session.aal]
         let lastSeen = Date(millis: session.lastSeenAt)
         if policy.isExpired(created: Date(millis: session.createdAt), lastSeen: lastSeen, now: now) {
             try transactions.write { db in
                 if try SessionRepository.end(session.id, at: now.millis, reason: .expired, on: db) {
-                    try AuditLog.append(client.event(.sessionExpired, .success, userID: session.userID), at: now.millis, on: db)
+                    try AuditLog.append(
+                        client.event(.sessionExpired, .success, userID: session.userID), at: now.millis, on: db)
                 }
             }
             throw CommonFailure.sessionExpired
@@ -146,10 +167,15 @@ struct SessionService: Sendable {
         guard let entry = cache.lookup(tokenHash) else { return nil }
         let now = clock.now()
         let policy = policies[entry.session.aal]
-        guard !policy.isExpired(created: Date(millis: entry.session.createdAt), lastSeen: Date(millis: entry.session.lastSeenAt), now: now) else {
+        guard
+            !policy.isExpired(
+                created: Date(millis: entry.session.createdAt), lastSeen: Date(millis: entry.session.lastSeenAt),
+                now: now)
+        else {
             return nil
         }
-        return Caller(user: entry.user, session: recordUse(entry.session, tokenHash: tokenHash, now: now), tokenHash: tokenHash)
+        return Caller(
+            user: entry.user, session: recordUse(entry.session, tokenHash: tokenHash, now: now), tokenHash: tokenHash)
     }
 
     /// The session check's answer straight from the cache when nothing about
@@ -173,7 +199,9 @@ struct SessionService: Sendable {
 
     /// Notes a use in memory when the session's slice of the idle timeout has passed.
     private func recordUse(_ session: SessionRecord, tokenHash: String, now: Date) -> SessionRecord {
-        guard policies[session.aal].shouldRecordUse(lastSeen: Date(millis: session.lastSeenAt), now: now) else { return session }
+        guard policies[session.aal].shouldRecordUse(lastSeen: Date(millis: session.lastSeenAt), now: now) else {
+            return session
+        }
         cache.touch(tokenHash, sessionID: session.id, at: now.millis)
         var used = session
         used.lastSeenAt = now.millis
@@ -211,9 +239,15 @@ struct SessionService: Sendable {
     /// page starts (nil: this was the last). A page may list fewer than
     /// `limit` when some of its sessions have just expired.
     /// - Throws: `CommonFailure.invalidFields` for a limit outside 1...100.
-    func list(_ caller: Caller, after cursor: SessionCursor?, limit: Int) throws -> (sessions: [SessionRecord], next: SessionCursor?) {
-        guard (1...Self.pageLimit).contains(limit) else { throw CommonFailure.invalid("limit", "must be from 1 to \(Self.pageLimit)") }
-        let rows = try transactions.read { try SessionRepository.live(caller.user.id, after: cursor, limit: limit + 1, on: $0) }
+    func list(_ caller: Caller, after cursor: SessionCursor?, limit: Int) throws -> (
+        sessions: [SessionRecord], next: SessionCursor?
+    ) {
+        guard (1...Self.pageLimit).contains(limit) else {
+            throw CommonFailure.invalid("limit", "must be from 1 to \(Self.pageLimit)")
+        }
+        let rows = try transactions.read {
+            try SessionRepository.live(caller.user.id, after: cursor, limit: limit + 1, on: $0)
+        }
         let page = Array(rows.prefix(limit))
         let next = rows.count > limit ? page.last.map { SessionCursor(createdAt: $0.createdAt, id: $0.id) } : nil
         return (policies.live(page, now: clock.now()), next)
@@ -225,9 +259,11 @@ struct SessionService: Sendable {
         let now = clock.now().millis
         try transactions.write { db in
             guard try SessionRepository.live(caller.user.id, on: db).contains(where: { $0.id == id }),
-                  try SessionRepository.end(id, at: now, reason: .revoked, on: db)
+                try SessionRepository.end(id, at: now, reason: .revoked, on: db)
             else { throw SessionFailure.notFound }
-            try AuditLog.append(client.event(.sessionRevoked, .success, userID: caller.user.id, detail: "id=\(id.raw)"), at: now, on: db)
+            try AuditLog.append(
+                client.event(.sessionRevoked, .success, userID: caller.user.id, detail: "id=\(id.raw)"), at: now, on: db
+            )
         }
         changes.publish("session:\(id.raw)")
     }

@@ -1,5 +1,5 @@
-import Phone
 import Foundation
+import Phone
 
 /// Where codes may go: the first SMS-pumping guard. Premium-rate,
 /// shared-cost and unknown line types are refused on every channel (a call
@@ -15,9 +15,12 @@ struct DestinationPolicy: Sendable, Equatable {
     /// Why `number` may not receive codes, as the field's reason; nil when it may.
     func refusal(_ number: PhoneNumber) -> String? {
         if Self.refusedKinds.contains(number.kind) {
-            return "is a \(number.kind.rawValue.replacingOccurrences(of: "_", with: " ")) number, which cannot receive codes"
+            return
+                "is a \(number.kind.rawValue.replacingOccurrences(of: "_", with: " ")) number, which cannot receive codes"
         }
-        if deniedCountries.contains(number.countryCallingCode) || allowedCountries.map({ !$0.contains(number.countryCallingCode) }) == true {
+        if deniedCountries.contains(number.countryCallingCode)
+            || allowedCountries.map({ !$0.contains(number.countryCallingCode) }) == true
+        {
             return "is in a country (+\(number.countryCallingCode)) this service does not send codes to"
         }
         return nil

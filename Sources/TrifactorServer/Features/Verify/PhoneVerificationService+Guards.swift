@@ -1,8 +1,8 @@
 import Core
 import Foundation
+import Logging
 import Phone
 import Store
-import Logging
 
 /// The SMS-pumping guards of every verification start: where codes may go
 /// (`DestinationPolicy`), the token buckets per client, key, number and
@@ -12,16 +12,21 @@ extension PhoneVerificationService {
     /// Refuses, before anything is written, steps to numbers the destination policy excludes: a 422 naming
     /// each step, audited.
     func refuseUnreachable(_ s: Start, testNumbers: [String: String], client: AuditContext) throws {
-        let destinations = DestinationPolicy(allowedCountries: settings.allowedCountries, deniedCountries: settings.deniedCountries)
+        let destinations = DestinationPolicy(
+            allowedCountries: settings.allowedCountries, deniedCountries: settings.deniedCountries)
         let unreachable: [FieldProblem] = s.steps.enumerated().compactMap { index, step in
             guard testNumbers[step.to] == nil, let number = try? PhoneNumber(parsing: "+" + step.to),
-                  let reason = destinations.refusal(number) else { return nil }
+                let reason = destinations.refusal(number)
+            else { return nil }
             return FieldProblem(name: "workflow[\(index)].to", reason: reason)
         }
         guard !unreachable.isEmpty else { return }
         try transactions.write {
-            try AuditLog.append(client.event(.verifyRefused, .denied, detail: "destination: \(unreachable.map(\.reason).joined(separator: "; "))"),
-                                at: clock.now().millis, on: $0)
+            try AuditLog.append(
+                client.event(
+                    .verifyRefused, .denied, detail: "destination: \(unreachable.map(\.reason).joined(separator: "; "))"
+                ),
+                at: clock.now().millis, on: $0)
         }
         throw PhoneVerificationFailure.invalidParameters(unreachable)
     }
@@ -38,10 +43,18 @@ extension PhoneVerificationService {
         var review = false
         for code in countries {
             let seen = try VerifyRepository.conversion(country: code, hours: conversion.windowHours, now: ms, on: db)
-            if seen.started >= conversion.minimumVolume, Double(seen.completed) < conversion.minimumRate * Double(seen.started) {
-                logger.log(.warning, "verify_conversion_low", ["country": .int(code), "started": .int(seen.started), "completed": .int(seen.completed),
-                                                               "action": .string(conversion.holdForReview ? "held for review" : "refused")])
-                guard conversion.holdForReview else { throw PhoneVerificationFailure.budgetExceeded(scope: "conversion:\(code)", retryAfter: 3600) }
+            if seen.started >= conversion.minimumVolume,
+                Double(seen.completed) < conversion.minimumRate * Double(seen.started)
+            {
+                logger.log(
+                    .warning, "verify_conversion_low",
+                    [
+                        "country": .int(code), "started": .int(seen.started), "completed": .int(seen.completed),
+                        "action": .string(conversion.holdForReview ? "held for review" : "refused"),
+                    ])
+                guard conversion.holdForReview else {
+                    throw PhoneVerificationFailure.budgetExceeded(scope: "conversion:\(code)", retryAfter: 3600)
+                }
                 review = true
             }
         }
@@ -56,8 +69,12 @@ extension PhoneVerificationService {
             for (window, amount, seconds) in [("h", budget.perHour, 3600.0), ("d", budget.perDay, 86_400.0)] {
                 let limit = RateLimiter.Limit(burst: amount, rate: amount / seconds)
                 if let wait = try RateLimiter.take("budget:\(window):\(scope)", limit: limit, nowMillis: ms, on: db) {
-                    logger.log(.warning, "verify_budget_exceeded", ["scope": .string(scope), "window": .string(window == "h" ? "hour" : "day"),
-                                                                     "budget": .int(Int(amount))])
+                    logger.log(
+                        .warning, "verify_budget_exceeded",
+                        [
+                            "scope": .string(scope), "window": .string(window == "h" ? "hour" : "day"),
+                            "budget": .int(Int(amount)),
+                        ])
                     throw PhoneVerificationFailure.budgetExceeded(scope: scope, retryAfter: wait)
                 }
             }
@@ -82,14 +99,18 @@ extension PhoneVerificationService {
     /// after it, so a refused duplicate spends nothing of the number's budget.
     /// Returns true when the conversion guard holds the request's messages for review.
     @discardableResult
-    func limits(before: Bool, _ s: Start, key: APIKey, client: AuditContext, now: Date, on db: any SQLConnection) throws -> Bool {
+    func limits(before: Bool, _ s: Start, key: APIKey, client: AuditContext, now: Date, on db: any SQLConnection) throws
+        -> Bool
+    {
         let v = settings
         let ms = now.millis
         var buckets: [(String, RateLimiter.Limit)] = []
         if before {
             buckets = [("verify:ip:\(client.clientKey)", .init(burst: v.perIPBurst, rate: v.perIPRate))]
             // Trifactor's own flows are not one tenant: their users are limited per IP and number.
-            if key.id != APIKey.internalMFA.id { buckets.append(("verify:key:\(key.id.raw)", .init(burst: v.perKeyBurst, rate: v.perKeyRate))) }
+            if key.id != APIKey.internalMFA.id {
+                buckets.append(("verify:key:\(key.id.raw)", .init(burst: v.perKeyBurst, rate: v.perKeyRate)))
+            }
         } else {
             for number in Set(s.steps.map(\.to)).sorted() where testNumbers(for: key.id)[number] == nil {
                 if try VerifyRepository.failures(number: number, now: ms, on: db) >= v.maxFailuresPerNumber {
@@ -97,10 +118,14 @@ extension PhoneVerificationService {
                 }
                 buckets.append(("verify:number:\(number)", .init(burst: v.perNumberBurst, rate: v.perNumberRate)))
             }
-            for code in Set(s.countryCodes).sorted() { buckets.append(("verify:country:\(code)", .init(burst: v.perCountryBurst, rate: v.perCountryRate))) }
+            for code in Set(s.countryCodes).sorted() {
+                buckets.append(("verify:country:\(code)", .init(burst: v.perCountryBurst, rate: v.perCountryRate)))
+            }
         }
         for (key, limit) in buckets {
-            if let wait = try RateLimiter.take(key, limit: limit, nowMillis: ms, on: db) { throw PhoneVerificationFailure.rateLimited(retryAfter: wait) }
+            if let wait = try RateLimiter.take(key, limit: limit, nowMillis: ms, on: db) {
+                throw PhoneVerificationFailure.rateLimited(retryAfter: wait)
+            }
         }
         return before ? false : try spend(s, testNumbers: testNumbers(for: key.id), now: ms, on: db)
     }

@@ -12,12 +12,16 @@ extension PhoneVerificationService {
     /// Applies the timeouts due now (the durable timer); returns how many requests moved.
     @discardableResult
     func runDue() throws -> Int {
-        let ids = try transactions.read { try VerifyRepository.due(now: clock.now().millis, limit: Self.dueBatch, on: $0) }
+        let ids = try transactions.read {
+            try VerifyRepository.due(now: clock.now().millis, limit: Self.dueBatch, on: $0)
+        }
         for id in ids {
             do {
                 try mutate(id, key: nil, client: nil) { _, _, _, _ in [] }
             } catch {
-                logger.log(.error, "verify_timer_failed", ["verification_id": .string(id.raw), "error": .string(String(reflecting: error))])
+                logger.log(
+                    .error, "verify_timer_failed",
+                    ["verification_id": .string(id.raw), "error": .string(String(reflecting: error))])
             }
         }
         return ids.count
@@ -33,7 +37,9 @@ extension PhoneVerificationService {
         guard let record = try VerifyRepository.find(id, on: db) else { return }
         let now = clock.now()
         if try !apply(record, now: now, client: nil, on: db, { $0.deliveryFailed(step: step, now: now) }).saved {
-            logger.log(.error, "verify_delivery_failure_lost", ["ref": .string(ref), "detail": "changed concurrently; its timer moves it on"])
+            logger.log(
+                .error, "verify_delivery_failure_lost",
+                ["ref": .string(ref), "detail": "changed concurrently; its timer moves it on"])
         }
     }
 }

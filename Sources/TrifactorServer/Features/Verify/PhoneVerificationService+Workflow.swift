@@ -12,24 +12,33 @@ extension PhoneVerificationService {
     private struct VersionConflict: Error {}
 
     /// Moves request `id` by `event` in a transaction of its own, with its row locked.
-    func mutate(_ id: VerificationID, key: APIKey?, client: AuditContext?,
-                        _ event: (inout VerifyWorkflow, VerifyRecord, Date, any SQLConnection) throws -> [VerifyWorkflow.Action]) throws {
+    func mutate(
+        _ id: VerificationID, key: APIKey?, client: AuditContext?,
+        _ event: (inout VerifyWorkflow, VerifyRecord, Date, any SQLConnection) throws -> [VerifyWorkflow.Action]
+    ) throws {
         for _ in 0..<3 {
             do {
                 let refusal = try transactions.write { db -> PhoneVerificationFailure? in
                     let now = clock.now()
                     // Racing checks wait for each other here rather than fail the version check.
                     try VerifyRepository.lock(id, on: db)
-                    guard let record = try VerifyRepository.find(id, on: db), key == nil || record.apiKeyID == key?.id else {
-                        if let client { try AuditLog.append(client.event(.verifyRefused, .denied, detail: "verification_not_found id=\(id.raw)"), at: now.millis, on: db) }
+                    guard let record = try VerifyRepository.find(id, on: db), key == nil || record.apiKeyID == key?.id
+                    else {
+                        if let client {
+                            try AuditLog.append(
+                                client.event(.verifyRefused, .denied, detail: "verification_not_found id=\(id.raw)"),
+                                at: now.millis, on: db)
+                        }
                         return .notFound(id)
                     }
                     let result = try apply(record, now: now, client: client, on: db) { try event(&$0, record, now, db) }
                     guard result.saved else { throw VersionConflict() }
                     let refusal = result.rejection.map { PhoneVerificationFailure($0, id: id) }
                     if let refusal, let client, refusal.isConflictOrGone {
-                        try AuditLog.append(client.event(.verifyRefused, .denied, userID: record.userID, detail: "\(refusal.code) id=\(id.raw)"),
-                                            at: now.millis, on: db)
+                        try AuditLog.append(
+                            client.event(
+                                .verifyRefused, .denied, userID: record.userID, detail: "\(refusal.code) id=\(id.raw)"),
+                            at: now.millis, on: db)
                     }
                     return refusal
                 }
@@ -39,7 +48,9 @@ extension PhoneVerificationService {
                 continue
             }
         }
-        logger.log(.error, "verify_conflict", ["verification_id": .string(id.raw), "detail": "changed concurrently 3 times in a row with its row locked"])
+        logger.log(
+            .error, "verify_conflict",
+            ["verification_id": .string(id.raw), "detail": "changed concurrently 3 times in a row with its row locked"])
         throw CommonFailure.unavailable
     }
 
@@ -47,8 +58,10 @@ extension PhoneVerificationService {
     /// if any, is returned: the workflow may have changed before it), saves it
     /// with the version check, and performs the resulting actions.
     /// - Returns: `saved` false on a version conflict (nothing saved or performed).
-    func apply(_ record: VerifyRecord, now: Date, client: AuditContext?, on db: any SQLConnection,
-                       _ change: (inout VerifyWorkflow) throws -> [VerifyWorkflow.Action]) throws -> (saved: Bool, rejection: VerifyWorkflow.Rejection?) {
+    func apply(
+        _ record: VerifyRecord, now: Date, client: AuditContext?, on db: any SQLConnection,
+        _ change: (inout VerifyWorkflow) throws -> [VerifyWorkflow.Action]
+    ) throws -> (saved: Bool, rejection: VerifyWorkflow.Rejection?) {
         var moved = record
         var w = record.workflow
         let before = w.status
@@ -65,12 +78,17 @@ extension PhoneVerificationService {
         return (true, rejection)
     }
 
-    func perform(_ actions: [VerifyWorkflow.Action], before: VerifyWorkflow.Status, record: VerifyRecord, client: AuditContext?,
-                         now: Date, on db: any SQLConnection) throws {
+    func perform(
+        _ actions: [VerifyWorkflow.Action], before: VerifyWorkflow.Status, record: VerifyRecord, client: AuditContext?,
+        now: Date, on db: any SQLConnection
+    ) throws {
         var all = actions
-        if before == .inProgress && record.workflow.status != .inProgress && !all.contains(.finish) { all.append(.finish) }
+        if before == .inProgress && record.workflow.status != .inProgress && !all.contains(.finish) {
+            all.append(.finish)
+        }
         let audit = { (kind: AuditEventKind, outcome: AuditOutcome, detail: String) in
-            let event = client?.event(kind, outcome, userID: record.userID, detail: detail)
+            let event =
+                client?.event(kind, outcome, userID: record.userID, detail: detail)
                 ?? AuditEvent(kind: kind, outcome: outcome, userID: record.userID?.raw, detail: detail)
             try AuditLog.append(event, at: now.millis, on: db)
         }
@@ -80,7 +98,9 @@ extension PhoneVerificationService {
             case .fire(let step):
                 if step > 0 {
                     try outbox.release(ref: "verify:\(id):\(step)", now: now.millis, on: db)
-                    try audit(.verifyStepFired, .success, "id=\(id) step=\(step) channel=\(record.steps[step].channel.rawValue)")
+                    try audit(
+                        .verifyStepFired, .success,
+                        "id=\(id) step=\(step) channel=\(record.steps[step].channel.rawValue)")
                 }
             case .finish:
                 try VerifyRepository.unlock(requestID: record.id, on: db)

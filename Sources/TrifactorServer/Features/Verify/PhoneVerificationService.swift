@@ -64,12 +64,16 @@ struct PhoneVerificationService: Sendable {
     ///   for a request of this key running for a number unless
     ///   `supersedesRunning`, `.deliveryUnavailable`). `then` runs in the start's transaction with the new id (a
     ///   second factor records its challenge there, so the code sent and the code checked never part).
-    func start(_ s: Start, key: APIKey, client: AuditContext,
-               then: (VerificationID, any SQLConnection) throws -> Void = { _, _ in }) throws -> VerificationID {
+    func start(
+        _ s: Start, key: APIKey, client: AuditContext,
+        then: (VerificationID, any SQLConnection) throws -> Void = { _, _ in }
+    ) throws -> VerificationID {
         let testNumbers = testNumbers(for: key.id)
         try refuseUnreachable(s, testNumbers: testNumbers, client: client)
         do {
-            if !canDeliver && s.steps.contains(where: { testNumbers[$0.to] == nil }) { throw PhoneVerificationFailure.deliveryUnavailable }
+            if !canDeliver && s.steps.contains(where: { testNumbers[$0.to] == nil }) {
+                throw PhoneVerificationFailure.deliveryUnavailable
+            }
             let now = clock.now()
             return try transactions.write { db -> VerificationID in
                 let id = VerificationID.random(using: random)
@@ -80,25 +84,39 @@ struct PhoneVerificationService: Sendable {
                     let lock = s.scope.map { "\(key.id.raw):\($0):\(number)" } ?? "\(key.id.raw):\(number)"
                     if try VerifyRepository.lock(lock, requestID: id, on: db) { continue }
                     if let holder = try runningRequest(holding: lock, now: now, on: db) {
-                        guard s.supersedesRunning, try supersede(holder, now: now, on: db) else { throw PhoneVerificationFailure.concurrent(existing: holder) }
+                        guard s.supersedesRunning, try supersede(holder, now: now, on: db) else {
+                            throw PhoneVerificationFailure.concurrent(existing: holder)
+                        }
                     }
-                    guard try VerifyRepository.lock(lock, requestID: id, on: db) else { throw PhoneVerificationFailure.concurrent(existing: nil) }
+                    guard try VerifyRepository.lock(lock, requestID: id, on: db) else {
+                        throw PhoneVerificationFailure.concurrent(existing: nil)
+                    }
                 }
                 let review = try limits(before: false, s, key: key, client: client, now: now, on: db)
                 let code = s.customCode ?? testNumbers[s.steps[0].to] ?? random.digits(s.codeLength)
-                let (workflow, _) = VerifyWorkflow.start(stepCount: s.steps.count, channelTimeout: TimeInterval(s.channelTimeout), now: now)
-                let record = VerifyRecord(id: id, apiKeyID: key.id, brand: s.brand, locale: s.locale, steps: s.steps,
-                                          codeHash: Self.hash(code, id: id), clientRef: s.clientRef, workflow: workflow, version: 1, userID: s.userID)
+                let (workflow, _) = VerifyWorkflow.start(
+                    stepCount: s.steps.count, channelTimeout: TimeInterval(s.channelTimeout), now: now)
+                let record = VerifyRecord(
+                    id: id, apiKeyID: key.id, brand: s.brand, locale: s.locale, steps: s.steps,
+                    codeHash: Self.hash(code, id: id), clientRef: s.clientRef, workflow: workflow, version: 1,
+                    userID: s.userID)
                 try VerifyRepository.insert(record, on: db)
                 for (index, step) in s.steps.enumerated() where testNumbers[step.to] == nil {
                     let minutes = Int((Double((s.steps.count - index) * s.channelTimeout) / 60).rounded(.up))
-                    try outbox.enqueue(channel: step.channel, to: step.to,
-                                       text: outbox.texts.code(step.channel, brand: s.brand, code: code, minutes: minutes, intent: s.intent,
-                                                               language: outbox.texts.language(locale: s.locale)),
-                                       ref: "verify:\(id.raw):\(index)", held: index > 0, review: review, locale: s.locale, now: now.millis, on: db)
+                    try outbox.enqueue(
+                        channel: step.channel, to: step.to,
+                        text: outbox.texts.code(
+                            step.channel, brand: s.brand, code: code, minutes: minutes, intent: s.intent,
+                            language: outbox.texts.language(locale: s.locale)),
+                        ref: "verify:\(id.raw):\(index)", held: index > 0, review: review, locale: s.locale,
+                        now: now.millis, on: db)
                 }
-                try AuditLog.append(client.event(.verifyStarted, .success, userID: s.userID, detail: "id=\(id.raw) key=\(key.apiKey) steps=\(s.steps.map(\.channel.rawValue).joined(separator: ","))"
-                                                 + (review ? " held for review" : "")), at: now.millis, on: db)
+                try AuditLog.append(
+                    client.event(
+                        .verifyStarted, .success, userID: s.userID,
+                        detail:
+                            "id=\(id.raw) key=\(key.apiKey) steps=\(s.steps.map(\.channel.rawValue).joined(separator: ","))"
+                            + (review ? " held for review" : "")), at: now.millis, on: db)
                 try then(id, db)
                 return id
             }
@@ -109,9 +127,13 @@ struct PhoneVerificationService: Sendable {
     }
 
     /// Audits a refused call in a transaction of its own.
-    func refused(_ refusal: PhoneVerificationFailure, key: APIKey, client: AuditContext?, id: VerificationID? = nil, userID: UserID? = nil) throws {
+    func refused(
+        _ refusal: PhoneVerificationFailure, key: APIKey, client: AuditContext?, id: VerificationID? = nil,
+        userID: UserID? = nil
+    ) throws {
         let detail = "\(refusal.code) key=\(key.apiKey)" + (id.map { " id=\($0.raw)" } ?? "")
-        let event = client?.event(.verifyRefused, .denied, userID: userID, detail: detail)
+        let event =
+            client?.event(.verifyRefused, .denied, userID: userID, detail: detail)
             ?? AuditEvent(kind: .verifyRefused, outcome: .denied, userID: userID?.raw, detail: detail)
         try transactions.write { try AuditLog.append(event, at: clock.now().millis, on: $0) }
     }
@@ -125,16 +147,22 @@ struct PhoneVerificationService: Sendable {
     /// Checks a code inside the caller's transaction (a phone factor's second
     /// step commits it with the rest of its outcome): true when it completes
     /// the verification. A wrong code's count is written in that transaction.
-    func check(_ id: VerificationID, code: String, key: APIKey, client: AuditContext, now: Date, on db: any SQLConnection) throws -> Bool {
+    func check(
+        _ id: VerificationID, code: String, key: APIKey, client: AuditContext, now: Date, on db: any SQLConnection
+    ) throws -> Bool {
         guard VerifyWorkflow.isValidCode(code) else { return false }
         try VerifyRepository.lock(id, on: db)
         guard let record = try VerifyRepository.find(id, on: db), record.apiKeyID == key.id else { return false }
-        let result = try apply(record, now: now, client: client, on: db) { try check(&$0, record, code: code, client: client, now: now, on: db) }
+        let result = try apply(record, now: now, client: client, on: db) {
+            try check(&$0, record, code: code, client: client, now: now, on: db)
+        }
         return result.saved && result.rejection == nil
     }
 
-    private func check(_ w: inout VerifyWorkflow, _ record: VerifyRecord, code: String, client: AuditContext, now: Date,
-                       on db: any SQLConnection) throws -> [VerifyWorkflow.Action] {
+    private func check(
+        _ w: inout VerifyWorkflow, _ record: VerifyRecord, code: String, client: AuditContext, now: Date,
+        on db: any SQLConnection
+    ) throws -> [VerifyWorkflow.Action] {
         let matches = ConstantTime.equals(Self.hash(code, id: record.id), record.codeHash)
         // Checked on a copy and written back: a do/catch around a mutation of the inout crashes Swift 6.3.1's SIL optimiser.
         var workflow = w
@@ -147,7 +175,9 @@ struct PhoneVerificationService: Sendable {
             for number in record.numbers where testNumbers(for: record.apiKeyID)[number] == nil {
                 try VerifyRepository.countFailure(number: number, now: now.millis, on: db)
             }
-            try AuditLog.append(client.event(.verifyWrongCode, .failure, userID: record.userID, detail: "id=\(record.id.raw)"), at: now.millis, on: db)
+            try AuditLog.append(
+                client.event(.verifyWrongCode, .failure, userID: record.userID, detail: "id=\(record.id.raw)"),
+                at: now.millis, on: db)
             throw rejection
         case .failure(let error):
             throw error

@@ -20,7 +20,9 @@ enum ReviewQueue {
     static func list(limit: Int, on db: any SQLConnection) throws -> [Item] {
         try Outbox.heldForReview(limit: limit, on: db).map {
             let ref = $0.ref.split(separator: ":")
-            return Item(requestID: ref.count == 3 ? String(ref[1]) : "?", channel: $0.channel, to: $0.to, createdAt: $0.createdAt)
+            return Item(
+                requestID: ref.count == 3 ? String(ref[1]) : "?", channel: $0.channel, to: $0.to,
+                createdAt: $0.createdAt)
         }
     }
 
@@ -29,7 +31,9 @@ enum ReviewQueue {
         guard !refs.isEmpty else { return .notFound }
         guard let record = try VerifyRepository.find(id, on: db), record.workflow.status == .inProgress else {
             try Outbox.dropReviewed(refsStartingWith: "verify:\(id.raw):", on: db)
-            try AuditLog.append(AuditEvent(kind: .verifyReviewDropped, outcome: .success, detail: "id=\(id.raw) ended meanwhile"), at: now, on: db)
+            try AuditLog.append(
+                AuditEvent(kind: .verifyReviewDropped, outcome: .success, detail: "id=\(id.raw) ended meanwhile"),
+                at: now, on: db)
             return .ended
         }
         var sent = 0
@@ -39,7 +43,9 @@ enum ReviewQueue {
             try Outbox.releaseReviewed(ref: ref, as: due ? .pending : .held, now: now, on: db)
             if due { sent += 1 }
         }
-        try AuditLog.append(AuditEvent(kind: .verifyReviewReleased, outcome: .success, detail: "id=\(id.raw) sent=\(sent)"), at: now, on: db)
+        try AuditLog.append(
+            AuditEvent(kind: .verifyReviewReleased, outcome: .success, detail: "id=\(id.raw) sent=\(sent)"), at: now,
+            on: db)
         return .released(sent: sent)
     }
 
@@ -47,7 +53,8 @@ enum ReviewQueue {
         guard try Outbox.dropReviewed(refsStartingWith: "verify:\(id.raw):", on: db) > 0 else {
             return .notFound
         }
-        try AuditLog.append(AuditEvent(kind: .verifyReviewDropped, outcome: .success, detail: "id=\(id.raw)"), at: now, on: db)
+        try AuditLog.append(
+            AuditEvent(kind: .verifyReviewDropped, outcome: .success, detail: "id=\(id.raw)"), at: now, on: db)
         return .dropped
     }
 }

@@ -24,7 +24,9 @@ final class TestNumberBook: Sendable {
     /// Reads the administrators' numbers again.
     func refresh(on db: any SQLConnection) throws {
         var fresh: [String: String] = [:]
-        for row in try db.query("SELECT number, code FROM test_numbers", []) { fresh[try row.text("number")] = try row.text("code") }
+        for row in try db.query("SELECT number, code FROM test_numbers", []) {
+            fresh[try row.text("number")] = try row.text("code")
+        }
         let all = fresh.merging(configured) { _, configured in configured }
         merged.withLock { $0 = all }
     }
@@ -39,8 +41,9 @@ final class TestNumberBook: Sendable {
 
     /// Adds an administrator's test number, or changes its code.
     static func set(_ number: String, code: String, now: Int64, on db: any SQLConnection) throws {
-        try db.execute("INSERT INTO test_numbers (number, code, created_at) VALUES ($1, $2, $3) ON CONFLICT (number) DO UPDATE SET code = excluded.code",
-                       [.text(number), .text(code), .int(now)])
+        try db.execute(
+            "INSERT INTO test_numbers (number, code, created_at) VALUES ($1, $2, $3) ON CONFLICT (number) DO UPDATE SET code = excluded.code",
+            [.text(number), .text(code), .int(now)])
     }
 
     /// Removes an administrator's test number; false when there was none.
@@ -49,9 +52,13 @@ final class TestNumberBook: Sendable {
     }
 
     static func list(configured: [String: String], on db: any SQLConnection) throws -> [Entry] {
-        var entries = try db.query("SELECT number, code, created_at FROM test_numbers ORDER BY number", []).compactMap { row -> Entry? in
+        var entries = try db.query("SELECT number, code, created_at FROM test_numbers ORDER BY number", []).compactMap {
+            row -> Entry? in
             let number = try row.text("number")
-            return configured[number] == nil ? Entry(number: number, code: try row.text("code"), source: "admin", createdAt: try row.int("created_at")) : nil
+            return configured[number] == nil
+                ? Entry(
+                    number: number, code: try row.text("code"), source: "admin", createdAt: try row.int("created_at"))
+                : nil
         }
         entries += configured.map { Entry(number: $0.key, code: $0.value, source: "configuration", createdAt: nil) }
         return entries.sorted { $0.number < $1.number }

@@ -19,13 +19,17 @@ struct VerifyRoutes {
     let idempotency: Idempotency
     let perIP: RateLimiter.Limit
     /// Vonage's locales, and one for each other language Trifactor has messages in.
-    static let locales: Set<String> = ["en-us", "en-gb", "en-au", "en-in", "es-es", "es-mx", "es-us", "it-it", "fr-fr", "fr-ca", "de-de", "ru-ru",
-                                       "hi-in", "pt-br", "pt-pt", "id-id", "ja-jp", "nl-nl", "tr-tr", "pl-pl", "ar-xa", "fa-ir", "zh-cn", "zh-tw"]
+    static let locales: Set<String> = [
+        "en-us", "en-gb", "en-au", "en-in", "es-es", "es-mx", "es-us", "it-it", "fr-fr", "fr-ca", "de-de", "ru-ru",
+        "hi-in", "pt-br", "pt-pt", "id-id", "ja-jp", "nl-nl", "tr-tr", "pl-pl", "ar-xa", "fa-ir", "zh-cn", "zh-tw",
+    ]
 
     func register(on router: inout Router) {
         add(&router, "POST", "/v2/verify") { request in
             let key = try authenticate(request)
-            return try idempotency.run(request, operation: "POST /v2/verify", caller: "key:\(key.id.raw)", answer: VonageProblem.answer) {
+            return try idempotency.run(
+                request, operation: "POST /v2/verify", caller: "key:\(key.id.raw)", answer: VonageProblem.answer
+            ) {
                 try start(request, key: key)
             }
         }
@@ -34,7 +38,9 @@ struct VerifyRoutes {
             let id = try Self.requestID(request)
             let body = try request.decode(CheckCodeRequest.self)
             guard let code = body.code, VerifyWorkflow.isValidCode(code) else {
-                throw PhoneVerificationFailure.invalidParameters([FieldProblem(name: "code", reason: "must be 4 to 10 letters or digits")])
+                throw PhoneVerificationFailure.invalidParameters([
+                    FieldProblem(name: "code", reason: "must be 4 to 10 letters or digits")
+                ])
             }
             try verifications.check(id, code: code, key: key, client: AuditContext(request))
             return .json(CodeChecked(requestID: id.raw))
@@ -47,8 +53,10 @@ struct VerifyRoutes {
         for spelling in ["next_workflow", "next-workflow"] {
             add(&router, "POST", "/v2/verify/:id/\(spelling)") { request in
                 let key = try authenticate(request)
-                return try idempotency.run(request, operation: "POST /v2/verify/:id/next_workflow", caller: "key:\(key.id.raw)",
-                                           answer: VonageProblem.answer) {
+                return try idempotency.run(
+                    request, operation: "POST /v2/verify/:id/next_workflow", caller: "key:\(key.id.raw)",
+                    answer: VonageProblem.answer
+                ) {
                     try verifications.nextWorkflow(try Self.requestID(request), key: key, client: AuditContext(request))
                     return Response(status: 200)
                 }
@@ -64,7 +72,8 @@ struct VerifyRoutes {
             do {
                 start = try Self.validate(try request.decode(StartVerificationRequest.self))
             } catch let problem as HTTPProblem where problem.status == 422 {
-                throw PhoneVerificationFailure.invalidParameters((problem.invalidParams ?? []).map { FieldProblem(name: $0.name, reason: $0.reason) })
+                throw PhoneVerificationFailure.invalidParameters(
+                    (problem.invalidParams ?? []).map { FieldProblem(name: $0.name, reason: $0.reason) })
             }
         } catch let refusal as PhoneVerificationFailure {
             try verifications.refused(refusal, key: key, client: client)
@@ -75,7 +84,10 @@ struct VerifyRoutes {
     }
 
     /// A route whose every failure is answered in Vonage's shape.
-    private func add(_ router: inout Router, _ method: String, _ path: String, _ handler: @escaping @Sendable (Request) throws -> Response) {
+    private func add(
+        _ router: inout Router, _ method: String, _ path: String,
+        _ handler: @escaping @Sendable (Request) throws -> Response
+    ) {
         router.add(method, path) { request in
             do { return try handler(request) } catch { throw VonageProblem.answer(error) }
         }
@@ -85,11 +97,17 @@ struct VerifyRoutes {
     /// one spends a token of the client's bucket before it is audited, so
     /// wrong credentials cannot fill the audit log at will.
     private func authenticate(_ request: Request) throws -> APIKey {
-        if let key = try transactions.read({ try keys.authenticate(authorization: request.header("authorization"), on: $0) }) { return key }
+        if let key = try transactions.read({
+            try keys.authenticate(authorization: request.header("authorization"), on: $0)
+        }) {
+            return key
+        }
         let client = AuditContext(request)
         let now = clock.now().millis
         let wait = try transactions.write { db -> Int? in
-            if let wait = try RateLimiter.take("verify:ip:\(client.clientKey)", limit: perIP, nowMillis: now, on: db) { return wait }
+            if let wait = try RateLimiter.take("verify:ip:\(client.clientKey)", limit: perIP, nowMillis: now, on: db) {
+                return wait
+            }
             try AuditLog.append(client.event(.apiKeyRejected, .denied), at: now, on: db)
             return nil
         }
@@ -100,7 +118,9 @@ struct VerifyRoutes {
     /// The `{id}` of the path; anything that is not a UUID cannot exist.
     private static func requestID(_ request: Request) throws -> VerificationID {
         let id = request.parameters["id"] ?? ""
-        guard id.count == 36, UUID(uuidString: id) != nil else { throw PhoneVerificationFailure.notFound(VerificationID(id)) }
+        guard id.count == 36, UUID(uuidString: id) != nil else {
+            throw PhoneVerificationFailure.notFound(VerificationID(id))
+        }
         return VerificationID(id.lowercased())
     }
 
@@ -108,26 +128,39 @@ struct VerifyRoutes {
     static func validate(_ body: StartVerificationRequest) throws -> PhoneVerificationService.Start {
         var invalid: [FieldProblem] = []
         let brand = body.brand ?? ""
-        if brand.isEmpty || brand.count > 18 || brand.contains(where: { "/{}:$".contains($0) }) || brand.unicodeScalars.contains(where: { $0.value < 0x20 }) {
+        if brand.isEmpty || brand.count > 18 || brand.contains(where: { "/{}:$".contains($0) })
+            || brand.unicodeScalars.contains(where: { $0.value < 0x20 })
+        {
             invalid.append(.init(name: "brand", reason: "must be 1 to 18 characters, without / { } : $"))
         }
         var steps: [VerifyRecord.Step] = []
         var countries: [Int] = []
         let workflow = body.workflow ?? []
-        if !(1...3).contains(workflow.count) { invalid.append(.init(name: "workflow", reason: "must have 1 to 3 steps")) }
+        if !(1...3).contains(workflow.count) {
+            invalid.append(.init(name: "workflow", reason: "must have 1 to 3 steps"))
+        }
         for (index, step) in workflow.prefix(3).enumerated() {
             let name = "workflow[\(index)]"
-            guard let channel = step.channel.flatMap(Channel.init(rawValue:)), channel == .sms || channel == .voice else {
+            guard let channel = step.channel.flatMap(Channel.init(rawValue:)), channel == .sms || channel == .voice
+            else {
                 invalid.append(.init(name: "\(name).channel", reason: "must be sms or voice"))
                 continue
             }
             let to = step.to ?? ""
-            guard to.count <= 15, to.first != "0", to.allSatisfy({ $0.isASCII && $0.isNumber }), let number = try? PhoneNumber(parsing: to) else {
-                invalid.append(.init(name: "\(name).to", reason: "must be a valid phone number in E.164 digits without +"))
+            guard to.count <= 15, to.first != "0", to.allSatisfy({ $0.isASCII && $0.isNumber }),
+                let number = try? PhoneNumber(parsing: to)
+            else {
+                invalid.append(
+                    .init(name: "\(name).to", reason: "must be a valid phone number in E.164 digits without +"))
                 continue
             }
             if channel == .sms && !number.canReceiveSMS {
-                invalid.append(.init(name: "\(name).to", reason: "is a \(number.kind.rawValue.replacingOccurrences(of: "_", with: " ")) number, which cannot receive SMS"))
+                invalid.append(
+                    .init(
+                        name: "\(name).to",
+                        reason:
+                            "is a \(number.kind.rawValue.replacingOccurrences(of: "_", with: " ")) number, which cannot receive SMS"
+                    ))
                 continue
             }
             steps.append(.init(channel: channel, to: number.digits))
@@ -136,15 +169,21 @@ struct VerifyRoutes {
         let locale = (body.locale ?? "en-us").lowercased()
         if !locales.contains(locale) { invalid.append(.init(name: "locale", reason: "is not a supported locale")) }
         let timeout = body.channelTimeout ?? 300
-        if !(15...900).contains(timeout) { invalid.append(.init(name: "channel_timeout", reason: "must be 15 to 900 seconds")) }
+        if !(15...900).contains(timeout) {
+            invalid.append(.init(name: "channel_timeout", reason: "must be 15 to 900 seconds"))
+        }
         let length = body.codeLength ?? 4
         if !(4...10).contains(length) { invalid.append(.init(name: "code_length", reason: "must be 4 to 10")) }
         if let code = body.code, !VerifyWorkflow.isValidCode(code) {
             invalid.append(.init(name: "code", reason: "must be 4 to 10 letters or digits"))
         }
-        if let ref = body.clientRef, ref.isEmpty || ref.count > 40 { invalid.append(.init(name: "client_ref", reason: "must be 1 to 40 characters")) }
+        if let ref = body.clientRef, ref.isEmpty || ref.count > 40 {
+            invalid.append(.init(name: "client_ref", reason: "must be 1 to 40 characters"))
+        }
         guard invalid.isEmpty else { throw PhoneVerificationFailure.invalidParameters(invalid) }
-        return .init(brand: brand, locale: locale, steps: steps, countryCodes: countries, channelTimeout: timeout, codeLength: length,
-                     customCode: body.code, clientRef: body.clientRef)
+        return .init(
+            brand: brand, locale: locale, steps: steps, countryCodes: countries, channelTimeout: timeout,
+            codeLength: length,
+            customCode: body.code, clientRef: body.clientRef)
     }
 }
