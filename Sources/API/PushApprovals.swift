@@ -1,0 +1,98 @@
+public import Foundation
+
+/// A sign-in waiting for the device's approval, as the device sees it.
+public struct PendingApproval: Codable, Sendable, Equatable {
+    public var approvalID: String
+    /// Where the sign-in comes from.
+    public var ip: String?
+    public var userAgent: String?
+    public var createdAt: Date
+    public var expiresAt: Date
+    /// Three numbers: the user picks the one the browser shows.
+    public var choices: [Int]
+    /// What approving does: `signin` (a sign-in) or `reset` (a password reset); a device says which.
+    public var purpose: String?
+    public init(
+        approvalID: String, ip: String?, userAgent: String?, createdAt: Date, expiresAt: Date, choices: [Int],
+        purpose: String? = nil
+    ) {
+        self.purpose = purpose
+        self.approvalID = approvalID
+        self.ip = ip
+        self.userAgent = userAgent
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.choices = choices
+    }
+    enum CodingKeys: String, CodingKey {
+        case approvalID = "approval_id"
+        case ip
+        case userAgent = "user_agent"
+        case createdAt = "created_at"
+        case expiresAt = "expires_at"
+        case choices, purpose
+    }
+}
+
+/// `GET /v1/devices/{id}/approvals`.
+public struct PendingApprovals: Codable, Sendable, Equatable {
+    public var approvals: [PendingApproval]
+    public init(approvals: [PendingApproval]) { self.approvals = approvals }
+}
+
+/// `POST /v1/devices/{id}/approvals/{approval_id}`: signed by the device over
+/// purpose `push`, challenge = the approval id, action = `<decision>:<number>`.
+public struct ApprovalDecision: Codable, Sendable {
+    /// `approve` or `deny`.
+    public var decision: String
+    public var number: Int
+    public var signature: String
+    public init(decision: String, number: Int, signature: String) {
+        self.decision = decision
+        self.number = number
+        self.signature = signature
+    }
+}
+
+/// The state of a push approval: `pending`, `approved`, `denied` or `expired`.
+public struct ApprovalState: Codable, Sendable, Equatable {
+    public var status: String
+    public init(status: String) { self.status = status }
+}
+
+/// `POST /v1/sessions/push`: passwordless sign-in approved on the phone.
+public struct PushSignInRequest: Codable, Sendable {
+    public var email: String
+    public init(email: String) { self.email = email }
+}
+
+/// 202 answer: show `number`; poll the approval; then complete.
+public struct PushSignInStarted: Codable, Sendable, Equatable {
+    public var pendingCredential: String
+    public var approvalID: String
+    public var number: Int
+    public init(pendingCredential: String, approvalID: String, number: Int) {
+        self.pendingCredential = pendingCredential
+        self.approvalID = approvalID
+        self.number = number
+    }
+    enum CodingKeys: String, CodingKey {
+        case pendingCredential = "pending_credential"
+        case approvalID = "approval_id"
+        case number
+    }
+}
+
+/// `POST /v1/sessions/push/complete`.
+public struct PushSignInComplete: Codable, Sendable {
+    public var pendingCredential: String
+    public var approvalID: String
+    public init(pendingCredential: String, approvalID: String) {
+        self.pendingCredential = pendingCredential
+        self.approvalID = approvalID
+    }
+    enum CodingKeys: String, CodingKey {
+        case pendingCredential = "pending_credential"
+        case approvalID = "approval_id"
+    }
+}
