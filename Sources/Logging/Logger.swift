@@ -47,9 +47,7 @@ package struct Logger: Sendable {
         write(level: level.rawValue, event, fields)
     }
 
-    /// Writes a line at a level spelled as text, as it is written.
-    /// - Important: only for `trifactord serve`'s lines (Commands/ServeCommand.swift), until that file,
-    ///   being rewritten elsewhere, passes a `Level`.
+    /// Writes one line: the time, the level as it is spelled in the log, the event and its fields.
     private func write(level: String, _ event: String, _ fields: [String: Value]) {
         var line = "{\"time\":\(Date().timeIntervalSince1970),\"level\":"
         Self.append(level, to: &line)

@@ -106,7 +106,6 @@ struct PasswordResetCodes: Sendable {
             [.text(hash), .int(now)]) == 1
     }
 
-    /// What is stored: SHA-256 over the user id and the code.
     /// Ends every reset of the user: neither its code nor its credential sets a password any more.
     static func forget(userID: UserID, on db: any SQLConnection) throws {
         try db.execute("DELETE FROM password_resets WHERE user_id = $1", [userID.sql])
@@ -117,5 +116,6 @@ struct PasswordResetCodes: Sendable {
         _ = try db.execute("UPDATE password_resets SET failures = failures + 1 WHERE user_id = $1", [.text("-")])
     }
 
+    /// What is stored: SHA-256 over the user id and the code.
     static func hash(_ code: String, userID: UserID) -> String { SHA256.hex("reset:" + userID.raw + ":" + code) }
 }
