@@ -9,14 +9,20 @@ import TrifactorTestSupport
 
 @Suite("TrifactorKit against trifactord: the device, step-up, bound actions, phone verification")
 struct SDKDeviceTests {
-    /// A user with an authenticator app, stepped up, with this device enrolled.
-    static func userWithDevice(_ server: TestServer, _ email: String) async throws -> (
-        TrifactorClient, TestDevice, secret: String
-    ) {
+    /// A user with an authenticator app, stepped up (so they may add a device), and its secret.
+    static func steppedUpUser(_ server: TestServer, _ email: String) async throws -> (TrifactorClient, secret: String) {
         let client = try await server.sdkUser(email)
         let (totp, secret) = try await server.sdkEnrollTOTP(client)
         server.clock.advance(30)
         _ = try await client.stepUp(FactorHint(totp), with: .code(server.totpCode(secret)))
+        return (client, secret)
+    }
+
+    /// A user with an authenticator app, stepped up, with this device enrolled.
+    static func userWithDevice(_ server: TestServer, _ email: String) async throws -> (
+        TrifactorClient, TestDevice, secret: String
+    ) {
+        let (client, secret) = try await steppedUpUser(server, email)
         let device = TestDevice(server)
         let factor = try await device.authenticator.enroll(with: client, name: "Linux laptop")
         #expect(factor.kind == "device")
@@ -258,10 +264,7 @@ struct SDKDeviceTests {
     )
     func concurrentEnroll() async throws {
         try await Backend.all[0].withLiveServer { server in
-            let client = try await server.sdkUser("doubletap@example.com")
-            let (totp, secret) = try await server.sdkEnrollTOTP(client)
-            server.clock.advance(30)
-            _ = try await client.stepUp(FactorHint(totp), with: .code(server.totpCode(secret)))
+            let (client, _) = try await Self.steppedUpUser(server, "doubletap@example.com")
             let device = TestDevice(server)
             async let first = refusal { try await device.authenticator.enroll(with: client, name: "Laptop") }
             async let second = refusal { try await device.authenticator.enroll(with: client, name: "Laptop") }
@@ -285,10 +288,7 @@ struct SDKDeviceTests {
     )
     func leftoverApprovalKey() async throws {
         try await Backend.all[0].withLiveServer { server in
-            let client = try await server.sdkUser("leftover@example.com")
-            let (totp, secret) = try await server.sdkEnrollTOTP(client)
-            server.clock.advance(30)
-            _ = try await client.stepUp(FactorHint(totp), with: .code(server.totpCode(secret)))
+            let (client, _) = try await Self.steppedUpUser(server, "leftover@example.com")
             let device = TestDevice(server)
             // What an enrollment abandoned at its check (under another policy, perhaps) leaves behind.
             let keys = SoftwareDeviceKeyStore(vault: device.vault)
