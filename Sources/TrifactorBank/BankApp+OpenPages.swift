@@ -5,6 +5,9 @@ import TrifactorKit
 /// The pages of opening an account: the form, the email code and the
 /// mobile code, each code page with a way to a new code and a way back.
 extension BankApp {
+    /// What a new password must be, under every field that asks for one.
+    static let passwordAdvice = "At least 8 characters, not a common password; a few words are easiest."
+
     func openPage(_ viewer: any Viewer, _ request: Request, draft: FormDraft?, notice: String?) -> HTML {
         let errors = draft?.errors ?? [:]
         let pictures: [HTML] = Sitekey.pictures.map { picture in
@@ -13,12 +16,16 @@ extension BankApp {
                 [
                     .element("img", ["src": "/sitekeys/\(picture).svg", "alt": ""]),
                     .element(
-                        "input",
+                        "span", [:],
                         [
-                            "type": "radio", "name": "picture", "value": picture,
-                            "checked": draft?["picture"] == picture ? "" : nil, "required": "",
+                            .element(
+                                "input",
+                                [
+                                    "type": "radio", "name": "picture", "value": picture,
+                                    "checked": draft?["picture"] == picture ? "" : nil, "required": "",
+                                ]),
+                            .text(picture),
                         ]),
-                    .text(" \(picture)"),
                 ])
         }
         var fieldset: [HTML] = [.element("legend", [:], ["Your sitekey picture"])] + pictures
@@ -42,7 +49,7 @@ extension BankApp {
                         autocomplete: "email"),
                     Page.field(
                         "Password", name: "password", type: "password", error: errors["password"],
-                        hint: "At least 8 characters, not a common password; a few words are easiest.",
+                        hint: (draft ?? FormDraft()).passwordHint("password", usual: Self.passwordAdvice),
                         autocomplete: "new-password"),
                     Page.field(
                         "Mobile number", name: "phone", type: "tel", value: draft?["phone"], error: errors["phone"],

@@ -137,7 +137,7 @@ extension BankApp {
         fields += [
             Page.field(
                 "New password", name: "new_password", type: "password", error: draft?.errors["new_password"],
-                hint: "At least 8 characters, not a common password; a few words are easiest.",
+                hint: (draft ?? FormDraft()).passwordHint("new_password", usual: Self.passwordAdvice),
                 autocomplete: "new-password"),
             Page.button(button),
         ]

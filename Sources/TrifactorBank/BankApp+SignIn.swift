@@ -42,7 +42,7 @@ extension BankApp {
                 return flows.reset != nil
             }) {
                 notice =
-                    "You left the password reset, so your password is unchanged. \"Forgot your password?\" starts it again."
+                    "You left the password reset, so your password is unchanged. To start it again, enter your email, then choose \"Forgot your password?\"."
             }
             session.set(stage: .start)
             notice = session.takeNotice() ?? notice

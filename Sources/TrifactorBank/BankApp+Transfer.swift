@@ -130,6 +130,22 @@ extension BankApp {
             session.flash("Pick how to confirm. Nothing was moved.")
             return redirect("/transfers/\(pending.id)")
         }
+        // A double click, or the same review confirmed in a second tab: the first request asks Trifactor; this one
+        // waits for it and shows the code step it started, so one code is sent and the one sent stays valid.
+        guard session.flows({ $0.authorizing.insert(pending.id).inserted }) else {
+            var waits = 0
+            while waits < 200, session.flows({ $0.authorizing.contains(pending.id) }) {
+                usleep(50_000)
+                waits += 1
+            }
+            return redirect("/transfers/\(pending.id)")
+        }
+        defer { session.flows { _ = $0.authorizing.remove(pending.id) } }
+        if let current = session.pendingTransfer(pending.id), current.authorizationID != nil,
+            current.factor?.id == factor.id
+        {
+            return redirect("/transfers/\(pending.id)")
+        }
         return authorize(session, request, pending, with: factor, others: factors.filter { $0.id != factor.id })
     }
 
@@ -258,8 +274,7 @@ extension BankApp {
         do {
             authorization = try blocking({ try await client.authorize(action, with: factor) })
         } catch {
-            pending.authorizationID = nil
-            session.store(pending)
+            // Nothing was sent: an authorization already running (for another factor) keeps its code.
             session.flash(
                 Self.isSendLimit(error)
                     ? Self.cannotText(error, others: others) : Self.sentence(error) + " Nothing was moved.")

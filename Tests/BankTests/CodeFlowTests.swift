@@ -183,6 +183,41 @@ struct CodeFlowTests {
         }
     }
 
+    @Test(
+        "a transfer confirmed twice (a double click, a second tab) asks Trifactor once, and its code stays the one to type"
+    )
+    func transferConfirmedTwice() async throws {
+        try await BankHarness.run { bank in
+            let (ann, browser, session) = try await bank.ann()
+            let asked = Shared(0)
+            bank.trifactor.routes { method, path, _ in
+                switch (method, path) {
+                case ("GET", "/v1/mfa/enrollments"): return FakeTrifactor.factors([("phone", "p1", "Mobile")])
+                case ("POST", "/v1/authorizations"):
+                    asked.set(asked.current + 1)
+                    // Trifactor refuses a second text so soon: were it asked again, the first code must survive that.
+                    return asked.current == 1
+                        ? FakeTrifactor.json(AuthorizationCreated(authorizationID: "a1", summary: "Confirm transfer"))
+                        : FakeTrifactor.problem(429, "rate_limited", detail: "Wait.", retryAfter: 60)
+                default: return nil
+                }
+            }
+            let accounts = try bank.app.ledger.accounts(of: ann)
+            let review = await browser.follow(
+                "POST", "/transfer",
+                form: ["csrf": session.csrf, "from": accounts[0].id, "to": accounts[1].id, "amount": "5"])
+            let id = try #require(review.hidden("transfer"))
+            let first = await browser.follow(
+                "POST", "/transfer/confirm", form: ["csrf": session.csrf, "transfer": id, "factor": "p1"])
+            let second = await browser.follow(
+                "POST", "/transfer/confirm", form: ["csrf": session.csrf, "transfer": id, "factor": "p1"])
+            #expect(asked.current == 1, "one authorization, one text")
+            #expect(first.text.contains(#"name="code""#) && second.text.contains(#"name="code""#))
+            #expect(!second.text.contains("cannot send another text"))
+            #expect(session.pendingTransfer(id)?.authorizationID == "a1")
+        }
+    }
+
     @Test("too many wrong codes end a transfer: nothing moved, the customer is back at the accounts")
     func transferEndsAfterTooManyCodes() async throws {
         try await BankHarness.run { bank in

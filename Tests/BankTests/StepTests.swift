@@ -47,6 +47,26 @@ struct StepTests {
         }
     }
 
+    @Test("a form refused for another field comes back with its password empty, and says to type it again")
+    func passwordRetyped() async throws {
+        try await BankHarness.run { bank in
+            let visitor = TestBrowser(bank.server)
+            let csrf = try #require(await visitor.send("GET", "/open").csrf)
+            // A password the form took comes back empty, as it must, and the page says why rather than losing it silently.
+            let typed = await visitor.send(
+                "POST", "/open",
+                form: [
+                    "csrf": csrf, "name": "Ann Example", "email": "ann@example.com",
+                    "password": "correct horse battery",
+                    "phone": "123",
+                ])
+            #expect(typed.status == 303)
+            let retype = await visitor.send("GET", "/open")
+            #expect(retype.text.contains("Type it again: for your safety it is never kept."))
+            #expect(!retype.text.contains("correct horse battery"))
+        }
+    }
+
     @Test(
         "a refused form comes back by a redirect with what was typed and why, for a visitor too (a signed cookie, no session)"
     )

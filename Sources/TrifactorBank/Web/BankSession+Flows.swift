@@ -22,6 +22,8 @@ struct Flows: Sendable {
     var recoveryCodes: [String]?
     /// Transfers reviewed and not yet sent, by id.
     var transfers: [String: PendingTransfer] = [:]
+    /// Transfers whose authorization is being asked for now: a second submit waits for it rather than asking again.
+    var authorizing: Set<String> = []
     /// Transfers sent, by id: what a resent form or a refreshed page says instead of sending them again.
     var sent: [String: String] = [:]
     /// A forgotten password being reset.

@@ -17,6 +17,12 @@ struct FormDraft: Sendable, Codable, Equatable {
         self.errors = errors
     }
 
+    /// The hint under a password field of a form sent back with errors elsewhere: a password is never kept in a
+    /// draft, so its field comes back empty, and the page says why instead of losing it silently.
+    func passwordHint(_ field: String, usual: String) -> String {
+        errors.isEmpty || errors[field] != nil ? usual : "Type it again: for your safety it is never kept. " + usual
+    }
+
     /// The draft of `form`'s fields `names` (trimmed) with `errors`.
     init(_ form: Form, keeping names: [String], errors: [String: String] = [:]) {
         var values: [String: String] = [:]
