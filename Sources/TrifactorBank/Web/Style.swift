@@ -87,9 +87,9 @@ enum Style {
         form:has(#f-to option[value=payee]:not(:checked)) .payee{display:none}
         .sitekey{display:flex;gap:1rem;align-items:center}.sitekey img{width:96px;height:96px;flex:none}.phrase{font-size:1.2rem}
         .number{font-size:4rem;font-weight:800;letter-spacing:.1em;text-align:center;margin:.5rem 0}
-        .pictures{display:grid;grid-template-columns:repeat(auto-fill,minmax(6.5rem,1fr));gap:.5rem;border:0;padding:0;margin:0 0 1rem}
+        .pictures{display:grid;grid-template-columns:repeat(auto-fill,minmax(7.5rem,1fr));gap:.5rem;border:0;padding:0;margin:0 0 1rem}
         .pictures label{font-weight:400;display:flex;flex-direction:column;align-items:center;gap:.25rem;border:1px solid var(--line);border-radius:.5rem;padding:.4rem;background:#fff;cursor:pointer;font-size:.9rem;min-width:0}
-        .pictures label span{display:flex;align-items:center;gap:.3rem;max-width:100%;overflow-wrap:anywhere}
+        .pictures label span{display:flex;align-items:center;gap:.3rem;white-space:nowrap}
         .pictures label:has(input:checked){border:2px solid var(--brand);background:var(--brand-soft)}
         .pictures input{width:auto;min-height:0}.pictures img{width:100%;max-width:56px;display:block;margin:0 auto .25rem}
         ol.codes{columns:2;column-gap:2rem;padding-left:1.75rem;font-size:1.1rem}ol.codes li{margin:.2rem 0}
