@@ -18,6 +18,21 @@ struct SDKDeviceTests {
         return (client, secret)
     }
 
+    /// A password sign-in by `client` that asks for the device's approval: its resolver, the device's hint and the push.
+    static func pushedSignIn(_ client: TrifactorClient, _ email: String) async throws -> (
+        SecondFactorResolver, FactorHint, PushApproval
+    ) {
+        let result = try await client.signIn(email: email, password: "correct horse battery")
+        guard case .secondFactorRequired(let resolver) = result,
+            let hint = resolver.hints.first(where: { $0.kind == .device }),
+            case .push(let push) = try await resolver.challenge(hint)
+        else { throw PushExpected() }
+        return (resolver, hint, push)
+    }
+
+    /// A sign-in that asked for no push.
+    struct PushExpected: Error {}
+
     /// A user with an authenticator app, stepped up, with this device enrolled.
     static func userWithDevice(_ server: TestServer, _ email: String) async throws -> (
         TrifactorClient, TestDevice, secret: String
@@ -75,15 +90,7 @@ struct SDKDeviceTests {
             let (_, device, _) = try await Self.userWithDevice(server, "fatigue@example.com")
             let recording = RecordingTransport(passingTo: URLSessionTransport())
             let attacker = server.sdk(profile: "attacker", transport: recording)
-            guard
-                case .secondFactorRequired(let resolver) = try await attacker.signIn(
-                    email: "fatigue@example.com", password: "correct horse battery"),
-                let hint = resolver.hints.first(where: { $0.kind == .device }),
-                case .push(let push) = try await resolver.challenge(hint)
-            else {
-                Issue.record("expected a push")
-                return
-            }
+            let (resolver, hint, push) = try await Self.pushedSignIn(attacker, "fatigue@example.com")
             let approval = try #require(try await device.authenticator.pendingApprovals().first)
             let wrong = try #require(approval.choices.first { $0 != push.number })
             #expect(try await device.authenticator.answer(approval, pickedNumber: wrong) == .denied)
@@ -212,15 +219,7 @@ struct SDKDeviceTests {
         try await Backend.all[0].withLiveServer { server in
             let (_, device, _) = try await Self.userWithDevice(server, "cancel@example.com")
             let browser = server.sdk(profile: "browser")
-            guard
-                case .secondFactorRequired(let resolver) = try await browser.signIn(
-                    email: "cancel@example.com", password: "correct horse battery"),
-                let hint = resolver.hints.first(where: { $0.kind == .device }),
-                case .push(let push) = try await resolver.challenge(hint)
-            else {
-                Issue.record("expected a push")
-                return
-            }
+            let (_, _, push) = try await Self.pushedSignIn(browser, "cancel@example.com")
             let approval = try #require(try await device.authenticator.pendingApprovals().first)
             device.typed.enqueue(.cancel)
             #expect(
