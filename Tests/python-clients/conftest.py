@@ -248,7 +248,7 @@ class _Daemon:
         shutil.rmtree(tmp, ignore_errors=True)
         assert code == 0, (
             f"trifactord exited {code} after SIGTERM (None: killed after {STOP_TIMEOUT}s); "
-            f"stderr tail:\n{srv.log_tail()}"
+            f"stderr tail:\n{srv.log_tail(400 if code is not None and code < 0 else 60)}"
         )
 
 
