@@ -210,22 +210,30 @@ struct OneShotResumerTests {
         #expect(!resumer.resume(returning: "late credential"))
     }
 
-    @Test("many threads answering at once: exactly one answer is taken")
+    @Test("many threads answering at once: exactly one answer is taken, a value or the cancellation")
     func race() async throws {
+        var outcomes = (values: 0, cancellations: 0)
         for _ in 0..<50 {
             let resumer = OneShotResumer<Int>()
-            let value = try await withCheckedThrowingContinuation { continuation in
-                resumer.start(continuation)
-                let taken = Watched(0)
-                DispatchQueue.concurrentPerform(iterations: 8) { i in
-                    if i.isMultiple(of: 2) ? resumer.resume(returning: i) : resumer.cancel() {
-                        taken.withLock { $0 += 1 }
+            do {
+                // Even threads answer with their number, odd ones cancel: whichever comes first is the answer.
+                let value = try await withCheckedThrowingContinuation { continuation in
+                    resumer.start(continuation)
+                    let taken = Watched(0)
+                    DispatchQueue.concurrentPerform(iterations: 8) { i in
+                        if i.isMultiple(of: 2) ? resumer.resume(returning: i) : resumer.cancel() {
+                            taken.withLock { $0 += 1 }
+                        }
                     }
+                    #expect(taken.value == 1)
                 }
-                #expect(taken.value == 1)
+                #expect(value.isMultiple(of: 2))
+                outcomes.values += 1
+            } catch is CancellationError {
+                outcomes.cancellations += 1
             }
-            #expect(value.isMultiple(of: 2))
         }
+        #expect(outcomes.values + outcomes.cancellations == 50)
     }
 
     @Test("an answer that comes before start is handed over at start, and a second start is refused, not left hanging")
