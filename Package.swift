@@ -65,6 +65,7 @@ let package = Package(
         .target(name: "QRCode", dependencies: ["CQREncode"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["Core", "CSodium", "COpenSSL", "COpenSSLShim"], swiftSettings: strict),
         .target(name: "Phone", dependencies: ["CPhoneNumber"], swiftSettings: strict),
+        .target(name: "WebUI", swiftSettings: strict),
         .target(name: "WebAuthn", dependencies: ["Core", "Crypto", "CCBOR", "COpenSSL"], swiftSettings: strict),
         .target(
             name: "Messaging", dependencies: ["Core", "Crypto", "CCurl", "CCurlShim"], resources: [.copy("Templates")],
@@ -101,7 +102,7 @@ let package = Package(
         // Trifactor Bank: the demo relying party, its own server and database, on TrifactorKit.
         .target(
             name: "TrifactorBank",
-            dependencies: ["API", "TrifactorKit", "Core", "Crypto", "Store", "HTTP", "Logging", "Phone"],
+            dependencies: ["API", "TrifactorKit", "Core", "Crypto", "Store", "HTTP", "Logging", "Phone", "WebUI"],
             resources: [.copy("Resources/sitekeys")], swiftSettings: strict),
         .executableTarget(
             name: "trifactor-bank", dependencies: ["TrifactorBank", "Crypto", "Store", "Logging", "HTTP"],
@@ -140,7 +141,9 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store", "TrifactorTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "BankTests",
-            dependencies: ["API", "HTTP", "Logging", "TrifactorKit", "TrifactorBank", "Store", "TrifactorTestSupport"],
+            dependencies: [
+                "API", "HTTP", "Logging", "TrifactorKit", "TrifactorBank", "Store", "TrifactorTestSupport", "WebUI",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "TrifactorKitTests",

@@ -2,6 +2,7 @@ import Foundation
 import HTTP
 import Store
 import TrifactorKit
+import WebUI
 
 /// Accounts and statements: a card per account (its IBAN and balance, large)
 /// under the total, and a statement read from the account's side, a page at

@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import TrifactorKit
+import WebUI
 
 /// Adding an authenticator app: the QR code, the secret in groups of four,
 /// and an `otpauth://` link for a customer on the phone that holds the app;

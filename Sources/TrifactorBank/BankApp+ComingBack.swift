@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import TrifactorKit
+import WebUI
 
 /// Confirming it's you again: after the idle time (5 minutes by default), or
 /// when the tab was hidden that long, balances hide and the customer

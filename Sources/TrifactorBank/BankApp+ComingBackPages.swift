@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import TrifactorKit
+import WebUI
 
 /// The pages of confirming it's you: the choice (a passkey first) and the code.
 extension BankApp {

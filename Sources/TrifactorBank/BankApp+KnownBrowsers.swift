@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import Logging
+import WebUI
 
 /// The browser the bank recognises: remembered after a sign-in with a second
 /// factor (and after opening an account), shown and forgotten on the

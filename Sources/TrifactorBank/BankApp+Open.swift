@@ -3,6 +3,7 @@ import HTTP
 import Phone
 import Store
 import TrifactorKit
+import WebUI
 
 /// Opening an account: name, email, password, mobile number and a sitekey;
 /// the email confirmed by code (the bank's customer and accounts exist from

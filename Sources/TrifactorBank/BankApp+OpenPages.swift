@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import TrifactorKit
+import WebUI
 
 /// The pages of opening an account: the form, the email code and the
 /// mobile code, each code page with a way to a new code and a way back.

@@ -2,6 +2,7 @@ import Foundation
 import HTTP
 import Phone
 import TrifactorKit
+import WebUI
 
 /// The mobile step of opening an account: the texted code, "Send a new
 /// code" (a new enrollment: Trifactor ends a code after three wrong tries

@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import TrifactorKit
+import WebUI
 
 /// Recovery codes: made (after a confirmation when Trifactor wants one),
 /// then shown from the session's memory only until the customer says they

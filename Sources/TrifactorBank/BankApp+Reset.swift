@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import TrifactorKit
+import WebUI
 
 /// "Forgot your password?": the email, the 8-digit code Trifactor emails
 /// (the same page for every address, so it tells no one who banks here),

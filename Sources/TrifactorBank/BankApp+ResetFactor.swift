@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import TrifactorKit
+import WebUI
 
 /// The second step of a forgotten password: one of the customer's second
 /// factors proves the reset (a code typed with the new password, a device's

@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import TrifactorKit
+import WebUI
 
 /// The pages of resetting a forgotten password: the email, its code, the
 /// choice of second factor, the new password (with the code when the factor

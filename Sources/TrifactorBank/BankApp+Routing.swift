@@ -2,6 +2,7 @@ import Foundation
 import HTTP
 import Logging
 import TrifactorKit
+import WebUI
 
 /// What every route shares: the browser's session, pages and redirects
 /// (every form posts, then the browser is sent to a page: Post/Redirect/Get,

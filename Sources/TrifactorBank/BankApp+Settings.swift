@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import TrifactorKit
+import WebUI
 
 /// Settings: the customer's second factors (add an authenticator app or a
 /// passkey, rename, remove after a confirmation), how to link a device,

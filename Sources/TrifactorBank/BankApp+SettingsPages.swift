@@ -2,6 +2,7 @@ import API
 import Foundation
 import HTTP
 import TrifactorKit
+import WebUI
 
 /// The settings page, card by card, and the page that asks before a second
 /// factor is removed.

@@ -2,6 +2,7 @@ import Foundation
 import HTTP
 import Store
 import TrifactorKit
+import WebUI
 
 /// Adding a mobile once signed in: a customer signed in with a password
 /// alone adds it before anything else, and settings can turn codes by text

@@ -2,6 +2,7 @@ import Foundation
 import HTTP
 import Store
 import TrifactorKit
+import WebUI
 
 /// Signing in: email, then the customer's sitekey with the password, then
 /// the second factor they prefer (the others one click away). Each form

@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import TrifactorKit
+import WebUI
 
 /// The second step of signing in: the code page (a wrong code, a code used
 /// up, "Send a new code", "Call me instead", "Use another way", "Start

@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import TrifactorKit
+import WebUI
 
 /// The pages of signing in: the email, the password under the sitekey, the
 /// choice of second factor, the code, and the number to pick on a device.

@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import TrifactorKit
+import WebUI
 
 /// Where the customer is: every step's page is a GET that renders the state
 /// the session keeps, and a step opened out of turn (by its URL, by Back, in

@@ -2,6 +2,7 @@ import Foundation
 import HTTP
 import Store
 import TrifactorKit
+import WebUI
 
 /// Transfers: the form, the review, the code (or passkey), each a page of
 /// /transfers/ID that renders the transfer kept in the session. Each is

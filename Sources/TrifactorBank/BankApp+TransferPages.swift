@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import TrifactorKit
+import WebUI
 
 /// The pages of a transfer: the form (To another account than From; the
 /// payee's fields only for a payee, by the stylesheet alone, so it works

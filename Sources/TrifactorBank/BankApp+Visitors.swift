@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import WebUI
 
 /// Visitors: a browser that only looks at the sign-in or account-opening
 /// page costs the bank nothing in memory. Its forms carry a signed

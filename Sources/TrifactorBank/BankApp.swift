@@ -6,6 +6,7 @@ package import Logging
 package import Store
 import Synchronization
 package import TrifactorKit
+import WebUI
 
 /// Trifactor Bank: a relying party of trifactord like any customer's app,
 /// with its own database (customers, accounts, the ledger) and its own web

@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import Testing
+import WebUI
 
 @testable import TrifactorBank
 

@@ -1,6 +1,7 @@
 import Core
 import Crypto
 import Foundation
+import WebUI
 
 /// What a refused form keeps for the page it is sent back to (Post/Redirect/Get):
 /// the values typed (never a password) and why each field was refused. A

@@ -1,4 +1,5 @@
 import Foundation
+import WebUI
 
 /// How a page is framed: for whom, under which tab of the navigation,
 /// with which scripts, and whether passkeys can work at this address.

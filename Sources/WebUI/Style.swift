@@ -3,8 +3,8 @@
 /// tab bar on phones and a top one from 720 px, AA contrast throughout,
 /// focus always visible, money blurred while the tab is hidden, and a print
 /// sheet that prints recovery codes alone.
-enum Style {
-    static let css = """
+package enum Style {
+    package static let css = """
         :root{--ink:#17212b;--muted:#4a5866;--line:#d5dde5;--paper:#f3f5f8;--card:#fff;--brand:#0b4a6f;--brand-ink:#fff;--brand-soft:#e3eef6;
         --accent:#0d6e6e;--in:#126b3a;--in-soft:#e4f4ea;--out:#5a3a00;--danger:#a4161a;--focus:#c2410c;--radius:.75rem}
         *{box-sizing:border-box}html{-webkit-text-size-adjust:100%}
