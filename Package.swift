@@ -66,6 +66,8 @@ let package = Package(
         .target(name: "Crypto", dependencies: ["Core", "CSodium", "COpenSSL", "COpenSSLShim"], swiftSettings: strict),
         .target(name: "Phone", dependencies: ["CPhoneNumber"], swiftSettings: strict),
         .target(name: "WebAuthn", dependencies: ["Core", "Crypto", "CCBOR", "COpenSSL"], swiftSettings: strict),
+        // JOSE for the OpenID Provider: signing keys, JWKs, compact JWS, JWT claims.
+        .target(name: "JOSE", dependencies: ["Core", "Crypto"], swiftSettings: strict),
         .target(
             name: "Messaging", dependencies: ["Core", "Crypto", "CCurl", "CCurlShim"], resources: [.copy("Templates")],
             swiftSettings: strict),
@@ -135,6 +137,7 @@ let package = Package(
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Core", "Crypto"], swiftSettings: strict),
         .testTarget(name: "PhoneTests", dependencies: ["Phone"], swiftSettings: strict),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "Crypto", "Core"], swiftSettings: strict),
         .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn"], swiftSettings: strict),
         .testTarget(name: "FuzzCorpusTests", dependencies: ["FuzzHarnesses"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TrifactorTestSupport"], swiftSettings: strict),
