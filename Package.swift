@@ -67,6 +67,8 @@ let package = Package(
         .target(name: "Phone", dependencies: ["CPhoneNumber"], swiftSettings: strict),
         .target(name: "WebUI", swiftSettings: strict),
         .target(name: "WebAuthn", dependencies: ["Core", "Crypto", "CCBOR", "COpenSSL"], swiftSettings: strict),
+        // JOSE for the OpenID Provider: signing keys, JWKs, compact JWS, JWT claims.
+        .target(name: "JOSE", dependencies: ["Core", "Crypto"], swiftSettings: strict),
         .target(
             name: "Messaging", dependencies: ["Core", "Crypto", "CCurl", "CCurlShim"], resources: [.copy("Templates")],
             swiftSettings: strict),
@@ -136,6 +138,7 @@ let package = Package(
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Core", "Crypto"], swiftSettings: strict),
         .testTarget(name: "PhoneTests", dependencies: ["Phone"], swiftSettings: strict),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "Crypto", "Core"], swiftSettings: strict),
         .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn"], swiftSettings: strict),
         .testTarget(name: "FuzzCorpusTests", dependencies: ["FuzzHarnesses"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TrifactorTestSupport"], swiftSettings: strict),

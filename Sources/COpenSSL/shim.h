@@ -7,4 +7,6 @@
 #include <openssl/x509.h>
 #include <openssl/bn.h>
 #include <openssl/pem.h>
+#include <openssl/ec.h>
+#include <openssl/rsa.h>
 #endif

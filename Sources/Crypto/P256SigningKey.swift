@@ -2,8 +2,9 @@ internal import COpenSSL
 
 /// A P-256 private key in OpenSSL that signs ES256 (ECDSA with SHA-256, DER
 /// signatures): a device key kept in software, where no secure element
-/// exists (a Linux machine). Its private half leaves only as PKCS#8 DER in
-/// `SecureBytes`, to be sealed by the caller.
+/// exists (a Linux machine), or a token-signing key of Trifactor's own. Its
+/// private half leaves only as PKCS#8 DER in `SecureBytes`, to be sealed by
+/// the caller.
 ///
 /// `@unchecked Sendable`: the `EVP_PKEY` is never mutated after `init`, and
 /// OpenSSL allows concurrent signing with one key.
@@ -31,15 +32,11 @@ package final class P256SigningKey: @unchecked Sendable {
         return P256SigningKey(key: key)
     }
 
-    /// The key stored by `pkcs8`.
+    /// The key stored by `pkcs8`, or by earlier versions, which wrote the
+    /// SEC1 form (RFC 5915): software device keys sealed then still open.
     /// - Throws: `OpenSSLError` when the bytes are not a P-256 private key.
     package convenience init(pkcs8 der: SecureBytes) throws(OpenSSLError) {
-        OpenSSLError.clear()
-        let parsed: OpaquePointer? = der.withUnsafeBytes { raw in
-            var cursor: UnsafePointer<UInt8>? = raw.baseAddress?.assumingMemoryBound(to: UInt8.self)
-            return d2i_AutoPrivateKey(nil, &cursor, raw.count)
-        }
-        guard let parsed else { throw .last("d2i_AutoPrivateKey") }
+        let parsed = try PrivateKeyDER.parse(der)
         guard EVP_PKEY_is_a(parsed, "EC") == 1, EVP_PKEY_get_bits(parsed) == 256 else {
             EVP_PKEY_free(parsed)
             throw OpenSSLError(operation: "d2i_AutoPrivateKey (not a P-256 key)", code: 0)
@@ -47,19 +44,20 @@ package final class P256SigningKey: @unchecked Sendable {
         self.init(key: parsed)
     }
 
-    /// The private key as PKCS#8 DER, in wiped memory.
+    /// The private key as PKCS#8 PrivateKeyInfo DER (RFC 5208), in wiped memory.
     /// - Throws: `OpenSSLError` when OpenSSL cannot encode it.
     package func pkcs8() throws(OpenSSLError) -> SecureBytes {
-        OpenSSLError.clear()
-        let length = i2d_PrivateKey(key, nil)
-        guard length > 0 else { throw .last("i2d_PrivateKey") }
-        var failed = false
-        let out = SecureBytes(count: Int(length)) { buffer in
-            var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
-            failed = i2d_PrivateKey(key, &cursor) != length
-        }
-        if failed { throw .last("i2d_PrivateKey") }
-        return out
+        try PrivateKeyDER.pkcs8(key)
+    }
+
+    /// The public point's affine coordinates, 32 big-endian bytes each: the
+    /// `x` and `y` of its JWK (RFC 7518 §6.2.1.2 wants them full size).
+    /// - Throws: `OpenSSLError` when OpenSSL cannot export them.
+    package func publicCoordinates() throws(OpenSSLError) -> (x: [UInt8], y: [UInt8]) {
+        guard let x = PrivateKeyDER.parameter(key, "qx", width: 32),
+            let y = PrivateKeyDER.parameter(key, "qy", width: 32)
+        else { throw OpenSSLError(operation: "EVP_PKEY_get_bn_param(qx, qy)", code: 0) }
+        return (x, y)
     }
 
     /// The public key as SubjectPublicKeyInfo DER, as Trifactor enrolls it.

@@ -1,29 +1,81 @@
 internal import COpenSSL
 
-/// An RSA private key from PEM that signs RS256 (PKCS #1 v1.5 with SHA-256):
-/// the key of a Vonage application, which signs the JWT of each Voice API call.
+/// An RSA private key of 2048 bits or more that signs RS256 (PKCS #1 v1.5
+/// with SHA-256): the key of a Vonage application (from PEM), which signs the
+/// JWT of each Voice API call, or a token-signing key Trifactor makes itself
+/// and keeps as PKCS#8 in `SecureBytes`, sealed by the caller.
 ///
 /// `@unchecked Sendable`: the `EVP_PKEY` is never mutated after `init`, and
 /// OpenSSL allows concurrent signing with one key.
 package final class RSASigningKey: @unchecked Sendable {
     private let key: OpaquePointer
 
+    private init(key: OpaquePointer) { self.key = key }
+
     deinit { EVP_PKEY_free(key) }
 
     /// The key in `pem` (PKCS #8 or PKCS #1).
     /// - Throws: `OpenSSLError` when it is not an RSA private key of 2048 bits or more.
-    package init(pem: String) throws(OpenSSLError) {
+    package convenience init(pem: String) throws(OpenSSLError) {
         OpenSSLError.clear()
         let bytes = Array(pem.utf8)
         let bio = bytes.withUnsafeBufferPointer { BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }
         guard let bio else { throw .last("BIO_new_mem_buf") }
         defer { BIO_free(bio) }
         guard let parsed = PEM_read_bio_PrivateKey(bio, nil, nil, nil) else { throw .last("PEM_read_bio_PrivateKey") }
+        try self.init(checking: parsed, operation: "PEM_read_bio_PrivateKey")
+    }
+
+    /// The key stored by `pkcs8` (PKCS#1 DER is read too).
+    /// - Throws: `OpenSSLError` when the bytes are not an RSA private key of 2048 bits or more.
+    package convenience init(pkcs8 der: SecureBytes) throws(OpenSSLError) {
+        try self.init(checking: try PrivateKeyDER.parse(der), operation: "d2i_AutoPrivateKey")
+    }
+
+    /// Takes `parsed` if it is RSA of 2048 bits or more, else frees it.
+    private convenience init(checking parsed: OpaquePointer, operation: String) throws(OpenSSLError) {
         guard EVP_PKEY_is_a(parsed, "RSA") == 1, EVP_PKEY_get_bits(parsed) >= 2048 else {
             EVP_PKEY_free(parsed)
-            throw OpenSSLError(operation: "PEM_read_bio_PrivateKey (not an RSA key of 2048 bits or more)", code: 0)
+            throw OpenSSLError(operation: "\(operation) (not an RSA key of 2048 bits or more)", code: 0)
         }
-        key = parsed
+        self.init(key: parsed)
+    }
+
+    /// A new key of `bits` bits (2048 to 8192, the sizes `PublicKey` verifies)
+    /// with exponent 65537, from OpenSSL's CSPRNG.
+    /// - Throws: `OpenSSLError` for another size, or naming the call that failed.
+    package static func generate(bits: Int = 2048) throws(OpenSSLError) -> RSASigningKey {
+        guard (2048...8192).contains(bits) else {
+            throw OpenSSLError(operation: "RSA key generation (\(bits) bits is outside 2048...8192)", code: 0)
+        }
+        OpenSSLError.clear()
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else {
+            throw .last("EVP_PKEY_CTX_new_from_name")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_keygen_init(context) == 1 else { throw .last("EVP_PKEY_keygen_init") }
+        guard EVP_PKEY_CTX_set_rsa_keygen_bits(context, Int32(bits)) == 1 else {
+            throw .last("EVP_PKEY_CTX_set_rsa_keygen_bits")
+        }
+        var key: OpaquePointer?
+        guard EVP_PKEY_generate(context, &key) == 1, let key else { throw .last("EVP_PKEY_generate") }
+        return RSASigningKey(key: key)
+    }
+
+    /// The private key as PKCS#8 PrivateKeyInfo DER (RFC 5208), in wiped memory.
+    /// - Throws: `OpenSSLError` when OpenSSL cannot encode it.
+    package func pkcs8() throws(OpenSSLError) -> SecureBytes {
+        try PrivateKeyDER.pkcs8(key)
+    }
+
+    /// The public modulus and exponent, big-endian without leading zeros:
+    /// the `n` and `e` of its JWK (RFC 7518 §6.3.1).
+    /// - Throws: `OpenSSLError` when OpenSSL cannot export them.
+    package func publicComponents() throws(OpenSSLError) -> (modulus: [UInt8], exponent: [UInt8]) {
+        guard let modulus = PrivateKeyDER.parameter(key, "n"), let exponent = PrivateKeyDER.parameter(key, "e") else {
+            throw OpenSSLError(operation: "EVP_PKEY_get_bn_param(n, e)", code: 0)
+        }
+        return (modulus, exponent)
     }
 
     /// An RS256 signature over `message`.

@@ -1,0 +1,116 @@
+import Foundation
+
+/// A JSON value as JOSE headers, JWKs and JWT claims hold them: typed and
+/// `Sendable`, where `JSONSerialization`'s `Any` is neither. Integers stay
+/// integers (`exp`, `iat` are written without a fraction); booleans are
+/// never numbers.
+package enum JSONValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    /// The string, or nil for another kind.
+    package var string: String? { if case .string(let value) = self { value } else { nil } }
+
+    /// The integer (a whole `number` counts), or nil for another kind.
+    package var integer: Int64? {
+        switch self {
+        case .integer(let value): value
+        case .number(let value) where value.rounded(.down) == value && abs(value) < 9e15: Int64(value)
+        default: nil
+        }
+    }
+
+    /// The value as a NumericDate's seconds (RFC 7519 §2: fractions allowed,
+    /// dropped here), or nil when it is no number.
+    var seconds: Int64? {
+        switch self {
+        case .integer(let value): value
+        case .number(let value) where value.isFinite && abs(value) < 9e15: Int64(value.rounded(.down))
+        default: nil
+        }
+    }
+
+    /// The strings of an array of strings, or nil for anything else.
+    package var strings: [String]? {
+        guard case .array(let values) = self else { return nil }
+        let strings = values.compactMap(\.string)
+        return strings.count == values.count ? strings : nil
+    }
+
+    /// The members of an object, or nil for another kind.
+    package var object: [String: JSONValue]? { if case .object(let value) = self { value } else { nil } }
+
+    /// Parses one JSON object (a header, a JWK, a claims set).
+    /// - Throws: `JOSEError.malformed` for anything else, and for an object
+    ///   that names a member twice (see `DuplicateMembers`).
+    static func parseObject(_ bytes: [UInt8]) throws(JOSEError) -> [String: JSONValue] {
+        guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(bytes)),
+            !DuplicateMembers.found(in: bytes)
+        else { throw .malformed }
+        return object
+    }
+
+    /// `object` as compact JSON with sorted keys and unescaped slashes: one
+    /// object, one byte string, so a token or key set is reproducible.
+    static func serialize(_ object: [String: JSONValue]) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding these cases cannot fail but for a non-finite number, which
+        // JSON cannot hold: those are written as null.
+        return (try? encoder.encode(object)).map(Array.init) ?? Array("{}".utf8)
+    }
+}
+
+extension JSONValue: Codable {
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        // Bool before numbers and Int64 before Double: JSONDecoder reads a
+        // bool only from true/false and an Int64 only from a whole number.
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .integer(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
+        case .number(let value) where value.isFinite: try container.encode(value)
+        case .number: try container.encodeNil()
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+}
+
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
+    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+{
+    package init(stringLiteral value: String) { self = .string(value) }
+    package init(integerLiteral value: Int64) { self = .integer(value) }
+    package init(booleanLiteral value: Bool) { self = .bool(value) }
+    package init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    package init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+}
