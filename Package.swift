@@ -82,7 +82,7 @@ let package = Package(
             name: "TrifactorServer",
             dependencies: [
                 "API", "Core", "Crypto", "Logging", "Metrics", "Store", "HTTP", "Phone", "Messaging", "QRCode",
-                "WebAuthn", "CCrack", "CommandLineKit",
+                "WebAuthn", "CCrack", "CommandLineKit", "WebUI", "JOSE",
             ],
             resources: [
                 .copy("Resources/common-passwords.txt"), .copy("Resources/passkey.js"), .copy("Resources/openapi.json"),

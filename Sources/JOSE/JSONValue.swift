@@ -57,7 +57,7 @@ package enum JSONValue: Sendable, Hashable {
 
     /// `object` as compact JSON with sorted keys and unescaped slashes: one
     /// object, one byte string, so a token or key set is reproducible.
-    static func serialize(_ object: [String: JSONValue]) -> [UInt8] {
+    package static func serialize(_ object: [String: JSONValue]) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding these cases cannot fail but for a non-finite number, which

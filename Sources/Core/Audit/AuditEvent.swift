@@ -83,6 +83,19 @@ package enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case mfaFrozen = "mfa.frozen"
     /// An authorization's challenge asked for again ("Send a new code").
     case authorizationResent = "authorization.resent"
+    /// OpenID Provider clients: registered (on the host, by an admin key or by the client itself), changed, removed.
+    case oidcClientCreated = "oidc.client_created"
+    case oidcClientUpdated = "oidc.client_updated"
+    case oidcClientDeleted = "oidc.client_deleted"
+    /// A relying party's sign-in: a code issued to a client, redeemed for tokens, or refused at the token endpoint.
+    case oidcCodeIssued = "oidc.code_issued"
+    case oidcTokensIssued = "oidc.tokens_issued"
+    case oidcTokenRefused = "oidc.token_refused"
+    /// A refresh token used twice: its whole family is revoked (RFC 9700 §4.14.2).
+    case oidcRefreshReused = "oidc.refresh_reused"
+    case oidcTokenRevoked = "oidc.token_revoked"
+    case oidcConsentGranted = "oidc.consent_granted"
+    case oidcSigningKeyRotated = "oidc.signing_key_rotated"
 }
 
 /// The outcome recorded with an event.

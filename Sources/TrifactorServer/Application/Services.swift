@@ -35,6 +35,8 @@ package struct Services: Sendable {
     /// The admin API's keys.
     let adminKeys: AdminKeys
     let passwordResets: PasswordResetService
+    /// The OpenID Provider; nil unless `TRIFACTOR_OIDC` is on.
+    let provider: Provider?
 
     var database: any Database { transactions.database }
 
@@ -84,6 +86,16 @@ package struct Services: Sendable {
             signInPerIP: c.signInPerIP, cache: cache, changes: changes, issuer: issuer,
             hints: { try secondFactors.hints($0, on: $1) },
             startSecondStep: { try secondFactors.startPending($0, passwordVerifiedAt: $1, now: $1, on: $2) })
+        var provider: Provider?
+        if c.oidc, let url = c.publicURL {
+            guard let sealer else {
+                throw ResourceFailure(
+                    description: "The OpenID Provider needs the key file: its signing keys are sealed with it.")
+            }
+            provider = Provider(
+                publicURL: url, sealer: sealer, transactions: transactions, clock: clock, random: random,
+                sessions: sessions, secondFactors: secondFactors, brand: c.totpIssuer)
+        }
         let signUpLimit = RateLimiter.Limit(burst: c.signUpPerIPBurst, rate: c.signUpPerIPRate)
         let accounts = AccountService(
             transactions: transactions, clock: clock, random: random, hashing: hashing, passwordPolicy: passwords,
@@ -114,7 +126,8 @@ package struct Services: Sendable {
             passwordResets: PasswordResetService(
                 transactions: transactions, clock: clock, hashing: hashing, passwordPolicy: passwords,
                 codes: PasswordResetCodes(random: random, outbox: outbox), secondFactors: secondFactors, push: push,
-                outbox: outbox, changes: changes, limits: accounts.limits))
+                outbox: outbox, changes: changes, limits: accounts.limits),
+            provider: provider)
     }
 
     /// The local half of the change feed: this process's long polls and session cache.

@@ -26,6 +26,8 @@ struct SecretResealer: Sendable {
     static let tables = [
         (table: "mfa_factors", key: "id", factor: "id"),
         (table: "mfa_enrollments", key: "token_hash", factor: "factor_id"),
+        // The OpenID Provider's signing keys, each bound to its kid.
+        (table: "oidc_signing_keys", key: "kid", factor: "kid"),
     ]
 
     struct Report: Equatable {

@@ -200,12 +200,22 @@ enum AdminCommands {
         }
     }
 
-    private static func printJSON(_ object: Any) throws {
+    private static func printJSON(_ object: Any) throws { try CommandOutput.printJSON(object) }
+}
+
+/// What commands print for scripts.
+enum CommandOutput {
+    /// `object` as one line of JSON with sorted keys.
+    static func printJSON(_ object: Any) throws {
         print(
-            String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+            String(
+                decoding: try JSONSerialization.data(
+                    withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
+                as: UTF8.self))
     }
 }
 
 extension String {
-    fileprivate var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
+    /// The sentence with its first letter capitalised.
+    var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
 }

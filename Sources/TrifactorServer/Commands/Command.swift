@@ -26,6 +26,8 @@ package enum Trifactord {
           keys rotate  Add a new key to the key ring that seals secrets at rest (older ones retire once unused)
           keys ring    The key ring: which key seals, how many secrets each holds [--json]
           backup PATH  Copy the SQLite database to PATH while it serves (SQLite's online backup API)
+          clients      The OpenID Provider's relying parties: create | list | show | update | rotate-secret | delete
+          signing-keys The OpenID Provider's token signing keys: rotate | list [--json]
           review       Verifications held by the conversion guard: review list [--json] | release ID | drop ID
           help         Show this text; COMMAND --help shows a command's options
 
@@ -94,6 +96,18 @@ package enum Trifactord {
                 return 0
             }
             return run { try AdminCommands.users(sub, rest, environment: environment) }
+        case "clients":
+            if Usage.isAsked(in: rest) {
+                print(ClientsCommand.usage)
+                return 0
+            }
+            return run { try ClientsCommand.run(rest, environment: environment) }
+        case "signing-keys":
+            if Usage.isAsked(in: rest) {
+                print(SigningKeysCommand.usage)
+                return 0
+            }
+            return run { try SigningKeysCommand.run(rest, environment: environment) }
         case "review":
             if Usage.isAsked(in: rest) {
                 print(ReviewCommand.usage)
@@ -125,7 +139,7 @@ package enum Trifactord {
             }
         default:
             return fail(
-                "Unknown command \"\(verb)\": use serve, migrate, audit tail, users, keys, admin-keys, backup or review (see trifactord --help)."
+                "Unknown command \"\(verb)\": use serve, migrate, audit tail, users, keys, admin-keys, clients, signing-keys, backup or review (see trifactord --help)."
             )
         }
     }

@@ -12,6 +12,8 @@ package struct Configuration: Sendable {
     package var databasePoolSize = 4
     /// Dev mode: the outbox is printed and served at /dev/outbox.
     package var dev = false
+    /// Serve the OpenID Provider (issuer: `publicURL`).
+    package var oidc = false
     /// Email over SMTP (`TRIFACTOR_SMTP_URL`); nil: emails wait in the outbox (dev mode shows them).
     package var smtp: SMTPSender.Settings?
     /// SMS and voice provider accounts in failover order (`TRIFACTOR_SMS_PROVIDER`).

@@ -49,6 +49,12 @@ enum ConfigurationParser {
         if (config.http.tlsCertificatePEM == nil) != (config.http.tlsKeyPEM == nil) {
             throw Failure(description: "TLS needs both a certificate (--tls-cert) and a key (--tls-key).")
         }
+        if config.oidc && config.publicURL == nil {
+            throw Failure(
+                description:
+                    "The OpenID Provider (--oidc 1) needs --public-url: it is the issuer every token names, like https://auth.example.com."
+            )
+        }
         return config
     }
 

@@ -15,7 +15,7 @@ struct Setting: Sendable {
     static let all: [Setting] =
         server + accounts + verifyGuards + deviceApprovalKeys + clockOffset + proxies + passkeysAndApps + limits
         + verifyLimits
-        + shutdown + delivery
+        + shutdown + delivery + provider
 
     // MARK: Kinds of value
 

@@ -48,6 +48,10 @@ enum SessionRepository {
         try db.queryOne("SELECT \(columns) FROM sessions WHERE token_hash = $1", [.text(tokenHash)]).map(record)
     }
 
+    static func find(id: SessionID, on db: any SQLConnection) throws -> SessionRecord? {
+        try db.queryOne("SELECT \(columns) FROM sessions WHERE id = $1", [id.sql]).map(record)
+    }
+
     /// The user's live sessions, newest first.
     static func live(_ userID: UserID, on db: any SQLConnection) throws -> [SessionRecord] {
         try db.query(

@@ -1,0 +1,95 @@
+import Foundation
+
+/// One authorization request on its way through the hosted sign-in: a
+/// value state machine (requested → signed in → consented → code issued →
+/// exchanged), persisted between pages. `next` decides, without IO, what
+/// the browser sees next; the routes do what it says.
+struct AuthorizationFlow: Sendable, Equatable {
+    enum Status: String, Sendable, Codable {
+        case requested
+        case codeIssued = "code_issued"
+        case exchanged
+    }
+
+    /// What the flow learned on the way, kept as JSON beside the request.
+    struct Progress: Sendable, Codable, Equatable {
+        var status: Status = .requested
+        /// The user proved who they are in this flow (so `prompt=login` and `max_age` are met).
+        var authenticatedHere = false
+        /// The user chose the account in this flow (`prompt=select_account`).
+        var accountChosen = false
+        /// The user agreed in this flow (`prompt=consent`).
+        var consentedHere = false
+        /// The email typed on the first page, shown on the password page.
+        var email: String?
+    }
+
+    /// The browser's session as the flow needs it.
+    struct Session: Sendable, Equatable {
+        let userID: String
+        let sessionID: String
+        let level: ACR
+        /// When the user last proved who they are (ms).
+        let authTime: Int64
+        /// Whether the user has a second factor to prove.
+        let hasSecondFactor: Bool
+        /// Whether the user has a hardware-bound key (passkey or device approval key).
+        let hasHardwareKey: Bool
+    }
+
+    /// What the browser is shown next.
+    enum Next: Equatable {
+        /// Email and password (or a passkey).
+        case signIn
+        /// "Continue as …" or another account.
+        case chooseAccount
+        /// A stronger factor on top of the session.
+        case stepUp(to: ACR)
+        /// The user must add a second factor first (none is enrolled, the client asks for one).
+        case addSecondFactor
+        case consent
+        case issueCode
+        /// Back to the client with this error.
+        case fail(AuthorizationError)
+    }
+
+    let id: String
+    let request: AuthorizationRequest
+    var progress: Progress
+    let createdAt: Int64
+    let expiresAt: Int64
+
+    /// The next step, given the browser's session (nil: none), whether the user agreed to the client's scopes
+    /// before, whether the client is first party, and the time.
+    func next(session: Session?, consented: Bool, firstParty: Bool, now: Int64) -> Next {
+        let silent = request.has(.none)
+        guard let session else { return silent ? .fail(.loginRequired) : .signIn }
+        // OIDC Core §3.1.2.1 id_token_hint: only the user it names may be signed in for it.
+        if let subject = request.hintedSubject, subject != session.userID {
+            return silent ? .fail(.loginRequired) : .signIn
+        }
+        if !progress.authenticatedHere {
+            if request.has(.login) { return .signIn }
+            // OIDC Core §3.1.2.1 max_age: an older proof is not enough (max_age=0 is prompt=login).
+            if let maxAge = request.maxAge, now - session.authTime > Int64(maxAge) * 1000 {
+                return silent ? .fail(.loginRequired) : .signIn
+            }
+            if request.has(.selectAccount) && !progress.accountChosen { return .chooseAccount }
+        }
+        if let wanted = request.requestedLevel, session.level < wanted {
+            if silent { return .fail(.interactionRequired) }
+            if !session.hasSecondFactor { return .addSecondFactor }
+            if wanted == .hardwareKey && !session.hasHardwareKey {
+                return .fail(
+                    AuthorizationError(
+                        code: "unmet_authentication_requirements",
+                        description: "The user has no passkey or device key for the level asked for."))
+            }
+            return .stepUp(to: wanted)
+        }
+        if !firstParty && !consented || request.has(.consent) && !progress.consentedHere {
+            return silent ? .fail(.consentRequired) : .consent
+        }
+        return .issueCode
+    }
+}

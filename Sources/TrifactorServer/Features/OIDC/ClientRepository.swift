@@ -1,0 +1,97 @@
+import Foundation
+import Store
+
+extension OIDCClient.AuthMethod: StoredValue {}
+extension OIDCClient.GrantType: StoredValue {}
+extension OIDCClient.Registrar: StoredValue {}
+
+/// The `oidc_clients` table: the OpenID Provider's own. Redirect URIs are a
+/// JSON array (a URI may hold a comma); scopes and grants a stored list.
+enum ClientRepository {
+    private static let columns = """
+        id, name, secret_hash, auth_method, redirect_uris, post_logout_redirect_uris, grant_types, scopes, first_party,
+        profile_in_id_token, jwks, logo_uri, backchannel_logout_uri, registration_token_hash, registered_by, created_at,
+        updated_at, id_token_alg
+        """
+
+    static func insert(_ c: OIDCClient, on db: any SQLConnection) throws {
+        try db.execute(
+            "INSERT INTO oidc_clients (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
+            values(c))
+    }
+
+    /// Writes every field but the id, the registrar and the creation time; false when there is no such client.
+    @discardableResult
+    static func update(_ c: OIDCClient, on db: any SQLConnection) throws -> Bool {
+        try db.execute(
+            """
+            UPDATE oidc_clients SET name = $2, secret_hash = $3, auth_method = $4, redirect_uris = $5,
+              post_logout_redirect_uris = $6, grant_types = $7, scopes = $8, first_party = $9, profile_in_id_token = $10,
+              jwks = $11, logo_uri = $12, backchannel_logout_uri = $13, registration_token_hash = $14, updated_at = $17,
+              id_token_alg = $18
+            WHERE id = $1 AND registered_by = $15 AND created_at = $16
+            """, values(c)) == 1
+    }
+
+    static func find(_ id: String, on db: any SQLConnection) throws -> OIDCClient? {
+        try db.queryOne("SELECT \(columns) FROM oidc_clients WHERE id = $1", [.text(id)]).map(record)
+    }
+
+    static func find(registrationTokenHash hash: String, on db: any SQLConnection) throws -> OIDCClient? {
+        try db.queryOne("SELECT \(columns) FROM oidc_clients WHERE registration_token_hash = $1", [.text(hash)])
+            .map(record)
+    }
+
+    /// Every client, oldest first.
+    static func all(on db: any SQLConnection) throws -> [OIDCClient] {
+        try db.query("SELECT \(columns) FROM oidc_clients ORDER BY created_at, id", []).map(record)
+    }
+
+    /// How many clients registered themselves (the cap on dynamic registration).
+    static func dynamicCount(on db: any SQLConnection) throws -> Int {
+        Int(try db.queryOne("SELECT COUNT(*) AS n FROM oidc_clients WHERE registered_by = 'dynamic'")?.int("n") ?? 0)
+    }
+
+    /// Deletes the client; its flows, grants and consents go with it (ON DELETE CASCADE).
+    static func delete(_ id: String, on db: any SQLConnection) throws -> Bool {
+        try db.execute("DELETE FROM oidc_clients WHERE id = $1", [.text(id)]) == 1
+    }
+
+    private static func values(_ c: OIDCClient) -> [SQLValue] {
+        [
+            .text(c.id), .text(c.name), SQLValue(c.secretHash), c.authMethod.sql, .text(json(c.redirectURIs)),
+            .text(json(c.postLogoutRedirectURIs)), StoredList.encode(c.grantTypes), StoredList.encode(c.scopes),
+            SQLValue(c.firstParty), SQLValue(c.profileInIDToken), SQLValue(c.jwks), SQLValue(c.logoURI),
+            SQLValue(c.backchannelLogoutURI), SQLValue(c.registrationTokenHash), c.registeredBy.sql, .int(c.createdAt),
+            .int(c.updatedAt), .text(c.idTokenAlgorithm),
+        ]
+    }
+
+    private static func json(_ list: [String]) -> String {
+        String(
+            decoding: (try? JSONSerialization.data(withJSONObject: list, options: [.withoutEscapingSlashes]))
+                ?? Data("[]".utf8), as: UTF8.self)
+    }
+
+    private static func list(_ row: Row, _ column: String) throws -> [String] {
+        let text = try row.text(column)
+        guard let list = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String] else {
+            throw StoreError(.decoding, detail: "column \(column) holds no JSON array of strings")
+        }
+        return list
+    }
+
+    private static func record(_ r: Row) throws -> OIDCClient {
+        OIDCClient(
+            id: try r.text("id"), name: try r.text("name"), secretHash: try r.optionalText("secret_hash"),
+            authMethod: try r.value("auth_method"), redirectURIs: try list(r, "redirect_uris"),
+            postLogoutRedirectURIs: try list(r, "post_logout_redirect_uris"), grantTypes: try r.list("grant_types"),
+            scopes: StoredList.decode(try r.text("scopes")), firstParty: try r.bool("first_party"),
+            profileInIDToken: try r.bool("profile_in_id_token"), idTokenAlgorithm: try r.text("id_token_alg"),
+            jwks: try r.optionalText("jwks"),
+            logoURI: try r.optionalText("logo_uri"), backchannelLogoutURI: try r.optionalText("backchannel_logout_uri"),
+            registrationTokenHash: try r.optionalText("registration_token_hash"),
+            registeredBy: try r.value("registered_by"), createdAt: try r.int("created_at"),
+            updatedAt: try r.int("updated_at"))
+    }
+}

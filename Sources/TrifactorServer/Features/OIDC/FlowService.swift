@@ -1,0 +1,181 @@
+import Core
+import Crypto
+import Foundation
+import Store
+
+/// Authorization requests from their arrival to their code: checks the
+/// client and redirect URI, keeps the flow between the hosted pages,
+/// decides the next page from the browser's session, records consent and
+/// issues the code. Signing in itself is the same `SessionService` and
+/// `SecondFactorService` the API uses.
+struct FlowService: Sendable {
+    let transactions: Transactions
+    let clock: Clock
+    let random: RandomSource
+    let sessions: SessionService
+    let secondFactors: SecondFactorService
+    /// The subject of a valid ID token this server issued to `clientID`, expired or not; nil otherwise.
+    let hintedSubject: @Sendable (_ token: String, _ clientID: String) -> String?
+
+    /// How long a flow may wait for the user, and a code for its client.
+    static let flowLifetime: Int64 = 30 * 60 * 1000
+    static let codeLifetime: Int64 = 60 * 1000
+
+    /// How a request begins.
+    enum Start {
+        case flow(AuthorizationFlow, OIDCClient)
+        /// The client or redirect URI cannot be trusted: an error page, never a redirect (RFC 6749 §4.1.2.1).
+        case errorPage(String)
+        /// A checked client and redirect URI: the error goes back there.
+        case redirectError(AuthorizationError, ClientRedirect)
+    }
+
+    /// Checks an authorization request and stores its flow.
+    func start(_ parameters: [String: String]) throws -> Start {
+        guard let clientID = parameters["client_id"], !clientID.isEmpty else {
+            return .errorPage("The link that brought you here names no app (client_id is missing).")
+        }
+        guard OIDCClient.isValidID(clientID) || clientID.utf8.count == 22,
+            let client = try transactions.read({ try ClientRepository.find(clientID, on: $0) })
+        else { return .errorPage("The app that sent you here is not registered with this server.") }
+        guard let redirectURI = parameters["redirect_uri"] else {
+            return .errorPage("The app that sent you here did not say where to return (redirect_uri is missing).")
+        }
+        guard RedirectURI.matches(redirectURI, registered: client.redirectURIs) else {
+            return .errorPage("The app that sent you here asked to return to an address it has not registered.")
+        }
+        let back = ClientRedirect(
+            uri: redirectURI, mode: parameters["response_mode"] == "form_post" ? .formPost : .query,
+            state: parameters["state"])
+        var request: AuthorizationRequest
+        do {
+            request = try AuthorizationRequest.parse(parameters, client: client, redirectURI: redirectURI)
+        } catch {
+            return .redirectError(error, back)
+        }
+        if let hint = parameters["id_token_hint"] {
+            // OIDC Core §3.1.2.1: a hint this server did not issue to this client is refused.
+            guard let subject = hintedSubject(hint, client.id) else {
+                return .redirectError(.invalidRequest("id_token_hint is not an ID token issued to this client."), back)
+            }
+            request.hintedSubject = subject
+        }
+        let now = clock.now().millis
+        let flow = AuthorizationFlow(
+            id: Base64URL.encode(random.bytes(32)), request: request, progress: .init(), createdAt: now,
+            expiresAt: now + Self.flowLifetime)
+        try transactions.write { try FlowRepository.insert(flow, on: $0) }
+        return .flow(flow, client)
+    }
+
+    /// A flow still waiting for the user, with its client.
+    func open(_ id: String?) throws -> (AuthorizationFlow, OIDCClient)? {
+        guard let id, SessionToken.isWellFormed(id) else { return nil }
+        let now = clock.now().millis
+        return try transactions.read { db in
+            guard let flow = try FlowRepository.open(id, now: now, on: db),
+                let client = try ClientRepository.find(flow.request.clientID, on: db)
+            else { return nil }
+            return (flow, client)
+        }
+    }
+
+    func save(_ flow: AuthorizationFlow) throws { try transactions.write { try FlowRepository.save(flow, on: $0) } }
+
+    /// The browser's session as the flow needs it; nil when the cookie holds none that is live.
+    func session(token: String?, client audit: AuditContext) throws -> (Caller, AuthorizationFlow.Session)? {
+        guard let token else { return nil }
+        let caller: Caller
+        do {
+            caller = try sessions.authenticate(token: token, client: audit)
+        } catch CommonFailure.unauthenticated, CommonFailure.sessionExpired {
+            return nil
+        }
+        let s = caller.session
+        let factors = try transactions.read { try FactorRepository.list(caller.user.id, on: $0) }
+        let hasHardware = factors.contains { f in
+            if f.kind == .passkey { return true }
+            if case .device(let keys) = f.credential { return keys.approval != nil }
+            return false
+        }
+        return (
+            caller,
+            AuthorizationFlow.Session(
+                userID: caller.user.id.raw, sessionID: s.id.raw, level: Self.level(of: s),
+                authTime: Self.authTime(of: s), hasSecondFactor: factors.contains { $0.kind.isStandalone },
+                hasHardwareKey: hasHardware)
+        )
+    }
+
+    /// The step the browser takes next.
+    func next(_ flow: AuthorizationFlow, client: OIDCClient, session: AuthorizationFlow.Session?) throws
+        -> AuthorizationFlow.Next
+    {
+        let consented = try session.map { s in
+            try transactions.read { db in
+                try ConsentRepository.covers(userID: s.userID, clientID: client.id, scopes: flow.request.scopes, on: db)
+            }
+        }
+        return flow.next(
+            session: session, consented: consented ?? false, firstParty: client.firstParty, now: clock.now().millis)
+    }
+
+    /// Records the user's agreement to the client's scopes.
+    func consent(_ flow: AuthorizationFlow, session: AuthorizationFlow.Session, client audit: AuditContext) throws {
+        let now = clock.now().millis
+        var flow = flow
+        flow.progress.consentedHere = true
+        try transactions.write { db in
+            try ConsentRepository.grant(
+                userID: session.userID, clientID: flow.request.clientID, scopes: flow.request.scopes, at: now, on: db)
+            try FlowRepository.save(flow, on: db)
+            try AuditLog.append(
+                audit.event(
+                    .oidcConsentGranted, .success, userID: UserID(session.userID),
+                    detail: "client=\(flow.request.clientID) scope=\(flow.request.scopes.joined(separator: "+"))"),
+                at: now, on: db)
+        }
+    }
+
+    /// Issues the flow's code (shown once, stored as SHA-256); nil when the flow no longer waits for one.
+    func issueCode(_ flow: AuthorizationFlow, session: AuthorizationFlow.Session, client audit: AuditContext) throws
+        -> String?
+    {
+        let now = clock.now().millis
+        let code = Base64URL.encode(random.bytes(32))
+        let issued = try transactions.write { db -> Bool in
+            guard
+                try FlowRepository.issueCode(
+                    flow.id, codeHash: SHA256.hex(code), expiresAt: now + Self.codeLifetime, userID: session.userID,
+                    sessionID: session.sessionID, on: db)
+            else { return false }
+            try AuditLog.append(
+                audit.event(
+                    .oidcCodeIssued, .success, userID: UserID(session.userID),
+                    detail: "client=\(flow.request.clientID) acr=\(session.level.rawValue)"), at: now, on: db)
+            return true
+        }
+        return issued ? code : nil
+    }
+
+    /// The session's level of proof.
+    static func level(of s: SessionRecord) -> ACR {
+        guard s.aal >= .aal2 else { return .password }
+        guard s.methods.contains(.hwk) else { return .mfa }
+        // A passkey always verifies the user; a device key only when its approval key released it.
+        let verified: Set<AuthMethod> = [.user, .face, .fpt, .iris, .pin]
+        return s.deviceID == nil || s.methods.contains(where: verified.contains) ? .hardwareKey : .mfa
+    }
+
+    /// When the user last proved who they are (OIDC Core `auth_time`, in ms).
+    static func authTime(of s: SessionRecord) -> Int64 {
+        max(s.createdAt, s.passwordVerifiedAt ?? 0, s.mfaVerifiedAt ?? 0)
+    }
+}
+
+/// Where and how an answer goes back to the client.
+struct ClientRedirect: Sendable, Equatable {
+    let uri: String
+    let mode: AuthorizationRequest.ResponseMode
+    let state: String?
+}

@@ -1,0 +1,109 @@
+import Foundation
+import HTTP
+import WebUI
+
+/// The hosted sign-in's pages: one layout on the shared stylesheet, the
+/// client's name (and logo) on every page so the user knows where they are
+/// signing in, forms that carry the flow and its CSRF token. No inline
+/// script or style: the Content-Security-Policy forbids both.
+enum HostedPage: Components {
+    /// What a page needs to frame itself.
+    struct Frame: Sendable {
+        /// The relying party, when known (not on the error page of an unknown client).
+        var clientName: String?
+        var logoURI: String?
+        /// The server's own name (`TRIFACTOR_TOTP_ISSUER`).
+        var brand: String
+        /// The flow its forms continue, and their CSRF token.
+        var flowID: String?
+        var csrf: String?
+        /// Where a form may also be sent: the client's redirect URI (for form_post and redirects after a POST).
+        var formTarget: String?
+        /// The page loads the hosted script (form post, passkeys).
+        var script = false
+    }
+
+    static let stylesheet = "/authorize/static/trifactor.css"
+    static let script = "/authorize/static/hosted.js"
+
+    static func layout(_ title: String, _ frame: Frame, notice: String? = nil, _ body: [HTML]) -> HTML {
+        var head: [HTML] = [
+            .element("meta", ["charset": "utf-8"]),
+            .element("meta", ["name": "viewport", "content": "width=device-width, initial-scale=1"]),
+            .element("meta", ["name": "referrer", "content": "no-referrer"]),
+            .element("title", [:], [.text("\(title) · \(frame.clientName ?? frame.brand)")]),
+            .element("link", ["rel": "stylesheet", "href": stylesheet]),
+        ]
+        if frame.script { head.append(.element("script", ["src": script, "defer": ""])) }
+        var brand: [HTML] = []
+        if let logo = frame.logoURI {
+            brand.append(.element("img", ["src": logo, "alt": "", "width": "32", "height": "32"]))
+        }
+        brand.append(.element("span", [:], [.text(frame.clientName ?? frame.brand)]))
+        var main: [HTML] = [.element("h1", ["id": "title", "tabindex": "-1"], [.text(title)])]
+        if let notice { main.append(.element("p", ["class": "notice", "role": "status"], [.text(notice)])) }
+        main += body
+        let footer =
+            frame.clientName.map { "You are signing in to \($0) with \(frame.brand)." } ?? "\(frame.brand) sign-in"
+        return .document(
+            head,
+            [
+                .element("a", ["class": "skip", "href": "#main"], ["Skip to the page"]),
+                .element(
+                    "header", ["class": "top"],
+                    [.element("div", ["class": "bar"], [.element("span", ["class": "brand"], brand)])]),
+                .element("main", ["id": "main"], [.element("div", ["class": "card narrow"], main)]),
+                .element("footer", [:], [.element("span", [:], [.text(footer)])]),
+            ])
+    }
+
+    /// A POST form that continues the flow, with its CSRF token.
+    static func form(_ action: String, _ frame: Frame, _ children: [HTML]) -> HTML {
+        .element(
+            "form", ["method": "post", "action": action],
+            [hidden("flow", frame.flowID ?? ""), hidden("csrf", frame.csrf ?? "")] + children)
+    }
+
+    /// The page as a response, under a strict policy.
+    static func response(_ page: HTML, _ frame: Frame, status: Int = 200, headers: [(name: String, value: String)] = [])
+        -> Response
+    {
+        var response = Response.html(page.rendered, status: status)
+        response.headers += securityHeaders(formTarget: frame.formTarget) + headers
+        return response
+    }
+
+    /// CSP without inline script or style (the HTTP layer adds no-store, nosniff, no-referrer and DENY to every
+    /// answer).
+    static func securityHeaders(formTarget: String?) -> [(name: String, value: String)] {
+        // CSP3 form-action also governs the redirects that follow a form's POST: the client's origin must be listed.
+        let target = formTarget.flatMap(origin).map { " \($0)" } ?? ""
+        return [
+            (
+                "Content-Security-Policy",
+                "default-src 'none'; style-src 'self'; img-src 'self' https:; script-src 'self'; connect-src 'self'; form-action 'self'\(target); frame-ancestors 'none'; base-uri 'none'"
+            )
+        ]
+    }
+
+    /// `scheme://host[:port]` of a URI, for CSP; nil for a private-use scheme (native apps are not form targets).
+    static func origin(_ uri: String) -> String? {
+        guard let parts = URLComponents(string: uri), let scheme = parts.scheme, scheme == "https" || scheme == "http",
+            let host = parts.host
+        else { return nil }
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        return "\(scheme)://\(shownHost)\(parts.port.map { ":\($0)" } ?? "")"
+    }
+
+    /// What each scope lets the client see, in the user's words.
+    static func describe(scope: String) -> String? {
+        switch scope {
+        case "openid": "Know that it is you (an identifier only it sees)"
+        case "profile": "Your name"
+        case "email": "Your email address"
+        case "phone": "Your phone number"
+        case "offline_access": "Stay connected after you close it, until you remove its access"
+        default: nil
+        }
+    }
+}

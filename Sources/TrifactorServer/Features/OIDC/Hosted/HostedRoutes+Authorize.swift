@@ -1,0 +1,145 @@
+import Core
+import Crypto
+import Foundation
+import HTTP
+import WebUI
+
+extension HostedRoutes {
+    /// `GET` and `POST /authorize` (OIDC Core §3.1.2.1: both must be supported).
+    func authorize(_ request: Request) throws -> Response {
+        let parameters: [String: String]
+        let repeated: Set<String>
+        if request.method == "POST" {
+            let form = Form(request.body)
+            parameters = form.fields
+            repeated = form.repeated
+        } else {
+            parameters = request.query
+            repeated = Self.repeatedNames(request.rawQuery)
+        }
+        let frame = HostedPage.Frame(brand: brand)
+        switch try flows.start(parameters) {
+        case .errorPage(let reason):
+            return HostedPage.response(
+                HostedPage.layout(
+                    "This sign-in link does not work", frame,
+                    [
+                        HostedPage.paragraph(reason),
+                        HostedPage.paragraph("Go back to the app you came from and try again, or tell its owner."),
+                    ]), frame, status: 400)
+        case .redirectError(let error, let back):
+            return answer(back, ["error": error.code, "error_description": error.description])
+        case .flow(let flow, let client):
+            // RFC 6749 §3.1: parameters must not be sent more than once.
+            if let name = repeated.sorted().first {
+                let back = ClientRedirect(
+                    uri: flow.request.redirectURI, mode: flow.request.responseMode, state: flow.request.state)
+                return answer(
+                    back, ["error": "invalid_request", "error_description": "\(name.prefix(40)) is repeated."])
+            }
+            var headers: [(name: String, value: String)] = []
+            let browser: String
+            if let known = HostedCookies.value(cookies.browser, in: request) {
+                browser = known
+            } else {
+                browser = Base64URL.encode(flows.random.bytes(32))
+                headers.append(cookies.set(cookies.browser, browser))
+            }
+            let context = Context(
+                flow: flow, client: client, browser: browser,
+                frame: HostedPage.Frame(
+                    clientName: client.name, logoURI: client.logoURI, brand: brand, flowID: flow.id,
+                    csrf: HostedCookies.csrf(browser: browser, flowID: flow.id), formTarget: flow.request.redirectURI))
+            var response = try advance(context, token: HostedCookies.value(cookies.session, in: request), request)
+            response.headers += headers
+            return response
+        }
+    }
+
+    /// Where the flow goes next, from the browser's session (`token`, the SSO cookie or the session just made).
+    func advance(_ c: Context, token: String?, _ request: Request, headers: [(name: String, value: String)] = [])
+        throws -> Response
+    {
+        let found = try flows.session(token: token, client: AuditContext(request))
+        let id = c.flow.id
+        let step = try flows.next(c.flow, client: c.client, session: found?.1)
+        var response: Response
+        switch step {
+        case .signIn: response = Self.seeOther("/authorize/sign-in", flow: id)
+        case .chooseAccount: response = Self.seeOther("/authorize/account", flow: id)
+        case .stepUp: response = Self.seeOther("/authorize/second-factor", flow: id)
+        case .addSecondFactor: response = Self.seeOther("/authorize/add-factor", flow: id)
+        case .consent: response = Self.seeOther("/authorize/consent", flow: id)
+        case .fail(let error):
+            response = answer(c.flow.back, ["error": error.code, "error_description": error.description])
+        case .issueCode:
+            guard let session = found?.1,
+                let code = try flows.issueCode(c.flow, session: session, client: AuditContext(request))
+            else { return lostFlow() }
+            response = answer(c.flow.back, ["code": code])
+        }
+        response.headers += headers
+        return response
+    }
+
+    /// Sends `parameters` (with `state` and `iss`) back to the client: a 303 to the redirect URI with them in
+    /// its query, or a page that posts them (OAuth 2.0 Form Post Response Mode).
+    func answer(_ back: ClientRedirect, _ parameters: [String: String]) -> Response {
+        var all = parameters
+        if let state = back.state { all["state"] = state }
+        // RFC 9207 §2: the issuer goes back with every authorization response, errors included.
+        all["iss"] = issuer
+        let ordered = all.sorted { $0.key < $1.key }
+        switch back.mode {
+        case .query:
+            var parts = URLComponents(string: back.uri) ?? URLComponents()
+            parts.percentEncodedQuery =
+                ((parts.percentEncodedQuery.map { [$0] } ?? [])
+                + ordered.map { "\(Self.formEncode($0.key))=\(Self.formEncode($0.value))" }).joined(separator: "&")
+            return Response(
+                status: 303, headers: [("Location", parts.string ?? back.uri)])
+        case .formPost:
+            let frame = HostedPage.Frame(brand: brand, formTarget: back.uri, script: true)
+            let page = HostedPage.layout(
+                "Returning to the app", frame,
+                [
+                    .element(
+                        "form", ["method": "post", "action": back.uri, "data-auto-submit": ""],
+                        ordered.map { HostedPage.hidden($0.key, $0.value) } + [HostedPage.button("Continue")])
+                ])
+            return HostedPage.response(page, frame)
+        }
+    }
+
+    /// `application/x-www-form-urlencoded` value encoding (RFC 6749 Appendix B).
+    static func formEncode(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+
+    /// The names that appear more than once in a raw query string.
+    static func repeatedNames(_ raw: String) -> Set<String> {
+        var seen: Set<String> = []
+        var repeated: Set<String> = []
+        for pair in raw.split(separator: "&") {
+            let name = String(pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0])
+            let decoded = name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? name
+            if !seen.insert(decoded).inserted { repeated.insert(decoded) }
+        }
+        return repeated
+    }
+
+    /// `POST /authorize/cancel`: the user declined; the client hears `access_denied`.
+    func cancel(_ request: Request) throws -> Response {
+        guard let c = try context(request, form: Form(request.body)) else { return lostFlow() }
+        return answer(c.flow.back, ["error": "access_denied", "error_description": "The user cancelled the sign-in."])
+    }
+}
+
+extension AuthorizationFlow {
+    /// Where this flow answers its client.
+    var back: ClientRedirect {
+        ClientRedirect(uri: request.redirectURI, mode: request.responseMode, state: request.state)
+    }
+}

@@ -1,0 +1,311 @@
+import Core
+import Crypto
+import Foundation
+import HTTP
+import WebUI
+
+extension HostedRoutes {
+    /// Whose second factor the page asks for: a password sign-in waiting for it, or a session stepping up.
+    enum SecondStep {
+        case signIn(pending: String)
+        case stepUp(Caller)
+    }
+
+    /// The second step of this browser, with the user's factors (the chosen one first).
+    func secondStep(_ c: Context, _ request: Request) throws -> (SecondStep, [SessionService.Hint])? {
+        if let pending = HostedCookies.value(cookies.pending, in: request) {
+            do {
+                return (.signIn(pending: pending), try secondFactors.hints(pendingCredential: pending))
+            } catch SecondFactorFailure.invalidPendingCredential {
+                // An expired or spent sign-in: fall through to the session, if any.
+            }
+        }
+        guard
+            let (caller, _) = try flows.session(
+                token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
+        else { return nil }
+        return (.stepUp(caller), try secondFactors.hints(caller.user.id))
+    }
+
+    /// The factors the hosted pages can ask for here.
+    static func usable(_ hints: [SessionService.Hint], stepUp: Bool) -> [SessionService.Hint] {
+        hints.filter {
+            $0.kind == .totp || $0.kind == .phone || $0.kind == .recoveryCode || (!stepUp && $0.kind == .device)
+        }
+    }
+
+    /// `GET /authorize/second-factor[?factor=ID][&sent=1][&approval=ID&number=N]`.
+    func secondFactorPage(_ request: Request) throws -> Response {
+        guard let c = try context(request) else { return lostFlow() }
+        guard let (step, hints) = try secondStep(c, request) else {
+            return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&expired=1")
+        }
+        let isStepUp = if case .stepUp = step { true } else { false }
+        let usable = Self.usable(hints, stepUp: isStepUp)
+        guard let chosen = usable.first(where: { $0.factorID.raw == request.query["factor"] }) ?? usable.first else {
+            return Self.seeOther("/authorize/add-factor", flow: c.flow.id)
+        }
+        if let approval = request.query["approval"], case .signIn(let pending) = step, chosen.kind == .device {
+            return try awaitApproval(c, request, pending: pending, factor: chosen, approval: approval)
+        }
+        return factorForm(c, chosen, others: usable, stepUp: isStepUp, sent: request.query["sent"] == "1", error: nil)
+    }
+
+    /// The page of one factor: its code field (or the button that sends it), and the other ways one click away.
+    func factorForm(
+        _ c: Context, _ f: SessionService.Hint, others: [SessionService.Hint], stepUp: Bool, sent: Bool, error: String?,
+        status: Int = 200
+    ) -> Response {
+        var body: [HTML] = []
+        let factor = HostedPage.hidden("factor", f.factorID.raw)
+        let codeField = { (label: String, hint: String) in
+            HostedPage.form(
+                "/authorize/second-factor", c.frame,
+                [
+                    factor,
+                    HostedPage.field(
+                        label, name: "code", error: error, hint: hint, autocomplete: "one-time-code",
+                        inputmode: f.kind == .recoveryCode ? nil : "numeric", autofocus: true, maxlength: 64),
+                    HostedPage.actions([HostedPage.button(stepUp ? "Confirm" : "Sign in")]),
+                ])
+        }
+        switch f.kind {
+        case .totp:
+            body.append(codeField("Code from your authenticator app", "The 6 digits it shows for this account now."))
+        case .recoveryCode:
+            body.append(codeField("Recovery code", "One of the codes you saved when you set up your second factor."))
+        case .phone where sent || error != nil:
+            body.append(HostedPage.paragraph("We sent a code to \(f.maskedPhone ?? "your phone")."))
+            body.append(codeField("Code from the text message", "6 digits. Spaces are fine."))
+            body.append(
+                HostedPage.form(
+                    "/authorize/second-factor/send", c.frame,
+                    [
+                        factor,
+                        HostedPage.actions([
+                            HostedPage.button("Send a new code", name: "how", value: "sms", kind: "secondary"),
+                            HostedPage.button("Call me instead", name: "how", value: "call", kind: "secondary"),
+                        ]),
+                    ]))
+        case .phone:
+            body.append(
+                HostedPage.form(
+                    "/authorize/second-factor/send", c.frame,
+                    [
+                        factor,
+                        HostedPage.paragraph("We will text a code to \(f.maskedPhone ?? "your phone")."),
+                        HostedPage.actions([
+                            HostedPage.button("Text me a code", name: "how", value: "sms"),
+                            HostedPage.button("Call me instead", name: "how", value: "call", kind: "secondary"),
+                        ]),
+                    ]))
+        case .device:
+            body.append(
+                HostedPage.form(
+                    "/authorize/second-factor/send", c.frame,
+                    [
+                        factor,
+                        HostedPage.paragraph("We will ask \(f.displayName ?? "your device") to approve this sign-in."),
+                        HostedPage.actions([HostedPage.button("Send to my device", name: "how", value: "push")]),
+                    ]))
+        default:
+            break
+        }
+        if let error, f.kind == .device {
+            body.insert(.element("p", ["class": "error", "role": "alert"], [.text(error)]), at: 0)
+        }
+        body.append(otherWays(c, chosen: f, among: others))
+        body.append(cancelForm(c))
+        let title = stepUp ? "Confirm it is you" : "Second step"
+        let notice = stepUp ? "\(c.client.name) asks for a stronger proof that it is you." : nil
+        return HostedPage.response(HostedPage.layout(title, c.frame, notice: notice, body), c.frame, status: status)
+    }
+
+    /// "Use another way": a link to each other factor.
+    func otherWays(_ c: Context, chosen: SessionService.Hint, among all: [SessionService.Hint]) -> HTML {
+        let others = all.filter { $0.factorID != chosen.factorID }
+        guard !others.isEmpty else { return .empty }
+        return .element(
+            "section", ["aria-labelledby": "other-ways"],
+            [
+                .element("h2", ["id": "other-ways"], ["Use another way"]),
+                .element(
+                    "ul", ["class": "factors"],
+                    others.map { f in
+                        .element(
+                            "li", [:],
+                            [
+                                HostedPage.link(
+                                    Self.label(f), "/authorize/second-factor?flow=\(c.flow.id)&factor=\(f.factorID.raw)"
+                                )
+                            ])
+                    }),
+            ])
+    }
+
+    static func label(_ f: SessionService.Hint) -> String {
+        switch f.kind {
+        case .totp: "Authenticator app" + (f.displayName.map { " (\($0))" } ?? "")
+        case .phone: "Text or call \(f.maskedPhone ?? "your phone")"
+        case .recoveryCode: "A recovery code"
+        case .device: "Approve on \(f.displayName ?? "your device")"
+        case .passkey: "Passkey" + (f.displayName.map { " (\($0))" } ?? "")
+        }
+    }
+
+    /// `POST /authorize/second-factor/send`: text, call, or push.
+    func sendCode(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        guard let c = try context(request, form: form) else { return lostFlow() }
+        guard let (step, hints) = try secondStep(c, request) else {
+            return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&expired=1")
+        }
+        let isStepUp = if case .stepUp = step { true } else { false }
+        let usable = Self.usable(hints, stepUp: isStepUp)
+        guard let f = usable.first(where: { $0.factorID.raw == form["factor"] }) else {
+            return Self.seeOther("/authorize/second-factor", flow: c.flow.id)
+        }
+        let audit = AuditContext(request)
+        let back = "&factor=\(f.factorID.raw)"
+        do {
+            switch (step, form["how"]) {
+            case (.signIn(let pending), "call"):
+                // "Call me instead" before any text: send one, then call at once.
+                _ = try? secondFactors.signInChallenge(pendingCredential: pending, factorID: f.factorID, client: audit)
+                try secondFactors.callInstead(pendingCredential: pending, factorID: f.factorID, client: audit)
+            case (.signIn(let pending), _):
+                let (_, push) = try secondFactors.signInChallenge(
+                    pendingCredential: pending, factorID: f.factorID, client: audit)
+                if let push {
+                    return Self.seeOther(
+                        "/authorize/second-factor", flow: c.flow.id,
+                        extra: "\(back)&approval=\(push.id.raw)&number=\(push.number)")
+                }
+            case (.stepUp(let caller), _):
+                _ = try secondFactors.stepUpChallenge(caller, factorID: f.factorID, client: audit)
+            }
+        } catch let failure as SecondFactorFailure {
+            return factorForm(
+                c, f, others: usable, stepUp: isStepUp, sent: false, error: Self.sentence(failure), status: 429)
+        } catch CommonFailure.rateLimited(let wait) {
+            return factorForm(
+                c, f, others: usable, stepUp: isStepUp, sent: true,
+                error: "You asked for several codes. Wait \(Self.duration(wait)) before asking for another.",
+                status: 429)
+        }
+        return Self.seeOther("/authorize/second-factor", flow: c.flow.id, extra: "\(back)&sent=1")
+    }
+
+    /// `POST /authorize/second-factor`: a code (authenticator app, text, recovery code).
+    func codeSubmitted(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        guard var c = try context(request, form: form) else { return lostFlow() }
+        guard let (step, hints) = try secondStep(c, request) else {
+            return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&expired=1")
+        }
+        let isStepUp = if case .stepUp = step { true } else { false }
+        let usable = Self.usable(hints, stepUp: isStepUp)
+        guard let f = usable.first(where: { $0.factorID.raw == form["factor"] }) else {
+            return Self.seeOther("/authorize/second-factor", flow: c.flow.id)
+        }
+        let code = form["code"] ?? ""
+        guard !code.isEmpty else {
+            return factorForm(c, f, others: usable, stepUp: isStepUp, sent: true, error: "Enter the code.", status: 422)
+        }
+        let audit = AuditContext(request)
+        do {
+            switch step {
+            case .signIn(let pending):
+                let issued = try secondFactors.completeSignIn(
+                    pendingCredential: pending, factorID: f.factorID, answer: .proof(.code(code)), client: audit)
+                c.flow.progress.authenticatedHere = true
+                c.flow.progress.accountChosen = true
+                try flows.save(c.flow)
+                return try advance(
+                    c, token: issued.token, request,
+                    headers: [cookies.set(cookies.session, issued.token), cookies.clear(cookies.pending)])
+            case .stepUp(let caller):
+                _ = try secondFactors.stepUp(caller, factorID: f.factorID, proof: .code(code), client: audit)
+                c.flow.progress.authenticatedHere = true
+                try flows.save(c.flow)
+                return try advance(c, token: HostedCookies.value(cookies.session, in: request), request)
+            }
+        } catch SecondFactorFailure.invalidPendingCredential, SecondFactorFailure.exhausted {
+            return Self.seeOther(
+                "/authorize/sign-in", flow: c.flow.id, extra: "&expired=1", headers: [cookies.clear(cookies.pending)])
+        } catch let failure as SecondFactorFailure {
+            return factorForm(
+                c, f, others: usable, stepUp: isStepUp, sent: true, error: Self.sentence(failure), status: 422)
+        }
+    }
+
+    /// The device's answer, watched by a page that reloads every 2 seconds while it waits.
+    func awaitApproval(
+        _ c: Context, _ request: Request, pending: String, factor f: SessionService.Hint, approval: String
+    ) throws -> Response {
+        var c = c
+        let id = ApprovalID(approval)
+        let state = (try? secondFactors.push.state(id, pendingCredential: pending)) ?? "expired"
+        if state == "approved" {
+            let issued = try secondFactors.completeSignIn(
+                pendingCredential: pending, factorID: f.factorID, answer: .approval(id), client: AuditContext(request))
+            c.flow.progress.authenticatedHere = true
+            c.flow.progress.accountChosen = true
+            try flows.save(c.flow)
+            return try advance(
+                c, token: issued.token, request,
+                headers: [cookies.set(cookies.session, issued.token), cookies.clear(cookies.pending)])
+        }
+        let hints = (try? secondFactors.hints(pendingCredential: pending)) ?? []
+        guard state == "pending" else {
+            return factorForm(
+                c, f, others: Self.usable(hints, stepUp: false), stepUp: false, sent: false,
+                error: state == "denied"
+                    ? "The sign-in was denied on your device. If that was not you, change your password."
+                    : "The request to your device expired. Send it again or use another way.")
+        }
+        let number = Int(request.query["number"] ?? "").map(String.init) ?? "?"
+        let page = HostedPage.layout(
+            "Approve on your device", c.frame,
+            [
+                HostedPage.paragraph(
+                    "Open \(f.displayName ?? "your device"), check the request, and pick this number:"),
+                .element("p", ["class": "number", "aria-live": "polite"], [.text(number)]),
+                HostedPage.paragraph("This page moves on by itself once you approve.", class: "muted"),
+                .element("meta", ["http-equiv": "refresh", "content": "2"]),
+                otherWays(c, chosen: f, among: Self.usable(hints, stepUp: false)),
+                cancelForm(c),
+            ])
+        return HostedPage.response(page, c.frame)
+    }
+
+    /// A refusal in the user's words.
+    static func sentence(_ failure: SecondFactorFailure) -> String {
+        switch failure {
+        case .wrongProof(let remaining):
+            remaining <= 3
+                ? "That code did not work. \(remaining) more tries before this sign-in stops."
+                : "That code did not work. Check it and try again."
+        case .locked(let wait): "Too many wrong codes. Wait \(duration(wait)), then try again."
+        case .frozen: "Your second step is locked after too many wrong codes. Contact support to unlock it."
+        case .limitExceeded: "You asked for several codes. Wait a few minutes before asking for another."
+        case .unusable: "This way cannot be used now. Choose another way below."
+        default: "That code did not work. Check it and try again."
+        }
+    }
+}
+
+extension SecondFactorService {
+    /// The factors of the user whose password sign-in waits on `pendingCredential`.
+    /// - Throws: `SecondFactorFailure.invalidPendingCredential` when it is unknown, spent or expired.
+    func hints(pendingCredential: String) throws -> [SessionService.Hint] {
+        guard SessionToken.isWellFormed(pendingCredential) else { throw SecondFactorFailure.invalidPendingCredential }
+        let now = clock.now().millis
+        return try transactions.read { db in
+            try hints(Self.passwordPending(pendingCredential, now: now, on: db).userID, on: db)
+        }
+    }
+
+    /// The user's factors.
+    func hints(_ userID: UserID) throws -> [SessionService.Hint] { try transactions.read { try hints(userID, on: $0) } }
+}

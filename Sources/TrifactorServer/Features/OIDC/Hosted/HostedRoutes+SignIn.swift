@@ -1,0 +1,160 @@
+import Core
+import Crypto
+import Foundation
+import HTTP
+import WebUI
+
+extension HostedRoutes {
+    /// `GET /authorize/sign-in`: the email first.
+    func emailPage(_ request: Request) throws -> Response {
+        guard let c = try context(request) else { return lostFlow() }
+        return emailForm(c, email: c.flow.progress.email ?? c.flow.request.loginHint, error: nil)
+    }
+
+    func emailForm(_ c: Context, email: String?, error: String?, status: Int = 200) -> Response {
+        let again = c.flow.request.has(.login) || c.flow.request.maxAge != nil
+        let page = HostedPage.layout(
+            again ? "Sign in again to continue" : "Sign in to \(c.client.name)", c.frame,
+            notice: again ? "\(c.client.name) asks you to prove it is you again." : nil,
+            [
+                HostedPage.form(
+                    "/authorize/sign-in", c.frame,
+                    [
+                        HostedPage.field(
+                            "Email", name: "email", type: "email", value: email, error: error,
+                            autocomplete: "username", autofocus: true, maxlength: 254),
+                        HostedPage.actions([HostedPage.button("Continue")]),
+                    ]),
+                cancelForm(c),
+            ])
+        return HostedPage.response(page, c.frame, status: status)
+    }
+
+    /// `POST /authorize/sign-in`: keeps the email for the password page.
+    func emailSubmitted(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        guard var c = try context(request, form: form) else { return lostFlow() }
+        let email = form["email"] ?? ""
+        guard (3...254).contains(email.utf8.count), email.contains("@"), !email.contains(" ") else {
+            return emailForm(c, email: email, error: "Enter your email address, like ann@example.com.", status: 422)
+        }
+        c.flow.progress.email = email
+        try flows.save(c.flow)
+        return Self.seeOther("/authorize/password", flow: c.flow.id)
+    }
+
+    /// `GET /authorize/password`.
+    func passwordPage(_ request: Request) throws -> Response {
+        guard let c = try context(request) else { return lostFlow() }
+        guard c.flow.progress.email != nil else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id) }
+        return passwordForm(c, error: nil)
+    }
+
+    func passwordForm(_ c: Context, error: String?, status: Int = 200) -> Response {
+        let email = c.flow.progress.email ?? ""
+        let page = HostedPage.layout(
+            "Enter your password", c.frame,
+            [
+                HostedPage.paragraph("Signing in as \(email)."),
+                HostedPage.actions([
+                    HostedPage.link("Not you? Use another email", "/authorize/sign-in?flow=\(c.flow.id)")
+                ]),
+                HostedPage.form(
+                    "/authorize/password", c.frame,
+                    [
+                        // The username field lets password managers pair the password with the account.
+                        .element(
+                            "input",
+                            [
+                                "type": "email", "name": "username", "value": email, "autocomplete": "username",
+                                "hidden": "",
+                            ]),
+                        HostedPage.field(
+                            "Password", name: "password", type: "password", error: error,
+                            autocomplete: "current-password", autofocus: true, maxlength: 1024),
+                        HostedPage.actions([HostedPage.button("Sign in")]),
+                    ]),
+                cancelForm(c),
+            ])
+        return HostedPage.response(page, c.frame, status: status)
+    }
+
+    /// `POST /authorize/password`: the same sign-in as `POST /v1/sessions` (one lockout, one rate limit, one audit log).
+    func passwordSubmitted(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        guard var c = try context(request, form: form) else { return lostFlow() }
+        guard let email = c.flow.progress.email else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id) }
+        let password = form.raw("password") ?? ""
+        guard !password.isEmpty else { return passwordForm(c, error: "Enter your password.", status: 422) }
+        do {
+            switch try sessions.signIn(email: email, password: password, client: AuditContext(request)) {
+            case .session(let token, _):
+                c.flow.progress.authenticatedHere = true
+                c.flow.progress.accountChosen = true
+                try flows.save(c.flow)
+                return try advance(
+                    c, token: token, request,
+                    headers: [cookies.set(cookies.session, token), cookies.clear(cookies.pending)])
+            case .secondFactor(let pending, _, _):
+                return Self.seeOther(
+                    "/authorize/second-factor", flow: c.flow.id,
+                    headers: [cookies.set(cookies.pending, pending, maxAge: 600)])
+            }
+        } catch SignInFailure.invalidCredentials, SignInFailure.disabled, SignInFailure.passkeyRefused {
+            return passwordForm(
+                c, error: "That email and password do not match. Check them and try again, or reset your password.",
+                status: 401)
+        } catch SignInFailure.locked(let wait), CommonFailure.rateLimited(let wait) {
+            return passwordForm(
+                c, error: "Too many tries. Wait \(Self.duration(wait)), then try again.", status: 429)
+        }
+    }
+
+    /// `GET /authorize/account` (`prompt=select_account`): continue as the signed-in user, or another.
+    func accountPage(_ request: Request) throws -> Response {
+        guard let c = try context(request) else { return lostFlow() }
+        guard
+            let (caller, _) = try flows.session(
+                token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
+        else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id) }
+        let page = HostedPage.layout(
+            "Choose an account", c.frame,
+            [
+                HostedPage.form(
+                    "/authorize/account", c.frame,
+                    [
+                        HostedPage.actions([
+                            HostedPage.button("Continue as \(caller.user.email)", name: "choice", value: "current"),
+                            HostedPage.button("Use another account", name: "choice", value: "other", kind: "secondary"),
+                        ])
+                    ]),
+                cancelForm(c),
+            ])
+        return HostedPage.response(page, c.frame)
+    }
+
+    /// `POST /authorize/account`.
+    func accountChosen(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        guard var c = try context(request, form: form) else { return lostFlow() }
+        c.flow.progress.accountChosen = true
+        if form["choice"] == "other" {
+            c.flow.progress.email = nil
+            try flows.save(c.flow)
+            return Self.seeOther("/authorize/sign-in", flow: c.flow.id, headers: [cookies.clear(cookies.session)])
+        }
+        try flows.save(c.flow)
+        return try advance(c, token: HostedCookies.value(cookies.session, in: request), request)
+    }
+
+    /// The "Cancel and return to the app" form under every step.
+    func cancelForm(_ c: Context) -> HTML {
+        HostedPage.form(
+            "/authorize/cancel", c.frame, [HostedPage.button("Cancel and return to \(c.client.name)", kind: "link")])
+    }
+
+    /// "2 minutes", "30 seconds".
+    static func duration(_ seconds: Int) -> String {
+        seconds >= 90 ? "\((seconds + 59) / 60) minutes" : seconds <= 1 ? "a second" : "\(seconds) seconds"
+    }
+}

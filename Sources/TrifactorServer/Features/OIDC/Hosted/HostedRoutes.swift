@@ -1,0 +1,114 @@
+import Core
+import Crypto
+import Foundation
+import HTTP
+import WebUI
+
+/// The hosted sign-in: `/authorize` and the pages after it. Each page
+/// checks the flow and its CSRF token, calls the same services as the API,
+/// and answers with a page (never JSON, never a 5xx without a page) or a
+/// redirect that follows Post/Redirect/Get.
+struct HostedRoutes: Sendable {
+    let flows: FlowService
+    let sessions: SessionService
+    let secondFactors: SecondFactorService
+    let cookies: HostedCookies
+    /// The issuer, sent back as `iss` with every answer (RFC 9207).
+    let issuer: String
+    /// The server's own name.
+    let brand: String
+
+    func register(on router: inout Router) {
+        router.add("GET", "/authorize", execution: .database, page(authorize))
+        router.add("POST", "/authorize", execution: .database, page(authorize))
+        router.add("GET", "/authorize/sign-in", execution: .database, page(emailPage))
+        router.add("POST", "/authorize/sign-in", execution: .database, page(emailSubmitted))
+        router.add("GET", "/authorize/password", execution: .database, page(passwordPage))
+        router.add("POST", "/authorize/password", execution: .hashing, page(passwordSubmitted))
+        router.add("GET", "/authorize/second-factor", execution: .database, page(secondFactorPage))
+        router.add("POST", "/authorize/second-factor", execution: .database, page(codeSubmitted))
+        router.add("POST", "/authorize/second-factor/send", execution: .database, page(sendCode))
+        router.add("GET", "/authorize/consent", execution: .database, page(consentPage))
+        router.add("POST", "/authorize/consent", execution: .database, page(consentSubmitted))
+        router.add("GET", "/authorize/account", execution: .database, page(accountPage))
+        router.add("POST", "/authorize/account", execution: .database, page(accountChosen))
+        router.add("GET", "/authorize/add-factor", execution: .database, page(addFactorPage))
+        router.add("POST", "/authorize/cancel", execution: .database, page(cancel))
+        router.add("GET", HostedPage.stylesheet, execution: .inline) { _ in
+            Self.file(Style.css, type: "text/css; charset=utf-8")
+        }
+        router.add("GET", HostedPage.script, execution: .inline) { _ in
+            Self.file(HostedScript.source, type: "text/javascript; charset=utf-8")
+        }
+    }
+
+    private static func file(_ text: String, type: String) -> Response {
+        Response(
+            status: 200,
+            headers: [("Content-Type", type)],
+            body: Array(text.utf8))
+    }
+
+    /// A page handler whose failures still answer with a page: a database that is away is a 503 page, never a
+    /// bare 5xx or JSON.
+    private func page(_ handler: @escaping @Sendable (Request) throws -> Response) -> Router.Handler {
+        let frame = HostedPage.Frame(brand: brand)
+        return { request in
+            do {
+                return try handler(request)
+            } catch {
+                let page = HostedPage.layout(
+                    "Please try again in a moment", frame,
+                    [HostedPage.paragraph("Signing in is not available right now. Go back and try again in a minute.")])
+                return HostedPage.response(page, frame, status: 503, headers: [("Retry-After", "5")])
+            }
+        }
+    }
+
+    // MARK: The flow each page continues
+
+    /// A page's flow, client, this browser's cookie and the page frame.
+    struct Context {
+        var flow: AuthorizationFlow
+        let client: OIDCClient
+        let browser: String
+        var frame: HostedPage.Frame
+    }
+
+    /// The flow named by the request (query on GET, form on POST), when it is live and this browser's.
+    func context(_ request: Request, form: Form? = nil) throws -> Context? {
+        let id = form?["flow"] ?? request.query["flow"]
+        guard let browser = HostedCookies.value(cookies.browser, in: request), let (flow, client) = try flows.open(id)
+        else { return nil }
+        let csrf = HostedCookies.csrf(browser: browser, flowID: flow.id)
+        // A form must carry the token only a page rendered for this browser holds.
+        if let form, !ConstantTime.equals(form["csrf"] ?? "", csrf) { return nil }
+        return Context(
+            flow: flow, client: client, browser: browser,
+            frame: HostedPage.Frame(
+                clientName: client.name, logoURI: client.logoURI, brand: brand, flowID: flow.id, csrf: csrf,
+                formTarget: flow.request.redirectURI))
+    }
+
+    /// The page for a flow that is gone, expired, or opened in another browser.
+    func lostFlow() -> Response {
+        let frame = HostedPage.Frame(brand: brand)
+        return HostedPage.response(
+            HostedPage.layout(
+                "This sign-in has ended", frame,
+                [
+                    HostedPage.paragraph(
+                        "It expired, was finished in another tab, or was opened in another browser. Go back to the app you came from and choose Sign in again."
+                    )
+                ]), frame, status: 400)
+    }
+
+    /// A 303 to `path` of this flow (Post/Redirect/Get).
+    static func seeOther(
+        _ path: String, flow: String, extra: String = "", headers: [(name: String, value: String)] = []
+    )
+        -> Response
+    {
+        Response(status: 303, headers: [("Location", "\(path)?flow=\(flow)\(extra)")] + headers)
+    }
+}

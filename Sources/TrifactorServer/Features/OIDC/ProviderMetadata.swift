@@ -1,0 +1,46 @@
+import Foundation
+import JOSE
+
+/// The provider's metadata (OIDC Discovery 1.0 §3, RFC 8414 §2), served at
+/// both well-known addresses: exactly what this server implements.
+struct ProviderMetadata: Sendable {
+    let issuer: String
+
+    func endpoint(_ path: String) -> String { issuer + path }
+
+    var json: [UInt8] {
+        let authMethods: [String] = ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"]
+        func list(_ items: [String]) -> JSONValue { .array(items.map(JSONValue.string)) }
+        let document: [String: JSONValue] = [
+            "issuer": .string(issuer),
+            "authorization_endpoint": .string(endpoint("/authorize")),
+            "token_endpoint": .string(endpoint("/token")),
+            "userinfo_endpoint": .string(endpoint("/userinfo")),
+            "jwks_uri": .string(endpoint("/jwks")),
+            "revocation_endpoint": .string(endpoint("/revoke")),
+            "introspection_endpoint": .string(endpoint("/introspect")),
+            "scopes_supported": list(OIDCClient.knownScopes),
+            "response_types_supported": list(["code"]),
+            "response_modes_supported": list(["query", "form_post"]),
+            "grant_types_supported": list(["authorization_code", "refresh_token", "client_credentials"]),
+            "subject_types_supported": list(["public"]),
+            "id_token_signing_alg_values_supported": list(["ES256", "RS256"]),
+            "token_endpoint_auth_methods_supported": list(authMethods),
+            "token_endpoint_auth_signing_alg_values_supported": list(["ES256", "RS256"]),
+            "revocation_endpoint_auth_methods_supported": list(authMethods),
+            "introspection_endpoint_auth_methods_supported": list(Array(authMethods.dropLast())),
+            "code_challenge_methods_supported": list(["S256"]),
+            "acr_values_supported": list(ACR.allCases.map(\.rawValue)),
+            "prompt_values_supported": list(AuthorizationRequest.Prompt.allCases.map(\.rawValue)),
+            "claims_supported": list([
+                "sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "azp", "sid", "name",
+                "preferred_username", "locale", "email", "email_verified", "phone_number", "phone_number_verified",
+            ]),
+            "claims_parameter_supported": .bool(false),
+            "request_parameter_supported": .bool(false),
+            "request_uri_parameter_supported": .bool(false),
+            "authorization_response_iss_parameter_supported": .bool(true),
+        ]
+        return JSONValue.serialize(document)
+    }
+}

@@ -1,0 +1,204 @@
+import Core
+import Crypto
+import Foundation
+import HTTP
+import JOSE
+import Store
+import WebUI
+
+/// The provider's machine endpoints: token (RFC 6749 §3.2), UserInfo (OIDC
+/// Core §5.3), revocation (RFC 7009), introspection (RFC 7662), the JWK Set
+/// and discovery (OIDC Discovery, RFC 8414). Errors take the form each
+/// spec prescribes, never problem+json.
+struct TokenRoutes: Sendable {
+    let tokens: TokenService
+    let clients: ClientAuthentication
+    let minter: TokenMinter
+    let keys: SigningKeys
+    let metadata: ProviderMetadata
+    let transactions: Transactions
+    let clock: Clock
+
+    func register(on router: inout Router) {
+        router.add("POST", "/token", execution: .database, oauth(token))
+        router.add("GET", "/userinfo", execution: .database, userInfo)
+        router.add("POST", "/userinfo", execution: .database, userInfo)
+        router.add("POST", "/revoke", execution: .database, oauth(revoke))
+        router.add("POST", "/introspect", execution: .database, oauth(introspect))
+        router.add("GET", "/jwks", execution: .database) { _ in
+            Response(
+                status: 200, headers: [("Content-Type", "application/jwk-set+json")],
+                body: try keys.published().json)
+        }
+        let document = metadata.json
+        for path in ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"] {
+            router.add("GET", path, execution: .inline) { _ in
+                Response(
+                    status: 200, headers: [("Content-Type", "application/json")],
+                    body: document)
+            }
+        }
+    }
+
+    /// A form-posted OAuth endpoint whose failures answer as RFC 6749 §5.2 says.
+    private func oauth(_ handler: @escaping @Sendable (Request, Form) throws -> Response) -> Router.Handler {
+        { request in
+            do {
+                let type = request.header("content-type")?.lowercased() ?? ""
+                guard type.hasPrefix("application/x-www-form-urlencoded") else {
+                    throw OAuthError.invalidRequest("Send the parameters as application/x-www-form-urlencoded.")
+                }
+                let form = Form(request.body)
+                // RFC 6749 §3.2: parameters must not be included more than once.
+                if let name = form.repeated.sorted().first {
+                    throw OAuthError.invalidRequest("\(name.prefix(40)) is repeated.")
+                }
+                return try handler(request, form)
+            } catch let error as OAuthError {
+                return error.response
+            }
+        }
+    }
+
+    /// `POST /token`.
+    func token(_ request: Request, _ form: Form) throws -> Response {
+        let client = try clients.authenticate(request, form: form)
+        let audit = AuditContext(request)
+        let issued: TokenService.Issued
+        switch form.raw("grant_type") {
+        case "authorization_code":
+            guard let code = form.raw("code"), !code.isEmpty else {
+                throw OAuthError.invalidRequest("code is required.")
+            }
+            issued = try tokens.exchange(
+                code: code, client: client, redirectURI: form.raw("redirect_uri"), verifier: form.raw("code_verifier"),
+                resource: form.raw("resource"), audit: audit)
+        case "refresh_token":
+            guard let token = form.raw("refresh_token"), !token.isEmpty else {
+                throw OAuthError.invalidRequest("refresh_token is required.")
+            }
+            issued = try tokens.refresh(token, client: client, scope: form.raw("scope"), audit: audit)
+        case "client_credentials":
+            issued = try tokens.clientCredentials(
+                client: client, scope: form.raw("scope"), resource: form.raw("resource"), audit: audit)
+        case nil:
+            throw OAuthError.invalidRequest("grant_type is required.")
+        default:
+            throw OAuthError(code: "unsupported_grant_type", description: "This grant type is not supported.")
+        }
+        var body: [String: JSONValue] = [
+            "access_token": .string(issued.accessToken), "token_type": .string("Bearer"),
+            "expires_in": .integer(issued.expiresIn), "scope": .string(issued.scope),
+        ]
+        if let refresh = issued.refreshToken { body["refresh_token"] = .string(refresh) }
+        if let id = issued.idToken { body["id_token"] = .string(id) }
+        return Self.json(body)
+    }
+
+    /// `GET` and `POST /userinfo`: the bearer token in the header, or in the form body of a POST (RFC 6750 §2.2).
+    func userInfo(_ request: Request) throws -> Response {
+        var token = request.bearerToken
+        if token == nil, request.method == "POST",
+            request.header("content-type")?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true
+        {
+            token = Form(request.body).raw("access_token")
+        }
+        guard let token else { return Self.bearerError(nil) }
+        let now = clock.now().millis
+        guard let claims = minter.readAccessToken(token, audiences: [minter.issuer], now: now),
+            let subject = claims.subject, let jti = claims.jwtID,
+            let scopes = claims.string("scope").map({ $0.split(separator: " ").map(String.init) })
+        else { return Self.bearerError("invalid_token") }
+        guard scopes.contains("openid") else { return Self.bearerError("insufficient_scope", status: 403) }
+        let released = try transactions.read { db -> [String: JSONValue]? in
+            guard try Self.isLive(jti: jti, on: db) else { return nil }
+            return try UserClaims.claims(subject, scopes: scopes, on: db)
+        }
+        guard let released else { return Self.bearerError("invalid_token") }
+        var body = released
+        body["sub"] = .string(subject)
+        return Self.json(body)
+    }
+
+    /// Whether an access token's grant stands and the token itself was not revoked.
+    static func isLive(jti: String, on db: any SQLConnection) throws -> Bool {
+        if try GrantRepository.isRevoked(jti: jti, on: db) { return false }
+        guard let dot = jti.firstIndex(of: ".") else { return true }
+        guard let grant = try GrantRepository.find(String(jti[..<dot]), on: db) else { return false }
+        return grant.revokedAt == nil
+    }
+
+    /// `POST /revoke` (RFC 7009): always 200 for a token that is unknown, already revoked or another client's.
+    func revoke(_ request: Request, _ form: Form) throws -> Response {
+        let client = try clients.authenticate(request, form: form)
+        guard let token = form.raw("token"), !token.isEmpty else {
+            throw OAuthError.invalidRequest("token is required.")
+        }
+        let now = clock.now().millis
+        try transactions.write { db in
+            if let grant = try GrantRepository.find(refreshHash: SHA256.hex(token), on: db), grant.clientID == client.id
+            {
+                // §2.1: revoking a refresh token revokes the access tokens of its grant too.
+                try GrantRepository.revoke(grant.id, at: now, on: db)
+                try AuditLog.append(
+                    AuditContext(request).event(
+                        .oidcTokenRevoked, .success, userID: grant.userID.map(UserID.init),
+                        detail: "client=\(client.id) refresh_token"), at: now, on: db)
+            } else if let claims = minter.readAccessToken(token, audiences: Self.anyAudience, now: now),
+                claims.string("client_id") == client.id, let jti = claims.jwtID, let exp = claims.expiresAt
+            {
+                try GrantRepository.revokeAccessToken(jti: jti, expiresAt: exp * 1000, on: db)
+                try AuditLog.append(
+                    AuditContext(request).event(
+                        .oidcTokenRevoked, .success, detail: "client=\(client.id) access_token"),
+                    at: now, on: db)
+            }
+        }
+        return Response(status: 200, headers: [])
+    }
+
+    /// `POST /introspect` (RFC 7662) for resource servers registered as confidential clients.
+    func introspect(_ request: Request, _ form: Form) throws -> Response {
+        let client = try clients.authenticate(request, form: form)
+        guard !client.isPublic else { throw OAuthError.invalidClient(basic: false) }
+        guard let token = form.raw("token"), !token.isEmpty else {
+            throw OAuthError.invalidRequest("token is required.")
+        }
+        let now = clock.now().millis
+        let inactive: [String: JSONValue] = ["active": .bool(false)]
+        if let claims = minter.readAccessToken(token, audiences: Self.anyAudience, now: now), let jti = claims.jwtID {
+            guard try transactions.read({ try Self.isLive(jti: jti, on: $0) }) else { return Self.json(inactive) }
+            var body = claims.values
+            body["active"] = .bool(true)
+            body["token_type"] = .string("Bearer")
+            return Self.json(body)
+        }
+        let grant = try transactions.read { try GrantRepository.find(refreshHash: SHA256.hex(token), on: $0) }
+        guard let grant, grant.clientID == client.id, grant.revokedAt == nil, let exp = grant.refreshExpiresAt,
+            exp > now
+        else { return Self.json(inactive) }
+        var body: [String: JSONValue] = [
+            "active": .bool(true), "client_id": .string(grant.clientID),
+            "scope": .string(grant.scopes.joined(separator: " ")),
+            "exp": .integer(exp / 1000), "iat": .integer(grant.createdAt / 1000), "iss": .string(minter.issuer),
+            "token_type": .string("refresh_token"),
+        ]
+        if let sub = grant.userID { body["sub"] = .string(sub) }
+        return Self.json(body)
+    }
+
+    /// Introspection and revocation take access tokens of any audience (a resource server's own).
+    static let anyAudience: Set<String>? = nil
+
+    static func json(_ body: [String: JSONValue], status: Int = 200) -> Response {
+        Response(
+            status: status, headers: [("Content-Type", "application/json"), ("Pragma", "no-cache")],
+            body: JSONValue.serialize(body))
+    }
+
+    /// RFC 6750 §3: no token is a bare challenge; a bad one names its error.
+    static func bearerError(_ code: String?, status: Int = 401) -> Response {
+        let challenge = code.map { "Bearer error=\"\($0)\"" } ?? "Bearer"
+        return Response(status: status, headers: [("WWW-Authenticate", challenge)])
+    }
+}

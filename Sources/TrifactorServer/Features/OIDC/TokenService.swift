@@ -1,0 +1,226 @@
+import Core
+import Crypto
+import Foundation
+import JOSE
+import Store
+
+/// The token endpoint's grants (RFC 6749 §4.1.3, §6, §4.4): each one
+/// checked whole, then spent with one conditional UPDATE, so a code or a
+/// refresh token is redeemed once even across instances.
+struct TokenService: Sendable {
+    let transactions: Transactions
+    let clock: Clock
+    let random: RandomSource
+    let minter: TokenMinter
+    let policies: SessionPolicies
+
+    /// Refresh tokens live this long from their last use.
+    static let refreshLifetime: Int64 = 30 * 24 * 3600 * 1000
+
+    /// What the token endpoint answers (RFC 6749 §5.1, OIDC Core §3.1.3.3).
+    struct Issued: Sendable {
+        let accessToken: String
+        let expiresIn: Int64
+        var refreshToken: String?
+        var idToken: String?
+        let scope: String
+    }
+
+    // MARK: authorization_code
+
+    func exchange(
+        code: String, client: OIDCClient, redirectURI: String?, verifier: String?, resource: String?,
+        audit: AuditContext
+    ) throws -> Issued {
+        guard client.grantTypes.contains(.authorizationCode) else {
+            throw OAuthError(code: "unauthorized_client", description: "This client may not use the code grant.")
+        }
+        let now = clock.now().millis
+        let codeHash = SHA256.hex(code)
+        let grantID = Base64URL.encode(random.bytes(16))
+        let refresh = client.grantTypes.contains(.refreshToken) ? Base64URL.encode(random.bytes(32)) : nil
+        let outcome = try transactions.write {
+            db -> Result<(Grant, AuthorizationRequest, SessionRecord?), OAuthError> in
+            guard let found = try FlowRepository.find(codeHash: codeHash, on: db), found.clientID == client.id else {
+                return .failure(.invalidGrant("The code is not valid for this client."))
+            }
+            let request = found.flow.request
+            if found.flow.progress.status == .exchanged {
+                // RFC 6749 §4.1.2: a code used twice revokes what its first use issued.
+                if let first = found.grantID, try GrantRepository.revoke(first, at: now, on: db) {
+                    try AuditLog.append(
+                        audit.event(
+                            .oidcTokenRevoked, .denied, userID: found.userID.map(UserID.init),
+                            detail: "client=\(client.id) code reused"),
+                        at: now, on: db)
+                }
+                return .failure(.invalidGrant("The code was already used."))
+            }
+            guard found.flow.progress.status == .codeIssued, let expires = found.codeExpiresAt, expires > now,
+                let userID = found.userID
+            else { return .failure(.invalidGrant("The code has expired.")) }
+            // RFC 6749 §4.1.3: the same redirect_uri as the request, when it was sent there (it always is here).
+            guard redirectURI == request.redirectURI else {
+                return .failure(.invalidGrant("redirect_uri does not match the authorization request."))
+            }
+            if let failure = Self.checkPKCE(challenge: request.codeChallenge, verifier: verifier) {
+                return .failure(failure)
+            }
+            if let resource, resource != request.resource {
+                return .failure(
+                    OAuthError(code: "invalid_target", description: "resource was not in the authorization request."))
+            }
+            let session = try found.sessionID.flatMap { try SessionRepository.find(id: SessionID($0), on: db) }
+            guard try FlowRepository.exchange(codeHash: codeHash, grantID: grantID, on: db) else {
+                return .failure(.invalidGrant("The code was already used."))
+            }
+            let grant = Grant(
+                id: grantID, clientID: client.id, userID: userID, sessionID: found.sessionID, scopes: request.scopes,
+                resource: request.resource, acr: session.map(FlowService.level(of:)),
+                amr: session.map(TokenMinter.amr) ?? [], authTime: session.map(FlowService.authTime(of:)),
+                refreshExpiresAt: refresh == nil ? nil : now + Self.refreshLifetime, createdAt: now, revokedAt: nil)
+            try GrantRepository.insert(grant, refreshHash: refresh.map(SHA256.hex), on: db)
+            try AuditLog.append(
+                audit.event(
+                    .oidcTokensIssued, .success, userID: UserID(userID),
+                    detail: "client=\(client.id) grant=authorization_code"),
+                at: now, on: db)
+            return .success((grant, request, session))
+        }
+        let (grant, request, session) = try outcome.get()
+        var issued = try accessToken(for: grant, now: now)
+        issued.refreshToken = refresh
+        if request.scopes.contains("openid"), let userID = grant.userID {
+            var identity = TokenMinter.Identity(
+                subject: userID, clientID: client.id, nonce: request.nonce, authTime: grant.authTime ?? now,
+                acr: grant.acr ?? .password, amr: grant.amr, sessionID: session?.id.raw)
+            if client.profileInIDToken {
+                identity.profile = try transactions.read {
+                    try UserClaims.claims(userID, scopes: request.scopes, on: $0)
+                }
+            }
+            issued.idToken = try minter.idToken(
+                identity, algorithm: Algorithm(rawValue: client.idTokenAlgorithm) ?? .es256, now: now)
+        }
+        return issued
+    }
+
+    /// RFC 7636 §4.6: BASE64URL(SHA256(verifier)) must equal the challenge. A verifier without a challenge is
+    /// refused too (a downgrade would otherwise pass, RFC 9700 §4.8.2).
+    static func checkPKCE(challenge: String?, verifier: String?) -> OAuthError? {
+        switch (challenge, verifier) {
+        case (nil, nil): return nil
+        case (nil, .some): return .invalidGrant("code_verifier was sent but the request had no code_challenge.")
+        case (.some, nil): return .invalidGrant("code_verifier is required.")
+        case (.some(let challenge), .some(let verifier)):
+            guard (43...128).contains(verifier.utf8.count), AuthorizationRequest.isUnreserved(verifier),
+                ConstantTime.equals(Base64URL.encode(SHA256.hash(Array(verifier.utf8))), challenge)
+            else { return .invalidGrant("code_verifier does not match the code_challenge.") }
+            return nil
+        }
+    }
+
+    // MARK: refresh_token
+
+    func refresh(_ token: String, client: OIDCClient, scope: String?, audit: AuditContext) throws -> Issued {
+        guard client.grantTypes.contains(.refreshToken) else {
+            throw OAuthError(code: "unauthorized_client", description: "This client may not use refresh tokens.")
+        }
+        let now = clock.now().millis
+        let old = SHA256.hex(token)
+        let next = Base64URL.encode(random.bytes(32))
+        let outcome = try transactions.write { db -> Result<Grant, OAuthError> in
+            guard let grant = try GrantRepository.find(refreshHash: old, on: db) else {
+                // RFC 9700 §4.14.2: a spent refresh token used again revokes its whole family.
+                if let family = try GrantRepository.grantID(spentRefreshHash: old, on: db),
+                    try GrantRepository.revoke(family, at: now, on: db)
+                {
+                    try AuditLog.append(
+                        audit.event(.oidcRefreshReused, .denied, detail: "client=\(client.id) grant=\(family)"),
+                        at: now,
+                        on: db)
+                }
+                return .failure(.invalidGrant("The refresh token is not valid."))
+            }
+            guard grant.clientID == client.id else { return .failure(.invalidGrant("The refresh token is not valid.")) }
+            guard grant.revokedAt == nil, let expires = grant.refreshExpiresAt, expires > now else {
+                return .failure(.invalidGrant("The refresh token has expired."))
+            }
+            if !grant.isOffline, let sid = grant.sessionID {
+                // Without offline_access, the grant lasts as long as the sign-in it came from.
+                let session = try SessionRepository.find(id: SessionID(sid), on: db)
+                guard let session, session.endedAt == nil,
+                    !policies[session.aal].isExpired(
+                        created: Date(millis: session.createdAt), lastSeen: Date(millis: session.lastSeenAt),
+                        now: Date(millis: now))
+                else {
+                    try GrantRepository.revoke(grant.id, at: now, on: db)
+                    return .failure(.invalidGrant("The sign-in this token came from has ended."))
+                }
+            }
+            if let scope {
+                // RFC 6749 §6: a narrower scope may be asked for, never a wider one.
+                guard let asked = Scope.parse(scope), asked.allSatisfy(grant.scopes.contains) else {
+                    return .failure(.invalidScope("scope must be within what was granted."))
+                }
+            }
+            guard
+                try GrantRepository.rotate(
+                    grant.id, from: old, to: SHA256.hex(next), expiresAt: now + Self.refreshLifetime, now: now, on: db)
+            else { return .failure(.invalidGrant("The refresh token is not valid.")) }
+            try AuditLog.append(
+                audit.event(
+                    .oidcTokensIssued, .success, userID: grant.userID.map(UserID.init),
+                    detail: "client=\(client.id) grant=refresh_token"), at: now, on: db)
+            return .success(grant)
+        }
+        var grant = try outcome.get()
+        if let scope, let asked = Scope.parse(scope) {
+            grant = Grant(
+                id: grant.id, clientID: grant.clientID, userID: grant.userID, sessionID: grant.sessionID, scopes: asked,
+                resource: grant.resource, acr: grant.acr, amr: grant.amr, authTime: grant.authTime,
+                refreshExpiresAt: grant.refreshExpiresAt, createdAt: grant.createdAt, revokedAt: nil)
+        }
+        var issued = try accessToken(for: grant, now: now)
+        issued.refreshToken = next
+        return issued
+    }
+
+    // MARK: client_credentials
+
+    func clientCredentials(client: OIDCClient, scope: String?, resource: String?, audit: AuditContext) throws -> Issued
+    {
+        guard client.grantTypes.contains(.clientCredentials), !client.isPublic else {
+            throw OAuthError(code: "unauthorized_client", description: "This client may not use client_credentials.")
+        }
+        // No user is involved: the user scopes have no meaning here.
+        let allowed = client.scopes.filter { !["openid", "offline_access", "profile", "email", "phone"].contains($0) }
+        var scopes = allowed
+        if let scope {
+            guard let asked = Scope.parse(scope), asked.allSatisfy(allowed.contains) else {
+                throw OAuthError.invalidScope("This client may not ask for that scope here.")
+            }
+            scopes = asked
+        }
+        let now = clock.now().millis
+        try transactions.write { db in
+            try AuditLog.append(
+                audit.event(.oidcTokensIssued, .success, detail: "client=\(client.id) grant=client_credentials"),
+                at: now,
+                on: db)
+        }
+        let access = TokenMinter.Access(
+            subject: client.id, clientID: client.id, scopes: scopes, audience: resource ?? minter.issuer, grantID: nil)
+        let (token, expiresIn, _) = try minter.accessToken(access, now: now)
+        return Issued(accessToken: token, expiresIn: expiresIn, scope: scopes.joined(separator: " "))
+    }
+
+    private func accessToken(for grant: Grant, now: Int64) throws -> Issued {
+        let access = TokenMinter.Access(
+            subject: grant.userID ?? grant.clientID, clientID: grant.clientID, scopes: grant.scopes,
+            audience: grant.resource ?? minter.issuer, grantID: grant.id, authTime: grant.authTime, acr: grant.acr,
+            amr: grant.amr, sessionID: grant.sessionID)
+        let (token, expiresIn, _) = try minter.accessToken(access, now: now)
+        return Issued(accessToken: token, expiresIn: expiresIn, scope: grant.scopes.joined(separator: " "))
+    }
+}
