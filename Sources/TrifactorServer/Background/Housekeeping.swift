@@ -21,6 +21,7 @@ enum Housekeeping {
         var idempotencyKeys = 0
         var deliveryCallbacks = 0
         var resetsAndAttempts = 0
+        var oidc = 0
     }
 
     /// One pass at `now` (milliseconds).
@@ -75,6 +76,20 @@ enum Housekeeping {
             + db.execute(
                 "DELETE FROM password_resets WHERE expires_at < $1 AND (credential_expires_at IS NULL OR credential_expires_at < $1)",
                 [.int(now - day)])
+        // OpenID Provider: flows past their life (with the email typed into them), grants whose refresh token
+        // died (or that were revoked) a day ago with their spent tokens, revoked access tokens past expiry, and
+        // client assertions' jtis past theirs.
+        report.oidc =
+            try db.execute("DELETE FROM oidc_flows WHERE expires_at < $1", [.int(now)])
+            + db.execute(
+                """
+                DELETE FROM oidc_spent_refresh_tokens WHERE grant_id IN (SELECT id FROM oidc_grants
+                  WHERE COALESCE(revoked_at, refresh_expires_at, created_at) < $1)
+                """, [.int(now - day)])
+            + db.execute(
+                "DELETE FROM oidc_grants WHERE COALESCE(revoked_at, refresh_expires_at, created_at) < $1", [.int(now - day)])
+            + db.execute("DELETE FROM oidc_revoked_tokens WHERE expires_at < $1", [.int(now)])
+            + db.execute("DELETE FROM oidc_client_assertions WHERE expires_at < $1", [.int(now)])
         return report
     }
 }
