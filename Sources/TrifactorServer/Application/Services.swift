@@ -94,7 +94,8 @@ package struct Services: Sendable {
             }
             provider = Provider(
                 publicURL: url, sealer: sealer, transactions: transactions, clock: clock, random: random,
-                sessions: sessions, secondFactors: secondFactors, brand: c.totpIssuer)
+                sessions: sessions, secondFactors: secondFactors, brand: c.totpIssuer, registration: c.registration,
+                registrationToken: c.registrationToken, maxDynamicClients: c.maxDynamicClients)
         }
         let signUpLimit = RateLimiter.Limit(burst: c.signUpPerIPBurst, rate: c.signUpPerIPRate)
         let accounts = AccountService(

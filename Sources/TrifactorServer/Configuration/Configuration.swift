@@ -14,6 +14,15 @@ package struct Configuration: Sendable {
     package var dev = false
     /// Serve the OpenID Provider (issuer: `publicURL`).
     package var oidc = false
+    /// Who may register clients over HTTP (RFC 7591).
+    package enum Registration: String, Sendable {
+        case off, token, open
+    }
+    package var registration = Registration.off
+    /// The initial access token of `registration == .token`.
+    package var registrationToken: String?
+    /// Most self-registered clients.
+    package var maxDynamicClients = 500
     /// Email over SMTP (`TRIFACTOR_SMTP_URL`); nil: emails wait in the outbox (dev mode shows them).
     package var smtp: SMTPSender.Settings?
     /// SMS and voice provider accounts in failover order (`TRIFACTOR_SMS_PROVIDER`).

@@ -49,6 +49,15 @@ enum ConfigurationParser {
         if (config.http.tlsCertificatePEM == nil) != (config.http.tlsKeyPEM == nil) {
             throw Failure(description: "TLS needs both a certificate (--tls-cert) and a key (--tls-key).")
         }
+        if config.registration == .token && config.registrationToken == nil {
+            throw Failure(
+                description:
+                    "--oidc-registration token needs --oidc-registration-token-file: the initial access token clients present."
+            )
+        }
+        if config.registration != .off && !config.oidc {
+            throw Failure(description: "--oidc-registration needs the OpenID Provider on (--oidc 1).")
+        }
         if config.oidc && config.publicURL == nil {
             throw Failure(
                 description:

@@ -1,4 +1,7 @@
-/// The OpenID Provider: whether it runs (its issuer is `TRIFACTOR_PUBLIC_URL`).
+import Foundation
+
+/// The OpenID Provider: whether it runs (its issuer is `TRIFACTOR_PUBLIC_URL`), and whether clients may
+/// register themselves (RFC 7591).
 extension Setting {
     static let provider: [Setting] = [
         Setting(
@@ -12,6 +15,38 @@ extension Setting {
             default: return "TRIFACTOR_OIDC must be 0 or 1."
             }
             return nil
-        }
+        },
+        Setting(
+            variable: "TRIFACTOR_OIDC_REGISTRATION", flag: "--oidc-registration", valueName: "off|token|open",
+            help:
+                "Dynamic client registration (RFC 7591): off, with an initial access token (token), or open to anyone, as agent clients need (open)",
+            defaultText: "off"
+        ) { c, v in
+            guard let mode = Configuration.Registration(rawValue: v.lowercased()) else {
+                return "TRIFACTOR_OIDC_REGISTRATION must be off, token or open."
+            }
+            c.registration = mode
+            return nil
+        },
+        Setting(
+            variable: "TRIFACTOR_OIDC_REGISTRATION_TOKEN_FILE", flag: "--oidc-registration-token-file", valueName: "PATH",
+            help: "File holding the initial access token of --oidc-registration token (at least 32 characters)",
+            defaultText: "none"
+        ) { c, v in
+            guard let data = FileManager.default.contents(atPath: v), let text = String(data: data, encoding: .utf8)
+            else { return "TRIFACTOR_OIDC_REGISTRATION_TOKEN_FILE (\(v)) cannot be read." }
+            let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard token.count >= 32, token.unicodeScalars.allSatisfy({ $0.isASCII && $0.value >= 0x21 && $0.value < 0x7f })
+            else {
+                return
+                    "TRIFACTOR_OIDC_REGISTRATION_TOKEN_FILE must hold a token of at least 32 printable characters (openssl rand -hex 32 makes one)."
+            }
+            c.registrationToken = token
+            return nil
+        },
+        int(
+            "TRIFACTOR_OIDC_DYNAMIC_CLIENTS", "--oidc-dynamic-clients",
+            "Most clients that may register themselves; further registrations are refused", "500", 1...1_000_000
+        ) { $0.maxDynamicClients = $1 },
     ]
 }

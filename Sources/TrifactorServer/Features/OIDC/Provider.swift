@@ -14,6 +14,9 @@ struct Provider: Sendable {
     let clientAuthentication: ClientAuthentication
     let cookies: HostedCookies
     let brand: String
+    let registration: Configuration.Registration
+    let registrationToken: String?
+    let maxDynamicClients: Int
 
     /// The issuer as tokens name it: the public URL without a trailing slash.
     static func issuer(_ url: URL) -> String {
@@ -24,8 +27,12 @@ struct Provider: Sendable {
 
     init(
         publicURL: URL, sealer: KeyRing, transactions: Transactions, clock: Clock, random: RandomSource,
-        sessions: SessionService, secondFactors: SecondFactorService, brand: String
+        sessions: SessionService, secondFactors: SecondFactorService, brand: String,
+        registration: Configuration.Registration = .off, registrationToken: String? = nil, maxDynamicClients: Int = 500
     ) {
+        self.registration = registration
+        self.registrationToken = registrationToken
+        self.maxDynamicClients = maxDynamicClients
         let issuer = Self.issuer(publicURL)
         self.issuer = issuer
         self.brand = brand
@@ -45,12 +52,16 @@ struct Provider: Sendable {
 
     func register(on router: inout Router, sessions: SessionService, secondFactors: SecondFactorService) {
         HostedRoutes(
-            flows: flows, sessions: sessions, secondFactors: secondFactors, cookies: cookies, issuer: issuer,
+            flows: flows, sessions: sessions, secondFactors: secondFactors, cookies: cookies, minter: minter, issuer: issuer,
             brand: brand
         ).register(on: &router)
         TokenRoutes(
             tokens: tokens, clients: clientAuthentication, minter: minter, keys: keys,
-            metadata: ProviderMetadata(issuer: issuer), transactions: flows.transactions, clock: flows.clock
+            metadata: ProviderMetadata(issuer: issuer, registration: registration != .off), transactions: flows.transactions, clock: flows.clock
+        ).register(on: &router)
+        RegistrationRoutes(
+            clients: clients, transactions: flows.transactions, clock: flows.clock, mode: registration,
+            initialToken: registrationToken, maxClients: maxDynamicClients, issuer: issuer
         ).register(on: &router)
     }
 }

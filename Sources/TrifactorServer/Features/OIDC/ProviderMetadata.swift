@@ -5,13 +5,15 @@ import JOSE
 /// both well-known addresses: exactly what this server implements.
 struct ProviderMetadata: Sendable {
     let issuer: String
+    /// Clients may register themselves (`registration_endpoint` is listed).
+    var registration = false
 
     func endpoint(_ path: String) -> String { issuer + path }
 
     var json: [UInt8] {
         let authMethods: [String] = ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"]
         func list(_ items: [String]) -> JSONValue { .array(items.map(JSONValue.string)) }
-        let document: [String: JSONValue] = [
+        var document: [String: JSONValue] = [
             "issuer": .string(issuer),
             "authorization_endpoint": .string(endpoint("/authorize")),
             "token_endpoint": .string(endpoint("/token")),
@@ -19,6 +21,7 @@ struct ProviderMetadata: Sendable {
             "jwks_uri": .string(endpoint("/jwks")),
             "revocation_endpoint": .string(endpoint("/revoke")),
             "introspection_endpoint": .string(endpoint("/introspect")),
+            "end_session_endpoint": .string(endpoint("/logout")),
             "scopes_supported": list(OIDCClient.knownScopes),
             "response_types_supported": list(["code"]),
             "response_modes_supported": list(["query", "form_post"]),
@@ -41,6 +44,7 @@ struct ProviderMetadata: Sendable {
             "request_uri_parameter_supported": .bool(false),
             "authorization_response_iss_parameter_supported": .bool(true),
         ]
+        if registration { document["registration_endpoint"] = .string(endpoint("/register")) }
         return JSONValue.serialize(document)
     }
 }

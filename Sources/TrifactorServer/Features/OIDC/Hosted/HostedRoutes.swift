@@ -13,6 +13,8 @@ struct HostedRoutes: Sendable {
     let sessions: SessionService
     let secondFactors: SecondFactorService
     let cookies: HostedCookies
+    /// Checks ID token hints at logout.
+    let minter: TokenMinter
     /// The issuer, sent back as `iss` with every answer (RFC 9207).
     let issuer: String
     /// The server's own name.
@@ -34,6 +36,9 @@ struct HostedRoutes: Sendable {
         router.add("POST", "/authorize/account", execution: .database, page(accountChosen))
         router.add("GET", "/authorize/add-factor", execution: .database, page(addFactorPage))
         router.add("POST", "/authorize/cancel", execution: .database, page(cancel))
+        router.add("GET", "/logout", execution: .database, page(logout))
+        router.add("POST", "/logout", execution: .database, page(logout))
+        router.add("POST", "/logout/confirm", execution: .database, page(logoutConfirmed))
         router.add("GET", HostedPage.stylesheet, execution: .inline) { _ in
             Self.file(Style.css, type: "text/css; charset=utf-8")
         }
