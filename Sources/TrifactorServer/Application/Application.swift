@@ -38,7 +38,8 @@ package enum Application {
                 perIP: .init(burst: v.perIPBurst, rate: v.perIPRate), verifications: s.verifications
             ).register(on: &router)
         }
-        s.provider?.register(on: &router, sessions: s.sessions, secondFactors: s.secondFactors)
+        s.provider?.register(
+            on: &router, sessions: s.sessions, secondFactors: s.secondFactors, passwordless: s.passwordless)
         if s.configuration.dev { try DevRoutes(transactions: s.transactions).register(on: &router) }
         return router
     }

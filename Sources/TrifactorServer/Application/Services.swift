@@ -1,5 +1,6 @@
 package import Core
 package import Crypto
+import Foundation
 import HTTP
 package import Logging
 package import Messaging
@@ -66,7 +67,11 @@ package struct Services: Sendable {
             transactions: transactions, clock: clock, random: random, outbox: outbox, logger: logger,
             settings: c.verify, canDeliver: sender?.channels.contains(.sms) == true,
             testBook: TestNumberBook(configured: c.verify.testNumbers))
-        let relyingParty = RelyingParty(id: c.rpID, name: c.rpName, origins: c.origins, allowsAnyLocalhostPort: c.dev)
+        // The hosted sign-in's pages are served at the issuer: passkeys are asked for from there too.
+        let issuerOrigin = c.oidc ? c.publicURL.flatMap { HostedPage.origin($0.absoluteString) } : nil
+        let relyingParty = RelyingParty(
+            id: c.rpID, name: c.rpName, origins: c.origins.union(issuerOrigin.map { [$0] } ?? []),
+            allowsAnyLocalhostPort: c.dev)
         let factors = SecondFactors(
             phone: PhoneFactor(
                 transactions: transactions, random: random, verifications: verifications, brand: c.totpIssuer),

@@ -87,7 +87,8 @@ enum Housekeeping {
                   WHERE COALESCE(revoked_at, refresh_expires_at, created_at) < $1)
                 """, [.int(now - day)])
             + db.execute(
-                "DELETE FROM oidc_grants WHERE COALESCE(revoked_at, refresh_expires_at, created_at) < $1", [.int(now - day)])
+                "DELETE FROM oidc_grants WHERE COALESCE(revoked_at, refresh_expires_at, created_at) < $1",
+                [.int(now - day)])
             + db.execute("DELETE FROM oidc_revoked_tokens WHERE expires_at < $1", [.int(now)])
             + db.execute("DELETE FROM oidc_client_assertions WHERE expires_at < $1", [.int(now)])
         return report

@@ -29,14 +29,16 @@ extension Setting {
             return nil
         },
         Setting(
-            variable: "TRIFACTOR_OIDC_REGISTRATION_TOKEN_FILE", flag: "--oidc-registration-token-file", valueName: "PATH",
+            variable: "TRIFACTOR_OIDC_REGISTRATION_TOKEN_FILE", flag: "--oidc-registration-token-file",
+            valueName: "PATH",
             help: "File holding the initial access token of --oidc-registration token (at least 32 characters)",
             defaultText: "none"
         ) { c, v in
             guard let data = FileManager.default.contents(atPath: v), let text = String(data: data, encoding: .utf8)
             else { return "TRIFACTOR_OIDC_REGISTRATION_TOKEN_FILE (\(v)) cannot be read." }
             let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard token.count >= 32, token.unicodeScalars.allSatisfy({ $0.isASCII && $0.value >= 0x21 && $0.value < 0x7f })
+            guard token.count >= 32,
+                token.unicodeScalars.allSatisfy({ $0.isASCII && $0.value >= 0x21 && $0.value < 0x7f })
             else {
                 return
                     "TRIFACTOR_OIDC_REGISTRATION_TOKEN_FILE must hold a token of at least 32 printable characters (openssl rand -hex 32 makes one)."

@@ -50,14 +50,19 @@ struct Provider: Sendable {
         cookies = HostedCookies(secure: publicURL.scheme == "https")
     }
 
-    func register(on router: inout Router, sessions: SessionService, secondFactors: SecondFactorService) {
+    func register(
+        on router: inout Router, sessions: SessionService, secondFactors: SecondFactorService,
+        passwordless: PasswordlessService
+    ) {
         HostedRoutes(
-            flows: flows, sessions: sessions, secondFactors: secondFactors, cookies: cookies, minter: minter, issuer: issuer,
+            flows: flows, sessions: sessions, secondFactors: secondFactors, passwordless: passwordless,
+            cookies: cookies, minter: minter, issuer: issuer,
             brand: brand
         ).register(on: &router)
         TokenRoutes(
             tokens: tokens, clients: clientAuthentication, minter: minter, keys: keys,
-            metadata: ProviderMetadata(issuer: issuer, registration: registration != .off), transactions: flows.transactions, clock: flows.clock
+            metadata: ProviderMetadata(issuer: issuer, registration: registration != .off),
+            transactions: flows.transactions, clock: flows.clock
         ).register(on: &router)
         RegistrationRoutes(
             clients: clients, transactions: flows.transactions, clock: flows.clock, mode: registration,

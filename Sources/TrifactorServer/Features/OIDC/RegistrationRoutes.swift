@@ -82,7 +82,8 @@ struct RegistrationRoutes: Sendable {
         let audit = AuditContext(request)
         let now = clock.now().millis
         let refusal = try transactions.write { db -> Response? in
-            if let wait = try RateLimiter.take("register:ip:\(audit.clientKey)", limit: Self.perIP, nowMillis: now, on: db)
+            if let wait = try RateLimiter.take(
+                "register:ip:\(audit.clientKey)", limit: Self.perIP, nowMillis: now, on: db)
             {
                 var r = Self.error("temporarily_unavailable", "Too many registrations from this address.", status: 429)
                 r.headers.append(("Retry-After", String(wait)))
@@ -101,7 +102,8 @@ struct RegistrationRoutes: Sendable {
         }
         do {
             let registered = try clients.create(d, by: .dynamic, client: audit, actor: "dynamic:\(audit.ip)")
-            return answer(registered.client, secret: registered.secret, token: registered.registrationToken, status: 201)
+            return answer(
+                registered.client, secret: registered.secret, token: registered.registrationToken, status: 201)
         } catch CommonFailure.invalidFields(let fields) {
             return Self.refusal(fields)
         }
@@ -124,15 +126,19 @@ struct RegistrationRoutes: Sendable {
             object["client_secret_expires_at"] = 0
         }
         if let token { object["registration_access_token"] = token }
-        let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+        let body =
+            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
             .map(Array.init) ?? []
-        return Response(status: status, headers: [("Content-Type", "application/json"), ("Pragma", "no-cache")], body: body)
+        return Response(
+            status: status, headers: [("Content-Type", "application/json"), ("Pragma", "no-cache")], body: body)
     }
 
     /// The client the registration access token is for, when it names the one in the path (RFC 7592 §2).
     private func managed(_ request: Request) throws -> OIDCClient? {
         guard let token = request.bearerToken, SessionToken.isWellFormed(token) else { return nil }
-        let client = try transactions.read { try ClientRepository.find(registrationTokenHash: SHA256.hex(token), on: $0) }
+        let client = try transactions.read {
+            try ClientRepository.find(registrationTokenHash: SHA256.hex(token), on: $0)
+        }
         guard let client, client.id == request.parameters["id"] else { return nil }
         return client
     }

@@ -48,7 +48,29 @@ extension HostedRoutes {
         if let approval = request.query["approval"], case .signIn(let pending) = step, chosen.kind == .device {
             return try awaitApproval(c, request, pending: pending, factor: chosen, approval: approval)
         }
+        if chosen.kind == .passkey {
+            return passkeyPage(c, step, chosen, others: usable, request: request, error: nil)
+        }
         return factorForm(c, chosen, others: usable, stepUp: isStepUp, sent: request.query["sent"] == "1", error: nil)
+    }
+
+    /// The passkey's page of a second step or step-up.
+    func passkeyPage(
+        _ c: Context, _ step: SecondStep, _ f: SessionService.Hint, others: [SessionService.Hint], request: Request,
+        error: String?, status: Int = 200
+    ) -> Response {
+        let isStepUp = if case .stepUp = step { true } else { false }
+        var frame = c.frame
+        frame.script = true
+        var c = c
+        c.frame = frame
+        var body: [HTML] = []
+        if let error { body.append(.element("p", ["class": "error", "role": "alert"], [.text(error)])) }
+        body += [passkeyStep(c, step, f, request: request), otherWays(c, chosen: f, among: others), cancelForm(c)]
+        let notice = isStepUp ? "\(c.client.name) asks for your passkey to be sure it is you." : nil
+        return HostedPage.response(
+            HostedPage.layout(isStepUp ? "Confirm it is you" : "Second step", frame, notice: notice, body), frame,
+            status: status)
     }
 
     /// The page of one factor: its code field (or the button that sends it), and the other ways one click away.
@@ -208,16 +230,29 @@ extension HostedRoutes {
         guard let f = usable.first(where: { $0.factorID.raw == form["factor"] }) else {
             return Self.seeOther("/authorize/second-factor", flow: c.flow.id)
         }
-        let code = form["code"] ?? ""
-        guard !code.isEmpty else {
-            return factorForm(c, f, others: usable, stepUp: isStepUp, sent: true, error: "Enter the code.", status: 422)
+        let proof: Proof
+        if f.kind == .passkey {
+            guard let credential = Self.credential(form) else {
+                return passkeyPage(
+                    c, step, f, others: usable, request: request, error: "That passkey did not answer. Try again.",
+                    status: 422)
+            }
+            proof = secondFactors.factors.passkey.proof(credential)
+        } else {
+            // A typed code is taken as people type it: spaces or dashes between groups, full-width digits.
+            let code = (form["code"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !code.isEmpty, code.count <= 64 else {
+                return factorForm(
+                    c, f, others: usable, stepUp: isStepUp, sent: true, error: "Enter the code.", status: 422)
+            }
+            proof = .code(TypedCode.normalize(code))
         }
         let audit = AuditContext(request)
         do {
             switch step {
             case .signIn(let pending):
                 let issued = try secondFactors.completeSignIn(
-                    pendingCredential: pending, factorID: f.factorID, answer: .proof(.code(code)), client: audit)
+                    pendingCredential: pending, factorID: f.factorID, answer: .proof(proof), client: audit)
                 c.flow.progress.authenticatedHere = true
                 c.flow.progress.accountChosen = true
                 try flows.save(c.flow)
@@ -225,7 +260,7 @@ extension HostedRoutes {
                     c, token: issued.token, request,
                     headers: [cookies.set(cookies.session, issued.token), cookies.clear(cookies.pending)])
             case .stepUp(let caller):
-                _ = try secondFactors.stepUp(caller, factorID: f.factorID, proof: .code(code), client: audit)
+                _ = try secondFactors.stepUp(caller, factorID: f.factorID, proof: proof, client: audit)
                 c.flow.progress.authenticatedHere = true
                 try flows.save(c.flow)
                 return try advance(c, token: HostedCookies.value(cookies.session, in: request), request)
@@ -234,6 +269,10 @@ extension HostedRoutes {
             return Self.seeOther(
                 "/authorize/sign-in", flow: c.flow.id, extra: "&expired=1", headers: [cookies.clear(cookies.pending)])
         } catch let failure as SecondFactorFailure {
+            if f.kind == .passkey {
+                return passkeyPage(
+                    c, step, f, others: usable, request: request, error: Self.sentence(failure), status: 422)
+            }
             return factorForm(
                 c, f, others: usable, stepUp: isStepUp, sent: true, error: Self.sentence(failure), status: 422)
         }

@@ -8,26 +8,51 @@ extension HostedRoutes {
     /// `GET /authorize/sign-in`: the email first.
     func emailPage(_ request: Request) throws -> Response {
         guard let c = try context(request) else { return lostFlow() }
-        return emailForm(c, email: c.flow.progress.email ?? c.flow.request.loginHint, error: nil)
+        let expired =
+            request.query["expired"] == "1" ? "That sign-in took too long. Start again: it takes a moment." : nil
+        return emailForm(c, email: c.flow.progress.email ?? c.flow.request.loginHint, error: nil, notice: expired)
     }
 
-    func emailForm(_ c: Context, email: String?, error: String?, status: Int = 200) -> Response {
+    func emailForm(_ c: Context, email: String?, error: String?, status: Int = 200, notice: String? = nil)
+        -> Response
+    {
         let again = c.flow.request.has(.login) || c.flow.request.maxAge != nil
+        var frame = c.frame
+        frame.script = true
         let page = HostedPage.layout(
-            again ? "Sign in again to continue" : "Sign in to \(c.client.name)", c.frame,
-            notice: again ? "\(c.client.name) asks you to prove it is you again." : nil,
+            again ? "Sign in again to continue" : "Sign in to \(c.client.name)", frame,
+            notice: notice ?? (again ? "\(c.client.name) asks you to prove it is you again." : nil),
             [
                 HostedPage.form(
-                    "/authorize/sign-in", c.frame,
+                    "/authorize/sign-in", frame,
                     [
+                        // "webauthn" lets the browser offer this site's passkeys as the field is focused.
                         HostedPage.field(
                             "Email", name: "email", type: "email", value: email, error: error,
-                            autocomplete: "username", autofocus: true, maxlength: 254),
+                            autocomplete: "username webauthn", autofocus: true, maxlength: 254),
                         HostedPage.actions([HostedPage.button("Continue")]),
+                    ]),
+                .element(
+                    "form", ["method": "post", "action": "/authorize/passkey", "data-passkey-signin": ""],
+                    [
+                        HostedPage.hidden("flow", c.flow.id), HostedPage.hidden("csrf", frame.csrf ?? ""),
+                        .element("input", ["type": "hidden", "name": "assertion", "data-assertion": ""]),
+                        .element(
+                            "p",
+                            [
+                                "class": "error", "role": "alert", "data-passkey-error": "", "hidden": "",
+                                "tabindex": "-1",
+                            ],
+                            ["That passkey did not answer. Try again, or continue with your email."]),
+                        HostedPage.actions([
+                            .element(
+                                "button", ["type": "button", "class": "secondary", "data-passkey": "discover"],
+                                ["Sign in with a passkey"])
+                        ]),
                     ]),
                 cancelForm(c),
             ])
-        return HostedPage.response(page, c.frame, status: status)
+        return HostedPage.response(page, frame, status: status)
     }
 
     /// `POST /authorize/sign-in`: keeps the email for the password page.

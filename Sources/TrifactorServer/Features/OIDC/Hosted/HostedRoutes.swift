@@ -12,6 +12,7 @@ struct HostedRoutes: Sendable {
     let flows: FlowService
     let sessions: SessionService
     let secondFactors: SecondFactorService
+    let passwordless: PasswordlessService
     let cookies: HostedCookies
     /// Checks ID token hints at logout.
     let minter: TokenMinter
@@ -30,6 +31,8 @@ struct HostedRoutes: Sendable {
         router.add("GET", "/authorize/second-factor", execution: .database, page(secondFactorPage))
         router.add("POST", "/authorize/second-factor", execution: .database, page(codeSubmitted))
         router.add("POST", "/authorize/second-factor/send", execution: .database, page(sendCode))
+        router.add("POST", "/authorize/passkey/options", execution: .database, page(passkeyOptions))
+        router.add("POST", "/authorize/passkey", execution: .database, page(passkeySignIn))
         router.add("GET", "/authorize/consent", execution: .database, page(consentPage))
         router.add("POST", "/authorize/consent", execution: .database, page(consentSubmitted))
         router.add("GET", "/authorize/account", execution: .database, page(accountPage))

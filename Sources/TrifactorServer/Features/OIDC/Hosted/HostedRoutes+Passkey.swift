@@ -1,0 +1,95 @@
+import API
+import Core
+import Foundation
+import HTTP
+import WebUI
+
+extension HostedRoutes {
+    /// `POST /authorize/passkey/options`: a discoverable-passkey challenge for the hosted script (JSON for the
+    /// script alone; the user never sees it). The same challenge store and per-address limit as the API's.
+    func passkeyOptions(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        guard try context(request, form: form) != nil else { return Response(status: 403) }
+        do {
+            let options = try passwordless.passkeyOptions(client: AuditContext(request))
+            return .json(["options": options])
+        } catch CommonFailure.rateLimited(let wait) {
+            return Response(status: 429, headers: [("Retry-After", String(wait))])
+        }
+    }
+
+    /// `POST /authorize/passkey`: a passkey without a password (a passkey with user verification is both
+    /// factors, so the session is at the hardware-key level).
+    func passkeySignIn(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        guard var c = try context(request, form: form) else { return lostFlow() }
+        guard let credential = Self.credential(form) else {
+            return emailForm(
+                c, email: c.flow.progress.email, error: "That passkey did not answer. Try again.", status: 422)
+        }
+        do {
+            let (token, _) = try passwordless.signIn(with: credential, client: AuditContext(request))
+            c.flow.progress.authenticatedHere = true
+            c.flow.progress.accountChosen = true
+            try flows.save(c.flow)
+            return try advance(
+                c, token: token, request,
+                headers: [cookies.set(cookies.session, token), cookies.clear(cookies.pending)])
+        } catch SignInFailure.passkeyRefused, SecondFactorFailure.invalidCode {
+            return emailForm(
+                c, email: c.flow.progress.email,
+                error: "That passkey did not work here. Try again, or continue with your email and password.",
+                status: 401)
+        } catch CommonFailure.rateLimited(let wait) {
+            return emailForm(
+                c, email: c.flow.progress.email, error: "Too many tries. Wait \(Self.duration(wait)), then try again.",
+                status: 429)
+        }
+    }
+
+    /// The assertion the hosted script put in the form, as the API reads it.
+    static func credential(_ form: Form) -> CredentialJSON? {
+        guard let text = form.raw("assertion"), !text.isEmpty, text.utf8.count <= 16 * 1024 else { return nil }
+        return try? JSONDecoder().decode(CredentialJSON.self, from: Data(text.utf8))
+    }
+
+    /// The passkey button of a second step: the challenge is issued as the page is drawn, its options ride on the
+    /// button, and the script posts the assertion in the form.
+    func passkeyStep(_ c: Context, _ step: SecondStep, _ f: SessionService.Hint, request: Request) -> HTML {
+        let issued: ChallengeIssued?
+        switch step {
+        case .signIn(let pending):
+            issued = try? secondFactors.signInChallenge(
+                pendingCredential: pending, factorID: f.factorID, client: AuditContext(request)
+            ).0
+        case .stepUp(let caller):
+            issued = try? secondFactors.stepUpChallenge(caller, factorID: f.factorID, client: AuditContext(request))
+        }
+        guard case .passkey(let options)? = issued,
+            let json = try? JSONEncoder().encode(options)
+        else {
+            return .element(
+                "p", ["class": "error", "role": "alert"],
+                ["Your passkey cannot be asked for now. Use another way below."])
+        }
+        return HostedPage.form(
+            "/authorize/second-factor", c.frame,
+            [
+                HostedPage.hidden("factor", f.factorID.raw),
+                .element("input", ["type": "hidden", "name": "assertion", "data-assertion": ""]),
+                HostedPage.paragraph(
+                    "Use \(f.displayName ?? "your passkey"): Touch ID, Face ID, Windows Hello or a security key."),
+                .element(
+                    "p", ["class": "error", "role": "alert", "data-passkey-error": "", "hidden": ""],
+                    ["That passkey did not answer. Try again, or use another way below."]),
+                HostedPage.actions([
+                    .element(
+                        "button",
+                        [
+                            "type": "button", "class": "primary", "data-passkey": "get",
+                            "data-options": String(decoding: json, as: UTF8.self),
+                        ], ["Use my passkey"])
+                ]),
+            ])
+    }
+}
