@@ -1,6 +1,8 @@
-/// How a message reaches a person.
+/// How a message reaches a person, or (`logout`) a relying party: an
+/// OpenID Connect back-channel logout token posted to its server.
 package enum Channel: String, Sendable, Codable, CaseIterable {
     case sms, voice, email
+    case logout = "backchannel_logout"
 }
 
 /// A message handed to a sender: an SMS, a voice call that speaks `text`, or an email.

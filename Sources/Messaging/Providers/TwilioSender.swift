@@ -48,8 +48,8 @@ package struct TwilioSender: MessageSender {
                 ("From", from),
                 ("Twiml", Self.twiml(message.text, language: MessageCatalog.voiceTag(for: message.locale))),
             ]
-        case .email:
-            throw DeliveryError(reason: "twilio: no email", retryable: false)
+        case .email, .logout:
+            throw DeliveryError(reason: "twilio: no \(message.channel.rawValue)", retryable: false)
         }
         if let callbackBase {
             fields.append(("StatusCallback", callbackBase.appendingPathComponent("v1/delivery/twilio").absoluteString))

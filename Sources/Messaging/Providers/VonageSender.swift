@@ -44,7 +44,7 @@ package struct VonageSender: MessageSender {
         switch message.channel {
         case .sms: try text(message)
         case .voice: try call(message)
-        case .email: throw DeliveryError(reason: "vonage: no email", retryable: false)
+        case .email, .logout: throw DeliveryError(reason: "vonage: no \(message.channel.rawValue)", retryable: false)
         }
     }
 

@@ -12,6 +12,12 @@ extension Application {
     ) throws -> Runtime {
         let probe = ReadinessProbe(database: s.database, logger: s.logger)
         probe.check()
+        // The provider's signing keys exist and are open before the first request (and before a sign-out signs a
+        // logout token inside its transaction).
+        if let provider = s.provider {
+            try provider.keys.ensure()
+            try provider.keys.load()
+        }
         var router = try router(s, probe: probe)
         extraRoutes(&router)
         var http = s.configuration.http

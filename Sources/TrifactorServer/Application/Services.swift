@@ -99,8 +99,12 @@ package struct Services: Sendable {
             }
             provider = Provider(
                 publicURL: url, sealer: sealer, transactions: transactions, clock: clock, random: random,
-                sessions: sessions, secondFactors: secondFactors, brand: c.totpIssuer, registration: c.registration,
+                sessions: sessions, secondFactors: secondFactors, outbox: outbox, brand: c.totpIssuer,
+                registration: c.registration,
                 registrationToken: c.registrationToken, maxDynamicClients: c.maxDynamicClients)
+            sessions.endHooks.add { [provider] session, user, now, db in
+                try provider?.sessionEnded(session, user: user, now: now, on: db)
+            }
         }
         let signUpLimit = RateLimiter.Limit(burst: c.signUpPerIPBurst, rate: c.signUpPerIPRate)
         let accounts = AccountService(

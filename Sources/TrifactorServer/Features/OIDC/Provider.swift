@@ -1,6 +1,9 @@
 import Core
 import Foundation
 import HTTP
+import JOSE
+import Messaging
+import Store
 
 /// The OpenID Provider, built once when `TRIFACTOR_OIDC` is on: a second
 /// front on the same services as the API (sessions, second factors, audit).
@@ -17,6 +20,7 @@ struct Provider: Sendable {
     let registration: Configuration.Registration
     let registrationToken: String?
     let maxDynamicClients: Int
+    let outbox: Outbox
 
     /// The issuer as tokens name it: the public URL without a trailing slash.
     static func issuer(_ url: URL) -> String {
@@ -27,12 +31,13 @@ struct Provider: Sendable {
 
     init(
         publicURL: URL, sealer: KeyRing, transactions: Transactions, clock: Clock, random: RandomSource,
-        sessions: SessionService, secondFactors: SecondFactorService, brand: String,
+        sessions: SessionService, secondFactors: SecondFactorService, outbox: Outbox, brand: String,
         registration: Configuration.Registration = .off, registrationToken: String? = nil, maxDynamicClients: Int = 500
     ) {
         self.registration = registration
         self.registrationToken = registrationToken
         self.maxDynamicClients = maxDynamicClients
+        self.outbox = outbox
         let issuer = Self.issuer(publicURL)
         self.issuer = issuer
         self.brand = brand
@@ -68,5 +73,28 @@ struct Provider: Sendable {
             clients: clients, transactions: flows.transactions, clock: flows.clock, mode: registration,
             initialToken: registrationToken, maxClients: maxDynamicClients, issuer: issuer
         ).register(on: &router)
+    }
+
+    /// A user ended a session (in this transaction): the grants that lived on it end too (not those for offline
+    /// use), and each client that registered a back-channel logout URI is sent a logout token through the outbox
+    /// (retried, never lost, never for a rolled-back sign-out).
+    func sessionEnded(_ session: SessionID, user: UserID, now: Int64, on db: any SQLConnection) throws {
+        let rows = try db.query(
+            """
+            SELECT DISTINCT c.id AS client, c.backchannel_logout_uri AS uri, c.id_token_alg AS alg FROM oidc_grants g
+            JOIN oidc_clients c ON c.id = g.client_id
+            WHERE g.session_id = $1 AND g.revoked_at IS NULL AND c.backchannel_logout_uri IS NOT NULL
+            """, [.text(session.raw)])
+        try GrantRepository.revoke(session: session.raw, at: now, on: db)
+        for row in rows {
+            let client = try row.text("client")
+            let token = try minter.logoutToken(
+                clientID: client, subject: user.raw, sessionID: session.raw,
+                algorithm: Algorithm(rawValue: try row.text("alg")) ?? .es256, now: now)
+            try outbox.enqueue(
+                channel: .logout, to: try row.text("uri"), text: token, ref: "logout:\(client):\(session.raw)",
+                now: now,
+                on: db)
+        }
     }
 }

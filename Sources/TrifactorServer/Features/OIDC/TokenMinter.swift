@@ -74,6 +74,20 @@ struct TokenMinter: Sendable {
         return try JWT.sign(JWTClaims(claims), with: try keys.active(algorithm))
     }
 
+    /// A back-channel logout token (Back-Channel Logout 1.0 §2.4): the session `sid` of `subject` ended. Explicitly
+    /// typed `logout+jwt` (§2.4 recommends it) so it can never pass for an ID token.
+    func logoutToken(clientID: String, subject: String, sessionID: String, algorithm: Algorithm, now: Int64) throws
+        -> String
+    {
+        let seconds = now / 1000
+        let claims: [String: JSONValue] = [
+            "iss": .string(issuer), "aud": .string(clientID), "iat": .integer(seconds), "exp": .integer(seconds + 600),
+            "jti": .string(Base64URL.encode(random.bytes(16))), "sub": .string(subject), "sid": .string(sessionID),
+            "events": .object(["http://schemas.openid.net/event/backchannel-logout": .object([:])]),
+        ]
+        return try JWT.sign(JWTClaims(claims), with: try keys.active(algorithm), type: "logout+jwt")
+    }
+
     /// The claims of an access token this provider signed, checked: signature, `typ`, issuer, audience (nil: any,
     /// for introspection and revocation), expiry.
     func readAccessToken(_ token: String, audiences: Set<String>?, now: Int64) -> JWTClaims? {

@@ -38,6 +38,8 @@ struct SessionService: Sendable {
     /// Starts a pending sign-in for a user with factors (the second-factor feature's); returns its credential and when it expires.
     let startSecondStep:
         @Sendable (UserID, _ now: Int64, any SQLConnection) throws -> (credential: String, expiresAt: Int64)
+    /// What other features do when a user ends a session.
+    var endHooks = SessionEndHooks()
 
     // MARK: Sign-in
 
@@ -222,6 +224,7 @@ struct SessionService: Sendable {
         try transactions.write { db in
             if try SessionRepository.end(caller.session.id, at: now, reason: .signedOut, on: db) {
                 try AuditLog.append(client.event(.sessionEnded, .success, userID: caller.user.id), at: now, on: db)
+                try endHooks.run(caller.session.id, user: caller.user.id, now: now, on: db)
             }
         }
         changes.publish("session:\(caller.session.id.raw)")
@@ -264,6 +267,7 @@ struct SessionService: Sendable {
             try AuditLog.append(
                 client.event(.sessionRevoked, .success, userID: caller.user.id, detail: "id=\(id.raw)"), at: now, on: db
             )
+            try endHooks.run(id, user: caller.user.id, now: now, on: db)
         }
         changes.publish("session:\(id.raw)")
     }

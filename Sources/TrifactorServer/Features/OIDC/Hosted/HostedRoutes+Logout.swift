@@ -123,13 +123,10 @@ extension HostedRoutes {
         return HostedPage.response(page, frame, headers: headers)
     }
 
-    /// Ends the browser's session and the grants that lived on it (not those for offline use).
+    /// Ends the browser's session; the provider's session-end hook revokes the grants that lived on it (not those
+    /// for offline use) and tells the relying parties that asked for back-channel logout.
     private func signOut(_ caller: Caller, _ request: Request) throws {
         try sessions.signOut(caller, client: AuditContext(request))
-        let now = flows.clock.now().millis
-        try flows.transactions.write { db in
-            try GrantRepository.revoke(session: caller.session.id.raw, at: now, on: db)
-        }
     }
 
     private func loggedOut(_ checked: LogoutRequest) -> Response {
