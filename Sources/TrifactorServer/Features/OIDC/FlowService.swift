@@ -30,8 +30,13 @@ struct FlowService: Sendable {
         case redirectError(AuthorizationError, ClientRedirect)
     }
 
+    /// New flows per client address: 30 at once, then one every 2 seconds (a person starts a handful; a script that
+    /// fills the table with flows is slowed down).
+    static let perIP = RateLimiter.Limit(burst: 30, rate: 0.5)
+
     /// Checks an authorization request and stores its flow.
-    func start(_ parameters: [String: String]) throws -> Start {
+    /// - Throws: `CommonFailure.rateLimited` when this address started too many flows.
+    func start(_ parameters: [String: String], client audit: AuditContext) throws -> Start {
         guard let clientID = parameters["client_id"], !clientID.isEmpty else {
             return .errorPage("The link that brought you here names no app (client_id is missing).")
         }
@@ -64,7 +69,14 @@ struct FlowService: Sendable {
         let flow = AuthorizationFlow(
             id: Base64URL.encode(random.bytes(32)), request: request, progress: .init(), createdAt: now,
             expiresAt: now + Self.flowLifetime)
-        try transactions.write { try FlowRepository.insert(flow, on: $0) }
+        try transactions.write { db in
+            if let wait = try RateLimiter.take(
+                "authorize:ip:\(audit.clientKey)", limit: Self.perIP, nowMillis: now, on: db)
+            {
+                throw CommonFailure.rateLimited(retryAfter: wait)
+            }
+            try FlowRepository.insert(flow, on: db)
+        }
         return .flow(flow, client)
     }
 

@@ -60,8 +60,38 @@ struct TokenRoutes: Sendable {
         }
     }
 
-    /// `POST /token`.
+    /// Refused token requests audited per client address: 20 at once, then one a minute (refusals past the budget
+    /// are still refused, only no longer written down, so a flood cannot fill the audit log).
+    static let auditBudget = RateLimiter.Limit(burst: 20, rate: 1.0 / 60)
+
+    /// `POST /token`; a refusal for a wrong client or grant is audited as `oidc.token_refused`.
     func token(_ request: Request, _ form: Form) throws -> Response {
+        do {
+            return try grant(request, form)
+        } catch let error as OAuthError where ["invalid_client", "invalid_grant"].contains(error.code) {
+            let audit = AuditContext(request)
+            let now = clock.now().millis
+            try transactions.write { db in
+                guard
+                    try RateLimiter.take(
+                        "token:audit:\(audit.clientKey)", limit: Self.auditBudget, nowMillis: now, on: db)
+                        == nil
+                else { return }
+                let client =
+                    form.raw("client_id") ?? ClientAuthentication.basic(request.header("authorization"))?.0 ?? "?"
+                try AuditLog.append(
+                    audit.event(
+                        .oidcTokenRefused, .denied,
+                        detail:
+                            "client=\(client.prefix(64)) grant=\(form.raw("grant_type")?.prefix(32) ?? "?") \(error.code)"
+                    ),
+                    at: now, on: db)
+            }
+            throw error
+        }
+    }
+
+    private func grant(_ request: Request, _ form: Form) throws -> Response {
         let client = try clients.authenticate(request, form: form)
         let audit = AuditContext(request)
         let issued: TokenService.Issued

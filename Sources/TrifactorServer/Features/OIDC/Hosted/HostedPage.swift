@@ -95,15 +95,15 @@ enum HostedPage: Components {
         return "\(scheme)://\(shownHost)\(parts.port.map { ":\($0)" } ?? "")"
     }
 
-    /// What each scope lets the client see, in the user's words.
-    static func describe(scope: String) -> String? {
+    /// What each scope lets the client see, in the user's words; a scope of the client's own is named as it is.
+    static func describe(scope: String) -> String {
         switch scope {
         case "openid": "Know that it is you (an identifier only it sees)"
         case "profile": "Your name"
         case "email": "Your email address"
         case "phone": "Your phone number"
         case "offline_access": "Stay connected after you close it, until you remove its access"
-        default: nil
+        default: "Use the permission “\(scope)”"
         }
     }
 }

@@ -18,7 +18,17 @@ extension HostedRoutes {
             repeated = Self.repeatedNames(request.rawQuery)
         }
         let frame = HostedPage.Frame(brand: brand)
-        switch try flows.start(parameters) {
+        let start: FlowService.Start
+        do {
+            start = try flows.start(parameters, client: AuditContext(request))
+        } catch CommonFailure.rateLimited(let wait) {
+            return HostedPage.response(
+                HostedPage.layout(
+                    "Too many sign-ins at once", frame,
+                    [HostedPage.paragraph("Wait \(Self.duration(wait)), then go back to the app and try again.")]),
+                frame, status: 429, headers: [("Retry-After", String(wait))])
+        }
+        switch start {
         case .errorPage(let reason):
             return HostedPage.response(
                 HostedPage.layout(

@@ -11,7 +11,7 @@ extension HostedRoutes {
             let (caller, _) = try flows.session(
                 token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
         else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id) }
-        let items = c.flow.request.scopes.compactMap(HostedPage.describe(scope:))
+        let items = c.flow.request.scopes.map(HostedPage.describe(scope:))
         let page = HostedPage.layout(
             "Allow \(c.client.name) to use your account?", c.frame,
             [
