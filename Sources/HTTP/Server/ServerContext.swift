@@ -243,7 +243,8 @@ final class ServerContext: Sendable {
         r.headers.reserveCapacity(r.headers.count + 8)
         r.headers.append(("X-Request-ID", requestID))
         r.headers.append(("Date", date.value))
-        r.headers.append(("Cache-Control", "no-store"))
+        // A route that allows caching (a public key set, a discovery document) says so; every other answer is no-store.
+        if r.header("Cache-Control") == nil { r.headers.append(("Cache-Control", "no-store")) }
         r.headers.append(("X-Content-Type-Options", "nosniff"))
         r.headers.append(("Referrer-Policy", "no-referrer"))
         r.headers.append(("X-Frame-Options", "DENY"))

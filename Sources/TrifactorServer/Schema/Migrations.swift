@@ -384,6 +384,7 @@ package enum Schema {
                   secret_sealed TEXT NOT NULL,
                   public_jwk TEXT NOT NULL,
                   created_at {{bigint}} NOT NULL,
+                  active_from {{bigint}} NOT NULL,
                   retired_at {{bigint}}
                 );
                 CREATE TABLE oidc_flows (

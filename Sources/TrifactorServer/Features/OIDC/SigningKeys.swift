@@ -8,12 +8,23 @@ import Synchronization
 /// The OpenID Provider's signing keys: one active ES256 key (the default)
 /// and one active RS256 key (OIDC Core's mandatory algorithm, for relying
 /// parties that know only it), sealed at rest by the key ring like TOTP
-/// secrets, each named by its RFC 7638 thumbprint. A retired key stays in
-/// the JWK Set for `retention` after it stopped signing: longer than any
-/// token it signed lives, and than relying parties cache the set.
+/// secrets, each named by its RFC 7638 thumbprint.
+///
+/// A rotation publishes the new keys at once but signs with them only from
+/// `active_from`, after every instance has re-read the keys (`refresh`) and
+/// relying parties' caches of the set have expired: no instance ever meets a
+/// token signed by a key it does not publish yet. The old keys sign until
+/// then, and stay in the JWK Set for `retention` after, longer than any token
+/// they signed lives.
 final class SigningKeys: Sendable {
+    private struct Loaded: Sendable {
+        let key: SigningKey
+        let activeFrom: Int64
+        let retiredAt: Int64?
+    }
+
     private struct State {
-        var active: [Algorithm: SigningKey] = [:]
+        var keys: [Loaded] = []
         var published: JWKSet?
         /// When the keys were last read (nil: never).
         var loadedAt: Int64?
@@ -25,7 +36,9 @@ final class SigningKeys: Sendable {
     /// How long a retired key stays published.
     static let retention: Int64 = 24 * 3600 * 1000
     /// How often another instance's rotation is picked up.
-    static let refresh: Int64 = 60 * 1000
+    static let refresh: Int64 = 10 * 1000
+    /// How long after a rotation the new keys start signing (longer than `refresh` plus the JWK Set's max-age).
+    static let defaultActivation: TimeInterval = 120
     private let state = Mutex(State())
 
     init(transactions: Transactions, sealer: KeyRing, clock: Clock) {
@@ -34,19 +47,29 @@ final class SigningKeys: Sendable {
         self.clock = clock
     }
 
-    /// The active key of `algorithm`, making the first ones if there are none.
+    /// The key of `algorithm` that signs now, making the first ones if there are none.
     func active(_ algorithm: Algorithm) throws -> SigningKey {
         try loadIfStale()
-        if let key = state.withLock({ $0.active[algorithm] }) { return key }
+        let now = clock.now().millis
+        if let key = signing(algorithm, now: now) { return key }
         try ensure()
         try load()
-        guard let key = state.withLock({ $0.active[algorithm] }) else {
+        guard let key = signing(algorithm, now: now) else {
             throw StoreError(.decoding, detail: "no active \(algorithm.rawValue) signing key after creating one")
         }
         return key
     }
 
-    /// Every key a relying party may meet in a token: the active ones and those retired within `retention`.
+    /// The newest key of `algorithm` whose time has come and has not passed.
+    private func signing(_ algorithm: Algorithm, now: Int64) -> SigningKey? {
+        state.withLock { s in
+            s.keys.filter { $0.key.algorithm == algorithm && $0.activeFrom <= now && ($0.retiredAt ?? .max) > now }
+                .max { $0.activeFrom < $1.activeFrom }?.key
+        }
+    }
+
+    /// Every key a relying party may meet in a token: the active ones, those about to sign, and those retired
+    /// within `retention`.
     func published() throws -> JWKSet {
         try loadIfStale()
         if let set = state.withLock({ $0.published }) { return set }
@@ -58,27 +81,30 @@ final class SigningKeys: Sendable {
         return set
     }
 
-    /// Makes an active key for each algorithm that has none (at start, and after a rotation).
+    /// Makes a key for each algorithm that has none that signs or will (at the first start).
     func ensure() throws {
         let now = clock.now().millis
         try transactions.write { db in
             for algorithm in [Algorithm.es256, .rs256] {
                 let has = try db.queryOne(
-                    "SELECT 1 AS x FROM oidc_signing_keys WHERE alg = $1 AND retired_at IS NULL",
-                    [.text(algorithm.rawValue)])
-                if has == nil { try insert(try SigningKey.generate(algorithm), now: now, on: db) }
+                    "SELECT 1 AS x FROM oidc_signing_keys WHERE alg = $1 AND (retired_at IS NULL OR retired_at > $2)",
+                    [.text(algorithm.rawValue), .int(now)])
+                if has == nil { try insert(try SigningKey.generate(algorithm), activeFrom: now, on: db) }
             }
         }
     }
 
-    /// Retires the active keys and makes new ones; returns the new kids.
+    /// Publishes new keys that sign from `after` seconds on, when the current ones stop; returns the new kids.
     @discardableResult
-    func rotate() throws -> [String] {
+    func rotate(activatingAfter after: TimeInterval = defaultActivation) throws -> [String] {
         let now = clock.now().millis
+        let switchover = now + Int64(after * 1000)
         let fresh = try [Algorithm.es256, .rs256].map { try SigningKey.generate($0) }
         try transactions.write { db in
-            try db.execute("UPDATE oidc_signing_keys SET retired_at = $1 WHERE retired_at IS NULL", [.int(now)])
-            for key in fresh { try insert(key, now: now, on: db) }
+            try db.execute(
+                "UPDATE oidc_signing_keys SET retired_at = $1 WHERE retired_at IS NULL OR retired_at > $1",
+                [.int(switchover)])
+            for key in fresh { try insert(key, activeFrom: switchover, on: db) }
             // Keys retired long enough ago that nothing they signed is still valid are forgotten.
             try db.execute(
                 "DELETE FROM oidc_signing_keys WHERE retired_at IS NOT NULL AND retired_at < $1",
@@ -88,19 +114,19 @@ final class SigningKeys: Sendable {
         return fresh.map(\.keyID)
     }
 
-    private func insert(_ key: SigningKey, now: Int64, on db: any SQLConnection) throws {
+    private func insert(_ key: SigningKey, activeFrom: Int64, on db: any SQLConnection) throws {
         let der = try key.pkcs8()
         let sealed = try der.withUnsafeBytes { raw in
             try sealer.seal(Array(raw), associatedData: Self.associatedData(key.keyID))
         }
         try db.execute(
             """
-            INSERT INTO oidc_signing_keys (kid, alg, secret_sealed, public_jwk, created_at) VALUES ($1, $2, $3, $4, $5)
-            ON CONFLICT (kid) DO NOTHING
+            INSERT INTO oidc_signing_keys (kid, alg, secret_sealed, public_jwk, created_at, active_from)
+            VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (kid) DO NOTHING
             """,
             [
                 .text(key.keyID), .text(key.algorithm.rawValue), .text(Data(sealed).base64EncodedString()),
-                .text(String(decoding: key.publicJWK.json, as: UTF8.self)), .int(now),
+                .text(String(decoding: key.publicJWK.json, as: UTF8.self)), .int(clock.now().millis), .int(activeFrom),
             ])
     }
 
@@ -113,36 +139,34 @@ final class SigningKeys: Sendable {
         try load()
     }
 
-    /// Reads the keys again: the active ones opened, the published set rebuilt.
+    /// Reads the keys again: those that sign or will opened, the published set rebuilt.
     func load() throws {
         let now = clock.now().millis
         let rows = try transactions.read { db in
             try db.query(
                 """
-                SELECT kid, alg, secret_sealed, public_jwk, retired_at FROM oidc_signing_keys
-                WHERE retired_at IS NULL OR retired_at >= $1 ORDER BY created_at DESC, kid
+                SELECT kid, alg, secret_sealed, public_jwk, active_from, retired_at FROM oidc_signing_keys
+                WHERE retired_at IS NULL OR retired_at >= $1 ORDER BY active_from DESC, kid
                 """, [.int(now - Self.retention)]
             ).map {
                 (
-                    kid: try $0.text("kid"), alg: try $0.text("alg"), sealed: try $0.text("secret_sealed"),
-                    jwk: try $0.text("public_jwk"), retired: try $0.optionalInt("retired_at")
+                    kid: try $0.text("kid"), sealed: try $0.text("secret_sealed"), jwk: try $0.text("public_jwk"),
+                    from: try $0.int("active_from"), retired: try $0.optionalInt("retired_at")
                 )
             }
         }
-        var active: [Algorithm: SigningKey] = [:]
+        var keys: [Loaded] = []
         var published: [JWK] = []
         for row in rows {
-            guard let algorithm = Algorithm(rawValue: row.alg) else { continue }
             published.append(try JWK(json: Array(row.jwk.utf8)))
-            guard row.retired == nil, active[algorithm] == nil, let bytes = Data(base64Encoded: row.sealed) else {
-                continue
-            }
+            // Only keys that may still sign are opened; retired ones are public keys alone.
+            guard (row.retired ?? .max) > now, let bytes = Data(base64Encoded: row.sealed) else { continue }
             let der = SecureBytes(try sealer.open(Array(bytes), associatedData: Self.associatedData(row.kid)))
-            active[algorithm] = try SigningKey(pkcs8: der)
+            keys.append(Loaded(key: try SigningKey(pkcs8: der), activeFrom: row.from, retiredAt: row.retired))
         }
         let set = published.isEmpty ? nil : try JWKSet(keys: published)
         state.withLock {
-            $0.active = active
+            $0.keys = keys
             $0.published = set
             $0.loadedAt = now
         }

@@ -27,14 +27,16 @@ struct TokenRoutes: Sendable {
         router.add("POST", "/introspect", execution: .database, oauth(introspect))
         router.add("GET", "/jwks", execution: .database) { _ in
             Response(
-                status: 200, headers: [("Content-Type", "application/jwk-set+json")],
+                status: 200,
+                headers: [("Content-Type", "application/jwk-set+json"), ("Cache-Control", "public, max-age=60")],
                 body: try keys.published().json)
         }
         let document = metadata.json
         for path in ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"] {
             router.add("GET", path, execution: .inline) { _ in
                 Response(
-                    status: 200, headers: [("Content-Type", "application/json")],
+                    status: 200,
+                    headers: [("Content-Type", "application/json"), ("Cache-Control", "public, max-age=300")],
                     body: document)
             }
         }

@@ -27,10 +27,14 @@ extension HostedRoutes {
         return (.stepUp(caller), try secondFactors.hints(caller.user.id))
     }
 
-    /// The factors the hosted pages can ask for here.
-    static func usable(_ hints: [SessionService.Hint], stepUp: Bool) -> [SessionService.Hint] {
-        hints.filter {
-            $0.kind == .totp || $0.kind == .phone || $0.kind == .recoveryCode || (!stepUp && $0.kind == .device)
+    /// The factors the hosted pages can ask for here: every one at sign-in (a device's approval included), every
+    /// one but the device at step-up (its push answers sign-ins only), and only those that reach the level the
+    /// client asked for (a code never reaches the hardware-key level, so it is not offered for it).
+    static func usable(_ hints: [SessionService.Hint], stepUp: Bool, level: ACR? = nil) -> [SessionService.Hint] {
+        hints.filter { hint in
+            if stepUp && hint.kind == .device { return false }
+            if level == .hardwareKey { return hint.kind == .passkey || hint.kind == .device }
+            return true
         }
     }
 
@@ -41,7 +45,7 @@ extension HostedRoutes {
             return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&expired=1")
         }
         let isStepUp = if case .stepUp = step { true } else { false }
-        let usable = Self.usable(hints, stepUp: isStepUp)
+        let usable = Self.usable(hints, stepUp: isStepUp, level: c.flow.request.requestedLevel)
         guard let chosen = usable.first(where: { $0.factorID.raw == request.query["factor"] }) ?? usable.first else {
             return Self.seeOther("/authorize/add-factor", flow: c.flow.id)
         }
@@ -183,7 +187,7 @@ extension HostedRoutes {
             return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&expired=1")
         }
         let isStepUp = if case .stepUp = step { true } else { false }
-        let usable = Self.usable(hints, stepUp: isStepUp)
+        let usable = Self.usable(hints, stepUp: isStepUp, level: c.flow.request.requestedLevel)
         guard let f = usable.first(where: { $0.factorID.raw == form["factor"] }) else {
             return Self.seeOther("/authorize/second-factor", flow: c.flow.id)
         }
@@ -226,7 +230,7 @@ extension HostedRoutes {
             return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&expired=1")
         }
         let isStepUp = if case .stepUp = step { true } else { false }
-        let usable = Self.usable(hints, stepUp: isStepUp)
+        let usable = Self.usable(hints, stepUp: isStepUp, level: c.flow.request.requestedLevel)
         guard let f = usable.first(where: { $0.factorID.raw == form["factor"] }) else {
             return Self.seeOther("/authorize/second-factor", flow: c.flow.id)
         }
@@ -298,7 +302,8 @@ extension HostedRoutes {
         let hints = (try? secondFactors.hints(pendingCredential: pending)) ?? []
         guard state == "pending" else {
             return factorForm(
-                c, f, others: Self.usable(hints, stepUp: false), stepUp: false, sent: false,
+                c, f, others: Self.usable(hints, stepUp: false, level: c.flow.request.requestedLevel), stepUp: false,
+                sent: false,
                 error: state == "denied"
                     ? "The sign-in was denied on your device. If that was not you, change your password."
                     : "The request to your device expired. Send it again or use another way.")
@@ -312,7 +317,7 @@ extension HostedRoutes {
                 .element("p", ["class": "number", "aria-live": "polite"], [.text(number)]),
                 HostedPage.paragraph("This page moves on by itself once you approve.", class: "muted"),
                 .element("meta", ["http-equiv": "refresh", "content": "2"]),
-                otherWays(c, chosen: f, among: Self.usable(hints, stepUp: false)),
+                otherWays(c, chosen: f, among: Self.usable(hints, stepUp: false, level: c.flow.request.requestedLevel)),
                 cancelForm(c),
             ])
         return HostedPage.response(page, c.frame)

@@ -53,7 +53,7 @@ struct HostedRoutes: Sendable {
     private static func file(_ text: String, type: String) -> Response {
         Response(
             status: 200,
-            headers: [("Content-Type", type)],
+            headers: [("Content-Type", type), ("Cache-Control", "max-age=300")],
             body: Array(text.utf8))
     }
 
