@@ -315,8 +315,9 @@ class Browser:
     """A user agent with a cookie jar: follows the provider's 303s, fills the hosted forms it finds, and stops at
     the first answer that leaves the provider (the redirect to the client) or a page it cannot go on from."""
 
-    def __init__(self, op: Provider):
+    def __init__(self, op: Provider, base=None):
         self.op = op
+        self.base = base or op.issuer  # the instance this browser talks to
         self.http = requests.Session()
 
     def cookie(self, name):
@@ -331,7 +332,7 @@ class Browser:
         return self.follow(r, user, consent, max_steps)
 
     def follow(self, r, user=None, consent="allow", max_steps=12) -> Outcome:
-        issuer = self.op.issuer
+        issuer = self.base
         steps = []
         for _ in range(max_steps * 2):
             if r.status_code in (301, 302, 303, 307):
@@ -415,22 +416,26 @@ def header_of(token: str) -> dict:
 def sign_in_for_code(op: Provider, browser: Browser, client: Client, user: User, **params) -> Outcome:
     """A full code flow for a confidential client: the redirect's outcome, asserting a code came back."""
     state = params.pop("state", secrets.token_urlsafe(16))
-    outcome = browser.authorize(op.authorize_url(client, state=state, **params), user)
+    outcome = browser.authorize(op.authorize_url(client, base=browser.base, state=state, **params), user)
     assert outcome.kind == "redirect" and outcome.code, outcome.describe()
     assert outcome.params.get("state") == state, outcome.describe()
     assert outcome.params.get("iss") == op.issuer, outcome.describe()
     return outcome
 
 
-def redeem(op: Provider, client: Client, code: str, **extra) -> requests.Response:
+def redeem(op: Provider, client: Client, code: str, base=None, **extra) -> requests.Response:
     return op.token(client, {"grant_type": "authorization_code", "code": code,
-                             "redirect_uri": client.redirect_uri, **extra})
+                             "redirect_uri": client.redirect_uri, **extra}, base=base)
 
 
-def tokens_for(op: Provider, client: Client, user: User, scope="openid", **params) -> dict:
+def refresh(op: Provider, client: Client, refresh_token: str, base=None) -> requests.Response:
+    return op.token(client, {"grant_type": "refresh_token", "refresh_token": refresh_token}, base=base)
+
+
+def tokens_for(op: Provider, client: Client, user: User, scope="openid", base=None, **params) -> dict:
     """Sign `user` in through the hosted pages and redeem the code: the token response."""
-    outcome = sign_in_for_code(op, Browser(op), client, user, scope=scope, **params)
-    r = redeem(op, client, outcome.code)
+    outcome = sign_in_for_code(op, Browser(op, base), client, user, scope=scope, **params)
+    r = redeem(op, client, outcome.code, base=base)
     assert r.status_code == 200, f"{r.status_code} {r.text}"
     return r.json()
 
