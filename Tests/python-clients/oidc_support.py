@@ -10,11 +10,8 @@ import base64
 import contextlib
 import hashlib
 import json
-import os
-import re
 import secrets
 import shutil
-import subprocess
 import tempfile
 import time
 import uuid

@@ -7,7 +7,7 @@ import time
 
 import requests
 
-from oidc_support import (ACR_PASSWORD, TIMEOUT, Browser, forms_of, oauth_error, op, redeem,  # noqa: F401
+from oidc_support import (ACR_PASSWORD, TIMEOUT, Browser, oauth_error, op, redeem,  # noqa: F401
                           sign_in_for_code, verify_id_token)
 
 

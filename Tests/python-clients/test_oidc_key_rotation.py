@@ -46,3 +46,24 @@ def test_after_a_signing_key_rotation_old_tokens_still_verify_and_new_ones_carry
         id_token = r.json()["id_token"]
         assert header_of(id_token)["kid"] in new_kids, header_of(id_token)
         verify_id_token(op, id_token, client.id, nonce=nonce, jwks=jwks)
+
+
+def test_every_instance_publishes_and_accepts_a_new_signing_key_as_soon_as_any_instance_signs_with_it(op):
+    # OIDC Core §10.1.1: a relying party that meets an unknown kid fetches jwks_uri again and must find the key
+    # there. Behind a load balancer that fetch may land on an instance that has not reloaded its keys yet.
+    client = op.register()
+    user = op.user(totp=False)
+    tokens_for(op, client, user)  # the running instance has loaded (and cached) its keys
+    json.loads(op.cli("signing-keys", "rotate", "--json"))
+    with op.instance() as fresh:
+        after = tokens_for(op, client, user, base=fresh)
+        kid = header_of(after["access_token"])["kid"]
+        # The provider's own endpoints on the first instance take the token, as a load balancer may send it there.
+        r = op.userinfo(after["access_token"])
+        assert r.status_code == 200, (
+            f"GET /userinfo on the first instance refused a token the second one signed with the new key "
+            f"(kid {kid}): {r.status_code} {r.headers.get('WWW-Authenticate')}")
+        published = {k["kid"] for k in op.jwks()["keys"]}  # the first instance's JWK Set
+        assert kid in published, (
+            f"a token signed by a new key (kid {kid}) cannot be verified with the JWK Set of the other instance, "
+            f"which still lists only {sorted(published)}")

@@ -5,8 +5,7 @@ refresh with rotation and reuse detection (RFC 9700 §4.14.2), revocation (RFC 7
 
 import requests
 
-from oidc_support import (TIMEOUT, Browser, oauth_error, op, redeem, refresh, sign_in_for_code,  # noqa: F401
-                          tokens_for, verify_access_token)
+from oidc_support import TIMEOUT, oauth_error, op, refresh, tokens_for, verify_access_token  # noqa: F401
 
 
 def _bearer_error(r, error):
