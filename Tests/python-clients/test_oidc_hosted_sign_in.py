@@ -1,0 +1,185 @@
+"""The hosted sign-in pages as a user and an attacker meet them: wrong and replayed second-factor codes,
+a wrong password, the assurance levels asked for with acr_values, consent per scope, replayed form posts,
+escaping of reflected parameters, single use under concurrency, and the headers that keep tokens and pages
+out of caches and frames.
+"""
+
+import threading
+
+from oidc_support import (ACR_MFA, Browser, User, forms_of, oauth_error, op, redeem, refresh,  # noqa: F401
+                          sign_in_for_code)
+
+ACR_HWK = "urn:trifactor:acr:hwk"
+
+
+def _to_second_factor(op, browser, client, user):
+    """Email and password of an MFA user: the second-factor form's fields."""
+    r = browser.http.get(op.authorize_url(client, state="mfa"), allow_redirects=True, timeout=10)
+    form = forms_of(r.text).forms[0]
+    r = browser.http.post(op.issuer + "/authorize/sign-in", data={**form["inputs"], "email": user.email},
+                          allow_redirects=True, timeout=10)
+    form = [f for f in forms_of(r.text).forms if f["action"].endswith("/authorize/password")][0]
+    r = browser.http.post(op.issuer + "/authorize/password", data={**form["inputs"], "password": user.password},
+                          allow_redirects=True, timeout=10)
+    assert r.url.startswith(op.issuer + "/authorize/second-factor"), r.url
+    assert browser.cookie("tf_session") is None, "a session before the second factor"
+    return [f for f in forms_of(r.text).forms if f["action"].endswith("/authorize/second-factor")][0]["inputs"]
+
+
+def test_a_wrong_or_replayed_authenticator_code_is_refused_and_no_session_is_made(op):
+    client = op.register(first_party=True)
+    user = op.user()
+    browser = Browser(op)
+    fields = _to_second_factor(op, browser, client, user)
+    wrong = "000000" if user.totp.now() != "000000" else "111111"
+    r = browser.http.post(op.issuer + "/authorize/second-factor", data={**fields, "code": wrong},
+                          allow_redirects=False, timeout=10)
+    assert r.status_code == 422 and "Location" not in r.headers, (r.status_code, r.headers)
+    assert browser.cookie("tf_session") is None
+
+    code = user.next_code()
+    r = browser.http.post(op.issuer + "/authorize/second-factor", data={**fields, "code": code},
+                          allow_redirects=False, timeout=10)
+    assert r.status_code == 303 and browser.cookie("tf_session"), (r.status_code, r.headers)
+    assert r.headers["Location"].startswith(client.redirect_uri + "?code="), r.headers  # first party: no consent
+
+    # The same code, seen by someone looking over the user's shoulder, does not work in another browser.
+    other = Browser(op)
+    fields = _to_second_factor(op, other, client, user)
+    r = other.http.post(op.issuer + "/authorize/second-factor", data={**fields, "code": code},
+                        allow_redirects=False, timeout=10)
+    assert r.status_code == 422 and other.cookie("tf_session") is None, (r.status_code, r.headers)
+
+
+def test_a_wrong_password_shows_the_form_again_with_401_and_no_session(op):
+    client = op.register()
+    user = op.user(totp=False)
+    browser = Browser(op)
+    outcome = browser.authorize(op.authorize_url(client, state="w"), User(email=user.email, password="not it at all"))
+    assert outcome.kind == "page" and outcome.response.status_code == 401, outcome.describe()
+    assert outcome.steps == ["sign-in", "password"], outcome.describe()
+    assert browser.cookie("tf_session") is None and browser.cookie("tf_pending") is None
+
+
+def test_acr_values_asks_for_more_than_the_user_has_proved_or_owns(op):
+    # OIDC Core §3.1.2.1 acr_values, §3.1.2.6 interaction_required; OpenID Connect EAP ACR unmet requirements
+    client = op.register()
+    password_only = op.user(totp=False)
+    browser = Browser(op)
+    sign_in_for_code(op, browser, client, password_only)
+    outcome = browser.authorize(op.authorize_url(client, acr_values=ACR_MFA, prompt="none", state="i"))
+    assert outcome.kind == "redirect" and outcome.params.get("error") == "interaction_required", outcome.describe()
+    outcome = browser.authorize(op.authorize_url(client, acr_values=ACR_MFA, state="i"), password_only)
+    assert outcome.kind == "page" and "/authorize/add-factor" in outcome.location, outcome.describe()
+
+    mfa_user = op.user()
+    mfa_browser = Browser(op)
+    sign_in_for_code(op, mfa_browser, client, mfa_user, acr_values=ACR_MFA)
+    outcome = mfa_browser.authorize(op.authorize_url(client, acr_values=ACR_HWK, state="h"), mfa_user)
+    assert outcome.kind == "redirect", outcome.describe()
+    assert outcome.params.get("error") == "unmet_authentication_requirements", outcome.describe()
+    assert "code" not in outcome.params
+
+
+def test_consent_covers_only_the_scopes_the_user_agreed_to(op):
+    client = op.register()
+    user = op.user(totp=False)
+    browser = Browser(op)
+    sign_in_for_code(op, browser, client, user, scope="openid")
+    outcome = browser.authorize(op.authorize_url(client, scope="openid email", prompt="none", state="c"))
+    assert outcome.params.get("error") == "consent_required", outcome.describe()
+    outcome = browser.authorize(op.authorize_url(client, scope="openid email", state="c"), user)
+    assert outcome.steps == ["consent"] and outcome.code, outcome.describe()
+    outcome = browser.authorize(op.authorize_url(client, scope="openid email", prompt="consent", state="c"), user)
+    assert outcome.steps == ["consent"] and outcome.code, outcome.describe()
+
+
+def test_prompt_none_combined_with_another_value_is_invalid_request(op):
+    client = op.register()
+    outcome = Browser(op).authorize(op.authorize_url(client, prompt="none login", state="p"))
+    assert outcome.kind == "redirect" and outcome.params.get("error") == "invalid_request", outcome.describe()
+
+
+def test_signing_out_ends_a_grant_without_offline_access_but_not_one_with_it(op):
+    client = op.register()
+    user = op.user(totp=False)
+    browser = Browser(op)
+    online = redeem(op, client, sign_in_for_code(op, browser, client, user).code).json()
+    offline = redeem(op, client, sign_in_for_code(op, browser, client, user,
+                                                  scope="openid offline_access").code).json()
+    assert op.srv.call("DELETE", "/v1/session", token=browser.cookie("tf_session")).status_code == 204
+    oauth_error(refresh(op, client, online["refresh_token"]), 400, "invalid_grant")
+    r = refresh(op, client, offline["refresh_token"])
+    assert r.status_code == 200, r.text
+
+
+def test_the_state_comes_back_byte_for_byte_and_reflected_parameters_are_escaped(op):
+    client = op.register()
+    user = op.user(totp=False)
+    browser = Browser(op)
+    state = "a b&c=d+e/é%20<>\"'#"
+    outcome = browser.authorize(op.authorize_url(client, state=state), user)
+    assert outcome.params.get("state") == state, outcome.describe()
+
+    script = '"><script>alert(1)</script>'
+    r = browser.http.get(op.authorize_url(client, state=script, response_mode="form_post"), timeout=10)
+    assert r.status_code == 200 and "<script>alert" not in r.text, r.text
+    r = Browser(op).http.get(op.authorize_url(client, login_hint=script), timeout=10)
+    assert r.status_code == 200 and "<script>alert" not in r.text, r.text
+
+
+def test_a_code_and_a_refresh_token_are_each_redeemed_once_even_concurrently(op):
+    client = op.register()
+    user = op.user(totp=False)
+    browser = Browser(op)
+
+    def race(call):
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(call().status_code)) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return sorted(results)
+
+    code = sign_in_for_code(op, browser, client, user).code
+    assert race(lambda: redeem(op, client, code)) == [200, 400, 400, 400]
+    tokens = redeem(op, client, sign_in_for_code(op, browser, client, user, scope="openid offline_access").code)
+    token = tokens.json()["refresh_token"]
+    assert race(lambda: refresh(op, client, token)) == [200, 400, 400, 400]
+
+
+def test_a_finished_flow_cannot_be_replayed_for_a_second_code(op):
+    client = op.register()
+    user = op.user(totp=False)
+    browser = Browser(op)
+    r = browser.http.get(op.authorize_url(client, state="z"), allow_redirects=True, timeout=10)
+    form = forms_of(r.text).forms[0]
+    r = browser.http.post(op.issuer + "/authorize/sign-in", data={**form["inputs"], "email": user.email},
+                          allow_redirects=True, timeout=10)
+    form = [f for f in forms_of(r.text).forms if f["action"].endswith("/authorize/password")][0]
+    r = browser.http.post(op.issuer + "/authorize/password", data={**form["inputs"], "password": user.password},
+                          allow_redirects=True, timeout=10)
+    consent = [f for f in forms_of(r.text).forms if f["action"].endswith("/authorize/consent")][0]["inputs"]
+    first = browser.http.post(op.issuer + "/authorize/consent", data={**consent, "decision": "allow"},
+                              allow_redirects=False, timeout=10)
+    assert first.status_code == 303 and "code=" in first.headers["Location"], first.headers
+    again = browser.http.post(op.issuer + "/authorize/consent", data={**consent, "decision": "allow"},
+                              allow_redirects=False, timeout=10)
+    assert again.status_code == 400 and "Location" not in again.headers, (again.status_code, again.headers)
+    assert "This sign-in has ended" in again.text
+
+
+def test_tokens_and_pages_are_kept_out_of_caches_and_frames(op):
+    # RFC 6749 §5.1 (Cache-Control: no-store), §10.13 (clickjacking)
+    client = op.register()
+    user = op.user(totp=False)
+    browser = Browser(op)
+    r = redeem(op, client, sign_in_for_code(op, browser, client, user).code)
+    assert r.headers.get("Cache-Control") == "no-store", r.headers
+    r = redeem(op, client, "x" * 43)
+    assert r.status_code == 400 and r.headers.get("Cache-Control") == "no-store", r.headers
+    page = Browser(op).http.get(op.authorize_url(client), timeout=10)
+    assert page.headers.get("Cache-Control") == "no-store", page.headers
+    assert "frame-ancestors 'none'" in page.headers.get("Content-Security-Policy", "") \
+        or page.headers.get("X-Frame-Options") == "DENY", page.headers
