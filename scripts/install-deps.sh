@@ -6,7 +6,7 @@ set -euo pipefail
 build=(pkg-config libmicrohttpd-dev libssl-dev libsodium-dev libsqlite3-dev libpq-dev libphonenumber-dev libqrencode-dev libcbor-dev libcurl4-openssl-dev libcrack2-dev cracklib-runtime espeak-ng)
 case "${1:-build}" in
   build) wanted=("${build[@]}") ;;
-  test)  wanted=("${build[@]}" postgresql openssl python3-venv chromium nginx-light prometheus) ;;
+  test)  wanted=("${build[@]}" postgresql openssl python3-venv chromium nginx-light prometheus apache2 libapache2-mod-auth-openidc) ;;
   bench) wanted=("${build[@]}" wrk nginx-light) ;;
   *) echo "install-deps: say build, test or bench" >&2; exit 2 ;;
 esac
