@@ -301,3 +301,55 @@ def test_sdk_discovers_registers_signs_in_with_two_factors_and_calls_the_tool(
                                                            "refresh_token": old.refresh_token},
                       auth=(info.client_id, info.client_secret), timeout=10)
     assert r.status_code == 400 and r.json().get("error") == "invalid_grant", f"{r.status_code} {r.text}"
+
+
+def raw_initialize(server_url: str, token: str) -> requests.Response:
+    """An MCP initialize request with `token`, outside the SDK."""
+    return requests.post(server_url, headers={
+        "Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json", "MCP-Protocol-Version": "2025-06-18",
+    }, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+        timeout=10)
+
+
+def test_introspecting_server_and_tokens_bound_to_their_mcp_server(
+        trifactor, person, jwks_server, introspection_server, new_agent):
+    # Two agents, one per MCP server, each registering itself; the person's Trifactor session in
+    # the browser may spare them the password and code, never the consent (offline_access).
+    tokens = {}
+    for server in (introspection_server, jwks_server):
+        agent = new_agent()
+        try:
+            answer, = run(call_whoami, agent, server.url)
+        except BaseException as e:
+            raise AssertionError(f"{type(e).__name__}: {e}\nexchanges:\n{agent.shown()}\n"
+                                 f"refusals: {server.verifier.refusals}") from e
+        assert answer["sub"] == person.user_id and answer["acr"] == ACR_MFA, answer
+        assert answer["aud"] == server.url, answer
+        assert answer["verified_by"] == server.verifier.kind, answer
+        assert agent.handlers.pages[-1][-1] == "/authorize/consent", agent.handlers.pages
+        tokens[server.url] = agent.storage.tokens.access_token
+
+    # Introspection told the resource server who and how, for its own token.
+    mine = introspection_server.verifier.answers[-1]
+    assert mine["active"] is True and mine["aud"] == introspection_server.url, mine
+    assert mine["sub"] == person.user_id and mine["acr"] == ACR_MFA and mine["iss"] == trifactor.issuer, mine
+    assert "mcp" in mine["scope"].split(), mine
+
+    # Each MCP server accepts its own token outside the SDK too...
+    for server in (jwks_server, introspection_server):
+        r = raw_initialize(server.url, tokens[server.url])
+        assert r.status_code == 200, f"{server.verifier.kind}: {r.status_code} {r.text}"
+
+    # ...and refuses the other's: the audience is the other MCP server (RFC 8707, RFC 9068 §4).
+    for server, other in ((jwks_server, introspection_server), (introspection_server, jwks_server)):
+        refused_before = len(server.verifier.refusals)
+        r = raw_initialize(server.url, tokens[other.url])
+        assert r.status_code == 401, f"{server.verifier.kind} took a token for {other.url}: {r.status_code} {r.text}"
+        challenge = r.headers.get("WWW-Authenticate", "")
+        assert challenge.startswith("Bearer ") and 'error="invalid_token"' in challenge, challenge
+        assert "resource_metadata=" in challenge, challenge
+        why = server.verifier.refusals[refused_before:]
+        assert why and ("aud" in why[-1].lower() or "audience" in why[-1].lower()), why
+
