@@ -353,3 +353,52 @@ def test_introspecting_server_and_tokens_bound_to_their_mcp_server(
         why = server.verifier.refusals[refused_before:]
         assert why and ("aud" in why[-1].lower() or "audience" in why[-1].lower()), why
 
+
+def test_tokens_stay_bound_to_the_resource_of_the_authorization(trifactor, person, jwks_server,
+                                                                introspection_server, new_agent):
+    """RFC 8707 §2.2: the code exchange and every refresh may only narrow to the resources of the
+    authorization; another resource is invalid_target, never a token silently for the first one."""
+    agent = new_agent()
+    run(call_whoami, agent, jwks_server.url)
+    info, tokens = agent.storage.client_info, agent.storage.tokens
+    auth = (info.client_id, info.client_secret)
+    token_endpoint = f"{trifactor.issuer}/token"
+
+    r = requests.post(token_endpoint, data={"grant_type": "refresh_token", "refresh_token": tokens.refresh_token,
+                                            "resource": jwks_server.url}, auth=auth, timeout=10)
+    assert r.status_code == 200, f"{r.status_code} {r.text}"
+    assert claims_of(r.json()["access_token"])["aud"] == jwks_server.url
+    refresh_token = r.json().get("refresh_token", tokens.refresh_token)
+
+    r = requests.post(token_endpoint, data={"grant_type": "refresh_token", "refresh_token": refresh_token,
+                                            "resource": introspection_server.url}, auth=auth, timeout=10)
+    shown = r.text
+    if r.status_code == 200:
+        shown += f"\naccess token claims: {claims_of(r.json()['access_token'])}"
+    assert r.status_code == 400 and r.json().get("error") == "invalid_target", (
+        f"refresh_token grant with resource={introspection_server.url}, outside the authorization's "
+        f"resource {jwks_server.url} -> {r.status_code} {shown}")
+
+
+def test_introspection_is_for_the_operators_resource_servers(trifactor, person, introspection_server, new_agent):
+    """A client that registered itself (with open registration anyone can) is no resource server:
+    RFC 7662 §2.1/§4, the server decides who may introspect, and self-registered agents learn
+    nothing about other clients' tokens there."""
+    agent = new_agent()
+    run(call_whoami, agent, introspection_server.url)
+    token = agent.storage.tokens.access_token
+
+    r = requests.post(f"{trifactor.issuer}/introspect", data={"token": token},
+                      auth=(trifactor.rs_client_id, trifactor.rs_client_secret), timeout=10)
+    assert r.status_code == 200 and r.json()["active"] is True, f"{r.status_code} {r.text}"
+
+    stranger = requests.post(f"{trifactor.issuer}/register", json={
+        "client_name": "someone else", "redirect_uris": ["http://127.0.0.1:9/callback"],
+        "grant_types": ["authorization_code"], "response_types": ["code"]}, timeout=10)
+    assert stranger.status_code == 201, f"{stranger.status_code} {stranger.text}"
+    stranger = stranger.json()
+    r = requests.post(f"{trifactor.issuer}/introspect", data={"token": token},
+                      auth=(stranger["client_id"], stranger["client_secret"]), timeout=10)
+    assert r.status_code in (401, 403) or (r.status_code == 200 and r.json() == {"active": False}), (
+        f"POST /introspect (client_secret_basic as self-registered {stranger['client_id']}) "
+        f"token=<access token of client {agent.storage.client_info.client_id}> -> {r.status_code} {r.text}")
