@@ -16,6 +16,7 @@ expired, and a token minted for one MCP server is refused by the other.
 """
 
 import functools
+import threading
 import json
 import tempfile
 import time
@@ -208,7 +209,22 @@ async def call_whoami(agent: Agent, server_url: str, calls: int = 1, before=None
 
 
 def run(fn, *args, **kw):
-    return anyio.run(functools.partial(fn, *args, **kw))
+    """Runs an async client on a thread of its own: Playwright's sync API (the session's shared browser)
+    keeps an event loop marked running on the main thread, where anyio.run would refuse to start one."""
+    outcome = {}
+
+    def target():
+        try:
+            outcome["value"] = anyio.run(functools.partial(fn, *args, **kw))
+        except BaseException as e:  # noqa: BLE001 - re-raised on the test's thread
+            outcome["error"] = e
+
+    worker = threading.Thread(target=target, name="mcp-client")
+    worker.start()
+    worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
 
 
 def claims_of(access_token: str) -> dict:

@@ -109,7 +109,8 @@ struct TokenRoutes: Sendable {
             guard let token = form.raw("refresh_token"), !token.isEmpty else {
                 throw OAuthError.invalidRequest("refresh_token is required.")
             }
-            issued = try tokens.refresh(token, client: client, scope: form.raw("scope"), audit: audit)
+            issued = try tokens.refresh(
+                token, client: client, scope: form.raw("scope"), resource: form.raw("resource"), audit: audit)
         case "client_credentials":
             issued = try tokens.clientCredentials(
                 client: client, scope: form.raw("scope"), resource: form.raw("resource"), audit: audit)
@@ -189,10 +190,16 @@ struct TokenRoutes: Sendable {
         return Response(status: 200, headers: [])
     }
 
-    /// `POST /introspect` (RFC 7662) for resource servers registered as confidential clients.
+    /// `POST /introspect` (RFC 7662) for resource servers the operator registered as confidential clients.
     func introspect(_ request: Request, _ form: Form) throws -> Response {
         let client = try clients.authenticate(request, form: form)
+        // Introspection is for the operator's resource servers: a public or self-registered client may not ask
+        // whether anyone else's token is live (RFC 7662 §4 leaves who may to the server).
         guard !client.isPublic else { throw OAuthError.invalidClient(basic: false) }
+        guard client.registeredBy != .dynamic else {
+            throw OAuthError(
+                code: "unauthorized_client", description: "This client may not introspect tokens.", status: 403)
+        }
         guard let token = form.raw("token"), !token.isEmpty else {
             throw OAuthError.invalidRequest("token is required.")
         }

@@ -122,7 +122,9 @@ struct TokenService: Sendable {
 
     // MARK: refresh_token
 
-    func refresh(_ token: String, client: OIDCClient, scope: String?, audit: AuditContext) throws -> Issued {
+    func refresh(_ token: String, client: OIDCClient, scope: String?, resource: String? = nil, audit: AuditContext)
+        throws -> Issued
+    {
         guard client.grantTypes.contains(.refreshToken) else {
             throw OAuthError(code: "unauthorized_client", description: "This client may not use refresh tokens.")
         }
@@ -157,6 +159,11 @@ struct TokenService: Sendable {
                     try GrantRepository.revoke(grant.id, at: now, on: db)
                     return .failure(.invalidGrant("The sign-in this token came from has ended."))
                 }
+            }
+            // RFC 8707 §2.2: a refreshed token is for the resource that was authorized, never another.
+            if let resource, resource != grant.resource {
+                return .failure(
+                    OAuthError(code: "invalid_target", description: "resource was not authorized for this grant."))
             }
             if let scope {
                 // RFC 6749 §6: a narrower scope may be asked for, never a wider one.

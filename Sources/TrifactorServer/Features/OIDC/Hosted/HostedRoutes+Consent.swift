@@ -17,6 +17,7 @@ extension HostedRoutes {
             [
                 HostedPage.paragraph("Signed in as \(caller.user.email). \(c.client.name) will be able to:"),
                 .element("ul", [:], items.map { .element("li", [:], [.text($0)]) }),
+                c.flow.request.resource.map { HostedPage.paragraph("The access is for \($0).") } ?? .empty,
                 HostedPage.paragraph(
                     "It never sees your password or your second factor. You can remove its access at any time.",
                     class: "muted"),
