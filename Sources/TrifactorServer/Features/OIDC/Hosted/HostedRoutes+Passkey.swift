@@ -60,10 +60,11 @@ extension HostedRoutes {
         switch step {
         case .signIn(let pending):
             issued = try? secondFactors.signInChallenge(
-                pendingCredential: pending, factorID: f.factorID, client: AuditContext(request)
+                pendingCredential: pending, factorID: f.factorID, client: Self.audit(request, for: c.client)
             ).0
         case .stepUp(let caller):
-            issued = try? secondFactors.stepUpChallenge(caller, factorID: f.factorID, client: AuditContext(request))
+            issued = try? secondFactors.stepUpChallenge(
+                caller, factorID: f.factorID, client: Self.audit(request, for: c.client))
         }
         guard case .passkey(let options)? = issued,
             let json = try? JSONEncoder().encode(options)

@@ -191,7 +191,7 @@ extension HostedRoutes {
         guard let f = usable.first(where: { $0.factorID.raw == form["factor"] }) else {
             return Self.seeOther("/authorize/second-factor", flow: c.flow.id)
         }
-        let audit = AuditContext(request)
+        let audit = Self.audit(request, for: c.client)
         let back = "&factor=\(f.factorID.raw)"
         do {
             switch (step, form["how"]) {
@@ -251,7 +251,7 @@ extension HostedRoutes {
             }
             proof = .code(TypedCode.normalize(code))
         }
-        let audit = AuditContext(request)
+        let audit = Self.audit(request, for: c.client)
         do {
             switch step {
             case .signIn(let pending):
@@ -291,7 +291,8 @@ extension HostedRoutes {
         let state = (try? secondFactors.push.state(id, pendingCredential: pending)) ?? "expired"
         if state == "approved" {
             let issued = try secondFactors.completeSignIn(
-                pendingCredential: pending, factorID: f.factorID, answer: .approval(id), client: AuditContext(request))
+                pendingCredential: pending, factorID: f.factorID, answer: .approval(id),
+                client: Self.audit(request, for: c.client))
             c.flow.progress.authenticatedHere = true
             c.flow.progress.accountChosen = true
             try flows.save(c.flow)
@@ -336,6 +337,17 @@ extension HostedRoutes {
         case .unusable: "This way cannot be used now. Choose another way below."
         default: "That code did not work. Check it and try again."
         }
+    }
+}
+
+extension HostedRoutes {
+    /// Who made the request, with the client's name as the brand its texts and calls bear (when it can be one: 1
+    /// to 18 letters, digits, spaces and `&'.-`; otherwise the server's own name). A self-registered client's name
+    /// is anyone's choice, so its texts bear the server's name: a stranger's app never sends texts as a bank.
+    static func audit(_ request: Request, for client: OIDCClient) -> AuditContext {
+        var audit = AuditContext(request)
+        audit.brand = client.registeredBy == .dynamic ? nil : AuditContext.brand(client.name)
+        return audit
     }
 }
 
