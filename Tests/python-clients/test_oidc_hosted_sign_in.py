@@ -7,7 +7,7 @@ out of caches and frames.
 import threading
 
 from oidc_support import (ACR_MFA, Browser, User, forms_of, oauth_error, op, redeem, refresh,  # noqa: F401
-                          sign_in_for_code)
+                          sign_in_for_code, verify_id_token)
 
 ACR_HWK = "urn:trifactor:acr:hwk"
 
@@ -183,3 +183,35 @@ def test_tokens_and_pages_are_kept_out_of_caches_and_frames(op):
     assert page.headers.get("Cache-Control") == "no-store", page.headers
     assert "frame-ancestors 'none'" in page.headers.get("Content-Security-Policy", "") \
         or page.headers.get("X-Frame-Options") == "DENY", page.headers
+
+
+def test_a_user_without_a_second_factor_adds_an_authenticator_app_on_the_way_and_gets_the_level_asked_for(op):
+    # A client that asks for a second factor never leaves a password-only user at a dead end: the hosted pages
+    # enroll an authenticator app (the API's enrollment), then ask for its next code, then send the code back.
+    import re
+
+    import pyotp
+
+    client = op.register()
+    user = op.user(totp=False)
+    browser = Browser(op)
+    outcome = browser.authorize(op.authorize_url(client, acr_values=ACR_MFA, state="a"), user)
+    assert outcome.kind == "page" and "/authorize/add-factor" in outcome.location, outcome.describe()
+    start = [f for f in forms_of(outcome.response.text).forms if f["action"] == "/authorize/add-factor"]
+    assert start, outcome.response.text
+    r = browser.http.post(op.issuer + "/authorize/add-factor", data=dict(start[0]["inputs"]), allow_redirects=False)
+    assert r.status_code == 200, r.text
+    secret = re.search(r'<p class="secret">([A-Z2-7]+)</p>', r.text)
+    assert secret and 'src="data:image/svg+xml;base64,' in r.text, r.text
+    user.totp = pyotp.TOTP(secret.group(1))
+    finish = [f for f in forms_of(r.text).forms if f["action"] == "/authorize/add-factor"][0]
+    wrong = dict(finish["inputs"], code="000000")
+    r = browser.http.post(op.issuer + "/authorize/add-factor", data=wrong, allow_redirects=False)
+    assert r.status_code == 422 and "That code did not work" in r.text, r.text
+    fields = dict(finish["inputs"], code=user.next_code())
+    r = browser.http.post(op.issuer + "/authorize/add-factor", data=fields, allow_redirects=False)
+    assert r.status_code == 303 and "added=1" in r.headers["Location"], (r.status_code, r.text[:300])
+    outcome = browser.follow(r, user)
+    assert outcome.kind == "redirect" and outcome.code, outcome.describe()
+    tokens = redeem(op, client, outcome.code).json()
+    assert verify_id_token(op, tokens["id_token"], client.id)["acr"] == ACR_MFA

@@ -39,7 +39,8 @@ package enum Application {
             ).register(on: &router)
         }
         s.provider?.register(
-            on: &router, sessions: s.sessions, secondFactors: s.secondFactors, passwordless: s.passwordless)
+            on: &router, sessions: s.sessions, secondFactors: s.secondFactors, passwordless: s.passwordless,
+            enrollments: s.enrollments)
         if s.configuration.dev { try DevRoutes(transactions: s.transactions).register(on: &router) }
         return router
     }

@@ -57,11 +57,11 @@ struct Provider: Sendable {
 
     func register(
         on router: inout Router, sessions: SessionService, secondFactors: SecondFactorService,
-        passwordless: PasswordlessService
+        passwordless: PasswordlessService, enrollments: EnrollmentService
     ) {
         HostedRoutes(
             flows: flows, sessions: sessions, secondFactors: secondFactors, passwordless: passwordless,
-            cookies: cookies, minter: minter, issuer: issuer,
+            enrollments: enrollments, cookies: cookies, minter: minter, issuer: issuer,
             brand: brand
         ).register(on: &router)
         TokenRoutes(

@@ -81,7 +81,7 @@ enum HostedPage: Components {
         return [
             (
                 "Content-Security-Policy",
-                "default-src 'none'; style-src 'self'; img-src 'self' https:; script-src 'self'; connect-src 'self'; form-action 'self'\(target); frame-ancestors 'none'; base-uri 'none'"
+                "default-src 'none'; style-src 'self'; img-src 'self' https: data:; script-src 'self'; connect-src 'self'; form-action 'self'\(target); frame-ancestors 'none'; base-uri 'none'"
             )
         ]
     }

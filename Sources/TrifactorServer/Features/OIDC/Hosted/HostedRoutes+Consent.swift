@@ -1,3 +1,4 @@
+import API
 import Core
 import Foundation
 import HTTP
@@ -51,20 +52,105 @@ extension HostedRoutes {
         return try advance(next, token: token, request)
     }
 
-    /// `GET /authorize/add-factor`: the client asks for a second factor the user has not set up.
+    /// `GET /authorize/add-factor`: the client asks for a second factor the user has not set up; the page offers
+    /// an authenticator app there and then, so the sign-in goes on instead of ending.
     func addFactorPage(_ request: Request) throws -> Response {
         guard let c = try context(request) else { return lostFlow() }
         let page = HostedPage.layout(
-            "Add a second factor first", c.frame,
+            "Add a second factor", c.frame,
             [
                 HostedPage.paragraph(
-                    "\(c.client.name) asks for more than a password: a code from an authenticator app or your phone, a passkey, or an approval on your device."
+                    "\(c.client.name) asks for more than a password. Set up an authenticator app now: it takes a minute and protects your account everywhere."
                 ),
-                HostedPage.paragraph(
-                    "Add one in your account's security settings, then come back and sign in again. It takes a minute and protects your account everywhere."
-                ),
+                HostedPage.form(
+                    "/authorize/add-factor", c.frame,
+                    [HostedPage.actions([HostedPage.button("Set up an authenticator app")])]),
                 cancelForm(c),
             ])
         return HostedPage.response(page, c.frame)
+    }
+
+    /// `POST /authorize/add-factor`: starts the authenticator app's enrollment (the same as the API's) and shows its
+    /// QR code; with `enrollment` and `code`, finishes it and goes on.
+    func addFactor(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        guard let c = try context(request, form: form) else { return lostFlow() }
+        guard
+            let (caller, _) = try flows.session(
+                token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
+        else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id) }
+        let audit = Self.audit(request, for: c.client)
+        if let session = form["enrollment"], let code = form["code"] {
+            do {
+                _ = try enrollments.finish(
+                    session: session, proof: .code(TypedCode.normalize(code)), displayName: nil, by: caller,
+                    client: audit)
+                // The new factor still has to be proven for this sign-in, with the app's next code.
+                return Self.seeOther(
+                    "/authorize/second-factor", flow: c.flow.id, extra: "&added=1")
+            } catch SecondFactorFailure.invalidCode {
+                return enrollmentPage(
+                    c, session: session, offer: nil,
+                    error: "That code did not work. Type the 6 digits the app shows now.")
+            } catch let failure as SecondFactorFailure {
+                return enrollmentEnded(c, failure)
+            }
+        }
+        do {
+            let (offer, session) = try enrollments.begin(
+                StartEnrollmentRequest(kind: .totp), by: caller, client: audit)
+            return enrollmentPage(c, session: session, offer: offer, error: nil)
+        } catch let failure as SecondFactorFailure {
+            return enrollmentEnded(c, failure)
+        }
+    }
+
+    private func enrollmentPage(_ c: Context, session: String, offer: EnrollmentOffer?, error: String?) -> Response {
+        var body: [HTML] = []
+        if case .totp(let secret, _, let svg)? = offer {
+            body += [
+                HostedPage.paragraph("Scan this code with your authenticator app, or type the key below into it."),
+                .element(
+                    "img",
+                    [
+                        "class": "qr", "width": "220", "height": "220", "alt": "QR code of the key below",
+                        "src": "data:image/svg+xml;base64," + Data(svg.utf8).base64EncodedString(),
+                    ]),
+                .element("p", ["class": "secret"], [.text(secret)]),
+            ]
+        }
+        body.append(
+            HostedPage.form(
+                "/authorize/add-factor", c.frame,
+                [
+                    HostedPage.hidden("enrollment", session),
+                    HostedPage.field(
+                        "Code from your authenticator app", name: "code", error: error,
+                        hint: "The 6 digits it shows for this account now.", autocomplete: "one-time-code",
+                        inputmode: "numeric", autofocus: true, maxlength: 16),
+                    HostedPage.actions([HostedPage.button("Add it")]),
+                ]))
+        body.append(cancelForm(c))
+        return HostedPage.response(
+            HostedPage.layout("Set up your authenticator app", c.frame, body), c.frame, status: error == nil ? 200 : 422
+        )
+    }
+
+    private func enrollmentEnded(_ c: Context, _ failure: SecondFactorFailure) -> Response {
+        let reason =
+            switch failure {
+            case .unverifiedEmail: "Verify your email address first: the message we sent has a code."
+            case .reauthenticationRequired: "For your safety, sign in again before adding a factor."
+            case .limitExceeded: "You have as many factors as an account may have."
+            default: "This could not be set up now. Try again in a moment."
+            }
+        let page = HostedPage.layout(
+            "Add a second factor", c.frame,
+            [
+                .element("p", ["class": "error", "role": "alert"], [.text(reason)]),
+                HostedPage.actions([HostedPage.link("Start again", "/authorize/add-factor?flow=\(c.flow.id)")]),
+                cancelForm(c),
+            ])
+        return HostedPage.response(page, c.frame, status: 409)
     }
 }

@@ -55,7 +55,11 @@ extension HostedRoutes {
         if chosen.kind == .passkey {
             return passkeyPage(c, step, chosen, others: usable, request: request, error: nil)
         }
-        return factorForm(c, chosen, others: usable, stepUp: isStepUp, sent: request.query["sent"] == "1", error: nil)
+        return factorForm(
+            c, chosen, others: usable, stepUp: isStepUp, sent: request.query["sent"] == "1", error: nil,
+            notice: request.query["added"] == "1"
+                ? "Your authenticator app is set up. To finish signing in, type the next code it shows (a new one every 30 seconds)."
+                : nil)
     }
 
     /// The passkey's page of a second step or step-up.
@@ -80,7 +84,7 @@ extension HostedRoutes {
     /// The page of one factor: its code field (or the button that sends it), and the other ways one click away.
     func factorForm(
         _ c: Context, _ f: SessionService.Hint, others: [SessionService.Hint], stepUp: Bool, sent: Bool, error: String?,
-        status: Int = 200
+        status: Int = 200, notice: String? = nil
     ) -> Response {
         var body: [HTML] = []
         let factor = HostedPage.hidden("factor", f.factorID.raw)
@@ -143,7 +147,7 @@ extension HostedRoutes {
         body.append(otherWays(c, chosen: f, among: others))
         body.append(cancelForm(c))
         let title = stepUp ? "Confirm it is you" : "Second step"
-        let notice = stepUp ? "\(c.client.name) asks for a stronger proof that it is you." : nil
+        let notice = notice ?? (stepUp ? "\(c.client.name) asks for a stronger proof that it is you." : nil)
         return HostedPage.response(HostedPage.layout(title, c.frame, notice: notice, body), c.frame, status: status)
     }
 

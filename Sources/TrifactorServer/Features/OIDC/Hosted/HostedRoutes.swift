@@ -13,6 +13,7 @@ struct HostedRoutes: Sendable {
     let sessions: SessionService
     let secondFactors: SecondFactorService
     let passwordless: PasswordlessService
+    let enrollments: EnrollmentService
     let cookies: HostedCookies
     /// Checks ID token hints at logout.
     let minter: TokenMinter
@@ -38,6 +39,7 @@ struct HostedRoutes: Sendable {
         router.add("GET", "/authorize/account", execution: .database, page(accountPage))
         router.add("POST", "/authorize/account", execution: .database, page(accountChosen))
         router.add("GET", "/authorize/add-factor", execution: .database, page(addFactorPage))
+        router.add("POST", "/authorize/add-factor", execution: .database, page(addFactor))
         router.add("POST", "/authorize/cancel", execution: .database, page(cancel))
         router.add("GET", "/logout", execution: .database, page(logout))
         router.add("POST", "/logout", execution: .database, page(logout))
