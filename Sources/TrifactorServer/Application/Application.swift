@@ -40,7 +40,7 @@ package enum Application {
         }
         s.provider?.register(
             on: &router, sessions: s.sessions, secondFactors: s.secondFactors, passwordless: s.passwordless,
-            enrollments: s.enrollments)
+            enrollments: s.enrollments, resets: s.passwordResets)
         if s.configuration.dev { try DevRoutes(transactions: s.transactions).register(on: &router) }
         return router
     }

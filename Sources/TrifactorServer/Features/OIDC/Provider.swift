@@ -57,11 +57,11 @@ struct Provider: Sendable {
 
     func register(
         on router: inout Router, sessions: SessionService, secondFactors: SecondFactorService,
-        passwordless: PasswordlessService, enrollments: EnrollmentService
+        passwordless: PasswordlessService, enrollments: EnrollmentService, resets: PasswordResetService
     ) {
         HostedRoutes(
             flows: flows, sessions: sessions, secondFactors: secondFactors, passwordless: passwordless,
-            enrollments: enrollments, cookies: cookies, minter: minter, issuer: issuer,
+            enrollments: enrollments, resets: resets, cookies: cookies, minter: minter, issuer: issuer,
             brand: brand
         ).register(on: &router)
         TokenRoutes(

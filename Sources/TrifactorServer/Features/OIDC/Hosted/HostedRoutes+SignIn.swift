@@ -99,6 +99,7 @@ extension HostedRoutes {
                             autocomplete: "current-password", autofocus: true, maxlength: 1024),
                         HostedPage.actions([HostedPage.button("Sign in")]),
                     ]),
+                HostedPage.actions([HostedPage.link("Forgot your password?", "/authorize/reset?flow=\(c.flow.id)")]),
                 cancelForm(c),
             ])
         return HostedPage.response(page, c.frame, status: status)

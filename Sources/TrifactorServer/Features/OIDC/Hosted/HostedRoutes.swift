@@ -14,6 +14,7 @@ struct HostedRoutes: Sendable {
     let secondFactors: SecondFactorService
     let passwordless: PasswordlessService
     let enrollments: EnrollmentService
+    let resets: PasswordResetService
     let cookies: HostedCookies
     /// Checks ID token hints at logout.
     let minter: TokenMinter
@@ -34,6 +35,13 @@ struct HostedRoutes: Sendable {
         router.add("POST", "/authorize/second-factor/send", execution: .database, page(sendCode))
         router.add("POST", "/authorize/passkey/options", execution: .database, page(passkeyOptions))
         router.add("POST", "/authorize/passkey", execution: .database, page(passkeySignIn))
+        router.add("GET", "/authorize/reset", execution: .database, page(resetPage))
+        router.add("POST", "/authorize/reset", execution: .database, page(resetRequested))
+        router.add("GET", "/authorize/reset/code", execution: .database, page(resetCodePage))
+        router.add("POST", "/authorize/reset/code", execution: .database, page(resetCodeSubmitted))
+        router.add("GET", "/authorize/reset/password", execution: .database, page(resetPasswordPage))
+        router.add("POST", "/authorize/reset/send", execution: .database, page(resetSend))
+        router.add("POST", "/authorize/reset/password", execution: .hashing, page(resetPasswordSubmitted))
         router.add("GET", "/authorize/consent", execution: .database, page(consentPage))
         router.add("POST", "/authorize/consent", execution: .database, page(consentSubmitted))
         router.add("GET", "/authorize/account", execution: .database, page(accountPage))

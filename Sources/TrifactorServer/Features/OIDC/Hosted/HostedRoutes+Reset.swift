@@ -1,0 +1,256 @@
+import Core
+import Foundation
+import HTTP
+import WebUI
+
+/// "Forgot your password?" on the hosted pages: the API's password reset
+/// (one code emailed, the same answer for any address, the account's second
+/// factor before the new password), then back to signing in.
+extension HostedRoutes {
+    /// `GET /authorize/reset`: the address to send the code to.
+    func resetPage(_ request: Request) throws -> Response {
+        guard let c = try context(request) else { return lostFlow() }
+        return resetEmailForm(c, email: c.flow.progress.email, error: nil)
+    }
+
+    private func resetEmailForm(_ c: Context, email: String?, error: String?, status: Int = 200) -> Response {
+        let page = HostedPage.layout(
+            "Reset your password", c.frame,
+            [
+                HostedPage.paragraph("We will email you a code to set a new password."),
+                HostedPage.form(
+                    "/authorize/reset", c.frame,
+                    [
+                        HostedPage.field(
+                            "Email", name: "email", type: "email", value: email, error: error, autocomplete: "username",
+                            autofocus: true, maxlength: 254),
+                        HostedPage.actions([HostedPage.button("Email me a code")]),
+                    ]),
+                HostedPage.actions([HostedPage.link("Back to signing in", "/authorize/sign-in?flow=\(c.flow.id)")]),
+            ])
+        return HostedPage.response(page, c.frame, status: status)
+    }
+
+    /// `POST /authorize/reset`: asks for the code (the same answer whether or not the address has an account).
+    func resetRequested(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        guard var c = try context(request, form: form) else { return lostFlow() }
+        let email = form["email"] ?? c.flow.progress.email ?? ""
+        do {
+            try resets.request(email: email, client: Self.audit(request, for: c.client))
+        } catch CommonFailure.invalidFields {
+            return resetEmailForm(
+                c, email: email, error: "Enter your email address, like ann@example.com.", status: 422)
+        } catch CommonFailure.rateLimited(let wait) {
+            return resetEmailForm(
+                c, email: email, error: "We sent several codes already. Wait \(Self.duration(wait)), then ask again.",
+                status: 429)
+        }
+        c.flow.progress.email = email
+        try flows.save(c.flow)
+        return Self.seeOther("/authorize/reset/code", flow: c.flow.id)
+    }
+
+    /// `GET /authorize/reset/code`.
+    func resetCodePage(_ request: Request) throws -> Response {
+        guard let c = try context(request) else { return lostFlow() }
+        guard c.flow.progress.email != nil else { return Self.seeOther("/authorize/reset", flow: c.flow.id) }
+        return resetCodeForm(c, error: nil)
+    }
+
+    private func resetCodeForm(_ c: Context, error: String?, status: Int = 200) -> Response {
+        let email = c.flow.progress.email ?? ""
+        let page = HostedPage.layout(
+            "Check your email", c.frame,
+            [
+                HostedPage.paragraph(
+                    "If an account uses \(email), we sent it an 8-digit code. It works for 15 minutes."),
+                HostedPage.form(
+                    "/authorize/reset/code", c.frame,
+                    [
+                        HostedPage.field(
+                            "Code from the email", name: "code", error: error, autocomplete: "one-time-code",
+                            inputmode: "numeric", autofocus: true, maxlength: 32),
+                        HostedPage.actions([HostedPage.button("Continue")]),
+                    ]),
+                HostedPage.form(
+                    "/authorize/reset", c.frame,
+                    [
+                        HostedPage.hidden("email", email),
+                        HostedPage.actions([HostedPage.button("Send a new code", kind: "secondary")]),
+                    ]),
+                HostedPage.actions([
+                    HostedPage.link("Use another email", "/authorize/reset?flow=\(c.flow.id)"),
+                    HostedPage.link("Back to signing in", "/authorize/sign-in?flow=\(c.flow.id)"),
+                ]),
+            ])
+        return HostedPage.response(page, c.frame, status: status)
+    }
+
+    /// `POST /authorize/reset/code`: a right code gives the reset credential (in a cookie of its own).
+    func resetCodeSubmitted(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        guard let c = try context(request, form: form) else { return lostFlow() }
+        guard let email = c.flow.progress.email else { return Self.seeOther("/authorize/reset", flow: c.flow.id) }
+        do {
+            let verified = try resets.verify(
+                email: email, code: TypedCode.normalize(form["code"] ?? ""), client: AuditContext(request))
+            return Self.seeOther(
+                "/authorize/reset/password", flow: c.flow.id,
+                headers: [cookies.set(cookies.reset, verified.credential, maxAge: 900)])
+        } catch CommonFailure.rateLimited(let wait) {
+            return resetCodeForm(c, error: "Too many tries. Wait \(Self.duration(wait)), then try again.", status: 429)
+        } catch AccountFailure.invalidCode, CommonFailure.invalidFields {
+            return resetCodeForm(
+                c, error: "That code did not work. Check the newest email, or send a new code.", status: 422)
+        }
+    }
+
+    /// The reset this browser holds and the factors it must prove (those the hosted pages can ask for by code).
+    private func heldReset(_ request: Request) throws -> (credential: String, factors: [SessionService.Hint])? {
+        guard let credential = HostedCookies.value(cookies.reset, in: request) else { return nil }
+        let now = flows.clock.now().millis
+        return try flows.transactions.read { db in
+            guard let holder = try PasswordResetCodes.holder(of: credential, now: now, on: db) else { return nil }
+            return (credential, try secondFactors.hints(holder.userID, on: db))
+        }
+    }
+
+    /// `GET /authorize/reset/password[?factor=ID][&sent=1]`.
+    func resetPasswordPage(_ request: Request) throws -> Response {
+        guard let c = try context(request) else { return lostFlow() }
+        guard let (_, hints) = try heldReset(request) else {
+            return Self.seeOther("/authorize/reset", flow: c.flow.id)
+        }
+        return resetPasswordForm(
+            c, hints: hints, chosen: request.query["factor"], sent: request.query["sent"] == "1", error: nil)
+    }
+
+    private func resetPasswordForm(
+        _ c: Context, hints: [SessionService.Hint], chosen: String?, sent: Bool, error: String?, status: Int = 200
+    ) -> Response {
+        let usable = hints.filter { $0.kind == .totp || $0.kind == .phone || $0.kind == .recoveryCode }
+        let factor = usable.first { $0.factorID.raw == chosen } ?? usable.first
+        var fields: [HTML] = [
+            HostedPage.field(
+                "New password", name: "password", type: "password", error: error,
+                hint: "At least 8 characters; a phrase of a few words is easiest to remember.",
+                autocomplete: "new-password", autofocus: true, maxlength: 1024)
+        ]
+        var body: [HTML] = []
+        if let factor {
+            fields.insert(HostedPage.hidden("factor", factor.factorID.raw), at: 0)
+            if factor.kind == .phone && !sent {
+                body.append(
+                    HostedPage.form(
+                        "/authorize/reset/send", c.frame,
+                        [
+                            HostedPage.hidden("factor", factor.factorID.raw),
+                            HostedPage.paragraph(
+                                "First, prove it is you: we will text a code to \(factor.maskedPhone ?? "your phone")."),
+                            HostedPage.actions([HostedPage.button("Text me a code")]),
+                        ]))
+            } else {
+                fields.append(
+                    HostedPage.field(
+                        factor.kind == .totp
+                            ? "Code from your authenticator app"
+                            : factor.kind == .phone ? "Code from the text message" : "Recovery code",
+                        name: "code", autocomplete: "one-time-code",
+                        inputmode: factor.kind == .recoveryCode ? nil : "numeric", maxlength: 64))
+            }
+        } else if !hints.isEmpty {
+            body.append(
+                .element(
+                    "p", ["class": "warning"],
+                    [
+                        "Your account is protected by a passkey or a device: reset your password in the app where you manage your account."
+                    ]))
+        }
+        if factor == nil && !hints.isEmpty || factor?.kind == .phone && !sent {
+            // No password field before the factor can be proven.
+        } else {
+            body.append(
+                HostedPage.form(
+                    "/authorize/reset/password", c.frame,
+                    fields + [HostedPage.actions([HostedPage.button("Set the new password")])]
+                ))
+        }
+        let others = usable.filter { $0.factorID != factor?.factorID }
+        if !others.isEmpty {
+            body.append(
+                .element(
+                    "ul", ["class": "factors"],
+                    others.map { f in
+                        .element(
+                            "li", [:],
+                            [
+                                HostedPage.link(
+                                    Self.label(f),
+                                    "/authorize/reset/password?flow=\(c.flow.id)&factor=\(f.factorID.raw)")
+                            ])
+                    }))
+        }
+        body.append(HostedPage.actions([HostedPage.link("Back to signing in", "/authorize/sign-in?flow=\(c.flow.id)")]))
+        return HostedPage.response(HostedPage.layout("Choose a new password", c.frame, body), c.frame, status: status)
+    }
+
+    /// `POST /authorize/reset/send`: the text of the reset's phone factor.
+    func resetSend(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        guard let c = try context(request, form: form) else { return lostFlow() }
+        guard let (credential, hints) = try heldReset(request) else {
+            return Self.seeOther("/authorize/reset", flow: c.flow.id)
+        }
+        guard let factor = hints.first(where: { $0.factorID.raw == form["factor"] }) else {
+            return Self.seeOther("/authorize/reset/password", flow: c.flow.id)
+        }
+        do {
+            _ = try resets.challenge(
+                credential: credential, factorID: factor.factorID, client: Self.audit(request, for: c.client))
+        } catch let failure as SecondFactorFailure {
+            return resetPasswordForm(
+                c, hints: hints, chosen: factor.factorID.raw, sent: false, error: Self.sentence(failure), status: 429)
+        }
+        return Self.seeOther(
+            "/authorize/reset/password", flow: c.flow.id, extra: "&factor=\(factor.factorID.raw)&sent=1")
+    }
+
+    /// `POST /authorize/reset/password` (on the hashing pool): the new password, with the factor's code.
+    func resetPasswordSubmitted(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        guard var c = try context(request, form: form) else { return lostFlow() }
+        guard let (credential, hints) = try heldReset(request) else {
+            return Self.seeOther("/authorize/reset", flow: c.flow.id)
+        }
+        let factor = hints.first { $0.factorID.raw == form["factor"] }
+        let code = (form["code"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        let again = { (error: String, status: Int) in
+            self.resetPasswordForm(
+                c, hints: hints, chosen: factor?.factorID.raw, sent: factor?.kind == .phone, error: error,
+                status: status)
+        }
+        do {
+            try resets.complete(
+                credential: credential, newPassword: form.raw("password") ?? "", factorID: factor?.factorID,
+                answer: factor == nil || code.isEmpty ? nil : .proof(.code(TypedCode.normalize(code))),
+                client: AuditContext(request))
+        } catch CommonFailure.invalidFields(let fields) {
+            return again(
+                fields.first.map { $0.reason.prefix(1).uppercased() + $0.reason.dropFirst() + "." }
+                    ?? "Choose another password.", 422)
+        } catch SecondFactorFailure.secondFactorRequired {
+            return again("Type the code first: it proves the account is yours.", 422)
+        } catch PasswordResetFailure.invalidCredential {
+            return Self.seeOther("/authorize/reset", flow: c.flow.id, headers: [cookies.clear(cookies.reset)])
+        } catch let failure as SecondFactorFailure {
+            return again(Self.sentence(failure), 422)
+        }
+        // Every session ended with the old password; the user signs in with the new one.
+        c.flow.progress.authenticatedHere = false
+        try flows.save(c.flow)
+        return Self.seeOther(
+            "/authorize/sign-in", flow: c.flow.id, extra: "&reset=1",
+            headers: [cookies.clear(cookies.reset), cookies.clear(cookies.session), cookies.clear(cookies.pending)])
+    }
+}
