@@ -74,6 +74,19 @@ public struct TrifactorError: Error, Sendable, Equatable, CustomStringConvertibl
         public static let expired = Code(rawValue: "expired")
         /// An argument the SDK can check before sending (an empty code, a bad amount); `description` says which.
         public static let invalidArgument = Code(rawValue: "invalid_argument")
+        /// Sign in with Trifactor: the provider refused the authorization or the token request (`oauthError` holds
+        /// its `error` code, such as `access_denied` or `invalid_grant`).
+        public static let authorizationRefused = Code(rawValue: "authorization_refused")
+        /// Sign in with Trifactor: the callback does not belong to this sign-in (another `state`, another `iss`, no
+        /// `code`); `description` says which.
+        public static let callbackRejected = Code(rawValue: "callback_rejected")
+        /// Sign in with Trifactor: the ID token failed a check (signature, issuer, audience, expiry, nonce, level);
+        /// `description` says which.
+        public static let idTokenRejected = Code(rawValue: "id_token_rejected")
+        /// Sign in with Trifactor: the provider's metadata names another issuer or lacks an endpoint.
+        public static let providerMismatch = Code(rawValue: "provider_mismatch")
+        /// Sign in with Trifactor: the user closed the browser before signing in.
+        public static let cancelled = Code(rawValue: "cancelled")
     }
 
     /// What kind of failure it is.
@@ -88,12 +101,14 @@ public struct TrifactorError: Error, Sendable, Equatable, CustomStringConvertibl
     public let storeFailure: SecretStoreError?
     /// The HTTP status of an answer this SDK cannot read, for `.unexpectedResponse`.
     public let httpStatus: Int?
+    /// The provider's OAuth error, for `.authorizationRefused`.
+    public let oauthError: OAuthError?
     private let sentence: String?
 
     private init(
         _ code: Code, problem: ServerProblem? = nil, transport: TransportFailure? = nil,
         presence: LocalAuthenticationError? = nil,
-        store: SecretStoreError? = nil, status: Int? = nil, sentence: String? = nil
+        store: SecretStoreError? = nil, status: Int? = nil, oauth: OAuthError? = nil, sentence: String? = nil
     ) {
         self.code = code
         self.problem = problem
@@ -101,6 +116,7 @@ public struct TrifactorError: Error, Sendable, Equatable, CustomStringConvertibl
         presenceFailure = presence
         storeFailure = store
         httpStatus = status
+        oauthError = oauth
         self.sentence = sentence
     }
 
@@ -135,6 +151,25 @@ public struct TrifactorError: Error, Sendable, Equatable, CustomStringConvertibl
         TrifactorError(.invalidArgument, sentence: sentence)
     }
 
+    /// The provider refused the authorization or a token request with `error`.
+    public static func authorizationRefused(_ error: OAuthError) -> TrifactorError {
+        TrifactorError(.authorizationRefused, oauth: error)
+    }
+    /// The callback does not belong to this sign-in, for the reason `sentence` gives.
+    public static func callbackRejected(_ sentence: String) -> TrifactorError {
+        TrifactorError(.callbackRejected, sentence: sentence)
+    }
+    /// The ID token failed the check `sentence` names.
+    public static func idTokenRejected(_ sentence: String) -> TrifactorError {
+        TrifactorError(.idTokenRejected, sentence: sentence)
+    }
+    /// The provider's metadata does not fit the configured issuer, for the reason `sentence` gives.
+    public static func providerMismatch(_ sentence: String) -> TrifactorError {
+        TrifactorError(.providerMismatch, sentence: sentence)
+    }
+    /// The user closed the browser before signing in.
+    public static let cancelled = TrifactorError(.cancelled)
+
     /// Whether the server refused with `code`.
     public func isProblem(_ code: ProblemCode) -> Bool { problem?.code == code }
 
@@ -146,13 +181,40 @@ public struct TrifactorError: Error, Sendable, Equatable, CustomStringConvertibl
         if let e = presenceFailure { return e.message }
         if let e = storeFailure { return e.description }
         if let status = httpStatus { return "The server answered HTTP \(status) in a form this client cannot read." }
+        if let oauth = oauthError { return oauth.description }
         if let sentence { return sentence }
         switch code {
         case .notSignedIn: return "Not signed in."
         case .deviceNotEnrolled: return "This device has no device key enrolled."
         case .approvalDenied: return "The sign-in was denied on the device."
         case .expired: return "The sign-in ran out of time."
+        case .cancelled: return "The sign-in was cancelled in the browser."
         default: return "Trifactor failed (\(code))."
+        }
+    }
+}
+
+/// An OAuth 2.0 error as the provider sent it (RFC 6749 §4.1.2.1 and §5.2): its code and, for logs, its own words.
+public struct OAuthError: Sendable, Equatable, CustomStringConvertible {
+    /// The `error` code: `access_denied`, `login_required`, `invalid_grant`, ….
+    public let error: String
+    /// The provider's `error_description`, if any: for logs, not for users (it is not localized).
+    public let errorDescription: String?
+
+    /// An error with `error` and its optional description.
+    public init(error: String, errorDescription: String? = nil) {
+        self.error = error
+        self.errorDescription = errorDescription
+    }
+
+    /// A sentence for the user, chosen by the code (the provider's own words stay in `errorDescription`).
+    public var description: String {
+        switch error {
+        case "access_denied": "The sign-in was refused or cancelled at Trifactor."
+        case "login_required", "interaction_required", "consent_required", "account_selection_required":
+            "Trifactor needs the user to sign in again (\(error))."
+        case "invalid_grant": "The sign-in is no longer valid: start again."
+        default: "Trifactor refused the sign-in (\(error))."
         }
     }
 }

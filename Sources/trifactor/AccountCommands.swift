@@ -42,11 +42,17 @@ struct VerifyEmailCommand: Command {
 struct LoginCommand: Command {
     static let name = "login"
     static let summary =
-        "EMAIL [--push] [--factor ID] [--password-stdin] [--code-stdin]   sign in (second factor as needed)"
+        "EMAIL [--push] [--factor ID] [--password-stdin] [--code-stdin]   sign in (second factor as needed); or "
+        + "--browser --issuer URL --client-id ID [--acr LEVEL] [--scopes S]   through the provider's page"
 
     static func run(_ raw: [String], _ context: Context) async throws {
         let a = try Arguments(
-            raw, valued: ["factor", "password", "code"], flags: ["push", "password-stdin", "code-stdin"])
+            raw, valued: Set(["factor", "password", "code"]).union(BrowserLoginCommand.valued),
+            flags: ["push", "password-stdin", "code-stdin", "browser"])
+        if a.has("browser") { return try await BrowserLoginCommand.run(a, context) }
+        if let option = BrowserLoginCommand.valued.sorted().first(where: { a.value($0) != nil }) {
+            throw UsageError("--\(option) goes with --browser.")
+        }
         let email = try a.word(0, "the email address")
         try a.atMost(1)
         let client = context.client

@@ -210,7 +210,9 @@ enum CLI {
             if case .locked? = sdk.storeFailure { return (sdk.description, .denied) }
             if let t = sdk.transportFailure { return (t.description, t.reason == .timedOut ? .expired : .failure) }
             switch sdk.code {
-            case .approvalDenied: return (sdk.description, .denied)
+            case .approvalDenied, .cancelled: return (sdk.description, .denied)
+            case .authorizationRefused:
+                return (sdk.description, sdk.oauthError?.error == "invalid_grant" ? .expired : .denied)
             case .expired: return (sdk.description, .expired)
             case .notSignedIn: return ("Not signed in: run `trifactor login` first.", .denied)
             default: return (sdk.description, .failure)
