@@ -139,6 +139,9 @@ struct StableCodesTests {
                 "admin.test_number_removed", "password_reset.requested", "password_reset.verified",
                 "password_reset.failed", "password.reset",
                 "mfa.exhausted", "mfa.frozen", "authorization.resent",
+                "oidc.client_created", "oidc.client_updated", "oidc.client_deleted", "oidc.code_issued",
+                "oidc.tokens_issued", "oidc.token_refused", "oidc.refresh_reused", "oidc.token_revoked",
+                "oidc.consent_granted", "oidc.signing_key_rotated",
             ])
     }
 }
