@@ -26,7 +26,8 @@ struct Provider: Sendable {
     }
 
     init(
-        publicURL: URL, sealer: KeyRing, transactions: Transactions, clock: Clock, random: RandomSource,
+        publicURL: URL, sealer: KeyRing, clients: ClientService, transactions: Transactions, clock: Clock,
+        random: RandomSource,
         sessions: SessionService, secondFactors: SecondFactorService, brand: String,
         registration: Configuration.Registration = .off, registrationToken: String? = nil, maxDynamicClients: Int = 500
     ) {
@@ -36,7 +37,7 @@ struct Provider: Sendable {
         let issuer = Self.issuer(publicURL)
         self.issuer = issuer
         self.brand = brand
-        clients = ClientService(transactions: transactions, clock: clock, random: random)
+        self.clients = clients
         keys = SigningKeys(transactions: transactions, sealer: sealer, clock: clock)
         let minter = TokenMinter(keys: keys, issuer: issuer, random: random)
         self.minter = minter
