@@ -88,6 +88,12 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, Codable, Expres
     public static let testNumberEnrolled: ProblemCode = "test_number_enrolled"
     /// There is no such test number.
     public static let testNumberNotFound: ProblemCode = "test_number_not_found"
+    /// There is no OpenID Provider client with this id.
+    public static let clientNotFound: ProblemCode = "client_not_found"
+    /// An OpenID Provider client has this id already.
+    public static let clientExists: ProblemCode = "client_exists"
+    /// The client authenticates without a secret, so it has none to rotate.
+    public static let clientHasNoSecret: ProblemCode = "client_has_no_secret"
     /// Nothing is at this path.
     public static let notFound: ProblemCode = "not_found"
     /// The path does not take this method.
@@ -167,6 +173,9 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, Codable, Expres
         .testNumberConfigured,
         .testNumberEnrolled,
         .testNumberNotFound,
+        .clientNotFound,
+        .clientExists,
+        .clientHasNoSecret,
         .notFound,
         .methodNotAllowed,
         .malformedJson,

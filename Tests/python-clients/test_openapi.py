@@ -545,6 +545,7 @@ def test_every_flow_keeps_the_contract(contract_server):
     _phone_verification(server, j)
     _delivery_callbacks(server, j)
     _admin(server, j, user)
+    _admin_clients(j)
     _http_layer(j)
     _database_outage(server, j)
 
@@ -858,6 +859,32 @@ def _admin(server, j, user):
     j.expect(204, "DELETE /admin/v1/test-numbers/{number}", number, token=write)
     assert j.expect(404, "DELETE /admin/v1/test-numbers/{number}", number, token=write)
     j.problem(405, "method_not_allowed", "DELETE /admin/v1/users/{id}", raw_path="/admin/v1/users/", token=write)
+
+
+def _admin_clients(j):
+    """OpenID Provider clients: made (the secret shown only then), listed, shown, replaced, given a new secret, deleted."""
+    write, read = j.server.admin["write"], j.server.admin["journey-read"]
+    body = {"client_name": "Journey", "redirect_uris": ["https://journey.example/cb"], "scope": "openid email"}
+    created = j.expect(201, "adminCreateClient", json_body=body, token=write)
+    client = {"id": created["client_id"]}
+    assert len(created["client_secret"]) == 43, created
+    j.problem(409, "client_exists", "adminCreateClient", json_body={**body, "client_id": created["client_id"]}, token=write)
+    j.problem(422, "invalid_fields", "adminCreateClient", json_body={**body, "redirect_uris": ["http://journey.example/cb"]},
+              token=write)
+    j.problem(403, "admin_read_only", "adminCreateClient", json_body=body, token=read)
+    listed = j.expect(200, "adminListClients", token=read)["clients"]
+    assert created["client_id"] in {c["client_id"] for c in listed} and not [c for c in listed if "client_secret" in c], listed
+    shown = j.expect(200, "adminGetClient", client, token=read)
+    assert "client_secret" not in shown, shown
+    # A client's JSON goes back as it came, changed where it should be; the id and the secret stay.
+    assert j.expect(200, "adminUpdateClient", client, json_body={**shown, "client_name": "Journey 2"}, token=write)["client_name"] == "Journey 2"
+    assert j.expect(200, "adminRotateClientSecret", client, token=write)["client_secret"] != created["client_secret"]
+    public = {"id": j.expect(201, "adminCreateClient", json_body={**body, "token_endpoint_auth_method": "none"}, token=write)["client_id"]}
+    j.problem(409, "client_has_no_secret", "adminRotateClientSecret", public, token=write)
+    for c in (client, public):
+        j.expect(204, "adminDeleteClient", c, token=write)
+    j.problem(404, "client_not_found", "adminGetClient", client, token=read)
+    j.problem(404, "client_not_found", "adminUpdateClient", client, json_body=body, token=write)
 
 
 def _http_layer(j):

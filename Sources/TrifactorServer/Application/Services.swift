@@ -36,6 +36,8 @@ package struct Services: Sendable {
     /// The admin API's keys.
     let adminKeys: AdminKeys
     let passwordResets: PasswordResetService
+    /// The OpenID Provider's clients, kept (through the admin API, or on the host) even while the provider is off.
+    let clients: ClientService
     /// The OpenID Provider; nil unless `TRIFACTOR_OIDC` is on.
     let provider: Provider?
 
@@ -91,6 +93,7 @@ package struct Services: Sendable {
             signInPerIP: c.signInPerIP, cache: cache, changes: changes, issuer: issuer,
             hints: { try secondFactors.hints($0, on: $1) },
             startSecondStep: { try secondFactors.startPending($0, passwordVerifiedAt: $1, now: $1, on: $2) })
+        let clients = ClientService(transactions: transactions, clock: clock, random: random)
         var provider: Provider?
         if c.oidc, let url = c.publicURL {
             guard let sealer else {
@@ -98,8 +101,8 @@ package struct Services: Sendable {
                     description: "The OpenID Provider needs the key file: its signing keys are sealed with it.")
             }
             provider = Provider(
-                publicURL: url, sealer: sealer, transactions: transactions, clock: clock, random: random,
-                sessions: sessions, secondFactors: secondFactors, outbox: outbox, brand: c.totpIssuer,
+                publicURL: url, sealer: sealer, clients: clients, transactions: transactions, clock: clock,
+                random: random, sessions: sessions, secondFactors: secondFactors, outbox: outbox, brand: c.totpIssuer,
                 registration: c.registration,
                 registrationToken: c.registrationToken, maxDynamicClients: c.maxDynamicClients)
             sessions.endHooks.add { [provider] session, user, now, db in
@@ -137,7 +140,7 @@ package struct Services: Sendable {
                 transactions: transactions, clock: clock, hashing: hashing, passwordPolicy: passwords,
                 codes: PasswordResetCodes(random: random, outbox: outbox), secondFactors: secondFactors, push: push,
                 outbox: outbox, changes: changes, limits: accounts.limits),
-            provider: provider)
+            clients: clients, provider: provider)
     }
 
     /// The local half of the change feed: this process's long polls and session cache.

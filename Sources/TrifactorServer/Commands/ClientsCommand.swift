@@ -67,7 +67,7 @@ enum ClientsCommand {
                 case "list":
                     let all = try service.list()
                     if o.has("json") {
-                        try CommandOutput.printJSON(all.map(ClientJSON.object))
+                        try CommandOutput.printJSON(all.map(ClientMetadataJSON.object))
                     } else if all.isEmpty {
                         print(
                             "There are no clients yet: trifactord clients create --name NAME --redirect-uris URI makes one."
@@ -145,7 +145,7 @@ enum ClientsCommand {
 
     private static func show(_ c: OIDCClient, secret: String?, json: Bool) throws {
         if json {
-            var object = ClientJSON.object(c)
+            var object = ClientMetadataJSON.object(c)
             if let secret { object["client_secret"] = secret }
             try CommandOutput.printJSON(object)
             return
@@ -160,25 +160,5 @@ enum ClientsCommand {
         print("  scopes          \(c.scopes.joined(separator: " "))")
         if c.firstParty { print("  first party: no consent page") }
         if let secret { print("Its secret (shown only now: store it safely):\n\(secret)") }
-    }
-}
-
-/// A client as JSON: RFC 7591's metadata names, never its secret's hash.
-enum ClientJSON {
-    static func object(_ c: OIDCClient) -> [String: Any] {
-        var o: [String: Any] = [
-            "client_id": c.id, "client_name": c.name, "token_endpoint_auth_method": c.authMethod.rawValue,
-            "redirect_uris": c.redirectURIs, "post_logout_redirect_uris": c.postLogoutRedirectURIs,
-            "grant_types": c.grantTypes.map(\.rawValue),
-            "response_types": c.grantTypes.contains(.authorizationCode) ? ["code"] : [],
-            "scope": c.scopes.joined(separator: " "), "first_party": c.firstParty,
-            "profile_in_id_token": c.profileInIDToken, "id_token_signed_response_alg": c.idTokenAlgorithm,
-            "registered_by": c.registeredBy.rawValue,
-            "client_id_issued_at": c.createdAt / 1000,
-        ]
-        if let logo = c.logoURI { o["logo_uri"] = logo }
-        if let uri = c.backchannelLogoutURI { o["backchannel_logout_uri"] = uri }
-        if let jwks = c.jwks, let keys = try? JSONSerialization.jsonObject(with: Data(jwks.utf8)) { o["jwks"] = keys }
-        return o
     }
 }

@@ -144,6 +144,14 @@ package struct APIError: HTTPResponseError, Sendable, Equatable {
         detail: "A user's second factor uses this number: as a test number it would never receive its codes.")
     static let testNumberNotFound = APIError(
         status: 404, code: .testNumberNotFound, title: "Not Found", detail: "There is no such test number.")
+    static let clientNotFound = APIError(
+        status: 404, code: .clientNotFound, title: "Not Found", detail: "There is no such client.")
+    static let clientExists = APIError(
+        status: 409, code: .clientExists, title: "Client Exists",
+        detail: "A client has this client_id already: choose another, or leave it out to get one made.")
+    static let clientHasNoSecret = APIError(
+        status: 409, code: .clientHasNoSecret, title: "Client Has No Secret",
+        detail: "This client has no secret to rotate: it authenticates another way (none or private_key_jwt).")
     static let userNotFound = APIError(
         status: 404, code: .userNotFound, title: "Not Found", detail: "There is no such user.")
     static let sessionNotFound = APIError(

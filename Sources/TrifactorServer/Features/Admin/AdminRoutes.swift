@@ -9,9 +9,11 @@ import HTTP
 /// - `GET /admin/v1/users/{id}`: a user with factors, devices, passkeys and sessions;
 /// - `POST /admin/v1/users/{id}/disable`, `…/enable`, `…/reset-mfa`,
 ///   `…/revoke-sessions`, `…/verify-email`; `DELETE /admin/v1/users/{id}`;
-/// - `GET /admin/v1/audit?user=&kind=&since=&until=&after=&limit=`.
+/// - `GET /admin/v1/audit?user=&kind=&since=&until=&after=&limit=`;
+/// - the test numbers, and the OpenID Provider's clients (`AdminRoutes+Clients.swift`).
 struct AdminRoutes {
     let admin: AdminService
+    let clients: ClientService
     let keys: AdminKeys
     let transactions: Transactions
     let clock: Clock
@@ -87,12 +89,13 @@ struct AdminRoutes {
                             userAgent: $0.userAgent, detail: $0.detail)
                     }, next: entries.count == Int(limit) ? entries.last?.seq : nil))
         }
+        registerClients(on: &routes)
     }
 
     /// The caller's admin key, with the role `needs`: 401 without a live key
     /// (a wrong one audited), 403 for a read key on a write (audited); past
     /// a client's (or the read key's) budget of refusals, 429.
-    private func authenticate(_ request: Request, needs role: AdminRole) throws -> AdminService.Actor {
+    func authenticate(_ request: Request, needs role: AdminRole) throws -> AdminService.Actor {
         let client = AuditContext(request)
         let key = try transactions.read { try keys.authenticate(token: request.bearerToken, on: $0) }
         guard let key else {

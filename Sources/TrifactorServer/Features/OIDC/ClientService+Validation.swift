@@ -17,6 +17,9 @@ extension ClientService {
         {
             refuse("client_name", "must be at most 100 characters without control characters")
         }
+        if draft.firstParty && registrar == .dynamic {
+            refuse("first_party", "cannot be set for a self-registered client: it would skip the consent page")
+        }
         let method = OIDCClient.AuthMethod(rawValue: draft.authMethod ?? "client_secret_basic")
         if method == nil {
             refuse(

@@ -30,8 +30,9 @@ struct Provider: Sendable {
     }
 
     init(
-        publicURL: URL, sealer: KeyRing, transactions: Transactions, clock: Clock, random: RandomSource,
-        sessions: SessionService, secondFactors: SecondFactorService, outbox: Outbox, brand: String,
+        publicURL: URL, sealer: KeyRing, clients: ClientService, transactions: Transactions, clock: Clock,
+        random: RandomSource, sessions: SessionService, secondFactors: SecondFactorService, outbox: Outbox,
+        brand: String,
         registration: Configuration.Registration = .off, registrationToken: String? = nil, maxDynamicClients: Int = 500
     ) {
         self.registration = registration
@@ -41,7 +42,7 @@ struct Provider: Sendable {
         let issuer = Self.issuer(publicURL)
         self.issuer = issuer
         self.brand = brand
-        clients = ClientService(transactions: transactions, clock: clock, random: random)
+        self.clients = clients
         keys = SigningKeys(transactions: transactions, sealer: sealer, clock: clock)
         let minter = TokenMinter(keys: keys, issuer: issuer, random: random)
         self.minter = minter

@@ -41,30 +41,15 @@ struct RegistrationRoutes: Sendable {
         case failure(Response)
     }
 
-    /// The metadata of a JSON body as a draft.
+    /// The metadata of a JSON body as a draft (`ClientMetadataJSON`), refused in RFC 7591's terms.
     private func draft(_ request: Request) -> Parsed {
-        guard request.body.count <= 64 * 1024,
-            let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any]
-        else { return .failure(Self.error("invalid_client_metadata", "The body must be a JSON object of metadata.")) }
-        func strings(_ name: String) -> [String]? { object[name] as? [String] }
-        var d = ClientService.Draft()
-        d.name = object["client_name"] as? String
-        d.authMethod = object["token_endpoint_auth_method"] as? String
-        d.redirectURIs = strings("redirect_uris") ?? []
-        d.postLogoutRedirectURIs = strings("post_logout_redirect_uris") ?? []
-        d.grantTypes = strings("grant_types")
-        d.scopes = (object["scope"] as? String).map { $0.split(separator: " ").map(String.init) }
-        d.logoURI = object["logo_uri"] as? String
-        d.backchannelLogoutURI = object["backchannel_logout_uri"] as? String
-        d.idTokenAlgorithm = object["id_token_signed_response_alg"] as? String
-        if let jwks = object["jwks"], let data = try? JSONSerialization.data(withJSONObject: jwks) {
-            d.jwks = String(decoding: data, as: UTF8.self)
-        }
-        if let types = strings("response_types"), types != ["code"] {
-            return .failure(Self.error("invalid_client_metadata", "response_types must be [\"code\"]."))
-        }
-        if object["jwks_uri"] != nil {
-            return .failure(Self.error("invalid_client_metadata", "jwks_uri is not supported: send jwks."))
+        let d: ClientService.Draft
+        do {
+            d = try ClientMetadataJSON.draft(request.body, by: .dynamic)
+        } catch .invalidFields(let fields) {
+            return .failure(Self.refusal(fields))
+        } catch {
+            return .failure(Self.error("invalid_client_metadata", "The body must be a JSON object of metadata."))
         }
         if mode == .open, d.grantTypes?.contains("client_credentials") == true {
             return .failure(
@@ -117,7 +102,7 @@ struct RegistrationRoutes: Sendable {
     }
 
     private func answer(_ client: OIDCClient, secret: String?, token: String?, status: Int) -> Response {
-        var object = ClientJSON.object(client)
+        var object = ClientMetadataJSON.object(client)
         object.removeValue(forKey: "first_party")
         object.removeValue(forKey: "profile_in_id_token")
         object["registration_client_uri"] = "\(issuer)/register/\(client.id)"
@@ -126,11 +111,9 @@ struct RegistrationRoutes: Sendable {
             object["client_secret_expires_at"] = 0
         }
         if let token { object["registration_access_token"] = token }
-        let body =
-            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
-            .map(Array.init) ?? []
         return Response(
-            status: status, headers: [("Content-Type", "application/json"), ("Pragma", "no-cache")], body: body)
+            status: status, headers: [("Content-Type", "application/json"), ("Pragma", "no-cache")],
+            body: ClientMetadataJSON.serialize(object))
     }
 
     /// The client the registration access token is for, when it names the one in the path (RFC 7592 §2).
