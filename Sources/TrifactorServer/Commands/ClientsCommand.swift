@@ -105,7 +105,8 @@ enum ClientsCommand {
             } catch ClientFailure.needsSecret {
                 throw ConfigurationParser.Failure(
                     description:
-                        "A client moved to a secret needs one: run clients rotate-secret \(o.words.first ?? "ID").")
+                        "A client without a secret cannot move to a secret method: delete it and create it again with that --auth-method."
+                )
             } catch let failure as CommonFailure {
                 if case .invalidFields(let fields) = failure {
                     throw ConfigurationParser.Failure(
