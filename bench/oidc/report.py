@@ -41,6 +41,7 @@ def wrk(path):
     cpu = figures(path[:-4] + ".cpu")
     return {
         "rps": float(rps.group(1)),
+        "requests": int(re.search(r"(\d+) requests in", text).group(1)),
         "p50": float(lat[50].group(1)) * UNITS[lat[50].group(2)],
         "p99": float(lat[99].group(1)) * UNITS[lat[99].group(2)],
         "errors": max(int(non2xx.group(1)) if non2xx else 0, int(script.get("errors", 0))),
@@ -59,6 +60,12 @@ def statements(path):
             if int(count) >= 100:
                 out.append((int(count) // 100, text))
     return out
+
+
+def per_cpu(r):
+    """Grants per CPU-second of the server (and its database): what a core gives when nothing else wants it."""
+    spent = r["cpu"].get("server", 0) + r["cpu"].get("db", 0)
+    return r["requests"] / spent if spent else float("nan")
 
 
 def main(d):
@@ -93,6 +100,10 @@ def main(d):
     for g, label in (("refresh", "refresh-token grants/s"), ("cc", "client_credentials grants/s")):
         row(label, [cell(runs[(t, g)] and runs[(t, g)]["rps"], "{:,.0f}") for t, _ in cols])
         row("  per core", [cell(runs[(t, g)] and runs[(t, g)]["rps"] / cores, "{:,.0f}") for t, _ in cols])
+        row("  per CPU-second of the server and its database",
+            [cell(runs[(t, g)] and per_cpu(runs[(t, g)]), "{:,.0f}") for t, _ in cols])
+        if runs[("dot", g)]:
+            row("    × django-oauth-toolkit, per CPU-second", [cell(runs[(t, g)] and per_cpu(runs[(t, g)]) / per_cpu(runs[("dot", g)]), "{:.1f}") for t, _ in cols])
         if runs[("dot", g)]:
             row("  × django-oauth-toolkit", [cell(runs[(t, g)] and runs[(t, g)]["rps"] / runs[("dot", g)]["rps"], "{:.1f}") for t, _ in cols])
         row("  × nginx static 200", [cell(runs[(t, g)] and runs[(t, g)]["rps"] / nginx["rps"], "{:.3f}") for t, _ in cols])
@@ -149,8 +160,11 @@ def main(d):
 
     sq, pg, dot = runs[("sqlite", "refresh")], runs[("pg", "refresh")], runs[("dot", "refresh")]
     checks = [("refresh-token grants per core, SQLite", sq["rps"] / cores, ">= 1,200/s (10× Keycloak's 120 per vCPU)", lambda v: v >= 1200, "{:,.0f}/s")]
+    checks.append(("  (the same per CPU-second of the server, which other processes on a shared machine do not take)", per_cpu(sq),
+                   "(reported)", lambda v: True, "{:,.0f}/s"))
     if dot:
         checks.append(("refresh-token grants vs django-oauth-toolkit, SQLite", sq["rps"] / dot["rps"], ">= 20×", lambda v: v >= 20, "{:.1f}×"))
+        checks.append(("  (the same per CPU-second of each server)", per_cpu(sq) / per_cpu(dot), "(reported)", lambda v: True, "{:.1f}×"))
     if signin.get("sqlite"):
         checks.append(("hosted sign-ins vs the Argon2id rate, SQLite", signin["sqlite"].get("hosted_signins_per_second", 0) / argon,
                        ">= 0.8×", lambda v: v >= 0.8, "{:.2f}×"))
@@ -158,7 +172,8 @@ def main(d):
     if pg:
         checks.append(("refresh-token grants, PostgreSQL vs SQLite", pg["rps"] / sq["rps"], ">= 0.5×", lambda v: v >= 0.5, "{:.2f}×"))
     for label, value, target, ok, fmt in checks:
-        print(f"{'PASS' if ok(value) else 'MISS'}  {label}: {fmt.format(value)} (target {target})")
+        verdict = "    " if target == "(reported)" else ("PASS" if ok(value) else "MISS")
+        print(f"{verdict}  {label}: {fmt.format(value)}" + ("" if target == "(reported)" else f" (target {target})"))
 
     failed = [f"{name} {g}" for t, name in cols for g in ("refresh", "cc") if runs[(t, g)]["errors"]]
     failed += [f"{t} hosted sign-in" for t in signin if signin[t].get("hosted_failures")]
