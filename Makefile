@@ -53,6 +53,7 @@ bench:
 	swift build -c release --product trifactord
 	bench/run.sh
 	bench/topologies.sh
+	bench/oidc.sh
 	bench/probes.py
 
 clean:
