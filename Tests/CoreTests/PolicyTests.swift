@@ -115,6 +115,23 @@ struct RandomTests {
         #expect(Base64URL.decode("-__-ABA") == bytes)
         #expect(Base64URL.decode("+//+ABA=") == nil)
     }
+
+    @Test("base64url encodes RFC 4648's test vectors, and every length agrees with Foundation's base64")
+    func base64urlVectors() {
+        // RFC 4648 §10, without padding.
+        let vectors = [
+            "": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE", "foobar": "Zm9vYmFy",
+        ]
+        for (plain, encoded) in vectors { #expect(Base64URL.encode(Array(plain.utf8)) == encoded) }
+        var bytes: [UInt8] = []
+        for n in 0..<70 {
+            let expected = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(Base64URL.encode(bytes) == expected)
+            #expect(Base64URL.decode(expected) == bytes)
+            bytes.append(UInt8(truncatingIfNeeded: n &* 37 &+ 251))
+        }
+    }
 }
 
 @Suite("Base32")

@@ -34,7 +34,10 @@ def test_a_wrong_or_replayed_authenticator_code_is_refused_and_no_session_is_mad
     wrong = "000000" if user.totp.now() != "000000" else "111111"
     r = browser.http.post(op.issuer + "/authorize/second-factor", data={**fields, "code": wrong},
                           allow_redirects=False, timeout=10)
-    assert r.status_code == 422 and "Location" not in r.headers, (r.status_code, r.headers)
+    # Post/Redirect/Get: the error comes back through a GET, so a reload never posts the wrong code again.
+    assert r.status_code == 303 and "error=wrong" in r.headers["Location"], (r.status_code, r.headers)
+    r = browser.http.get(op.issuer + r.headers["Location"], timeout=10)
+    assert r.status_code == 422 and "That code did not work" in r.text, (r.status_code, r.text[:300])
     assert browser.cookie("tf_session") is None
 
     code = user.next_code()
@@ -46,9 +49,11 @@ def test_a_wrong_or_replayed_authenticator_code_is_refused_and_no_session_is_mad
     # The same code, seen by someone looking over the user's shoulder, does not work in another browser.
     other = Browser(op)
     fields = _to_second_factor(op, other, client, user)
-    r = other.http.post(op.issuer + "/authorize/second-factor", data={**fields, "code": code},
-                        allow_redirects=False, timeout=10)
+    r = other.http.post(op.issuer + "/authorize/second-factor", data={**fields, "code": code}, timeout=10)
     assert r.status_code == 422 and other.cookie("tf_session") is None, (r.status_code, r.headers)
+    # A code of the wrong shape is said so on the page, never a server error.
+    r = other.http.post(op.issuer + "/authorize/second-factor", data={**fields, "code": "12345"}, timeout=10)
+    assert r.status_code == 422 and "not a code" in r.text, (r.status_code, r.text[:300])
 
 
 def test_a_wrong_password_shows_the_form_again_with_401_and_no_session(op):
@@ -199,17 +204,22 @@ def test_a_user_without_a_second_factor_adds_an_authenticator_app_on_the_way_and
     assert outcome.kind == "page" and "/authorize/add-factor" in outcome.location, outcome.describe()
     start = [f for f in forms_of(outcome.response.text).forms if f["action"] == "/authorize/add-factor"]
     assert start, outcome.response.text
-    r = browser.http.post(op.issuer + "/authorize/add-factor", data=dict(start[0]["inputs"]), allow_redirects=False)
-    assert r.status_code == 200, r.text
-    secret = re.search(r'<p class="secret">([A-Z2-7]+)</p>', r.text)
-    assert secret and 'src="data:image/svg+xml;base64,' in r.text, r.text
+    r = browser.http.post(op.issuer + "/authorize/add-factor", data=dict(start[0]["inputs"]))
+    assert r.status_code == 200 and "/authorize/add-factor/app" in r.url, (r.status_code, r.url)
+    secret = re.search(r'data-secret="([A-Z2-7]+)"', r.text)
+    assert secret and 'src="data:image/svg+xml;base64,' in r.text and 'href="otpauth://totp/' in r.text, r.text
+    # A reload (Post/Redirect/Get) shows the same key: the one already scanned keeps working.
+    again = browser.http.get(r.url)
+    assert re.search(r'data-secret="([A-Z2-7]+)"', again.text).group(1) == secret.group(1)
     user.totp = pyotp.TOTP(secret.group(1))
-    finish = [f for f in forms_of(r.text).forms if f["action"] == "/authorize/add-factor"][0]
-    wrong = dict(finish["inputs"], code="000000")
-    r = browser.http.post(op.issuer + "/authorize/add-factor", data=wrong, allow_redirects=False)
+    finish = [f for f in forms_of(r.text).forms if f["action"] == "/authorize/add-factor/app"][0]
+    r = browser.http.post(op.issuer + "/authorize/add-factor/app", data=dict(finish["inputs"], code="000000"))
     assert r.status_code == 422 and "That code did not work" in r.text, r.text
+    assert re.search(r'data-secret="([A-Z2-7]+)"', r.text).group(1) == secret.group(1), "the key stays on the page"
+    r = browser.http.post(op.issuer + "/authorize/add-factor/app", data=dict(finish["inputs"], code="12"))
+    assert r.status_code == 422 and "6 digits" in r.text, "a code of the wrong shape is said so, not a 5xx"
     fields = dict(finish["inputs"], code=user.next_code())
-    r = browser.http.post(op.issuer + "/authorize/add-factor", data=fields, allow_redirects=False)
+    r = browser.http.post(op.issuer + "/authorize/add-factor/app", data=fields, allow_redirects=False)
     assert r.status_code == 303 and "added=1" in r.headers["Location"], (r.status_code, r.text[:300])
     outcome = browser.follow(r, user)
     assert outcome.kind == "redirect" and outcome.code, outcome.describe()

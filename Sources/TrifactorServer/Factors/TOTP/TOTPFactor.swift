@@ -42,6 +42,17 @@ struct TOTPFactor: SecondFactor {
             offer: .totp(secret: base32, otpauthURI: uri, qrSVG: try QRCode.svg(uri)))
     }
 
+    /// The offer of an enrollment under way again (its QR code and key), from its sealed secret.
+    func offer(_ secret: TOTPSecret, factorID: FactorID, account: String, brand: String?) throws -> EnrollmentOffer {
+        guard let sealer else { throw SecondFactorFailure.totpUnavailable }
+        let plain = SecureBytes(try sealer.open(secret.sealed, associatedData: Self.associatedData(factorID)))
+        let base32 = plain.withUnsafeBytes { Base32.encode(Array($0)) }
+        let uri = Self.uri(
+            issuer: brand ?? issuer, account: account, secret: base32, algorithm: secret.algorithm.rawValue,
+            digits: secret.digits)
+        return .totp(secret: base32, otpauthURI: uri, qrSVG: try QRCode.svg(uri))
+    }
+
     func finishEnrollment(
         _ draft: EnrollmentDraft, proof: EnrollmentProof, client: AuditContext, now: Date, on db: any SQLConnection
     ) throws -> EnrolledCredential? {

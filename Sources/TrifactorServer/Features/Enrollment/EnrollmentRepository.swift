@@ -121,6 +121,23 @@ enum EnrollmentRepository {
             pending: pending)
     }
 
+    /// The sealed secret of a live authenticator-app enrollment of `userID`, read without counting an attempt (to
+    /// show its QR code again); nil when there is none.
+    static func pendingTOTP(tokenHash: String, userID: UserID, now: Int64, on db: any SQLConnection) throws -> (
+        factorID: FactorID, secret: TOTPSecret
+    )? {
+        guard
+            let row = try db.queryOne(
+                """
+                SELECT kind, factor_id, phone, secret_sealed, algorithm, digits, verify_request_id, public_key, challenge,
+                  approval_key, approval_gate, biometry FROM mfa_enrollments
+                WHERE token_hash = $1 AND user_id = $2 AND used_at IS NULL AND expires_at > $3 AND failures < $4
+                  AND kind = 'totp'
+                """, [.text(tokenHash), userID.sql, .int(now), .int(Int64(enrollmentAttempts))])
+        else { return nil }
+        return (try row.id("factor_id"), try FactorColumns(row: row, owner: "totp enrollment").totpSecret())
+    }
+
     /// The numbers of the user's phone enrollments.
     static func phones(of userID: UserID, on db: any SQLConnection) throws -> [String] {
         try db.query("SELECT phone FROM mfa_enrollments WHERE user_id = $1 AND phone IS NOT NULL", [userID.sql]).map {

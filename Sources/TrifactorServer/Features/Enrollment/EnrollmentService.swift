@@ -141,6 +141,20 @@ struct EnrollmentService: Sendable {
         return factor
     }
 
+    /// The QR code and key of the caller's authenticator-app enrollment under way (`session`), shown again after a
+    /// reload or a wrong code; nil when it ended.
+    func pendingOffer(session token: String, by caller: Caller, client: AuditContext) throws -> EnrollmentOffer? {
+        guard SessionToken.isWellFormed(token) else { return nil }
+        let now = clock.now().millis
+        guard
+            let (factorID, secret) = try transactions.read({
+                try EnrollmentRepository.pendingTOTP(
+                    tokenHash: SHA256.hex(token), userID: caller.user.id, now: now, on: $0)
+            })
+        else { return nil }
+        return try factors.totp.offer(secret, factorID: factorID, account: caller.user.email, brand: client.brand)
+    }
+
     /// The caller's factors, oldest first.
     func list(_ caller: Caller) throws -> [Factor] {
         try transactions.read { try FactorRepository.list(caller.user.id, on: $0) }

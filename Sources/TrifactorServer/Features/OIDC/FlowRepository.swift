@@ -29,6 +29,17 @@ enum FlowRepository {
         ).map(record)
     }
 
+    /// The app and redirect URI of a flow in any state (for the page of a flow that ended), nil when it is gone.
+    static func origin(of id: String, on db: any SQLConnection) throws -> (clientName: String, redirectURI: String)? {
+        guard
+            let row = try db.queryOne(
+                "SELECT f.request, c.name FROM oidc_flows f JOIN oidc_clients c ON c.id = f.client_id WHERE f.id = $1",
+                [.text(id)]),
+            let request = try? JSONDecoder().decode(AuthorizationRequest.self, from: Data(try row.text("request").utf8))
+        else { return nil }
+        return (try row.text("name"), request.redirectURI)
+    }
+
     /// Saves what the flow learned (only while it waits for its code).
     static func save(_ flow: AuthorizationFlow, on db: any SQLConnection) throws {
         try db.execute(

@@ -24,8 +24,9 @@ struct FlowService: Sendable {
     /// How a request begins.
     enum Start {
         case flow(AuthorizationFlow, OIDCClient)
-        /// The client or redirect URI cannot be trusted: an error page, never a redirect (RFC 6749 §4.1.2.1).
-        case errorPage(String)
+        /// The client or redirect URI cannot be trusted: an error page, never a redirect (RFC 6749 §4.1.2.1); the
+        /// client's name when it is known.
+        case errorPage(String, client: String? = nil)
         /// A checked client and redirect URI: the error goes back there.
         case redirectError(AuthorizationError, ClientRedirect)
     }
@@ -44,10 +45,13 @@ struct FlowService: Sendable {
             let client = try transactions.read({ try ClientRepository.find(clientID, on: $0) })
         else { return .errorPage("The app that sent you here is not registered with this server.") }
         guard let redirectURI = parameters["redirect_uri"] else {
-            return .errorPage("The app that sent you here did not say where to return (redirect_uri is missing).")
+            return .errorPage(
+                "\(client.name) did not say where to return (redirect_uri is missing).", client: client.name)
         }
         guard RedirectURI.matches(redirectURI, registered: client.redirectURIs) else {
-            return .errorPage("The app that sent you here asked to return to an address it has not registered.")
+            return .errorPage(
+                "\(client.name) asked to return to an address it has not registered, so this server will not send you there.",
+                client: client.name)
         }
         let back = ClientRedirect(
             uri: redirectURI, mode: parameters["response_mode"] == "form_post" ? .formPost : .query,

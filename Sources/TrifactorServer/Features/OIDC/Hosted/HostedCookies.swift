@@ -16,6 +16,8 @@ struct HostedCookies: Sendable {
     var session: String { name("tf_session") }
     /// A password sign-in waiting for its second factor (the pending credential).
     var pending: String { name("tf_pending") }
+    /// An authenticator app being set up (the enrollment session), so a reload shows the same key.
+    var enrollment: String { name("tf_enroll") }
     /// A password reset whose emailed code was right (the reset credential).
     var reset: String { name("tf_reset") }
     /// This browser: a random value the forms' CSRF tokens are derived from.

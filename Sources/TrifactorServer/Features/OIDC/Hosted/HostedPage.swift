@@ -21,6 +21,8 @@ enum HostedPage: Components {
         var formTarget: String?
         /// The page loads the hosted script (form post, passkeys).
         var script = false
+        /// The footer's sentence, when not the sign-in's ("You are signing in to …").
+        var footer: String?
     }
 
     static let stylesheet = "/authorize/static/trifactor.css"
@@ -44,7 +46,8 @@ enum HostedPage: Components {
         if let notice { main.append(.element("p", ["class": "notice", "role": "status"], [.text(notice)])) }
         main += body
         let footer =
-            frame.clientName.map { "You are signing in to \($0) with \(frame.brand)." } ?? "\(frame.brand) sign-in"
+            frame.footer ?? frame.clientName.map { "You are signing in to \($0) with \(frame.brand)." }
+            ?? "\(frame.brand) sign-in"
         return .document(
             head,
             [

@@ -29,7 +29,8 @@ extension HostedRoutes {
                 frame, status: 429, headers: [("Retry-After", String(wait))])
         }
         switch start {
-        case .errorPage(let reason):
+        case .errorPage(let reason, let client):
+            let frame = HostedPage.Frame(clientName: client, brand: brand, footer: "\(brand) sign-in")
             return HostedPage.response(
                 HostedPage.layout(
                     "This sign-in link does not work", frame,
@@ -85,7 +86,7 @@ extension HostedRoutes {
         case .issueCode:
             guard let session = found?.1,
                 let code = try flows.issueCode(c.flow, session: session, client: AuditContext(request))
-            else { return lostFlow() }
+            else { return lostFlow(request) }
             response = answer(c.flow.back, ["code": code])
         }
         response.headers += headers
@@ -142,7 +143,7 @@ extension HostedRoutes {
 
     /// `POST /authorize/cancel`: the user declined; the client hears `access_denied`.
     func cancel(_ request: Request) throws -> Response {
-        guard let c = try context(request, form: Form(request.body)) else { return lostFlow() }
+        guard let c = try context(request, form: Form(request.body)) else { return lostFlow(request) }
         return answer(c.flow.back, ["error": "access_denied", "error_description": "The user cancelled the sign-in."])
     }
 }

@@ -7,7 +7,7 @@ import WebUI
 extension HostedRoutes {
     /// `GET /authorize/consent`: what the client will see, the first time the user meets it.
     func consentPage(_ request: Request) throws -> Response {
-        guard let c = try context(request) else { return lostFlow() }
+        guard let c = try context(request) else { return lostFlow(request) }
         guard
             let (caller, _) = try flows.session(
                 token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
@@ -16,7 +16,11 @@ extension HostedRoutes {
         let page = HostedPage.layout(
             "Allow \(c.client.name) to use your account?", c.frame,
             [
-                HostedPage.paragraph("Signed in as \(caller.user.email). \(c.client.name) will be able to:"),
+                HostedPage.paragraph("Signed in as \(caller.user.email)."),
+                HostedPage.actions([
+                    HostedPage.link("Not you? Use another account", "/authorize/account?flow=\(c.flow.id)")
+                ]),
+                HostedPage.paragraph("\(c.client.name) will be able to:"),
                 .element("ul", [:], items.map { .element("li", [:], [.text($0)]) }),
                 c.flow.request.resource.map { HostedPage.paragraph("The access is for \($0).") } ?? .empty,
                 HostedPage.paragraph(
@@ -37,10 +41,10 @@ extension HostedRoutes {
     /// `POST /authorize/consent`.
     func consentSubmitted(_ request: Request) throws -> Response {
         let form = Form(request.body)
-        guard let c = try context(request, form: form) else { return lostFlow() }
+        guard let c = try context(request, form: form) else { return lostFlow(request) }
         let token = HostedCookies.value(cookies.session, in: request)
         guard let (_, session) = try flows.session(token: token, client: AuditContext(request)) else {
-            return Self.seeOther("/authorize/sign-in", flow: c.flow.id)
+            return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&signedout=1")
         }
         guard form["decision"] == "allow" else {
             return answer(
@@ -55,7 +59,7 @@ extension HostedRoutes {
     /// `GET /authorize/add-factor`: the client asks for a second factor the user has not set up; the page offers
     /// an authenticator app there and then, so the sign-in goes on instead of ending.
     func addFactorPage(_ request: Request) throws -> Response {
-        guard let c = try context(request) else { return lostFlow() }
+        guard let c = try context(request) else { return lostFlow(request) }
         let page = HostedPage.layout(
             "Add a second factor", c.frame,
             [
@@ -70,44 +74,87 @@ extension HostedRoutes {
         return HostedPage.response(page, c.frame)
     }
 
-    /// `POST /authorize/add-factor`: starts the authenticator app's enrollment (the same as the API's) and shows its
-    /// QR code; with `enrollment` and `code`, finishes it and goes on.
+    /// `POST /authorize/add-factor`: starts the authenticator app's enrollment (the same as the API's), keeps its
+    /// session in a cookie of its own, and shows its page at its own address (a reload shows the same key).
     func addFactor(_ request: Request) throws -> Response {
         let form = Form(request.body)
-        guard let c = try context(request, form: form) else { return lostFlow() }
+        guard let c = try context(request, form: form) else { return lostFlow(request) }
         guard
             let (caller, _) = try flows.session(
                 token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
-        else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id) }
-        let audit = Self.audit(request, for: c.client)
-        if let session = form["enrollment"], let code = form["code"] {
-            do {
-                _ = try enrollments.finish(
-                    session: session, proof: .code(TypedCode.normalize(code)), displayName: nil, by: caller,
-                    client: audit)
-                // The new factor still has to be proven for this sign-in, with the app's next code.
-                return Self.seeOther(
-                    "/authorize/second-factor", flow: c.flow.id, extra: "&added=1")
-            } catch SecondFactorFailure.invalidCode {
-                return enrollmentPage(
-                    c, session: session, offer: nil,
-                    error: "That code did not work. Type the 6 digits the app shows now.")
-            } catch let failure as SecondFactorFailure {
-                return enrollmentEnded(c, failure)
-            }
-        }
+        else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&signedout=1") }
         do {
-            let (offer, session) = try enrollments.begin(
-                StartEnrollmentRequest(kind: .totp), by: caller, client: audit)
-            return enrollmentPage(c, session: session, offer: offer, error: nil)
+            let (_, session) = try enrollments.begin(
+                StartEnrollmentRequest(kind: .totp), by: caller, client: Self.audit(request, for: c.client))
+            return Self.seeOther(
+                "/authorize/add-factor/app", flow: c.flow.id,
+                headers: [cookies.set(cookies.enrollment, session, maxAge: 900)])
         } catch let failure as SecondFactorFailure {
             return enrollmentEnded(c, failure)
         }
     }
 
-    private func enrollmentPage(_ c: Context, session: String, offer: EnrollmentOffer?, error: String?) -> Response {
+    /// `GET /authorize/add-factor/app[?error=wrong|shape]`: the QR code, the key and the code field.
+    func addFactorAppPage(_ request: Request) throws -> Response {
+        guard let c = try context(request) else { return lostFlow(request) }
+        guard
+            let (caller, _) = try flows.session(
+                token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
+        else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&signedout=1") }
+        guard let session = HostedCookies.value(cookies.enrollment, in: request),
+            let offer = try enrollments.pendingOffer(
+                session: session, by: caller, client: Self.audit(request, for: c.client))
+        else { return Self.seeOther("/authorize/add-factor", flow: c.flow.id) }
+        let error: String? =
+            switch request.query["error"] {
+            case "wrong": "That code did not work. Type the 6 digits the app shows now."
+            case "shape": "A code is 6 digits, like 123 456."
+            default: nil
+            }
+        return enrollmentPage(c, offer: offer, error: error)
+    }
+
+    /// `POST /authorize/add-factor/app`: the app's code finishes the enrollment; then the sign-in asks for its next
+    /// code. A wrong code comes back to the same page (Post/Redirect/Get: a reload never posts it again).
+    func addFactorAppSubmitted(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        guard let c = try context(request, form: form) else { return lostFlow(request) }
+        guard
+            let (caller, _) = try flows.session(
+                token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
+        else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&signedout=1") }
+        guard let session = HostedCookies.value(cookies.enrollment, in: request) else {
+            return Self.seeOther("/authorize/add-factor", flow: c.flow.id)
+        }
+        let code = (form["code"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !code.isEmpty, code.count <= 32 else {
+            return Self.seeOther("/authorize/add-factor/app", flow: c.flow.id, extra: "&error=shape")
+        }
+        do {
+            _ = try enrollments.finish(
+                session: session, proof: .code(TypedCode.normalize(code)), displayName: nil, by: caller,
+                client: Self.audit(request, for: c.client))
+            return Self.seeOther(
+                "/authorize/second-factor", flow: c.flow.id, extra: "&added=1",
+                headers: [cookies.clear(cookies.enrollment)])
+        } catch SecondFactorFailure.invalidCode {
+            return Self.seeOther("/authorize/add-factor/app", flow: c.flow.id, extra: "&error=wrong")
+        } catch CommonFailure.invalidFields {
+            return Self.seeOther("/authorize/add-factor/app", flow: c.flow.id, extra: "&error=shape")
+        } catch let failure as SecondFactorFailure {
+            return enrollmentEnded(c, failure)
+        }
+    }
+
+    private func enrollmentPage(_ c: Context, offer: EnrollmentOffer, error: String?) -> Response {
         var body: [HTML] = []
-        if case .totp(let secret, _, let svg)? = offer {
+        if case .totp(let secret, let uri, let svg) = offer {
+            // The key in groups of four, as apps show and people type it.
+            let grouped = stride(from: 0, to: secret.count, by: 4).map { i -> String in
+                let start = secret.index(secret.startIndex, offsetBy: i)
+                return String(
+                    secret[start..<(secret.index(start, offsetBy: 4, limitedBy: secret.endIndex) ?? secret.endIndex)])
+            }.joined(separator: " ")
             body += [
                 HostedPage.paragraph("Scan this code with your authenticator app, or type the key below into it."),
                 .element(
@@ -116,14 +163,14 @@ extension HostedRoutes {
                         "class": "qr", "width": "220", "height": "220", "alt": "QR code of the key below",
                         "src": "data:image/svg+xml;base64," + Data(svg.utf8).base64EncodedString(),
                     ]),
-                .element("p", ["class": "secret"], [.text(secret)]),
+                .element("p", ["class": "secret", "data-secret": secret], [.text(grouped)]),
+                HostedPage.actions([HostedPage.link("On this phone? Add it to your authenticator app", uri)]),
             ]
         }
         body.append(
             HostedPage.form(
-                "/authorize/add-factor", c.frame,
+                "/authorize/add-factor/app", c.frame,
                 [
-                    HostedPage.hidden("enrollment", session),
                     HostedPage.field(
                         "Code from your authenticator app", name: "code", error: error,
                         hint: "The 6 digits it shows for this account now.", autocomplete: "one-time-code",
@@ -142,6 +189,8 @@ extension HostedRoutes {
             case .unverifiedEmail: "Verify your email address first: the message we sent has a code."
             case .reauthenticationRequired: "For your safety, sign in again before adding a factor."
             case .limitExceeded: "You have as many factors as an account may have."
+            case .enrollmentNotFound:
+                "That setup ended after too many wrong codes. Start it again: you will get a new key."
             default: "This could not be set up now. Try again in a moment."
             }
         let page = HostedPage.layout(

@@ -73,15 +73,23 @@ extension HostedRoutes {
         let form = Form(request.body)
         guard let browser = HostedCookies.value(cookies.browser, in: request),
             ConstantTime.equals(form["csrf"] ?? "", HostedCookies.csrf(browser: browser, flowID: "logout"))
-        else { return lostFlow() }
+        else { return lostFlow(request) }
         guard case .success(let checked) = try logoutRequest(form.fields.filter { $0.key != "id_token_hint" }) else {
-            return lostFlow()
+            return lostFlow(request)
         }
         if form["decision"] == "stay" {
-            let frame = HostedPage.Frame(clientName: checked.client?.name, brand: brand)
-            return HostedPage.response(
-                HostedPage.layout(
-                    "You are still signed in", frame, [HostedPage.paragraph("You can close this page.")]), frame)
+            let frame = HostedPage.Frame(
+                clientName: checked.client?.name, brand: brand, footer: "\(brand): you stay signed in.")
+            var body = [HostedPage.paragraph("You are still signed in. You can close this page.")]
+            if let client = checked.client,
+                let site = (checked.redirect ?? client.redirectURIs.first).flatMap(HostedPage.origin)
+            {
+                body.append(
+                    HostedPage.actions([
+                        HostedPage.link("Return to \(client.name)", site + "/", class: "button primary")
+                    ]))
+            }
+            return HostedPage.response(HostedPage.layout("You are still signed in", frame, body), frame)
         }
         if let (caller, _) = try flows.session(
             token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
@@ -102,7 +110,8 @@ extension HostedRoutes {
         }
         let frame = HostedPage.Frame(
             clientName: checked.client?.name, logoURI: checked.client?.logoURI, brand: brand,
-            csrf: HostedCookies.csrf(browser: browser, flowID: "logout"), formTarget: checked.redirect)
+            csrf: HostedCookies.csrf(browser: browser, flowID: "logout"), formTarget: checked.redirect,
+            footer: "Signing out of \(brand).")
         var fields: [HTML] = [HostedPage.hidden("csrf", frame.csrf ?? "")]
         if let id = checked.client?.id { fields.append(HostedPage.hidden("client_id", id)) }
         if let uri = checked.redirect { fields.append(HostedPage.hidden("post_logout_redirect_uri", uri)) }
@@ -140,7 +149,7 @@ extension HostedRoutes {
             }
             return Response(status: 303, headers: [("Location", parts.string ?? uri)] + clear)
         }
-        let frame = HostedPage.Frame(clientName: checked.client?.name, brand: brand)
+        let frame = HostedPage.Frame(clientName: checked.client?.name, brand: brand, footer: "\(brand): signed out.")
         return HostedPage.response(
             HostedPage.layout(
                 "You are signed out", frame,

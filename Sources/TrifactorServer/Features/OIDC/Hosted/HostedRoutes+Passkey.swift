@@ -22,7 +22,7 @@ extension HostedRoutes {
     /// factors, so the session is at the hardware-key level).
     func passkeySignIn(_ request: Request) throws -> Response {
         let form = Form(request.body)
-        guard var c = try context(request, form: form) else { return lostFlow() }
+        guard var c = try context(request, form: form) else { return lostFlow(request) }
         guard let credential = Self.credential(form) else {
             return emailForm(
                 c, email: c.flow.progress.email, error: "That passkey did not answer. Try again.", status: 422)

@@ -9,7 +9,7 @@ import WebUI
 extension HostedRoutes {
     /// `GET /authorize/reset`: the address to send the code to.
     func resetPage(_ request: Request) throws -> Response {
-        guard let c = try context(request) else { return lostFlow() }
+        guard let c = try context(request) else { return lostFlow(request) }
         return resetEmailForm(c, email: c.flow.progress.email, error: nil)
     }
 
@@ -34,7 +34,7 @@ extension HostedRoutes {
     /// `POST /authorize/reset`: asks for the code (the same answer whether or not the address has an account).
     func resetRequested(_ request: Request) throws -> Response {
         let form = Form(request.body)
-        guard var c = try context(request, form: form) else { return lostFlow() }
+        guard var c = try context(request, form: form) else { return lostFlow(request) }
         let email = form["email"] ?? c.flow.progress.email ?? ""
         do {
             try resets.request(email: email, client: Self.audit(request, for: c.client))
@@ -53,7 +53,7 @@ extension HostedRoutes {
 
     /// `GET /authorize/reset/code`.
     func resetCodePage(_ request: Request) throws -> Response {
-        guard let c = try context(request) else { return lostFlow() }
+        guard let c = try context(request) else { return lostFlow(request) }
         guard c.flow.progress.email != nil else { return Self.seeOther("/authorize/reset", flow: c.flow.id) }
         return resetCodeForm(c, error: nil)
     }
@@ -90,7 +90,7 @@ extension HostedRoutes {
     /// `POST /authorize/reset/code`: a right code gives the reset credential (in a cookie of its own).
     func resetCodeSubmitted(_ request: Request) throws -> Response {
         let form = Form(request.body)
-        guard let c = try context(request, form: form) else { return lostFlow() }
+        guard let c = try context(request, form: form) else { return lostFlow(request) }
         guard let email = c.flow.progress.email else { return Self.seeOther("/authorize/reset", flow: c.flow.id) }
         do {
             let verified = try resets.verify(
@@ -118,7 +118,7 @@ extension HostedRoutes {
 
     /// `GET /authorize/reset/password[?factor=ID][&sent=1]`.
     func resetPasswordPage(_ request: Request) throws -> Response {
-        guard let c = try context(request) else { return lostFlow() }
+        guard let c = try context(request) else { return lostFlow(request) }
         guard let (_, hints) = try heldReset(request) else {
             return Self.seeOther("/authorize/reset", flow: c.flow.id)
         }
@@ -198,7 +198,7 @@ extension HostedRoutes {
     /// `POST /authorize/reset/send`: the text of the reset's phone factor.
     func resetSend(_ request: Request) throws -> Response {
         let form = Form(request.body)
-        guard let c = try context(request, form: form) else { return lostFlow() }
+        guard let c = try context(request, form: form) else { return lostFlow(request) }
         guard let (credential, hints) = try heldReset(request) else {
             return Self.seeOther("/authorize/reset", flow: c.flow.id)
         }
@@ -219,7 +219,7 @@ extension HostedRoutes {
     /// `POST /authorize/reset/password` (on the hashing pool): the new password, with the factor's code.
     func resetPasswordSubmitted(_ request: Request) throws -> Response {
         let form = Form(request.body)
-        guard var c = try context(request, form: form) else { return lostFlow() }
+        guard var c = try context(request, form: form) else { return lostFlow(request) }
         guard let (credential, hints) = try heldReset(request) else {
             return Self.seeOther("/authorize/reset", flow: c.flow.id)
         }

@@ -40,11 +40,21 @@ extension HostedRoutes {
 
     /// `GET /authorize/second-factor[?factor=ID][&sent=1][&approval=ID&number=N]`.
     func secondFactorPage(_ request: Request) throws -> Response {
-        guard let c = try context(request) else { return lostFlow() }
+        guard let c = try context(request) else { return lostFlow(request) }
         guard let (step, hints) = try secondStep(c, request) else {
             return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&expired=1")
         }
         let isStepUp = if case .stepUp = step { true } else { false }
+        if isStepUp {
+            // Back or a reload after the second step was done: the session is already strong enough, so the flow
+            // goes on where it is instead of asking for a proof it does not need.
+            let session = try flows.session(
+                token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
+            if case .stepUp = try flows.next(c.flow, client: c.client, session: session?.1) {
+            } else {
+                return try advance(c, token: HostedCookies.value(cookies.session, in: request), request)
+            }
+        }
         let usable = Self.usable(hints, stepUp: isStepUp, level: c.flow.request.requestedLevel)
         guard let chosen = usable.first(where: { $0.factorID.raw == request.query["factor"] }) ?? usable.first else {
             return Self.seeOther("/authorize/add-factor", flow: c.flow.id)
@@ -52,14 +62,56 @@ extension HostedRoutes {
         if let approval = request.query["approval"], case .signIn(let pending) = step, chosen.kind == .device {
             return try awaitApproval(c, request, pending: pending, factor: chosen, approval: approval)
         }
+        let error = Self.errorSentence(request.query)
         if chosen.kind == .passkey {
-            return passkeyPage(c, step, chosen, others: usable, request: request, error: nil)
+            return passkeyPage(c, step, chosen, others: usable, request: request, error: error)
         }
+        let notice: String? =
+            if request.query["added"] == "1" {
+                "Your authenticator app is set up. To finish signing in, type the next code it shows (a new one every 30 seconds)."
+            } else if request.query["called"] == "1" {
+                "We are calling \(chosen.maskedPhone ?? "your phone") to read you the code; we also texted it."
+            } else if request.query["sent"] == "1" && request.query["error"] == nil && chosen.kind == .phone {
+                "We texted a new code to \(chosen.maskedPhone ?? "your phone"). Earlier codes no longer work."
+            } else {
+                nil
+            }
         return factorForm(
-            c, chosen, others: usable, stepUp: isStepUp, sent: request.query["sent"] == "1", error: nil,
-            notice: request.query["added"] == "1"
-                ? "Your authenticator app is set up. To finish signing in, type the next code it shows (a new one every 30 seconds)."
-                : nil)
+            c, chosen, others: usable, stepUp: isStepUp, sent: request.query["sent"] == "1", error: error,
+            status: error == nil ? 200 : 422, notice: notice)
+    }
+
+    /// The sentence of an error the last POST redirected with (`error=` and its `left=` or `wait=`): errors come
+    /// back through a GET (Post/Redirect/Get), so a reload never posts a wrong code again.
+    static func errorSentence(_ query: [String: String]) -> String? {
+        let wait = Int(query["wait"] ?? "") ?? 60
+        switch query["error"] {
+        case "wrong":
+            if let left = Int(query["left"] ?? ""), left <= 3 {
+                return "That code did not work. \(left) more \(left == 1 ? "try" : "tries") before this sign-in stops."
+            }
+            return "That code did not work. Check it and try again."
+        case "shape": return "That is not a code: type the 6 digits (or a recovery code) as shown, spaces are fine."
+        case "empty": return "Enter the code."
+        case "locked": return "Too many wrong codes. Wait \(duration(wait)), then try again."
+        case "frozen": return "Your second step is locked after too many wrong codes. Contact support to unlock it."
+        case "limit": return "You asked for several codes. Wait \(duration(wait)) before asking for another."
+        case "unusable": return "This way cannot be used now. Choose another way below."
+        case "passkey": return "That passkey did not answer. Try again, or use another way below."
+        default: return nil
+        }
+    }
+
+    /// A failure as the query of the GET it redirects to.
+    static func errorQuery(_ failure: SecondFactorFailure) -> String {
+        switch failure {
+        case .wrongProof(let remaining): "&error=wrong&left=\(remaining)"
+        case .locked(let wait): "&error=locked&wait=\(wait)"
+        case .frozen: "&error=frozen"
+        case .limitExceeded: "&error=limit"
+        case .unusable: "&error=unusable"
+        default: "&error=wrong"
+        }
     }
 
     /// The passkey's page of a second step or step-up.
@@ -186,7 +238,7 @@ extension HostedRoutes {
     /// `POST /authorize/second-factor/send`: text, call, or push.
     func sendCode(_ request: Request) throws -> Response {
         let form = Form(request.body)
-        guard let c = try context(request, form: form) else { return lostFlow() }
+        guard let c = try context(request, form: form) else { return lostFlow(request) }
         guard let (step, hints) = try secondStep(c, request) else {
             return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&expired=1")
         }
@@ -229,7 +281,7 @@ extension HostedRoutes {
     /// `POST /authorize/second-factor`: a code (authenticator app, text, recovery code).
     func codeSubmitted(_ request: Request) throws -> Response {
         let form = Form(request.body)
-        guard var c = try context(request, form: form) else { return lostFlow() }
+        guard var c = try context(request, form: form) else { return lostFlow(request) }
         guard let (step, hints) = try secondStep(c, request) else {
             return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&expired=1")
         }
@@ -241,9 +293,8 @@ extension HostedRoutes {
         let proof: Proof
         if f.kind == .passkey {
             guard let credential = Self.credential(form) else {
-                return passkeyPage(
-                    c, step, f, others: usable, request: request, error: "That passkey did not answer. Try again.",
-                    status: 422)
+                return Self.seeOther(
+                    "/authorize/second-factor", flow: c.flow.id, extra: "&factor=\(f.factorID.raw)&error=passkey")
             }
             proof = secondFactors.factors.passkey.proof(credential)
         } else {
@@ -273,16 +324,20 @@ extension HostedRoutes {
                 try flows.save(c.flow)
                 return try advance(c, token: HostedCookies.value(cookies.session, in: request), request)
             }
-        } catch SecondFactorFailure.invalidPendingCredential, SecondFactorFailure.exhausted {
+        } catch SecondFactorFailure.invalidPendingCredential {
             return Self.seeOther(
                 "/authorize/sign-in", flow: c.flow.id, extra: "&expired=1", headers: [cookies.clear(cookies.pending)])
+        } catch SecondFactorFailure.exhausted {
+            return Self.seeOther(
+                "/authorize/sign-in", flow: c.flow.id, extra: "&stopped=1", headers: [cookies.clear(cookies.pending)])
         } catch let failure as SecondFactorFailure {
-            if f.kind == .passkey {
-                return passkeyPage(
-                    c, step, f, others: usable, request: request, error: Self.sentence(failure), status: 422)
-            }
-            return factorForm(
-                c, f, others: usable, stepUp: isStepUp, sent: true, error: Self.sentence(failure), status: 422)
+            return Self.seeOther(
+                "/authorize/second-factor", flow: c.flow.id,
+                extra: "&factor=\(f.factorID.raw)&sent=1"
+                    + (f.kind == .passkey ? "&error=passkey" : Self.errorQuery(failure)))
+        } catch CommonFailure.invalidFields {
+            return Self.seeOther(
+                "/authorize/second-factor", flow: c.flow.id, extra: "&factor=\(f.factorID.raw)&sent=1&error=shape")
         }
     }
 
@@ -333,7 +388,7 @@ extension HostedRoutes {
         switch failure {
         case .wrongProof(let remaining):
             remaining <= 3
-                ? "That code did not work. \(remaining) more tries before this sign-in stops."
+                ? "That code did not work. \(remaining) more \(remaining == 1 ? "try" : "tries") before this sign-in stops."
                 : "That code did not work. Check it and try again."
         case .locked(let wait): "Too many wrong codes. Wait \(duration(wait)), then try again."
         case .frozen: "Your second step is locked after too many wrong codes. Contact support to unlock it."

@@ -7,7 +7,7 @@ import WebUI
 extension HostedRoutes {
     /// `GET /authorize/sign-in`: the email first.
     func emailPage(_ request: Request) throws -> Response {
-        guard let c = try context(request) else { return lostFlow() }
+        guard let c = try context(request) else { return lostFlow(request) }
         let expired =
             request.query["expired"] == "1" ? "That sign-in took too long. Start again: it takes a moment." : nil
         return emailForm(c, email: c.flow.progress.email ?? c.flow.request.loginHint, error: nil, notice: expired)
@@ -58,7 +58,7 @@ extension HostedRoutes {
     /// `POST /authorize/sign-in`: keeps the email for the password page.
     func emailSubmitted(_ request: Request) throws -> Response {
         let form = Form(request.body)
-        guard var c = try context(request, form: form) else { return lostFlow() }
+        guard var c = try context(request, form: form) else { return lostFlow(request) }
         let email = form["email"] ?? ""
         guard (3...254).contains(email.utf8.count), email.contains("@"), !email.contains(" ") else {
             return emailForm(c, email: email, error: "Enter your email address, like ann@example.com.", status: 422)
@@ -70,9 +70,19 @@ extension HostedRoutes {
 
     /// `GET /authorize/password`.
     func passwordPage(_ request: Request) throws -> Response {
-        guard let c = try context(request) else { return lostFlow() }
+        guard let c = try context(request) else { return lostFlow(request) }
         guard c.flow.progress.email != nil else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id) }
-        return passwordForm(c, error: nil)
+        let wait = Int(request.query["wait"] ?? "") ?? 60
+        switch request.query["error"] {
+        case "mismatch":
+            return passwordForm(
+                c, error: "That email and password do not match. Check them and try again, or reset your password.",
+                status: 401)
+        case "locked":
+            return passwordForm(c, error: "Too many tries. Wait \(Self.duration(wait)), then try again.", status: 429)
+        case "empty": return passwordForm(c, error: "Enter your password.", status: 422)
+        default: return passwordForm(c, error: nil)
+        }
     }
 
     func passwordForm(_ c: Context, error: String?, status: Int = 200) -> Response {
@@ -82,7 +92,7 @@ extension HostedRoutes {
             [
                 HostedPage.paragraph("Signing in as \(email)."),
                 HostedPage.actions([
-                    HostedPage.link("Not you? Use another email", "/authorize/sign-in?flow=\(c.flow.id)")
+                    HostedPage.link("Not you? Use another email", "/authorize/sign-in?flow=\(c.flow.id)&other=1")
                 ]),
                 HostedPage.form(
                     "/authorize/password", c.frame,
@@ -108,10 +118,13 @@ extension HostedRoutes {
     /// `POST /authorize/password`: the same sign-in as `POST /v1/sessions` (one lockout, one rate limit, one audit log).
     func passwordSubmitted(_ request: Request) throws -> Response {
         let form = Form(request.body)
-        guard var c = try context(request, form: form) else { return lostFlow() }
+        guard var c = try context(request, form: form) else { return lostFlow(request) }
         guard let email = c.flow.progress.email else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id) }
         let password = form.raw("password") ?? ""
-        guard !password.isEmpty else { return passwordForm(c, error: "Enter your password.", status: 422) }
+        // Errors come back through a GET (Post/Redirect/Get): a reload never posts the wrong password again.
+        guard !password.isEmpty else {
+            return Self.seeOther("/authorize/password", flow: c.flow.id, extra: "&error=empty")
+        }
         do {
             switch try sessions.signIn(email: email, password: password, client: AuditContext(request)) {
             case .session(let token, _):
@@ -127,18 +140,17 @@ extension HostedRoutes {
                     headers: [cookies.set(cookies.pending, pending, maxAge: 600)])
             }
         } catch SignInFailure.invalidCredentials, SignInFailure.disabled, SignInFailure.passkeyRefused {
-            return passwordForm(
-                c, error: "That email and password do not match. Check them and try again, or reset your password.",
-                status: 401)
+            return Self.seeOther("/authorize/password", flow: c.flow.id, extra: "&error=mismatch")
         } catch SignInFailure.locked(let wait), CommonFailure.rateLimited(let wait) {
-            return passwordForm(
-                c, error: "Too many tries. Wait \(Self.duration(wait)), then try again.", status: 429)
+            return Self.seeOther("/authorize/password", flow: c.flow.id, extra: "&error=locked&wait=\(wait)")
+        } catch CommonFailure.invalidFields {
+            return Self.seeOther("/authorize/sign-in", flow: c.flow.id)
         }
     }
 
     /// `GET /authorize/account` (`prompt=select_account`): continue as the signed-in user, or another.
     func accountPage(_ request: Request) throws -> Response {
-        guard let c = try context(request) else { return lostFlow() }
+        guard let c = try context(request) else { return lostFlow(request) }
         guard
             let (caller, _) = try flows.session(
                 token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
@@ -162,10 +174,17 @@ extension HostedRoutes {
     /// `POST /authorize/account`.
     func accountChosen(_ request: Request) throws -> Response {
         let form = Form(request.body)
-        guard var c = try context(request, form: form) else { return lostFlow() }
+        guard var c = try context(request, form: form) else { return lostFlow(request) }
         c.flow.progress.accountChosen = true
         if form["choice"] == "other" {
+            // The other account signs in on a clean slate: this browser's session ends, not only its cookie.
+            if let (caller, _) = try flows.session(
+                token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
+            {
+                try sessions.signOut(caller, client: AuditContext(request))
+            }
             c.flow.progress.email = nil
+            c.flow.progress.authenticatedHere = false
             try flows.save(c.flow)
             return Self.seeOther("/authorize/sign-in", flow: c.flow.id, headers: [cookies.clear(cookies.session)])
         }

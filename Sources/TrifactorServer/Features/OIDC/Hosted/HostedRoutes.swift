@@ -48,7 +48,24 @@ struct HostedRoutes: Sendable {
         router.add("POST", "/authorize/account", execution: .database, page(accountChosen))
         router.add("GET", "/authorize/add-factor", execution: .database, page(addFactorPage))
         router.add("POST", "/authorize/add-factor", execution: .database, page(addFactor))
+        router.add("GET", "/authorize/add-factor/app", execution: .database, page(addFactorAppPage))
+        router.add("POST", "/authorize/add-factor/app", execution: .database, page(addFactorAppSubmitted))
         router.add("POST", "/authorize/cancel", execution: .database, page(cancel))
+        // A POST-only address opened by hand, restored with a tab or reloaded after its answer: the page it belongs to.
+        for (path, target) in [
+            ("/authorize/second-factor/send", "/authorize/second-factor"), ("/authorize/cancel", "/authorize/sign-in"),
+            ("/authorize/passkey", "/authorize/sign-in"), ("/authorize/reset/send", "/authorize/reset/password"),
+        ] {
+            router.add("GET", path, execution: .inline) { request in
+                guard let flow = request.query["flow"], SessionToken.isWellFormed(flow) else {
+                    return Response(status: 303, headers: [("Location", "/logout")])
+                }
+                return Self.seeOther(target, flow: flow)
+            }
+        }
+        router.add("GET", "/logout/confirm", execution: .inline) { _ in
+            Response(status: 303, headers: [("Location", "/logout")])
+        }
         router.add("GET", "/logout", execution: .database, page(logout))
         router.add("POST", "/logout", execution: .database, page(logout))
         router.add("POST", "/logout/confirm", execution: .database, page(logoutConfirmed))
@@ -109,16 +126,27 @@ struct HostedRoutes: Sendable {
     }
 
     /// The page for a flow that is gone, expired, or opened in another browser.
-    func lostFlow() -> Response {
-        let frame = HostedPage.Frame(brand: brand)
-        return HostedPage.response(
-            HostedPage.layout(
-                "This sign-in has ended", frame,
-                [
-                    HostedPage.paragraph(
-                        "It expired, was finished in another tab, or was opened in another browser. Go back to the app you came from and choose Sign in again."
-                    )
-                ]), frame, status: 400)
+    /// When the flow is still known (finished, or expired within the half hour it is kept), the page names its app
+    /// and links back to the app's site, so it is never a dead end.
+    func lostFlow(_ request: Request) -> Response {
+        let id = request.query["flow"] ?? (request.method == "POST" ? Form(request.body)["flow"] : nil)
+        let known = id.flatMap { id in
+            SessionToken.isWellFormed(id)
+                ? try? flows.transactions.read { try FlowRepository.origin(of: id, on: $0) } : nil
+        }
+        let frame = HostedPage.Frame(clientName: known?.clientName, brand: brand)
+        var body: [HTML] = [
+            HostedPage.paragraph(
+                "It was finished (perhaps in another tab), it expired, or it was opened in another browser. Go back to \(known?.clientName ?? "the app you came from") and choose Sign in again."
+            )
+        ]
+        if let known, let site = HostedPage.origin(known.redirectURI) {
+            body.append(
+                HostedPage.actions([
+                    HostedPage.link("Return to \(known.clientName)", site + "/", class: "button primary")
+                ]))
+        }
+        return HostedPage.response(HostedPage.layout("This sign-in has ended", frame, body), frame, status: 400)
     }
 
     /// A 303 to `path` of this flow (Post/Redirect/Get).
