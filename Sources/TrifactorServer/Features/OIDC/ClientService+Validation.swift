@@ -77,8 +77,14 @@ extension ClientService {
         if let logo = draft.logoURI, RedirectURI.refusal(logo, isPublic: false) != nil || !logo.hasPrefix("https://") {
             refuse("logo_uri", "must be an https URL")
         }
-        if let uri = draft.backchannelLogoutURI, let reason = RedirectURI.refusal(uri, isPublic: false) {
-            refuse("backchannel_logout_uri", reason)
+        if let uri = draft.backchannelLogoutURI {
+            // The server itself posts to this address: a self-registered client could aim it at an internal
+            // service (server-side request forgery), so only the operator's clients may have one.
+            if registrar == .dynamic {
+                refuse("backchannel_logout_uri", "is for clients the operator registers")
+            } else if let reason = RedirectURI.refusal(uri, isPublic: false) {
+                refuse("backchannel_logout_uri", reason)
+            }
         }
         let algorithm = draft.idTokenAlgorithm ?? "ES256"
         if !["ES256", "RS256"].contains(algorithm) {
