@@ -192,6 +192,8 @@ struct PasswordResetService: Sendable {
             // Now the code's proof of the address counts: it is the owner's account.
             try AccountRepository.markEmailVerified(user.id, at: now.millis, on: db)
             let ended = try SessionRepository.endAll(user.id, at: now.millis, reason: .passwordReset, on: db)
+            // What relying parties were given ends too, offline grants included: a phished sign-in stops here.
+            try GrantRepository.revokeAll(of: user.id.raw, at: now.millis, on: db)
             // Sign-ins and pushes started with the old password end with it.
             try PendingSignInRepository.endPending(of: user.id, now: now.millis, on: db)
             try PushRepository.denyPending(of: user.id, now: now.millis, on: db)

@@ -257,8 +257,10 @@ struct AdminService: Sendable {
         return result
     }
 
+    /// Ends every session of the user, and what relying parties were given on them (offline grants too).
     private static func endSessions(_ id: UserID, _ now: Int64, _ db: any SQLConnection) throws -> Int {
-        try SessionRepository.endAll(id, at: now, reason: .revoked, on: db)
+        try GrantRepository.revokeAll(of: id.raw, at: now, on: db)
+        return try SessionRepository.endAll(id, at: now, reason: .revoked, on: db)
     }
 }
 

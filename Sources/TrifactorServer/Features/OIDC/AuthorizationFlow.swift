@@ -22,6 +22,8 @@ struct AuthorizationFlow: Sendable, Equatable {
         var consentedHere = false
         /// The email typed on the first page, shown on the password page.
         var email: String?
+        /// The SHA-256 of the browser cookie of the browser that started the flow: only it may continue it.
+        var browser: String?
     }
 
     /// The browser's session as the flow needs it.
@@ -71,7 +73,7 @@ struct AuthorizationFlow: Sendable, Equatable {
         if !progress.authenticatedHere {
             if request.has(.login) { return .signIn }
             // OIDC Core §3.1.2.1 max_age: an older proof is not enough (max_age=0 is prompt=login).
-            if let maxAge = request.maxAge, now - session.authTime > Int64(maxAge) * 1000 {
+            if let maxAge = request.maxAge, now &- session.authTime > Int64(min(maxAge, 315_360_000)) &* 1000 {
                 return silent ? .fail(.loginRequired) : .signIn
             }
             if request.has(.selectAccount) && !progress.accountChosen { return .chooseAccount }

@@ -91,8 +91,9 @@ extension AuthorizationRequest {
         }
         var maxAge: Int?
         if let text = p["max_age"] {
-            guard let value = Int(text), value >= 0 else {
-                throw .invalidRequest("max_age must be a whole number of seconds.")
+            // At most ten years: a longer one means nothing, and no figure may overflow the arithmetic after.
+            guard text.count <= 10, let value = Int(text), (0...315_360_000).contains(value) else {
+                throw .invalidRequest("max_age must be a whole number of seconds, at most ten years.")
             }
             maxAge = value
         }

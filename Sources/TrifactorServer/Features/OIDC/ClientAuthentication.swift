@@ -97,7 +97,9 @@ struct ClientAuthentication: Sendable {
             let verified = try? JWS.verify(assertion, keys: set, allowing: [.es256, .rs256]),
             let claims = try? JWTClaims(payload: verified.payload),
             claims.issuer == client.id, claims.subject == client.id, claimedID == nil || claimedID == client.id,
-            let audience = claims.audience, audience.contains(where: audiences.contains),
+            // One audience, exactly this server (the issuer or its token endpoint): an assertion made for several
+            // audiences could have been made for another server's use.
+            let audience = claims.audience, audience.count == 1, audiences.contains(audience[0]),
             let exp = claims.expiresAt, let jti = claims.jwtID, !jti.isEmpty, jti.utf8.count <= 256
         else { throw OAuthError.invalidClient(basic: false) }
         let now = clock.now().millis / 1000

@@ -27,8 +27,9 @@ struct FlowService: Sendable {
         /// The client or redirect URI cannot be trusted: an error page, never a redirect (RFC 6749 §4.1.2.1); the
         /// client's name when it is known.
         case errorPage(String, client: String? = nil)
-        /// A checked client and redirect URI: the error goes back there.
-        case redirectError(AuthorizationError, ClientRedirect)
+        /// A checked client and redirect URI: the error goes back there (through a page the user clicks on, for a
+        /// self-registered client: RFC 9700 §4.11.2, no open redirector for whoever can register).
+        case redirectError(AuthorizationError, ClientRedirect, client: OIDCClient)
     }
 
     /// New flows per client address: 30 at once, then one every 2 seconds (a person starts a handful; a script that
@@ -37,7 +38,7 @@ struct FlowService: Sendable {
 
     /// Checks an authorization request and stores its flow.
     /// - Throws: `CommonFailure.rateLimited` when this address started too many flows.
-    func start(_ parameters: [String: String], client audit: AuditContext) throws -> Start {
+    func start(_ parameters: [String: String], client audit: AuditContext, browser: String) throws -> Start {
         guard let clientID = parameters["client_id"], !clientID.isEmpty else {
             return .errorPage("The link that brought you here names no app (client_id is missing).")
         }
@@ -60,18 +61,21 @@ struct FlowService: Sendable {
         do {
             request = try AuthorizationRequest.parse(parameters, client: client, redirectURI: redirectURI)
         } catch {
-            return .redirectError(error, back)
+            return .redirectError(error, back, client: client)
         }
         if let hint = parameters["id_token_hint"] {
             // OIDC Core §3.1.2.1: a hint this server did not issue to this client is refused.
             guard let subject = hintedSubject(hint, client.id) else {
-                return .redirectError(.invalidRequest("id_token_hint is not an ID token issued to this client."), back)
+                return .redirectError(
+                    .invalidRequest("id_token_hint is not an ID token issued to this client."), back, client: client)
             }
             request.hintedSubject = subject
         }
         let now = clock.now().millis
+        var progress = AuthorizationFlow.Progress()
+        progress.browser = SHA256.hex(browser)
         let flow = AuthorizationFlow(
-            id: Base64URL.encode(random.bytes(32)), request: request, progress: .init(), createdAt: now,
+            id: Base64URL.encode(random.bytes(32)), request: request, progress: progress, createdAt: now,
             expiresAt: now + Self.flowLifetime)
         try transactions.write { db in
             if let wait = try RateLimiter.take(

@@ -96,6 +96,15 @@ enum GrantRepository {
             """, [.text(id), .int(now)])
     }
 
+    /// Revokes every grant of a user, those for offline use included (their password was reset, an administrator
+    /// disabled them or ended all their sessions); returns how many were live.
+    @discardableResult
+    static func revokeAll(of userID: String, at now: Int64, on db: any SQLConnection) throws -> Int {
+        try db.execute(
+            "UPDATE oidc_grants SET revoked_at = $2, refresh_hash = NULL WHERE user_id = $1 AND revoked_at IS NULL",
+            [.text(userID), .int(now)])
+    }
+
     /// Records an access token revoked before it expires.
     static func revokeAccessToken(jti: String, expiresAt: Int64, on db: any SQLConnection) throws {
         try db.execute(

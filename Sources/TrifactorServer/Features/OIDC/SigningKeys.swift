@@ -60,6 +60,10 @@ final class SigningKeys: Sendable {
         return key
     }
 
+    /// The key of `algorithm` that signs now from what was last read, without reading again (inside another
+    /// transaction: a sign-out's logout token); nil before the first read.
+    func cachedActive(_ algorithm: Algorithm) -> SigningKey? { signing(algorithm, now: clock.now().millis) }
+
     /// The newest key of `algorithm` whose time has come and has not passed.
     private func signing(_ algorithm: Algorithm, now: Int64) -> SigningKey? {
         state.withLock { s in

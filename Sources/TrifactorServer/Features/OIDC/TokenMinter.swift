@@ -85,7 +85,10 @@ struct TokenMinter: Sendable {
             "jti": .string(Base64URL.encode(random.bytes(16))), "sub": .string(subject), "sid": .string(sessionID),
             "events": .object(["http://schemas.openid.net/event/backchannel-logout": .object([:])]),
         ]
-        return try JWT.sign(JWTClaims(claims), with: try keys.active(algorithm), type: "logout+jwt")
+        // Made inside the sign-out's transaction: the keys read at start (and every 10 s) sign, with no second
+        // connection taken from the pool while this one is held.
+        return try JWT.sign(
+            JWTClaims(claims), with: try keys.cachedActive(algorithm) ?? keys.active(algorithm), type: "logout+jwt")
     }
 
     /// The claims of an access token this provider signed, checked: signature, `typ`, issuer, audience (nil: any,

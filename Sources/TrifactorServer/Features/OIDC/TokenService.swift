@@ -16,6 +16,8 @@ struct TokenService: Sendable {
 
     /// Refresh tokens live this long from their last use.
     static let refreshLifetime: Int64 = 30 * 24 * 3600 * 1000
+    /// A grant lives this long at most, however often it is refreshed: the user signs in again then.
+    static let grantLifetime: Int64 = 90 * 24 * 3600 * 1000
 
     /// What the token endpoint answers (RFC 6749 §5.1, OIDC Core §3.1.3.3).
     struct Issued: Sendable {
@@ -72,6 +74,10 @@ struct TokenService: Sendable {
             }
             let session = try found.sessionID.flatMap { try SessionRepository.find(id: SessionID($0), on: db) }
             guard try FlowRepository.exchange(codeHash: codeHash, grantID: grantID, on: db) else {
+                // Redeemed meanwhile by another request: a second use, so what the first gave is revoked.
+                if let first = try FlowRepository.find(codeHash: codeHash, on: db)?.grantID {
+                    try GrantRepository.revoke(first, at: now, on: db)
+                }
                 return .failure(.invalidGrant("The code was already used."))
             }
             let grant = Grant(
@@ -145,8 +151,17 @@ struct TokenService: Sendable {
                 return .failure(.invalidGrant("The refresh token is not valid."))
             }
             guard grant.clientID == client.id else { return .failure(.invalidGrant("The refresh token is not valid.")) }
-            guard grant.revokedAt == nil, let expires = grant.refreshExpiresAt, expires > now else {
+            guard grant.revokedAt == nil, let expires = grant.refreshExpiresAt, expires > now,
+                now - grant.createdAt < Self.grantLifetime
+            else {
                 return .failure(.invalidGrant("The refresh token has expired."))
+            }
+            // A disabled or erased user's grants give nothing more.
+            if let userID = grant.userID {
+                guard let user = try AccountRepository.find(id: UserID(userID), on: db), user.disabledAt == nil else {
+                    try GrantRepository.revoke(grant.id, at: now, on: db)
+                    return .failure(.invalidGrant("The refresh token is not valid."))
+                }
             }
             if !grant.isOffline, let sid = grant.sessionID {
                 // Without offline_access, the grant lasts as long as the sign-in it came from.
@@ -174,7 +189,16 @@ struct TokenService: Sendable {
             guard
                 try GrantRepository.rotate(
                     grant.id, from: old, to: SHA256.hex(next), expiresAt: now + Self.refreshLifetime, now: now, on: db)
-            else { return .failure(.invalidGrant("The refresh token is not valid.")) }
+            else {
+                // Another request rotated it first (READ COMMITTED lets both read it): a second use, so the family
+                // ends as for any reuse (RFC 9700 §4.14.2).
+                if try GrantRepository.revoke(grant.id, at: now, on: db) {
+                    try AuditLog.append(
+                        audit.event(.oidcRefreshReused, .denied, detail: "client=\(client.id) grant=\(grant.id) race"),
+                        at: now, on: db)
+                }
+                return .failure(.invalidGrant("The refresh token is not valid."))
+            }
             try AuditLog.append(
                 audit.event(
                     .oidcTokensIssued, .success, userID: grant.userID.map(UserID.init),

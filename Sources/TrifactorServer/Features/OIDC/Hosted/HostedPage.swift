@@ -80,7 +80,7 @@ enum HostedPage: Components {
     /// answer).
     static func securityHeaders(formTarget: String?) -> [(name: String, value: String)] {
         // CSP3 form-action also governs the redirects that follow a form's POST: the client's origin must be listed.
-        let target = formTarget.flatMap(origin).map { " \($0)" } ?? ""
+        let target = formTarget.flatMap(formSource).map { " \($0)" } ?? ""
         return [
             (
                 "Content-Security-Policy",
@@ -94,14 +94,25 @@ enum HostedPage: Components {
         guard let parts = URLComponents(string: uri), let scheme = parts.scheme, scheme == "https" || scheme == "http",
             let host = parts.host
         else { return nil }
-        let shownHost = host.contains(":") ? "[\(host)]" : host
+        // An IPv6 literal keeps (or gets) its brackets, once.
+        let shownHost = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         return "\(scheme)://\(shownHost)\(parts.port.map { ":\($0)" } ?? "")"
+    }
+
+    /// The CSP source that lets a form's redirect reach `uri`: its origin, or its scheme for a native app's
+    /// private-use scheme (`com.example.app:`).
+    static func formSource(_ uri: String) -> String? {
+        if let origin = origin(uri) { return origin }
+        guard let scheme = URLComponents(string: uri)?.scheme?.lowercased(), scheme.contains("."),
+            scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "+" })
+        else { return nil }
+        return scheme + ":"
     }
 
     /// What each scope lets the client see, in the user's words; a scope of the client's own is named as it is.
     static func describe(scope: String) -> String {
         switch scope {
-        case "openid": "Know that it is you (an identifier only it sees)"
+        case "openid": "Know that it is you (your account's identifier)"
         case "profile": "Your name"
         case "email": "Your email address"
         case "phone": "Your phone number"

@@ -18,9 +18,18 @@ extension HostedRoutes {
             repeated = Self.repeatedNames(request.rawQuery)
         }
         let frame = HostedPage.Frame(brand: brand)
+        // This browser's cookie, made now when it has none: the flow is bound to it.
+        var headers: [(name: String, value: String)] = []
+        let browser: String
+        if let known = HostedCookies.value(cookies.browser, in: request) {
+            browser = known
+        } else {
+            browser = Base64URL.encode(flows.random.bytes(32))
+            headers.append(cookies.set(cookies.browser, browser))
+        }
         let start: FlowService.Start
         do {
-            start = try flows.start(parameters, client: AuditContext(request))
+            start = try flows.start(parameters, client: AuditContext(request), browser: browser)
         } catch CommonFailure.rateLimited(let wait) {
             return HostedPage.response(
                 HostedPage.layout(
@@ -38,8 +47,12 @@ extension HostedRoutes {
                         HostedPage.paragraph(reason),
                         HostedPage.paragraph("Go back to the app you came from and try again, or tell its owner."),
                     ]), frame, status: 400)
-        case .redirectError(let error, let back):
-            return answer(back, ["error": error.code, "error_description": error.description])
+        case .redirectError(let error, let back, let client):
+            let answer = answer(back, ["error": error.code, "error_description": error.description])
+            guard client.registeredBy == .dynamic, back.mode == .query, let location = answer.header("Location") else {
+                return answer
+            }
+            return leaving(to: location, client: client.name)
         case .flow(let flow, let client):
             // RFC 6749 §3.1: parameters must not be sent more than once.
             if let name = repeated.sorted().first {
@@ -47,14 +60,6 @@ extension HostedRoutes {
                     uri: flow.request.redirectURI, mode: flow.request.responseMode, state: flow.request.state)
                 return answer(
                     back, ["error": "invalid_request", "error_description": "\(name.prefix(40)) is repeated."])
-            }
-            var headers: [(name: String, value: String)] = []
-            let browser: String
-            if let known = HostedCookies.value(cookies.browser, in: request) {
-                browser = known
-            } else {
-                browser = Base64URL.encode(flows.random.bytes(32))
-                headers.append(cookies.set(cookies.browser, browser))
             }
             let context = Context(
                 flow: flow, client: client, browser: browser,
@@ -120,6 +125,21 @@ extension HostedRoutes {
                 ])
             return HostedPage.response(page, frame)
         }
+    }
+
+    /// A page with a link to an address a self-registered client named, instead of an automatic redirect: whoever
+    /// can register a client cannot use this server to bounce people to their site unseen (RFC 9700 §4.11.2).
+    func leaving(to location: String, client name: String) -> Response {
+        let host = URLComponents(string: location)?.host ?? location
+        let frame = HostedPage.Frame(clientName: name, brand: brand, footer: "\(brand) sign-in")
+        let page = HostedPage.layout(
+            "You are leaving \(brand)", frame,
+            [
+                HostedPage.paragraph("\(name) sent you here, but the request could not be completed."),
+                HostedPage.paragraph("Continue only if you trust \(host)."),
+                HostedPage.actions([HostedPage.link("Continue to \(host)", location, class: "button secondary")]),
+            ])
+        return HostedPage.response(page, frame, status: 400)
     }
 
     /// `application/x-www-form-urlencoded` value encoding (RFC 6749 Appendix B).

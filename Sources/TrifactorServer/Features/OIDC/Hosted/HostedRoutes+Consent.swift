@@ -24,7 +24,7 @@ extension HostedRoutes {
                 .element("ul", [:], items.map { .element("li", [:], [.text($0)]) }),
                 c.flow.request.resource.map { HostedPage.paragraph("The access is for \($0).") } ?? .empty,
                 HostedPage.paragraph(
-                    "It never sees your password or your second factor. You can remove its access at any time.",
+                    "It never sees your password or your second factor. Its access ends when you sign out here, or, if it stays connected, when you change your password.",
                     class: "muted"),
                 HostedPage.form(
                     "/authorize/consent", c.frame,

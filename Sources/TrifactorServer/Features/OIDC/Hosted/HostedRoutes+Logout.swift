@@ -65,7 +65,17 @@ extension HostedRoutes {
             return logoutConfirmation(request, checked, email: caller.user.email)
         }
         if let (caller, _) = session { try signOut(caller, request) }
-        return loggedOut(checked)
+        var response = loggedOut(checked)
+        // A self-registered client's address without a valid hint: a link the user follows, not a redirect.
+        if checked.client?.registeredBy == .dynamic, checked.hintedSubject == nil,
+            let location = response.header("Location"), let client = checked.client
+        {
+            var page = leaving(to: location, client: client.name)
+            page.status = 200
+            page.headers += response.headers.filter { $0.name == "Set-Cookie" }
+            response = page
+        }
+        return response
     }
 
     /// `POST /logout/confirm`.

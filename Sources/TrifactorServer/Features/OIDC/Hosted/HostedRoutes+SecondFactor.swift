@@ -57,6 +57,16 @@ extension HostedRoutes {
         }
         let usable = Self.usable(hints, stepUp: isStepUp, level: c.flow.request.requestedLevel)
         guard let chosen = usable.first(where: { $0.factorID.raw == request.query["factor"] }) ?? usable.first else {
+            // Nothing here reaches the hardware-key level (a device approves sign-ins only): say so to the client
+            // rather than offer an authenticator app that cannot reach it either.
+            if c.flow.request.requestedLevel == .hardwareKey && !hints.isEmpty {
+                return answer(
+                    c.flow.back,
+                    [
+                        "error": "unmet_authentication_requirements",
+                        "error_description": "The user has no passkey that can be used here.",
+                    ])
+            }
             return Self.seeOther("/authorize/add-factor", flow: c.flow.id)
         }
         if let approval = request.query["approval"], case .signIn(let pending) = step, chosen.kind == .device {
@@ -84,10 +94,10 @@ extension HostedRoutes {
     /// The sentence of an error the last POST redirected with (`error=` and its `left=` or `wait=`): errors come
     /// back through a GET (Post/Redirect/Get), so a reload never posts a wrong code again.
     static func errorSentence(_ query: [String: String]) -> String? {
-        let wait = Int(query["wait"] ?? "") ?? 60
+        let wait = clamped(query["wait"], to: 1...86_400) ?? 60
         switch query["error"] {
         case "wrong":
-            if let left = Int(query["left"] ?? ""), left <= 3 {
+            if let left = clamped(query["left"], to: 0...100), left <= 3 {
                 return "That code did not work. \(left) more \(left == 1 ? "try" : "tries") before this sign-in stops."
             }
             return "That code did not work. Check it and try again."
@@ -319,10 +329,15 @@ extension HostedRoutes {
                     c, token: issued.token, request,
                     headers: [cookies.set(cookies.session, issued.token), cookies.clear(cookies.pending)])
             case .stepUp(let caller):
+                // Only when the flow asks for a step-up; a second factor alone never stands for the password that
+                // prompt=login or max_age asks for (the step-up refreshes auth_time, nothing more).
+                let token = HostedCookies.value(cookies.session, in: request)
+                let session = try flows.session(token: token, client: AuditContext(request))
+                guard case .stepUp = try flows.next(c.flow, client: c.client, session: session?.1) else {
+                    return try advance(c, token: token, request)
+                }
                 _ = try secondFactors.stepUp(caller, factorID: f.factorID, proof: proof, client: audit)
-                c.flow.progress.authenticatedHere = true
-                try flows.save(c.flow)
-                return try advance(c, token: HostedCookies.value(cookies.session, in: request), request)
+                return try advance(c, token: token, request)
             }
         } catch SecondFactorFailure.invalidPendingCredential {
             return Self.seeOther(
@@ -368,7 +383,7 @@ extension HostedRoutes {
                     ? "The sign-in was denied on your device. If that was not you, change your password."
                     : "The request to your device expired. Send it again or use another way.")
         }
-        let number = Int(request.query["number"] ?? "").map(String.init) ?? "?"
+        let number = Self.clamped(request.query["number"], to: 10...99).map(String.init) ?? "?"
         let page = HostedPage.layout(
             "Approve on your device", c.frame,
             [

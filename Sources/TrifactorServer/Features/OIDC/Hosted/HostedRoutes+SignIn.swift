@@ -72,7 +72,7 @@ extension HostedRoutes {
     func passwordPage(_ request: Request) throws -> Response {
         guard let c = try context(request) else { return lostFlow(request) }
         guard c.flow.progress.email != nil else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id) }
-        let wait = Int(request.query["wait"] ?? "") ?? 60
+        let wait = Self.clamped(request.query["wait"], to: 1...86_400) ?? 60
         switch request.query["error"] {
         case "mismatch":
             return passwordForm(
@@ -200,6 +200,14 @@ extension HostedRoutes {
 
     /// "2 minutes", "30 seconds".
     static func duration(_ seconds: Int) -> String {
-        seconds >= 90 ? "\((seconds + 59) / 60) minutes" : seconds <= 1 ? "a second" : "\(seconds) seconds"
+        // The figure may come from a URL (an error's `wait=`): clamped, so no value can overflow.
+        let seconds = min(max(seconds, 0), 86_400)
+        return seconds >= 90 ? "\((seconds + 59) / 60) minutes" : seconds <= 1 ? "a second" : "\(seconds) seconds"
+    }
+
+    /// A whole number from a URL, clamped to `range` (nil when absent or not a number).
+    static func clamped(_ text: String?, to range: ClosedRange<Int>) -> Int? {
+        guard let text, text.count <= 9, let value = Int(text) else { return nil }
+        return min(max(value, range.lowerBound), range.upperBound)
     }
 }

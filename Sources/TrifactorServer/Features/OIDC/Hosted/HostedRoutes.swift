@@ -113,7 +113,8 @@ struct HostedRoutes: Sendable {
     /// The flow named by the request (query on GET, form on POST), when it is live and this browser's.
     func context(_ request: Request, form: Form? = nil) throws -> Context? {
         let id = form?["flow"] ?? request.query["flow"]
-        guard let browser = HostedCookies.value(cookies.browser, in: request), let (flow, client) = try flows.open(id)
+        guard let browser = HostedCookies.value(cookies.browser, in: request), let (flow, client) = try flows.open(id),
+            flow.progress.browser.map({ ConstantTime.equals($0, SHA256.hex(browser)) }) ?? true
         else { return nil }
         let csrf = HostedCookies.csrf(browser: browser, flowID: flow.id)
         // A form must carry the token only a page rendered for this browser holds.
