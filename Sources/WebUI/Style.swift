@@ -54,7 +54,7 @@ package enum Style {
         .actions button,.actions .button{margin:0}
         @media (max-width:479px){.stack button,.stack .button{width:100%;margin:.3rem 0}}
         .card{background:var(--card);border-radius:var(--radius);padding:1.1rem;margin:0 0 1rem;box-shadow:0 1px 3px #17212b1f;border:1px solid #e6ebf0}
-        .card>:last-child{margin-bottom:0}.narrow{max-width:34rem;margin:0 auto 1rem}.narrow p,.narrow li{overflow-wrap:anywhere}
+        .card>:last-child{margin-bottom:0}.narrow{max-width:34rem;margin:0 auto 1rem}.narrow p,.narrow li{overflow-wrap:anywhere}.narrow button,.narrow .button{max-width:100%;white-space:normal;overflow-wrap:anywhere}
         .factors{list-style:none;padding:0;margin:.5rem 0 1rem}.factors li{margin:.35rem 0}
         .grid{display:grid;gap:1rem;grid-template-columns:repeat(auto-fit,minmax(min(100%,17rem),1fr));margin-bottom:1rem}.grid .card{margin:0}
         .account h2 a{color:var(--ink);text-decoration:none}.account h2 a:hover{text-decoration:underline}

@@ -266,3 +266,21 @@ def test_forgot_password_on_the_hosted_pages_resets_it_with_the_emailed_code_and
     user.password = new_password
     outcome = browser.follow(browser.http.get(op.issuer + r.headers["Location"], allow_redirects=False), user)
     assert outcome.kind == "redirect" and outcome.code, outcome.describe()
+
+
+def test_the_email_page_says_why_it_is_back_and_not_you_starts_from_an_empty_field(op):
+    import re
+
+    client = op.register()
+    user = op.user(totp=False)
+    browser = Browser(op)
+    r = browser.http.get(op.authorize_url(client, state="n", login_hint=user.email), allow_redirects=True,
+                         timeout=10)
+    flow = re.search(r"flow=([\w-]{43})", r.url).group(1)
+    assert f'value="{user.email}"' in r.text, "login_hint fills the email field"
+    for query, sentence in (("stopped=1", "Too many wrong codes"), ("signedout=1", "You were signed out"),
+                            ("reset=1", "Your password is changed"), ("expired=1", "took too long")):
+        page = browser.http.get(f"{op.issuer}/authorize/sign-in?flow={flow}&{query}", timeout=10)
+        assert page.status_code == 200 and sentence in page.text, (query, page.text[:400])
+    other = browser.http.get(f"{op.issuer}/authorize/sign-in?flow={flow}&other=1", timeout=10)
+    assert f'value="{user.email}"' not in other.text, "'Not you?' keeps the old address"

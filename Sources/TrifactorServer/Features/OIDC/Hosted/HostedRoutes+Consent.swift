@@ -60,6 +60,8 @@ extension HostedRoutes {
     /// an authenticator app there and then, so the sign-in goes on instead of ending.
     func addFactorPage(_ request: Request) throws -> Response {
         guard let c = try context(request) else { return lostFlow(request) }
+        // Back after the app was set up: the flow goes on where it is.
+        if let done = try alreadyAdded(c, request) { return done }
         let page = HostedPage.layout(
             "Add a second factor", c.frame,
             [
@@ -83,9 +85,11 @@ extension HostedRoutes {
             let (caller, _) = try flows.session(
                 token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
         else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&signedout=1") }
+        if let done = try alreadyAdded(c, request) { return done }
         do {
+            // The factor is the Trifactor account's, for every app: its entry bears the server's name, not the app's.
             let (_, session) = try enrollments.begin(
-                StartEnrollmentRequest(kind: .totp), by: caller, client: Self.audit(request, for: c.client))
+                StartEnrollmentRequest(kind: .totp), by: caller, client: AuditContext(request))
             return Self.seeOther(
                 "/authorize/add-factor/app", flow: c.flow.id,
                 headers: [cookies.set(cookies.enrollment, session, maxAge: 900)])
@@ -102,8 +106,7 @@ extension HostedRoutes {
                 token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
         else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&signedout=1") }
         guard let session = HostedCookies.value(cookies.enrollment, in: request),
-            let offer = try enrollments.pendingOffer(
-                session: session, by: caller, client: Self.audit(request, for: c.client))
+            let offer = try enrollments.pendingOffer(session: session, by: caller, client: AuditContext(request))
         else { return Self.seeOther("/authorize/add-factor", flow: c.flow.id) }
         let error: String? =
             switch request.query["error"] {
@@ -144,6 +147,14 @@ extension HostedRoutes {
         } catch let failure as SecondFactorFailure {
             return enrollmentEnded(c, failure)
         }
+    }
+
+    /// When the user has a second factor now (Back after setting one up), where the flow goes instead.
+    private func alreadyAdded(_ c: Context, _ request: Request) throws -> Response? {
+        let token = HostedCookies.value(cookies.session, in: request)
+        guard let (_, session) = try flows.session(token: token, client: AuditContext(request)), session.hasSecondFactor
+        else { return nil }
+        return try advance(c, token: token, request)
     }
 
     private func enrollmentPage(_ c: Context, offer: EnrollmentOffer, error: String?) -> Response {

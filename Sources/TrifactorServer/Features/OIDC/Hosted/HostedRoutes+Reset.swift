@@ -100,7 +100,9 @@ extension HostedRoutes {
                 headers: [cookies.set(cookies.reset, verified.credential, maxAge: 900)])
         } catch CommonFailure.rateLimited(let wait) {
             return resetCodeForm(c, error: "Too many tries. Wait \(Self.duration(wait)), then try again.", status: 429)
-        } catch AccountFailure.invalidCode, CommonFailure.invalidFields {
+        } catch CommonFailure.invalidFields {
+            return resetCodeForm(c, error: "The code is the 8 digits in the email, like 1234 5678.", status: 422)
+        } catch AccountFailure.invalidCode {
             return resetCodeForm(
                 c, error: "That code did not work. Check the newest email, or send a new code.", status: 422)
         }
@@ -127,7 +129,8 @@ extension HostedRoutes {
     }
 
     private func resetPasswordForm(
-        _ c: Context, hints: [SessionService.Hint], chosen: String?, sent: Bool, error: String?, status: Int = 200
+        _ c: Context, hints: [SessionService.Hint], chosen: String?, sent: Bool, error: String?, status: Int = 200,
+        codeError: String? = nil
     ) -> Response {
         let usable = hints.filter { $0.kind == .totp || $0.kind == .phone || $0.kind == .recoveryCode }
         let factor = usable.first { $0.factorID.raw == chosen } ?? usable.first
@@ -156,7 +159,7 @@ extension HostedRoutes {
                         factor.kind == .totp
                             ? "Code from your authenticator app"
                             : factor.kind == .phone ? "Code from the text message" : "Recovery code",
-                        name: "code", autocomplete: "one-time-code",
+                        name: "code", error: codeError, autocomplete: "one-time-code",
                         inputmode: factor.kind == .recoveryCode ? nil : "numeric", maxlength: 64))
             }
         } else if !hints.isEmpty {
@@ -230,6 +233,13 @@ extension HostedRoutes {
                 c, hints: hints, chosen: factor?.factorID.raw, sent: factor?.kind == .phone, error: error,
                 status: status)
         }
+        // A refused code is marked on the code field; the password is never sent back, so the page says to retype it.
+        let wrongCode = { (sentence: String) in
+            self.resetPasswordForm(
+                c, hints: hints, chosen: factor?.factorID.raw, sent: factor?.kind == .phone,
+                error: "Type the new password again: for your safety it is never kept.", status: 422,
+                codeError: sentence)
+        }
         do {
             try resets.complete(
                 credential: credential, newPassword: form.raw("password") ?? "", factorID: factor?.factorID,
@@ -240,11 +250,11 @@ extension HostedRoutes {
                 fields.first.map { $0.reason.prefix(1).uppercased() + $0.reason.dropFirst() + "." }
                     ?? "Choose another password.", 422)
         } catch SecondFactorFailure.secondFactorRequired {
-            return again("Type the code first: it proves the account is yours.", 422)
+            return wrongCode("Type the code: it proves the account is yours.")
         } catch PasswordResetFailure.invalidCredential {
             return Self.seeOther("/authorize/reset", flow: c.flow.id, headers: [cookies.clear(cookies.reset)])
         } catch let failure as SecondFactorFailure {
-            return again(Self.sentence(failure), 422)
+            return wrongCode(Self.sentence(failure))
         }
         // Every session ended with the old password; the user signs in with the new one.
         c.flow.progress.authenticatedHere = false

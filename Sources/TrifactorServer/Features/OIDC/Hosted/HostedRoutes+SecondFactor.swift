@@ -72,7 +72,10 @@ extension HostedRoutes {
         if let approval = request.query["approval"], case .signIn(let pending) = step, chosen.kind == .device {
             return try awaitApproval(c, request, pending: pending, factor: chosen, approval: approval)
         }
-        let error = Self.errorSentence(request.query)
+        var error = Self.errorSentence(request.query)
+        if chosen.kind == .totp, request.query["error"] == "wrong", let sentence = error {
+            error = sentence + " A code works once: if you just used this one, wait for the next."
+        }
         if chosen.kind == .passkey {
             return passkeyPage(c, step, chosen, others: usable, request: request, error: error)
         }
@@ -277,15 +280,12 @@ extension HostedRoutes {
                 _ = try secondFactors.stepUpChallenge(caller, factorID: f.factorID, client: audit)
             }
         } catch let failure as SecondFactorFailure {
-            return factorForm(
-                c, f, others: usable, stepUp: isStepUp, sent: false, error: Self.sentence(failure), status: 429)
+            return Self.seeOther("/authorize/second-factor", flow: c.flow.id, extra: back + Self.errorQuery(failure))
         } catch CommonFailure.rateLimited(let wait) {
-            return factorForm(
-                c, f, others: usable, stepUp: isStepUp, sent: true,
-                error: "You asked for several codes. Wait \(Self.duration(wait)) before asking for another.",
-                status: 429)
+            return Self.seeOther("/authorize/second-factor", flow: c.flow.id, extra: "\(back)&error=limit&wait=\(wait)")
         }
-        return Self.seeOther("/authorize/second-factor", flow: c.flow.id, extra: "\(back)&sent=1")
+        let called = form["how"] == "call" ? "&called=1" : ""
+        return Self.seeOther("/authorize/second-factor", flow: c.flow.id, extra: "\(back)&sent=1\(called)")
     }
 
     /// `POST /authorize/second-factor`: a code (authenticator app, text, recovery code).
@@ -311,8 +311,9 @@ extension HostedRoutes {
             // A typed code is taken as people type it: spaces or dashes between groups, full-width digits.
             let code = (form["code"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
             guard !code.isEmpty, code.count <= 64 else {
-                return factorForm(
-                    c, f, others: usable, stepUp: isStepUp, sent: true, error: "Enter the code.", status: 422)
+                return Self.seeOther(
+                    "/authorize/second-factor", flow: c.flow.id,
+                    extra: "&factor=\(f.factorID.raw)&sent=1&error=\(code.isEmpty ? "empty" : "shape")")
             }
             proof = .code(TypedCode.normalize(code))
         }

@@ -8,9 +8,28 @@ extension HostedRoutes {
     /// `GET /authorize/sign-in`: the email first.
     func emailPage(_ request: Request) throws -> Response {
         guard let c = try context(request) else { return lostFlow(request) }
-        let expired =
-            request.query["expired"] == "1" ? "That sign-in took too long. Start again: it takes a moment." : nil
-        return emailForm(c, email: c.flow.progress.email ?? c.flow.request.loginHint, error: nil, notice: expired)
+        let notice: String? =
+            if request.query["reset"] == "1" {
+                "Your password is changed, and you are signed out everywhere. Sign in with the new one."
+            } else if request.query["expired"] == "1" {
+                "That sign-in took too long. Start again: it takes a moment."
+            } else if request.query["stopped"] == "1" {
+                "Too many wrong codes: that sign-in stopped. Sign in again to get a new chance."
+            } else if request.query["signedout"] == "1" {
+                "You were signed out meanwhile. Sign in again to continue."
+            } else {
+                nil
+            }
+        // "Not you? Use another email" starts from an empty field; signing in again starts from the known one.
+        let known = c.flow.progress.email ?? c.flow.request.loginHint
+        let email = request.query["other"] == "1" ? nil : try known ?? knownEmail(request)
+        return emailForm(c, email: email, error: nil, notice: notice)
+    }
+
+    /// The signed-in user's email, when this browser has a session (prompt=login, max_age: signing in again).
+    private func knownEmail(_ request: Request) throws -> String? {
+        try flows.session(token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))?.0
+            .user.email
     }
 
     func emailForm(_ c: Context, email: String?, error: String?, status: Int = 200, notice: String? = nil)

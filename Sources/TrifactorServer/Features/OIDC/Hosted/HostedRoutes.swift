@@ -56,9 +56,9 @@ struct HostedRoutes: Sendable {
             ("/authorize/second-factor/send", "/authorize/second-factor"), ("/authorize/cancel", "/authorize/sign-in"),
             ("/authorize/passkey", "/authorize/sign-in"), ("/authorize/reset/send", "/authorize/reset/password"),
         ] {
-            router.add("GET", path, execution: .inline) { request in
+            router.add("GET", path, execution: .database) { request in
                 guard let flow = request.query["flow"], SessionToken.isWellFormed(flow) else {
-                    return Response(status: 303, headers: [("Location", "/logout")])
+                    return lostFlow(request)
                 }
                 return Self.seeOther(target, flow: flow)
             }
