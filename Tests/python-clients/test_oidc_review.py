@@ -57,6 +57,10 @@ def test_a_self_registered_clients_errors_and_logouts_are_a_link_the_user_follow
     r = requests.get(f"{op.issuer}/authorize?client_id={client_id}&redirect_uri=https%3A%2F%2Fevil.example%2Fx"
                      "&response_type=code&scope=openid", allow_redirects=False, timeout=TIMEOUT)
     assert r.status_code == 400 and "Location" not in r.headers and "Continue to evil.example" in r.text, r.text
+    r = requests.get(f"{op.issuer}/authorize?client_id={client_id}&redirect_uri=https%3A%2F%2Fevil.example%2Fx"
+                     "&response_type=code&scope=openid&code_challenge_method=S256&code_challenge=" + "a" * 43
+                     + "&state=1&state=2", allow_redirects=False, timeout=TIMEOUT)
+    assert r.status_code == 400 and "Location" not in r.headers, (r.status_code, r.headers)
     r = requests.get(f"{op.issuer}/logout?client_id={client_id}&post_logout_redirect_uri=https%3A%2F%2Fevil.example%2Fbye",
                      allow_redirects=False, timeout=TIMEOUT)
     assert r.status_code == 200 and "Location" not in r.headers and "Continue to evil.example" in r.text, r.text

@@ -58,8 +58,11 @@ extension HostedRoutes {
             if let name = repeated.sorted().first {
                 let back = ClientRedirect(
                     uri: flow.request.redirectURI, mode: flow.request.responseMode, state: flow.request.state)
-                return answer(
+                let refusal = answer(
                     back, ["error": "invalid_request", "error_description": "\(name.prefix(40)) is repeated."])
+                // As for every error of a self-registered client: a link, not a redirect.
+                guard client.registeredBy == .dynamic, let location = refusal.header("Location") else { return refusal }
+                return leaving(to: location, client: client.name)
             }
             let context = Context(
                 flow: flow, client: client, browser: browser,
