@@ -218,10 +218,11 @@ class Provider:
         assert code == 0, f"trifactord exited {code} after SIGTERM:\n{self.srv.log_tail()}"
 
 
-@pytest.fixture(scope="module")
-def op():
+@contextlib.contextmanager
+def running_provider(*extra_args):
+    """A provider for the length of a `with`, its temp dir removed after (extra flags: `--oidc-registration open`)."""
     tmp = Path(tempfile.mkdtemp(prefix="trifactor-oidc."))
-    provider = Provider(tmp)
+    provider = Provider(tmp, extra_args=list(extra_args))
     _current_servers.append(provider.srv)
     try:
         yield provider
@@ -231,6 +232,12 @@ def op():
             provider.close()
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def op():
+    with running_provider() as provider:
+        yield provider
 
 
 # ----------------------------------------------------------------------------- PKCE

@@ -4,31 +4,18 @@ and an administrator ending a user's sessions ends what relying parties were giv
 
 import json
 import re
-import shutil
-import tempfile
-from pathlib import Path
 
 import pytest
 import requests
 
-from conftest import _current_servers
-from oidc_support import TIMEOUT, Browser, Provider, oauth_error, op, refresh, tokens_for  # noqa: F401
+from oidc_support import TIMEOUT, Browser, oauth_error, op, refresh, running_provider, tokens_for  # noqa: F401
 
 
 @pytest.fixture(scope="module")
 def open_op():
     """A provider whose registration is open to anyone, as agent clients need."""
-    tmp = Path(tempfile.mkdtemp(prefix="trifactor-oidc-open."))
-    provider = Provider(tmp, extra_args=["--oidc-registration", "open"])
-    _current_servers.append(provider.srv)
-    try:
+    with running_provider("--oidc-registration", "open") as provider:
         yield provider
-    finally:
-        _current_servers.remove(provider.srv)
-        try:
-            provider.close()
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def test_huge_figures_in_the_url_are_clamped_or_refused_and_the_server_keeps_serving(op):

@@ -117,8 +117,7 @@ enum AdminCommands {
             } catch let failure as CommonFailure {
                 if case .invalidFields(let fields) = failure {
                     throw ConfigurationParser.Failure(
-                        description: fields.map { "\($0.name) \($0.reason)" }.joined(separator: "; ").capitalizedFirst
-                            + ".")
+                        description: CommandOutput.sentence(fields))
                 }
                 throw ConfigurationParser.Failure(description: "The database is not available now: try again.")
             }
@@ -205,6 +204,11 @@ enum AdminCommands {
 
 /// What commands print for scripts.
 enum CommandOutput {
+    /// Invalid fields as one sentence for a person: "Name reason; other reason."
+    static func sentence(_ fields: [FieldProblem]) -> String {
+        fields.map { "\($0.name) \($0.reason)" }.joined(separator: "; ").capitalizedFirst + "."
+    }
+
     /// `object` as one line of JSON with sorted keys.
     static func printJSON(_ object: Any) throws {
         print(

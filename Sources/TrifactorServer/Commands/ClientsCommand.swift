@@ -110,8 +110,7 @@ enum ClientsCommand {
             } catch let failure as CommonFailure {
                 if case .invalidFields(let fields) = failure {
                     throw ConfigurationParser.Failure(
-                        description: fields.map { "\($0.name) \($0.reason)" }.joined(separator: "; ").capitalizedFirst
-                            + ".")
+                        description: CommandOutput.sentence(fields))
                 }
                 throw ConfigurationParser.Failure(description: "The database is not available now: try again.")
             }

@@ -19,14 +19,7 @@ extension HostedRoutes {
         }
         let frame = HostedPage.Frame(brand: brand)
         // This browser's cookie, made now when it has none: the flow is bound to it.
-        var headers: [(name: String, value: String)] = []
-        let browser: String
-        if let known = HostedCookies.value(cookies.browser, in: request) {
-            browser = known
-        } else {
-            browser = Base64URL.encode(flows.random.bytes(32))
-            headers.append(cookies.set(cookies.browser, browser))
-        }
+        let (browser, headers) = browserCookie(request)
         let start: FlowService.Start
         do {
             start = try flows.start(parameters, client: AuditContext(request), browser: browser)

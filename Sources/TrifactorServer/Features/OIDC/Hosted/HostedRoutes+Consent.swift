@@ -81,10 +81,9 @@ extension HostedRoutes {
     func addFactor(_ request: Request) throws -> Response {
         let form = Form(request.body)
         guard let c = try context(request, form: form) else { return lostFlow(request) }
-        guard
-            let (caller, _) = try flows.session(
-                token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
-        else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&signedout=1") }
+        guard let caller = try signedIn(request) else {
+            return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&signedout=1")
+        }
         if let done = try alreadyAdded(c, request) { return done }
         do {
             // The factor is the Trifactor account's, for every app: its entry bears the server's name, not the app's.
@@ -101,10 +100,9 @@ extension HostedRoutes {
     /// `GET /authorize/add-factor/app[?error=wrong|shape]`: the QR code, the key and the code field.
     func addFactorAppPage(_ request: Request) throws -> Response {
         guard let c = try context(request) else { return lostFlow(request) }
-        guard
-            let (caller, _) = try flows.session(
-                token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
-        else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&signedout=1") }
+        guard let caller = try signedIn(request) else {
+            return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&signedout=1")
+        }
         guard let session = HostedCookies.value(cookies.enrollment, in: request),
             let offer = try enrollments.pendingOffer(session: session, by: caller, client: AuditContext(request))
         else { return Self.seeOther("/authorize/add-factor", flow: c.flow.id) }
@@ -122,10 +120,9 @@ extension HostedRoutes {
     func addFactorAppSubmitted(_ request: Request) throws -> Response {
         let form = Form(request.body)
         guard let c = try context(request, form: form) else { return lostFlow(request) }
-        guard
-            let (caller, _) = try flows.session(
-                token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
-        else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&signedout=1") }
+        guard let caller = try signedIn(request) else {
+            return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&signedout=1")
+        }
         guard let session = HostedCookies.value(cookies.enrollment, in: request) else {
             return Self.seeOther("/authorize/add-factor", flow: c.flow.id)
         }

@@ -110,14 +110,7 @@ extension HostedRoutes {
     }
 
     private func logoutConfirmation(_ request: Request, _ checked: LogoutRequest, email: String) -> Response {
-        var headers: [(name: String, value: String)] = []
-        let browser: String
-        if let known = HostedCookies.value(cookies.browser, in: request) {
-            browser = known
-        } else {
-            browser = Base64URL.encode(flows.random.bytes(32))
-            headers.append(cookies.set(cookies.browser, browser))
-        }
+        let (browser, headers) = browserCookie(request)
         let frame = HostedPage.Frame(
             clientName: checked.client?.name, logoURI: checked.client?.logoURI, brand: brand,
             csrf: HostedCookies.csrf(browser: browser, flowID: "logout"), formTarget: checked.redirect,

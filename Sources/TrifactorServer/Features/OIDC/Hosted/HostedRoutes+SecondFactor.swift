@@ -215,17 +215,33 @@ extension HostedRoutes {
         }
     }
 
-    /// `POST /authorize/second-factor/send`: text, call, or push.
-    func sendCode(_ request: Request) throws -> Response {
-        let form = Form(request.body)
-        guard let c = try context(request, form: form) else { return lostFlow(request) }
+    /// What a POST of the second step names: its flow, whose second step it is, and the factor (one the page
+    /// could offer); or the answer when one of them is missing.
+    enum Posted {
+        case factor(Context, SecondStep, SessionService.Hint)
+        case answer(Response)
+    }
+
+    func posted(_ request: Request, _ form: Form) throws -> Posted {
+        guard let c = try context(request, form: form) else { return .answer(lostFlow(request)) }
         guard let (step, hints) = try secondStep(c, request) else {
-            return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&expired=1")
+            return .answer(Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&expired=1"))
         }
         let isStepUp = if case .stepUp = step { true } else { false }
         let usable = Self.usable(hints, stepUp: isStepUp, level: c.flow.request.requestedLevel)
         guard let f = usable.first(where: { $0.factorID.raw == form["factor"] }) else {
-            return Self.seeOther("/authorize/second-factor", flow: c.flow.id)
+            return .answer(Self.seeOther("/authorize/second-factor", flow: c.flow.id))
+        }
+        return .factor(c, step, f)
+    }
+
+    /// `POST /authorize/second-factor/send`: text, call, or push.
+    func sendCode(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        let posted = try posted(request, form)
+        guard case .factor(let c, let step, let f) = posted else {
+            if case .answer(let answer) = posted { return answer }
+            return lostFlow(request)
         }
         let audit = Self.audit(request, for: c.client)
         let back = "&factor=\(f.factorID.raw)"
@@ -258,14 +274,10 @@ extension HostedRoutes {
     /// `POST /authorize/second-factor`: a code (authenticator app, text, recovery code).
     func codeSubmitted(_ request: Request) throws -> Response {
         let form = Form(request.body)
-        guard var c = try context(request, form: form) else { return lostFlow(request) }
-        guard let (step, hints) = try secondStep(c, request) else {
-            return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&expired=1")
-        }
-        let isStepUp = if case .stepUp = step { true } else { false }
-        let usable = Self.usable(hints, stepUp: isStepUp, level: c.flow.request.requestedLevel)
-        guard let f = usable.first(where: { $0.factorID.raw == form["factor"] }) else {
-            return Self.seeOther("/authorize/second-factor", flow: c.flow.id)
+        let posted = try posted(request, form)
+        guard case .factor(var c, let step, let f) = posted else {
+            if case .answer(let answer) = posted { return answer }
+            return lostFlow(request)
         }
         let proof: Proof
         if f.kind == .passkey {

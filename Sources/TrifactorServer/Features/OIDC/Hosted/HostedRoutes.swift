@@ -127,6 +127,19 @@ struct HostedRoutes: Sendable {
     }
 
     /// The page for a flow that is gone, expired, or opened in another browser.
+    /// This browser's cookie, and the `Set-Cookie` that makes it when it has none (flows and the logout form are
+    /// bound to it).
+    func browserCookie(_ request: Request) -> (value: String, headers: [(name: String, value: String)]) {
+        if let known = HostedCookies.value(cookies.browser, in: request) { return (known, []) }
+        let made = Base64URL.encode(flows.random.bytes(32))
+        return (made, [cookies.set(cookies.browser, made)])
+    }
+
+    /// The signed-in caller of this browser, nil when its session is gone (signed out here or elsewhere, expired).
+    func signedIn(_ request: Request) throws -> Caller? {
+        try flows.session(token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))?.0
+    }
+
     /// When the flow is still known (finished, or expired within the half hour it is kept), the page names its app
     /// and links back to the app's site, so it is never a dead end.
     func lostFlow(_ request: Request) -> Response {
