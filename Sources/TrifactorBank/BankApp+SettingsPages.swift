@@ -33,7 +33,7 @@ extension BankApp {
                             Page.hidden("factor", factor.enrollmentID),
                             Page.field(
                                 "New name for \(factor.displayName)", name: "name", value: nil, autocomplete: "off",
-                                maxlength: 64),
+                                maxlength: 64, id: "f-name-\(factor.enrollmentID)"),
                             Page.button("Rename", kind: "secondary"),
                         ]),
                 ])

@@ -17,9 +17,10 @@ extension Components {
         _ label: String, name: String, type: String = "text", value: String? = nil, error: String? = nil,
         hint: String? = nil,
         autocomplete: String? = nil, inputmode: String? = nil, required: Bool = true, autofocus: Bool = false,
-        maxlength: Int? = nil
+        maxlength: Int? = nil, id given: String? = nil
     ) -> HTML {
-        let id = "f-\(name)"
+        // One id per input: a page with several forms of the same field (one per factor) names each its own.
+        let id = given ?? "f-\(name)"
         let described = [hint.map { _ in "\(id)-hint" }, error.map { _ in "\(id)-error" }].compactMap { $0 }
         var children: [HTML] = [.element("label", ["for": id], [.text(label)])]
         if let hint { children.append(.element("p", ["id": "\(id)-hint", "class": "hint"], [.text(hint)])) }

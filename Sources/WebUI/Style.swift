@@ -70,7 +70,7 @@ package enum Style {
         table{width:100%;border-collapse:collapse}caption{text-align:left;font-weight:600;padding:0 0 .5rem}
         th,td{padding:.6rem .5rem;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}th{font-size:.9rem;color:var(--muted)}
         .amount{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-        td .ref,td .time{display:block;color:var(--muted);font-size:.9rem}
+        td .ref,td .time{display:block;color:var(--muted);font-size:.9rem}td .ref{overflow-wrap:anywhere}
         .dir{display:inline-block;font-size:.75rem;font-weight:700;text-transform:uppercase;letter-spacing:.04em;padding:.05rem .4rem;border-radius:1rem;margin-left:.35rem;vertical-align:.1em}
         .in .value{color:var(--in);font-weight:700}.in .dir{background:var(--in-soft);color:var(--in)}.out .dir{background:#f1ece4;color:var(--out)}
         .balance-cell .label{display:none}

@@ -296,7 +296,8 @@ def test_a_transfer_is_confirmed_by_a_code_that_names_it_and_moves_money_once(st
         page.get_by_role("button", name="Review transfer").click()
         expect(page.get_by_text(sentence)).to_be_visible()
     page.get_by_label("Amount in EUR").fill("250.00")
-    page.get_by_label("Reference (optional)").fill("Invoice 2041")
+    # A reference with a long unbroken word (an order number pasted in) must not push a phone's statement sideways.
+    page.get_by_label("Reference (optional)").fill("Invoice 2041-ABCDEFGHIJKLMNOPQRSTUVWXYZ012345")
     page.get_by_role("button", name="Review transfer").click()
     expect(page.get_by_role("heading", name="Check your transfer")).to_be_visible()
     shot(page, "transfer-confirmation")
@@ -326,7 +327,9 @@ def test_a_transfer_is_confirmed_by_a_code_that_names_it_and_moves_money_once(st
     expect(page.get_by_text("EUR 2,250.00")).to_be_visible()
     page.get_by_role("link", name="Checking").click()
     expect(page.get_by_role("table")).to_contain_text("To Alice Example")
-    expect(page.get_by_role("table")).to_contain_text("Reference: Invoice 2041")
+    expect(page.get_by_role("table")).to_contain_text("Reference: Invoice 2041-ABCDEFGHIJKLMNOPQRSTUVWXYZ012345")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= VIEWPORTS[viewport]["width"], f"the statement is {width} px wide at {viewport}"
     shot(page, f"statement-after-transfer-{store}")
     context.close()
 
@@ -490,6 +493,11 @@ def test_settings_add_an_authenticator_app_after_confirming_make_recovery_codes_
     phone.get_by_label("Code from the app").fill(totp.now())
     phone.get_by_role("button", name="Add the app").click()
     expect(phone.get_by_text("Your authenticator app is added.")).to_be_visible()
+    # Two factors, two rename forms: each input has its own id, so each label names its own field.
+    ids = phone.locator("form.rename input[name=name]").evaluate_all("inputs => inputs.map(i => i.id)")
+    assert len(ids) == 2 and len(set(ids)) == 2, ids
+    for label in phone.locator("form.rename label").all():
+        assert phone.locator(f"#{label.get_attribute('for')}").count() == 1
 
     phone.get_by_role("button", name="Make new recovery codes").click()
     codes = [c.inner_text() for c in phone.locator("ol.codes code").all()]
