@@ -86,6 +86,7 @@ let package = Package(
             ],
             resources: [
                 .copy("Resources/common-passwords.txt"), .copy("Resources/passkey.js"), .copy("Resources/openapi.json"),
+                .copy("Resources/pages"),
             ],
             swiftSettings: strict
         ),

@@ -32,9 +32,14 @@ package struct MessageCatalog: Sendable {
     package let fallback: String
 
     /// The catalog shipped with Trifactor.
-    package static let bundled: MessageCatalog = {
+    package static let bundled: MessageCatalog = load(
+        (Bundle.module.resourceURL?.appendingPathComponent("Templates") ?? URL(fileURLWithPath: "Templates")).path)
+
+    /// A catalog of one JSON file per language in the folder at `path` (the hosted pages keep theirs in the
+    /// server's resources).
+    package static func load(_ path: String) -> MessageCatalog {
+        let folder = URL(fileURLWithPath: path)
         var languages: [String: Language] = [:]
-        let folder = Bundle.module.resourceURL?.appendingPathComponent("Templates") ?? URL(fileURLWithPath: "Templates")
         let urls = ((try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)) ?? [])
             .filter { $0.pathExtension == "json" }
         for url in urls {
@@ -45,9 +50,9 @@ package struct MessageCatalog: Sendable {
             }
             languages[language.language] = language
         }
-        precondition(languages["en"] != nil, "the English message templates are missing")
+        precondition(languages["en"] != nil, "the English texts of \(folder.lastPathComponent) are missing")
         return MessageCatalog(languages: languages, fallback: "en")
-    }()
+    }
 
     package init(languages: [String: Language], fallback: String) {
         self.languages = languages
@@ -67,6 +72,28 @@ package struct MessageCatalog: Sendable {
         return languages[primary] == nil ? nil : primary
     }
 
+    /// The first of `preferences` (BCP 47 tags, most wanted first) the catalog has, or nil.
+    package func language(preferring preferences: [String]) -> String? {
+        preferences.lazy.compactMap { language(of: $0) }.first
+    }
+
+    /// The tags of an `Accept-Language` header (RFC 9110 §12.5.4), most wanted first: by weight, then in the
+    /// order written; `*` and tags of weight 0 left out. At most 20 entries are read.
+    package static func preferences(acceptLanguage header: String?) -> [String] {
+        guard let header else { return [] }
+        var weighted: [(tag: String, weight: Double, index: Int)] = []
+        for (index, entry) in header.split(separator: ",").prefix(20).enumerated() {
+            let parts = entry.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let tag = parts.first, !tag.isEmpty, tag != "*", tag.count <= 35 else { continue }
+            var weight = 1.0
+            for parameter in parts.dropFirst() where parameter.lowercased().hasPrefix("q=") {
+                weight = Double(parameter.dropFirst(2)) ?? 0
+            }
+            if weight > 0 { weighted.append((tag, min(weight, 1), index)) }
+        }
+        return weighted.sorted { $0.weight != $1.weight ? $0.weight > $1.weight : $0.index < $1.index }.map(\.tag)
+    }
+
     /// The speech tag for a message's locale: the locale itself when it is of
     /// one of our languages (`pt-br` → `pt-BR`), else the fallback's voice.
     package static func voiceTag(for locale: String) -> String {
@@ -84,7 +111,7 @@ package struct MessageCatalog: Sendable {
     package func render(_ key: String, language: String, _ values: [String: Value]) -> String {
         let chosen = languages[language] ?? languages[fallback]!
         guard let template = chosen.messages[key] ?? languages["en"]?.messages[key] else { return key }
-        let locale = Locale(identifier: chosen.voice.replacingOccurrences(of: "-", with: "_"))
+        let locale = Locale(identifier: localeIdentifier(chosen.language))
         var out = ""
         var rest = Substring(template)
         while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
@@ -99,6 +126,11 @@ package struct MessageCatalog: Sendable {
             rest = rest[rest.index(after: close)...]
         }
         return out + rest
+    }
+
+    /// The locale numbers, amounts and durations of `language` are written in (`de_DE`).
+    package func localeIdentifier(_ language: String) -> String {
+        (languages[language] ?? languages[fallback]!).voice.replacingOccurrences(of: "-", with: "_")
     }
 
     static func format(_ value: Value, locale: Locale) -> String {

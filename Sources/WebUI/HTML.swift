@@ -38,12 +38,16 @@ package struct HTML: Sendable, CustomStringConvertible {
     package static func group(_ children: [HTML]) -> HTML { HTML(rendered: children.map(\.rendered).joined()) }
 
     /// A whole page.
-    package static func document(_ head: [HTML], _ body: [HTML], bodyAttributes: KeyValuePairs<String, String?> = [:])
-        -> HTML
-    {
+    package static func document(
+        _ head: [HTML], _ body: [HTML], language: String = "en", rightToLeft: Bool = false,
+        bodyAttributes: KeyValuePairs<String, String?> = [:]
+    ) -> HTML {
         HTML(
             rendered: "<!doctype html>"
-                + element("html", ["lang": "en"], [element("head", [:], head), element("body", bodyAttributes, body)])
+                + element(
+                    "html", ["lang": language, "dir": rightToLeft ? "rtl" : nil],
+                    [element("head", [:], head), element("body", bodyAttributes, body)]
+                )
                 .rendered)
     }
 

@@ -12,10 +12,10 @@ package enum Style {
         display:flex;flex-direction:column;min-height:100vh}
         a{color:var(--brand);text-decoration:underline;text-underline-offset:.15em}a:hover{color:var(--ink)}
         :focus-visible{outline:3px solid var(--focus);outline-offset:2px}.top :focus-visible{outline-color:#fff}
-        .skip{position:absolute;left:-999px;top:0;background:var(--card);padding:.5rem 1rem;z-index:10}.skip:focus{left:.5rem}
+        .skip{position:absolute;inset-inline-start:.5rem;top:0;transform:translateY(-150%);background:var(--card);padding:.5rem 1rem;z-index:10}.skip:focus{transform:none}
         .top{background:var(--brand);color:var(--brand-ink)}
         .bar{display:flex;align-items:center;gap:1rem;max-width:60rem;margin:0 auto;padding:.5rem 1rem;min-height:3.5rem}
-        .brand{display:flex;align-items:center;gap:.6rem;color:inherit;text-decoration:none;font-weight:700;font-size:1.15rem;margin-right:auto}
+        .brand{display:flex;align-items:center;gap:.6rem;color:inherit;text-decoration:none;font-weight:700;font-size:1.15rem;margin-inline-end:auto}
         .brand:hover{color:inherit}.brand img{display:block;border-radius:.5rem}
         .top .link{color:var(--brand-ink)}.top form{margin:0}
         .tabs{display:flex;gap:.25rem}
@@ -37,8 +37,8 @@ package enum Style {
         h2{font-size:1.2rem;line-height:1.3;margin:0 0 .75rem}h3{font-size:1.05rem;margin:1rem 0 .5rem}
         p{margin:0 0 .9rem}.muted,.hint{color:var(--muted)}.hint{margin:-.15rem 0 .35rem;font-size:.95rem}
         footer{display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;justify-content:center;padding:1.25rem 1rem;color:var(--muted);font-size:.9rem}
-        .notice{background:var(--brand-soft);border-left:4px solid var(--brand);padding:.7rem .9rem;border-radius:.35rem}
-        .warning{background:#fff4e5;border-left:4px solid #9a5b00;padding:.7rem .9rem;border-radius:.35rem}
+        .notice{background:var(--brand-soft);border-inline-start:4px solid var(--brand);padding:.7rem .9rem;border-radius:.35rem}
+        .warning{background:#fff4e5;border-inline-start:4px solid #9a5b00;padding:.7rem .9rem;border-radius:.35rem}
         .error{color:var(--danger);margin:.35rem 0 0;font-weight:600}.error:empty{display:none}
         .field{margin:0 0 1.1rem}label,legend{display:block;font-weight:600;margin-bottom:.3rem}
         input,select{width:100%;max-width:32rem;font:inherit;color:var(--ink);padding:.65rem .75rem;border:1px solid #7b8794;border-radius:.5rem;background:#fff;min-height:2.9rem}
@@ -67,19 +67,19 @@ package enum Style {
         dl.summary{display:grid;grid-template-columns:minmax(6rem,auto) 1fr;gap:.4rem 1rem;margin:0}dl.summary dt{color:var(--muted)}
         dl.summary dd{margin:0;font-weight:600;overflow-wrap:anywhere}
         .big{font-size:1.6rem}
-        table{width:100%;border-collapse:collapse}caption{text-align:left;font-weight:600;padding:0 0 .5rem}
-        th,td{padding:.6rem .5rem;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}th{font-size:.9rem;color:var(--muted)}
-        .amount{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+        table{width:100%;border-collapse:collapse}caption{text-align:start;font-weight:600;padding:0 0 .5rem}
+        th,td{padding:.6rem .5rem;border-bottom:1px solid var(--line);text-align:start;vertical-align:top}th{font-size:.9rem;color:var(--muted)}
+        .amount{text-align:end;font-variant-numeric:tabular-nums;white-space:nowrap}
         td .ref,td .time{display:block;color:var(--muted);font-size:.9rem}td .ref{overflow-wrap:anywhere}
-        .dir{display:inline-block;font-size:.75rem;font-weight:700;text-transform:uppercase;letter-spacing:.04em;padding:.05rem .4rem;border-radius:1rem;margin-left:.35rem;vertical-align:.1em}
+        .dir{display:inline-block;font-size:.75rem;font-weight:700;text-transform:uppercase;letter-spacing:.04em;padding:.05rem .4rem;border-radius:1rem;margin-inline-start:.35rem;vertical-align:.1em}
         .in .value{color:var(--in);font-weight:700}.in .dir{background:var(--in-soft);color:var(--in)}.out .dir{background:#f1ece4;color:var(--out)}
         .balance-cell .label{display:none}
         @media (max-width:559px){
         table.statement thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
         table.statement tr{display:grid;grid-template-columns:1fr auto;gap:.1rem .75rem;padding:.6rem 0;border-bottom:1px solid var(--line)}
         table.statement td{border:0;padding:0}table.statement .date{grid-column:1/-1;color:var(--muted);font-size:.9rem}
-        table.statement .date .time{display:inline;margin-left:.3rem}
-        table.statement .balance-cell{grid-column:1/-1;text-align:right;color:var(--muted);font-size:.9rem}.balance-cell .label{display:inline}}
+        table.statement .date .time{display:inline;margin-inline-start:.3rem}
+        table.statement .balance-cell{grid-column:1/-1;text-align:end;color:var(--muted);font-size:.9rem}.balance-cell .label{display:inline}}
         .pager{display:flex;justify-content:space-between;gap:1rem;margin-top:1rem}
         .payee{border:0;padding:0;margin:0}
         .choices{border:0;padding:0;margin:0 0 1rem}.choices label{display:flex;gap:.6rem;align-items:center;font-weight:400;padding:.55rem .7rem;
@@ -93,7 +93,7 @@ package enum Style {
         .pictures label span{display:flex;align-items:center;gap:.3rem;white-space:nowrap}
         .pictures label:has(input:checked){border:2px solid var(--brand);background:var(--brand-soft)}
         .pictures input{width:auto;min-height:0}.pictures img{width:100%;max-width:56px;display:block;margin:0 auto .25rem}
-        ol.codes{columns:2;column-gap:2rem;padding-left:1.75rem;font-size:1.1rem}ol.codes li{margin:.2rem 0}
+        ol.codes{columns:2;column-gap:2rem;padding-inline-start:1.75rem;font-size:1.1rem}ol.codes li{margin:.2rem 0}
         code,.secret{font-family:ui-monospace,SFMono-Regular,Menlo,monospace}.secret{font-size:1.2rem;letter-spacing:.05em;overflow-wrap:anywhere}
         .qr{display:block;background:#fff;padding:.5rem;max-width:100%;height:auto}
         ul.plain{list-style:none;padding:0;margin:0 0 1rem}ul.plain>li{padding:.75rem 0;border-bottom:1px solid var(--line)}ul.plain>li:last-child{border:0}

@@ -1,8 +1,11 @@
 """The hosted sign-in in Debian's Chromium at phone size (390x844), on the unhappy paths a newcomer takes:
 a wrong code and a reload, a code of the wrong shape, Back after the second step, a long address, a sign-in
-that ended, and the authenticator-app setup reloaded. No page may be a 5xx, raw JSON or a dead end."""
+that ended, and the authenticator-app setup reloaded; and the same pages in German, Arabic (right to left) and
+the browser's French. No page may be a 5xx, raw JSON or a dead end."""
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -96,3 +99,75 @@ def test_the_authenticator_app_setup_keeps_its_key_across_a_reload(page, op):
     assert page.get_by_role("link", name=re.compile("Add it to your authenticator app")).get_attribute(
         "href").startswith("otpauth://totp/")
     assert fits(page)
+
+
+PAGES = Path(__file__).resolve().parents[2] / "Sources/TrifactorServer/Resources/pages"
+
+
+def texts(language):
+    """The hosted pages' sentences in `language`, with a filler for each placeholder's value."""
+    messages = json.loads((PAGES / f"{language}.json").read_text())["messages"]
+
+    def text(key, **values):
+        out = messages[key]
+        for name, value in values.items():
+            out = out.replace("{" + name + "}", value)
+        return out
+    return text
+
+
+def test_a_sign_in_asked_in_german_reads_german_from_the_email_to_a_wrong_code(page, op):
+    t = texts("de")
+    client = op.register(first_party=True, name="Acme Notes")
+    user = op.user()
+    page.goto(op.authorize_url(client, state="de", ui_locales="de-AT en"))
+    assert page.locator("html").get_attribute("lang") == "de"
+    assert page.get_by_role("heading", level=1).inner_text() == t("signin.title", client="Acme Notes")
+    page.get_by_label(t("common.email")).fill(user.email)
+    page.get_by_role("button", name=t("common.continue")).click()
+    page.get_by_label(t("password.label"), exact=True).fill(user.password)
+    page.get_by_role("button", name=t("common.sign_in"), exact=True).click()
+    page.wait_for_url(re.compile(r".*/authorize/second-factor.*"))
+    page.get_by_label(t("code.totp.label")).fill("000000" if user.totp.now() != "000000" else "111111")
+    page.get_by_role("button", name=t("common.sign_in"), exact=True).click()
+    page.wait_for_url(re.compile(r".*error=wrong.*"))
+    assert page.get_by_role("alert").inner_text().startswith(t("code.wrong").split(".")[0])
+    assert fits(page), "the German page is wider than the phone"
+    page.get_by_label(t("code.totp.label")).fill(user.next_code())
+    page.get_by_role("button", name=t("common.sign_in"), exact=True).click()
+    page.wait_for_url(CALLBACK + "*")
+
+
+def test_an_arabic_sign_in_is_right_to_left_and_fits_a_phone(page, op):
+    t = texts("ar")
+    client = op.register(name="Acme Notes")
+    user = op.user()
+    page.goto(op.authorize_url(client, state="ar", ui_locales="ar"))
+    assert page.locator("html").get_attribute("dir") == "rtl"
+    assert page.evaluate("getComputedStyle(document.querySelector('main')).direction") == "rtl"
+    page.get_by_label(t("common.email")).fill(user.email)
+    page.get_by_role("button", name=t("common.continue")).click()
+    page.wait_for_url(re.compile(r".*/authorize/password.*"))
+    # The address keeps its own direction inside the Arabic sentence, and nothing spills sideways.
+    assert user.email in page.locator("main").inner_text()
+    assert fits(page), "the Arabic page is wider than the phone"
+    # The primary button sits at the start of its row: on the right in a right-to-left page.
+    box = page.get_by_role("button", name=t("common.sign_in"), exact=True).bounding_box()
+    assert box["x"] + box["width"] > PHONE["width"] / 2
+
+
+def test_without_ui_locales_the_browser_language_chooses(browser, op):
+    t = texts("fr")
+    client = op.register(name="Acme Notes")
+    context = browser.new_context(viewport=PHONE, locale="fr-FR")
+    try:
+        page = context.new_page()
+        page.goto(op.authorize_url(client, state="fr"))
+        assert page.locator("html").get_attribute("lang") == "fr"
+        assert page.get_by_role("heading", level=1).inner_text() == t("signin.title", client="Acme Notes")
+        # A page without its flow (a stale bookmark) speaks French too.
+        answer = page.goto(f"{op.issuer}/authorize/password?flow=" + "A" * 43)
+        assert answer.status == 400
+        assert page.get_by_role("heading", level=1).inner_text() == t("lost.title")
+    finally:
+        context.close()

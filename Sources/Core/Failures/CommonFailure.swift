@@ -2,10 +2,13 @@
 package struct FieldProblem: Sendable, Equatable {
     package let name: String
     package let reason: String
+    /// The password rule broken, when the field is a new password (pages say it in the user's language).
+    package let violation: PasswordPolicy.Violation?
 
-    package init(name: String, reason: String) {
+    package init(name: String, reason: String, violation: PasswordPolicy.Violation? = nil) {
         self.name = name
         self.reason = reason
+        self.violation = violation
     }
 }
 

@@ -103,7 +103,7 @@ package struct Services: Sendable {
             provider = Provider(
                 publicURL: url, sealer: sealer, clients: clients, transactions: transactions, clock: clock,
                 random: random, sessions: sessions, secondFactors: secondFactors, outbox: outbox, brand: c.totpIssuer,
-                registration: c.registration,
+                language: c.messageLanguage, registration: c.registration,
                 registrationToken: c.registrationToken, maxDynamicClients: c.maxDynamicClients)
             sessions.endHooks.add { [provider] session, user, now, db in
                 try provider?.sessionEnded(session, user: user, now: now, on: db)

@@ -171,7 +171,7 @@ struct PasswordResetService: Sendable {
         if hasFactors && (factorID == nil || answer == nil) { throw SecondFactorFailure.secondFactorRequired }
         if let violation = passwordPolicy.violation(newPassword, email: EmailAddress(user.email)) {
             throw CommonFailure.invalidFields([
-                FieldProblem(name: "new_password", reason: passwordPolicy.explain(violation))
+                FieldProblem(name: "new_password", reason: passwordPolicy.explain(violation), violation: violation)
             ])
         }
         let hash = try hashing.hash(PasswordPolicy.normalize(newPassword))

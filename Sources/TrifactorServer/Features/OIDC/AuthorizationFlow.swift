@@ -22,6 +22,9 @@ struct AuthorizationFlow: Sendable, Equatable {
         var consentedHere = false
         /// The email typed on the first page, shown on the password page.
         var email: String?
+        /// The account's language, once the user proved who they are in this browser (the pages' language when
+        /// the client sent no `ui_locales` of ours).
+        var language: String?
         /// The SHA-256 of the browser cookie of the browser that started the flow: only it may continue it.
         var browser: String?
     }

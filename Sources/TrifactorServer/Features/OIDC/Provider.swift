@@ -17,6 +17,8 @@ struct Provider: Sendable {
     let clientAuthentication: ClientAuthentication
     let cookies: HostedCookies
     let brand: String
+    /// The hosted pages' language when neither the request, the account nor the browser names one of ours.
+    let language: String
     let registration: Configuration.Registration
     let registrationToken: String?
     let maxDynamicClients: Int
@@ -32,7 +34,7 @@ struct Provider: Sendable {
     init(
         publicURL: URL, sealer: KeyRing, clients: ClientService, transactions: Transactions, clock: Clock,
         random: RandomSource, sessions: SessionService, secondFactors: SecondFactorService, outbox: Outbox,
-        brand: String,
+        brand: String, language: String = "en",
         registration: Configuration.Registration = .off, registrationToken: String? = nil, maxDynamicClients: Int = 500
     ) {
         self.registration = registration
@@ -42,6 +44,7 @@ struct Provider: Sendable {
         let issuer = Self.issuer(publicURL)
         self.issuer = issuer
         self.brand = brand
+        self.language = language
         self.clients = clients
         keys = SigningKeys(transactions: transactions, sealer: sealer, clock: clock)
         let minter = TokenMinter(keys: keys, issuer: issuer, random: random)
@@ -63,7 +66,7 @@ struct Provider: Sendable {
         HostedRoutes(
             flows: flows, sessions: sessions, secondFactors: secondFactors, passwordless: passwordless,
             enrollments: enrollments, resets: resets, cookies: cookies, minter: minter, issuer: issuer,
-            brand: brand
+            brand: brand, defaultLanguage: language
         ).register(on: &router)
         TokenRoutes(
             tokens: tokens, clients: clientAuthentication, minter: minter, keys: keys,

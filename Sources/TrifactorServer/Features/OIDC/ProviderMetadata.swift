@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import Messaging
 
 /// The provider's metadata (OIDC Discovery 1.0 §3, RFC 8414 §2), served at
 /// both well-known addresses: exactly what this server implements.
@@ -43,6 +44,8 @@ struct ProviderMetadata: Sendable {
             "request_parameter_supported": .bool(false),
             "request_uri_parameter_supported": .bool(false),
             "authorization_response_iss_parameter_supported": .bool(true),
+            // The languages of the hosted pages, chosen by `ui_locales` (OIDC Discovery 1.0 §3).
+            "ui_locales_supported": list(HostedText.catalog.languages.keys.sorted()),
         ]
         if registration { document["registration_endpoint"] = .string(endpoint("/register")) }
         return JSONValue.serialize(document)

@@ -19,8 +19,8 @@ struct SessionService: Sendable {
     /// What the password led to.
     enum SignInOutcome {
         case session(token: String, SessionRecord)
-        /// The user has second factors: a pending sign-in and the factors to prove.
-        case secondFactor(pendingCredential: String, hints: [Hint], expiresAt: Int64)
+        /// The user has second factors: a pending sign-in, the factors to prove, and the account's language.
+        case secondFactor(pendingCredential: String, hints: [Hint], expiresAt: Int64, locale: String?)
     }
 
     let transactions: Transactions
@@ -112,7 +112,8 @@ struct SessionService: Sendable {
                     client.event(
                         .signInSucceeded, .success, userID: user.id, detail: "password ok, second factor required"),
                     at: now, on: db)
-                return .secondFactor(pendingCredential: credential, hints: hints, expiresAt: expiresAt)
+                return .secondFactor(
+                    pendingCredential: credential, hints: hints, expiresAt: expiresAt, locale: user.locale)
             }
             let proofs = SessionIssuer.Proofs(aal: .aal1, methods: [.pwd], passwordVerifiedAt: now, secondFactor: false)
             let issued = try issuer.issue(userID: user.id, proofs, client: client, detail: "", now: now, on: db)

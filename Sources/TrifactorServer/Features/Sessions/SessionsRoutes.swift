@@ -16,7 +16,7 @@ struct SessionsRoutes {
             switch try sessions.signIn(email: body.email, password: body.password, client: AuditContext(request)) {
             case .session(let token, let session):
                 return .json(SessionCreated(token: token, session: session.info(policies)), status: 201)
-            case .secondFactor(let credential, let hints, let expiresAt):
+            case .secondFactor(let credential, let hints, let expiresAt, _):
                 return .json(
                     MFARequired(
                         pendingCredential: credential, hints: hints.map(\.api),

@@ -9,6 +9,8 @@ import WebUI
 enum HostedPage: Components {
     /// What a page needs to frame itself.
     struct Frame: Sendable {
+        /// The page's language.
+        var text: HostedText
         /// The relying party, when known (not on the error page of an unknown client).
         var clientName: String?
         var logoURI: String?
@@ -42,22 +44,23 @@ enum HostedPage: Components {
             brand.append(.element("img", ["src": logo, "alt": "", "width": "32", "height": "32"]))
         }
         brand.append(.element("span", [:], [.text(frame.clientName ?? frame.brand)]))
+        let t = frame.text
         var main: [HTML] = [.element("h1", ["id": "title", "tabindex": "-1"], [.text(title)])]
         if let notice { main.append(.element("p", ["class": "notice", "role": "status"], [.text(notice)])) }
         main += body
         let footer =
-            frame.footer ?? frame.clientName.map { "You are signing in to \($0) with \(frame.brand)." }
-            ?? "\(frame.brand) sign-in"
+            frame.footer ?? frame.clientName.map { t("footer.signing_in", ["client": $0, "brand": frame.brand]) }
+            ?? t("footer.sign_in", ["brand": frame.brand])
         return .document(
             head,
             [
-                .element("a", ["class": "skip", "href": "#main"], ["Skip to the page"]),
+                .element("a", ["class": "skip", "href": "#main"], [.text(t("layout.skip"))]),
                 .element(
                     "header", ["class": "top"],
                     [.element("div", ["class": "bar"], [.element("span", ["class": "brand"], brand)])]),
                 .element("main", ["id": "main"], [.element("div", ["class": "card narrow"], main)]),
                 .element("footer", [:], [.element("span", [:], [.text(footer)])]),
-            ])
+            ], language: t.language, rightToLeft: t.isRightToLeft)
     }
 
     /// A POST form that continues the flow, with its CSRF token.
@@ -110,14 +113,10 @@ enum HostedPage: Components {
     }
 
     /// What each scope lets the client see, in the user's words; a scope of the client's own is named as it is.
-    static func describe(scope: String) -> String {
+    static func describe(scope: String, _ t: HostedText) -> String {
         switch scope {
-        case "openid": "Know that it is you (your account's identifier)"
-        case "profile": "Your name"
-        case "email": "Your email address"
-        case "phone": "Your phone number"
-        case "offline_access": "Stay connected after you close it, until you remove its access"
-        default: "Use the permission “\(scope)”"
+        case "openid", "profile", "email", "phone", "offline_access": t("scope.\(scope)")
+        default: t("scope.other", ["scope": scope])
         }
     }
 }

@@ -17,7 +17,10 @@ extension HostedRoutes {
             parameters = request.query
             repeated = Self.repeatedNames(request.rawQuery)
         }
-        let frame = HostedPage.Frame(brand: brand)
+        // Before the request is read, its pages speak the language it asks for (OIDC Core §3.1.2.1 `ui_locales`).
+        let uiLocales = (parameters["ui_locales"] ?? "").split(separator: " ").prefix(10).map(String.init)
+        let t = texts(request, uiLocales: uiLocales)
+        let frame = HostedPage.Frame(text: t, brand: brand)
         // This browser's cookie, made now when it has none: the flow is bound to it.
         let (browser, headers) = browserCookie(request)
         let start: FlowService.Start
@@ -26,41 +29,43 @@ extension HostedRoutes {
         } catch CommonFailure.rateLimited(let wait) {
             return HostedPage.response(
                 HostedPage.layout(
-                    "Too many sign-ins at once", frame,
-                    [HostedPage.paragraph("Wait \(Self.duration(wait)), then go back to the app and try again.")]),
+                    t("authorize.busy.title"), frame,
+                    [HostedPage.paragraph(t("authorize.busy.body", ["wait": t.duration(wait)]))]),
                 frame, status: 429, headers: [("Retry-After", String(wait))])
         }
         switch start {
         case .errorPage(let reason, let client):
-            let frame = HostedPage.Frame(clientName: client, brand: brand, footer: "\(brand) sign-in")
+            let frame = HostedPage.Frame(
+                text: t, clientName: client, brand: brand, footer: t("footer.sign_in", ["brand": brand]))
             return HostedPage.response(
                 HostedPage.layout(
-                    "This sign-in link does not work", frame,
+                    t("authorize.broken.title"), frame,
                     [
-                        HostedPage.paragraph(reason),
-                        HostedPage.paragraph("Go back to the app you came from and try again, or tell its owner."),
+                        // The reason is for the app's owner, in the language of the specifications it quotes.
+                        .element("p", ["lang": t.language == "en" ? nil : "en", "dir": "ltr"], [.text(reason)]),
+                        HostedPage.paragraph(t("authorize.broken.body")),
                     ]), frame, status: 400)
         case .redirectError(let error, let back, let client):
-            let answer = answer(back, ["error": error.code, "error_description": error.description])
+            let answer = answer(back, ["error": error.code, "error_description": error.description], t)
             guard client.registeredBy == .dynamic, back.mode == .query, let location = answer.header("Location") else {
                 return answer
             }
-            return leaving(to: location, client: client.name)
+            return leaving(to: location, client: client.name, t)
         case .flow(let flow, let client):
             // RFC 6749 §3.1: parameters must not be sent more than once.
             if let name = repeated.sorted().first {
                 let back = ClientRedirect(
                     uri: flow.request.redirectURI, mode: flow.request.responseMode, state: flow.request.state)
                 let refusal = answer(
-                    back, ["error": "invalid_request", "error_description": "\(name.prefix(40)) is repeated."])
+                    back, ["error": "invalid_request", "error_description": "\(name.prefix(40)) is repeated."], t)
                 // As for every error of a self-registered client: a link, not a redirect.
                 guard client.registeredBy == .dynamic, let location = refusal.header("Location") else { return refusal }
-                return leaving(to: location, client: client.name)
+                return leaving(to: location, client: client.name, t)
             }
             let context = Context(
                 flow: flow, client: client, browser: browser,
                 frame: HostedPage.Frame(
-                    clientName: client.name, logoURI: client.logoURI, brand: brand, flowID: flow.id,
+                    text: t, clientName: client.name, logoURI: client.logoURI, brand: brand, flowID: flow.id,
                     csrf: HostedCookies.csrf(browser: browser, flowID: flow.id), formTarget: flow.request.redirectURI))
             var response = try advance(context, token: HostedCookies.value(cookies.session, in: request), request)
             response.headers += headers
@@ -73,6 +78,12 @@ extension HostedRoutes {
         throws -> Response
     {
         let found = try flows.session(token: token, client: AuditContext(request))
+        var c = c
+        if let locale = found?.0.user.locale, c.flow.progress.language != locale {
+            // The account's language for the pages that follow (when the client named none of ours).
+            c.flow.progress.language = locale
+            try flows.save(c.flow)
+        }
         let id = c.flow.id
         let step = try flows.next(c.flow, client: c.client, session: found?.1)
         var response: Response
@@ -83,12 +94,12 @@ extension HostedRoutes {
         case .addSecondFactor: response = Self.seeOther("/authorize/add-factor", flow: id)
         case .consent: response = Self.seeOther("/authorize/consent", flow: id)
         case .fail(let error):
-            response = answer(c.flow.back, ["error": error.code, "error_description": error.description])
+            response = answer(c.flow.back, ["error": error.code, "error_description": error.description], c.frame.text)
         case .issueCode:
             guard let session = found?.1,
                 let code = try flows.issueCode(c.flow, session: session, client: AuditContext(request))
             else { return lostFlow(request) }
-            response = answer(c.flow.back, ["code": code])
+            response = answer(c.flow.back, ["code": code], c.frame.text)
         }
         response.headers += headers
         return response
@@ -96,7 +107,7 @@ extension HostedRoutes {
 
     /// Sends `parameters` (with `state` and `iss`) back to the client: a 303 to the redirect URI with them in
     /// its query, or a page that posts them (OAuth 2.0 Form Post Response Mode).
-    func answer(_ back: ClientRedirect, _ parameters: [String: String]) -> Response {
+    func answer(_ back: ClientRedirect, _ parameters: [String: String], _ t: HostedText) -> Response {
         var all = parameters
         if let state = back.state { all["state"] = state }
         // RFC 9207 §2: the issuer goes back with every authorization response, errors included.
@@ -111,13 +122,13 @@ extension HostedRoutes {
             return Response(
                 status: 303, headers: [("Location", parts.string ?? back.uri)])
         case .formPost:
-            let frame = HostedPage.Frame(brand: brand, formTarget: back.uri, script: true)
+            let frame = HostedPage.Frame(text: t, brand: brand, formTarget: back.uri, script: true)
             let page = HostedPage.layout(
-                "Returning to the app", frame,
+                t("answer.title"), frame,
                 [
                     .element(
                         "form", ["method": "post", "action": back.uri, "data-auto-submit": ""],
-                        ordered.map { HostedPage.hidden($0.key, $0.value) } + [HostedPage.button("Continue")])
+                        ordered.map { HostedPage.hidden($0.key, $0.value) } + [HostedPage.button(t("common.continue"))])
                 ])
             return HostedPage.response(page, frame)
         }
@@ -125,15 +136,18 @@ extension HostedRoutes {
 
     /// A page with a link to an address a self-registered client named, instead of an automatic redirect: whoever
     /// can register a client cannot use this server to bounce people to their site unseen (RFC 9700 §4.11.2).
-    func leaving(to location: String, client name: String) -> Response {
+    func leaving(to location: String, client name: String, _ t: HostedText) -> Response {
         let host = URLComponents(string: location)?.host ?? location
-        let frame = HostedPage.Frame(clientName: name, brand: brand, footer: "\(brand) sign-in")
+        let frame = HostedPage.Frame(
+            text: t, clientName: name, brand: brand, footer: t("footer.sign_in", ["brand": brand]))
         let page = HostedPage.layout(
-            "You are leaving \(brand)", frame,
+            t("leaving.title", ["brand": brand]), frame,
             [
-                HostedPage.paragraph("\(name) sent you here, but the request could not be completed."),
-                HostedPage.paragraph("Continue only if you trust \(host)."),
-                HostedPage.actions([HostedPage.link("Continue to \(host)", location, class: "button secondary")]),
+                HostedPage.paragraph(t("leaving.body", ["client": name])),
+                HostedPage.paragraph(t("leaving.trust", ["host": host])),
+                HostedPage.actions([
+                    HostedPage.link(t("leaving.continue", ["host": host]), location, class: "button secondary")
+                ]),
             ])
         return HostedPage.response(page, frame, status: 400)
     }
@@ -160,7 +174,9 @@ extension HostedRoutes {
     /// `POST /authorize/cancel`: the user declined; the client hears `access_denied`.
     func cancel(_ request: Request) throws -> Response {
         guard let c = try context(request, form: Form(request.body)) else { return lostFlow(request) }
-        return answer(c.flow.back, ["error": "access_denied", "error_description": "The user cancelled the sign-in."])
+        return answer(
+            c.flow.back, ["error": "access_denied", "error_description": "The user cancelled the sign-in."],
+            c.frame.text)
     }
 }
 

@@ -12,26 +12,25 @@ extension HostedRoutes {
             let (caller, _) = try flows.session(
                 token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
         else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id) }
-        let items = c.flow.request.scopes.map(HostedPage.describe(scope:))
+        let t = c.frame.text
+        let items = c.flow.request.scopes.map { HostedPage.describe(scope: $0, t) }
         let page = HostedPage.layout(
-            "Allow \(c.client.name) to use your account?", c.frame,
+            t("consent.title", ["client": c.client.name]), c.frame,
             [
-                HostedPage.paragraph("Signed in as \(caller.user.email)."),
+                HostedPage.paragraph(t("consent.signed_in_as", ["email": caller.user.email])),
                 HostedPage.actions([
-                    HostedPage.link("Not you? Use another account", "/authorize/account?flow=\(c.flow.id)")
+                    HostedPage.link(t("consent.other_account"), "/authorize/account?flow=\(c.flow.id)")
                 ]),
-                HostedPage.paragraph("\(c.client.name) will be able to:"),
+                HostedPage.paragraph(t("consent.will_be_able", ["client": c.client.name])),
                 .element("ul", [:], items.map { .element("li", [:], [.text($0)]) }),
-                c.flow.request.resource.map { HostedPage.paragraph("The access is for \($0).") } ?? .empty,
-                HostedPage.paragraph(
-                    "It never sees your password or your second factor. Its access ends when you sign out here, or, if it stays connected, when you change your password.",
-                    class: "muted"),
+                c.flow.request.resource.map { HostedPage.paragraph(t("consent.resource", ["resource": $0])) } ?? .empty,
+                HostedPage.paragraph(t("consent.never_sees"), class: "muted"),
                 HostedPage.form(
                     "/authorize/consent", c.frame,
                     [
                         HostedPage.actions([
-                            HostedPage.button("Allow", name: "decision", value: "allow"),
-                            HostedPage.button("Deny", name: "decision", value: "deny", kind: "secondary"),
+                            HostedPage.button(t("consent.allow"), name: "decision", value: "allow"),
+                            HostedPage.button(t("consent.deny"), name: "decision", value: "deny", kind: "secondary"),
                         ])
                     ]),
             ])
@@ -48,7 +47,8 @@ extension HostedRoutes {
         }
         guard form["decision"] == "allow" else {
             return answer(
-                c.flow.back, ["error": "access_denied", "error_description": "The user did not allow access."])
+                c.flow.back, ["error": "access_denied", "error_description": "The user did not allow access."],
+                c.frame.text)
         }
         try flows.consent(c.flow, session: session, client: AuditContext(request))
         var next = c
@@ -62,15 +62,13 @@ extension HostedRoutes {
         guard let c = try context(request) else { return lostFlow(request) }
         // Back after the app was set up: the flow goes on where it is.
         if let done = try alreadyAdded(c, request) { return done }
+        let t = c.frame.text
         let page = HostedPage.layout(
-            "Add a second factor", c.frame,
+            t("add.title"), c.frame,
             [
-                HostedPage.paragraph(
-                    "\(c.client.name) asks for more than a password. Set up an authenticator app now: it takes a minute and protects your account everywhere."
-                ),
+                HostedPage.paragraph(t("add.body", ["client": c.client.name])),
                 HostedPage.form(
-                    "/authorize/add-factor", c.frame,
-                    [HostedPage.actions([HostedPage.button("Set up an authenticator app")])]),
+                    "/authorize/add-factor", c.frame, [HostedPage.actions([HostedPage.button(t("add.button"))])]),
                 cancelForm(c),
             ])
         return HostedPage.response(page, c.frame)
@@ -108,8 +106,8 @@ extension HostedRoutes {
         else { return Self.seeOther("/authorize/add-factor", flow: c.flow.id) }
         let error: String? =
             switch request.query["error"] {
-            case "wrong": "That code did not work. Type the 6 digits the app shows now."
-            case "shape": "A code is 6 digits, like 123 456."
+            case "wrong": c.frame.text("add.app.wrong")
+            case "shape": c.frame.text("add.app.shape")
             default: nil
             }
         return enrollmentPage(c, offer: offer, error: error)
@@ -156,6 +154,7 @@ extension HostedRoutes {
 
     private func enrollmentPage(_ c: Context, offer: EnrollmentOffer, error: String?) -> Response {
         var body: [HTML] = []
+        let t = c.frame.text
         if case .totp(let secret, let uri, let svg) = offer {
             // The key in groups of four, as apps show and people type it.
             let grouped = stride(from: 0, to: secret.count, by: 4).map { i -> String in
@@ -164,15 +163,15 @@ extension HostedRoutes {
                     secret[start..<(secret.index(start, offsetBy: 4, limitedBy: secret.endIndex) ?? secret.endIndex)])
             }.joined(separator: " ")
             body += [
-                HostedPage.paragraph("Scan this code with your authenticator app, or type the key below into it."),
+                HostedPage.paragraph(t("add.app.scan")),
                 .element(
                     "img",
                     [
-                        "class": "qr", "width": "220", "height": "220", "alt": "QR code of the key below",
+                        "class": "qr", "width": "220", "height": "220", "alt": t("add.app.qr"),
                         "src": "data:image/svg+xml;base64," + Data(svg.utf8).base64EncodedString(),
                     ]),
-                .element("p", ["class": "secret", "data-secret": secret], [.text(grouped)]),
-                HostedPage.actions([HostedPage.link("On this phone? Add it to your authenticator app", uri)]),
+                .element("p", ["class": "secret", "data-secret": secret, "dir": "ltr"], [.text(grouped)]),
+                HostedPage.actions([HostedPage.link(t("add.app.on_this_phone"), uri)]),
             ]
         }
         body.append(
@@ -180,32 +179,31 @@ extension HostedRoutes {
                 "/authorize/add-factor/app", c.frame,
                 [
                     HostedPage.field(
-                        "Code from your authenticator app", name: "code", error: error,
-                        hint: "The 6 digits it shows for this account now.", autocomplete: "one-time-code",
-                        inputmode: "numeric", autofocus: true, maxlength: 16),
-                    HostedPage.actions([HostedPage.button("Add it")]),
+                        t("code.totp.label"), name: "code", error: error, hint: t("code.totp.hint"),
+                        autocomplete: "one-time-code", inputmode: "numeric", autofocus: true, maxlength: 16),
+                    HostedPage.actions([HostedPage.button(t("add.app.button"))]),
                 ]))
         body.append(cancelForm(c))
         return HostedPage.response(
-            HostedPage.layout("Set up your authenticator app", c.frame, body), c.frame, status: error == nil ? 200 : 422
+            HostedPage.layout(t("add.app.title"), c.frame, body), c.frame, status: error == nil ? 200 : 422
         )
     }
 
     private func enrollmentEnded(_ c: Context, _ failure: SecondFactorFailure) -> Response {
+        let t = c.frame.text
         let reason =
             switch failure {
-            case .unverifiedEmail: "Verify your email address first: the message we sent has a code."
-            case .reauthenticationRequired: "For your safety, sign in again before adding a factor."
-            case .limitExceeded: "You have as many factors as an account may have."
-            case .enrollmentNotFound:
-                "That setup ended after too many wrong codes. Start it again: you will get a new key."
-            default: "This could not be set up now. Try again in a moment."
+            case .unverifiedEmail: t("add.ended.unverified")
+            case .reauthenticationRequired: t("add.ended.reauthenticate")
+            case .limitExceeded: t("add.ended.limit")
+            case .enrollmentNotFound: t("add.ended.too_many")
+            default: t("add.ended.other")
             }
         let page = HostedPage.layout(
-            "Add a second factor", c.frame,
+            t("add.title"), c.frame,
             [
                 .element("p", ["class": "error", "role": "alert"], [.text(reason)]),
-                HostedPage.actions([HostedPage.link("Start again", "/authorize/add-factor?flow=\(c.flow.id)")]),
+                HostedPage.actions([HostedPage.link(t("add.ended.again"), "/authorize/add-factor?flow=\(c.flow.id)")]),
                 cancelForm(c),
             ])
         return HostedPage.response(page, c.frame, status: 409)

@@ -12,19 +12,22 @@ extension HostedRoutes {
         var hintedSubject: String?
         var redirect: String?
         var state: String?
+        /// The languages the app asked for (§2 `ui_locales`), kept for the confirmation's answer.
+        var uiLocales: [String] = []
     }
 
     /// Reads and checks a logout request; an error page when it names an address the client did not register.
     func logoutRequest(_ p: [String: String]) throws -> Result<LogoutRequest, LogoutRefusal> {
-        var request = LogoutRequest(state: p["state"])
+        var request = LogoutRequest(
+            state: p["state"], uiLocales: (p["ui_locales"] ?? "").split(separator: " ").prefix(10).map(String.init))
         var clientID = p["client_id"]
         if let hint = p["id_token_hint"] {
             // §2: an expired hint is still a hint; one this provider did not sign is refused.
             guard let (subject, audience, _) = minter.hintedSubject(hint, clientID: nil) else {
-                return .failure(LogoutRefusal("The app sent a sign-out request this server cannot check."))
+                return .failure(LogoutRefusal("logout.refused.hint"))
             }
             if let clientID, clientID != audience {
-                return .failure(LogoutRefusal("The sign-out request names two different apps."))
+                return .failure(LogoutRefusal("logout.refused.two_apps"))
             }
             request.hintedSubject = subject
             clientID = audience
@@ -35,7 +38,7 @@ extension HostedRoutes {
         if let uri = p["post_logout_redirect_uri"] {
             // §3: only an exactly registered address, and only for a client that is known.
             guard let client = request.client, client.postLogoutRedirectURIs.contains(uri) else {
-                return .failure(LogoutRefusal("The app asked to return to an address it has not registered."))
+                return .failure(LogoutRefusal("logout.refused.address"))
             }
             request.redirect = uri
         }
@@ -43,6 +46,7 @@ extension HostedRoutes {
     }
 
     struct LogoutRefusal: Error {
+        /// The sentence's key in the pages' texts.
         let reason: String
         init(_ reason: String) { self.reason = reason }
     }
@@ -50,27 +54,28 @@ extension HostedRoutes {
     /// `GET` and `POST /logout`: with a valid hint for the signed-in user, signs out at once; otherwise asks.
     func logout(_ request: Request) throws -> Response {
         let p = request.method == "POST" ? Form(request.body).fields : request.query
-        let frame = HostedPage.Frame(brand: brand)
+        let t = texts(request, uiLocales: (p["ui_locales"] ?? "").split(separator: " ").prefix(10).map(String.init))
+        let frame = HostedPage.Frame(text: t, brand: brand)
         let checked: LogoutRequest
         switch try logoutRequest(p) {
         case .failure(let refusal):
             return HostedPage.response(
-                HostedPage.layout("This sign-out link does not work", frame, [HostedPage.paragraph(refusal.reason)]),
+                HostedPage.layout(t("logout.refused.title"), frame, [HostedPage.paragraph(t(refusal.reason))]),
                 frame, status: 400)
         case .success(let value): checked = value
         }
         let token = HostedCookies.value(cookies.session, in: request)
         let session = try flows.session(token: token, client: AuditContext(request))
         if let (caller, _) = session, checked.hintedSubject == nil || checked.hintedSubject != caller.user.id.raw {
-            return logoutConfirmation(request, checked, email: caller.user.email)
+            return logoutConfirmation(request, checked, email: caller.user.email, t)
         }
         if let (caller, _) = session { try signOut(caller, request) }
-        var response = loggedOut(checked)
+        var response = loggedOut(checked, t)
         // A self-registered client's address without a valid hint: a link the user follows, not a redirect.
         if checked.client?.registeredBy == .dynamic, checked.hintedSubject == nil,
             let location = response.header("Location"), let client = checked.client
         {
-            var page = leaving(to: location, client: client.name)
+            var page = leaving(to: location, client: client.name, t)
             page.status = 200
             page.headers += response.headers.filter { $0.name == "Set-Cookie" }
             response = page
@@ -87,48 +92,57 @@ extension HostedRoutes {
         guard case .success(let checked) = try logoutRequest(form.fields.filter { $0.key != "id_token_hint" }) else {
             return lostFlow(request)
         }
+        let t = texts(request, uiLocales: checked.uiLocales)
         if form["decision"] == "stay" {
             let frame = HostedPage.Frame(
-                clientName: checked.client?.name, brand: brand, footer: "\(brand): you stay signed in.")
-            var body = [HostedPage.paragraph("You are still signed in. You can close this page.")]
+                text: t, clientName: checked.client?.name, brand: brand,
+                footer: t("logout.stay.footer", ["brand": brand]))
+            var body = [HostedPage.paragraph(t("logout.stay.body"))]
             if let client = checked.client,
                 let site = (checked.redirect ?? client.redirectURIs.first).flatMap(HostedPage.origin)
             {
                 body.append(
                     HostedPage.actions([
-                        HostedPage.link("Return to \(client.name)", site + "/", class: "button primary")
+                        HostedPage.link(
+                            t("common.return_to", ["client": client.name]), site + "/", class: "button primary")
                     ]))
             }
-            return HostedPage.response(HostedPage.layout("You are still signed in", frame, body), frame)
+            return HostedPage.response(HostedPage.layout(t("logout.stay.title"), frame, body), frame)
         }
         if let (caller, _) = try flows.session(
             token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
         {
             try signOut(caller, request)
         }
-        return loggedOut(checked)
+        return loggedOut(checked, t)
     }
 
-    private func logoutConfirmation(_ request: Request, _ checked: LogoutRequest, email: String) -> Response {
+    private func logoutConfirmation(_ request: Request, _ checked: LogoutRequest, email: String, _ t: HostedText)
+        -> Response
+    {
         let (browser, headers) = browserCookie(request)
         let frame = HostedPage.Frame(
-            clientName: checked.client?.name, logoURI: checked.client?.logoURI, brand: brand,
+            text: t, clientName: checked.client?.name, logoURI: checked.client?.logoURI, brand: brand,
             csrf: HostedCookies.csrf(browser: browser, flowID: "logout"), formTarget: checked.redirect,
-            footer: "Signing out of \(brand).")
+            footer: t("logout.confirm.footer", ["brand": brand]))
         var fields: [HTML] = [HostedPage.hidden("csrf", frame.csrf ?? "")]
         if let id = checked.client?.id { fields.append(HostedPage.hidden("client_id", id)) }
         if let uri = checked.redirect { fields.append(HostedPage.hidden("post_logout_redirect_uri", uri)) }
         if let state = checked.state { fields.append(HostedPage.hidden("state", state)) }
+        if !checked.uiLocales.isEmpty {
+            fields.append(HostedPage.hidden("ui_locales", checked.uiLocales.joined(separator: " ")))
+        }
         let page = HostedPage.layout(
-            "Sign out?", frame,
+            t("logout.confirm.title"), frame,
             [
-                HostedPage.paragraph("You are signed in to \(brand) as \(email). Signing out ends it in this browser."),
+                HostedPage.paragraph(t("logout.confirm.body", ["brand": brand, "email": email])),
                 .element(
                     "form", ["method": "post", "action": "/logout/confirm"],
                     fields + [
                         HostedPage.actions([
-                            HostedPage.button("Sign out", name: "decision", value: "out"),
-                            HostedPage.button("Stay signed in", name: "decision", value: "stay", kind: "secondary"),
+                            HostedPage.button(t("logout.confirm.out"), name: "decision", value: "out"),
+                            HostedPage.button(
+                                t("logout.confirm.stay"), name: "decision", value: "stay", kind: "secondary"),
                         ])
                     ]),
             ])
@@ -141,7 +155,7 @@ extension HostedRoutes {
         try sessions.signOut(caller, client: AuditContext(request))
     }
 
-    private func loggedOut(_ checked: LogoutRequest) -> Response {
+    private func loggedOut(_ checked: LogoutRequest, _ t: HostedText) -> Response {
         let clear = [cookies.clear(cookies.session), cookies.clear(cookies.pending)]
         if let uri = checked.redirect {
             var parts = URLComponents(string: uri) ?? URLComponents()
@@ -152,11 +166,11 @@ extension HostedRoutes {
             }
             return Response(status: 303, headers: [("Location", parts.string ?? uri)] + clear)
         }
-        let frame = HostedPage.Frame(clientName: checked.client?.name, brand: brand, footer: "\(brand): signed out.")
+        let frame = HostedPage.Frame(
+            text: t, clientName: checked.client?.name, brand: brand, footer: t("logout.done.footer", ["brand": brand]))
         return HostedPage.response(
             HostedPage.layout(
-                "You are signed out", frame,
-                [HostedPage.paragraph("You are signed out of \(brand) in this browser. You can close this page.")]),
+                t("logout.done.title"), frame, [HostedPage.paragraph(t("logout.done.body", ["brand": brand]))]),
             frame, headers: clear)
     }
 }

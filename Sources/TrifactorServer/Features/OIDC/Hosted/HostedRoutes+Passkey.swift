@@ -23,9 +23,9 @@ extension HostedRoutes {
     func passkeySignIn(_ request: Request) throws -> Response {
         let form = Form(request.body)
         guard var c = try context(request, form: form) else { return lostFlow(request) }
+        let t = c.frame.text
         guard let credential = Self.credential(form) else {
-            return emailForm(
-                c, email: c.flow.progress.email, error: "That passkey did not answer. Try again.", status: 422)
+            return emailForm(c, email: c.flow.progress.email, error: t("passkey.no_answer"), status: 422)
         }
         do {
             let (token, _) = try passwordless.signIn(with: credential, client: AuditContext(request))
@@ -36,13 +36,10 @@ extension HostedRoutes {
                 c, token: token, request,
                 headers: [cookies.set(cookies.session, token), cookies.clear(cookies.pending)])
         } catch SignInFailure.passkeyRefused, SecondFactorFailure.invalidCode {
-            return emailForm(
-                c, email: c.flow.progress.email,
-                error: "That passkey did not work here. Try again, or continue with your email and password.",
-                status: 401)
+            return emailForm(c, email: c.flow.progress.email, error: t("passkey.refused"), status: 401)
         } catch CommonFailure.rateLimited(let wait) {
             return emailForm(
-                c, email: c.flow.progress.email, error: "Too many tries. Wait \(Self.duration(wait)), then try again.",
+                c, email: c.flow.progress.email, error: t("common.too_many_tries", ["wait": t.duration(wait)]),
                 status: 429)
         }
     }
@@ -66,30 +63,28 @@ extension HostedRoutes {
             issued = try? secondFactors.stepUpChallenge(
                 caller, factorID: f.factorID, client: Self.audit(request, for: c.client))
         }
+        let t = c.frame.text
         guard case .passkey(let options)? = issued,
             let json = try? JSONEncoder().encode(options)
         else {
-            return .element(
-                "p", ["class": "error", "role": "alert"],
-                ["Your passkey cannot be asked for now. Use another way below."])
+            return .element("p", ["class": "error", "role": "alert"], [.text(t("passkey.unavailable"))])
         }
         return HostedPage.form(
             "/authorize/second-factor", c.frame,
             [
                 HostedPage.hidden("factor", f.factorID.raw),
                 .element("input", ["type": "hidden", "name": "assertion", "data-assertion": ""]),
-                HostedPage.paragraph(
-                    "Use \(f.displayName ?? "your passkey"): Touch ID, Face ID, Windows Hello or a security key."),
+                HostedPage.paragraph(t("passkey.use", ["passkey": f.displayName ?? t("common.your_passkey")])),
                 .element(
                     "p", ["class": "error", "role": "alert", "data-passkey-error": "", "hidden": ""],
-                    ["That passkey did not answer. Try again, or use another way below."]),
+                    [.text(t("code.passkey"))]),
                 HostedPage.actions([
                     .element(
                         "button",
                         [
                             "type": "button", "class": "primary", "data-passkey": "get",
                             "data-options": String(decoding: json, as: UTF8.self),
-                        ], ["Use my passkey"])
+                        ], [.text(t("passkey.button"))])
                 ]),
             ])
     }

@@ -8,21 +8,21 @@ import WebUI
 extension HostedRoutes {
     /// The sentence of an error the last POST redirected with (`error=` and its `left=` or `wait=`): errors come
     /// back through a GET (Post/Redirect/Get), so a reload never posts a wrong code again.
-    static func errorSentence(_ query: [String: String]) -> String? {
-        let wait = clamped(query["wait"], to: 1...86_400) ?? 60
+    static func errorSentence(_ query: [String: String], _ t: HostedText) -> String? {
+        let wait = t.duration(clamped(query["wait"], to: 1...86_400) ?? 60)
         switch query["error"] {
         case "wrong":
             if let left = clamped(query["left"], to: 0...100), left <= 3 {
-                return "That code did not work. \(left) more \(left == 1 ? "try" : "tries") before this sign-in stops."
+                return t("code.wrong.left", ["left": t.number(left)])
             }
-            return "That code did not work. Check it and try again."
-        case "shape": return "That is not a code: type the 6 digits (or a recovery code) as shown, spaces are fine."
-        case "empty": return "Enter the code."
-        case "locked": return "Too many wrong codes. Wait \(duration(wait)), then try again."
-        case "frozen": return "Your second step is locked after too many wrong codes. Contact support to unlock it."
-        case "limit": return "You asked for several codes. Wait \(duration(wait)) before asking for another."
-        case "unusable": return "This way cannot be used now. Choose another way below."
-        case "passkey": return "That passkey did not answer. Try again, or use another way below."
+            return t("code.wrong")
+        case "shape": return t("code.shape")
+        case "empty": return t("code.empty")
+        case "locked": return t("code.locked", ["wait": wait])
+        case "frozen": return t("code.frozen")
+        case "limit": return t("code.limit", ["wait": wait])
+        case "unusable": return t("code.unusable")
+        case "passkey": return t("code.passkey")
         default: return nil
         }
     }
@@ -44,6 +44,7 @@ extension HostedRoutes {
         _ c: Context, _ request: Request, pending: String, factor f: SessionService.Hint, approval: String
     ) throws -> Response {
         var c = c
+        let t = c.frame.text
         let id = ApprovalID(approval)
         let state = (try? secondFactors.push.state(id, pendingCredential: pending)) ?? "expired"
         if state == "approved" {
@@ -62,18 +63,15 @@ extension HostedRoutes {
             return factorForm(
                 c, f, others: Self.usable(hints, stepUp: false, level: c.flow.request.requestedLevel), stepUp: false,
                 sent: false,
-                error: state == "denied"
-                    ? "The sign-in was denied on your device. If that was not you, change your password."
-                    : "The request to your device expired. Send it again or use another way.")
+                error: state == "denied" ? t("device.denied") : t("device.expired"))
         }
         let number = Self.clamped(request.query["number"], to: 10...99).map(String.init) ?? "?"
         let page = HostedPage.layout(
-            "Approve on your device", c.frame,
+            t("device.title"), c.frame,
             [
-                HostedPage.paragraph(
-                    "Open \(f.displayName ?? "your device"), check the request, and pick this number:"),
+                HostedPage.paragraph(t("device.pick", ["device": f.displayName ?? t("common.your_device")])),
                 .element("p", ["class": "number", "aria-live": "polite"], [.text(number)]),
-                HostedPage.paragraph("This page moves on by itself once you approve.", class: "muted"),
+                HostedPage.paragraph(t("device.waiting"), class: "muted"),
                 .element("meta", ["http-equiv": "refresh", "content": "2"]),
                 otherWays(c, chosen: f, among: Self.usable(hints, stepUp: false, level: c.flow.request.requestedLevel)),
                 cancelForm(c),
@@ -82,17 +80,15 @@ extension HostedRoutes {
     }
 
     /// A refusal in the user's words.
-    static func sentence(_ failure: SecondFactorFailure) -> String {
+    static func sentence(_ failure: SecondFactorFailure, _ t: HostedText) -> String {
         switch failure {
         case .wrongProof(let remaining):
-            remaining <= 3
-                ? "That code did not work. \(remaining) more \(remaining == 1 ? "try" : "tries") before this sign-in stops."
-                : "That code did not work. Check it and try again."
-        case .locked(let wait): "Too many wrong codes. Wait \(duration(wait)), then try again."
-        case .frozen: "Your second step is locked after too many wrong codes. Contact support to unlock it."
-        case .limitExceeded: "You asked for several codes. Wait a few minutes before asking for another."
-        case .unusable: "This way cannot be used now. Choose another way below."
-        default: "That code did not work. Check it and try again."
+            remaining <= 3 ? t("code.wrong.left", ["left": t.number(max(remaining, 0))]) : t("code.wrong")
+        case .locked(let wait): t("code.locked", ["wait": t.duration(wait)])
+        case .frozen: t("code.frozen")
+        case .limitExceeded: t("code.limit_later")
+        case .unusable: t("code.unusable")
+        default: t("code.wrong")
         }
     }
 }

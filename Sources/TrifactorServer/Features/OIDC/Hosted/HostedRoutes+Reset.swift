@@ -14,19 +14,20 @@ extension HostedRoutes {
     }
 
     private func resetEmailForm(_ c: Context, email: String?, error: String?, status: Int = 200) -> Response {
+        let t = c.frame.text
         let page = HostedPage.layout(
-            "Reset your password", c.frame,
+            t("reset.title"), c.frame,
             [
-                HostedPage.paragraph("We will email you a code to set a new password."),
+                HostedPage.paragraph(t("reset.body")),
                 HostedPage.form(
                     "/authorize/reset", c.frame,
                     [
                         HostedPage.field(
-                            "Email", name: "email", type: "email", value: email, error: error, autocomplete: "username",
-                            autofocus: true, maxlength: 254),
-                        HostedPage.actions([HostedPage.button("Email me a code")]),
+                            t("common.email"), name: "email", type: "email", value: email, error: error,
+                            autocomplete: "username", autofocus: true, maxlength: 254),
+                        HostedPage.actions([HostedPage.button(t("reset.send"))]),
                     ]),
-                HostedPage.actions([HostedPage.link("Back to signing in", "/authorize/sign-in?flow=\(c.flow.id)")]),
+                HostedPage.actions([HostedPage.link(t("reset.back"), "/authorize/sign-in?flow=\(c.flow.id)")]),
             ])
         return HostedPage.response(page, c.frame, status: status)
     }
@@ -39,12 +40,10 @@ extension HostedRoutes {
         do {
             try resets.request(email: email, client: Self.audit(request, for: c.client))
         } catch CommonFailure.invalidFields {
-            return resetEmailForm(
-                c, email: email, error: "Enter your email address, like ann@example.com.", status: 422)
+            return resetEmailForm(c, email: email, error: c.frame.text("common.email.invalid"), status: 422)
         } catch CommonFailure.rateLimited(let wait) {
-            return resetEmailForm(
-                c, email: email, error: "We sent several codes already. Wait \(Self.duration(wait)), then ask again.",
-                status: 429)
+            let t = c.frame.text
+            return resetEmailForm(c, email: email, error: t("reset.limit", ["wait": t.duration(wait)]), status: 429)
         }
         c.flow.progress.email = email
         try flows.save(c.flow)
@@ -60,28 +59,28 @@ extension HostedRoutes {
 
     private func resetCodeForm(_ c: Context, error: String?, status: Int = 200) -> Response {
         let email = c.flow.progress.email ?? ""
+        let t = c.frame.text
         let page = HostedPage.layout(
-            "Check your email", c.frame,
+            t("reset.code.title"), c.frame,
             [
-                HostedPage.paragraph(
-                    "If an account uses \(email), we sent it an 8-digit code. It works for 15 minutes."),
+                HostedPage.paragraph(t("reset.code.body", ["email": email])),
                 HostedPage.form(
                     "/authorize/reset/code", c.frame,
                     [
                         HostedPage.field(
-                            "Code from the email", name: "code", error: error, autocomplete: "one-time-code",
+                            t("reset.code.label"), name: "code", error: error, autocomplete: "one-time-code",
                             inputmode: "numeric", autofocus: true, maxlength: 32),
-                        HostedPage.actions([HostedPage.button("Continue")]),
+                        HostedPage.actions([HostedPage.button(t("common.continue"))]),
                     ]),
                 HostedPage.form(
                     "/authorize/reset", c.frame,
                     [
                         HostedPage.hidden("email", email),
-                        HostedPage.actions([HostedPage.button("Send a new code", kind: "secondary")]),
+                        HostedPage.actions([HostedPage.button(t("code.send_new"), kind: "secondary")]),
                     ]),
                 HostedPage.actions([
-                    HostedPage.link("Use another email", "/authorize/reset?flow=\(c.flow.id)"),
-                    HostedPage.link("Back to signing in", "/authorize/sign-in?flow=\(c.flow.id)"),
+                    HostedPage.link(t("reset.other_email"), "/authorize/reset?flow=\(c.flow.id)"),
+                    HostedPage.link(t("reset.back"), "/authorize/sign-in?flow=\(c.flow.id)"),
                 ]),
             ])
         return HostedPage.response(page, c.frame, status: status)
@@ -99,12 +98,12 @@ extension HostedRoutes {
                 "/authorize/reset/password", flow: c.flow.id,
                 headers: [cookies.set(cookies.reset, verified.credential, maxAge: 900)])
         } catch CommonFailure.rateLimited(let wait) {
-            return resetCodeForm(c, error: "Too many tries. Wait \(Self.duration(wait)), then try again.", status: 429)
+            let t = c.frame.text
+            return resetCodeForm(c, error: t("common.too_many_tries", ["wait": t.duration(wait)]), status: 429)
         } catch CommonFailure.invalidFields {
-            return resetCodeForm(c, error: "The code is the 8 digits in the email, like 1234 5678.", status: 422)
+            return resetCodeForm(c, error: c.frame.text("reset.code.shape"), status: 422)
         } catch AccountFailure.invalidCode {
-            return resetCodeForm(
-                c, error: "That code did not work. Check the newest email, or send a new code.", status: 422)
+            return resetCodeForm(c, error: c.frame.text("reset.code.wrong"), status: 422)
         }
     }
 
@@ -134,10 +133,11 @@ extension HostedRoutes {
     ) -> Response {
         let usable = hints.filter { $0.kind == .totp || $0.kind == .phone || $0.kind == .recoveryCode }
         let factor = usable.first { $0.factorID.raw == chosen } ?? usable.first
+        let t = c.frame.text
         var fields: [HTML] = [
             HostedPage.field(
-                "New password", name: "password", type: "password", error: error,
-                hint: "At least 8 characters; a phrase of a few words is easiest to remember.",
+                t("reset.password.label"), name: "password", type: "password", error: error,
+                hint: t("reset.password.hint", ["min": t.number(resets.passwordPolicy.minimumLength)]),
                 autocomplete: "new-password", autofocus: true, maxlength: 1024)
         ]
         var body: [HTML] = []
@@ -150,15 +150,15 @@ extension HostedRoutes {
                         [
                             HostedPage.hidden("factor", factor.factorID.raw),
                             HostedPage.paragraph(
-                                "First, prove it is you: we will text a code to \(factor.maskedPhone ?? "your phone")."),
-                            HostedPage.actions([HostedPage.button("Text me a code")]),
+                                t("reset.prove", ["phone": factor.maskedPhone ?? t("common.your_phone")])),
+                            HostedPage.actions([HostedPage.button(t("code.text_me"))]),
                         ]))
             } else {
                 fields.append(
                     HostedPage.field(
                         factor.kind == .totp
-                            ? "Code from your authenticator app"
-                            : factor.kind == .phone ? "Code from the text message" : "Recovery code",
+                            ? t("code.totp.label")
+                            : factor.kind == .phone ? t("code.sms.label") : t("code.recovery.label"),
                         name: "code", error: codeError, autocomplete: "one-time-code",
                         inputmode: factor.kind == .recoveryCode ? nil : "numeric", maxlength: 64))
             }
@@ -166,9 +166,7 @@ extension HostedRoutes {
             body.append(
                 .element(
                     "p", ["class": "warning"],
-                    [
-                        "Your account is protected by a passkey or a device: reset your password in the app where you manage your account."
-                    ]))
+                    [.text(t("reset.passkey_only"))]))
         }
         if factor == nil && !hints.isEmpty || factor?.kind == .phone && !sent {
             // No password field before the factor can be proven.
@@ -176,7 +174,7 @@ extension HostedRoutes {
             body.append(
                 HostedPage.form(
                     "/authorize/reset/password", c.frame,
-                    fields + [HostedPage.actions([HostedPage.button("Set the new password")])]
+                    fields + [HostedPage.actions([HostedPage.button(t("reset.password.button"))])]
                 ))
         }
         let others = usable.filter { $0.factorID != factor?.factorID }
@@ -189,13 +187,13 @@ extension HostedRoutes {
                             "li", [:],
                             [
                                 HostedPage.link(
-                                    Self.label(f),
+                                    Self.label(f, t),
                                     "/authorize/reset/password?flow=\(c.flow.id)&factor=\(f.factorID.raw)")
                             ])
                     }))
         }
-        body.append(HostedPage.actions([HostedPage.link("Back to signing in", "/authorize/sign-in?flow=\(c.flow.id)")]))
-        return HostedPage.response(HostedPage.layout("Choose a new password", c.frame, body), c.frame, status: status)
+        body.append(HostedPage.actions([HostedPage.link(t("reset.back"), "/authorize/sign-in?flow=\(c.flow.id)")]))
+        return HostedPage.response(HostedPage.layout(t("reset.password.title"), c.frame, body), c.frame, status: status)
     }
 
     /// `POST /authorize/reset/send`: the text of the reset's phone factor.
@@ -213,7 +211,8 @@ extension HostedRoutes {
                 credential: credential, factorID: factor.factorID, client: Self.audit(request, for: c.client))
         } catch let failure as SecondFactorFailure {
             return resetPasswordForm(
-                c, hints: hints, chosen: factor.factorID.raw, sent: false, error: Self.sentence(failure), status: 429)
+                c, hints: hints, chosen: factor.factorID.raw, sent: false, error: Self.sentence(failure, c.frame.text),
+                status: 429)
         }
         return Self.seeOther(
             "/authorize/reset/password", flow: c.flow.id, extra: "&factor=\(factor.factorID.raw)&sent=1")
@@ -228,6 +227,7 @@ extension HostedRoutes {
         }
         let factor = hints.first { $0.factorID.raw == form["factor"] }
         let code = (form["code"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        let t = c.frame.text
         let again = { (error: String, status: Int) in
             self.resetPasswordForm(
                 c, hints: hints, chosen: factor?.factorID.raw, sent: factor?.kind == .phone, error: error,
@@ -237,7 +237,7 @@ extension HostedRoutes {
         let wrongCode = { (sentence: String) in
             self.resetPasswordForm(
                 c, hints: hints, chosen: factor?.factorID.raw, sent: factor?.kind == .phone,
-                error: "Type the new password again: for your safety it is never kept.", status: 422,
+                error: t("reset.password.retype"), status: 422,
                 codeError: sentence)
         }
         do {
@@ -246,15 +246,13 @@ extension HostedRoutes {
                 answer: factor == nil || code.isEmpty ? nil : .proof(.code(TypedCode.normalize(code))),
                 client: AuditContext(request))
         } catch CommonFailure.invalidFields(let fields) {
-            return again(
-                fields.first.map { $0.reason.prefix(1).uppercased() + $0.reason.dropFirst() + "." }
-                    ?? "Choose another password.", 422)
+            return again(Self.passwordSentence(fields.first?.violation, policy: resets.passwordPolicy, t), 422)
         } catch SecondFactorFailure.secondFactorRequired {
-            return wrongCode("Type the code: it proves the account is yours.")
+            return wrongCode(t("reset.code_required"))
         } catch PasswordResetFailure.invalidCredential {
             return Self.seeOther("/authorize/reset", flow: c.flow.id, headers: [cookies.clear(cookies.reset)])
         } catch let failure as SecondFactorFailure {
-            return wrongCode(Self.sentence(failure))
+            return wrongCode(Self.sentence(failure, t))
         }
         // Every session ended with the old password; the user signs in with the new one.
         c.flow.progress.authenticatedHere = false
@@ -262,5 +260,18 @@ extension HostedRoutes {
         return Self.seeOther(
             "/authorize/sign-in", flow: c.flow.id, extra: "&reset=1",
             headers: [cookies.clear(cookies.reset), cookies.clear(cookies.session), cookies.clear(cookies.pending)])
+    }
+
+    /// Why a new password was refused, in the user's words.
+    static func passwordSentence(_ violation: PasswordPolicy.Violation?, policy: PasswordPolicy, _ t: HostedText)
+        -> String
+    {
+        switch violation {
+        case .tooShort: t("password.too_short", ["min": t.number(policy.minimumLength)])
+        case .tooLong: t("password.too_long", ["max": t.number(policy.maximumLength)])
+        case .common: t("password.common")
+        case .contextual: t("password.contains_email")
+        case nil: t("password.other")
+        }
     }
 }

@@ -65,27 +65,29 @@ extension HostedRoutes {
                     [
                         "error": "unmet_authentication_requirements",
                         "error_description": "The user has no passkey that can be used here.",
-                    ])
+                    ], c.frame.text)
             }
             return Self.seeOther("/authorize/add-factor", flow: c.flow.id)
         }
         if let approval = request.query["approval"], case .signIn(let pending) = step, chosen.kind == .device {
             return try awaitApproval(c, request, pending: pending, factor: chosen, approval: approval)
         }
-        var error = Self.errorSentence(request.query)
+        let t = c.frame.text
+        var error = Self.errorSentence(request.query, t)
         if chosen.kind == .totp, request.query["error"] == "wrong", let sentence = error {
-            error = sentence + " A code works once: if you just used this one, wait for the next."
+            error = sentence + " " + t("code.totp_once")
         }
         if chosen.kind == .passkey {
             return passkeyPage(c, step, chosen, others: usable, request: request, error: error)
         }
+        let phone = chosen.maskedPhone ?? t("common.your_phone")
         let notice: String? =
             if request.query["added"] == "1" {
-                "Your authenticator app is set up. To finish signing in, type the next code it shows (a new one every 30 seconds)."
+                t("second.notice.added")
             } else if request.query["called"] == "1" {
-                "We are calling \(chosen.maskedPhone ?? "your phone") to read you the code; we also texted it."
+                t("second.notice.called", ["phone": phone])
             } else if request.query["sent"] == "1" && request.query["error"] == nil && chosen.kind == .phone {
-                "We texted a new code to \(chosen.maskedPhone ?? "your phone"). Earlier codes no longer work."
+                t("second.notice.sent", ["phone": phone])
             } else {
                 nil
             }
@@ -107,10 +109,11 @@ extension HostedRoutes {
         var body: [HTML] = []
         if let error { body.append(.element("p", ["class": "error", "role": "alert"], [.text(error)])) }
         body += [passkeyStep(c, step, f, request: request), otherWays(c, chosen: f, among: others), cancelForm(c)]
-        let notice = isStepUp ? "\(c.client.name) asks for your passkey to be sure it is you." : nil
+        let t = frame.text
+        let notice = isStepUp ? t("second.passkey.step_up", ["client": c.client.name]) : nil
         return HostedPage.response(
-            HostedPage.layout(isStepUp ? "Confirm it is you" : "Second step", frame, notice: notice, body), frame,
-            status: status)
+            HostedPage.layout(isStepUp ? t("second.step_up.title") : t("second.title"), frame, notice: notice, body),
+            frame, status: status)
     }
 
     /// The page of one factor: its code field (or the button that sends it), and the other ways one click away.
@@ -119,6 +122,8 @@ extension HostedRoutes {
         status: Int = 200, notice: String? = nil
     ) -> Response {
         var body: [HTML] = []
+        let t = c.frame.text
+        let phone = f.maskedPhone ?? t("common.your_phone")
         let factor = HostedPage.hidden("factor", f.factorID.raw)
         let codeField = { (label: String, hint: String) in
             HostedPage.form(
@@ -128,25 +133,25 @@ extension HostedRoutes {
                     HostedPage.field(
                         label, name: "code", error: error, hint: hint, autocomplete: "one-time-code",
                         inputmode: f.kind == .recoveryCode ? nil : "numeric", autofocus: true, maxlength: 64),
-                    HostedPage.actions([HostedPage.button(stepUp ? "Confirm" : "Sign in")]),
+                    HostedPage.actions([HostedPage.button(stepUp ? t("second.confirm") : t("common.sign_in"))]),
                 ])
         }
         switch f.kind {
         case .totp:
-            body.append(codeField("Code from your authenticator app", "The 6 digits it shows for this account now."))
+            body.append(codeField(t("code.totp.label"), t("code.totp.hint")))
         case .recoveryCode:
-            body.append(codeField("Recovery code", "One of the codes you saved when you set up your second factor."))
+            body.append(codeField(t("code.recovery.label"), t("code.recovery.hint")))
         case .phone where sent || error != nil:
-            body.append(HostedPage.paragraph("We sent a code to \(f.maskedPhone ?? "your phone")."))
-            body.append(codeField("Code from the text message", "6 digits. Spaces are fine."))
+            body.append(HostedPage.paragraph(t("code.sms.sent", ["phone": phone])))
+            body.append(codeField(t("code.sms.label"), t("code.sms.hint")))
             body.append(
                 HostedPage.form(
                     "/authorize/second-factor/send", c.frame,
                     [
                         factor,
                         HostedPage.actions([
-                            HostedPage.button("Send a new code", name: "how", value: "sms", kind: "secondary"),
-                            HostedPage.button("Call me instead", name: "how", value: "call", kind: "secondary"),
+                            HostedPage.button(t("code.send_new"), name: "how", value: "sms", kind: "secondary"),
+                            HostedPage.button(t("code.call"), name: "how", value: "call", kind: "secondary"),
                         ]),
                     ]))
         case .phone:
@@ -155,10 +160,10 @@ extension HostedRoutes {
                     "/authorize/second-factor/send", c.frame,
                     [
                         factor,
-                        HostedPage.paragraph("We will text a code to \(f.maskedPhone ?? "your phone")."),
+                        HostedPage.paragraph(t("code.sms.will_send", ["phone": phone])),
                         HostedPage.actions([
-                            HostedPage.button("Text me a code", name: "how", value: "sms"),
-                            HostedPage.button("Call me instead", name: "how", value: "call", kind: "secondary"),
+                            HostedPage.button(t("code.text_me"), name: "how", value: "sms"),
+                            HostedPage.button(t("code.call"), name: "how", value: "call", kind: "secondary"),
                         ]),
                     ]))
         case .device:
@@ -167,8 +172,9 @@ extension HostedRoutes {
                     "/authorize/second-factor/send", c.frame,
                     [
                         factor,
-                        HostedPage.paragraph("We will ask \(f.displayName ?? "your device") to approve this sign-in."),
-                        HostedPage.actions([HostedPage.button("Send to my device", name: "how", value: "push")]),
+                        HostedPage.paragraph(
+                            t("device.will_ask", ["device": f.displayName ?? t("common.your_device")])),
+                        HostedPage.actions([HostedPage.button(t("device.send"), name: "how", value: "push")]),
                     ]))
         default:
             break
@@ -178,8 +184,8 @@ extension HostedRoutes {
         }
         body.append(otherWays(c, chosen: f, among: others))
         body.append(cancelForm(c))
-        let title = stepUp ? "Confirm it is you" : "Second step"
-        let notice = notice ?? (stepUp ? "\(c.client.name) asks for a stronger proof that it is you." : nil)
+        let title = stepUp ? t("second.step_up.title") : t("second.title")
+        let notice = notice ?? (stepUp ? t("second.step_up.notice", ["client": c.client.name]) : nil)
         return HostedPage.response(HostedPage.layout(title, c.frame, notice: notice, body), c.frame, status: status)
     }
 
@@ -190,7 +196,7 @@ extension HostedRoutes {
         return .element(
             "section", ["aria-labelledby": "other-ways"],
             [
-                .element("h2", ["id": "other-ways"], ["Use another way"]),
+                .element("h2", ["id": "other-ways"], [.text(c.frame.text("second.other_ways"))]),
                 .element(
                     "ul", ["class": "factors"],
                     others.map { f in
@@ -198,20 +204,20 @@ extension HostedRoutes {
                             "li", [:],
                             [
                                 HostedPage.link(
-                                    Self.label(f), "/authorize/second-factor?flow=\(c.flow.id)&factor=\(f.factorID.raw)"
-                                )
+                                    Self.label(f, c.frame.text),
+                                    "/authorize/second-factor?flow=\(c.flow.id)&factor=\(f.factorID.raw)")
                             ])
                     }),
             ])
     }
 
-    static func label(_ f: SessionService.Hint) -> String {
+    static func label(_ f: SessionService.Hint, _ t: HostedText) -> String {
         switch f.kind {
-        case .totp: "Authenticator app" + (f.displayName.map { " (\($0))" } ?? "")
-        case .phone: "Text or call \(f.maskedPhone ?? "your phone")"
-        case .recoveryCode: "A recovery code"
-        case .device: "Approve on \(f.displayName ?? "your device")"
-        case .passkey: "Passkey" + (f.displayName.map { " (\($0))" } ?? "")
+        case .totp: f.displayName.map { t("factor.totp.named", ["name": $0]) } ?? t("factor.totp")
+        case .phone: t("factor.phone", ["phone": f.maskedPhone ?? t("common.your_phone")])
+        case .recoveryCode: t("factor.recovery")
+        case .device: t("factor.device", ["device": f.displayName ?? t("common.your_device")])
+        case .passkey: f.displayName.map { t("factor.passkey.named", ["name": $0]) } ?? t("factor.passkey")
         }
     }
 

@@ -8,15 +8,16 @@ extension HostedRoutes {
     /// `GET /authorize/sign-in`: the email first.
     func emailPage(_ request: Request) throws -> Response {
         guard let c = try context(request) else { return lostFlow(request) }
+        let t = c.frame.text
         let notice: String? =
             if request.query["reset"] == "1" {
-                "Your password is changed, and you are signed out everywhere. Sign in with the new one."
+                t("signin.notice.reset")
             } else if request.query["expired"] == "1" {
-                "That sign-in took too long. Start again: it takes a moment."
+                t("signin.notice.expired")
             } else if request.query["stopped"] == "1" {
-                "Too many wrong codes: that sign-in stopped. Sign in again to get a new chance."
+                t("signin.notice.stopped")
             } else if request.query["signedout"] == "1" {
-                "You were signed out meanwhile. Sign in again to continue."
+                t("signin.notice.signed_out")
             } else {
                 nil
             }
@@ -38,18 +39,19 @@ extension HostedRoutes {
         let again = c.flow.request.has(.login) || c.flow.request.maxAge != nil
         var frame = c.frame
         frame.script = true
+        let t = frame.text
         let page = HostedPage.layout(
-            again ? "Sign in again to continue" : "Sign in to \(c.client.name)", frame,
-            notice: notice ?? (again ? "\(c.client.name) asks you to prove it is you again." : nil),
+            again ? t("signin.again.title") : t("signin.title", ["client": c.client.name]), frame,
+            notice: notice ?? (again ? t("signin.again.notice", ["client": c.client.name]) : nil),
             [
                 HostedPage.form(
                     "/authorize/sign-in", frame,
                     [
                         // "webauthn" lets the browser offer this site's passkeys as the field is focused.
                         HostedPage.field(
-                            "Email", name: "email", type: "email", value: email, error: error,
+                            t("common.email"), name: "email", type: "email", value: email, error: error,
                             autocomplete: "username webauthn", autofocus: true, maxlength: 254),
-                        HostedPage.actions([HostedPage.button("Continue")]),
+                        HostedPage.actions([HostedPage.button(t("common.continue"))]),
                     ]),
                 .element(
                     "form", ["method": "post", "action": "/authorize/passkey", "data-passkey-signin": ""],
@@ -62,11 +64,11 @@ extension HostedRoutes {
                                 "class": "error", "role": "alert", "data-passkey-error": "", "hidden": "",
                                 "tabindex": "-1",
                             ],
-                            ["That passkey did not answer. Try again, or continue with your email."]),
+                            [.text(t("signin.passkey.no_answer"))]),
                         HostedPage.actions([
                             .element(
                                 "button", ["type": "button", "class": "secondary", "data-passkey": "discover"],
-                                ["Sign in with a passkey"])
+                                [.text(t("signin.passkey.button"))])
                         ]),
                     ]),
                 cancelForm(c),
@@ -80,7 +82,7 @@ extension HostedRoutes {
         guard var c = try context(request, form: form) else { return lostFlow(request) }
         let email = form["email"] ?? ""
         guard (3...254).contains(email.utf8.count), email.contains("@"), !email.contains(" ") else {
-            return emailForm(c, email: email, error: "Enter your email address, like ann@example.com.", status: 422)
+            return emailForm(c, email: email, error: c.frame.text("common.email.invalid"), status: 422)
         }
         c.flow.progress.email = email
         try flows.save(c.flow)
@@ -92,26 +94,25 @@ extension HostedRoutes {
         guard let c = try context(request) else { return lostFlow(request) }
         guard c.flow.progress.email != nil else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id) }
         let wait = Self.clamped(request.query["wait"], to: 1...86_400) ?? 60
+        let t = c.frame.text
         switch request.query["error"] {
-        case "mismatch":
-            return passwordForm(
-                c, error: "That email and password do not match. Check them and try again, or reset your password.",
-                status: 401)
+        case "mismatch": return passwordForm(c, error: t("password.mismatch"), status: 401)
         case "locked":
-            return passwordForm(c, error: "Too many tries. Wait \(Self.duration(wait)), then try again.", status: 429)
-        case "empty": return passwordForm(c, error: "Enter your password.", status: 422)
+            return passwordForm(c, error: t("common.too_many_tries", ["wait": t.duration(wait)]), status: 429)
+        case "empty": return passwordForm(c, error: t("password.empty"), status: 422)
         default: return passwordForm(c, error: nil)
         }
     }
 
     func passwordForm(_ c: Context, error: String?, status: Int = 200) -> Response {
         let email = c.flow.progress.email ?? ""
+        let t = c.frame.text
         let page = HostedPage.layout(
-            "Enter your password", c.frame,
+            t("password.title"), c.frame,
             [
-                HostedPage.paragraph("Signing in as \(email)."),
+                HostedPage.paragraph(t("password.as", ["email": email])),
                 HostedPage.actions([
-                    HostedPage.link("Not you? Use another email", "/authorize/sign-in?flow=\(c.flow.id)&other=1")
+                    HostedPage.link(t("password.other_email"), "/authorize/sign-in?flow=\(c.flow.id)&other=1")
                 ]),
                 HostedPage.form(
                     "/authorize/password", c.frame,
@@ -124,11 +125,11 @@ extension HostedRoutes {
                                 "hidden": "",
                             ]),
                         HostedPage.field(
-                            "Password", name: "password", type: "password", error: error,
+                            t("password.label"), name: "password", type: "password", error: error,
                             autocomplete: "current-password", autofocus: true, maxlength: 1024),
-                        HostedPage.actions([HostedPage.button("Sign in")]),
+                        HostedPage.actions([HostedPage.button(t("common.sign_in"))]),
                     ]),
-                HostedPage.actions([HostedPage.link("Forgot your password?", "/authorize/reset?flow=\(c.flow.id)")]),
+                HostedPage.actions([HostedPage.link(t("password.forgot"), "/authorize/reset?flow=\(c.flow.id)")]),
                 cancelForm(c),
             ])
         return HostedPage.response(page, c.frame, status: status)
@@ -153,7 +154,12 @@ extension HostedRoutes {
                 return try advance(
                     c, token: token, request,
                     headers: [cookies.set(cookies.session, token), cookies.clear(cookies.pending)])
-            case .secondFactor(let pending, _, _):
+            case .secondFactor(let pending, _, _, let locale):
+                if let locale, c.flow.progress.language != locale {
+                    // The password is proven: the next pages may speak the account's language.
+                    c.flow.progress.language = locale
+                    try flows.save(c.flow)
+                }
                 return Self.seeOther(
                     "/authorize/second-factor", flow: c.flow.id,
                     headers: [cookies.set(cookies.pending, pending, maxAge: 600)])
@@ -174,15 +180,18 @@ extension HostedRoutes {
             let (caller, _) = try flows.session(
                 token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
         else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id) }
+        let t = c.frame.text
         let page = HostedPage.layout(
-            "Choose an account", c.frame,
+            t("account.title"), c.frame,
             [
                 HostedPage.form(
                     "/authorize/account", c.frame,
                     [
                         HostedPage.actions([
-                            HostedPage.button("Continue as \(caller.user.email)", name: "choice", value: "current"),
-                            HostedPage.button("Use another account", name: "choice", value: "other", kind: "secondary"),
+                            HostedPage.button(
+                                t("account.continue_as", ["email": caller.user.email]), name: "choice", value: "current"
+                            ),
+                            HostedPage.button(t("account.other"), name: "choice", value: "other", kind: "secondary"),
                         ])
                     ]),
                 cancelForm(c),
@@ -214,14 +223,8 @@ extension HostedRoutes {
     /// The "Cancel and return to the app" form under every step.
     func cancelForm(_ c: Context) -> HTML {
         HostedPage.form(
-            "/authorize/cancel", c.frame, [HostedPage.button("Cancel and return to \(c.client.name)", kind: "link")])
-    }
-
-    /// "2 minutes", "30 seconds".
-    static func duration(_ seconds: Int) -> String {
-        // The figure may come from a URL (an error's `wait=`): clamped, so no value can overflow.
-        let seconds = min(max(seconds, 0), 86_400)
-        return seconds >= 90 ? "\((seconds + 59) / 60) minutes" : seconds <= 1 ? "a second" : "\(seconds) seconds"
+            "/authorize/cancel", c.frame,
+            [HostedPage.button(c.frame.text("common.cancel", ["client": c.client.name]), kind: "link")])
     }
 
     /// A whole number from a URL, clamped to `range` (nil when absent or not a number).

@@ -22,6 +22,8 @@ struct HostedRoutes: Sendable {
     let issuer: String
     /// The server's own name.
     let brand: String
+    /// The pages' language when nothing else names one of ours.
+    let defaultLanguage: String
 
     func register(on router: inout Router) {
         router.add("GET", "/authorize", execution: .database, page(authorize))
@@ -87,14 +89,14 @@ struct HostedRoutes: Sendable {
     /// A page handler whose failures still answer with a page: a database that is away is a 503 page, never a
     /// bare 5xx or JSON.
     private func page(_ handler: @escaping @Sendable (Request) throws -> Response) -> Router.Handler {
-        let frame = HostedPage.Frame(brand: brand)
-        return { request in
+        { request in
             do {
                 return try handler(request)
             } catch {
+                let frame = HostedPage.Frame(text: texts(request), brand: brand)
+                let t = frame.text
                 let page = HostedPage.layout(
-                    "Please try again in a moment", frame,
-                    [HostedPage.paragraph("Signing in is not available right now. Go back and try again in a minute.")])
+                    t("unavailable.title"), frame, [HostedPage.paragraph(t("unavailable.body"))])
                 return HostedPage.response(page, frame, status: 503, headers: [("Retry-After", "5")])
             }
         }
@@ -122,11 +124,16 @@ struct HostedRoutes: Sendable {
         return Context(
             flow: flow, client: client, browser: browser,
             frame: HostedPage.Frame(
+                text: texts(request, uiLocales: flow.request.uiLocales, account: flow.progress.language),
                 clientName: client.name, logoURI: client.logoURI, brand: brand, flowID: flow.id, csrf: csrf,
                 formTarget: flow.request.redirectURI))
     }
 
-    /// The page for a flow that is gone, expired, or opened in another browser.
+    /// The language of a page for `request`: see `HostedText.negotiate`.
+    func texts(_ request: Request, uiLocales: [String] = [], account: String? = nil) -> HostedText {
+        HostedText.negotiate(uiLocales: uiLocales, account: account, request: request, fallback: defaultLanguage)
+    }
+
     /// This browser's cookie, and the `Set-Cookie` that makes it when it has none (flows and the logout form are
     /// bound to it).
     func browserCookie(_ request: Request) -> (value: String, headers: [(name: String, value: String)]) {
@@ -140,6 +147,7 @@ struct HostedRoutes: Sendable {
         try flows.session(token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))?.0
     }
 
+    /// The page for a flow that is gone, expired, or opened in another browser.
     /// When the flow is still known (finished, or expired within the half hour it is kept), the page names its app
     /// and links back to the app's site, so it is never a dead end.
     func lostFlow(_ request: Request) -> Response {
@@ -148,19 +156,19 @@ struct HostedRoutes: Sendable {
             SessionToken.isWellFormed(id)
                 ? try? flows.transactions.read { try FlowRepository.origin(of: id, on: $0) } : nil
         }
-        let frame = HostedPage.Frame(clientName: known?.clientName, brand: brand)
+        let frame = HostedPage.Frame(text: texts(request), clientName: known?.clientName, brand: brand)
+        let t = frame.text
         var body: [HTML] = [
-            HostedPage.paragraph(
-                "It was finished (perhaps in another tab), it expired, or it was opened in another browser. Go back to \(known?.clientName ?? "the app you came from") and choose Sign in again."
-            )
+            HostedPage.paragraph(known.map { t("lost.body_app", ["client": $0.clientName]) } ?? t("lost.body"))
         ]
         if let known, let site = HostedPage.origin(known.redirectURI) {
             body.append(
                 HostedPage.actions([
-                    HostedPage.link("Return to \(known.clientName)", site + "/", class: "button primary")
+                    HostedPage.link(
+                        t("common.return_to", ["client": known.clientName]), site + "/", class: "button primary")
                 ]))
         }
-        return HostedPage.response(HostedPage.layout("This sign-in has ended", frame, body), frame, status: 400)
+        return HostedPage.response(HostedPage.layout(t("lost.title"), frame, body), frame, status: 400)
     }
 
     /// A 303 to `path` of this flow (Post/Redirect/Get).
