@@ -14,6 +14,9 @@ struct AuditContext: Sendable {
     /// other): 1 to 18 letters, digits, spaces and `&'.-`, as Vonage's brand.
     /// nil: the server's own (`TRIFACTOR_TOTP_ISSUER`).
     var brand: String?
+    /// The language of the hosted page that asked, which the texts and calls it starts speak (nil: the account's
+    /// language, else the server's).
+    var language: String?
 
     init(_ request: Request) {
         ip = request.remoteAddress

@@ -144,4 +144,28 @@ struct HostedLanguageTests {
             #expect(page.status == 422 && page.body.contains(HostedText(language: "ja")("code.wrong")))
         }
     }
+
+    @Test("a text sent from a hosted page speaks the page's language and bears the app's name", arguments: Backend.all)
+    func textLanguage(backend: Backend) throws {
+        try backend.withServer(Self.configuration) { server in
+            _ = try ProviderFlowTests.client(server)
+            let user = try MFAClient(server, email: "anna@example.com")
+            _ = try user.enrollPhone("+447400123456")
+            let browser = HostedBrowser(server)
+            var page = Self.firstPage(browser, "&ui_locales=de")
+            let email = try #require(page.form("/authorize/sign-in"))
+            page = browser.follow(
+                browser.request("POST", "/authorize/sign-in", form: email.merging(["email": user.email]) { $1 }))
+            let password = try #require(page.form("/authorize/password"))
+            page = browser.follow(
+                browser.request(
+                    "POST", "/authorize/password", form: password.merging(["password": user.password]) { $1 }))
+            let send = try #require(page.form("/authorize/second-factor/send"), "no send form: \(page.body)")
+            page = browser.follow(
+                browser.request("POST", "/authorize/second-factor/send", form: send.merging(["how": "sms"]) { $1 }))
+            #expect(page.body.contains("<html lang=\"de\">"))
+            let text = try #require(try user.lastSMS("+447400123456"))
+            #expect(text.hasPrefix("Relying Party: Ihr Bestätigungscode lautet "), "\(text)")
+        }
+    }
 }

@@ -131,7 +131,7 @@ struct PhoneFactor: SecondFactor {
     ) throws -> VerificationID {
         // The relying party's name when its server named one, the server's otherwise.
         let start = PhoneVerificationService.Start(
-            brand: client.brand ?? brand, locale: verifications.outbox.texts.locale(user: locale),
+            brand: client.brand ?? brand, locale: client.language ?? verifications.outbox.texts.locale(user: locale),
             steps: [.init(channel: .sms, to: number.digits), .init(channel: .voice, to: number.digits)],
             countryCodes: [number.countryCallingCode], channelTimeout: 120, codeLength: 6, customCode: nil,
             clientRef: nil, intent: intent, userID: userID, scope: scope, supersedesRunning: true)

@@ -131,7 +131,7 @@ extension HostedRoutes {
         do {
             _ = try enrollments.finish(
                 session: session, proof: .code(TypedCode.normalize(code)), displayName: nil, by: caller,
-                client: Self.audit(request, for: c.client))
+                client: Self.audit(request, for: c.client, c.frame.text))
             return Self.seeOther(
                 "/authorize/second-factor", flow: c.flow.id, extra: "&added=1",
                 headers: [cookies.clear(cookies.enrollment)])

@@ -57,11 +57,12 @@ extension HostedRoutes {
         switch step {
         case .signIn(let pending):
             issued = try? secondFactors.signInChallenge(
-                pendingCredential: pending, factorID: f.factorID, client: Self.audit(request, for: c.client)
+                pendingCredential: pending, factorID: f.factorID,
+                client: Self.audit(request, for: c.client, c.frame.text)
             ).0
         case .stepUp(let caller):
             issued = try? secondFactors.stepUpChallenge(
-                caller, factorID: f.factorID, client: Self.audit(request, for: c.client))
+                caller, factorID: f.factorID, client: Self.audit(request, for: c.client, c.frame.text))
         }
         let t = c.frame.text
         guard case .passkey(let options)? = issued,

@@ -50,7 +50,7 @@ extension HostedRoutes {
         if state == "approved" {
             let issued = try secondFactors.completeSignIn(
                 pendingCredential: pending, factorID: f.factorID, answer: .approval(id),
-                client: Self.audit(request, for: c.client))
+                client: Self.audit(request, for: c.client, c.frame.text))
             c.flow.progress.authenticatedHere = true
             c.flow.progress.accountChosen = true
             try flows.save(c.flow)

@@ -38,7 +38,7 @@ extension HostedRoutes {
         guard var c = try context(request, form: form) else { return lostFlow(request) }
         let email = form["email"] ?? c.flow.progress.email ?? ""
         do {
-            try resets.request(email: email, client: Self.audit(request, for: c.client))
+            try resets.request(email: email, client: Self.audit(request, for: c.client, c.frame.text))
         } catch CommonFailure.invalidFields {
             return resetEmailForm(c, email: email, error: c.frame.text("common.email.invalid"), status: 422)
         } catch CommonFailure.rateLimited(let wait) {
@@ -208,7 +208,8 @@ extension HostedRoutes {
         }
         do {
             _ = try resets.challenge(
-                credential: credential, factorID: factor.factorID, client: Self.audit(request, for: c.client))
+                credential: credential, factorID: factor.factorID,
+                client: Self.audit(request, for: c.client, c.frame.text))
         } catch let failure as SecondFactorFailure {
             return resetPasswordForm(
                 c, hints: hints, chosen: factor.factorID.raw, sent: false, error: Self.sentence(failure, c.frame.text),

@@ -249,7 +249,7 @@ extension HostedRoutes {
             if case .answer(let answer) = posted { return answer }
             return lostFlow(request)
         }
-        let audit = Self.audit(request, for: c.client)
+        let audit = Self.audit(request, for: c.client, c.frame.text)
         let back = "&factor=\(f.factorID.raw)"
         do {
             switch (step, form["how"]) {
@@ -302,7 +302,7 @@ extension HostedRoutes {
             }
             proof = .code(TypedCode.normalize(code))
         }
-        let audit = Self.audit(request, for: c.client)
+        let audit = Self.audit(request, for: c.client, c.frame.text)
         do {
             switch step {
             case .signIn(let pending):
@@ -348,9 +348,11 @@ extension HostedRoutes {
     /// Who made the request, with the client's name as the brand its texts and calls bear (when it can be one: 1
     /// to 18 letters, digits, spaces and `&'.-`; otherwise the server's own name). A self-registered client's name
     /// is anyone's choice, so its texts bear the server's name: a stranger's app never sends texts as a bank.
-    static func audit(_ request: Request, for client: OIDCClient) -> AuditContext {
+    /// The texts and calls a page starts speak the page's language.
+    static func audit(_ request: Request, for client: OIDCClient, _ t: HostedText) -> AuditContext {
         var audit = AuditContext(request)
         audit.brand = client.registeredBy == .dynamic ? nil : AuditContext.brand(client.name)
+        audit.language = t.language
         return audit
     }
 }
