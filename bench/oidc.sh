@@ -142,9 +142,9 @@ measure() {
         count_statements "$base" "$secret"
     fi
     echo "  $t: hosted sign-ins (email, password, TOTP, code exchange): $SIGNIN_USERS users set up, then 16 browsers for ${DUR} s"
-    local s0 d0; s0=$(cpu "$pid"); d0=$(cpu $db)
     python3 bench/oidc/hosted.py signin "$base" "$TMP/$t-signin.txt" --client bench --secret "$secret" \
-        --users "$SIGNIN_USERS" --threads 16 --seconds "$DUR" || die "the hosted sign-in bench ($t) failed"
+        --users "$SIGNIN_USERS" --threads 16 --seconds "$DUR" --server-pids "$pid" --db-pids "$db" \
+        || die "the hosted sign-in bench ($t) failed"
     grep -c '"status":5' "$TMP/$t.log" | sed 's/^/server_5xx /' > "$TMP/$t-log.txt" || true
     grep -ci '"level":"error"\|"level":"critical"' "$TMP/$t.log" | sed 's/^/server_errors /' >> "$TMP/$t-log.txt" || true
     kill "$pid"

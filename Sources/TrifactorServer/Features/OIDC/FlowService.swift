@@ -131,11 +131,16 @@ struct FlowService: Sendable {
     func next(_ flow: AuthorizationFlow, client: OIDCClient, session: AuthorizationFlow.Session?) throws
         -> AuthorizationFlow.Next
     {
-        let consented = try session.map { s in
-            try transactions.read { db in
-                try ConsentRepository.covers(userID: s.userID, clientID: client.id, scopes: flow.request.scopes, on: db)
+        // A first-party client needs no consent (only prompt=consent asks, and it is recorded in the flow).
+        let consented =
+            try client.firstParty
+            ? nil
+            : session.map { s in
+                try transactions.read { db in
+                    try ConsentRepository.covers(
+                        userID: s.userID, clientID: client.id, scopes: flow.request.scopes, on: db)
+                }
             }
-        }
         return flow.next(
             session: session, consented: consented ?? false, firstParty: client.firstParty, now: clock.now().millis)
     }
@@ -158,12 +163,15 @@ struct FlowService: Sendable {
     }
 
     /// Issues the flow's code (shown once, stored as SHA-256); nil when the flow no longer waits for one.
-    func issueCode(_ flow: AuthorizationFlow, session: AuthorizationFlow.Session, client audit: AuditContext) throws
-        -> String?
-    {
+    /// `saving`: the flow's progress is saved in the same transaction.
+    func issueCode(
+        _ flow: AuthorizationFlow, session: AuthorizationFlow.Session, saving: Bool = false,
+        client audit: AuditContext
+    ) throws -> String? {
         let now = clock.now().millis
         let code = Base64URL.encode(random.bytes(32))
         let issued = try transactions.write { db -> Bool in
+            if saving { try FlowRepository.save(flow, on: db) }
             guard
                 try FlowRepository.issueCode(
                     flow.id, codeHash: SHA256.hex(code), expiresAt: now + Self.codeLifetime, userID: session.userID,

@@ -74,18 +74,26 @@ extension HostedRoutes {
     }
 
     /// Where the flow goes next, from the browser's session (`token`, the SSO cookie or the session just made).
-    func advance(_ c: Context, token: String?, _ request: Request, headers: [(name: String, value: String)] = [])
-        throws -> Response
-    {
+    /// `unsaved`: the flow's progress changed and is saved here, with the code when one is issued (one
+    /// transaction fewer on the last step of a sign-in).
+    func advance(
+        _ c: Context, token: String?, _ request: Request, unsaved: Bool = false,
+        headers: [(name: String, value: String)] = []
+    ) throws -> Response {
         let found = try flows.session(token: token, client: AuditContext(request))
         var c = c
+        var unsaved = unsaved
         if let locale = found?.0.user.locale, c.flow.progress.language != locale {
             // The account's language for the pages that follow (when the client named none of ours).
             c.flow.progress.language = locale
-            try flows.save(c.flow)
+            unsaved = true
         }
         let id = c.flow.id
         let step = try flows.next(c.flow, client: c.client, session: found?.1)
+        if case .issueCode = step {
+        } else if unsaved {
+            try flows.save(c.flow)
+        }
         var response: Response
         switch step {
         case .signIn: response = Self.seeOther("/authorize/sign-in", flow: id)
@@ -97,7 +105,8 @@ extension HostedRoutes {
             response = answer(c.flow.back, ["error": error.code, "error_description": error.description], c.frame.text)
         case .issueCode:
             guard let session = found?.1,
-                let code = try flows.issueCode(c.flow, session: session, client: AuditContext(request))
+                let code = try flows.issueCode(
+                    c.flow, session: session, saving: unsaved, client: AuditContext(request))
             else { return lostFlow(request) }
             response = answer(c.flow.back, ["code": code], c.frame.text)
         }

@@ -31,9 +31,8 @@ extension HostedRoutes {
             let (token, _) = try passwordless.signIn(with: credential, client: AuditContext(request))
             c.flow.progress.authenticatedHere = true
             c.flow.progress.accountChosen = true
-            try flows.save(c.flow)
             return try advance(
-                c, token: token, request,
+                c, token: token, request, unsaved: true,
                 headers: [cookies.set(cookies.session, token), cookies.clear(cookies.pending)])
         } catch SignInFailure.passkeyRefused, SecondFactorFailure.invalidCode {
             return emailForm(c, email: c.flow.progress.email, error: t("passkey.refused"), status: 401)

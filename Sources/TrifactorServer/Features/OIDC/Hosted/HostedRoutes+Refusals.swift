@@ -53,9 +53,8 @@ extension HostedRoutes {
                 client: Self.audit(request, for: c.client, c.frame.text))
             c.flow.progress.authenticatedHere = true
             c.flow.progress.accountChosen = true
-            try flows.save(c.flow)
             return try advance(
-                c, token: issued.token, request,
+                c, token: issued.token, request, unsaved: true,
                 headers: [cookies.set(cookies.session, issued.token), cookies.clear(cookies.pending)])
         }
         let hints = (try? secondFactors.hints(pendingCredential: pending)) ?? []

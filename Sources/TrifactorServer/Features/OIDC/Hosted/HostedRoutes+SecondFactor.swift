@@ -310,9 +310,8 @@ extension HostedRoutes {
                     pendingCredential: pending, factorID: f.factorID, answer: .proof(proof), client: audit)
                 c.flow.progress.authenticatedHere = true
                 c.flow.progress.accountChosen = true
-                try flows.save(c.flow)
                 return try advance(
-                    c, token: issued.token, request,
+                    c, token: issued.token, request, unsaved: true,
                     headers: [cookies.set(cookies.session, issued.token), cookies.clear(cookies.pending)])
             case .stepUp(let caller):
                 // Only when the flow asks for a step-up; a second factor alone never stands for the password that

@@ -150,9 +150,8 @@ extension HostedRoutes {
             case .session(let token, _):
                 c.flow.progress.authenticatedHere = true
                 c.flow.progress.accountChosen = true
-                try flows.save(c.flow)
                 return try advance(
-                    c, token: token, request,
+                    c, token: token, request, unsaved: true,
                     headers: [cookies.set(cookies.session, token), cookies.clear(cookies.pending)])
             case .secondFactor(let pending, _, _, let locale):
                 if let locale, c.flow.progress.language != locale {
@@ -216,8 +215,7 @@ extension HostedRoutes {
             try flows.save(c.flow)
             return Self.seeOther("/authorize/sign-in", flow: c.flow.id, headers: [cookies.clear(cookies.session)])
         }
-        try flows.save(c.flow)
-        return try advance(c, token: HostedCookies.value(cookies.session, in: request), request)
+        return try advance(c, token: HostedCookies.value(cookies.session, in: request), request, unsaved: true)
     }
 
     /// The "Cancel and return to the app" form under every step.
