@@ -57,12 +57,72 @@ package enum JSONValue: Sendable, Hashable {
 
     /// `object` as compact JSON with sorted keys and unescaped slashes: one
     /// object, one byte string, so a token or key set is reproducible.
+    ///
+    /// Written here rather than by `JSONEncoder`: a token grant serializes a
+    /// header, claims and its answer, and the encoder's boxing of each value
+    /// was a measurable share of a grant's time. RFC 8259 §7 escaping: `"`,
+    /// `\\` and the control characters; everything else as UTF-8. A non-finite
+    /// number, which JSON cannot hold, is written as null.
     package static func serialize(_ object: [String: JSONValue]) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding these cases cannot fail but for a non-finite number, which
-        // JSON cannot hold: those are written as null.
-        return (try? encoder.encode(object)).map(Array.init) ?? Array("{}".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        JSONValue.object(object).write(to: &out)
+        return out
+    }
+
+    private func write(to out: inout [UInt8]) {
+        switch self {
+        case .null: out += "null".utf8
+        case .bool(let value): out += (value ? "true" : "false").utf8
+        case .integer(let value): out += String(value).utf8
+        case .number(let value):
+            if !value.isFinite {
+                out += "null".utf8
+            } else if value.rounded(.towardZero) == value && abs(value) < 1e15 {
+                out += String(Int64(value)).utf8
+            } else {
+                out += String(value).utf8
+            }
+        case .string(let value): Self.write(value, to: &out)
+        case .array(let values):
+            out.append(UInt8(ascii: "["))
+            for (index, value) in values.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                value.write(to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            out.append(UInt8(ascii: "{"))
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                Self.write(key, to: &out)
+                out.append(UInt8(ascii: ":"))
+                members[key]!.write(to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private static func write(_ text: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out += #"\""#.utf8
+            case UInt8(ascii: "\\"): out += #"\\"#.utf8
+            case 0x0A: out += #"\n"#.utf8
+            case 0x0D: out += #"\r"#.utf8
+            case 0x09: out += #"\t"#.utf8
+            case 0x08: out += #"\b"#.utf8
+            case 0x0C: out += #"\f"#.utf8
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out += #"\u00"#.utf8
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0x0F)])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
     }
 }
 

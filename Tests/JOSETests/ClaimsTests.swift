@@ -25,6 +25,26 @@ struct ClaimsTests {
         #expect(claims.payload == JWTClaims(claims.values).payload)
     }
 
+    @Test("escapes, nesting, numbers and non-ASCII text are written as Foundation's JSON encoder writes them")
+    func sameAsTheEncoder() throws {
+        let values: [String: JSONValue] = [
+            "quote": "say \"hi\"\\ \u{01}\u{1F}\t\n\r\u{08}\u{0C}/", "ünïcode": "Ждём 🐧 عربي",
+            "nested": .object(["z": .null, "a": [true, false, .number(1.5), -3]]),
+            "big": .integer(9_007_199_254_740_993), "neg": .integer(-1), "whole": .number(2), "empty": .object([:]),
+            "list": .array([]),
+        ]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let expected = try encoder.encode(values)
+        #expect(
+            String(decoding: JSONValue.serialize(values), as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+        // A whole number reads back as an integer.
+        #expect(
+            try JSONDecoder().decode([String: JSONValue].self, from: Data(JSONValue.serialize(values)))
+                == values.merging(["whole": .integer(2)]) { $1 })
+        #expect(String(decoding: JSONValue.serialize(["x": .number(.nan)]), as: UTF8.self) == #"{"x":null}"#)
+    }
+
     @Test("the accessors read registered and private claims, and aud as a string or an array")
     func accessors() throws {
         let claims = try JWTClaims(
