@@ -78,10 +78,11 @@ package enum JSONValue: Sendable, Hashable {
         case .number(let value):
             if !value.isFinite {
                 out += "null".utf8
-            } else if value.rounded(.towardZero) == value && abs(value) < 1e15 {
-                out += String(Int64(value)).utf8
             } else {
-                out += String(value).utf8
+                // As the encoder writes a Double: its description, a whole number without ".0".
+                var text = value.description
+                if text.hasSuffix(".0") { text.removeLast(2) }
+                out += text.utf8
             }
         case .string(let value): Self.write(value, to: &out)
         case .array(let values):

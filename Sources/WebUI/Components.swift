@@ -33,6 +33,9 @@ extension Components {
                     "required": required ? "" : nil, "autofocus": autofocus || error != nil ? "" : nil,
                     "maxlength": maxlength.map(String.init), "aria-invalid": error == nil ? nil : "true",
                     "aria-describedby": described.isEmpty ? nil : described.joined(separator: " "),
+                    // An address, a phone number or a code reads left to right on a right-to-left page too.
+                    "dir": ["email", "tel", "url"].contains(type) || autocomplete == "one-time-code"
+                        || inputmode == "numeric" ? "ltr" : nil,
                 ]))
         if let error {
             children.append(.element("p", ["id": "\(id)-error", "class": "error", "role": "alert"], [.text(error)]))

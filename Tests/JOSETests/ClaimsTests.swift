@@ -30,7 +30,8 @@ struct ClaimsTests {
         let values: [String: JSONValue] = [
             "quote": "say \"hi\"\\ \u{01}\u{1F}\t\n\r\u{08}\u{0C}/", "ünïcode": "Ждём 🐧 عربي",
             "nested": .object(["z": .null, "a": [true, false, .number(1.5), -3]]),
-            "big": .integer(9_007_199_254_740_993), "neg": .integer(-1), "whole": .number(2), "empty": .object([:]),
+            "big": .integer(9_007_199_254_740_993), "neg": .integer(-1), "whole": .number(2), "huge": .number(1e15),
+            "negativeZero": .number(-0.0), "tiny": .number(1e-7), "empty": .object([:]),
             "list": .array([]),
         ]
         let encoder = JSONEncoder()
@@ -41,7 +42,11 @@ struct ClaimsTests {
         // A whole number reads back as an integer.
         #expect(
             try JSONDecoder().decode([String: JSONValue].self, from: Data(JSONValue.serialize(values)))
-                == values.merging(["whole": .integer(2)]) { $1 })
+                == values.merging([
+                    "whole": .integer(2), "huge": .integer(1_000_000_000_000_000), "negativeZero": .integer(0),
+                ]) {
+                    $1
+                })
         #expect(String(decoding: JSONValue.serialize(["x": .number(.nan)]), as: UTF8.self) == #"{"x":null}"#)
     }
 

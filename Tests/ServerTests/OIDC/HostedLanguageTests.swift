@@ -142,6 +142,22 @@ struct HostedLanguageTests {
             page = browser.follow(
                 browser.request("POST", "/authorize/second-factor", form: code.merging(["code": "000000"]) { $1 }))
             #expect(page.status == 422 && page.body.contains(HostedText(language: "ja")("code.wrong")))
+
+            // "Not you?": another person, whose account names no language, takes over this browser's sign-in.
+            // Nothing of the first account's language reaches their pages, before or after their password.
+            let other = try MFAClient(server, email: "ola@example.com")
+            _ = try other.enrollTOTP()
+            let flow = try #require(code["flow"])
+            page = browser.request("GET", "/authorize/sign-in?flow=\(flow)&other=1")
+            let again = try #require(page.form("/authorize/sign-in"))
+            page = browser.follow(
+                browser.request("POST", "/authorize/sign-in", form: again.merging(["email": other.email]) { $1 }))
+            #expect(page.body.contains("<html lang=\"en\">"), "the next person's password page is not Japanese")
+            let theirs = try #require(page.form("/authorize/password"))
+            page = browser.follow(
+                browser.request(
+                    "POST", "/authorize/password", form: theirs.merging(["password": other.password]) { $1 }))
+            #expect(page.body.contains("<html lang=\"en\">") && page.body.contains("Code from your authenticator app"))
         }
     }
 

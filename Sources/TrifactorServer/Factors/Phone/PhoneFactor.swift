@@ -129,9 +129,13 @@ struct PhoneFactor: SecondFactor {
         to number: PhoneNumber, intent: CodeIntent, locale: String?, userID: UserID, scope: String,
         client: AuditContext, then: (VerificationID, any SQLConnection) throws -> Void = { _, _ in }
     ) throws -> VerificationID {
-        // The relying party's name when its server named one, the server's otherwise.
+        // The relying party's name when its server named one, the server's otherwise. A hosted page's language
+        // when it asked (the account's own locale when that is the same language: it keeps its region's voice).
+        let texts = verifications.outbox.texts
+        let accountLocale = texts.locale(user: locale)
+        let spoken = client.language.map { texts.language(locale: accountLocale) == $0 ? accountLocale : $0 }
         let start = PhoneVerificationService.Start(
-            brand: client.brand ?? brand, locale: client.language ?? verifications.outbox.texts.locale(user: locale),
+            brand: client.brand ?? brand, locale: spoken ?? accountLocale,
             steps: [.init(channel: .sms, to: number.digits), .init(channel: .voice, to: number.digits)],
             countryCodes: [number.countryCallingCode], channelTimeout: 120, codeLength: 6, customCode: nil,
             clientRef: nil, intent: intent, userID: userID, scope: scope, supersedesRunning: true)

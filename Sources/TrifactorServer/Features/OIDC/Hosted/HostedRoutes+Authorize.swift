@@ -83,16 +83,17 @@ extension HostedRoutes {
         let found = try flows.session(token: token, client: AuditContext(request))
         var c = c
         var unsaved = unsaved
-        if let locale = found?.0.user.locale, c.flow.progress.language != locale {
-            // The account's language for the pages that follow (when the client named none of ours).
-            c.flow.progress.language = locale
+        if let (caller, _) = found, c.flow.progress.language != caller.user.locale {
+            // The account's language for the pages that follow (when the client named none of ours); none when it
+            // names none, so a language chosen by another account in this browser never carries over.
+            c.flow.progress.language = caller.user.locale
             unsaved = true
         }
         let id = c.flow.id
         let step = try flows.next(c.flow, client: c.client, session: found?.1)
-        if case .issueCode = step {
-        } else if unsaved {
-            try flows.save(c.flow)
+        switch step {
+        case .issueCode, .fail: break  // saved with the code; a failed flow ends here
+        default: if unsaved { try flows.save(c.flow) }
         }
         var response: Response
         switch step {

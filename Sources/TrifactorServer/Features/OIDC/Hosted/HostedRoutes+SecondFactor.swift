@@ -75,7 +75,7 @@ extension HostedRoutes {
         let t = c.frame.text
         var error = Self.errorSentence(request.query, t)
         if chosen.kind == .totp, request.query["error"] == "wrong", let sentence = error {
-            error = sentence + " " + t("code.totp_once")
+            error = t("code.totp_once", ["error": sentence])
         }
         if chosen.kind == .passkey {
             return passkeyPage(c, step, chosen, others: usable, request: request, error: error)

@@ -85,6 +85,8 @@ extension HostedRoutes {
             return emailForm(c, email: email, error: c.frame.text("common.email.invalid"), status: 422)
         }
         c.flow.progress.email = email
+        // A new email is nobody proven yet: the pages speak no account's language until its password is.
+        c.flow.progress.language = nil
         try flows.save(c.flow)
         return Self.seeOther("/authorize/password", flow: c.flow.id)
     }
@@ -154,8 +156,9 @@ extension HostedRoutes {
                     c, token: token, request, unsaved: true,
                     headers: [cookies.set(cookies.session, token), cookies.clear(cookies.pending)])
             case .secondFactor(let pending, _, _, let locale):
-                if let locale, c.flow.progress.language != locale {
-                    // The password is proven: the next pages may speak the account's language.
+                if c.flow.progress.language != locale {
+                    // The password is proven: the next pages may speak the account's language (and none left by
+                    // another account in this browser).
                     c.flow.progress.language = locale
                     try flows.save(c.flow)
                 }
@@ -211,6 +214,7 @@ extension HostedRoutes {
                 try sessions.signOut(caller, client: AuditContext(request))
             }
             c.flow.progress.email = nil
+            c.flow.progress.language = nil
             c.flow.progress.authenticatedHere = false
             try flows.save(c.flow)
             return Self.seeOther("/authorize/sign-in", flow: c.flow.id, headers: [cookies.clear(cookies.session)])
