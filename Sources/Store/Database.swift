@@ -22,6 +22,13 @@ package protocol Database: Sendable {
     /// - Important: `body` must not write; PostgreSQL refuses it, and on SQLite a write may fail with `.busy`.
     /// - Throws: what `body` throws, or `StoreError`.
     func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+    /// Runs `body`, which reads with one `SELECT`, as that statement's own transaction: no
+    /// `BEGIN` and `COMMIT` around it (on PostgreSQL, two round trips of the three a `read` of
+    /// one statement takes). One statement sees one snapshot and never takes the write lock, as
+    /// in `read`. A connection found lost on the statement is replaced and `body` runs again.
+    /// - Important: `body` runs at most one statement, a `SELECT`: any other, or a second, throws `.query`.
+    /// - Throws: what `body` throws, or `StoreError`.
+    func readStatement<T>(_ body: (any SQLConnection) throws -> T) throws -> T
     /// Applies the migrations whose version is above the highest recorded one, in order, each in its
     /// own transaction, and records them in `schema_migrations(version, name, applied_at)`.
     /// Safe when several processes migrate the same database at once.

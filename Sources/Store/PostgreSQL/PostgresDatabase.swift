@@ -28,13 +28,31 @@ final class PostgresDatabase: Database {
         try run(begin: "BEGIN READ ONLY", body)
     }
 
+    /// The statement alone, outside `BEGIN`: PostgreSQL runs it as its own transaction. A
+    /// connection that turns out lost on it is replaced, and the read tried again.
+    func readStatement<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try retryingStale {
+            try pool.withConnection { connection in
+                do {
+                    return try body(SingleSelect(connection))
+                } catch let error as StoreError where error.kind == .unavailable && connection.isBroken {
+                    throw StaleConnection(error: error)  // a read: running it again changes nothing
+                }
+            }
+        }
+    }
+
     private func run<T>(begin: String, _ body: (any SQLConnection) throws -> T) throws -> T {
+        try retryingStale { try pool.withConnection { try $0.inTransaction(begin: begin, body) } }
+    }
+
+    private func retryingStale<T>(_ attempt: () throws -> T) throws -> T {
         // Pooled connections may all have died (server restart): each is dropped on its failed BEGIN,
         // and the last attempt gets a freshly opened one.
         var attempts = poolSize + 1
         while true {
             do {
-                return try pool.withConnection { try $0.inTransaction(begin: begin, body) }
+                return try attempt()
             } catch let stale as StaleConnection {
                 attempts -= 1
                 if attempts == 0 { throw stale.error }

@@ -82,6 +82,11 @@ final class SQLiteDatabase: Database {
         try pool.withConnection { try $0.inTransaction(begin: "BEGIN DEFERRED", body) }
     }
 
+    /// The statement alone, outside `BEGIN`: SQLite runs it as its own transaction.
+    func readStatement<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try pool.withConnection { try body(SingleSelect($0)) }
+    }
+
     func migrate(_ migrations: [Migration]) throws -> [Int] {
         try MigrationRunner.migrate(migrations, on: self)
     }

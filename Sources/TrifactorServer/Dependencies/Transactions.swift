@@ -30,6 +30,14 @@ struct Transactions: Sendable {
         return try unavailableWhenDown { try database.read(body) }
     }
 
+    /// Runs `body`, which reads with one `SELECT`, as that statement's own transaction (see
+    /// `Database.readStatement`: no `BEGIN` and `COMMIT`); inside `request`, in a savepoint of it.
+    /// - Throws: what `body` throws, or `CommonFailure.unavailable`.
+    func readStatement<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        if let request = RequestTransaction.current { return try unavailableWhenDown { try request.savepoint(body) } }
+        return try unavailableWhenDown { try database.readStatement(body) }
+    }
+
     /// Runs `body` (a request's whole handler) in one write transaction that
     /// every `write` and `read` inside it joins; news published meanwhile on
     /// the change feed goes out once it has committed, and is dropped if it

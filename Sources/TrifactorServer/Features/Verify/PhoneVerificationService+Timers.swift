@@ -33,8 +33,7 @@ extension PhoneVerificationService {
         let parts = ref.split(separator: ":")
         guard parts.count == 3, parts[0] == "verify", let step = Int(parts[2]) else { return }
         let id = VerificationID(String(parts[1]))
-        try VerifyRepository.lock(id, on: db)
-        guard let record = try VerifyRepository.find(id, on: db) else { return }
+        guard let record = try VerifyRepository.findLocked(id, on: db) else { return }
         let now = clock.now()
         if try !apply(record, now: now, client: nil, on: db, { $0.deliveryFailed(step: step, now: now) }).saved {
             logger.log(

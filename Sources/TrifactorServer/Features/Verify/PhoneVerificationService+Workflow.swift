@@ -21,8 +21,8 @@ extension PhoneVerificationService {
                 let refusal = try transactions.write { db -> PhoneVerificationFailure? in
                     let now = clock.now()
                     // Racing checks wait for each other here rather than fail the version check.
-                    try VerifyRepository.lock(id, on: db)
-                    guard let record = try VerifyRepository.find(id, on: db), key == nil || record.apiKeyID == key?.id
+                    guard let record = try VerifyRepository.findLocked(id, on: db),
+                        key == nil || record.apiKeyID == key?.id
                     else {
                         if let client {
                             try AuditLog.append(
@@ -135,8 +135,7 @@ extension PhoneVerificationService {
     /// Ends running request `id` at once, inside a start's transaction (a newer challenge of Trifactor's own
     /// flows replaces it; should the start be refused, both roll back). False when it changed meanwhile.
     func supersede(_ id: VerificationID, now: Date, on db: any SQLConnection) throws -> Bool {
-        try VerifyRepository.lock(id, on: db)
-        guard let record = try VerifyRepository.find(id, on: db) else {
+        guard let record = try VerifyRepository.findLocked(id, on: db) else {
             try VerifyRepository.unlock(requestID: id, on: db)
             return true
         }

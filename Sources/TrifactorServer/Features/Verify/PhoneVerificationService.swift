@@ -151,8 +151,7 @@ struct PhoneVerificationService: Sendable {
         _ id: VerificationID, code: String, key: APIKey, client: AuditContext, now: Date, on db: any SQLConnection
     ) throws -> Bool {
         guard VerifyWorkflow.isValidCode(code) else { return false }
-        try VerifyRepository.lock(id, on: db)
-        guard let record = try VerifyRepository.find(id, on: db), record.apiKeyID == key.id else { return false }
+        guard let record = try VerifyRepository.findLocked(id, on: db), record.apiKeyID == key.id else { return false }
         let result = try apply(record, now: now, client: client, on: db) {
             try check(&$0, record, code: code, client: client, now: now, on: db)
         }

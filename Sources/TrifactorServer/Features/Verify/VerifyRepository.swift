@@ -64,21 +64,28 @@ enum VerifyRepository {
             ])
     }
 
-    /// Locks the request's row until the transaction ends, so concurrent
-    /// changes wait for each other instead of failing the version check (a row
-    /// lock on PostgreSQL; SQLite's write transactions are serial anyway).
-    static func lock(_ id: VerificationID, on db: any SQLConnection) throws {
-        try db.execute("UPDATE verify_requests SET version = version WHERE id = $1", [id.sql])
+    /// The stored request `id`, its row locked until the transaction ends (in
+    /// the one statement that reads it), so concurrent changes wait for each
+    /// other instead of failing the version check (a row lock on PostgreSQL;
+    /// SQLite's write transactions are serial anyway).
+    static func findLocked(_ id: VerificationID, on db: any SQLConnection) throws -> VerifyRecord? {
+        try db.queryOne(
+            "UPDATE verify_requests SET version = version WHERE id = $1 RETURNING \(columns)", [id.sql]
+        ).map { try record(id, from: $0) }
     }
 
     static func find(_ id: VerificationID, on db: any SQLConnection) throws -> VerifyRecord? {
-        guard
-            let row = try db.queryOne(
-                """
-                SELECT id, api_key_id, brand, locale, steps, channel_timeout, code_hash, client_ref, status, current_step,
-                       step_fired_at, wrong_codes, created_at, version, user_id FROM verify_requests WHERE id = $1
-                """, [id.sql])
-        else { return nil }
+        try db.queryOne("SELECT \(columns) FROM verify_requests WHERE id = $1", [id.sql]).map {
+            try record(id, from: $0)
+        }
+    }
+
+    private static let columns = """
+        id, api_key_id, brand, locale, steps, channel_timeout, code_hash, client_ref, status, current_step, \
+        step_fired_at, wrong_codes, created_at, version, user_id
+        """
+
+    private static func record(_ id: VerificationID, from row: Row) throws -> VerifyRecord {
         let steps: [VerifyRecord.Step] = try row.list("steps")
         let statusText = try row.text("status")
         guard let status = VerifyWorkflow.Status(rawValue: statusText) else {

@@ -93,11 +93,12 @@ struct VerifyRoutes {
         }
     }
 
-    /// The API key of the request, read without the write lock. A rejected
-    /// one spends a token of the client's bucket before it is audited, so
-    /// wrong credentials cannot fill the audit log at will.
+    /// The API key of the request, read without the write lock, in one
+    /// statement outside any transaction. A rejected one spends a token of
+    /// the client's bucket before it is audited, so wrong credentials cannot
+    /// fill the audit log at will.
     private func authenticate(_ request: Request) throws -> APIKey {
-        if let key = try transactions.read({
+        if let key = try transactions.readStatement({
             try keys.authenticate(authorization: request.header("authorization"), on: $0)
         }) {
             return key
