@@ -22,7 +22,16 @@ package final class TestClock: Sendable {
 package final class LogCapture: Sendable {
     private let lines = Mutex<[String]>([])
     package init() {}
-    package var logger: Logger { Logger { [self] line in lines.withLock { $0.append(line) } } }
+    package var logger: Logger {
+        Logger { [self] line in
+            lines.withLock { $0.append(line) }
+            // TRIFACTOR_TEST_ERRORS=1 shows every error line (a 500's cause) on stderr, to chase a rare failure.
+            if Self.showErrors && line.contains(#""level":"error""#) {
+                FileHandle.standardError.write(Data((line + "\n").utf8))
+            }
+        }
+    }
+    private static let showErrors = ProcessInfo.processInfo.environment["TRIFACTOR_TEST_ERRORS"] == "1"
     package var all: [String] { lines.withLock { $0 } }
 }
 

@@ -112,10 +112,15 @@ final class SQLiteConnection: BackendConnection {
     private func statement(for sql: String) throws -> Prepared {
         if let cached = cache[sql] { return cached }
         var statement: OpaquePointer?
-        var tail: UnsafePointer<CChar>?
-        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, &tail)
+        // The tail points into the C string given to prepare: it is read while that string lives. (Passing `sql`
+        // straight to prepare made a temporary that was freed on return, and reading the tail after it read freed
+        // memory: now and then "several statements" for a single one.)
+        let (rc, rest) = sql.withCString { text -> (Int32, String) in
+            var tail: UnsafePointer<CChar>?
+            let rc = sqlite3_prepare_v3(handle, text, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, &tail)
+            return (rc, tail.map { String(cString: $0) } ?? "")
+        }
         guard rc == SQLITE_OK, let statement else { throw error(sql: sql) }
-        let rest = tail.map { String(cString: $0) } ?? ""
         guard rest.allSatisfy({ $0.isWhitespace || $0 == ";" }) else {
             sqlite3_finalize(statement)
             throw StoreError(.query, detail: "several statements given to execute/query", sql: sql)
