@@ -19,7 +19,9 @@ final class SQLiteConnection: BackendConnection {
     private var cache: [String: Prepared] = [:]
 
     /// Opens (creating if needed) the database file at `path` and applies the connection pragmas.
-    init(path: String) throws {
+    /// `autoCheckpoint`: the WAL's size in pages at which a committing writer checkpoints it (SQLite's
+    /// default, 1,000, when nil).
+    init(path: String, autoCheckpoint: Int? = nil) throws {
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
@@ -36,6 +38,7 @@ final class SQLiteConnection: BackendConnection {
             throw StoreError(.unavailable, detail: "SQLite refused WAL mode (got \(mode ?? .null))")
         }
         try executeScript("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL")
+        if let autoCheckpoint { try executeScript("PRAGMA wal_autocheckpoint=\(autoCheckpoint)") }
     }
 
     deinit {
