@@ -126,7 +126,7 @@ measure() {
     echo "rss_kib $(awk '/^VmRSS/{print $2}' "/proc/$pid/status")" > "$TMP/$t-rss.txt"
 
     echo "  $t: $((3 * N)) refresh-token families through the hosted pages"
-    python3 bench/oidc/hosted.py families "$base" "$TMP/$t-families" --count $((3 * N)) --client bench --secret "$secret"
+    python3 bench/oidc/hosted.py families "$base" "$TMP/$t-families" --count $((3 * N)) --client bench --secret="$secret"
     sed -n "1,${N}p" "$TMP/$t-families" > "$TMP/$t-tokens-warmup"
     sed -n "$((N + 1)),$((2 * N))p" "$TMP/$t-families" > "$TMP/$t-tokens"
     sed -n "$((2 * N + 1))p" "$TMP/$t-families" > "$TMP/$t-tokens-count"
@@ -142,7 +142,7 @@ measure() {
         count_statements "$base" "$secret"
     fi
     echo "  $t: hosted sign-ins (email, password, TOTP, code exchange): $SIGNIN_USERS users set up, then 16 browsers for ${DUR} s"
-    python3 bench/oidc/hosted.py signin "$base" "$TMP/$t-signin.txt" --client bench --secret "$secret" \
+    python3 bench/oidc/hosted.py signin "$base" "$TMP/$t-signin.txt" --client bench --secret="$secret" \
         --users "$SIGNIN_USERS" --threads 16 --seconds "$DUR" --server-pids "$pid" --db-pids "$db" \
         || die "the hosted sign-in bench ($t) failed"
     grep -c '"status":5' "$TMP/$t.log" | sed 's/^/server_5xx /' > "$TMP/$t-log.txt" || true
@@ -161,7 +161,7 @@ count_statements() {
     local kind from
     for kind in refresh_token client_credentials; do
         from=$(wc -l < "$log")
-        python3 bench/oidc/hosted.py grants "$1" "$TMP/pg-tokens-count" --client bench --secret "$2" --count 100 --kind "$kind"
+        python3 bench/oidc/hosted.py grants "$1" "$TMP/pg-tokens-count" --client bench --secret="$2" --count 100 --kind "$kind"
         tail -n +"$((from + 1))" "$log" | grep -E 'LOG:  (statement|execute [^:]*): ' | sed -E 's/^.*LOG:  (statement|execute [^:]*): //' \
             | cut -c1-110 | sort | uniq -c | sort -rn > "$TMP/pg-$kind-statements.txt"
     done
