@@ -114,7 +114,7 @@ measure() {
         --first-party --json --database-url "$url" --key-file "$TMP/$t.key" > "$TMP/$t-client.json" 2>"$TMP/$t-client.err" \
         || { cat "$TMP/$t-client.err" >&2; die "clients create ($t) failed"; }
     local secret; secret=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["client_secret"])' "$TMP/$t-client.json")
-    "$TRIFACTORD" serve --oidc 1 --public-url "$base" --listen "127.0.0.1:$port" --dev --database-url "$url" \
+    "$TRIFACTORD" serve --migrate-on-start always --oidc 1 --public-url "$base" --listen "127.0.0.1:$port" --dev --database-url "$url" \
         --key-file "$TMP/$t.key" "${OPEN[@]}" >/dev/null 2>"$TMP/$t.log" &
     local pid=$!
     PIDS+=("$pid")

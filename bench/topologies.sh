@@ -50,7 +50,7 @@ OPEN=(--signin-ip-burst 1000000 --signin-ip-rate 1000000 --signup-ip-burst 10000
 
 start_instance() {  # NAME DATABASE_URL: sets P to its port
     P=$(free_port)
-    TRIFACTOR_TEST_NUMBERS=$NUMBERS "$TRIFACTORD" serve --dev --listen "127.0.0.1:$P" --database-url "$2" --key-file "$TMP/trifactor.key" \
+    TRIFACTOR_TEST_NUMBERS=$NUMBERS "$TRIFACTORD" serve --migrate-on-start always --dev --listen "127.0.0.1:$P" --database-url "$2" --key-file "$TMP/trifactor.key" \
         --trusted-proxies 127.0.0.1 "${OPEN[@]}" >/dev/null 2>"$TMP/$1.log" &
     PIDS+=($!)
     echo "$!" > "$TMP/$1.pid"

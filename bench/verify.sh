@@ -53,7 +53,7 @@ measure() {  # DB ROUND: a fresh instance, 2 s warm-up, then DUR s
     fi
     local port; port=$(free_port)
     local base="http://127.0.0.1:$port"
-    TRIFACTOR_TEST_NUMBERS=$NUMBERS "$TRIFACTORD" serve --dev --listen "127.0.0.1:$port" --database-url "$url" \
+    TRIFACTOR_TEST_NUMBERS=$NUMBERS "$TRIFACTORD" serve --migrate-on-start always --dev --listen "127.0.0.1:$port" --database-url "$url" \
         --key-file "$TMP/trifactor.key" "${OPEN[@]}" >/dev/null 2>"$TMP/$db-$r.log" &
     local pid=$!
     PIDS+=("$pid")

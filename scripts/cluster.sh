@@ -39,6 +39,7 @@ wait_ready() {  # URL PID LOG
 
 instance() {  # PORT: one trifactord on the shared database, the proxy trusted for client addresses
     TRIFACTOR_DEV=1 TRIFACTOR_DATABASE_URL=$TRIFACTOR_TEST_POSTGRES_URL TRIFACTOR_KEY_FILE=$DIR/trifactor.key \
+    TRIFACTOR_MIGRATE_ON_START=always \
     TRIFACTOR_TRUSTED_PROXIES=127.0.0.1 TRIFACTOR_LISTEN=127.0.0.1:$1 \
     TRIFACTOR_ORIGINS=http://127.0.0.1:8090,http://localhost:8090 \
         "$TRIFACTORD" serve 2>>"$DIR/trifactord-$1.log" &

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ServerTestSupport
+import Store
 import Testing
 import TrifactorTestSupport
 
@@ -218,5 +219,22 @@ struct DocumentationTests {
         for variable in variables {
             #expect(text.contains("| `\(variable)` |"), "docs/operations/configuration.md lacks \(variable)")
         }
+    }
+}
+
+extension CommandLineTests {
+    @Test("migrate --check lists what is pending and exits 1, then 0 once migrate has run")
+    func migrateCheck() throws {
+        let url = Self.temporaryDatabase()
+        let database = try Store.openDatabase(url: url, poolSize: 1)
+        try database.migrate(Array(Schema.migrations.sorted { $0.version < $1.version }.prefix(3)))
+        database.close()
+        let pending = try Self.run(["migrate", "--check", "--database-url", url])
+        #expect(pending.status == 1 && pending.out.hasPrefix("Pending migrations: 4 ("), "\(pending.out)\(pending.err)")
+        let applied = try Self.run(["migrate", "--database-url", url])
+        #expect(applied.status == 0 && applied.out.hasPrefix("Applied migrations 4, "), "\(applied.out)\(applied.err)")
+        #expect(applied.err.contains("backup_before_migration"), "the copy is logged with its path")
+        let done = try Self.run(["migrate", "--check", "--database-url", url])
+        #expect(done.status == 0 && done.out == "The database is up to date.\n")
     }
 }

@@ -76,7 +76,9 @@ class Instance:
         if self.process and self.process.poll() is None:
             return  # still running (a test that failed before its kill): never a second process on the port
         args = [_binary(), "serve", "--dev", "--listen", f"127.0.0.1:{self.port}", "--database-url", self.database_url,
-                "--key-file", str(self.root / "trifactor.key"), "--trusted-proxies", "127.0.0.1", *self.extra]
+                "--key-file", str(self.root / "trifactor.key"), "--trusted-proxies", "127.0.0.1",
+                # Instances that start together migrate the shared database once (an advisory lock).
+                "--migrate-on-start", "always", *self.extra]
         self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(self.log, "a"))
         if wait:
             self.wait_ready()

@@ -15,6 +15,14 @@ package enum SQLiteBackup {
         package let bytes: Int
     }
 
+    /// The file of a `sqlite:` URL, or nil for another URL.
+    package static func path(of url: String) -> String? {
+        guard url.lowercased().hasPrefix("sqlite:") else { return nil }
+        var path = String(url.dropFirst("sqlite:".count))
+        if path.hasPrefix("//") { path.removeFirst(2) }
+        return path
+    }
+
     /// Copies the database of `url` (a `sqlite:` URL) to `destination`.
     /// - Throws: `StoreError` `.invalidURL` for a URL that is not SQLite's,
     ///   a destination that exists, or (run as root) a destination folder

@@ -155,7 +155,13 @@ private final class Checkpointer: Sendable {
     }
 
     func stop() {
-        guard !stopped.withLock({ let was = $0; $0 = true; return was }) else { return }
+        guard
+            !stopped.withLock({
+                let was = $0
+                $0 = true
+                return was
+            })
+        else { return }
         Self.queue.sync {}  // a checkpoint under way ends before the database closes
         pool.close()
     }

@@ -12,7 +12,7 @@ extension Application {
     package static func start(_ configuration: Configuration, logger: Logger = .standardError) throws -> Runtime {
         let passwords = try CommonPasswords.policy(dictionary: configuration.passwordDictionary)
         let database = try openDatabase(url: configuration.databaseURL, poolSize: configuration.databasePoolSize)
-        let applied = try database.migrate(Schema.migrations)
+        let applied = try SchemaUpgrade.atStart(configuration, database, logger: logger)
         if !applied.isEmpty {
             logger.log(.info, "migrated", ["versions": .string(applied.map(String.init).joined(separator: ","))])
         }

@@ -13,8 +13,8 @@ package enum Trifactord {
         Trifactor's server: accounts, sessions and multi-factor authentication over HTTP.
 
         Commands:
-          serve        Run the HTTP server (applies pending migrations first)
-          migrate      Apply pending database migrations and exit
+          serve        Run the HTTP server (on SQLite, backs up and applies pending migrations first)
+          migrate      Apply pending database migrations and exit [--check: list them, exit 1 if any]
           audit tail   Print the most recent audit log events [--limit N] [--json]
           users list   Print the accounts [--limit N] [--json]
           users find|show|disable|enable|delete|reset-mfa|revoke-sessions|verify-email
@@ -62,13 +62,18 @@ package enum Trifactord {
         case "migrate":
             if Usage.isAsked(in: rest) {
                 print(
-                    "Usage: trifactord migrate [--database-url URL]\n\nApplies the pending numbered migrations, each in its own transaction."
+                    "Usage: trifactord migrate [--check] [--database-url URL]\n\nApplies the pending numbered migrations, each in its own transaction; a SQLite database is first copied beside itself (DB.before-vN.TIME). --check only lists them, and exits 1 when there are some."
                 )
                 return 0
             }
-            return run {
-                try MigrateCommand.run(try ConfigurationParser.parse(arguments: rest, environment: environment))
+            let check = rest.contains("--check")
+            rest.removeAll { $0 == "--check" }
+            var code: Int32 = 0
+            let status = run {
+                code = try MigrateCommand.run(
+                    try ConfigurationParser.parse(arguments: rest, environment: environment), check: check)
             }
+            return status != 0 ? status : code
         case "keys":
             if Usage.isAsked(in: rest) {
                 print(

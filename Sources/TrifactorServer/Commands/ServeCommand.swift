@@ -53,15 +53,27 @@ enum ServeCommand {
     }
 }
 
-/// `trifactord migrate`.
+/// `trifactord migrate [--check]`.
 enum MigrateCommand {
-    static func run(_ configuration: Configuration) throws {
+    /// Applies what is pending (a SQLite database backed up beside itself first); with `check`, only lists it.
+    /// - Returns: the exit code: with `check`, 1 when migrations are pending.
+    static func run(_ configuration: Configuration, check: Bool) throws -> Int32 {
         let database = try Store.openDatabase(url: configuration.databaseURL, poolSize: 1)
         defer { database.close() }
-        let applied = try database.migrate(Schema.migrations)
+        let pending = try SchemaUpgrade.pending(database)
+        if check {
+            print(
+                pending.isEmpty
+                    ? "The database is up to date."
+                    : "Pending migrations: \(SchemaUpgrade.describe(pending)). Run trifactord migrate (after a backup on PostgreSQL)."
+            )
+            return pending.isEmpty ? 0 : 1
+        }
+        let applied = try SchemaUpgrade.apply(configuration, database, logger: .standardError)
         print(
             applied.isEmpty
                 ? "The database is up to date."
                 : "Applied migrations \(applied.map(String.init).joined(separator: ", ")).")
+        return 0
     }
 }

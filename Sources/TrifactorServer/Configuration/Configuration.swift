@@ -31,6 +31,8 @@ package struct Configuration: Sendable {
     package var publicURL: URL?
     /// The language of messages whose locale and recipient name none of the catalog's.
     package var messageLanguage = "en"
+    /// What `serve` does with pending migrations.
+    package var migrateOnStart = SchemaUpgrade.Policy.auto
     /// Tries per message (1, then after 2, 4, 8… seconds, at most a minute apart) before it is failed and audited.
     package var deliveryAttempts = 5
     /// The most SMS segments a text may take before its optional sentences are dropped (never the code).

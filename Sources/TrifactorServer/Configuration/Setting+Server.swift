@@ -23,6 +23,18 @@ extension Setting {
             $0.databasePoolSize = $1
         },
         Setting(
+            variable: "TRIFACTOR_MIGRATE_ON_START", flag: "--migrate-on-start", valueName: "auto|always|never",
+            help:
+                "Pending migrations at start: auto applies them on SQLite (after a backup beside the database) and refuses on PostgreSQL (run trifactord migrate); always applies them; never refuses",
+            defaultText: "auto"
+        ) { c, v in
+            guard let policy = SchemaUpgrade.Policy(rawValue: v.lowercased()) else {
+                return "TRIFACTOR_MIGRATE_ON_START must be auto, always or never."
+            }
+            c.migrateOnStart = policy
+            return nil
+        },
+        Setting(
             variable: "TRIFACTOR_LISTEN", flag: "--listen", valueName: "HOST:PORT",
             help: "Address to listen on (port 0 picks a free one)", defaultText: "127.0.0.1:8080"
         ) { c, v in
