@@ -237,4 +237,51 @@ extension CommandLineTests {
         let done = try Self.run(["migrate", "--check", "--database-url", url])
         #expect(done.status == 0 && done.out == "The database is up to date.\n")
     }
+
+    @Test("under systemd (Type=notify), serve says READY=1 once it listens and STOPPING=1 on SIGTERM")
+    func systemdNotify() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("notify-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("notify").path
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        try #require(bound == 0)
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        func receive() -> String {
+            var buffer = [UInt8](repeating: 0, count: 512)
+            let count = recv(fd, &buffer, buffer.count, 0)
+            return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : ""
+        }
+
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = [
+            "serve", "--listen", "127.0.0.1:0", "--database-url", Self.temporaryDatabase(), "--argon2-memory-kib",
+            "8192", "--argon2-opslimit", "1",
+        ]
+        process.environment = ["PATH": "/usr/bin:/bin", "NOTIFY_SOCKET": path]
+        process.standardError = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let ready = receive()
+        #expect(ready.hasPrefix("READY=1\nSTATUS=Serving on 127.0.0.1:"), "\(ready)")
+        let port = try #require(Int(ready.split(separator: ":").last ?? ""))
+        #expect(try HTTPTestClient(port: port).request("GET", "/ready").status == 200, "ready means serving")
+        kill(process.processIdentifier, SIGTERM)
+        #expect(receive().hasPrefix("STOPPING=1"))
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
 }

@@ -1,3 +1,4 @@
+import API
 import CommandLineKit
 import Foundation
 import Glibc
@@ -30,6 +31,7 @@ package enum Trifactord {
           signing-keys The OpenID Provider's token signing keys: rotate | list [--json]
           review       Verifications held by the conversion guard: review list [--json] | release ID | drop ID
           help         Show this text; COMMAND --help shows a command's options
+          --version    Print the version
 
         Every command reads the same settings (environment variable or flag):
         """
@@ -46,6 +48,9 @@ package enum Trifactord {
         }
         var rest = Array(arguments.dropFirst())
         switch verb {
+        case "--version", "version":
+            print("trifactord \(TrifactorVersion.current)")
+            return 0
         case "--help", "-h", "help":
             print(usage + "\n" + ConfigurationParser.helpTable())
             return 0

@@ -19,8 +19,11 @@ enum ServeCommand {
         let logger = Logger.standardError
         let runtime = try Application.start(configuration, logger: logger)
         raiseFileLimit(for: configuration, logger: logger)
+        // Type=notify: systemd counts the service started once it listens with its database migrated.
+        ServiceNotify.send("READY=1\nSTATUS=Serving on \(configuration.http.host):\(runtime.server.port)")
         var received: Int32 = 0
         sigwait(&signals, &received)
+        ServiceNotify.send("STOPPING=1\nSTATUS=Finishing the requests in flight")
         logger.log(
             .info, "stopping", ["signal": .int(Int(received)), "in_flight": .int(runtime.server.requestsInFlight)])
         runtime.stop(drainTimeout: configuration.drainTimeout)
