@@ -1,7 +1,7 @@
 # The two commands of the README: `make run` (the server with the demo on an
 # embedded SQLite file) and `make test` (the whole suite: Swift tests on SQLite
 # and PostgreSQL, then published Python clients (Vonage SDK, pyotp) against trifactord over TLS).
-.PHONY: run test build bench fuzz clean cluster chaos docs
+.PHONY: run test build bench fuzz clean cluster chaos docs deb package-test
 
 DATA ?= data
 
@@ -22,6 +22,16 @@ test:
 build:
 	@scripts/install-deps.sh build
 	swift build
+
+# The Debian package (trifactor_VERSION_ARCH.deb in .build/deb): static release builds, dpkg-deb.
+deb:
+	@scripts/install-deps.sh package
+	scripts/build-deb.sh
+
+# Builds the package, installs it on this machine (root), checks it, and purges it again: not in `make test`.
+package-test:
+	@scripts/install-deps.sh package
+	scripts/package-test.sh
 
 # The DocC archives of API and TrifactorKit in .build/docs/ (the test command builds them too, warnings failing it).
 docs:

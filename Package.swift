@@ -108,7 +108,7 @@ let package = Package(
             dependencies: ["API", "TrifactorKit", "Core", "Crypto", "Store", "HTTP", "Logging", "Phone", "WebUI"],
             resources: [.copy("Resources/sitekeys")], swiftSettings: strict),
         .executableTarget(
-            name: "trifactor-bank", dependencies: ["TrifactorBank", "Crypto", "Store", "Logging", "HTTP"],
+            name: "trifactor-bank", dependencies: ["TrifactorBank", "API", "Crypto", "Store", "Logging", "HTTP"],
             swiftSettings: strict),
 
         // Fuzzing (`make fuzz`): one harness per parser of attacker bytes, and a

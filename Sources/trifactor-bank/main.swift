@@ -1,3 +1,4 @@
+import API
 import Crypto
 import Foundation
 import HTTP
@@ -15,6 +16,30 @@ func setting(_ name: String, _ fallback: String) -> String {
 func fail(_ sentence: String) -> Never {
     FileHandle.standardError.write(Data("trifactor-bank: \(sentence)\n".utf8))
     exit(1)
+}
+
+// Its settings come from the environment alone; --help lists them.
+switch Array(CommandLine.arguments.dropFirst()) {
+case []: break
+case ["--help"], ["-h"], ["help"]:
+    print(
+        """
+        Usage: trifactor-bank
+
+        Trifactor Bank, the demo bank: a web app that signs its customers in with trifactord and confirms each
+        transfer with a fresh second factor. Runs until SIGTERM or SIGINT. Settings (environment):
+          TRIFACTOR_BANK_TRIFACTOR_URL  trifactord's address (default http://127.0.0.1:8080)
+          TRIFACTOR_BANK_LISTEN         address to listen on (default 127.0.0.1:8090)
+          TRIFACTOR_BANK_DATABASE_URL   sqlite:PATH or postgres://… (default sqlite:data/bank.db)
+          TRIFACTOR_BANK_SECRET_FILE    its CSRF secret, made 0600 on first start (default data/bank.secret)
+          TRIFACTOR_BANK_DEV            1: link the dev phone (default 0)
+        """)
+    exit(0)
+case ["--version"]:
+    print("trifactor-bank \(TrifactorVersion.current)")
+    exit(0)
+default:
+    fail("it takes no arguments: its settings come from the environment (see trifactor-bank --help).")
 }
 
 /// The bank's secret (it signs the CSRF tokens of visitors without a session): 32 random bytes in a 0600 file, made on first start.

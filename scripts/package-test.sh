@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# make package-test (root, about 15 minutes the first time: three static release builds): builds the Debian
+# package, installs it with apt-get on this machine, and checks what an operator gets. Not in `make test`:
+# it needs root and changes the machine (a system user, /etc/trifactor, /var/lib/trifactor), and removes
+# and purges the package again at the end.
+#   - the files, user and modes; the version and man pages;
+#   - the systemd unit verifies and scores 2.0 or lower (systemd-analyze security --offline=yes);
+#   - the service user starts the installed binary with the installed settings and it serves /ready, with
+#     an account written;
+#   - an upgrade (the package installed over itself) keeps the data and the operator's edited settings;
+#   - removing keeps the data; purging deletes it and says so.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ "$(id -u)" = 0 ] || { echo "package-test: run as root (it installs the package)" >&2; exit 1; }
+fail() { echo "package-test: FAIL: $*" >&2; exit 1; }
+ok() { echo "package-test: ok: $*"; }
+DEB=$(scripts/build-deb.sh | tail -1)
+ok "built $DEB ($(du -h "$DEB" | cut -f1))"
+dpkg-deb -c "$DEB" | awk '{print $1, $2, $6, $7, $8}' > "${DEB%.deb}.files.txt"
+dpkg -s trifactor >/dev/null 2>&1 && apt-get purge -y trifactor >/dev/null
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y "./$DEB" >/dev/null || fail "apt-get install"
+ok "installed with apt-get; Depends: $(dpkg-query -W -f='${Depends}' trifactor)"
+
+getent passwd trifactor | grep -q ':/usr/sbin/nologin$' || fail "no trifactor system user with nologin"
+[ "$(stat -c '%a %U %G' /var/lib/trifactor)" = "700 trifactor trifactor" ] || fail "/var/lib/trifactor: $(stat -c '%a %U %G' /var/lib/trifactor)"
+[ "$(stat -c '%a %U %G' /etc/trifactor)" = "750 root trifactor" ] || fail "/etc/trifactor: $(stat -c '%a %U %G' /etc/trifactor)"
+[ "$(stat -c '%a %U %G' /etc/trifactor/trifactord.env)" = "640 root trifactor" ] || fail "trifactord.env mode"
+ok "user trifactor, /var/lib/trifactor 0700, /etc/trifactor 0750 root:trifactor, trifactord.env 0640"
+/usr/bin/trifactord --version | grep -q '^trifactord ' || fail "trifactord --version"
+for page in trifactord.8 trifactor.1 trifactor-bank.1; do
+    [ -f "/usr/share/man/man${page##*.}/$page.gz" ] || fail "no man page $page"
+done
+zcat /usr/share/man/man8/trifactord.8.gz | grep -q 'migrate' || fail "the man page lacks the commands"
+ok "$(/usr/bin/trifactord --version), man pages trifactord(8), trifactor(1), trifactor-bank(1)"
+
+UNIT=/usr/lib/systemd/system/trifactord.service
+systemd-analyze verify --man=no "$UNIT" || fail "systemd-analyze verify"
+SCORE=$(systemd-analyze security --offline=yes "$UNIT" 2>&1 | sed -n 's/.*Overall exposure level for trifactord.service: \([0-9.]*\).*/\1/p')
+python3 -c "import sys; sys.exit(0 if float('$SCORE') <= 2.0 else 1)" || fail "exposure $SCORE > 2.0"
+ok "unit verifies; systemd-analyze security: $SCORE"
+
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+serve() {  # the installed binary, as the service user, with the installed settings (the port apart)
+    (set -a; . /etc/trifactor/trifactord.env; set +a; cd /var/lib/trifactor
+     TRIFACTOR_LISTEN=127.0.0.1:$PORT exec runuser -u trifactor -- /usr/bin/trifactord serve) 2>>/tmp/package-test-serve.log &
+    SERVER=$!
+    for _ in $(seq 100); do
+        [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/ready" || true)" = 200 ] && return 0
+        sleep 0.2
+    done
+    tail -5 /tmp/package-test-serve.log >&2; fail "the installed trifactord did not serve /ready"
+}
+stop() { kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; }
+as_service() { (set -a; . /etc/trifactor/trifactord.env; set +a; cd /var/lib/trifactor; runuser -u trifactor -- /usr/bin/trifactord "$@"); }
+serve
+STATUS=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+    -d '{"email":"packaged@example.com","password":"correct horse battery staple"}' "http://127.0.0.1:$PORT/v1/accounts")
+[ "$STATUS" = 202 ] || fail "sign-up answered $STATUS"
+stop
+as_service users find --email packaged@example.com | grep -q packaged@example.com || fail "the account is not there"
+[ "$(stat -c '%a %U' /var/lib/trifactor/trifactor.key)" = "600 trifactor" ] || fail "key file mode"
+ok "the service user serves /ready with the installed settings; an account written; key file 0600 trifactor"
+
+echo "# an operator's line" >> /etc/trifactor/trifactord.env
+apt-get install -y --reinstall -o Dpkg::Options::=--force-confold "./$DEB" >/dev/null || fail "upgrade"
+grep -q "an operator's line" /etc/trifactor/trifactord.env || fail "the upgrade overwrote the settings"
+as_service users find --email packaged@example.com | grep -q packaged@example.com || fail "the upgrade lost the account"
+ok "an upgrade kept the edited settings and the data"
+
+apt-get remove -y trifactor >/dev/null
+[ -f /var/lib/trifactor/trifactor.db ] && [ -f /etc/trifactor/trifactord.env ] || fail "remove deleted data or settings"
+ok "remove kept /var/lib/trifactor and /etc/trifactor"
+PURGE=$(apt-get purge -y trifactor 2>&1)
+echo "$PURGE" | grep -q "deleting /var/lib/trifactor" || fail "purge did not say what it deletes"
+[ ! -e /var/lib/trifactor ] && [ ! -e /etc/trifactor ] || fail "purge left data"
+ok "purge said what it deletes, and deleted it"
+echo "package-test: all checks passed ($DEB)"
