@@ -1,7 +1,7 @@
 # The two commands of the README: `make run` (the server with the demo on an
 # embedded SQLite file) and `make test` (the whole suite: Swift tests on SQLite
 # and PostgreSQL, then published Python clients (Vonage SDK, pyotp) against trifactord over TLS).
-.PHONY: run test build bench fuzz clean cluster chaos docs deb package-test
+.PHONY: run test build bench fuzz clean cluster chaos docs deb package-test image
 
 DATA ?= data
 
@@ -27,6 +27,11 @@ build:
 deb:
 	@scripts/install-deps.sh package
 	scripts/build-deb.sh
+
+# An OCI image of trifactord built from scratch with buildah; checked under chroot (IMAGE_TEST=1 by default).
+image:
+	@scripts/install-deps.sh image
+	IMAGE_TEST=$${IMAGE_TEST:-1} scripts/build-image.sh
 
 # Builds the package, installs it on this machine (root), checks it, and purges it again: not in `make test`.
 package-test:

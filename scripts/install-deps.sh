@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: scripts/install-deps.sh build|test|bench|package
+# Usage: scripts/install-deps.sh build|test|bench|package|image
 # Installs the Debian packages Trifactor needs for that purpose when any is
 # missing (with sudo when not root). Idempotent and quiet when all is there.
 set -euo pipefail
@@ -9,7 +9,8 @@ case "${1:-build}" in
   test)  wanted=("${build[@]}" postgresql openssl python3-venv chromium nginx-light prometheus apache2 libapache2-mod-auth-openidc) ;;
   bench) wanted=("${build[@]}" wrk nginx-light) ;;
   package) wanted=("${build[@]}" dpkg-dev adduser systemd curl man-db) ;;
-  *) echo "install-deps: say build, test, bench or package" >&2; exit 2 ;;
+  image) wanted=("${build[@]}" buildah ca-certificates tzdata) ;;
+  *) echo "install-deps: say build, test, bench, package or image" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${wanted[@]}"; do

@@ -279,9 +279,13 @@ extension CommandLineTests {
         #expect(ready.hasPrefix("READY=1\nSTATUS=Serving on 127.0.0.1:"), "\(ready)")
         let port = try #require(Int(ready.split(separator: ":").last ?? ""))
         #expect(try HTTPTestClient(port: port).request("GET", "/ready").status == 200, "ready means serving")
+        // The container image's health check says the same.
+        #expect(try Self.run(["probe", "127.0.0.1:\(port)"]).status == 0)
         kill(process.processIdentifier, SIGTERM)
         #expect(receive().hasPrefix("STOPPING=1"))
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
+        #expect(try Self.run(["probe", "127.0.0.1:\(port)"]).status == 1, "nothing listens: not healthy")
+        #expect(try Self.run(["probe", "localhost"]).status == 2, "a bad address is a sentence")
     }
 }

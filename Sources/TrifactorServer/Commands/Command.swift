@@ -31,6 +31,7 @@ package enum Trifactord {
           signing-keys The OpenID Provider's token signing keys: rotate | list [--json]
           review       Verifications held by the conversion guard: review list [--json] | release ID | drop ID
           help         Show this text; COMMAND --help shows a command's options
+          probe [HOST:PORT]  Exit 0 when the server there is ready (a container's health check)
           --version    Print the version
 
         Every command reads the same settings (environment variable or flag):
@@ -48,6 +49,8 @@ package enum Trifactord {
         }
         var rest = Array(arguments.dropFirst())
         switch verb {
+        case "probe":
+            return ProbeCommand.run(rest, environment: environment)
         case "--version", "version":
             print("trifactord \(TrifactorVersion.current)")
             return 0
