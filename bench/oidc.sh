@@ -13,6 +13,8 @@
 # BENCH_FAMILIES (refresh-token families = wrk threads = connections, 16), BENCH_SIGNIN_USERS (600),
 # BENCH_KEEP=1 keeps the temp dir, BENCH_PEER=0 skips django-oauth-toolkit.
 set -euo pipefail
+# Throwaway databases: every trifactord command here may migrate them (as serve does on SQLite).
+export TRIFACTOR_MIGRATE_ON_START=always
 cd "$(dirname "$0")/.."
 [ -n "${TRIFACTOR_TEST_POSTGRES_URL:-}" ] || exec scripts/with-postgres.sh "$0" "$@"
 TRIFACTORD=${TRIFACTORD:-.build/release/trifactord}

@@ -11,6 +11,8 @@
 # Runs under scripts/with-postgres.sh (make bench). Knobs: TRIFACTORD, BENCH_DURATION (10),
 # BENCH_KEEP=1, BENCH_PEER=0 (skip privacyIDEA).
 set -euo pipefail
+# Throwaway databases: every trifactord command here may migrate them (as serve does on SQLite).
+export TRIFACTOR_MIGRATE_ON_START=always
 cd "$(dirname "$0")/.."
 [ -n "${TRIFACTOR_TEST_POSTGRES_URL:-}" ] || exec scripts/with-postgres.sh "$0" "$@"
 TRIFACTORD=${TRIFACTORD:-.build/release/trifactord}

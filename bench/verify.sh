@@ -8,6 +8,8 @@
 # Prints one line per measurement and the ratios PostgreSQL / SQLite of each round.
 # Runs under scripts/with-postgres.sh. Knobs: TRIFACTORD, BENCH_DURATION (10), BENCH_ROUNDS (2), BENCH_KEEP=1.
 set -euo pipefail
+# Throwaway databases: every trifactord command here may migrate them (as serve does on SQLite).
+export TRIFACTOR_MIGRATE_ON_START=always
 cd "$(dirname "$0")/.."
 [ -n "${TRIFACTOR_TEST_POSTGRES_URL:-}" ] || exec scripts/with-postgres.sh "$0" "$@"
 TRIFACTORD=${TRIFACTORD:-.build/release/trifactord}

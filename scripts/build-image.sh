@@ -12,6 +12,7 @@ export STORAGE_DRIVER=${STORAGE_DRIVER:-vfs}
 VERSION=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/API/Dev.swift)
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 NAME=${IMAGE_NAME:-localhost/trifactor:$VERSION}
+[ "${IMAGE_TEST:-0}" != 1 ] || [ "$(id -u)" = 0 ] || { echo "image: IMAGE_TEST=1 needs root (mount, chroot)" >&2; exit 1; }
 swift build -c release --static-swift-stdlib --scratch-path .build/static --product trifactord >&2
 BIN=.build/static/release
 ctr=$(buildah from --format docker scratch)
@@ -21,16 +22,16 @@ install -d "$root/usr/lib/trifactor" "$root/etc/ssl/certs" "$root/usr/share" "$r
     "$root/proc" "$root/dev"
 chmod 1777 "$root/tmp"
 install -m 0755 -s "$BIN/trifactord" "$root/usr/lib/trifactor/trifactord"
-cp -R "$BIN"/*.resources "$root/usr/lib/trifactor/"
+cp -R "$BIN/Trifactor_TrifactorServer.resources" "$BIN/Trifactor_Messaging.resources" "$root/usr/lib/trifactor/"
 # The libraries it loads, at the paths ldd resolves them to (with the links that name them), and the NSS
 # modules glibc loads for host names.
-libs=$(ldd "$BIN/trifactord" | awk '/=>/ {print $3} /^\t\/lib64/ {print $1}')
+if ldd "$BIN/trifactord" | grep -q 'not found'; then echo "image: a library trifactord loads is missing" >&2; exit 1; fi
+libs=$(ldd "$BIN/trifactord" | awk '/=>/ {print $3} /^\t\// {print $1}')
 nss=$(ls /lib/x86_64-linux-gnu/libnss_dns.so.2 /lib/x86_64-linux-gnu/libnss_files.so.2 /lib/x86_64-linux-gnu/libresolv.so.2 2>/dev/null || true)
 for lib in $libs $nss; do
     install -D -m 0755 "$(readlink -f "$lib")" "$root$(readlink -f "$lib")"
     [ "$(readlink -f "$lib")" = "$lib" ] || { mkdir -p "$root$(dirname "$lib")"; ln -sf "$(readlink -f "$lib")" "$root$lib"; }
 done
-chmod 0755 "$root"/lib64/ld-linux-x86-64.so.2 2>/dev/null || true
 cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
 cp -R /usr/share/zoneinfo "$root/usr/share/"
 cp -R /var/cache/cracklib "$root/var/cache/"
@@ -45,7 +46,7 @@ buildah config \
     --env TRIFACTOR_DATABASE_URL=sqlite:/data/trifactor.db --env TRIFACTOR_KEY_FILE=/data/trifactor.key \
     --env TRIFACTOR_LISTEN=0.0.0.0:8080 --env TZ=UTC \
     --entrypoint '["/usr/lib/trifactor/trifactord"]' --cmd serve \
-    --healthcheck 'CMD ["/usr/lib/trifactor/trifactord", "probe", "127.0.0.1:8080"]' \
+    --healthcheck 'CMD ["/usr/lib/trifactor/trifactord", "probe"]' \
     --healthcheck-interval 10s --healthcheck-timeout 5s --healthcheck-retries 3 \
     --label org.opencontainers.image.title=trifactord --label "org.opencontainers.image.version=$VERSION" \
     --label "org.opencontainers.image.revision=$COMMIT" --label org.opencontainers.image.source=git \
@@ -53,10 +54,13 @@ buildah config \
     "$ctr"
 if [ "${IMAGE_TEST:-0}" = 1 ]; then
     # What a container runtime gives a process: /proc (Swift reads its arguments there) and /dev/urandom.
+    server=""
+    trap '[ -z "$server" ] || kill "$server" 2>/dev/null; umount -l "$root/proc" "$root/dev/urandom" "$root/dev/null" 2>/dev/null || true; buildah umount "$ctr" >/dev/null 2>&1 || true; buildah rm "$ctr" >/dev/null 2>&1 || true' EXIT
     mount -t proc proc "$root/proc"
-    touch "$root/dev/urandom" "$root/dev/null" && mount --bind /dev/urandom "$root/dev/urandom" && mount --bind /dev/null "$root/dev/null"
-    trap 'umount "$root/proc" "$root/dev/urandom" "$root/dev/null" 2>/dev/null || true; buildah umount "$ctr" >/dev/null 2>&1 || true; buildah rm "$ctr" >/dev/null 2>&1 || true' EXIT
-    chroot "$root" /usr/lib/trifactor/trifactord --version
+    touch "$root/dev/urandom" "$root/dev/null"
+    mount --bind /dev/urandom "$root/dev/urandom"
+    mount --bind /dev/null "$root/dev/null"
+    chroot --userspec=10001:10001 "$root" /usr/lib/trifactor/trifactord --version
     printf '%s' "$(head -c 32 /dev/urandom | base64)" > "$root/data/trifactor.key"
     chown 10001:10001 "$root/data/trifactor.key"; chmod 600 "$root/data/trifactor.key"
     chroot --userspec=10001:10001 "$root" /usr/lib/trifactor/trifactord migrate \
@@ -71,6 +75,7 @@ if [ "${IMAGE_TEST:-0}" = 1 ]; then
         sleep 0.2
     done
     kill "$server"; wait "$server" 2>/dev/null || true
+    server=""
     [ "$ok" = 1 ] || { tail -5 "${TMPDIR:-/tmp}/image-serve.log" >&2; echo "image: the image's trifactord did not get ready" >&2; exit 1; }
     echo "image: under chroot: --version, a migration, and serve ready (the image's own probe)" >&2
     rm -f "$root/data/trifactor.key" "$root/data/trifactor.db"*

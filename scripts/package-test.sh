@@ -66,7 +66,7 @@ echo "# an operator's line" >> /etc/trifactor/trifactord.env
 apt-get install -y --reinstall -o Dpkg::Options::=--force-confold "./$DEB" >/dev/null || fail "upgrade"
 grep -q "an operator's line" /etc/trifactor/trifactord.env || fail "the upgrade overwrote the settings"
 as_service users find --email packaged@example.com | grep -q packaged@example.com || fail "the upgrade lost the account"
-ok "an upgrade kept the edited settings and the data"
+ok "the package installed over itself kept the edited settings and the data"
 
 apt-get remove -y trifactor >/dev/null
 [ -f /var/lib/trifactor/trifactor.db ] && [ -f /etc/trifactor/trifactord.env ] || fail "remove deleted data or settings"

@@ -33,6 +33,8 @@ case ["--help"], ["-h"], ["help"]:
           TRIFACTOR_BANK_DATABASE_URL   sqlite:PATH or postgres://… (default sqlite:data/bank.db)
           TRIFACTOR_BANK_SECRET_FILE    its CSRF secret, made 0600 on first start (default data/bank.secret)
           TRIFACTOR_BANK_DEV            1: link the dev phone (default 0)
+          TRIFACTOR_BANK_IDLE_TIMEOUT   seconds before balances hide (2 to 86400, default 300)
+          TRIFACTOR_BANK_BRAND          the name on customers' texts and emails (default Trifactor Bank)
         """)
     exit(0)
 case ["--version"]:

@@ -173,7 +173,8 @@ http {{
 
 
 def create_api_key(database_url: str):
-    out = subprocess.run([_binary(), "keys", "create", "--name", "cluster", "--json", "--database-url", database_url],
+    out = subprocess.run([_binary(), "keys", "create", "--name", "cluster", "--json", "--database-url", database_url,
+                          "--migrate-on-start", "always"],
                          check=True, capture_output=True, text=True).stdout
     import json
     created = json.loads(out)

@@ -1,5 +1,6 @@
 import API
 import Foundation
+import Logging
 import Store
 
 /// `trifactord audit tail` and `trifactord users list`.
@@ -56,12 +57,13 @@ enum ListCommands {
         }
     }
 
-    /// Opens the configured database (migrated, so a new one lists nothing
-    /// rather than failing) for one command.
+    /// Opens the configured database for one command, brought to this build's schema by the same rule as
+    /// `serve` (a SQLite database copied first; PostgreSQL's left to `trifactord migrate`), so a new one lists
+    /// nothing rather than failing and no command migrates a cluster's database behind the operator's back.
     static func withDatabase<T>(_ config: Configuration, _ body: (any Database) throws -> T) throws -> T {
         let database = try openDatabase(url: config.databaseURL, poolSize: 1)
         defer { database.close() }
-        try database.migrate(Schema.migrations)
+        _ = try SchemaUpgrade.atStart(config, database, logger: .standardError)
         return try body(database)
     }
 }

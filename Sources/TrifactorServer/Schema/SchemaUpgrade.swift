@@ -32,7 +32,9 @@ package enum SchemaUpgrade {
                     "The database is at schema version \(newest), newer than this build's \(mine): run the newer build (a database is never migrated down)."
             )
         }
-        return known.filter { !applied.contains($0.version) }
+        // As the runner applies them: the versions above the highest applied.
+        let highest = applied.max() ?? 0
+        return known.filter { $0.version > highest }
     }
 
     /// `15 (oidc), 16 (…)`.
