@@ -85,6 +85,31 @@ struct ProviderFlowTests {
         }
     }
 
+    @Test(
+        "a cancelled sign-in is over: opened again by Back, its password page is the ended page and no code ever follows",
+        arguments: Backend.all)
+    func cancelEndsTheFlow(backend: Backend) throws {
+        try backend.withServer(Self.configuration) { server in
+            _ = try Self.client(server)
+            try server.signUp("cal@example.com", password: "correct horse battery")
+            let browser = HostedBrowser(server)
+            var page = browser.follow(browser.request("GET", "/authorize?" + Self.query))
+            let email = try #require(page.form("/authorize/sign-in"))
+            page = browser.follow(
+                browser.request("POST", "/authorize/sign-in", form: email.merging(["email": "cal@example.com"]) { $1 }))
+            let password = try #require(page.form("/authorize/password"))
+            let cancel = try #require(page.form("/authorize/cancel"))
+            page = browser.request("POST", "/authorize/cancel", form: cancel)
+            #expect(HostedBrowser.query(try #require(page.location))["error"] == "access_denied")
+            let flow = try #require(password["flow"])
+            page = browser.request("GET", "/authorize/password?flow=\(flow)")
+            #expect(page.status == 400 && page.form("/authorize/password") == nil, "Back shows the ended page")
+            page = browser.request(
+                "POST", "/authorize/password", form: password.merging(["password": "correct horse battery"]) { $1 })
+            #expect(page.location?.contains("code=") != true, "one request, one answer: no code after the denial")
+        }
+    }
+
     @Test("a spent refresh token presented again revokes its whole family", arguments: Backend.all)
     func refreshReuse(backend: Backend) throws {
         try backend.withServer(Self.configuration) { server in

@@ -9,6 +9,8 @@ struct AuthorizationFlow: Sendable, Equatable {
         case requested
         case codeIssued = "code_issued"
         case exchanged
+        /// The client was answered without a code (a cancel, a denial, an error): the flow is over.
+        case answered
     }
 
     /// What the flow learned on the way, kept as JSON beside the request.

@@ -47,6 +47,11 @@ enum FlowRepository {
             [.text(flow.id), .text(try json(flow.progress))])
     }
 
+    /// Ends a flow whose client was answered without a code.
+    static func end(_ id: String, on db: any SQLConnection) throws {
+        try db.execute("UPDATE oidc_flows SET status = 'answered' WHERE id = $1 AND status = 'requested'", [.text(id)])
+    }
+
     /// Records the code (its hash) and who it is for; false when the flow no longer waits for one.
     static func issueCode(
         _ id: String, codeHash: String, expiresAt: Int64, userID: String, sessionID: String, on db: any SQLConnection

@@ -102,6 +102,9 @@ struct FlowService: Sendable {
 
     func save(_ flow: AuthorizationFlow) throws { try transactions.write { try FlowRepository.save(flow, on: $0) } }
 
+    /// Ends the flow: its client was answered without a code, so no page of it may go on to give one.
+    func end(_ id: String) throws { try transactions.write { try FlowRepository.end(id, on: $0) } }
+
     /// The browser's session as the flow needs it; nil when the cookie holds none that is live.
     func session(token: String?, client audit: AuditContext) throws -> (Caller, AuthorizationFlow.Session)? {
         guard let token else { return nil }

@@ -56,6 +56,7 @@ extension HostedRoutes {
             if let name = repeated.sorted().first {
                 let back = ClientRedirect(
                     uri: flow.request.redirectURI, mode: flow.request.responseMode, state: flow.request.state)
+                try flows.end(flow.id)
                 let refusal = answer(
                     back, ["error": "invalid_request", "error_description": "\(name.prefix(40)) is repeated."], t)
                 // As for every error of a self-registered client: a link, not a redirect.
@@ -103,7 +104,7 @@ extension HostedRoutes {
         case .addSecondFactor: response = Self.seeOther("/authorize/add-factor", flow: id)
         case .consent: response = Self.seeOther("/authorize/consent", flow: id)
         case .fail(let error):
-            response = answer(c.flow.back, ["error": error.code, "error_description": error.description], c.frame.text)
+            response = try refuse(c, error.code, error.description)
         case .issueCode:
             guard let session = found?.1,
                 let code = try flows.issueCode(
@@ -184,9 +185,14 @@ extension HostedRoutes {
     /// `POST /authorize/cancel`: the user declined; the client hears `access_denied`.
     func cancel(_ request: Request) throws -> Response {
         guard let c = try context(request, form: Form(request.body)) else { return lostFlow(request) }
-        return answer(
-            c.flow.back, ["error": "access_denied", "error_description": "The user cancelled the sign-in."],
-            c.frame.text)
+        return try refuse(c, "access_denied", "The user cancelled the sign-in.")
+    }
+
+    /// Answers the client with an error and ends the flow: one request, one answer (a cancelled sign-in opened
+    /// again by Back never goes on to give a code).
+    func refuse(_ c: Context, _ code: String, _ description: String) throws -> Response {
+        try flows.end(c.flow.id)
+        return answer(c.flow.back, ["error": code, "error_description": description], c.frame.text)
     }
 }
 

@@ -46,9 +46,7 @@ extension HostedRoutes {
             return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&signedout=1")
         }
         guard form["decision"] == "allow" else {
-            return answer(
-                c.flow.back, ["error": "access_denied", "error_description": "The user did not allow access."],
-                c.frame.text)
+            return try refuse(c, "access_denied", "The user did not allow access.")
         }
         try flows.consent(c.flow, session: session, client: AuditContext(request))
         var next = c

@@ -60,12 +60,8 @@ extension HostedRoutes {
             // Nothing here reaches the hardware-key level (a device approves sign-ins only): say so to the client
             // rather than offer an authenticator app that cannot reach it either.
             if c.flow.request.requestedLevel == .hardwareKey && !hints.isEmpty {
-                return answer(
-                    c.flow.back,
-                    [
-                        "error": "unmet_authentication_requirements",
-                        "error_description": "The user has no passkey that can be used here.",
-                    ], c.frame.text)
+                return try refuse(
+                    c, "unmet_authentication_requirements", "The user has no passkey that can be used here.")
             }
             return Self.seeOther("/authorize/add-factor", flow: c.flow.id)
         }
