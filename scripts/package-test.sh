@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# make package-test (root, about 15 minutes the first time: three static release builds): builds the Debian
-# package, installs it with apt-get on this machine, and checks what an operator gets. Not in `make test`:
-# it needs root and changes the machine (a system user, /etc/trifactor, /var/lib/trifactor), and removes
-# and purges the package again at the end.
+# make package-test (root; about 10 minutes the first time: static release builds of this tree and of the
+# previous commit, kept afterwards): builds the Debian package, installs it with apt-get on this machine, and
+# checks what an operator gets. Not in `make test`: it needs root and changes the machine (a system user,
+# /etc/trifactor, /var/lib/trifactor), and removes and purges the package again at the end.
+#   - an upgrade: the package of PREVIOUS (a commit, default HEAD~1, built from its own tree with its own
+#     scripts/build-deb.sh, kept in .build/previous/COMMIT) installed, an account with an authenticator app
+#     made with it, this package installed over it, and the same seed signs in;
 #   - the files, user and modes; the version and man pages;
 #   - the systemd unit verifies and scores 2.0 or lower (systemd-analyze security --offline=yes);
 #   - the service user starts the installed binary with the installed settings and it serves /ready, with
 #     an account written;
-#   - an upgrade (the package installed over itself) keeps the data and the operator's edited settings;
+#   - trifactord doctor, as the service user: a key file made readable is found (exit 2), and passes once fixed;
+#   - the package installed over itself keeps the data and the operator's edited settings;
 #   - removing keeps the data; purging deletes it and says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,9 +21,55 @@ ok() { echo "package-test: ok: $*"; }
 DEB=$(scripts/build-deb.sh | tail -1)
 ok "built $DEB ($(du -h "$DEB" | cut -f1))"
 dpkg-deb -c "$DEB" | awk '{print $1, $2, $6, $7, $8}' > "${DEB%.deb}.files.txt"
+PREVIOUS_COMMIT=$(git rev-parse --verify "${PREVIOUS:-HEAD~1}^{commit}") || fail "PREVIOUS=${PREVIOUS:-HEAD~1} is not a commit"
+PREVIOUS_DIR=.build/previous/$PREVIOUS_COMMIT
+if ! ls "$PREVIOUS_DIR"/trifactor_*.deb >/dev/null 2>&1; then
+    git cat-file -e "$PREVIOUS_COMMIT:scripts/build-deb.sh" 2>/dev/null \
+        || fail "the previous commit ${PREVIOUS_COMMIT:0:12} has no scripts/build-deb.sh: give PREVIOUS=a commit of 0.11.0 or later"
+    rm -rf "$PREVIOUS_DIR" && mkdir -p "$PREVIOUS_DIR/src"
+    git archive "$PREVIOUS_COMMIT" | tar -x -C "$PREVIOUS_DIR/src"
+    (cd "$PREVIOUS_DIR/src" && DEB_OUT=.. scripts/build-deb.sh >/dev/null) || fail "building the previous commit's package"
+    rm -rf "$PREVIOUS_DIR/src"
+fi
+PREVIOUS_DEB=$(ls "$PREVIOUS_DIR"/trifactor_*.deb | head -1)
+ok "the previous commit's package: $PREVIOUS_DEB"
+
 dpkg -s trifactor >/dev/null 2>&1 && apt-get purge -y trifactor >/dev/null
 export DEBIAN_FRONTEND=noninteractive
-apt-get install -y "./$DEB" >/dev/null || fail "apt-get install"
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+serve() {  # the installed binary, as the service user, with the installed settings (the port apart)
+    (set -a; . /etc/trifactor/trifactord.env; set +a; cd /var/lib/trifactor
+     TRIFACTOR_LISTEN=127.0.0.1:$PORT exec runuser -u trifactor -- /usr/bin/trifactord serve) 2>>/tmp/package-test-serve.log &
+    SERVER=$!
+    for _ in $(seq 100); do
+        [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/ready" || true)" = 200 ] && return 0
+        sleep 0.2
+    done
+    tail -5 /tmp/package-test-serve.log >&2; fail "the installed trifactord did not serve /ready"
+}
+stop() { kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; }
+as_service() { (set -a; . /etc/trifactor/trifactord.env; set +a; cd /var/lib/trifactor; runuser -u trifactor -- /usr/bin/trifactord "$@"); }
+STATE=$(mktemp)
+trap 'rm -f "$STATE"' EXIT
+
+# The upgrade: an account with an authenticator app made by the previous build survives this one.
+apt-get install -y "./$PREVIOUS_DEB" >/dev/null || fail "apt-get install of the previous package"
+OLD_VERSION=$(dpkg-query -W -f='${Version}' trifactor)
+serve
+EMAIL=$(python3 scripts/upgrade-check.py sign-up "http://127.0.0.1:$PORT" "$STATE") || fail "sign-up on the previous build"
+stop
+as_service users verify-email --email "$EMAIL" >/dev/null || fail "verify-email on the previous build"
+serve
+python3 scripts/upgrade-check.py enroll "http://127.0.0.1:$PORT" "$STATE" || fail "TOTP enrollment on the previous build"
+stop
+ok "the previous build ($OLD_VERSION) made $EMAIL with an authenticator app"
+apt-get install -y "./$DEB" >/dev/null || fail "apt-get install of this package over the previous one"
+NEW_VERSION=$(dpkg-query -W -f='${Version}' trifactor)
+[ "$NEW_VERSION" != "$OLD_VERSION" ] || fail "the upgrade kept version $OLD_VERSION"
+serve
+python3 scripts/upgrade-check.py sign-in "http://127.0.0.1:$PORT" "$STATE" || fail "the kept TOTP seed after the upgrade"
+stop
+ok "upgraded $OLD_VERSION -> $NEW_VERSION: $EMAIL signs in with its password and a code from the same seed (AAL2)"
 ok "installed with apt-get; Depends: $(dpkg-query -W -f='${Depends}' trifactor)"
 
 getent passwd trifactor | grep -q ':/usr/sbin/nologin$' || fail "no trifactor system user with nologin"
@@ -40,19 +90,6 @@ SCORE=$(systemd-analyze security --offline=yes "$UNIT" 2>&1 | sed -n 's/.*Overal
 python3 -c "import sys; sys.exit(0 if float('$SCORE') <= 2.0 else 1)" || fail "exposure $SCORE > 2.0"
 ok "unit verifies; systemd-analyze security: $SCORE"
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-serve() {  # the installed binary, as the service user, with the installed settings (the port apart)
-    (set -a; . /etc/trifactor/trifactord.env; set +a; cd /var/lib/trifactor
-     TRIFACTOR_LISTEN=127.0.0.1:$PORT exec runuser -u trifactor -- /usr/bin/trifactord serve) 2>>/tmp/package-test-serve.log &
-    SERVER=$!
-    for _ in $(seq 100); do
-        [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/ready" || true)" = 200 ] && return 0
-        sleep 0.2
-    done
-    tail -5 /tmp/package-test-serve.log >&2; fail "the installed trifactord did not serve /ready"
-}
-stop() { kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; }
-as_service() { (set -a; . /etc/trifactor/trifactord.env; set +a; cd /var/lib/trifactor; runuser -u trifactor -- /usr/bin/trifactord "$@"); }
 serve
 STATUS=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
     -d '{"email":"packaged@example.com","password":"correct horse battery staple"}' "http://127.0.0.1:$PORT/v1/accounts")
@@ -61,6 +98,16 @@ stop
 as_service users find --email packaged@example.com | grep -q packaged@example.com || fail "the account is not there"
 [ "$(stat -c '%a %U' /var/lib/trifactor/trifactor.key)" = "600 trifactor" ] || fail "key file mode"
 ok "the service user serves /ready with the installed settings; an account written; key file 0600 trifactor"
+
+# The doctor, as the service user with the installed settings: a planted mistake found, then gone.
+chmod 644 /var/lib/trifactor/trifactor.key
+set +e; DOCTOR=$(as_service doctor 2>&1); CODE=$?; set -e
+[ "$CODE" = 2 ] && echo "$DOCTOR" | grep -q "^error    key_file: .*chmod 600 /var/lib/trifactor/trifactor.key" \
+    || { echo "$DOCTOR" >&2; fail "the doctor did not find the readable key file (exit $CODE)"; }
+chmod 600 /var/lib/trifactor/trifactor.key
+set +e; DOCTOR=$(as_service doctor 2>&1); CODE=$?; set -e
+! echo "$DOCTOR" | grep -q "^error" || { echo "$DOCTOR" >&2; fail "the doctor finds errors in the installed package (exit $CODE)"; }
+ok "trifactord doctor as the service user: a readable key file is an error (exit 2), and gone once fixed (exit $CODE)"
 
 echo "# an operator's line" >> /etc/trifactor/trifactord.env
 apt-get install -y --reinstall -o Dpkg::Options::=--force-confold "./$DEB" >/dev/null || fail "upgrade"

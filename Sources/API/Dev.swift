@@ -45,5 +45,5 @@ public struct HealthStatus: Codable, Sendable, Equatable {
 
 /// The release of this build of Trifactor, server and clients alike.
 public enum TrifactorVersion {
-    public static let current = "0.10.0"
+    public static let current = "0.11.0"
 }

@@ -11,3 +11,4 @@ CURLcode trifactor_curl_set_write_function(CURL *handle, size_t (*function)(char
 }
 CURLcode trifactor_curl_set_size(CURL *handle, CURLoption option, curl_off_t value) { return curl_easy_setopt(handle, option, value); }
 CURLcode trifactor_curl_info_long(CURL *handle, CURLINFO info, long *value) { return curl_easy_getinfo(handle, info, value); }
+CURLcode trifactor_curl_info_pointer(CURL *handle, CURLINFO info, void **value) { return curl_easy_getinfo(handle, info, value); }

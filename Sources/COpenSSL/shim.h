@@ -5,6 +5,7 @@
 #include <openssl/crypto.h>
 #include <openssl/hmac.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <openssl/bn.h>
 #include <openssl/pem.h>
 #include <openssl/ec.h>

@@ -135,7 +135,7 @@ def stack():
     issuer = f"http://localhost:{tf_port}"
     with plain_http_server(tmp, [
         "--dev", "--listen", f"127.0.0.1:{tf_port}", "--public-url", issuer, "--oidc", "1",
-        "--database-url", db, "--key-file", key, "--rp-id", "localhost",
+        "--database-url", db, "--key-file", key, "--webauthn-rp-id", "localhost",
     ]) as provider:
         apache_url = f"http://localhost:{a_port}"
         client = json.loads(_run([

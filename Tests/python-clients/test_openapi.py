@@ -217,6 +217,7 @@ def start_contract_server():
     srv.secrets = {name: (tmp / name).read_text().strip() for name in ("vonage-signature", "twilio-token", "metrics-token")}
     srv.public_url = f"http://127.0.0.1:{port}"
     srv.database_path = tmp / "t.db"
+    srv.key_file = tmp / "k.key"
     srv.admin = admin  # the fuzz run gets the read key (its writes answer 403); the journey the write key
     # Cancelling is refused within a verification's first 30 seconds: the journey cancels one of these, and fires the
     # other's second step before trying to cancel it.
@@ -573,6 +574,16 @@ def _probes(server, j):
     assert metrics.status_code == 200, metrics.text[:300]
     assert any(f.name == "trifactor_http_requests_in_flight" for f in text_string_to_metric_families(metrics.text))
     j.problem(401, "unauthenticated", "GET /metrics", token="not-the-metrics-token")
+    # The deployment doctor's check: a 404 without the key file's proof, what the server saw with it.
+    j.problem(404, "not_found", "getDoctorEcho", headers={"Trifactor-Doctor": "at=1;nonce=00000000000000000000000000000000;proof=" + "0" * 64})
+    ring_key = base64.b64decode(server.key_file.read_text().split()[-1])
+    key = hmac.new(ring_key, b"trifactor doctor v1", hashlib.sha256).digest()
+    at, nonce = int(time.time()), secrets.token_hex(16)
+    proof = hmac.new(key, f"request\n{at}\n{nonce}".encode(), hashlib.sha256).hexdigest()
+    r = j.call("getDoctorEcho", headers={"Trifactor-Doctor": f"at={at};nonce={nonce};proof={proof}"})
+    assert r.status_code == 200, r.text
+    assert r.headers["Trifactor-Doctor-Proof"] == hmac.new(key, f"answer\n{nonce}\n".encode() + r.content, hashlib.sha256).hexdigest()
+    assert r.json()["client"] == "127.0.0.1" and r.json()["peer_trusted"] is False
 
 
 def _account(server, j, user):

@@ -12,4 +12,5 @@ CURLcode trifactor_curl_set_write_function(CURL *handle, size_t (*function)(char
 CURLcode trifactor_curl_set_size(CURL *handle, CURLoption option, curl_off_t value);
 /* curl_easy_getinfo is variadic too. */
 CURLcode trifactor_curl_info_long(CURL *handle, CURLINFO info, long *value);
+CURLcode trifactor_curl_info_pointer(CURL *handle, CURLINFO info, void **value);
 #endif

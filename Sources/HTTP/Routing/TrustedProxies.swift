@@ -49,6 +49,27 @@ package struct TrustedProxies: Sendable, Equatable {
         self.networks = networks
     }
 
+    /// The entries a deployment should not trust: every address (`/0`), or networks outside the loopback, private,
+    /// shared and link-local ranges (where a proxy in front of trifactord normally sits), as `ADDRESS/PREFIX`.
+    package var unusual: [String] {
+        let local = [
+            "127.0.0.0/8", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16",
+            "::1/128", "fc00::/7", "fe80::/10",
+        ].compactMap { TrustedProxies(parsing: $0)?.networks.first }
+        return networks.filter { network in
+            network.prefix == 0
+                || !local.contains {
+                    $0.bytes.count == network.bytes.count && $0.prefix <= network.prefix
+                        && $0.contains(network.bytes)
+                }
+        }.map { network in
+            var text = [CChar](repeating: 0, count: 64)
+            let family = network.bytes.count == 4 ? AF_INET : AF_INET6
+            _ = network.bytes.withUnsafeBytes { inet_ntop(family, $0.baseAddress, &text, 64) }
+            return "\(String(cString: text))/\(network.prefix)"
+        }
+    }
+
     /// Whether `address` (a literal) is a trusted proxy.
     package func trusts(_ address: String) -> Bool {
         guard !networks.isEmpty, let bytes = Self.bytes(address) else { return false }

@@ -181,6 +181,7 @@ final class ServerContext: Sendable {
                 body: request.body,
                 remoteAddress: request.remoteAddress)
             stripped.rawQuery = request.rawQuery
+            stripped.received = (request.remoteAddress, request.header("x-forwarded-for"))
             return stripped
         }
         let client = proxies.client(
@@ -193,6 +194,7 @@ final class ServerContext: Sendable {
             body: request.body,
             remoteAddress: client.address)
         forwarded.rawQuery = request.rawQuery
+        forwarded.received = (request.remoteAddress, request.header("x-forwarded-for"))
         return forwarded
     }
 

@@ -17,6 +17,9 @@ package struct Request: Sendable {
     package let body: [UInt8]
     /// The client's IP address.
     package let remoteAddress: String
+    /// The connection's peer and the `X-Forwarded-For` it sent, as they came, when forwarding headers were
+    /// read or dropped (nil: `remoteAddress` is the peer and none came). For the deployment doctor's check.
+    package var received: (peer: String, forwardedFor: String?)?
     /// Parameters captured from the route pattern (`:id`).
     package var parameters: [String: String] = [:]
     /// The query string exactly as the client sent it, without the `?`

@@ -7,6 +7,10 @@ package enum Application {
     static func router(_ s: Services, probe: ReadinessProbe) throws -> Router {
         var router = Router()
         HealthRoutes(probe: probe).register(on: &router)
+        DoctorRoute(
+            keys: s.sealer, trustedProxies: s.configuration.http.trustedProxies,
+            connectionLimit: s.configuration.http.connectionLimit, clock: s.clock
+        ).register(on: &router)
         try ContractRoutes().register(on: &router)
         MetricsRoutes(token: s.configuration.metricsToken, transactions: s.transactions, clock: s.clock).register(
             on: &router)

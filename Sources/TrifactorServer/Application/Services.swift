@@ -40,6 +40,8 @@ package struct Services: Sendable {
     let clients: ClientService
     /// The OpenID Provider; nil unless `TRIFACTOR_OIDC` is on.
     let provider: Provider?
+    /// The key ring (nil without a key file): the deployment doctor's check proves it.
+    let sealer: KeyRing?
 
     var database: any Database { transactions.database }
 
@@ -140,7 +142,7 @@ package struct Services: Sendable {
                 transactions: transactions, clock: clock, hashing: hashing, passwordPolicy: passwords,
                 codes: PasswordResetCodes(random: random, outbox: outbox), secondFactors: secondFactors, push: push,
                 outbox: outbox, changes: changes, limits: accounts.limits),
-            clients: clients, provider: provider)
+            clients: clients, provider: provider, sealer: sealer)
     }
 
     /// The local half of the change feed: this process's long polls and session cache.

@@ -32,6 +32,7 @@ package enum Trifactord {
           review       Verifications held by the conversion guard: review list [--json] | release ID | drop ID
           help         Show this text; COMMAND --help shows a command's options
           probe [HOST:PORT]  Exit 0 when the server there is ready (a container's health check)
+          doctor       Check the deployment, changing nothing; exit 0 all passed, 1 warnings, 2 errors [--json]
           --version    Print the version
 
         Every command reads the same settings (environment variable or flag):
@@ -51,6 +52,14 @@ package enum Trifactord {
         switch verb {
         case "probe":
             return ProbeCommand.run(rest, environment: environment)
+        case "doctor":
+            if Usage.isAsked(in: rest) {
+                print(
+                    DoctorCommand.usage + "\n\nOptions (the settings, as for serve):\n"
+                        + ConfigurationParser.helpTable())
+                return 0
+            }
+            return DoctorCommand.run(rest, environment: environment)
         case "--version", "version":
             print("trifactord \(TrifactorVersion.current)")
             return 0
@@ -152,7 +161,7 @@ package enum Trifactord {
             }
         default:
             return fail(
-                "Unknown command \"\(verb)\": use serve, migrate, audit tail, users, keys, admin-keys, clients, signing-keys, backup or review (see trifactord --help)."
+                "Unknown command \"\(verb)\": use serve, migrate, doctor, audit tail, users, keys, admin-keys, clients, signing-keys, backup or review (see trifactord --help)."
             )
         }
     }

@@ -8,6 +8,8 @@ package import Messaging
 package struct Configuration: Sendable {
     /// `sqlite:PATH` or `postgres://…`.
     package var databaseURL = "sqlite:data/trifactor.db"
+    /// Sentences about settings given by a former name (`Setting.renamed`).
+    package var deprecations: [String] = []
     /// Connections per process.
     package var databasePoolSize = 4
     /// Dev mode: the outbox is printed and served at /dev/outbox.

@@ -11,8 +11,25 @@ enum ConfigurationParser {
 
     /// Parses `arguments` (flags only, `--flag value` or `--flag=value`) over
     /// the `environment`.
+    /// A setting given by its former name (`Setting.renamed`) is read as its successor, unless the successor is
+    /// given too, and each use adds a sentence to `Configuration.deprecations`, printed on standard error as a warning
+    /// (every command parses its settings once) and `trifactord doctor` reports.
     static func parse(arguments: [String], environment: [String: String]) throws -> Configuration {
         var config = Configuration()
+        var environment = environment
+        for old in Setting.renamed {
+            guard let value = environment[old.variable] else { continue }
+            environment[old.variable] = nil
+            if environment[old.successor] == nil {
+                environment[old.successor] = value
+                config.deprecations.append(
+                    "\(old.variable) is now \(old.successor): rename it in your settings (the old name is read until \(old.until))."
+                )
+            } else {
+                config.deprecations.append(
+                    "\(old.variable) is ignored: \(old.successor), its new name, is set too. Remove \(old.variable).")
+            }
+        }
         for setting in Setting.all {
             if let value = environment[setting.variable], let problem = setting.apply(&config, value) {
                 throw Failure(description: problem)
@@ -26,6 +43,14 @@ enum ConfigurationParser {
             if let eq = argument.firstIndex(of: "=") {
                 name = String(argument[..<eq])
                 value = String(argument[argument.index(after: eq)...])
+            }
+            if let old = Setting.renamed.first(where: { $0.flag == name }),
+                let successor = Setting.all.first(where: { $0.variable == old.successor })
+            {
+                config.deprecations.append(
+                    "\(old.flag) is now \(successor.flag): change your command line (the old name is read until \(old.until))."
+                )
+                name = successor.flag
             }
             guard let setting = Setting.all.first(where: { $0.flag == name }) else {
                 throw Failure(description: "Unknown option \(name): see trifactord serve --help.")
@@ -64,7 +89,15 @@ enum ConfigurationParser {
                     "The OpenID Provider (--oidc 1) needs --public-url: it is the issuer every token names, like https://auth.example.com."
             )
         }
+        warnDeprecations(config)
         return config
+    }
+
+    /// Prints each of `configuration.deprecations` on standard error, once per command.
+    static func warnDeprecations(_ configuration: Configuration) {
+        for sentence in configuration.deprecations {
+            FileHandle.standardError.write(Data(("trifactord: warning: " + sentence + "\n").utf8))
+        }
     }
 
     /// The table of settings for `--help`.

@@ -60,20 +60,20 @@ extension Setting {
             $0.keyRetireAfter = $1
         },
         Setting(
-            variable: "TRIFACTOR_RP_ID", flag: "--rp-id", valueName: "DOMAIN",
+            variable: "TRIFACTOR_WEBAUTHN_RP_ID", flag: "--webauthn-rp-id", valueName: "DOMAIN",
             help: "WebAuthn relying-party id (the site's domain)", defaultText: "localhost"
         ) { c, v in
             guard !v.isEmpty, v.count <= 253, !v.contains("/"), !v.contains(":") else {
-                return "TRIFACTOR_RP_ID must be a domain such as bank.example."
+                return "TRIFACTOR_WEBAUTHN_RP_ID must be a domain such as bank.example."
             }
             c.rpID = v.lowercased()
             return nil
         },
         Setting(
-            variable: "TRIFACTOR_RP_NAME", flag: "--rp-name", valueName: "NAME",
+            variable: "TRIFACTOR_WEBAUTHN_RP_NAME", flag: "--webauthn-rp-name", valueName: "NAME",
             help: "WebAuthn relying-party name shown by browsers", defaultText: "Trifactor"
         ) { c, v in
-            guard (1...64).contains(v.count) else { return "TRIFACTOR_RP_NAME must be 1 to 64 characters." }
+            guard (1...64).contains(v.count) else { return "TRIFACTOR_WEBAUTHN_RP_NAME must be 1 to 64 characters." }
             c.rpName = v
             return nil
         },

@@ -17,6 +17,23 @@ struct Setting: Sendable {
         + verifyLimits
         + shutdown + delivery + provider
 
+    /// A setting's former name, still read for one release with a warning naming its successor
+    /// (docs/operations/upgrades.md). Drop an entry in the release named by `until`.
+    struct Renamed: Sendable {
+        let variable: String
+        let flag: String
+        let successor: String
+        let until: String
+    }
+
+    /// The names that changed: WebAuthn's "relying party" is the site passkeys belong to, not one of the
+    /// OpenID Provider's relying parties (its clients), so its two settings say WebAuthn since 0.11.0.
+    static let renamed: [Renamed] = [
+        Renamed(variable: "TRIFACTOR_RP_ID", flag: "--rp-id", successor: "TRIFACTOR_WEBAUTHN_RP_ID", until: "0.12.0"),
+        Renamed(
+            variable: "TRIFACTOR_RP_NAME", flag: "--rp-name", successor: "TRIFACTOR_WEBAUTHN_RP_NAME", until: "0.12.0"),
+    ]
+
     // MARK: Kinds of value
 
     static func int(

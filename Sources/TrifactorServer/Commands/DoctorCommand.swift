@@ -1,0 +1,563 @@
+import API
+import Core
+import Crypto
+import Foundation
+import Glibc
+import HTTP
+import Messaging
+import Store
+
+/// `trifactord doctor [--json]`: checks what operators get wrong in a deployment, reading only (nothing is
+/// written to the database, the files or the server). Each finding is one sentence with its fix. Exit 0 when
+/// every check passed, 1 with warnings only, 2 with an error (or settings that cannot be read): the usual
+/// monitoring convention. Run it as the service runs, with the same settings and user (the package's
+/// `/etc/trifactor/trifactord.env`, as user `trifactor`), on a host from which the public URL is reached as
+/// clients reach it.
+enum DoctorCommand {
+    static let usage = """
+        Usage: trifactord doctor [--json] [OPTIONS]
+
+        Checks the deployment with the same settings as serve, changing nothing: the settings' names; the database
+        (its files' modes, pending migrations, its clock on PostgreSQL); the key file (present, private, opening
+        the sealed secrets); the TLS certificate (expiry, key, host); the file-descriptor limit against
+        --max-connections; the public URL (reached, this deployment, its certificate, forwarded headers trusted
+        from the proxy and from nobody else); the email and SMS providers (reached). Each finding is one sentence
+        with its fix. Exit 0: all passed; 1: warnings; 2: an error. --json prints {"status", "checks": [...]}.
+        """
+
+    enum Status: String, Encodable, Comparable {
+        case ok, skipped, warning, error
+
+        var rank: Int {
+            switch self {
+            case .ok, .skipped: 0
+            case .warning: 1
+            case .error: 2
+            }
+        }
+
+        static func < (a: Status, b: Status) -> Bool { a.rank < b.rank }
+    }
+
+    struct Finding: Encodable {
+        let check: String
+        let status: Status
+        let detail: String
+    }
+
+    struct Report: Encodable {
+        let version: String
+        let status: Status
+        let checks: [Finding]
+    }
+
+    /// The address the doctor claims in `X-Forwarded-For` (TEST-NET-1, RFC 5737): the server must never settle on it.
+    static let forgedAddress = "192.0.2.77"
+
+    static func run(_ arguments: [String], environment: [String: String]) -> Int32 {
+        var rest = arguments
+        let json = rest.contains("--json")
+        rest.removeAll { $0 == "--json" }
+        var findings: [Finding] = []
+        let configuration: Configuration
+        do {
+            configuration = try ConfigurationParser.parse(arguments: rest, environment: environment)
+        } catch {
+            findings.append(Finding(check: "settings", status: .error, detail: "The settings cannot be read: \(error)"))
+            return report(findings, json: json)
+        }
+        var doctor = Doctor(configuration: configuration, arguments: rest, environment: environment)
+        doctor.examine()
+        return report(doctor.findings, json: json)
+    }
+
+    private static func report(_ findings: [Finding], json: Bool) -> Int32 {
+        let status = findings.map(\.status).max() ?? .ok
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            let data =
+                (try? encoder.encode(Report(version: TrifactorVersion.current, status: status, checks: findings)))
+                ?? Data()
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            for finding in findings {
+                print(
+                    "\(finding.status.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(finding.check): \(finding.detail)"
+                )
+            }
+            let problems = findings.filter { $0.status >= .warning }.count
+            print(
+                problems == 0
+                    ? "No problem found."
+                    : "\(problems) problem\(problems == 1 ? "" : "s") found (\(status == .error ? "errors" : "warnings only"))."
+            )
+        }
+        return Int32(status.rank)
+    }
+}
+
+/// One run of the checks, in the order an operator fixes things.
+private struct Doctor {
+    let configuration: Configuration
+    let arguments: [String]
+    let environment: [String: String]
+    var findings: [DoctorCommand.Finding] = []
+    /// What the server said through the public URL, once proven.
+    var echo: DoctorEcho?
+
+    init(configuration: Configuration, arguments: [String], environment: [String: String]) {
+        self.configuration = configuration
+        self.arguments = arguments
+        self.environment = environment
+    }
+
+    mutating func add(_ check: String, _ status: DoctorCommand.Status, _ detail: String) {
+        findings.append(DoctorCommand.Finding(check: check, status: status, detail: detail))
+    }
+
+    mutating func examine() {
+        settings()
+        secretFiles()
+        let ring = keyFile()
+        let database = self.database()
+        if let database {
+            defer { database.close() }
+            migrations(database)
+            sealedSecrets(database, ring: ring)
+            clock(database)
+        }
+        tls()
+        publicURL(ring)
+        fileLimit()
+        delivery()
+    }
+
+    // MARK: Settings
+
+    mutating func settings() {
+        for sentence in configuration.deprecations { add("settings", .warning, sentence) }
+        if configuration.dev {
+            add(
+                "settings", .error,
+                "TRIFACTOR_DEV is on: codes are printed to the log and listed at /dev/outbox. Set TRIFACTOR_DEV=0 on a server people use."
+            )
+        }
+        let proxies = configuration.http.trustedProxies
+        for network in proxies.unusual {
+            add(
+                "trusted_proxies",
+                network.hasSuffix("/0") ? .error : .warning,
+                network.hasSuffix("/0")
+                    ? "TRIFACTOR_TRUSTED_PROXIES trusts every address (\(network)): anyone can choose the address that rate limits, lockouts and the audit log see. List only your proxies."
+                    : "TRIFACTOR_TRUSTED_PROXIES trusts \(network), outside the private ranges where proxies usually sit: anyone there can choose the client's address. List only your proxies."
+            )
+        }
+        if findings.isEmpty { add("settings", .ok, "The settings are read, with no former names and dev mode off.") }
+    }
+
+    /// A setting's text as given (flag over variable), for the settings that name files.
+    func given(_ variable: String, _ flag: String) -> String? {
+        var value = environment[variable]
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == flag, index + 1 < arguments.count {
+                value = arguments[index + 1]
+                index += 1
+            } else if argument.hasPrefix(flag + "=") {
+                value = String(argument.dropFirst(flag.count + 1))
+            }
+            index += 1
+        }
+        return value
+    }
+
+    /// Files holding secrets: nobody but the service (and, for files in /etc, root) reads them.
+    mutating func secretFiles() {
+        let files = [
+            ("TRIFACTOR_TLS_KEY", "--tls-key"), ("TRIFACTOR_METRICS_TOKEN_FILE", "--metrics-token-file"),
+            ("TRIFACTOR_SMTP_PASSWORD_FILE", "--smtp-password-file"),
+            ("TRIFACTOR_OIDC_REGISTRATION_TOKEN_FILE", "--oidc-registration-token-file"),
+        ]
+        for (variable, flag) in files {
+            guard let path = given(variable, flag) else { continue }
+            var info = stat()
+            guard stat(path, &info) == 0 else { continue }
+            if info.st_mode & 0o007 != 0 {
+                add(
+                    "files", .error,
+                    "\(path) (\(variable)) holds a secret that every user of this machine can read: run chmod o-rwx \(path)."
+                )
+            } else if info.st_mode & 0o070 != 0 && info.st_gid != getegid() && info.st_uid != 0 {
+                add(
+                    "files", .warning,
+                    "\(path) (\(variable)) can be read by group \(info.st_gid), not the service's: run chmod g-rwx \(path), or give it the service's group."
+                )
+            }
+        }
+        if environment["TRIFACTOR_SMTP_PASSWORD"] != nil {
+            add(
+                "files", .warning,
+                "TRIFACTOR_SMTP_PASSWORD holds the SMTP password in the environment, where child processes and crash reports can see it: put it in a file named by TRIFACTOR_SMTP_PASSWORD_FILE."
+            )
+        }
+    }
+
+    // MARK: The key file and the database
+
+    mutating func keyFile() -> KeyRing? {
+        let path = configuration.keyFile
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            add(
+                "key_file", .warning,
+                "There is no key file at \(path): authenticator apps cannot be enrolled, and the public URL cannot be proven. Restore it from its backup, or let the package make one (a new key never opens secrets sealed by the old)."
+            )
+            return nil
+        }
+        if info.st_mode & 0o077 != 0 {
+            add(
+                "key_file", .error,
+                "The key file \(path) can be read by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); trifactord refuses it: run chmod 600 \(path)."
+            )
+            return nil
+        }
+        if info.st_uid != geteuid() {
+            add(
+                "key_file", .warning,
+                "The key file \(path) belongs to user \(info.st_uid), not to the user running this check (\(geteuid())): run the doctor as the service's user, or chown it to that user."
+            )
+        }
+        do {
+            let ring = try KeyRing(path: path)
+            add("key_file", .ok, "The key file \(path) is private and holds \(ring.entries.count) key(s).")
+            return ring
+        } catch {
+            add("key_file", .error, "\(error)")
+            return nil
+        }
+    }
+
+    mutating func database() -> (any Database)? {
+        let url = configuration.databaseURL
+        if let path = SQLiteBackup.path(of: url) {
+            var info = stat()
+            guard stat(path, &info) == 0 else {
+                add(
+                    "database", .warning,
+                    "There is no database at \(path) yet: serve creates it. If one should be there, check TRIFACTOR_DATABASE_URL and the working directory."
+                )
+                return nil
+            }
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            var folder = stat()
+            if stat(directory, &folder) == 0, folder.st_mode & 0o002 != 0 {
+                add(
+                    "database", .error,
+                    "The folder \(directory) holding the database can be written by every user: run chmod 700 \(directory)."
+                )
+            }
+            let exposed = [path, path + "-wal", path + "-shm"].filter { file in
+                var info = stat()
+                return stat(file, &info) == 0 && info.st_mode & 0o077 != 0
+            }
+            if !exposed.isEmpty {
+                add(
+                    "database", .error,
+                    "\(exposed.joined(separator: ", ")) can be read by group or others (password hashes, phone numbers); trifactord refuses it: run chmod 600 \(exposed.joined(separator: " "))."
+                )
+                return nil
+            }
+            var space = statvfs()
+            if statvfs(directory, &space) == 0 {
+                let free = Double(space.f_bavail) * Double(space.f_frsize)
+                let total = Double(space.f_blocks) * Double(space.f_frsize)
+                if free < 1_073_741_824 || (total > 0 && free / total < 0.05) {
+                    add(
+                        "database", .warning,
+                        String(
+                            format:
+                                "Only %.1f GiB are free beside the database in %@: a migration's backup copies the whole file, and a full disk stops sign-ins. Free some space.",
+                            free / 1_073_741_824, directory))
+                }
+            }
+        }
+        do {
+            let database = try Store.openDatabase(url: url, poolSize: 1)
+            add(
+                "database", .ok,
+                database.dialect == .sqlite
+                    ? "The SQLite database \(SQLiteBackup.path(of: url) ?? url) opens and its files are private."
+                    : "PostgreSQL answers.")
+            return database
+        } catch {
+            add(
+                "database", .error,
+                "The database cannot be opened: \(error). Check TRIFACTOR_DATABASE_URL and that the server is up.")
+            return nil
+        }
+    }
+
+    mutating func migrations(_ database: any Database) {
+        do {
+            let pending = try SchemaUpgrade.pending(database)
+            if pending.isEmpty {
+                add("migrations", .ok, "The database's schema is this build's.")
+            } else if database.dialect == .sqlite && configuration.migrateOnStart != .never {
+                add(
+                    "migrations", .warning,
+                    "Migrations \(SchemaUpgrade.describe(pending)) are pending: serve copies the database beside itself, then applies them (or run trifactord migrate now)."
+                )
+            } else {
+                add(
+                    "migrations", .error,
+                    "Migrations \(SchemaUpgrade.describe(pending)) are pending and serve will refuse the database: stop the old instances, back it up, run trifactord migrate."
+                )
+            }
+        } catch {
+            add("migrations", .error, "\(error)")
+        }
+    }
+
+    mutating func sealedSecrets(_ database: any Database, ring: KeyRing?) {
+        guard ring != nil || !FileManager.default.fileExists(atPath: configuration.keyFile) else { return }
+        do {
+            try KeyFile.checkOpens(ring, path: configuration.keyFile, database: database)
+        } catch {
+            add("key_file", .error, "\(error)")
+        }
+    }
+
+    /// PostgreSQL's clock against this host's (moved by TRIFACTOR_CLOCK_OFFSET): codes, sessions and tokens are
+    /// timed by both.
+    mutating func clock(_ database: any Database) {
+        guard database.dialect == .postgres else { return }
+        do {
+            let before = Date()
+            let row = try database.read { try $0.queryOne("SELECT EXTRACT(EPOCH FROM clock_timestamp())::float8 AS t") }
+            let after = Date()
+            guard let theirs = try row?.double("t") else { return }
+            let mine = (before.timeIntervalSince1970 + after.timeIntervalSince1970) / 2 + configuration.clockOffset
+            let skew = mine - theirs
+            let text = String(format: "%+.1f s", skew)
+            if abs(skew) > 30 {
+                add(
+                    "clock", .error,
+                    "This host's clock is \(text) from PostgreSQL's: one-time codes and expiries go wrong. Run NTP (systemd-timesyncd or chrony) on both."
+                )
+            } else if abs(skew) > 2 {
+                add("clock", .warning, "This host's clock is \(text) from PostgreSQL's: run NTP on both.")
+            } else {
+                add("clock", .ok, "This host's clock is within 2 s of PostgreSQL's (\(text)).")
+            }
+        } catch {
+            add("clock", .warning, "PostgreSQL's clock could not be read: \(error).")
+        }
+    }
+
+    // MARK: TLS, the public URL, limits, delivery
+
+    mutating func tls() {
+        guard let pem = configuration.http.tlsCertificatePEM else { return }
+        let host = configuration.publicURL?.host
+        guard let certificate = CertificateCheck(pem: pem, keyPEM: configuration.http.tlsKeyPEM, host: host) else {
+            add(
+                "tls", .error,
+                "TRIFACTOR_TLS_CERT holds no certificate OpenSSL can read: give the PEM chain, the server's certificate first."
+            )
+            return
+        }
+        expiry(certificate.expires, of: "The certificate in TRIFACTOR_TLS_CERT", check: "tls")
+        if certificate.keyMatches == false {
+            add(
+                "tls", .error,
+                "TRIFACTOR_TLS_KEY is not the key of TRIFACTOR_TLS_CERT's certificate: give the pair that belongs together."
+            )
+        }
+        if let host, certificate.coversHost == false {
+            add(
+                "tls", .error,
+                "The certificate in TRIFACTOR_TLS_CERT does not name \(host), the public URL's host: browsers will refuse it. Issue one for \(host)."
+            )
+        }
+    }
+
+    mutating func expiry(_ expires: Date, of what: String, check: String) {
+        let days = expires.timeIntervalSinceNow / 86_400
+        let date = expires.formatted(.iso8601.year().month().day())
+        if days < 0 {
+            add(check, .error, "\(what) expired on \(date): renew it.")
+        } else if days < 14 {
+            add(check, .warning, "\(what) expires in \(Int(days)) day(s), on \(date): renew it now.")
+        } else {
+            add(check, .ok, "\(what) is valid until \(date).")
+        }
+    }
+
+    mutating func publicURL(_ ring: KeyRing?) {
+        guard let base = configuration.publicURL else {
+            add(
+                "public_url", .skipped,
+                "TRIFACTOR_PUBLIC_URL is not set: the OpenID Provider, emails' links and delivery receipts need it.")
+            return
+        }
+        let root = base.absoluteString.hasSuffix("/") ? String(base.absoluteString.dropLast()) : base.absoluteString
+        guard let ring, let ringKey = ring.entries.last?.key else {
+            // Without the key only reachability can be checked.
+            do throws(OutboundCheck.Failure) {
+                let answer = try OutboundCheck.get(URL(string: root + "/ready")!)
+                add(
+                    "public_url", answer.status == 200 ? .warning : .error,
+                    "\(root)/ready answers \(answer.status), but without the key file the doctor cannot tell whether this deployment answers there."
+                )
+            } catch {
+                add(
+                    "public_url", .error,
+                    "\(root) cannot be reached from here: \(error.reason). Check DNS, the proxy and the firewall.")
+            }
+            return
+        }
+        let key = DoctorProof.key(ringKey)
+        let at = Int(Date().timeIntervalSince1970)
+        let nonce = Hex.encode(SecureRandom.bytes(16))
+        let header =
+            "\(DoctorProof.header): at=\(at);nonce=\(nonce);proof=\(DoctorProof.request(key: key, at: at, nonce: nonce))"
+        let answer: OutboundCheck.Answer
+        do throws(OutboundCheck.Failure) {
+            answer = try OutboundCheck.get(
+                URL(string: root + DoctorRoute.path)!,
+                headers: [header, "X-Forwarded-For: \(DoctorCommand.forgedAddress)"])
+        } catch {
+            add(
+                "public_url", .error,
+                "\(root) cannot be reached from here: \(error.reason). Check DNS, the proxy, the firewall and the certificate."
+            )
+            return
+        }
+        if let expires = answer.certificateExpires {
+            expiry(expires, of: "The certificate at \(root)", check: "public_tls")
+        }
+        guard answer.status == 200, let proof = answer.headers[DoctorProof.answerHeader.lowercased()],
+            ConstantTime.equals(proof, DoctorProof.answer(key: key, nonce: nonce, body: Array(answer.body))),
+            let echo = try? JSONDecoder().decode(DoctorEcho.self, from: answer.body)
+        else {
+            add(
+                "public_url", .error,
+                "What answers at \(root) (HTTP \(answer.status)) is not this deployment: it did not prove the key file. Point TRIFACTOR_PUBLIC_URL and the proxy at this trifactord, with the same key file (trifactord 0.11.0 or later)."
+            )
+            return
+        }
+        self.echo = echo
+        add("public_url", .ok, "\(root) reaches this deployment (trifactord \(echo.version)).")
+        if echo.version != TrifactorVersion.current {
+            add(
+                "public_url", .warning,
+                "The server at \(root) runs trifactord \(echo.version), this doctor is \(TrifactorVersion.current): restart it after an upgrade."
+            )
+        }
+        proxies(echo)
+        let skew = Date().timeIntervalSince1970 - echo.time
+        if abs(skew) > 5 {
+            add(
+                "clock", .warning,
+                String(format: "This host's clock is %+.0f s from the server's at \(root): run NTP on both.", skew))
+        }
+    }
+
+    /// "Forwarded headers from the proxy trusted, and from nobody else": the doctor's request claims to come
+    /// from 192.0.2.77; a proxy in front appends (or replaces) the address it saw.
+    mutating func proxies(_ echo: DoctorEcho) {
+        let forged = DoctorCommand.forgedAddress
+        if echo.client == forged {
+            add(
+                "proxy", .error,
+                "A request claiming X-Forwarded-For: \(forged) was taken to come from \(forged): anyone can choose the address that rate limits, lockouts and the audit log see. Have the proxy at \(echo.peer) set X-Forwarded-For itself (nginx: proxy_set_header X-Forwarded-For $remote_addr), or trust fewer addresses in TRIFACTOR_TRUSTED_PROXIES."
+            )
+            return
+        }
+        let proxied = echo.forwardedFor?.trimmingCharacters(in: .whitespaces) != forged
+        if proxied && !echo.peerTrusted {
+            add(
+                "proxy", .error,
+                "A proxy at \(echo.peer) forwards requests to trifactord but is not in TRIFACTOR_TRUSTED_PROXIES: every user shares its address in rate limits, lockouts and the audit log. Add \(echo.peer) to TRIFACTOR_TRUSTED_PROXIES."
+            )
+        } else if proxied {
+            add(
+                "proxy", .ok,
+                "Requests through the proxy at \(echo.peer) (trusted) are read as from the address it names (\(echo.client)), never one a client claims."
+            )
+        } else {
+            add(
+                "proxy", .ok,
+                "No proxy stands between this host and trifactord, and a client's X-Forwarded-For is ignored.")
+        }
+    }
+
+    mutating func fileLimit() {
+        let needed = configuration.http.connectionLimit + configuration.databasePoolSize + 64
+        if let echo {
+            if echo.fileLimit < echo.connectionLimit + configuration.databasePoolSize + 64 {
+                add(
+                    "file_limit", .error,
+                    "The running server may open \(echo.fileLimit) files but accepts \(echo.connectionLimit) connections: raise LimitNOFILE= in its unit (or ulimit -n), or lower TRIFACTOR_MAX_CONNECTIONS."
+                )
+            } else {
+                add(
+                    "file_limit", .ok,
+                    "The running server's file limit (\(echo.fileLimit)) covers its \(echo.connectionLimit) connections."
+                )
+            }
+            return
+        }
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        if limit.rlim_max < needed {
+            add(
+                "file_limit", .error,
+                "This process may open at most \(limit.rlim_max) files, but TRIFACTOR_MAX_CONNECTIONS=\(configuration.http.connectionLimit) needs \(needed): raise LimitNOFILE= in the unit (or ulimit -Hn), or lower TRIFACTOR_MAX_CONNECTIONS."
+            )
+        } else {
+            add(
+                "file_limit", .ok,
+                "The file limit here (\(limit.rlim_max)) covers \(configuration.http.connectionLimit) connections (the running server's own limit is checked through the public URL)."
+            )
+        }
+    }
+
+    mutating func delivery() {
+        if let smtp = configuration.smtp {
+            if let failure = OutboundCheck.connect(smtp.url, caFile: smtp.caFile) {
+                add(
+                    "delivery", .error,
+                    "The SMTP server \(smtp.url.host ?? "") cannot be reached from here: \(failure). Emails wait in the outbox until it can; check TRIFACTOR_SMTP_URL and the firewall."
+                )
+            } else {
+                add("delivery", .ok, "The SMTP server \(smtp.url.host ?? "") is reached.")
+            }
+        }
+        for account in configuration.providers {
+            let hosts =
+                account.apiBase.map { [$0] }
+                ?? (account.kind == .vonage
+                    ? [URL(string: "https://rest.nexmo.com")!, URL(string: "https://api.nexmo.com")!]
+                    : [URL(string: "https://api.twilio.com")!])
+            for url in hosts {
+                if let failure = OutboundCheck.connect(url) {
+                    add(
+                        "delivery", .error,
+                        "\(account.kind.rawValue) at \(url.host ?? "") cannot be reached from here: \(failure). Texts fail over to the next provider, or wait; check the firewall and DNS."
+                    )
+                } else {
+                    add("delivery", .ok, "\(account.kind.rawValue) at \(url.host ?? "") is reached.")
+                }
+            }
+        }
+        if configuration.smtp == nil && configuration.providers.isEmpty && !configuration.dev {
+            add(
+                "delivery", .warning,
+                "No email server and no SMS provider are set: password-reset emails and phone codes cannot be sent. Set TRIFACTOR_SMTP_URL and TRIFACTOR_SMS_PROVIDER."
+            )
+        }
+    }
+}
