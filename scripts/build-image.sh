@@ -27,7 +27,8 @@ cp -R "$BIN/Trifactor_TrifactorServer.resources" "$BIN/Trifactor_Messaging.resou
 # modules glibc loads for host names.
 if ldd "$BIN/trifactord" | grep -q 'not found'; then echo "image: a library trifactord loads is missing" >&2; exit 1; fi
 libs=$(ldd "$BIN/trifactord" | awk '/=>/ {print $3} /^\t\// {print $1}')
-nss=$(ls /lib/x86_64-linux-gnu/libnss_dns.so.2 /lib/x86_64-linux-gnu/libnss_files.so.2 /lib/x86_64-linux-gnu/libresolv.so.2 2>/dev/null || true)
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+nss=$(ls "/lib/$multiarch/libnss_dns.so.2" "/lib/$multiarch/libnss_files.so.2" "/lib/$multiarch/libresolv.so.2" 2>/dev/null || true)
 for lib in $libs $nss; do
     install -D -m 0755 "$(readlink -f "$lib")" "$root$(readlink -f "$lib")"
     [ "$(readlink -f "$lib")" = "$lib" ] || { mkdir -p "$root$(dirname "$lib")"; ln -sf "$(readlink -f "$lib")" "$root$lib"; }

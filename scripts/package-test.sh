@@ -3,14 +3,17 @@
 # previous commit, kept afterwards): builds the Debian package, installs it with apt-get on this machine, and
 # checks what an operator gets. Not in `make test`: it needs root and changes the machine (a system user,
 # /etc/trifactor, /var/lib/trifactor), and removes and purges the package again at the end.
-#   - an upgrade: the package of PREVIOUS (a commit, default HEAD~1, built from its own tree with its own
-#     scripts/build-deb.sh, kept in .build/previous/COMMIT) installed, an account with an authenticator app
-#     made with it, this package installed over it, and the same seed signs in;
+#   - an upgrade: the package of PREVIOUS (a commit; by default the last one before this version's number was
+#     set, so the two packages' versions differ; built from its own tree with its own scripts/build-deb.sh, kept
+#     in .build/previous/COMMIT) installed, an account with an authenticator app made with it and a setting
+#     under its former name, this package installed over it: the same seed signs in, the former name still
+#     works and is named;
 #   - the files, user and modes; the version and man pages;
 #   - the systemd unit verifies and scores 2.0 or lower (systemd-analyze security --offline=yes);
 #   - the service user starts the installed binary with the installed settings and it serves /ready, with
 #     an account written;
-#   - trifactord doctor, as the service user: a key file made readable is found (exit 2), and passes once fixed;
+#   - trifactord doctor, as the service user, the server running: it proves the public URL is this deployment;
+#     a key file made readable is found (exit 2), and gone once fixed;
 #   - the package installed over itself keeps the data and the operator's edited settings;
 #   - removing keeps the data; purging deletes it and says so.
 set -euo pipefail
@@ -21,17 +24,25 @@ ok() { echo "package-test: ok: $*"; }
 DEB=$(scripts/build-deb.sh | tail -1)
 ok "built $DEB ($(du -h "$DEB" | cut -f1))"
 dpkg-deb -c "$DEB" | awk '{print $1, $2, $6, $7, $8}' > "${DEB%.deb}.files.txt"
-PREVIOUS_COMMIT=$(git rev-parse --verify "${PREVIOUS:-HEAD~1}^{commit}") || fail "PREVIOUS=${PREVIOUS:-HEAD~1} is not a commit"
+VERSION=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/API/Dev.swift)
+if [ -z "${PREVIOUS:-}" ]; then
+    # The commit that set this version's number, and the one before it: the previous release's tree.
+    BUMP=$(git log -1 --format=%H -S"static let current = \"$VERSION\"" -- Sources/API/Dev.swift)
+    [ -n "$BUMP" ] || fail "no commit sets version $VERSION in Sources/API/Dev.swift: give PREVIOUS=COMMIT"
+    PREVIOUS=$BUMP~1
+fi
+PREVIOUS_COMMIT=$(git rev-parse --verify "$PREVIOUS^{commit}") || fail "PREVIOUS=$PREVIOUS is not a commit"
 PREVIOUS_DIR=.build/previous/$PREVIOUS_COMMIT
 if ! ls "$PREVIOUS_DIR"/trifactor_*.deb >/dev/null 2>&1; then
     git cat-file -e "$PREVIOUS_COMMIT:scripts/build-deb.sh" 2>/dev/null \
-        || fail "the previous commit ${PREVIOUS_COMMIT:0:12} has no scripts/build-deb.sh: give PREVIOUS=a commit of 0.11.0 or later"
+        || fail "the previous commit ${PREVIOUS_COMMIT:0:12} has no scripts/build-deb.sh (it came with 0.10.0's packaging): give PREVIOUS=a later commit"
     rm -rf "$PREVIOUS_DIR" && mkdir -p "$PREVIOUS_DIR/src"
     git archive "$PREVIOUS_COMMIT" | tar -x -C "$PREVIOUS_DIR/src"
     (cd "$PREVIOUS_DIR/src" && DEB_OUT=.. scripts/build-deb.sh >/dev/null) || fail "building the previous commit's package"
     rm -rf "$PREVIOUS_DIR/src"
 fi
-PREVIOUS_DEB=$(ls "$PREVIOUS_DIR"/trifactor_*.deb | head -1)
+PREVIOUS_DEB=$(ls "$PREVIOUS_DIR"/trifactor_*.deb 2>/dev/null | head -1 || true)
+[ -n "$PREVIOUS_DEB" ] || fail "the previous commit's build made no package in $PREVIOUS_DIR"
 ok "the previous commit's package: $PREVIOUS_DEB"
 
 dpkg -s trifactor >/dev/null 2>&1 && apt-get purge -y trifactor >/dev/null
@@ -47,10 +58,12 @@ serve() {  # the installed binary, as the service user, with the installed setti
     done
     tail -5 /tmp/package-test-serve.log >&2; fail "the installed trifactord did not serve /ready"
 }
-stop() { kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; }
+stop() { kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=; }
 as_service() { (set -a; . /etc/trifactor/trifactord.env; set +a; cd /var/lib/trifactor; runuser -u trifactor -- /usr/bin/trifactord "$@"); }
+: > /tmp/package-test-serve.log
 STATE=$(mktemp)
-trap 'rm -f "$STATE"' EXIT
+SERVER=
+trap 'rm -f "$STATE"; [ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null || true' EXIT
 
 # The upgrade: an account with an authenticator app made by the previous build survives this one.
 apt-get install -y "./$PREVIOUS_DEB" >/dev/null || fail "apt-get install of the previous package"
@@ -58,18 +71,25 @@ OLD_VERSION=$(dpkg-query -W -f='${Version}' trifactor)
 serve
 EMAIL=$(python3 scripts/upgrade-check.py sign-up "http://127.0.0.1:$PORT" "$STATE") || fail "sign-up on the previous build"
 stop
-as_service users verify-email --email "$EMAIL" >/dev/null || fail "verify-email on the previous build"
+USER_ID=$(as_service users find --email "$EMAIL" --json | python3 -c 'import json, sys; d = json.load(sys.stdin); print((d[0] if isinstance(d, list) else d)["id"])') \
+    || fail "users find on the previous build"
+as_service users verify-email "$USER_ID" >/dev/null || fail "verify-email on the previous build"
 serve
 python3 scripts/upgrade-check.py enroll "http://127.0.0.1:$PORT" "$STATE" || fail "TOTP enrollment on the previous build"
 stop
 ok "the previous build ($OLD_VERSION) made $EMAIL with an authenticator app"
+# An operator's setting under a name this build renamed (docs/operations/upgrades.md).
+echo "TRIFACTOR_RP_ID=bank.example" >> /etc/trifactor/trifactord.env
 apt-get install -y "./$DEB" >/dev/null || fail "apt-get install of this package over the previous one"
 NEW_VERSION=$(dpkg-query -W -f='${Version}' trifactor)
 [ "$NEW_VERSION" != "$OLD_VERSION" ] || fail "the upgrade kept version $OLD_VERSION"
 serve
 python3 scripts/upgrade-check.py sign-in "http://127.0.0.1:$PORT" "$STATE" || fail "the kept TOTP seed after the upgrade"
 stop
-ok "upgraded $OLD_VERSION -> $NEW_VERSION: $EMAIL signs in with its password and a code from the same seed (AAL2)"
+grep -q '"deprecated_setting".*TRIFACTOR_RP_ID is now TRIFACTOR_WEBAUTHN_RP_ID' /tmp/package-test-serve.log \
+    || fail "serve did not name the former setting name"
+sed -i '/^TRIFACTOR_RP_ID=/d' /etc/trifactor/trifactord.env
+ok "upgraded $OLD_VERSION -> $NEW_VERSION: $EMAIL signs in with its password and a code from the same seed (AAL2); TRIFACTOR_RP_ID still read, and named"
 ok "installed with apt-get; Depends: $(dpkg-query -W -f='${Depends}' trifactor)"
 
 getent passwd trifactor | grep -q ':/usr/sbin/nologin$' || fail "no trifactor system user with nologin"
@@ -99,7 +119,13 @@ as_service users find --email packaged@example.com | grep -q packaged@example.co
 [ "$(stat -c '%a %U' /var/lib/trifactor/trifactor.key)" = "600 trifactor" ] || fail "key file mode"
 ok "the service user serves /ready with the installed settings; an account written; key file 0600 trifactor"
 
-# The doctor, as the service user with the installed settings: a planted mistake found, then gone.
+# The doctor, as the service user with the installed settings, the server running.
+serve
+set +e; DOCTOR=$(TRIFACTOR_PUBLIC_URL=http://127.0.0.1:$PORT as_service doctor 2>&1); set -e
+stop
+echo "$DOCTOR" | grep -q "^ok       public_url: http://127.0.0.1:$PORT reaches this deployment" \
+    || { echo "$DOCTOR" >&2; fail "the doctor did not prove the public URL"; }
+# A planted mistake found, then gone.
 chmod 644 /var/lib/trifactor/trifactor.key
 set +e; DOCTOR=$(as_service doctor 2>&1); CODE=$?; set -e
 [ "$CODE" = 2 ] && echo "$DOCTOR" | grep -q "^error    key_file: .*chmod 600 /var/lib/trifactor/trifactor.key" \

@@ -6,7 +6,7 @@ package import Foundation
 package struct CertificateCheck: Sendable {
     /// The end of the first certificate's validity (`notAfter`).
     package let expires: Date
-    /// Whether the key matches the certificate's public key (nil: no key given, or it does not parse).
+    /// Whether the key matches the certificate's public key (nil: no key given; false also when it does not parse).
     package let keyMatches: Bool?
     /// Whether the certificate covers the host (a DNS name or an IP address; nil: no host given).
     package let coversHost: Bool?
@@ -15,10 +15,7 @@ package struct CertificateCheck: Sendable {
     package init?(pem: String, keyPEM: String? = nil, host: String? = nil) {
         OpenSSLError.clear()
         defer { OpenSSLError.clear() }
-        let bytes = Array(pem.utf8)
-        guard let bio = bytes.withUnsafeBufferPointer({ BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }) else {
-            return nil
-        }
+        guard let bio = MemoryBIO.holding(pem) else { return nil }
         defer { BIO_free(bio) }
         guard let certificate = PEM_read_bio_X509(bio, nil, nil, nil) else { return nil }
         defer { X509_free(certificate) }
@@ -29,8 +26,7 @@ package struct CertificateCheck: Sendable {
         else { return nil }
         expires = Date().addingTimeInterval(Double(days) * 86_400 + Double(seconds))
         if let keyPEM {
-            let keyBytes = Array(keyPEM.utf8)
-            let keyBIO = keyBytes.withUnsafeBufferPointer { BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }
+            let keyBIO = MemoryBIO.holding(keyPEM)
             defer { if let keyBIO { BIO_free(keyBIO) } }
             if let keyBIO, let key = PEM_read_bio_PrivateKey(keyBIO, nil, nil, nil) {
                 defer { EVP_PKEY_free(key) }
@@ -50,5 +46,20 @@ package struct CertificateCheck: Sendable {
         } else {
             coversHost = nil
         }
+    }
+}
+
+/// A memory BIO holding its own copy of a text (`BIO_write` copies), so no Swift buffer has to outlive the call
+/// that lent it (`BIO_new_mem_buf` would keep pointing into the array).
+enum MemoryBIO {
+    static func holding(_ text: String) -> OpaquePointer? {
+        guard let bio = BIO_new(BIO_s_mem()) else { return nil }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { BIO_write(bio, $0.baseAddress, Int32($0.count)) }
+        guard written == Int32(bytes.count) || bytes.isEmpty else {
+            BIO_free(bio)
+            return nil
+        }
+        return bio
     }
 }

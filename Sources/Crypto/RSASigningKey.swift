@@ -18,9 +18,7 @@ package final class RSASigningKey: @unchecked Sendable {
     /// - Throws: `OpenSSLError` when it is not an RSA private key of 2048 bits or more.
     package convenience init(pem: String) throws(OpenSSLError) {
         OpenSSLError.clear()
-        let bytes = Array(pem.utf8)
-        let bio = bytes.withUnsafeBufferPointer { BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }
-        guard let bio else { throw .last("BIO_new_mem_buf") }
+        guard let bio = MemoryBIO.holding(pem) else { throw .last("BIO_new") }
         defer { BIO_free(bio) }
         guard let parsed = PEM_read_bio_PrivateKey(bio, nil, nil, nil) else { throw .last("PEM_read_bio_PrivateKey") }
         try self.init(checking: parsed, operation: "PEM_read_bio_PrivateKey")

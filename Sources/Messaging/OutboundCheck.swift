@@ -12,17 +12,26 @@ package enum OutboundCheck {
         package let headers: [String: String]
         /// When the server's certificate expires (https only).
         package let certificateExpires: Date?
+        /// This end's address on the connection.
+        package let localAddress: String?
+        /// When the request started and when the answer was in.
+        package let sent: Date
+        package let received: Date
     }
 
-    /// A sentence from libcurl: what went wrong, for a finding.
-    package struct Failure: Error, Sendable { package let reason: String }
+    /// A sentence from libcurl: what went wrong, for a finding; `untrusted`: the server's certificate failed
+    /// verification (expired, another host's, an unknown authority).
+    package struct Failure: Error, Sendable {
+        package let reason: String
+        package var untrusted = false
+    }
 
     /// `GET url` with `headers`; throws `Failure` when no answer came (refused, unresolved, TLS, timeout).
-    package static func get(_ url: URL, headers: [String] = [], caFile: String? = nil, timeout: Int = 10)
-        throws(Failure) -> Answer
-    {
+    package static func get(
+        _ url: URL, headers: [String] = [], caFile: String? = nil, timeout: Int = 10, verify: Bool = true
+    ) throws(Failure) -> Answer {
         _ = SMTPSender.globalInit
-        guard let handle = curl_easy_init() else { throw Failure(reason: "curl_easy_init failed") }
+        guard let handle = curl_easy_init() else { throw Failure(reason: "curl_easy_init failed", untrusted: false) }
         defer { curl_easy_cleanup(handle) }
         var list: UnsafeMutablePointer<curl_slist>?
         for header in ["User-Agent: trifactord-doctor/1"] + headers { list = curl_slist_append(list, header) }
@@ -46,13 +55,29 @@ package enum OutboundCheck {
             trifactor_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0),
             trifactor_curl_set_long(handle, CURLOPT_CERTINFO, 1),
             trifactor_curl_set_long(handle, CURLOPT_PROTOCOLS, Int(CURLPROTO_HTTP | CURLPROTO_HTTPS)),
+            // Straight there, as clients come: a proxy from the environment would add its own forwarding headers.
+            trifactor_curl_set_string(handle, CURLOPT_PROXY, ""),
+            trifactor_curl_set_string(handle, CURLOPT_NOPROXY, "*"),
         ]
+        if !verify {
+            codes.append(trifactor_curl_set_long(handle, CURLOPT_SSL_VERIFYPEER, 0))
+            codes.append(trifactor_curl_set_long(handle, CURLOPT_SSL_VERIFYHOST, 0))
+        }
         if let caFile { codes.append(trifactor_curl_set_string(handle, CURLOPT_CAINFO, caFile)) }
         if let bad = codes.first(where: { $0 != CURLE_OK }) {
-            throw Failure(reason: String(cString: curl_easy_strerror(bad)))
+            throw Failure(reason: String(cString: curl_easy_strerror(bad)), untrusted: false)
         }
+        let started = Date()
         let result = curl_easy_perform(handle)
-        guard result == CURLE_OK else { throw Failure(reason: String(cString: curl_easy_strerror(result))) }
+        guard result == CURLE_OK else {
+            throw Failure(
+                reason: String(cString: curl_easy_strerror(result)), untrusted: result == CURLE_PEER_FAILED_VERIFICATION
+            )
+        }
+        var local: UnsafeMutableRawPointer?
+        let localAddress =
+            trifactor_curl_info_pointer(handle, CURLINFO_LOCAL_IP, &local) == CURLE_OK
+            ? local.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } : nil
         var status = 0
         _ = withUnsafeMutablePointer(to: &status) { trifactor_curl_info_long(handle, CURLINFO_RESPONSE_CODE, $0) }
         var answerHeaders: [String: String] = [:]
@@ -63,22 +88,33 @@ package enum OutboundCheck {
         }
         return Answer(
             status: status, body: sink.data, headers: answerHeaders,
-            certificateExpires: url.scheme == "https" ? expiry(handle) : nil)
+            certificateExpires: url.scheme == "https" ? expiry(handle) : nil, localAddress: localAddress,
+            sent: started, received: Date())
     }
 
-    /// Connects to `url`'s host and port (TLS too for https and smtps) and hangs up; nil when that worked, else
-    /// why not.
-    package static func connect(_ url: URL, caFile: String? = nil, timeout: Int = 5) -> String? {
+    /// Connects to `url`'s host and port and goes through the protocol's opening, never signing in (any user or
+    /// password in the URL is dropped): TLS for https and smtps, SMTP's greeting and EHLO, and STARTTLS when
+    /// `requireTLS` (as trifactord sends mail); then hangs up. nil when that worked, else why not.
+    package static func connect(_ url: URL, requireTLS: Bool = false, caFile: String? = nil, timeout: Int = 5)
+        -> String?
+    {
         _ = SMTPSender.globalInit
         guard let handle = curl_easy_init() else { return "curl_easy_init failed" }
         defer { curl_easy_cleanup(handle) }
+        var anonymous = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        anonymous?.user = nil
+        anonymous?.password = nil
         var codes: [CURLcode] = [
-            trifactor_curl_set_string(handle, CURLOPT_URL, url.absoluteString),
+            trifactor_curl_set_string(handle, CURLOPT_URL, anonymous?.string ?? url.absoluteString),
             trifactor_curl_set_long(handle, CURLOPT_CONNECT_ONLY, 1),
             trifactor_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, timeout),
             trifactor_curl_set_long(handle, CURLOPT_TIMEOUT, timeout),
             trifactor_curl_set_long(handle, CURLOPT_NOSIGNAL, 1),
+            // Straight there: a proxy from the environment would check the proxy instead.
+            trifactor_curl_set_string(handle, CURLOPT_PROXY, ""),
+            trifactor_curl_set_string(handle, CURLOPT_NOPROXY, "*"),
         ]
+        if requireTLS { codes.append(trifactor_curl_set_long(handle, CURLOPT_USE_SSL, Int(CURLUSESSL_ALL.rawValue))) }
         if let caFile { codes.append(trifactor_curl_set_string(handle, CURLOPT_CAINFO, caFile)) }
         if let bad = codes.first(where: { $0 != CURLE_OK }) { return String(cString: curl_easy_strerror(bad)) }
         let result = curl_easy_perform(handle)

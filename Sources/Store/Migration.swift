@@ -100,7 +100,7 @@ enum MigrationRunner {
             database.dialect == .sqlite
             ? "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
             : "SELECT to_regclass('schema_migrations')::text AS name"
-        return try database.transaction { connection in
+        return try database.read { connection in
             guard try connection.queryOne(exists)?.optionalText("name") != nil else { return [] }
             return try connection.query("SELECT version FROM schema_migrations ORDER BY version")
                 .map { Int(try $0.int("version")) }

@@ -14,6 +14,12 @@
 /// - Throws: `StoreError` `.invalidURL` for a URL it cannot use, `.unavailable` when the database
 ///   cannot be opened or reached.
 package func openDatabase(url: String, poolSize: Int? = nil) throws -> any Database {
+    try openDatabase(url: url, poolSize: poolSize, readOnly: false)
+}
+
+/// `openDatabase(url:poolSize:)`, and with `readOnly` a SQLite file that must exist is opened for reading alone
+/// (PostgreSQL connections are the same either way: only what the caller runs decides).
+package func openDatabase(url: String, poolSize: Int? = nil, readOnly: Bool) throws -> any Database {
     let size = max(1, poolSize ?? 4)
     let lower = url.lowercased()
     if lower.hasPrefix("sqlite:") {
@@ -23,7 +29,7 @@ package func openDatabase(url: String, poolSize: Int? = nil) throws -> any Datab
         guard path != ":memory:", !path.hasPrefix("file:") else {
             throw StoreError(.invalidURL, detail: "in-memory and file: SQLite URLs are not supported; give a file path")
         }
-        return try SQLiteDatabase(path: path, poolSize: size)
+        return try SQLiteDatabase(path: path, poolSize: size, readOnly: readOnly)
     }
     let conninfo: String
     if lower.hasPrefix("postgres://") || lower.hasPrefix("postgresql://") {

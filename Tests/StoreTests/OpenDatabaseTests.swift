@@ -133,6 +133,29 @@ struct OpenDatabaseTests {
         )
     }
 
+    @Test("a copy killed mid-way leaves a folder that the next copy sweeps after a day, and a fresh one it keeps")
+    func abandonedCopyFoldersAreSwept() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-sweep-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("t.db").path
+        let database = try openDatabase(url: "sqlite:\(path)")
+        try database.transaction { try $0.execute("CREATE TABLE t (x INTEGER)") }
+        database.close()
+        // What a killed copy leaves: its folder with a partial copy in it. One a day old, one made just now.
+        let stale = directory.appendingPathComponent(".trifactor-backup-STALE1").path
+        let fresh = directory.appendingPathComponent(".trifactor-backup-FRESH1").path
+        for folder in [stale, fresh] {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+            #expect(FileManager.default.createFile(atPath: folder + "/copy.db", contents: Data("partial".utf8)))
+        }
+        var old = [timespec(tv_sec: time(nil) - 90_000, tv_nsec: 0), timespec(tv_sec: time(nil) - 90_000, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, stale, &old, 0) == 0)
+        _ = try SQLiteBackup.copy(url: "sqlite:\(path)", to: directory.appendingPathComponent("copy.db").path)
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(!left.contains(".trifactor-backup-STALE1"), "\(left)")
+        #expect(left.contains(".trifactor-backup-FRESH1") && left.contains("copy.db"), "\(left)")
+    }
+
     @Test(
         "the PostgreSQL cases run (TRIFACTOR_TEST_POSTGRES_URL is set)",
         .enabled(

@@ -3,19 +3,23 @@ misconfiguration is found, named in one sentence with its fix, with exit 1 (warn
 
 The proxies in front are small HTTP relays in this file that connect to trifactord from 127.0.0.2, so the
 doctor's own address (127.0.0.1) is never the proxy's: one appends the address it saw to X-Forwarded-For (as
-nginx's $proxy_add_x_forwarded_for does), one passes the client's header on untouched (the mistake)."""
+nginx's $proxy_add_x_forwarded_for does), one passes the client's header on untouched (nginx's default), one
+drops it."""
+import base64
 import datetime
 import http.client
 import http.server
 import json
 import os
 import resource
+import shutil
 import socket
-import base64
 import sqlite3
+import ssl
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -58,13 +62,18 @@ def deployment():
     fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     os.write(fd, b"k1 2026-12-06T00:00:00Z " + base64.b64encode(os.urandom(32)) + b"\n")
     os.close(fd)
-    return tmp, db, key, args
+    yield tmp, db, key, args
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 class SMTPListener:
-    """Greets and answers EHLO like an SMTP server: enough for the doctor's reachability check."""
+    """An SMTP server's opening: the greeting, EHLO offering STARTTLS and AUTH, STARTTLS with `certificate`.
+    Remembers the verbs it heard: the doctor must never sign in."""
 
-    def __init__(self):
+    def __init__(self, certificate, key):
+        self.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.tls.load_cert_chain(certificate, key)
+        self.heard = []
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(8)
@@ -79,19 +88,35 @@ class SMTPListener:
                 return
             threading.Thread(target=self.talk, args=(conn,), daemon=True).start()
 
-    @staticmethod
-    def talk(conn):
-        with conn, conn.makefile("rb") as lines:
-            conn.sendall(b"220 mail.test ESMTP\r\n")
-            for line in lines:
-                verb = line[:4].upper()
-                if verb in (b"EHLO", b"HELO"):
-                    conn.sendall(b"250 mail.test\r\n")
-                elif verb == b"QUIT":
+    def talk(self, conn):
+        conn.sendall(b"220 mail.test ESMTP\r\n")
+        secure = False
+        try:
+            while True:
+                line = b""
+                while not line.endswith(b"\n"):
+                    chunk = conn.recv(1)
+                    if not chunk:
+                        return
+                    line += chunk
+                verb = line[:8].split(b" ")[0].strip().upper().decode()
+                self.heard.append(verb)
+                if verb in ("EHLO", "HELO"):
+                    conn.sendall(b"250-mail.test\r\n250-AUTH PLAIN LOGIN\r\n" + (b"" if secure else b"250-STARTTLS\r\n")
+                                 + b"250 8BITMIME\r\n")
+                elif verb == "STARTTLS":
+                    conn.sendall(b"220 go ahead\r\n")
+                    conn = self.tls.wrap_socket(conn, server_side=True)
+                    secure = True
+                elif verb == "QUIT":
                     conn.sendall(b"221 bye\r\n")
                     return
                 else:
-                    conn.sendall(b"502 not here\r\n")
+                    conn.sendall(b"535 no\r\n")
+        except (OSError, ssl.SSLError):
+            return
+        finally:
+            conn.close()
 
 
 def serve(args, port):
@@ -104,8 +129,8 @@ def serve(args, port):
 class Relay(http.server.ThreadingHTTPServer):
     """A reverse proxy for GET on loopback that reaches trifactord from 127.0.0.2."""
 
-    def __init__(self, upstream_port, append):
-        self.upstream_port, self.append = upstream_port, append
+    def __init__(self, upstream_port, forwarding):
+        self.upstream_port, self.forwarding = upstream_port, forwarding  # "append", "pass" or "drop"
         super().__init__(("127.0.0.1", 0), RelayHandler)
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
@@ -120,11 +145,12 @@ class RelayHandler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
-        if self.server.append:
-            seen = self.client_address[0]
+        if self.server.forwarding != "pass":
             claimed = self.headers.get("X-Forwarded-For")
             headers = {k: v for k, v in headers.items() if k.lower() != "x-forwarded-for"}
-            headers["X-Forwarded-For"] = f"{claimed}, {seen}" if claimed else seen
+            if self.server.forwarding == "append":
+                seen = self.client_address[0]
+                headers["X-Forwarded-For"] = f"{claimed}, {seen}" if claimed else seen
         upstream = http.client.HTTPConnection("127.0.0.1", self.server.upstream_port, timeout=10,
                                               source_address=("127.0.0.2", 0))
         upstream.request("GET", self.path, headers=headers)
@@ -141,16 +167,20 @@ class RelayHandler(http.server.BaseHTTPRequestHandler):
 
 def test_a_sound_deployment_passes_with_exit_0(deployment):
     tmp, db, key, args = deployment
-    smtp = SMTPListener()
+    mail_cert, mail_key = make_certificate(tmp, host="127.0.0.1", days_from=-1, days_to=90)
+    smtp = SMTPListener(mail_cert, mail_key)
     port = free_port()
-    settings = [*args, "--public-url", f"http://127.0.0.1:{port}", "--smtp-url", f"smtp://doctor@127.0.0.1:{smtp.port}"]
+    settings = [*args, "--public-url", f"http://127.0.0.1:{port}", "--smtp-url", f"smtp://doctor@127.0.0.1:{smtp.port}",
+                "--smtp-ca-file", mail_cert]
     with serve(settings, port):
         code, report, by = doctor(*settings)
     assert code == 0, [c for c in report["checks"] if c["status"] != "ok"]
     assert report["status"] == "ok"
     assert statuses(by, "public_url") == ["ok"] and "reaches this deployment" in details(by, "public_url")
     assert "No proxy" in details(by, "proxy")
-    assert statuses(by, "delivery") == ["ok"]
+    assert statuses(by, "delivery") == ["ok"] and "over TLS" in details(by, "delivery")
+    # The mail server's opening, over TLS, and never a sign-in (the doctor has no business there).
+    assert smtp.heard[:3] == ["EHLO", "STARTTLS", "EHLO"] and "AUTH" not in smtp.heard, smtp.heard
     assert statuses(by, "migrations") == ["ok"]
     assert "covers its 1024 connections" in details(by, "file_limit")
 
@@ -191,6 +221,20 @@ def test_a_missing_key_file_is_named(deployment):
     assert f"There is no key file at {key}" in details(by, "key_file")
 
 
+def test_copies_made_before_migrations_are_named_once_a_month_old(deployment):
+    tmp, db, key, args = deployment
+    copy = tmp / "t.db.before-v14.20261001T000000Z"
+    copy.write_bytes(b"x" * 2_097_152)
+    os.chmod(copy, 0o600)
+    _, _, by = doctor(*args)
+    assert "before migrations" not in details(by, "database")
+    month_ago = time.time() - 31 * 86_400
+    os.utime(copy, (month_ago, month_ago))
+    code, _, by = doctor(*args)
+    assert "1 copy of the database made before migrations (2.0 MiB)" in details(by, "database"), by
+    assert "delete those you no longer need" in details(by, "database")
+
+
 def test_pending_migrations_are_named_with_what_serve_will_do(deployment):
     tmp, db, key, args = deployment
     with sqlite3.connect(db) as c:
@@ -208,6 +252,7 @@ def test_pending_migrations_are_named_with_what_serve_will_do(deployment):
 
 
 def make_certificate(tmp, *, host, days_from, days_to):
+    import ipaddress
     key = ec.generate_private_key(ec.SECP256R1())
     now = datetime.datetime.now(datetime.timezone.utc)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
@@ -215,7 +260,8 @@ def make_certificate(tmp, *, host, days_from, days_to):
             .serial_number(x509.random_serial_number())
             .not_valid_before(now + datetime.timedelta(days=days_from))
             .not_valid_after(now + datetime.timedelta(days=days_to))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+            .add_extension(x509.SubjectAlternativeName(
+                [x509.IPAddress(ipaddress.ip_address(host))] if host[0].isdigit() else [x509.DNSName(host)]), critical=False)
             .sign(key, hashes.SHA256()))
     cert_path, key_path = tmp / f"{host}-{days_to}.pem", tmp / f"{host}-{days_to}.key"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
@@ -236,10 +282,10 @@ def test_tls_certificates_expired_expiring_mismatched_or_for_another_host(deploy
     assert statuses(by, "tls") == ["warning"] and "expires in 4 day(s)" in details(by, "tls")
     good, good_key = make_certificate(tmp, host="auth.example.com", days_from=-1, days_to=90)
     _, _, by = doctor(*args, "--tls-cert", good, "--tls-key", soon_key)
-    assert "is not the key of TRIFACTOR_TLS_CERT" in details(by, "tls")
+    assert "is not (or does not hold) the key of TRIFACTOR_TLS_CERT" in details(by, "tls")
     other, other_key = make_certificate(tmp, host="other.example.com", days_from=-1, days_to=90)
     _, _, by = doctor(*args, *public, "--tls-cert", other, "--tls-key", other_key)
-    assert "does not name auth.example.com" in details(by, "tls")
+    assert statuses(by, "tls") == ["ok", "warning"] and "does not name auth.example.com" in details(by, "tls")
     _, _, by = doctor(*args, *public, "--tls-cert", good, "--tls-key", good_key)
     assert statuses(by, "tls") == ["ok"]
 
@@ -284,35 +330,102 @@ def test_forwarded_headers_are_trusted_from_the_proxy_and_from_nobody_else(deplo
     port = free_port()
     public = f"http://127.0.0.1:{port}"
 
-    # A proxy that trifactord does not trust: every user would share its address.
+    def through(forwarding, *extra):
+        relay = Relay(port, forwarding)
+        try:
+            return doctor(*args, *extra, "--public-url", relay.url)
+        finally:
+            relay.shutdown()
+
     with serve([*args, "--public-url", public], port):
-        relay = Relay(port, append=True)
-        try:
-            code, _, by = doctor(*args, "--public-url", relay.url)
-        finally:
-            relay.shutdown()
-    assert code == 2 and "A proxy at 127.0.0.2 forwards requests" in details(by, "proxy")
-    assert "Add 127.0.0.2 to TRIFACTOR_TRUSTED_PROXIES" in details(by, "proxy")
+        # A proxy that appends the client's address, but that trifactord does not trust.
+        code, _, by = through("append")
+        assert code == 2 and "A proxy at 127.0.0.2 forwards requests" in details(by, "proxy")
+        assert "Add 127.0.0.2 to TRIFACTOR_TRUSTED_PROXIES" in details(by, "proxy")
+        # A relay that adds nothing (nginx without proxy_set_header, a TCP balancer): everyone is 127.0.0.2.
+        code, _, by = through("pass")
+        assert code == 2 and "the relay there adds no address" in details(by, "proxy"), by
+        # One that drops the header.
+        code, _, by = through("drop")
+        assert code == 2 and "sends no X-Forwarded-For" in details(by, "proxy"), by
 
-    trusted = [*args, "--public-url", public, "--trusted-proxies", "127.0.0.2"]
-    # The proxy trusted, and it appends what it saw: the client's claim is never taken.
-    with serve(trusted, port):
-        relay = Relay(port, append=True)
-        try:
-            code, _, by = doctor(*args, "--public-url", relay.url, "--trusted-proxies", "127.0.0.2")
-            assert statuses(by, "proxy") == ["ok"] and "(127.0.0.1)" in details(by, "proxy"), by
-            # The proxy trusted, but it passes the client's X-Forwarded-For on: anyone can forge an address.
-            relay.append = False
-            code, _, by = doctor(*args, "--public-url", relay.url, "--trusted-proxies", "127.0.0.2")
-            assert code == 2 and "was taken to come from 192.0.2.77" in details(by, "proxy")
-        finally:
-            relay.shutdown()
+    trusted = ["--trusted-proxies", "127.0.0.2"]
+    with serve([*args, "--public-url", public, *trusted], port):
+        # Trusted, appending what it saw: the client's claim is never taken.
+        code, _, by = through("append", *trusted)
+        assert statuses(by, "proxy") == ["ok"] and "(127.0.0.1)" in details(by, "proxy"), by
+        # Trusted, but passing the client's X-Forwarded-For on: anyone can forge an address.
+        code, _, by = through("pass", *trusted)
+        assert code == 2 and "was taken to come from 192.0.2.77" in details(by, "proxy"), by
 
-    # Trusting every address is an error before any request is made.
+    # The doctor on a trusted address itself (a proxy's own host): it cannot tell, and says so.
+    with serve([*args, "--public-url", public, "--trusted-proxies", "127.0.0.1"], port):
+        _, _, by = doctor(*args, "--public-url", public, "--trusted-proxies", "127.0.0.1")
+    assert statuses(by, "proxy") == ["skipped"] and "run the doctor from a host outside" in details(by, "proxy"), by
+
+    # Trusting a large part of the Internet is an error before any request is made.
     code, _, by = doctor(*args, "--trusted-proxies", "0.0.0.0/0")
-    assert code == 2 and "trusts every address (0.0.0.0/0)" in details(by, "trusted_proxies")
+    assert code == 2 and "trusts 0.0.0.0/0, a large part of the Internet (every address)" in details(by, "trusted_proxies")
     _, _, by = doctor(*args, "--trusted-proxies", "10.0.0.0/8,8.8.8.0/24")
     assert statuses(by, "trusted_proxies") == ["warning"] and "8.8.8.0/24" in details(by, "trusted_proxies")
+
+
+DOCTOR_PATH = "/.well-known/trifactor-doctor"
+
+
+def test_the_doctors_address_answers_only_a_fresh_proof_of_the_key_file(deployment):
+    """Without the key file's proof (or with one already used) the address answers exactly as an unknown path."""
+    import hashlib
+    import hmac
+    tmp, db, key, args = deployment
+    port = free_port()
+    with serve(args, port):
+        def get(path, header=None):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            c.request("GET", path, headers={"Trifactor-Doctor": header} if header else {})
+            r = c.getresponse()
+            body = json.loads(r.read())
+            body.pop("request_id", None)
+            return r.status, body, dict(r.getheaders())
+
+        unknown = get("/.well-known/nothing-here")
+        assert unknown[0] == 404
+        ring_key = base64.b64decode(key.read_text().split()[-1])
+        derived = hmac.new(ring_key, b"trifactor doctor v1", hashlib.sha256).digest()
+        at, nonce = int(time.time()), os.urandom(16).hex()
+        good = hmac.new(derived, f"request\n{at}\n{nonce}".encode(), hashlib.sha256).hexdigest()
+        wrong_key = hmac.new(os.urandom(32), f"request\n{at}\n{nonce}".encode(), hashlib.sha256).hexdigest()
+        stale = hmac.new(derived, f"request\n{at - 120}\n{nonce}".encode(), hashlib.sha256).hexdigest()
+        for header in (None, f"at={at};nonce={nonce};proof={wrong_key}", f"at={at - 120};nonce={nonce};proof={stale}",
+                       "garbage", f"at={at};nonce={nonce};proof={good}" + "x" * 300):
+            status, body, _ = get(DOCTOR_PATH, header)
+            assert (status, body) == unknown[:2], header
+        status, body, headers = get(DOCTOR_PATH, f"at={at};nonce={nonce};proof={good}")
+        assert status == 200 and body["peer"] == "127.0.0.1" and "Trifactor-Doctor-Proof" in headers, body
+        # The same header again (a replay within the window) gets nothing more.
+        assert get(DOCTOR_PATH, f"at={at};nonce={nonce};proof={good}")[:2] == unknown[:2]
+
+
+def test_a_public_url_that_redirects(deployment):
+    tmp, db, key, args = deployment
+
+    class Redirect(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            self.send_response(301)
+            self.send_header("Location", "https://auth.example.com/")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        code, _, by = doctor(*args, "--public-url", f"http://127.0.0.1:{other.server_address[1]}")
+    finally:
+        other.shutdown()
+    assert code == 2 and "redirects (HTTP 301) to https://auth.example.com/" in details(by, "public_url")
 
 
 def test_a_file_limit_below_the_connection_limit(deployment):
@@ -364,4 +477,4 @@ def test_the_clock_against_postgresql():
     _, _, by = doctor("--database-url", url)
     assert statuses(by, "clock") == ["ok"], by
     code, _, by = doctor("--database-url", url, "--clock-offset", "120")
-    assert code == 2 and "+120" in details(by, "clock") and "NTP" in details(by, "clock")
+    assert code == 2 and statuses(by, "clock") == ["error"] and "+120" in details(by, "clock"), by

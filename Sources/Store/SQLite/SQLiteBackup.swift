@@ -60,6 +60,7 @@ package enum SQLiteBackup {
                     "\(parent) can be written by another user than root: as root, back up into a folder only root can write "
                     + "(or run the backup as the folder's owner)")
         }
+        sweepAbandoned(in: parent)
         var template = Array((parent + "/.trifactor-backup-XXXXXX").utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw StoreError(
@@ -115,6 +116,22 @@ package enum SQLiteBackup {
         }
         let bytes = (try? FileManager.default.attributesOfItem(atPath: destination)[.size] as? Int) ?? 0
         return Report(pages: pages, bytes: bytes)
+    }
+
+    /// Removes the folders of copies that never finished (the process was killed mid-copy, so its `defer` never
+    /// ran): this user's `.trifactor-backup-*` folders beside the destination, untouched for a day (a copy in
+    /// progress touches its folder as it writes), and only the files a copy makes in them.
+    static func sweepAbandoned(in parent: String, olderThan age: TimeInterval = 86_400) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
+        for name in names where name.hasPrefix(".trifactor-backup-") {
+            let folder = parent + "/" + name
+            var info = stat()
+            guard lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid(),
+                Double(info.st_mtim.tv_sec) < Date().timeIntervalSince1970 - age
+            else { continue }
+            for file in ["copy.db", "copy.db-journal", "copy.db-wal", "copy.db-shm"] { unlink(folder + "/" + file) }
+            rmdir(folder)
+        }
     }
 
     private static func open(_ path: String, flags: Int32) throws -> OpaquePointer {

@@ -21,9 +21,14 @@ final class SQLiteConnection: BackendConnection {
     /// Opens (creating if needed) the database file at `path` and applies the connection pragmas.
     /// `autoCheckpoint`: the WAL's size in pages at which a committing writer checkpoints it (SQLite's
     /// default, 1,000, when nil).
-    init(path: String, autoCheckpoint: Int? = nil) throws {
+    /// `readOnly`: opens an existing file for reading alone, changing nothing (no journal mode, no checkpoints):
+    /// for `trifactord doctor`.
+    init(path: String, autoCheckpoint: Int? = nil, readOnly: Bool = false) throws {
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let flags =
+            readOnly
+            ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+            : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
@@ -33,6 +38,7 @@ final class SQLiteConnection: BackendConnection {
         handle = db
         // On failure below, deinit closes the handle.
         guard sqlite3_busy_timeout(handle, 5000) == SQLITE_OK else { throw error(sql: "busy_timeout") }
+        if readOnly { return }
         let mode = try query("PRAGMA journal_mode=WAL", []).first?["journal_mode"]
         guard mode == .text("wal") else {
             throw StoreError(.unavailable, detail: "SQLite refused WAL mode (got \(mode ?? .null))")

@@ -18,7 +18,7 @@ final class SQLiteDatabase: Database {
     /// holding the write lock never waits for that copy's fsync (every 1,000 pages, a committing writer did:
     /// the other writers waited, and the CPU idled). A writer still checkpoints past 10,000 pages, should this
     /// fall behind.
-    private let checkpointer: Checkpointer
+    private let checkpointer: Checkpointer?
 
     /// Opens the file at `path`, creating it (mode 0600) and its parent
     /// directory (0700) if needed. SQLite gives the `-wal` and `-shm` files
@@ -26,9 +26,18 @@ final class SQLiteDatabase: Database {
     /// - Throws: `.exposedFile` when the file, its `-wal` or its `-shm` can
     ///   be read by group or others, or one of them (or `-journal`) is a hard
     ///   link or not a regular file; `.unavailable` when it cannot be opened.
-    init(path: String, poolSize: Int) throws {
+    /// `readOnly`: an existing file opened for reading alone (`SQLITE_OPEN_READONLY`, no checkpoints, nothing
+    /// created), for `trifactord doctor`; its writes fail.
+    init(path: String, poolSize: Int, readOnly: Bool = false) throws {
         guard sqlite3_threadsafe() != 0 else {
             throw StoreError(.unavailable, detail: "this SQLite library was built without thread support")
+        }
+        if readOnly {
+            pool = ConnectionPool(capacity: poolSize, timeout: 10) { try SQLiteConnection(path: path, readOnly: true) }
+            probe = ConnectionPool(capacity: 1, timeout: 2) { try SQLiteConnection(path: path, readOnly: true) }
+            try pool.warmUp()
+            checkpointer = nil
+            return
         }
         try Self.prepareFiles(at: path)
         pool = ConnectionPool(capacity: poolSize, timeout: 10) {
@@ -36,8 +45,9 @@ final class SQLiteDatabase: Database {
         }
         probe = ConnectionPool(capacity: 1, timeout: 2) { try SQLiteConnection(path: path) }
         try pool.warmUp()
-        checkpointer = Checkpointer(ConnectionPool(capacity: 1, timeout: 2) { try SQLiteConnection(path: path) })
+        let checkpointer = Checkpointer(ConnectionPool(capacity: 1, timeout: 2) { try SQLiteConnection(path: path) })
         checkpointer.schedule()
+        self.checkpointer = checkpointer
     }
 
     /// Creates the directory and the file for their owner alone, and refuses
@@ -118,12 +128,12 @@ final class SQLiteDatabase: Database {
     }
 
     func close() {
-        checkpointer.stop()
+        checkpointer?.stop()
         pool.close()
         probe.close()
     }
 
-    deinit { checkpointer.stop() }
+    deinit { checkpointer?.stop() }
 
     /// One process owns the file: there is nobody else to tell.
     func notify(channel: String, payload: String) throws {}

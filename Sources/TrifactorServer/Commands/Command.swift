@@ -74,7 +74,8 @@ package enum Trifactord {
                 return 0
             }
             return run {
-                try ServeCommand.run(try ConfigurationParser.parse(arguments: rest, environment: environment))
+                try ServeCommand.run(
+                    try ConfigurationParser.parse(arguments: rest, environment: environment, warn: false))
             }
         case "migrate":
             if Usage.isAsked(in: rest) {

@@ -112,6 +112,9 @@ private struct Doctor {
         self.environment = environment
     }
 
+    /// This instance's clock, moved by TRIFACTOR_CLOCK_OFFSET as the server's is.
+    var now: Date { Date().addingTimeInterval(configuration.clockOffset) }
+
     mutating func add(_ check: String, _ status: DoctorCommand.Status, _ detail: String) {
         findings.append(DoctorCommand.Finding(check: check, status: status, detail: detail))
     }
@@ -143,13 +146,25 @@ private struct Doctor {
                 "TRIFACTOR_DEV is on: codes are printed to the log and listed at /dev/outbox. Set TRIFACTOR_DEV=0 on a server people use."
             )
         }
-        let proxies = configuration.http.trustedProxies
-        for network in proxies.unusual {
+        if configuration.clockOffset != 0 {
             add(
-                "trusted_proxies",
-                network.hasSuffix("/0") ? .error : .warning,
-                network.hasSuffix("/0")
-                    ? "TRIFACTOR_TRUSTED_PROXIES trusts every address (\(network)): anyone can choose the address that rate limits, lockouts and the audit log see. List only your proxies."
+                "settings", .warning,
+                "TRIFACTOR_CLOCK_OFFSET moves this instance's clock by \(configuration.clockOffset) s: it is for fault drills. Remove it and keep clocks right with NTP."
+            )
+        }
+        do {
+            _ = try CommonPasswords.policy(dictionary: configuration.passwordDictionary)
+        } catch {
+            add("settings", .error, "\(error) serve stops without it.")
+        }
+        for network in configuration.http.trustedProxies.unusual {
+            let prefix = Int(network.split(separator: "/").last ?? "") ?? 0
+            // Fewer than 8 bits (IPv4) or 16 (IPv6) of prefix is a good part of the Internet.
+            let broad = prefix < (network.contains(":") ? 16 : 8)
+            add(
+                "trusted_proxies", broad ? .error : .warning,
+                broad
+                    ? "TRIFACTOR_TRUSTED_PROXIES trusts \(network), a large part of the Internet\(prefix == 0 ? " (every address)" : ""): anyone there can choose the address that rate limits, lockouts and the audit log see. List only your proxies."
                     : "TRIFACTOR_TRUSTED_PROXIES trusts \(network), outside the private ranges where proxies usually sit: anyone there can choose the client's address. List only your proxies."
             )
         }
@@ -173,33 +188,40 @@ private struct Doctor {
         return value
     }
 
-    /// Files holding secrets: nobody but the service (and, for files in /etc, root) reads them.
+    /// Files holding secrets: nobody but the service (and root) reads them.
     mutating func secretFiles() {
-        let files = [
+        var files = [
             ("TRIFACTOR_TLS_KEY", "--tls-key"), ("TRIFACTOR_METRICS_TOKEN_FILE", "--metrics-token-file"),
             ("TRIFACTOR_SMTP_PASSWORD_FILE", "--smtp-password-file"),
             ("TRIFACTOR_OIDC_REGISTRATION_TOKEN_FILE", "--oidc-registration-token-file"),
-        ]
-        for (variable, flag) in files {
-            guard let path = given(variable, flag) else { continue }
+        ].compactMap { variable, flag in given(variable, flag).map { (path: $0, from: variable) } }
+        // The SMS providers' secret files, named in their URLs.
+        for account in (given("TRIFACTOR_SMS_PROVIDER", "--sms-provider") ?? "").split(separator: ",") {
+            for item in URLComponents(string: account.trimmingCharacters(in: .whitespaces))?.queryItems ?? []
+            where item.name.hasSuffix("_file") {
+                if let path = item.value { files.append((path, "TRIFACTOR_SMS_PROVIDER's \(item.name)")) }
+            }
+        }
+        for (path, from) in files {
             var info = stat()
             guard stat(path, &info) == 0 else { continue }
-            if info.st_mode & 0o007 != 0 {
+            if info.st_mode & 0o004 != 0 {
                 add(
                     "files", .error,
-                    "\(path) (\(variable)) holds a secret that every user of this machine can read: run chmod o-rwx \(path)."
+                    "\(path) (\(from)) holds a secret that every user of this machine can read: run chmod o-rwx \(path)."
                 )
-            } else if info.st_mode & 0o070 != 0 && info.st_gid != getegid() && info.st_uid != 0 {
+            } else if info.st_mode & 0o040 != 0 && geteuid() != 0 && info.st_gid != getegid() {
+                // Run as the service's user: a group that is not its own reads the secret too.
                 add(
                     "files", .warning,
-                    "\(path) (\(variable)) can be read by group \(info.st_gid), not the service's: run chmod g-rwx \(path), or give it the service's group."
+                    "\(path) (\(from)) can be read by group \(info.st_gid), which is not this user's: run chmod g-r \(path), or give it the service's group."
                 )
             }
         }
-        if environment["TRIFACTOR_SMTP_PASSWORD"] != nil {
+        if environment["TRIFACTOR_SMTP_PASSWORD"] != nil || given("", "--smtp-password") != nil {
             add(
                 "files", .warning,
-                "TRIFACTOR_SMTP_PASSWORD holds the SMTP password in the environment, where child processes and crash reports can see it: put it in a file named by TRIFACTOR_SMTP_PASSWORD_FILE."
+                "The SMTP password is given as a value (TRIFACTOR_SMTP_PASSWORD or --smtp-password), where other processes, crash reports and ps can see it: put it in a file named by TRIFACTOR_SMTP_PASSWORD_FILE."
             )
         }
     }
@@ -210,9 +232,16 @@ private struct Doctor {
         let path = configuration.keyFile
         var info = stat()
         guard stat(path, &info) == 0 else {
+            if errno == EACCES {
+                add(
+                    "key_file", .error,
+                    "The key file \(path) cannot be reached by this user (permission denied): run the doctor as the service's user (sudo -u trifactor …)."
+                )
+                return nil
+            }
             add(
                 "key_file", .warning,
-                "There is no key file at \(path): authenticator apps cannot be enrolled, and the public URL cannot be proven. Restore it from its backup, or let the package make one (a new key never opens secrets sealed by the old)."
+                "There is no key file at \(path): authenticator apps cannot be enrolled, and the public URL cannot be proven. Restore it from its backup; make a new one only for a database that never had one (a new key never opens secrets sealed by the old)."
             )
             return nil
         }
@@ -244,6 +273,13 @@ private struct Doctor {
         if let path = SQLiteBackup.path(of: url) {
             var info = stat()
             guard stat(path, &info) == 0 else {
+                if errno == EACCES {
+                    add(
+                        "database", .error,
+                        "The database \(path) cannot be reached by this user (permission denied): run the doctor as the service's user (sudo -u trifactor …)."
+                    )
+                    return nil
+                }
                 add(
                     "database", .warning,
                     "There is no database at \(path) yet: serve creates it. If one should be there, check TRIFACTOR_DATABASE_URL and the working directory."
@@ -269,6 +305,7 @@ private struct Doctor {
                 )
                 return nil
             }
+            copiesBeforeMigrations(of: path, in: directory)
             var space = statvfs()
             if statvfs(directory, &space) == 0 {
                 let free = Double(space.f_bavail) * Double(space.f_frsize)
@@ -284,7 +321,9 @@ private struct Doctor {
             }
         }
         do {
-            let database = try Store.openDatabase(url: url, poolSize: 1)
+            // Read-only: a SQLite file is opened for reading alone (no journal mode set, no checkpoint), and only
+            // SELECTs run on either database.
+            let database = try Store.openDatabase(url: url, poolSize: 1, readOnly: true)
             add(
                 "database", .ok,
                 database.dialect == .sqlite
@@ -299,15 +338,42 @@ private struct Doctor {
         }
     }
 
+    /// The copies serve made before migrating (`DB.before-vN.TIME`) are never deleted by trifactord: name them
+    /// once the oldest is a month old, with the space they take.
+    mutating func copiesBeforeMigrations(of path: String, in directory: String) {
+        let prefix = URL(fileURLWithPath: path).lastPathComponent + ".before-v"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        var oldest = Date()
+        var bytes = 0.0
+        var count = 0
+        for name in names where name.hasPrefix(prefix) {
+            var info = stat()
+            guard stat(directory + "/" + name, &info) == 0 else { continue }
+            count += 1
+            bytes += Double(info.st_size)
+            oldest = min(oldest, Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec)))
+        }
+        guard count > 0, oldest.timeIntervalSinceNow < -30 * 86_400 else { return }
+        add(
+            "database", .warning,
+            String(
+                format:
+                    "%d cop%@ of the database made before migrations (%.1f MiB) lie beside it in %@, the oldest from %@: delete those you no longer need to go back to.",
+                count, count == 1 ? "y" : "ies", bytes / 1_048_576, directory,
+                oldest.formatted(.iso8601.year().month().day())))
+    }
+
     mutating func migrations(_ database: any Database) {
         do {
             let pending = try SchemaUpgrade.pending(database)
             if pending.isEmpty {
                 add("migrations", .ok, "The database's schema is this build's.")
-            } else if database.dialect == .sqlite && configuration.migrateOnStart != .never {
+            } else if SchemaUpgrade.migratesAtStart(configuration.migrateOnStart, database.dialect) {
                 add(
                     "migrations", .warning,
-                    "Migrations \(SchemaUpgrade.describe(pending)) are pending: serve copies the database beside itself, then applies them (or run trifactord migrate now)."
+                    database.dialect == .sqlite
+                        ? "Migrations \(SchemaUpgrade.describe(pending)) are pending: serve copies the database beside itself, then applies them (or run trifactord migrate now)."
+                        : "Migrations \(SchemaUpgrade.describe(pending)) are pending, and the first instance to start applies them (TRIFACTOR_MIGRATE_ON_START=always): back the database up and stop the old build's instances first."
                 )
             } else {
                 add(
@@ -329,27 +395,28 @@ private struct Doctor {
         }
     }
 
-    /// PostgreSQL's clock against this host's (moved by TRIFACTOR_CLOCK_OFFSET): codes, sessions and tokens are
-    /// timed by both.
+    /// PostgreSQL's clock against this instance's (moved by TRIFACTOR_CLOCK_OFFSET): codes, sessions and tokens
+    /// are timed by both.
     mutating func clock(_ database: any Database) {
         guard database.dialect == .postgres else { return }
         do {
-            let before = Date()
-            let row = try database.read { try $0.queryOne("SELECT EXTRACT(EPOCH FROM clock_timestamp())::float8 AS t") }
-            let after = Date()
+            let before = now
+            let row = try database.read {
+                try $0.queryOne("SELECT EXTRACT(EPOCH FROM clock_timestamp())::float8 AS t")
+            }
+            let after = now
             guard let theirs = try row?.double("t") else { return }
-            let mine = (before.timeIntervalSince1970 + after.timeIntervalSince1970) / 2 + configuration.clockOffset
-            let skew = mine - theirs
+            let skew = (before.timeIntervalSince1970 + after.timeIntervalSince1970) / 2 - theirs
             let text = String(format: "%+.1f s", skew)
             if abs(skew) > 30 {
                 add(
                     "clock", .error,
-                    "This host's clock is \(text) from PostgreSQL's: one-time codes and expiries go wrong. Run NTP (systemd-timesyncd or chrony) on both."
+                    "This instance's clock is \(text) from PostgreSQL's: one-time codes and expiries go wrong. Run NTP (systemd-timesyncd or chrony) on both."
                 )
             } else if abs(skew) > 2 {
-                add("clock", .warning, "This host's clock is \(text) from PostgreSQL's: run NTP on both.")
+                add("clock", .warning, "This instance's clock is \(text) from PostgreSQL's: run NTP on both.")
             } else {
-                add("clock", .ok, "This host's clock is within 2 s of PostgreSQL's (\(text)).")
+                add("clock", .ok, "This instance's clock is within 2 s of PostgreSQL's (\(text)).")
             }
         } catch {
             add("clock", .warning, "PostgreSQL's clock could not be read: \(error).")
@@ -372,13 +439,13 @@ private struct Doctor {
         if certificate.keyMatches == false {
             add(
                 "tls", .error,
-                "TRIFACTOR_TLS_KEY is not the key of TRIFACTOR_TLS_CERT's certificate: give the pair that belongs together."
+                "TRIFACTOR_TLS_KEY is not (or does not hold) the key of TRIFACTOR_TLS_CERT's certificate: give the pair that belongs together."
             )
         }
         if let host, certificate.coversHost == false {
             add(
-                "tls", .error,
-                "The certificate in TRIFACTOR_TLS_CERT does not name \(host), the public URL's host: browsers will refuse it. Issue one for \(host)."
+                "tls", .warning,
+                "The certificate in TRIFACTOR_TLS_CERT does not name \(host), the public URL's host: clients that reach trifactord directly will refuse it (a proxy that terminates TLS in front is fine). Issue one for \(host) if they do."
             )
         }
     }
@@ -412,14 +479,12 @@ private struct Doctor {
                     "\(root)/ready answers \(answer.status), but without the key file the doctor cannot tell whether this deployment answers there."
                 )
             } catch {
-                add(
-                    "public_url", .error,
-                    "\(root) cannot be reached from here: \(error.reason). Check DNS, the proxy and the firewall.")
+                unreachable(root, error)
             }
             return
         }
         let key = DoctorProof.key(ringKey)
-        let at = Int(Date().timeIntervalSince1970)
+        let at = Int(now.timeIntervalSince1970)
         let nonce = Hex.encode(SecureRandom.bytes(16))
         let header =
             "\(DoctorProof.header): at=\(at);nonce=\(nonce);proof=\(DoctorProof.request(key: key, at: at, nonce: nonce))"
@@ -429,19 +494,35 @@ private struct Doctor {
                 URL(string: root + DoctorRoute.path)!,
                 headers: [header, "X-Forwarded-For: \(DoctorCommand.forgedAddress)"])
         } catch {
-            add(
-                "public_url", .error,
-                "\(root) cannot be reached from here: \(error.reason). Check DNS, the proxy, the firewall and the certificate."
-            )
+            unreachable(root, error)
             return
         }
         if let expires = answer.certificateExpires {
             expiry(expires, of: "The certificate at \(root)", check: "public_tls")
         }
+        if (300..<400).contains(answer.status) {
+            add(
+                "public_url", .error,
+                "\(root) redirects (HTTP \(answer.status)) to \(answer.headers["location"] ?? "another address"): set TRIFACTOR_PUBLIC_URL to the address clients end up at, without a redirect."
+            )
+            return
+        }
         guard answer.status == 200, let proof = answer.headers[DoctorProof.answerHeader.lowercased()],
             ConstantTime.equals(proof, DoctorProof.answer(key: key, nonce: nonce, body: Array(answer.body))),
             let echo = try? JSONDecoder().decode(DoctorEcho.self, from: answer.body)
         else {
+            // A server more than the proof's window away in time refuses it too: say so rather than blame the URL.
+            if let date = answer.headers["date"].flatMap(Self.httpDate),
+                abs(date.timeIntervalSince(now)) > DoctorProof.window - 5
+            {
+                add(
+                    "clock", .error,
+                    String(
+                        format:
+                            "The server at %@ answers with a clock %+.0f s from this instance's: too far apart for the doctor's proof, and for codes and expiries. Run NTP on both.",
+                        root, date.timeIntervalSince(now)))
+                return
+            }
             add(
                 "public_url", .error,
                 "What answers at \(root) (HTTP \(answer.status)) is not this deployment: it did not prove the key file. Point TRIFACTOR_PUBLIC_URL and the proxy at this trifactord, with the same key file (trifactord 0.11.0 or later)."
@@ -456,41 +537,101 @@ private struct Doctor {
                 "The server at \(root) runs trifactord \(echo.version), this doctor is \(TrifactorVersion.current): restart it after an upgrade."
             )
         }
-        proxies(echo)
-        let skew = Date().timeIntervalSince1970 - echo.time
+        proxies(echo, local: answer.localAddress)
+        let middle = answer.sent.addingTimeInterval(answer.received.timeIntervalSince(answer.sent) / 2)
+        let skew = middle.timeIntervalSince1970 + configuration.clockOffset - echo.time
         if abs(skew) > 5 {
             add(
                 "clock", .warning,
-                String(format: "This host's clock is %+.0f s from the server's at \(root): run NTP on both.", skew))
+                String(format: "This instance's clock is %+.0f s from the server's at %@: run NTP on both.", skew, root)
+            )
         }
     }
 
-    /// "Forwarded headers from the proxy trusted, and from nobody else": the doctor's request claims to come
-    /// from 192.0.2.77; a proxy in front appends (or replaces) the address it saw.
-    mutating func proxies(_ echo: DoctorEcho) {
+    mutating func unreachable(_ root: String, _ error: OutboundCheck.Failure) {
+        guard error.untrusted else {
+            add(
+                "public_url", .error,
+                "\(root) cannot be reached from here: \(error.reason). Check DNS, the proxy and the firewall.")
+            return
+        }
+        // The certificate failed verification: read it without verifying, to say why.
+        let expires = try? OutboundCheck.get(URL(string: root + "/ready")!, verify: false).certificateExpires
+        if let expires, expires < Date() {
+            expiry(expires, of: "The certificate at \(root)", check: "public_tls")
+        } else {
+            add(
+                "public_tls", .error,
+                "The certificate at \(root) is not trusted (\(error.reason)): it names another host, or comes from an authority clients do not know. Install one for this host from a public authority."
+            )
+        }
+    }
+
+    static func httpDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: text)
+    }
+
+    /// "Forwarded headers from the proxy trusted, and from nobody else". The doctor's request claims
+    /// `X-Forwarded-For: 192.0.2.77`; a proxy in front appends (or sets) the address it saw. From what came
+    /// (the peer, whether it is trusted, the header as received, the address settled on) and this end's
+    /// address on the connection:
+    mutating func proxies(_ echo: DoctorEcho, local: String?) {
         let forged = DoctorCommand.forgedAddress
+        let trusted = configuration.http.trustedProxies
+        let hops = (echo.forwardedFor ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let direct = local != nil && echo.peer == local
         if echo.client == forged {
+            // The doctor's own address trusted (it runs on the proxy's host, or in a trusted network): the server
+            // rightly walked past it. Clients outside those networks cannot do the same.
+            let afterForged = hops.firstIndex(of: forged).map { hops.index(after: $0) }
+            let seenAs = afterForged.flatMap { $0 < hops.endIndex ? hops[$0] : nil } ?? (direct ? echo.peer : nil)
+            if let seenAs, trusted.trusts(seenAs) {
+                add(
+                    "proxy", .skipped,
+                    "This host (\(seenAs)) is itself a trusted proxy, so the forwarded headers cannot be checked from here: run the doctor from a host outside TRIFACTOR_TRUSTED_PROXIES."
+                )
+                return
+            }
             add(
                 "proxy", .error,
-                "A request claiming X-Forwarded-For: \(forged) was taken to come from \(forged): anyone can choose the address that rate limits, lockouts and the audit log see. Have the proxy at \(echo.peer) set X-Forwarded-For itself (nginx: proxy_set_header X-Forwarded-For $remote_addr), or trust fewer addresses in TRIFACTOR_TRUSTED_PROXIES."
+                "A request claiming X-Forwarded-For: \(forged) was taken to come from \(forged): anyone can choose the address that rate limits, lockouts and the audit log see. Have the proxy at \(echo.peer) set X-Forwarded-For itself (nginx: proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for), and trust only your proxies in TRIFACTOR_TRUSTED_PROXIES."
             )
             return
         }
-        let proxied = echo.forwardedFor?.trimmingCharacters(in: .whitespaces) != forged
-        if proxied && !echo.peerTrusted {
+        if echo.forwardedFor == nil {
+            // Something between dropped the header without setting its own: every user is that something.
+            add(
+                "proxy", .error,
+                "The proxy at \(echo.peer) sends no X-Forwarded-For: every user appears as \(echo.peer) in rate limits, lockouts and the audit log. Have it send one (nginx: proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for)\(echo.peerTrusted ? "" : " and add \(echo.peer) to TRIFACTOR_TRUSTED_PROXIES")."
+            )
+            return
+        }
+        let untouched = hops == [forged]
+        if untouched && direct {
+            add(
+                "proxy", .ok,
+                "No proxy stands between this host and trifactord, and a client's X-Forwarded-For is ignored.")
+        } else if untouched {
+            // The peer is not this host, yet the header came as sent: a relay (a proxy, a load balancer, NAT)
+            // that adds nothing; every user behind it shares its address.
+            add(
+                "proxy", .error,
+                "Requests reach trifactord from \(echo.peer), not from this host (\(local ?? "?")), and the relay there adds no address to X-Forwarded-For: every user shares \(echo.peer) in rate limits, lockouts and the audit log. Have it append the client's address (nginx: $proxy_add_x_forwarded_for) and add \(echo.peer) to TRIFACTOR_TRUSTED_PROXIES."
+            )
+        } else if !echo.peerTrusted {
             add(
                 "proxy", .error,
                 "A proxy at \(echo.peer) forwards requests to trifactord but is not in TRIFACTOR_TRUSTED_PROXIES: every user shares its address in rate limits, lockouts and the audit log. Add \(echo.peer) to TRIFACTOR_TRUSTED_PROXIES."
             )
-        } else if proxied {
+        } else {
             add(
                 "proxy", .ok,
                 "Requests through the proxy at \(echo.peer) (trusted) are read as from the address it names (\(echo.client)), never one a client claims."
             )
-        } else {
-            add(
-                "proxy", .ok,
-                "No proxy stands between this host and trifactord, and a client's X-Forwarded-For is ignored.")
         }
     }
 
@@ -514,8 +655,8 @@ private struct Doctor {
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
         if limit.rlim_max < needed {
             add(
-                "file_limit", .error,
-                "This process may open at most \(limit.rlim_max) files, but TRIFACTOR_MAX_CONNECTIONS=\(configuration.http.connectionLimit) needs \(needed): raise LimitNOFILE= in the unit (or ulimit -Hn), or lower TRIFACTOR_MAX_CONNECTIONS."
+                "file_limit", .warning,
+                "This shell may open at most \(limit.rlim_max) files, but TRIFACTOR_MAX_CONNECTIONS=\(configuration.http.connectionLimit) needs \(needed): if the server runs with this limit, raise it (LimitNOFILE= in the unit, ulimit -Hn) or lower TRIFACTOR_MAX_CONNECTIONS. The running server's own limit is checked through the public URL."
             )
         } else {
             add(
@@ -527,13 +668,16 @@ private struct Doctor {
 
     mutating func delivery() {
         if let smtp = configuration.smtp {
-            if let failure = OutboundCheck.connect(smtp.url, caFile: smtp.caFile) {
+            if let failure = OutboundCheck.connect(smtp.url, requireTLS: smtp.requireTLS, caFile: smtp.caFile) {
                 add(
                     "delivery", .error,
-                    "The SMTP server \(smtp.url.host ?? "") cannot be reached from here: \(failure). Emails wait in the outbox until it can; check TRIFACTOR_SMTP_URL and the firewall."
+                    "The SMTP server \(smtp.url.host ?? "") cannot be reached from here: \(failure). Emails wait in the outbox until it can; check TRIFACTOR_SMTP_URL, its TLS and the firewall."
                 )
             } else {
-                add("delivery", .ok, "The SMTP server \(smtp.url.host ?? "") is reached.")
+                add(
+                    "delivery", .ok,
+                    "The SMTP server \(smtp.url.host ?? "") is reached\(smtp.requireTLS ? " over TLS" : "") (the doctor does not sign in)."
+                )
             }
         }
         for account in configuration.providers {

@@ -17,6 +17,9 @@ enum ServeCommand {
         pthread_sigmask(SIG_BLOCK, &signals, nil)
 
         let logger = Logger.standardError
+        for sentence in configuration.deprecations {
+            logger.log(.warning, "deprecated_setting", ["detail": .string(sentence)])
+        }
         let runtime = try Application.start(configuration, logger: logger)
         raiseFileLimit(for: configuration, logger: logger)
         // Type=notify: systemd counts the service started once it listens with its database migrated.

@@ -11,17 +11,22 @@ enum ConfigurationParser {
 
     /// Parses `arguments` (flags only, `--flag value` or `--flag=value`) over
     /// the `environment`.
-    /// A setting given by its former name (`Setting.renamed`) is read as its successor, unless the successor is
-    /// given too, and each use adds a sentence to `Configuration.deprecations`, printed on standard error as a warning
-    /// (every command parses its settings once) and `trifactord doctor` reports.
-    static func parse(arguments: [String], environment: [String: String]) throws -> Configuration {
+    /// A setting given by its former name (`Setting.renamed`) is read as its successor; when the successor is given
+    /// the same way too (both variables, or both flags) the successor wins and the former is ignored, and a flag
+    /// still wins over a variable. Each use adds a sentence to `Configuration.deprecations`, which `trifactord
+    /// doctor` reports and which is printed on standard error as a warning when `warn` (serve logs them instead),
+    /// even when the settings are then refused. A value refused under a former name is named by that name.
+    static func parse(arguments: [String], environment: [String: String], warn: Bool = true) throws -> Configuration {
         var config = Configuration()
+        defer { if warn { warnDeprecations(config) } }
         var environment = environment
+        var formerVariable: [String: String] = [:]  // successor → the former name it was given by
         for old in Setting.renamed {
             guard let value = environment[old.variable] else { continue }
             environment[old.variable] = nil
             if environment[old.successor] == nil {
                 environment[old.successor] = value
+                formerVariable[old.successor] = old.variable
                 config.deprecations.append(
                     "\(old.variable) is now \(old.successor): rename it in your settings (the old name is read until \(old.until))."
                 )
@@ -32,9 +37,13 @@ enum ConfigurationParser {
         }
         for setting in Setting.all {
             if let value = environment[setting.variable], let problem = setting.apply(&config, value) {
-                throw Failure(description: problem)
+                throw Failure(
+                    description: formerVariable[setting.variable].map {
+                        problem.replacingOccurrences(of: setting.variable, with: $0)
+                    } ?? problem)
             }
         }
+        let flagsGiven = Set(arguments.map { $0.split(separator: "=", maxSplits: 1).first.map(String.init) ?? $0 })
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -44,12 +53,20 @@ enum ConfigurationParser {
                 name = String(argument[..<eq])
                 value = String(argument[argument.index(after: eq)...])
             }
+            let shownName = name
+            var ignored = false
             if let old = Setting.renamed.first(where: { $0.flag == name }),
                 let successor = Setting.all.first(where: { $0.variable == old.successor })
             {
-                config.deprecations.append(
-                    "\(old.flag) is now \(successor.flag): change your command line (the old name is read until \(old.until))."
-                )
+                if flagsGiven.contains(successor.flag) {
+                    ignored = true
+                    config.deprecations.append(
+                        "\(old.flag) is ignored: \(successor.flag), its new name, is given too. Remove \(old.flag).")
+                } else {
+                    config.deprecations.append(
+                        "\(old.flag) is now \(successor.flag): change your command line (the old name is read until \(old.until))."
+                    )
+                }
                 name = successor.flag
             }
             guard let setting = Setting.all.first(where: { $0.flag == name }) else {
@@ -61,13 +78,13 @@ enum ConfigurationParser {
                 } else {
                     index += 1
                     guard index < arguments.count else {
-                        throw Failure(description: "The option \(name) needs a value.")
+                        throw Failure(description: "The option \(shownName) needs a value.")
                     }
                     value = arguments[index]
                 }
             }
-            if let problem = setting.apply(&config, value!) {
-                throw Failure(description: problem.replacingOccurrences(of: setting.variable, with: setting.flag))
+            if !ignored, let problem = setting.apply(&config, value!) {
+                throw Failure(description: problem.replacingOccurrences(of: setting.variable, with: shownName))
             }
             index += 1
         }
@@ -89,7 +106,6 @@ enum ConfigurationParser {
                     "The OpenID Provider (--oidc 1) needs --public-url: it is the issuer every token names, like https://auth.example.com."
             )
         }
-        warnDeprecations(config)
         return config
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 package import Logging
 package import Store
 
@@ -42,6 +43,15 @@ package enum SchemaUpgrade {
         migrations.map { "\($0.version) (\($0.name))" }.joined(separator: ", ")
     }
 
+    /// Whether `serve` applies pending migrations itself (else it refuses the database), for `atStart` and the doctor.
+    static func migratesAtStart(_ policy: Policy, _ dialect: SQLDialect) -> Bool {
+        switch policy {
+        case .always: true
+        case .never: false
+        case .auto: dialect == .sqlite
+        }
+    }
+
     /// At `serve`: applies what is pending when the policy allows it, or refuses with the command to run.
     /// - Returns: the versions applied.
     static func atStart(
@@ -50,13 +60,7 @@ package enum SchemaUpgrade {
     ) throws -> [Int] {
         let pending = try pending(database, of: migrations)
         guard !pending.isEmpty else { return [] }
-        let automatic =
-            switch configuration.migrateOnStart {
-            case .always: true
-            case .never: false
-            case .auto: database.dialect == .sqlite
-            }
-        guard automatic else {
+        guard migratesAtStart(configuration.migrateOnStart, database.dialect) else {
             throw ResourceFailure(
                 description:
                     "The database needs migrations \(describe(pending)) before this build can serve it: back it up, run `trifactord migrate` with the same settings, then start again (or set TRIFACTOR_MIGRATE_ON_START=always)."
@@ -73,6 +77,18 @@ package enum SchemaUpgrade {
     ) throws -> [Int] {
         let pending = try pending(database, of: migrations)
         guard !pending.isEmpty else { return [] }
+        // Under systemd (Type=notify) the copy and the migrations may outlast the start timeout: ask for time,
+        // sized to the file (a copy and its integrity check read it twice, at a slow disk's 25 MB/s), 10 minutes at least.
+        var size = stat()
+        let bytes =
+            SQLiteBackup.path(of: configuration.databaseURL).flatMap {
+                stat($0, &size) == 0 ? Double(size.st_size) : nil
+            }
+            ?? 0
+        let seconds = max(600, 2 * bytes / 25_000_000 + 300)
+        ServiceNotify.send(
+            "STATUS=Applying \(pending.count) database migration\(pending.count == 1 ? "" : "s")\nEXTEND_TIMEOUT_USEC=\(Int(seconds * 1_000_000))"
+        )
         let backup = try backUp(configuration, database, logger: logger)
         do {
             return try database.migrate(migrations)

@@ -4,13 +4,15 @@ import Crypto
 import Foundation
 import Glibc
 import HTTP
+import Synchronization
 
 /// The proofs of `trifactord doctor`'s request through the public URL, both ways, under a key derived from the
 /// key ring (only someone holding the key file asks, and only this deployment answers):
 /// - the request's header `Trifactor-Doctor: at=UNIX;nonce=HEX;proof=HEX`, proof = HMAC(k, "request\nAT\nNONCE");
 /// - the answer's header `Trifactor-Doctor-Proof`, HMAC(k, "answer\nNONCE\n" + body).
 /// k = HMAC-SHA256(ring key, "trifactor doctor v1"), for any key of the ring (so a rotation in progress still
-/// matches). The time window is 60 s; a replay within it learns only the answer it already saw.
+/// matches). The time window is 60 s either side, and each nonce is answered once (`DoctorNonces`): a captured
+/// header cannot be replayed for a fresh echo of someone else's request.
 enum DoctorProof {
     static let header = "Trifactor-Doctor"
     static let answerHeader = "Trifactor-Doctor-Proof"
@@ -66,6 +68,22 @@ struct DoctorEcho: Codable, Sendable {
     }
 }
 
+/// The nonces of the doctor's requests answered in the last two windows, at most 1,000 (only proven requests
+/// add one, so a stranger cannot fill it).
+final class DoctorNonces: Sendable {
+    private let seen = Mutex<[String: TimeInterval]>([:])
+
+    /// True the first time `nonce` is offered within the window; false after.
+    func first(_ nonce: String, now: TimeInterval) -> Bool {
+        seen.withLock { seen in
+            if seen.count >= 1_000 { seen = seen.filter { now - $0.value <= 2 * DoctorProof.window } }
+            guard seen.count < 1_000, seen[nonce] == nil else { return false }
+            seen[nonce] = now
+            return true
+        }
+    }
+}
+
 /// `GET /.well-known/trifactor-doctor`: answers `DoctorEcho` to a request proving the key ring, and the usual
 /// 404 to any other (a server without a key file has no such address). Nothing is written.
 struct DoctorRoute {
@@ -73,6 +91,7 @@ struct DoctorRoute {
     let trustedProxies: TrustedProxies
     let connectionLimit: Int
     let clock: Clock
+    let nonces = DoctorNonces()
 
     static let path = "/.well-known/trifactor-doctor"
 
@@ -81,10 +100,14 @@ struct DoctorRoute {
             guard let keys, let value = request.header(DoctorProof.header), let asked = DoctorProof.parse(value),
                 abs(clock.now().timeIntervalSince1970 - Double(asked.at)) <= DoctorProof.window
             else { return .problem(HTTPProblem.notFound.problem(requestID: request.id)) }
+            // A key rotated in since the server last read the ring (the doctor proves with the newest key).
+            _ = try? keys.reload()
             let proven = keys.entries.map { DoctorProof.key($0.key) }.first {
                 ConstantTime.equals(DoctorProof.request(key: $0, at: asked.at, nonce: asked.nonce), asked.proof)
             }
-            guard let key = proven else { return .problem(HTTPProblem.notFound.problem(requestID: request.id)) }
+            guard let key = proven, nonces.first(asked.nonce, now: clock.now().timeIntervalSince1970) else {
+                return .problem(HTTPProblem.notFound.problem(requestID: request.id))
+            }
             var limit = rlimit()
             getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
             let peer = request.received?.peer ?? request.remoteAddress
