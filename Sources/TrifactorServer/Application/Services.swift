@@ -106,7 +106,8 @@ package struct Services: Sendable {
                 publicURL: url, sealer: sealer, clients: clients, transactions: transactions, clock: clock,
                 random: random, sessions: sessions, secondFactors: secondFactors, outbox: outbox, brand: c.totpIssuer,
                 language: c.messageLanguage, registration: c.registration,
-                registrationToken: c.registrationToken, maxDynamicClients: c.maxDynamicClients)
+                registrationToken: c.registrationToken, maxDynamicClients: c.maxDynamicClients,
+                requirePushedRequests: c.requirePushedRequests)
             sessions.endHooks.add { [provider] session, user, now, db in
                 try provider?.sessionEnded(session, user: user, now: now, on: db)
             }

@@ -91,6 +91,7 @@ enum Housekeeping {
                 [.int(now - day)])
             + db.execute("DELETE FROM oidc_revoked_tokens WHERE expires_at < $1", [.int(now)])
             + db.execute("DELETE FROM oidc_client_assertions WHERE expires_at < $1", [.int(now)])
+            + db.execute("DELETE FROM oidc_pushed_requests WHERE expires_at < $1", [.int(now)])
         return report
     }
 }

@@ -10,6 +10,8 @@ package struct Configuration: Sendable {
     package var databaseURL = "sqlite:data/trifactor.db"
     /// Sentences about settings given by a former name (`Setting.renamed`).
     package var deprecations: [String] = []
+    /// The OpenID Provider takes only pushed authorization requests (`TRIFACTOR_OIDC_REQUIRE_PAR`).
+    package var requirePushedRequests = false
     /// Connections per process.
     package var databasePoolSize = 4
     /// Dev mode: the outbox is printed and served at /dev/outbox.

@@ -50,5 +50,18 @@ extension Setting {
             "TRIFACTOR_OIDC_DYNAMIC_CLIENTS", "--oidc-dynamic-clients",
             "Most clients that may register themselves; further registrations are refused", "500", 1...1_000_000
         ) { $0.maxDynamicClients = $1 },
+        Setting(
+            variable: "TRIFACTOR_OIDC_REQUIRE_PAR", flag: "--oidc-require-par", valueName: "0|1",
+            help:
+                "Every authorization request must be pushed first (RFC 9126): /authorize takes only a request_uri from POST /par",
+            defaultText: "0"
+        ) { c, v in
+            switch v.lowercased() {
+            case "1", "true", "yes", "on": c.requirePushedRequests = true
+            case "0", "false", "no", "off": c.requirePushedRequests = false
+            default: return "TRIFACTOR_OIDC_REQUIRE_PAR must be 0 or 1."
+            }
+            return nil
+        },
     ]
 }

@@ -443,5 +443,15 @@ package enum Schema {
                   PRIMARY KEY (client_id, jti)
                 );
                 """),
+        Migration(
+            version: 15, name: "pushed authorization requests (RFC 9126)",
+            sql: """
+                CREATE TABLE oidc_pushed_requests (
+                  id TEXT PRIMARY KEY,
+                  client_id TEXT NOT NULL REFERENCES oidc_clients(id) ON DELETE CASCADE,
+                  parameters TEXT NOT NULL,
+                  expires_at {{bigint}} NOT NULL
+                );
+                """),
     ]
 }

@@ -16,10 +16,18 @@ struct FlowService: Sendable {
     let secondFactors: SecondFactorService
     /// The subject of a valid ID token this server issued to `clientID`, expired or not; nil otherwise.
     let hintedSubject: @Sendable (_ token: String, _ clientID: String) -> String?
+    /// Every authorization request must have been pushed first (RFC 9126 §5, `TRIFACTOR_OIDC_REQUIRE_PAR`).
+    var requirePushedRequests = false
 
     /// How long a flow may wait for the user, and a code for its client.
     static let flowLifetime: Int64 = 30 * 60 * 1000
     static let codeLifetime: Int64 = 60 * 1000
+    /// How long a pushed request waits for its `request_uri` (RFC 9126 §2.2; FAPI 2.0 §5.3.2.2: under 600 s).
+    static let pushedLifetime: Int64 = 60 * 1000
+    /// RFC 9126 §2.2's URN prefix; the rest is 32 random bytes, base64url.
+    static let requestURIPrefix = "urn:ietf:params:oauth:request_uri:"
+    /// Pushed requests per client: 60 at once, then 10 a second (a client pushes one per sign-in).
+    static let pushesPerClient = RateLimiter.Limit(burst: 60, rate: 10)
 
     /// How a request begins.
     enum Start {
@@ -45,6 +53,20 @@ struct FlowService: Sendable {
         guard OIDCClient.isValidID(clientID) || clientID.utf8.count == 22,
             let client = try transactions.read({ try ClientRepository.find(clientID, on: $0) })
         else { return .errorPage("The app that sent you here is not registered with this server.") }
+        var parameters = parameters
+        var pushed = false
+        if let reference = parameters["request_uri"], reference.hasPrefix(Self.requestURIPrefix) {
+            // RFC 9126 §4: the pushed parameters are the request, and only they (others in the URL are ignored);
+            // the reference is used once, by the client that pushed it, before it expires. Any other request_uri
+            // (a request object to fetch, OIDC Core §6.2) is answered request_uri_not_supported by the parser.
+            guard let stored = try takePushed(reference, clientID: client.id) else {
+                return .errorPage(
+                    "This sign-in link has expired or was used already (its request_uri is good for one use within a minute): go back to \(client.name) and start again.",
+                    client: client.name)
+            }
+            parameters = stored
+            pushed = true
+        }
         guard let redirectURI = parameters["redirect_uri"] else {
             return .errorPage(
                 "\(client.name) did not say where to return (redirect_uri is missing).", client: client.name)
@@ -57,6 +79,12 @@ struct FlowService: Sendable {
         let back = ClientRedirect(
             uri: redirectURI, mode: parameters["response_mode"] == "form_post" ? .formPost : .query,
             state: parameters["state"])
+        if requirePushedRequests && !pushed {
+            return .redirectError(
+                .invalidRequest(
+                    "This server takes only pushed authorization requests (RFC 9126): POST the request to the pushed_authorization_request_endpoint, then send its request_uri."
+                ), back, client: client)
+        }
         var request: AuthorizationRequest
         do {
             request = try AuthorizationRequest.parse(parameters, client: client, redirectURI: redirectURI)
@@ -86,6 +114,60 @@ struct FlowService: Sendable {
             try FlowRepository.insert(flow, on: db)
         }
         return .flow(flow, client)
+    }
+
+    /// RFC 9126 §2: checks a request an authenticated client pushes, as the authorization endpoint would check it,
+    /// and keeps it for a minute under a `request_uri` of 256 random bits.
+    /// - Returns: the `request_uri` and its lifetime in seconds.
+    /// - Throws: `OAuthError` in the token endpoint's form (§2.3), with the authorization endpoint's codes.
+    func push(_ pushed: [String: String], client: OIDCClient) throws -> (requestURI: String, expiresIn: Int) {
+        var parameters = pushed
+        // §2.1: request_uri cannot be pushed; a client_id, when sent, is the authenticated client's.
+        if parameters["request_uri"] != nil { throw OAuthError.invalidRequest("request_uri cannot be pushed.") }
+        if let named = parameters["client_id"], named != client.id {
+            throw OAuthError.invalidRequest("client_id is not the authenticated client.")
+        }
+        parameters["client_id"] = client.id
+        guard let redirectURI = parameters["redirect_uri"] else {
+            throw OAuthError.invalidRequest("redirect_uri is required.")
+        }
+        // §2.4 allows unregistered redirect URIs for some clients: this server accepts registered ones only.
+        guard RedirectURI.matches(redirectURI, registered: client.redirectURIs) else {
+            throw OAuthError.invalidRequest("redirect_uri is not registered for this client.")
+        }
+        do {
+            _ = try AuthorizationRequest.parse(parameters, client: client, redirectURI: redirectURI)
+        } catch {
+            throw OAuthError(code: error.code, description: error.description)
+        }
+        if let hint = parameters["id_token_hint"], hintedSubject(hint, client.id) == nil {
+            throw OAuthError.invalidRequest("id_token_hint is not an ID token issued to this client.")
+        }
+        let secret = Base64URL.encode(random.bytes(32))
+        let now = clock.now().millis
+        try transactions.write { db in
+            if let wait = try RateLimiter.take(
+                "par:client:\(client.id)", limit: Self.pushesPerClient, nowMillis: now, on: db)
+            {
+                throw OAuthError(
+                    code: "temporarily_unavailable", description: "Too many pushed requests: try again in \(wait) s.",
+                    status: 429)
+            }
+            try PushedRequestRepository.insert(
+                id: SHA256.hex(secret), clientID: client.id, parameters: parameters,
+                expiresAt: now + Self.pushedLifetime, on: db)
+        }
+        return (Self.requestURIPrefix + secret, Int(Self.pushedLifetime / 1000))
+    }
+
+    /// The parameters pushed under `reference` by `clientID`, taken (one use); nil when there are none to take.
+    private func takePushed(_ reference: String, clientID: String) throws -> [String: String]? {
+        let secret = reference.dropFirst(Self.requestURIPrefix.count)
+        guard secret.utf8.count == 43 else { return nil }
+        let now = clock.now().millis
+        return try transactions.write {
+            try PushedRequestRepository.take(id: SHA256.hex(String(secret)), clientID: clientID, now: now, on: $0)
+        }
     }
 
     /// A flow still waiting for the user, with its client.

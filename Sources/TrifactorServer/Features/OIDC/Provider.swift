@@ -23,6 +23,7 @@ struct Provider: Sendable {
     let registrationToken: String?
     let maxDynamicClients: Int
     let outbox: Outbox
+    let requirePushedRequests: Bool
 
     /// The issuer as tokens name it: the public URL without a trailing slash.
     static func issuer(_ url: URL) -> String {
@@ -35,8 +36,10 @@ struct Provider: Sendable {
         publicURL: URL, sealer: KeyRing, clients: ClientService, transactions: Transactions, clock: Clock,
         random: RandomSource, sessions: SessionService, secondFactors: SecondFactorService, outbox: Outbox,
         brand: String, language: String = "en",
-        registration: Configuration.Registration = .off, registrationToken: String? = nil, maxDynamicClients: Int = 500
+        registration: Configuration.Registration = .off, registrationToken: String? = nil, maxDynamicClients: Int = 500,
+        requirePushedRequests: Bool = false
     ) {
+        self.requirePushedRequests = requirePushedRequests
         self.registration = registration
         self.registrationToken = registrationToken
         self.maxDynamicClients = maxDynamicClients
@@ -51,11 +54,12 @@ struct Provider: Sendable {
         self.minter = minter
         flows = FlowService(
             transactions: transactions, clock: clock, random: random, sessions: sessions, secondFactors: secondFactors,
-            hintedSubject: { token, client in minter.hintedSubject(token, clientID: client)?.subject })
+            hintedSubject: { token, client in minter.hintedSubject(token, clientID: client)?.subject },
+            requirePushedRequests: requirePushedRequests)
         tokens = TokenService(
             transactions: transactions, clock: clock, random: random, minter: minter, policies: sessions.policies)
         clientAuthentication = ClientAuthentication(
-            transactions: transactions, clock: clock, audiences: [issuer, issuer + "/token"])
+            transactions: transactions, clock: clock, audiences: [issuer, issuer + "/token", issuer + "/par"])
         cookies = HostedCookies(secure: publicURL.scheme == "https")
     }
 
@@ -69,8 +73,9 @@ struct Provider: Sendable {
             brand: brand, defaultLanguage: language
         ).register(on: &router)
         TokenRoutes(
-            tokens: tokens, clients: clientAuthentication, minter: minter, keys: keys,
-            metadata: ProviderMetadata(issuer: issuer, registration: registration != .off),
+            tokens: tokens, flows: flows, clients: clientAuthentication, minter: minter, keys: keys,
+            metadata: ProviderMetadata(
+                issuer: issuer, registration: registration != .off, requirePushedRequests: requirePushedRequests),
             transactions: flows.transactions, clock: flows.clock
         ).register(on: &router)
         RegistrationRoutes(

@@ -8,6 +8,8 @@ struct ProviderMetadata: Sendable {
     let issuer: String
     /// Clients may register themselves (`registration_endpoint` is listed).
     var registration = false
+    /// Every authorization request must be pushed first (RFC 9126 §5).
+    var requirePushedRequests = false
 
     func endpoint(_ path: String) -> String { issuer + path }
 
@@ -22,6 +24,8 @@ struct ProviderMetadata: Sendable {
             "jwks_uri": .string(endpoint("/jwks")),
             "revocation_endpoint": .string(endpoint("/revoke")),
             "introspection_endpoint": .string(endpoint("/introspect")),
+            "pushed_authorization_request_endpoint": .string(endpoint("/par")),
+            "require_pushed_authorization_requests": .bool(requirePushedRequests),
             "end_session_endpoint": .string(endpoint("/logout")),
             "scopes_supported": list(OIDCClient.knownScopes),
             "response_types_supported": list(["code"]),

@@ -12,6 +12,7 @@ import WebUI
 /// spec prescribes, never problem+json.
 struct TokenRoutes: Sendable {
     let tokens: TokenService
+    let flows: FlowService
     let clients: ClientAuthentication
     let minter: TokenMinter
     let keys: SigningKeys
@@ -21,6 +22,7 @@ struct TokenRoutes: Sendable {
 
     func register(on router: inout Router) {
         router.add("POST", "/token", execution: .database, oauth(token))
+        router.add("POST", "/par", execution: .database, oauth(par))
         router.add("GET", "/userinfo", execution: .database, userInfo)
         router.add("POST", "/userinfo", execution: .database, userInfo)
         router.add("POST", "/revoke", execution: .database, oauth(revoke))
@@ -66,10 +68,32 @@ struct TokenRoutes: Sendable {
     /// are still refused, only no longer written down, so a flood cannot fill the audit log).
     static let auditBudget = RateLimiter.Limit(burst: 20, rate: 1.0 / 60)
 
+    /// `POST /par` (RFC 9126 §2): the client authenticates as at the token endpoint and pushes an authorization
+    /// request; 201 with its `request_uri`. A refusal for a wrong client is audited as the token endpoint's are.
+    func par(_ request: Request, _ form: Form) throws -> Response {
+        try auditingRefusals(request, form) {
+            let client = try clients.authenticate(request, form: form)
+            var parameters = form.fields
+            for name in ["client_secret", "client_assertion", "client_assertion_type"] { parameters[name] = nil }
+            let pushed = try flows.push(parameters, client: client)
+            let body: [String: JSONValue] = [
+                "request_uri": .string(pushed.requestURI), "expires_in": .integer(Int64(pushed.expiresIn)),
+            ]
+            return Response(
+                status: 201, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
+                body: JSONValue.serialize(body))
+        }
+    }
+
     /// `POST /token`; a refusal for a wrong client or grant is audited as `oidc.token_refused`.
     func token(_ request: Request, _ form: Form) throws -> Response {
+        try auditingRefusals(request, form) { try grant(request, form) }
+    }
+
+    /// Runs `body`; a refusal for a wrong client or grant is audited as `oidc.token_refused`, within the budget.
+    private func auditingRefusals(_ request: Request, _ form: Form, _ body: () throws -> Response) throws -> Response {
         do {
-            return try grant(request, form)
+            return try body()
         } catch let error as OAuthError where ["invalid_client", "invalid_grant"].contains(error.code) {
             let audit = AuditContext(request)
             let now = clock.now().millis
