@@ -48,7 +48,7 @@ package enum JSONValue: Sendable, Hashable {
     /// Parses one JSON object (a header, a JWK, a claims set).
     /// - Throws: `JOSEError.malformed` for anything else, and for an object
     ///   that names a member twice (see `DuplicateMembers`).
-    static func parseObject(_ bytes: [UInt8]) throws(JOSEError) -> [String: JSONValue] {
+    package static func parseObject(_ bytes: [UInt8]) throws(JOSEError) -> [String: JSONValue] {
         guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(bytes)),
             !DuplicateMembers.found(in: bytes)
         else { throw .malformed }

@@ -4,10 +4,10 @@ import Core
 /// Appendix C): the URL-safe alphabet, no padding, no whitespace, and only
 /// the canonical encoding of the bytes. `Core.Base64URL` is lenient (it
 /// takes padding) because WebAuthn clients send it; a token is not.
-enum StrictBase64URL {
+package enum StrictBase64URL {
     /// The bytes of `text`, or nil when it is anything but canonical
     /// unpadded base64url (an empty text is the empty byte string).
-    static func decode<Text: StringProtocol>(_ text: Text) -> [UInt8]? {
+    package static func decode<Text: StringProtocol>(_ text: Text) -> [UInt8]? {
         let utf8 = text.utf8
         // A length of 4k+1 leaves 6 bits, which encode no byte.
         guard utf8.count % 4 != 1 else { return nil }

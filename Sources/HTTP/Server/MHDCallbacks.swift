@@ -156,7 +156,12 @@ func mhdAccessHandler(
     if step.tooLarge { return queue(tooLarge(context: context, state: state), on: connection, state: state) }
 
     var headers: [String: String] = [:]
-    for field in step.headers { headers[ASCII.lowercased(field.name)] = field.value }
+    for field in step.headers {
+        let name = ASCII.lowercased(field.name)
+        // A field that must come once (RFC 9449 §4.3: DPoP) arrives empty when repeated, so its reader refuses it;
+        // any other keeps its last value.
+        headers[name] = name == "dpop" && headers[name] != nil ? "" : field.value
+    }
     var request = Request(
         id: state.id, method: step.method, path: step.path, query: values(connection, .GET_ARGUMENT_KIND),
         headers: headers, body: step.body, remoteAddress: clientAddress(connection))

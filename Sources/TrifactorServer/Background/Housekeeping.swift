@@ -92,6 +92,7 @@ enum Housekeeping {
             + db.execute("DELETE FROM oidc_revoked_tokens WHERE expires_at < $1", [.int(now)])
             + db.execute("DELETE FROM oidc_client_assertions WHERE expires_at < $1", [.int(now)])
             + db.execute("DELETE FROM oidc_pushed_requests WHERE expires_at < $1", [.int(now)])
+            + db.execute("DELETE FROM oidc_dpop_proofs WHERE expires_at < $1", [.int(now)])
         return report
     }
 }

@@ -12,6 +12,8 @@ package struct Configuration: Sendable {
     package var deprecations: [String] = []
     /// The OpenID Provider takes only pushed authorization requests (`TRIFACTOR_OIDC_REQUIRE_PAR`).
     package var requirePushedRequests = false
+    /// DPoP proofs must carry the server's nonce (`TRIFACTOR_OIDC_DPOP_NONCE`, RFC 9449 §8).
+    package var dpopNonces = false
     /// Connections per process.
     package var databasePoolSize = 4
     /// Dev mode: the outbox is printed and served at /dev/outbox.

@@ -63,5 +63,18 @@ extension Setting {
             }
             return nil
         },
+        Setting(
+            variable: "TRIFACTOR_OIDC_DPOP_NONCE", flag: "--oidc-dpop-nonce", valueName: "0|1",
+            help:
+                "DPoP proofs must carry a nonce from this server (RFC 9449 §8): a proof without one is answered use_dpop_nonce with a DPoP-Nonce",
+            defaultText: "0"
+        ) { c, v in
+            switch v.lowercased() {
+            case "1", "true", "yes", "on": c.dpopNonces = true
+            case "0", "false", "no", "off": c.dpopNonces = false
+            default: return "TRIFACTOR_OIDC_DPOP_NONCE must be 0 or 1."
+            }
+            return nil
+        },
     ]
 }

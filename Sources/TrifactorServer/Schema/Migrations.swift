@@ -444,7 +444,7 @@ package enum Schema {
                 );
                 """),
         Migration(
-            version: 15, name: "pushed authorization requests (RFC 9126)",
+            version: 15, name: "pushed authorization requests (RFC 9126), DPoP-bound grants and proofs (RFC 9449)",
             sql: """
                 CREATE TABLE oidc_pushed_requests (
                   id TEXT PRIMARY KEY,
@@ -452,6 +452,11 @@ package enum Schema {
                   parameters TEXT NOT NULL,
                   expires_at {{bigint}} NOT NULL
                 );
+                CREATE TABLE oidc_dpop_proofs (
+                  id TEXT PRIMARY KEY,
+                  expires_at {{bigint}} NOT NULL
+                );
+                ALTER TABLE oidc_grants ADD COLUMN dpop_jkt TEXT;
                 """),
     ]
 }

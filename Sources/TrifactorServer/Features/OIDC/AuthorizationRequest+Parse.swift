@@ -1,4 +1,5 @@
 import Foundation
+import JOSE
 
 /// An error answered to the client at its redirect URI (RFC 6749 §4.1.2.1,
 /// OIDC Core §3.1.2.6), or on an error page when the redirect URI is not
@@ -112,13 +113,16 @@ extension AuthorizationRequest {
             }
             resource = text
         }
+        if let jkt = p["dpop_jkt"], jkt.utf8.count != 43 || StrictBase64URL.decode(jkt) == nil {
+            throw .invalidRequest("dpop_jkt must be the base64url SHA-256 thumbprint of the DPoP key (RFC 9449 §10).")
+        }
         let acrValues = (p["acr_values"] ?? "").split(separator: " ").map(String.init)
         return AuthorizationRequest(
             clientID: client.id, redirectURI: redirectURI, scopes: scopes, state: p["state"], nonce: p["nonce"],
             codeChallenge: challenge, responseMode: mode, prompts: prompts, maxAge: maxAge, loginHint: p["login_hint"],
             hintedSubject: nil, requestedLevel: ACR.requested(acrValues), acrRequested: !acrValues.isEmpty,
             uiLocales: (p["ui_locales"] ?? "").split(separator: " ").prefix(10).map(String.init),
-            resource: resource)
+            resource: resource, dpopJKT: p["dpop_jkt"])
     }
 
     /// RFC 7636 §4.1: `[A-Z] / [a-z] / [0-9] / "-" / "." / "_" / "~"`.

@@ -34,6 +34,8 @@ struct AuthorizationRequest: Sendable, Codable, Equatable {
     var uiLocales: [String]
     /// The resource the access token is for (RFC 8707), its audience.
     var resource: String?
+    /// RFC 9449 §10: the thumbprint of the DPoP key the code is bound to (`dpop_jkt`).
+    var dpopJKT: String? = nil
 
     func has(_ prompt: Prompt) -> Bool { prompts.contains(prompt) }
 }

@@ -14,6 +14,8 @@ struct OAuthError: Error, Equatable, Sendable {
     var status = 400
     /// `WWW-Authenticate` for a client that tried HTTP Basic (RFC 6749 §5.2 invalid_client).
     var challenge: String?
+    /// `DPoP-Nonce`: the nonce a `use_dpop_nonce` answer gives the client (RFC 9449 §8).
+    var dpopNonce: String?
 
     static func invalidRequest(_ d: String) -> Self { Self(code: "invalid_request", description: d) }
     static func invalidGrant(_ d: String) -> Self { Self(code: "invalid_grant", description: d) }
@@ -29,6 +31,7 @@ struct OAuthError: Error, Equatable, Sendable {
             ("Content-Type", "application/json"), ("Pragma", "no-cache"),
         ]
         if let challenge { headers.append(("WWW-Authenticate", challenge)) }
+        if let dpopNonce { headers.append(("DPoP-Nonce", dpopNonce)) }
         let body: [String: JSONValue] = ["error": .string(code), "error_description": .string(description)]
         return Response(status: status, headers: headers, body: JSONValue.serialize(body))
     }

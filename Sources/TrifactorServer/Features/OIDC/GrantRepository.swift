@@ -22,6 +22,9 @@ struct Grant: Sendable, Equatable {
     var refreshExpiresAt: Int64?
     let createdAt: Int64
     var revokedAt: Int64?
+    /// RFC 9449: the thumbprint of the DPoP key its tokens are bound to; the refresh token works only with a
+    /// proof of that key.
+    var dpopJKT: String? = nil
 
     var isOffline: Bool { scopes.contains("offline_access") }
 }
@@ -29,18 +32,18 @@ struct Grant: Sendable, Equatable {
 /// The `oidc_grants` and `oidc_spent_refresh_tokens` tables.
 enum GrantRepository {
     private static let columns =
-        "id, client_id, user_id, session_id, scope, resource, acr, amr, auth_time, refresh_expires_at, created_at, revoked_at"
+        "id, client_id, user_id, session_id, scope, resource, acr, amr, auth_time, refresh_expires_at, created_at, revoked_at, dpop_jkt"
 
     static func insert(_ g: Grant, refreshHash: String?, on db: any SQLConnection) throws {
         try db.execute(
             """
-            INSERT INTO oidc_grants (\(columns), refresh_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+            INSERT INTO oidc_grants (\(columns), refresh_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
             """,
             [
                 .text(g.id), .text(g.clientID), SQLValue(g.userID), SQLValue(g.sessionID),
                 .text(g.scopes.joined(separator: " ")), SQLValue(g.resource), SQLValue(g.acr?.rawValue),
                 .text(g.amr.joined(separator: " ")), SQLValue(g.authTime), SQLValue(g.refreshExpiresAt),
-                .int(g.createdAt), SQLValue(g.revokedAt), SQLValue(refreshHash),
+                .int(g.createdAt), SQLValue(g.revokedAt), SQLValue(g.dpopJKT), SQLValue(refreshHash),
             ])
     }
 
@@ -130,6 +133,6 @@ enum GrantRepository {
                 return value
             }, amr: try r.text("amr").split(separator: " ").map(String.init), authTime: try r.optionalInt("auth_time"),
             refreshExpiresAt: try r.optionalInt("refresh_expires_at"), createdAt: try r.int("created_at"),
-            revokedAt: try r.optionalInt("revoked_at"))
+            revokedAt: try r.optionalInt("revoked_at"), dpopJKT: try r.optionalText("dpop_jkt"))
     }
 }

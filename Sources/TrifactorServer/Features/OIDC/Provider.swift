@@ -24,6 +24,7 @@ struct Provider: Sendable {
     let maxDynamicClients: Int
     let outbox: Outbox
     let requirePushedRequests: Bool
+    let dpop: DPoP
 
     /// The issuer as tokens name it: the public URL without a trailing slash.
     static func issuer(_ url: URL) -> String {
@@ -37,9 +38,12 @@ struct Provider: Sendable {
         random: RandomSource, sessions: SessionService, secondFactors: SecondFactorService, outbox: Outbox,
         brand: String, language: String = "en",
         registration: Configuration.Registration = .off, registrationToken: String? = nil, maxDynamicClients: Int = 500,
-        requirePushedRequests: Bool = false
+        requirePushedRequests: Bool = false, dpopNonces: Bool = false
     ) {
         self.requirePushedRequests = requirePushedRequests
+        dpop = DPoP(
+            transactions: transactions, clock: clock,
+            nonces: dpopNonces ? sealer.entries.last.map { DPoP.Nonces(ringKey: $0.key) } : nil)
         self.registration = registration
         self.registrationToken = registrationToken
         self.maxDynamicClients = maxDynamicClients
@@ -73,7 +77,7 @@ struct Provider: Sendable {
             brand: brand, defaultLanguage: language
         ).register(on: &router)
         TokenRoutes(
-            tokens: tokens, flows: flows, clients: clientAuthentication, minter: minter, keys: keys,
+            tokens: tokens, flows: flows, dpop: dpop, clients: clientAuthentication, minter: minter, keys: keys,
             metadata: ProviderMetadata(
                 issuer: issuer, registration: registration != .off, requirePushedRequests: requirePushedRequests),
             transactions: flows.transactions, clock: flows.clock

@@ -38,6 +38,7 @@ struct ProviderMetadata: Sendable {
             "revocation_endpoint_auth_methods_supported": list(authMethods),
             "introspection_endpoint_auth_methods_supported": list(Array(authMethods.dropLast())),
             "code_challenge_methods_supported": list(["S256"]),
+            "dpop_signing_alg_values_supported": list(DPoP.algorithms.map(\.rawValue).sorted()),
             "acr_values_supported": list(ACR.allCases.map(\.rawValue)),
             "prompt_values_supported": list(AuthorizationRequest.Prompt.allCases.map(\.rawValue)),
             "claims_supported": list([

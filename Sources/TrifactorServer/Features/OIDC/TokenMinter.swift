@@ -26,6 +26,8 @@ struct TokenMinter: Sendable {
         var acr: ACR?
         var amr: [String] = []
         var sessionID: String?
+        /// RFC 9449 §6: the thumbprint of the DPoP key the token is bound to (`cnf.jkt`).
+        var dpopJKT: String?
     }
 
     /// An RFC 9068 access token and its lifetime in seconds.
@@ -43,6 +45,7 @@ struct TokenMinter: Sendable {
         if let acr = a.acr { claims["acr"] = .string(acr.rawValue) }
         if !a.amr.isEmpty { claims["amr"] = .array(a.amr.map(JSONValue.string)) }
         if let sid = a.sessionID { claims["sid"] = .string(sid) }
+        if let jkt = a.dpopJKT { claims["cnf"] = .object(["jkt": .string(jkt)]) }
         let token = try JWT.sign(JWTClaims(claims), with: try keys.active(.es256), type: "at+jwt")
         return (token, Self.accessTokenLifetime, jti)
     }

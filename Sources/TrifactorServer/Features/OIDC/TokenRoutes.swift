@@ -13,6 +13,7 @@ import WebUI
 struct TokenRoutes: Sendable {
     let tokens: TokenService
     let flows: FlowService
+    let dpop: DPoP
     let clients: ClientAuthentication
     let minter: TokenMinter
     let keys: SigningKeys
@@ -75,6 +76,20 @@ struct TokenRoutes: Sendable {
             let client = try clients.authenticate(request, form: form)
             var parameters = form.fields
             for name in ["client_secret", "client_assertion", "client_assertion_type"] { parameters[name] = nil }
+            // RFC 9449 §10.1: a proof sent with the push binds the code to its key, as dpop_jkt would (both: the same).
+            if let header = request.header("dpop") {
+                let proof: DPoP.Proof
+                do {
+                    proof = try dpop.check(header, method: "POST", url: minter.issuer + "/par")
+                } catch let failure as DPoP.Failure {
+                    throw failure.tokenEndpointError
+                }
+                if let named = parameters["dpop_jkt"], named != proof.thumbprint {
+                    throw OAuthError(
+                        code: "invalid_dpop_proof", description: "dpop_jkt is not the thumbprint of the proof's key.")
+                }
+                parameters["dpop_jkt"] = proof.thumbprint
+            }
             let pushed = try flows.push(parameters, client: client)
             let body: [String: JSONValue] = [
                 "request_uri": .string(pushed.requestURI), "expires_in": .integer(Int64(pushed.expiresIn)),
@@ -120,6 +135,15 @@ struct TokenRoutes: Sendable {
     private func grant(_ request: Request, _ form: Form) throws -> Response {
         let client = try clients.authenticate(request, form: form)
         let audit = AuditContext(request)
+        // RFC 9449 §5: a proof binds the tokens issued to its key.
+        var proof: DPoP.Proof?
+        if let header = request.header("dpop") {
+            do {
+                proof = try dpop.check(header, method: "POST", url: minter.issuer + "/token")
+            } catch let failure as DPoP.Failure {
+                throw failure.tokenEndpointError
+            }
+        }
         let issued: TokenService.Issued
         switch form.raw("grant_type") {
         case "authorization_code":
@@ -128,23 +152,24 @@ struct TokenRoutes: Sendable {
             }
             issued = try tokens.exchange(
                 code: code, client: client, redirectURI: form.raw("redirect_uri"), verifier: form.raw("code_verifier"),
-                resource: form.raw("resource"), audit: audit)
+                resource: form.raw("resource"), dpop: proof, audit: audit)
         case "refresh_token":
             guard let token = form.raw("refresh_token"), !token.isEmpty else {
                 throw OAuthError.invalidRequest("refresh_token is required.")
             }
             issued = try tokens.refresh(
-                token, client: client, scope: form.raw("scope"), resource: form.raw("resource"), audit: audit)
+                token, client: client, scope: form.raw("scope"), resource: form.raw("resource"), dpop: proof,
+                audit: audit)
         case "client_credentials":
             issued = try tokens.clientCredentials(
-                client: client, scope: form.raw("scope"), resource: form.raw("resource"), audit: audit)
+                client: client, scope: form.raw("scope"), resource: form.raw("resource"), dpop: proof, audit: audit)
         case nil:
             throw OAuthError.invalidRequest("grant_type is required.")
         default:
             throw OAuthError(code: "unsupported_grant_type", description: "This grant type is not supported.")
         }
         var body: [String: JSONValue] = [
-            "access_token": .string(issued.accessToken), "token_type": .string("Bearer"),
+            "access_token": .string(issued.accessToken), "token_type": .string(issued.tokenType),
             "expires_in": .integer(issued.expiresIn), "scope": .string(issued.scope),
         ]
         if let refresh = issued.refreshToken { body["refresh_token"] = .string(refresh) }
@@ -152,20 +177,41 @@ struct TokenRoutes: Sendable {
         return Self.json(body)
     }
 
-    /// `GET` and `POST /userinfo`: the bearer token in the header, or in the form body of a POST (RFC 6750 §2.2).
+    /// `GET` and `POST /userinfo`: the bearer token in the header, or in the form body of a POST (RFC 6750 §2.2);
+    /// a DPoP-bound token only as `Authorization: DPoP` with a proof of its key (RFC 9449 §7).
     func userInfo(_ request: Request) throws -> Response {
         var token = request.bearerToken
+        var scheme = "Bearer"
+        if let authorization = request.header("authorization"), authorization.lowercased().hasPrefix("dpop ") {
+            scheme = "DPoP"
+            token = authorization.dropFirst(5).trimmingCharacters(in: .whitespaces)
+        }
         if token == nil, request.method == "POST",
             request.header("content-type")?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true
         {
             token = Form(request.body).raw("access_token")
         }
-        guard let token else { return Self.bearerError(nil) }
+        guard let token, !token.isEmpty else { return Self.bearerError(nil) }
         let now = clock.now().millis
         guard let claims = minter.readAccessToken(token, audiences: [minter.issuer], now: now),
             let subject = claims.subject, let jti = claims.jwtID,
             let scopes = claims.string("scope").map({ $0.split(separator: " ").map(String.init) })
-        else { return Self.bearerError("invalid_token") }
+        else { return scheme == "DPoP" ? Self.dpopError("invalid_token") : Self.bearerError("invalid_token") }
+        if case .object(let cnf)? = claims.values["cnf"], let jkt = cnf["jkt"]?.string {
+            // §7.1: a bound token is presented with the DPoP scheme and a proof of its key, never as a bearer token.
+            guard scheme == "DPoP", let header = request.header("dpop") else { return Self.dpopError("invalid_token") }
+            do {
+                let proof = try dpop.check(
+                    header, method: request.method, url: minter.issuer + "/userinfo", accessToken: token)
+                guard proof.thumbprint == jkt else { return Self.dpopError("invalid_dpop_proof") }
+            } catch DPoP.Failure.nonce(_, let fresh) {
+                return Self.dpopError("use_dpop_nonce", nonce: fresh)
+            } catch is DPoP.Failure {
+                return Self.dpopError("invalid_dpop_proof")
+            }
+        } else if scheme == "DPoP" {
+            return Self.dpopError("invalid_token")
+        }
         guard scopes.contains("openid") else { return Self.bearerError("insufficient_scope", status: 403) }
         let released = try transactions.read { db -> [String: JSONValue]? in
             guard try Self.isLive(jti: jti, on: db) else { return nil }
@@ -233,7 +279,8 @@ struct TokenRoutes: Sendable {
             guard try transactions.read({ try Self.isLive(jti: jti, on: $0) }) else { return Self.json(inactive) }
             var body = claims.values
             body["active"] = .bool(true)
-            body["token_type"] = .string("Bearer")
+            // RFC 9449 §6.2: a bound token's cnf.jkt is in the claims, for the resource server to check.
+            body["token_type"] = .string(body["cnf"] == nil ? "Bearer" : "DPoP")
             return Self.json(body)
         }
         let grant = try transactions.read { try GrantRepository.find(refreshHash: SHA256.hex(token), on: $0) }
@@ -260,6 +307,16 @@ struct TokenRoutes: Sendable {
     }
 
     /// RFC 6750 §3: no token is a bare challenge; a bad one names its error.
+    /// A refusal of a DPoP-bound request (RFC 9449 §7.1): `WWW-Authenticate: DPoP`, with the nonce to use when asked.
+    static func dpopError(_ code: String, nonce: String? = nil) -> Response {
+        let algorithms = DPoP.algorithms.map(\.rawValue).sorted().joined(separator: " ")
+        var headers: [(name: String, value: String)] = [
+            ("WWW-Authenticate", "DPoP error=\"\(code)\", algs=\"\(algorithms)\"")
+        ]
+        if let nonce { headers.append(("DPoP-Nonce", nonce)) }
+        return Response(status: 401, headers: headers)
+    }
+
     static func bearerError(_ code: String?, status: Int = 401) -> Response {
         let challenge = code.map { "Bearer error=\"\($0)\"" } ?? "Bearer"
         return Response(status: status, headers: [("WWW-Authenticate", challenge)])

@@ -23,6 +23,8 @@ struct TokenService: Sendable {
     struct Issued: Sendable {
         let accessToken: String
         let expiresIn: Int64
+        /// `DPoP` for a token bound to a key, else `Bearer`.
+        var tokenType = "Bearer"
         var refreshToken: String?
         var idToken: String?
         let scope: String
@@ -32,7 +34,7 @@ struct TokenService: Sendable {
 
     func exchange(
         code: String, client: OIDCClient, redirectURI: String?, verifier: String?, resource: String?,
-        audit: AuditContext
+        dpop: DPoP.Proof? = nil, audit: AuditContext
     ) throws -> Issued {
         guard client.grantTypes.contains(.authorizationCode) else {
             throw OAuthError(code: "unauthorized_client", description: "This client may not use the code grant.")
@@ -72,6 +74,13 @@ struct TokenService: Sendable {
                 return .failure(
                     OAuthError(code: "invalid_target", description: "resource was not in the authorization request."))
             }
+            // RFC 9449 §10: a code bound to a key (dpop_jkt) is redeemed with a proof of that key.
+            if let jkt = request.dpopJKT, dpop?.thumbprint != jkt {
+                return .failure(
+                    OAuthError(
+                        code: "invalid_dpop_proof",
+                        description: "The code is bound to a DPoP key (dpop_jkt): send a proof made with that key."))
+            }
             let session = try found.sessionID.flatMap { try SessionRepository.find(id: SessionID($0), on: db) }
             guard try FlowRepository.exchange(codeHash: codeHash, grantID: grantID, on: db) else {
                 // Redeemed meanwhile by another request: a second use, so what the first gave is revoked.
@@ -84,7 +93,8 @@ struct TokenService: Sendable {
                 id: grantID, clientID: client.id, userID: userID, sessionID: found.sessionID, scopes: request.scopes,
                 resource: request.resource, acr: session.map(FlowService.level(of:)),
                 amr: session.map(TokenMinter.amr) ?? [], authTime: session.map(FlowService.authTime(of:)),
-                refreshExpiresAt: refresh == nil ? nil : now + Self.refreshLifetime, createdAt: now, revokedAt: nil)
+                refreshExpiresAt: refresh == nil ? nil : now + Self.refreshLifetime, createdAt: now, revokedAt: nil,
+                dpopJKT: dpop?.thumbprint)
             try GrantRepository.insert(grant, refreshHash: refresh.map(SHA256.hex), on: db)
             try AuditLog.append(
                 audit.event(
@@ -128,9 +138,10 @@ struct TokenService: Sendable {
 
     // MARK: refresh_token
 
-    func refresh(_ token: String, client: OIDCClient, scope: String?, resource: String? = nil, audit: AuditContext)
-        throws -> Issued
-    {
+    func refresh(
+        _ token: String, client: OIDCClient, scope: String?, resource: String? = nil, dpop: DPoP.Proof? = nil,
+        audit: AuditContext
+    ) throws -> Issued {
         guard client.grantTypes.contains(.refreshToken) else {
             throw OAuthError(code: "unauthorized_client", description: "This client may not use refresh tokens.")
         }
@@ -151,6 +162,13 @@ struct TokenService: Sendable {
                 return .failure(.invalidGrant("The refresh token is not valid."))
             }
             guard grant.clientID == client.id else { return .failure(.invalidGrant("The refresh token is not valid.")) }
+            // RFC 9449 §5: a refresh token of a bound grant works only with a proof of the same key.
+            if let jkt = grant.dpopJKT, dpop?.thumbprint != jkt {
+                return .failure(
+                    OAuthError(
+                        code: "invalid_dpop_proof",
+                        description: "The refresh token is bound to a DPoP key: send a proof made with that key."))
+            }
             guard grant.revokedAt == nil, let expires = grant.refreshExpiresAt, expires > now,
                 now - grant.createdAt < Self.grantLifetime
             else {
@@ -210,17 +228,19 @@ struct TokenService: Sendable {
             grant = Grant(
                 id: grant.id, clientID: grant.clientID, userID: grant.userID, sessionID: grant.sessionID, scopes: asked,
                 resource: grant.resource, acr: grant.acr, amr: grant.amr, authTime: grant.authTime,
-                refreshExpiresAt: grant.refreshExpiresAt, createdAt: grant.createdAt, revokedAt: nil)
+                refreshExpiresAt: grant.refreshExpiresAt, createdAt: grant.createdAt, revokedAt: nil,
+                dpopJKT: grant.dpopJKT)
         }
-        var issued = try accessToken(for: grant, now: now)
+        var issued = try accessToken(for: grant, now: now, dpop: dpop)
         issued.refreshToken = next
         return issued
     }
 
     // MARK: client_credentials
 
-    func clientCredentials(client: OIDCClient, scope: String?, resource: String?, audit: AuditContext) throws -> Issued
-    {
+    func clientCredentials(
+        client: OIDCClient, scope: String?, resource: String?, dpop: DPoP.Proof? = nil, audit: AuditContext
+    ) throws -> Issued {
         guard client.grantTypes.contains(.clientCredentials), !client.isPublic else {
             throw OAuthError(code: "unauthorized_client", description: "This client may not use client_credentials.")
         }
@@ -240,18 +260,25 @@ struct TokenService: Sendable {
                 at: now,
                 on: db)
         }
-        let access = TokenMinter.Access(
+        var access = TokenMinter.Access(
             subject: client.id, clientID: client.id, scopes: scopes, audience: resource ?? minter.issuer, grantID: nil)
+        access.dpopJKT = dpop?.thumbprint
         let (token, expiresIn, _) = try minter.accessToken(access, now: now)
-        return Issued(accessToken: token, expiresIn: expiresIn, scope: scopes.joined(separator: " "))
+        return Issued(
+            accessToken: token, expiresIn: expiresIn, tokenType: dpop == nil ? "Bearer" : "DPoP",
+            scope: scopes.joined(separator: " "))
     }
 
-    private func accessToken(for grant: Grant, now: Int64) throws -> Issued {
+    /// An access token for `grant`, bound to the grant's DPoP key, or (a grant bound to none) to the key of the
+    /// request's proof when it brought one.
+    private func accessToken(for grant: Grant, now: Int64, dpop: DPoP.Proof? = nil) throws -> Issued {
         let access = TokenMinter.Access(
             subject: grant.userID ?? grant.clientID, clientID: grant.clientID, scopes: grant.scopes,
             audience: grant.resource ?? minter.issuer, grantID: grant.id, authTime: grant.authTime, acr: grant.acr,
-            amr: grant.amr, sessionID: grant.sessionID)
+            amr: grant.amr, sessionID: grant.sessionID, dpopJKT: grant.dpopJKT ?? dpop?.thumbprint)
         let (token, expiresIn, _) = try minter.accessToken(access, now: now)
-        return Issued(accessToken: token, expiresIn: expiresIn, scope: grant.scopes.joined(separator: " "))
+        return Issued(
+            accessToken: token, expiresIn: expiresIn, tokenType: access.dpopJKT == nil ? "Bearer" : "DPoP",
+            scope: grant.scopes.joined(separator: " "))
     }
 }
