@@ -107,7 +107,7 @@ package struct Services: Sendable {
                 random: random, sessions: sessions, secondFactors: secondFactors, outbox: outbox, brand: c.totpIssuer,
                 language: c.messageLanguage, registration: c.registration,
                 registrationToken: c.registrationToken, maxDynamicClients: c.maxDynamicClients,
-                requirePushedRequests: c.requirePushedRequests, dpopNonces: c.dpopNonces)
+                requirePushedRequests: c.requirePushedRequests, dpopNonces: c.dpopNonces, fapi2Everywhere: c.fapi2)
             sessions.endHooks.add { [provider] session, user, now, db in
                 try provider?.sessionEnded(session, user: user, now: now, on: db)
             }

@@ -30,6 +30,7 @@ enum ClientsCommand {
           --backchannel-logout-uri URI where sign-outs are announced
           --first-party                no consent page (the operator runs this client)
           --profile-in-id-token        put profile claims in ID tokens too, not only behind UserInfo
+          --fapi2                      hold it to FAPI 2.0: pushed requests, PKCE, DPoP-bound tokens, private_key_jwt
         """
 
     static func run(_ arguments: [String], environment: [String: String]) throws {
@@ -42,7 +43,7 @@ enum ClientsCommand {
             valued: [
                 "id", "name", "redirect-uris", "post-logout-uris", "auth-method", "jwks-file", "grants", "scopes",
                 "logo-uri", "backchannel-logout-uri", "id-token-alg",
-            ], flags: ["json", "first-party", "profile-in-id-token"], layout: .sharedWithSettings)
+            ], flags: ["json", "first-party", "profile-in-id-token", "fapi2"], layout: .sharedWithSettings)
         try o.atMost(["create", "list"].contains(sub) ? 0 : 1, see: "trifactord clients --help")
         let config = try ConfigurationParser.parse(arguments: o.passedOn, environment: environment)
         let login = environment["SUDO_USER"] ?? environment["USER"] ?? "operator"
@@ -130,6 +131,7 @@ enum ClientsCommand {
         d.scopes = words("scopes") ?? base?.scopes
         d.firstParty = o.has("first-party") || base?.firstParty == true
         d.profileInIDToken = o.has("profile-in-id-token") || base?.profileInIDToken == true
+        d.fapi2 = o.has("fapi2") || base?.fapi2 == true
         d.idTokenAlgorithm = o.value("id-token-alg") ?? base?.idTokenAlgorithm
         d.logoURI = o.value("logo-uri") ?? base?.logoURI
         d.backchannelLogoutURI = o.value("backchannel-logout-uri") ?? base?.backchannelLogoutURI
@@ -159,6 +161,7 @@ enum ClientsCommand {
         print("  grants          \(c.grantTypes.map(\.rawValue).joined(separator: " "))")
         print("  scopes          \(c.scopes.joined(separator: " "))")
         if c.firstParty { print("  first party: no consent page") }
+        if c.fapi2 { print("  FAPI 2.0: pushed requests, PKCE, DPoP-bound tokens, private_key_jwt") }
         if let secret { print("Its secret (shown only now: store it safely):\n\(secret)") }
     }
 }

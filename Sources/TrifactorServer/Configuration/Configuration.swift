@@ -14,6 +14,8 @@ package struct Configuration: Sendable {
     package var requirePushedRequests = false
     /// DPoP proofs must carry the server's nonce (`TRIFACTOR_OIDC_DPOP_NONCE`, RFC 9449 §8).
     package var dpopNonces = false
+    /// Every client is held to the FAPI 2.0 Security Profile (`TRIFACTOR_OIDC_FAPI2`).
+    package var fapi2 = false
     /// Connections per process.
     package var databasePoolSize = 4
     /// Dev mode: the outbox is printed and served at /dev/outbox.

@@ -76,5 +76,18 @@ extension Setting {
             }
             return nil
         },
+        Setting(
+            variable: "TRIFACTOR_OIDC_FAPI2", flag: "--oidc-fapi2", valueName: "0|1",
+            help:
+                "Hold every client to FAPI 2.0 (pushed requests, PKCE, DPoP-bound tokens, private_key_jwt), not only those created with --fapi2",
+            defaultText: "0"
+        ) { c, v in
+            switch v.lowercased() {
+            case "1", "true", "yes", "on": c.fapi2 = true
+            case "0", "false", "no", "off": c.fapi2 = false
+            default: return "TRIFACTOR_OIDC_FAPI2 must be 0 or 1."
+            }
+            return nil
+        },
     ]
 }

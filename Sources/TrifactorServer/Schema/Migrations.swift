@@ -444,7 +444,8 @@ package enum Schema {
                 );
                 """),
         Migration(
-            version: 15, name: "pushed authorization requests (RFC 9126), DPoP-bound grants and proofs (RFC 9449)",
+            version: 15,
+            name: "pushed authorization requests (RFC 9126), DPoP-bound grants and proofs (RFC 9449), FAPI 2.0 clients",
             sql: """
                 CREATE TABLE oidc_pushed_requests (
                   id TEXT PRIMARY KEY,
@@ -457,6 +458,7 @@ package enum Schema {
                   expires_at {{bigint}} NOT NULL
                 );
                 ALTER TABLE oidc_grants ADD COLUMN dpop_jkt TEXT;
+                ALTER TABLE oidc_clients ADD COLUMN fapi2 INTEGER NOT NULL DEFAULT 0;
                 """),
     ]
 }

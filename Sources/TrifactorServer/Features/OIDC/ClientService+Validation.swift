@@ -86,12 +86,16 @@ extension ClientService {
                 refuse("backchannel_logout_uri", reason)
             }
         }
+        // FAPI 2.0 §5.3.2.1: confidential clients only, authenticated by private_key_jwt (mTLS is not offered).
+        if draft.fapi2 && method != nil && method != .privateKeyJWT {
+            refuse("token_endpoint_auth_method", "must be private_key_jwt for a FAPI 2.0 client")
+        }
         let algorithm = draft.idTokenAlgorithm ?? "ES256"
         if !["ES256", "RS256"].contains(algorithm) {
             refuse("id_token_signed_response_alg", "must be ES256 or RS256")
         }
         guard problems.isEmpty, let method else { throw CommonFailure.invalidFields(problems) }
-        return OIDCClient(
+        var client = OIDCClient(
             id: id, name: name.isEmpty ? Self.defaultName(draft.redirectURIs) : name, secretHash: nil,
             authMethod: method, redirectURIs: draft.redirectURIs, postLogoutRedirectURIs: draft.postLogoutRedirectURIs,
             grantTypes: grants, scopes: scopes, firstParty: registrar != .dynamic && draft.firstParty,
@@ -99,6 +103,8 @@ extension ClientService {
             jwks: method == .privateKeyJWT ? draft.jwks : nil,
             logoURI: draft.logoURI, backchannelLogoutURI: draft.backchannelLogoutURI, registrationTokenHash: nil,
             registeredBy: registrar, createdAt: now, updatedAt: now)
+        client.fapi2 = draft.fapi2
+        return client
     }
 
     /// A self-registered client without a name is shown by the host it returns to.

@@ -23,6 +23,8 @@ struct ClientService: Sendable {
         var scopes: [String]?
         var firstParty = false
         var profileInIDToken = false
+        /// Held to the FAPI 2.0 Security Profile.
+        var fapi2 = false
         var idTokenAlgorithm: String?
         var jwks: String?
         var logoURI: String?

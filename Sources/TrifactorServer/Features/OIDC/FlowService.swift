@@ -18,6 +18,11 @@ struct FlowService: Sendable {
     let hintedSubject: @Sendable (_ token: String, _ clientID: String) -> String?
     /// Every authorization request must have been pushed first (RFC 9126 §5, `TRIFACTOR_OIDC_REQUIRE_PAR`).
     var requirePushedRequests = false
+    /// Every client is held to FAPI 2.0 (`TRIFACTOR_OIDC_FAPI2`), not only those registered so.
+    var fapi2Everywhere = false
+
+    /// Whether `client` is held to the FAPI 2.0 Security Profile.
+    func isFAPI2(_ client: OIDCClient) -> Bool { client.fapi2 || fapi2Everywhere }
 
     /// How long a flow may wait for the user, and a code for its client.
     static let flowLifetime: Int64 = 30 * 60 * 1000
@@ -79,7 +84,8 @@ struct FlowService: Sendable {
         let back = ClientRedirect(
             uri: redirectURI, mode: parameters["response_mode"] == "form_post" ? .formPost : .query,
             state: parameters["state"])
-        if requirePushedRequests && !pushed {
+        // FAPI 2.0 §5.3.2.2 3: a FAPI client's requests are pushed, always.
+        if (requirePushedRequests || isFAPI2(client)) && !pushed {
             return .redirectError(
                 .invalidRequest(
                     "This server takes only pushed authorization requests (RFC 9126): POST the request to the pushed_authorization_request_endpoint, then send its request_uri."
@@ -139,6 +145,10 @@ struct FlowService: Sendable {
             _ = try AuthorizationRequest.parse(parameters, client: client, redirectURI: redirectURI)
         } catch {
             throw OAuthError(code: error.code, description: error.description)
+        }
+        // FAPI 2.0 §5.3.2.2 5: PKCE with S256 of every client, confidential ones too (parse checked the method).
+        if isFAPI2(client) && parameters["code_challenge"] == nil {
+            throw OAuthError.invalidRequest("code_challenge is required: a FAPI 2.0 client uses PKCE with S256.")
         }
         if let hint = parameters["id_token_hint"], hintedSubject(hint, client.id) == nil {
             throw OAuthError.invalidRequest("id_token_hint is not an ID token issued to this client.")

@@ -56,6 +56,9 @@ struct OIDCClient: Sendable, Equatable {
     let registeredBy: Registrar
     let createdAt: Int64
     var updatedAt: Int64
+    /// Held to the FAPI 2.0 Security Profile: pushed requests only, PKCE S256, DPoP-bound tokens whose refresh
+    /// token is not rotated, `private_key_jwt` only.
+    var fapi2 = false
 
     var isPublic: Bool { authMethod == .none }
 

@@ -25,6 +25,7 @@ struct Provider: Sendable {
     let outbox: Outbox
     let requirePushedRequests: Bool
     let dpop: DPoP
+    let fapi2Everywhere: Bool
 
     /// The issuer as tokens name it: the public URL without a trailing slash.
     static func issuer(_ url: URL) -> String {
@@ -38,8 +39,9 @@ struct Provider: Sendable {
         random: RandomSource, sessions: SessionService, secondFactors: SecondFactorService, outbox: Outbox,
         brand: String, language: String = "en",
         registration: Configuration.Registration = .off, registrationToken: String? = nil, maxDynamicClients: Int = 500,
-        requirePushedRequests: Bool = false, dpopNonces: Bool = false
+        requirePushedRequests: Bool = false, dpopNonces: Bool = false, fapi2Everywhere: Bool = false
     ) {
+        self.fapi2Everywhere = fapi2Everywhere
         self.requirePushedRequests = requirePushedRequests
         dpop = DPoP(
             transactions: transactions, clock: clock,
@@ -59,7 +61,7 @@ struct Provider: Sendable {
         flows = FlowService(
             transactions: transactions, clock: clock, random: random, sessions: sessions, secondFactors: secondFactors,
             hintedSubject: { token, client in minter.hintedSubject(token, clientID: client)?.subject },
-            requirePushedRequests: requirePushedRequests)
+            requirePushedRequests: requirePushedRequests, fapi2Everywhere: fapi2Everywhere)
         tokens = TokenService(
             transactions: transactions, clock: clock, random: random, minter: minter, policies: sessions.policies)
         clientAuthentication = ClientAuthentication(
@@ -77,9 +79,11 @@ struct Provider: Sendable {
             brand: brand, defaultLanguage: language
         ).register(on: &router)
         TokenRoutes(
-            tokens: tokens, flows: flows, dpop: dpop, clients: clientAuthentication, minter: minter, keys: keys,
+            tokens: tokens, flows: flows, dpop: dpop, fapi2Everywhere: fapi2Everywhere, clients: clientAuthentication,
+            minter: minter, keys: keys,
             metadata: ProviderMetadata(
-                issuer: issuer, registration: registration != .off, requirePushedRequests: requirePushedRequests),
+                issuer: issuer, registration: registration != .off,
+                requirePushedRequests: requirePushedRequests || fapi2Everywhere, fapi2: fapi2Everywhere),
             transactions: flows.transactions, clock: flows.clock
         ).register(on: &router)
         RegistrationRoutes(

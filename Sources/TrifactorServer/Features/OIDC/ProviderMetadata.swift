@@ -10,11 +10,14 @@ struct ProviderMetadata: Sendable {
     var registration = false
     /// Every authorization request must be pushed first (RFC 9126 §5).
     var requirePushedRequests = false
+    /// Every client is held to FAPI 2.0: private_key_jwt is the only client authentication offered.
+    var fapi2 = false
 
     func endpoint(_ path: String) -> String { issuer + path }
 
     var json: [UInt8] {
-        let authMethods: [String] = ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"]
+        let authMethods: [String] =
+            fapi2 ? ["private_key_jwt"] : ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"]
         func list(_ items: [String]) -> JSONValue { .array(items.map(JSONValue.string)) }
         var document: [String: JSONValue] = [
             "issuer": .string(issuer),
@@ -36,7 +39,7 @@ struct ProviderMetadata: Sendable {
             "token_endpoint_auth_methods_supported": list(authMethods),
             "token_endpoint_auth_signing_alg_values_supported": list(["ES256", "RS256"]),
             "revocation_endpoint_auth_methods_supported": list(authMethods),
-            "introspection_endpoint_auth_methods_supported": list(Array(authMethods.dropLast())),
+            "introspection_endpoint_auth_methods_supported": list(authMethods.filter { $0 != "none" }),
             "code_challenge_methods_supported": list(["S256"]),
             "dpop_signing_alg_values_supported": list(DPoP.algorithms.map(\.rawValue).sorted()),
             "acr_values_supported": list(ACR.allCases.map(\.rawValue)),

@@ -14,6 +14,8 @@ struct TokenRoutes: Sendable {
     let tokens: TokenService
     let flows: FlowService
     let dpop: DPoP
+    /// Every client is held to FAPI 2.0 (`TRIFACTOR_OIDC_FAPI2`).
+    var fapi2Everywhere = false
     let clients: ClientAuthentication
     let minter: TokenMinter
     let keys: SigningKeys
@@ -74,6 +76,9 @@ struct TokenRoutes: Sendable {
     func par(_ request: Request, _ form: Form) throws -> Response {
         try auditingRefusals(request, form) {
             let client = try clients.authenticate(request, form: form)
+            if (client.fapi2 || fapi2Everywhere) && client.authMethod != .privateKeyJWT {
+                throw OAuthError.invalidClient(basic: false)
+            }
             var parameters = form.fields
             for name in ["client_secret", "client_assertion", "client_assertion_type"] { parameters[name] = nil }
             // RFC 9449 §10.1: a proof sent with the push binds the code to its key, as dpop_jkt would (both: the same).
@@ -134,6 +139,9 @@ struct TokenRoutes: Sendable {
 
     private func grant(_ request: Request, _ form: Form) throws -> Response {
         let client = try clients.authenticate(request, form: form)
+        let fapi2 = client.fapi2 || fapi2Everywhere
+        // FAPI 2.0 §5.3.2.1 6: private_key_jwt only (a client registered with a secret, under a server-wide FAPI 2.0).
+        if fapi2 && client.authMethod != .privateKeyJWT { throw OAuthError.invalidClient(basic: false) }
         let audit = AuditContext(request)
         // RFC 9449 §5: a proof binds the tokens issued to its key.
         var proof: DPoP.Proof?
@@ -145,6 +153,12 @@ struct TokenRoutes: Sendable {
             }
         }
         let issued: TokenService.Issued
+        // FAPI 2.0 §5.3.2.1 4: only sender-constrained tokens (RFC 9449 §5.2, dpop_bound_access_tokens).
+        if fapi2 && proof == nil {
+            throw OAuthError(
+                code: "invalid_dpop_proof",
+                description: "This client's tokens are bound to its DPoP key (FAPI 2.0): send a DPoP proof.")
+        }
         switch form.raw("grant_type") {
         case "authorization_code":
             guard let code = form.raw("code"), !code.isEmpty else {
@@ -159,7 +173,7 @@ struct TokenRoutes: Sendable {
             }
             issued = try tokens.refresh(
                 token, client: client, scope: form.raw("scope"), resource: form.raw("resource"), dpop: proof,
-                audit: audit)
+                rotate: !fapi2, audit: audit)
         case "client_credentials":
             issued = try tokens.clientCredentials(
                 client: client, scope: form.raw("scope"), resource: form.raw("resource"), dpop: proof, audit: audit)

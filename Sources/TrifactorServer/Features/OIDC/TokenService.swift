@@ -140,7 +140,7 @@ struct TokenService: Sendable {
 
     func refresh(
         _ token: String, client: OIDCClient, scope: String?, resource: String? = nil, dpop: DPoP.Proof? = nil,
-        audit: AuditContext
+        rotate: Bool = true, audit: AuditContext
     ) throws -> Issued {
         guard client.grantTypes.contains(.refreshToken) else {
             throw OAuthError(code: "unauthorized_client", description: "This client may not use refresh tokens.")
@@ -204,10 +204,13 @@ struct TokenService: Sendable {
                     return .failure(.invalidScope("scope must be within what was granted."))
                 }
             }
-            guard
-                try GrantRepository.rotate(
+            // FAPI 2.0 §5.3.2.1 10: no rotation for its clients (their refresh tokens are bound to a key, and a lost
+            // answer must not lose the grant); everyone else's is rotated, and a reuse ends the family.
+            let rotated =
+                try !rotate
+                || GrantRepository.rotate(
                     grant.id, from: old, to: SHA256.hex(next), expiresAt: now + Self.refreshLifetime, now: now, on: db)
-            else {
+            guard rotated else {
                 // Another request rotated it first (READ COMMITTED lets both read it): a second use, so the family
                 // ends as for any reuse (RFC 9700 §4.14.2).
                 if try GrantRepository.revoke(grant.id, at: now, on: db) {
@@ -232,7 +235,7 @@ struct TokenService: Sendable {
                 dpopJKT: grant.dpopJKT)
         }
         var issued = try accessToken(for: grant, now: now, dpop: dpop)
-        issued.refreshToken = next
+        issued.refreshToken = rotate ? next : token
         return issued
     }
 
