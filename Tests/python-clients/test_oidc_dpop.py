@@ -6,6 +6,7 @@ a reused `jti`, another key, a private key in the header, `alg: none` and a miss
 `invalid_dpop_proof`."""
 import base64
 import hashlib
+import json
 import secrets
 import time
 from urllib.parse import urlencode
@@ -76,11 +77,21 @@ def test_a_bound_token_is_used_only_with_a_proof_of_its_key(op):
     info_url = op.issuer + "/userinfo"
     r = userinfo(op, access, holder.proof("GET", info_url, token=access))
     assert r.status_code == 200 and r.json()["sub"], r.text
-    # §7.1: never as a bearer token; never without a proof, or with a proof of another key.
-    for refused in (userinfo(op, access, scheme="Bearer"), userinfo(op, access),
-                    userinfo(op, access, Holder().proof("GET", info_url, token=access))):
+    # §7.1: never as a bearer token (in the header or a form body); never without a proof, or with another key's.
+    form = requests.post(info_url, data={"access_token": access}, timeout=TIMEOUT)
+    for refused, error in ((userinfo(op, access, scheme="Bearer"), "invalid_token"), (form, "invalid_token"),
+                           (userinfo(op, access), "invalid_token"),
+                           (userinfo(op, access, Holder().proof("GET", info_url, token=access)), "invalid_dpop_proof")):
         assert refused.status_code == 401, refused.text
-        assert refused.headers["WWW-Authenticate"].startswith("DPoP error="), refused.headers
+        assert refused.headers["WWW-Authenticate"].startswith(f'DPoP error="{error}", algs="ES256 RS256"'), \
+            refused.headers
+    # Without any token, both schemes are offered.
+    bare = requests.get(info_url, timeout=TIMEOUT)
+    assert bare.status_code == 401 and bare.headers["WWW-Authenticate"] == 'Bearer, DPoP algs="ES256 RS256"'
+    # A bearer token in the DPoP scheme is refused in that scheme.
+    plain = redeem(op, client, code_for(op, client, user)).json()["access_token"]
+    r = userinfo(op, plain, holder.proof("GET", info_url, token=plain))
+    assert r.status_code == 401 and r.headers["WWW-Authenticate"].startswith('DPoP error="invalid_token"')
     # Introspection tells a resource server the binding (§6.2).
     r = op.post(client, "/introspect", {"token": access})
     assert r.json()["active"] is True and r.json()["token_type"] == "DPoP" and r.json()["cnf"]["jkt"] == holder.thumbprint
@@ -107,15 +118,27 @@ def test_proofs_that_do_not_hold_are_invalid_dpop_proof(op):
         "a signature by another key": Holder().proof("POST", url, header={"jwk": holder.key.as_dict(private=False)}),
         "no jti": holder.proof("POST", url, claims={"jti": None}),
     }
-    # alg none: a proof's header and claims with an empty signature (joserfc refuses to make one).
-    unsigned = ".".join(base64.urlsafe_b64encode(part).rstrip(b"=").decode() for part in (
-        b'{"typ":"dpop+jwt","alg":"none"}',
-        b'{"jti":"x","htm":"POST","htu":"%s","iat":%d}' % (url.encode(), int(time.time())))) + "."
-    refused["alg none"] = unsigned
     refused["not a JWT"] = "not-a-jwt"
     for what, proof in refused.items():
         body = oauth_error(with_proof(proof), 400, "invalid_dpop_proof")
         assert body["error_description"], what
+    # alg none (an empty signature, which joserfc will not make) and HS256 (a symmetric key), each with a good
+    # public jwk, are refused for their alg.
+    public = json.dumps(holder.key.as_dict(private=False)).encode()
+    claims = b'{"jti":"%s","htm":"POST","htu":"%s","iat":%d}' % (secrets.token_urlsafe(8).encode(), url.encode(),
+                                                                 int(time.time()))
+    unsigned = ".".join(base64.urlsafe_b64encode(part).rstrip(b"=").decode() for part in (
+        b'{"typ":"dpop+jwt","alg":"none","jwk":' + public + b"}", claims)) + "."
+    secret = jwk.OctKey.generate_key(256)
+    symmetric = jwt.encode({"typ": "dpop+jwt", "alg": "HS256", "jwk": holder.key.as_dict(private=False)},
+                           {"jti": secrets.token_urlsafe(8), "htm": "POST", "htu": url, "iat": int(time.time())},
+                           secret)
+    for proof in (unsigned, symmetric):
+        body = oauth_error(with_proof(proof), 400, "invalid_dpop_proof")
+        assert "alg must be one of" in body["error_description"], body
+    # The URL as RFC 3986 §6.2 normalizes it, without query or fragment, is the same URL.
+    loose = "HTTP://" + url.removeprefix("http://") + "?ignored=1#frag"
+    assert with_proof(holder.proof("POST", loose)).status_code == 200
     # Two DPoP headers, each a good proof (§4.3 1: one only), over a raw connection that sends both.
     import http.client
     from urllib.parse import urlsplit
@@ -133,12 +156,15 @@ def test_proofs_that_do_not_hold_are_invalid_dpop_proof(op):
     assert answer.status == 400 and b"invalid_dpop_proof" in answer.read()
 
 
-def test_a_bound_refresh_token_needs_the_same_key_and_ath_binds_the_token(op):
-    client, user, holder = op.register(grants="authorization_code refresh_token",
+def test_a_public_clients_refresh_token_needs_the_same_key_and_ath_binds_the_token(op):
+    # RFC 9449 §5: a public client's refresh token is bound to the key; a confidential client's is not (below).
+    client, user, holder = op.register(auth_method="none", grants="authorization_code refresh_token",
                                        scopes="openid offline_access"), op.user(), Holder()
     url = op.issuer + "/token"
-    first = token_request(op, client, {"grant_type": "authorization_code",
-                                       "code": code_for(op, client, user, scope="openid offline_access"),
+    verifier, challenge = pkce_pair()
+    first = token_request(op, client, {"grant_type": "authorization_code", "code_verifier": verifier,
+                                       "code": code_for(op, client, user, scope="openid offline_access",
+                                                        code_challenge=challenge, code_challenge_method="S256"),
                                        "redirect_uri": client.redirect_uri}, holder.proof("POST", url)).json()
     refresh = first["refresh_token"]
     oauth_error(token_request(op, client, {"grant_type": "refresh_token", "refresh_token": refresh}),
@@ -154,6 +180,37 @@ def test_a_bound_refresh_token_needs_the_same_key_and_ath_binds_the_token(op):
     assert userinfo(op, access, holder.proof("GET", info, token=first["access_token"])).status_code == 401
     assert userinfo(op, access, holder.proof("GET", info)).status_code == 401
     assert userinfo(op, access, holder.proof("GET", info, token=access)).status_code == 200
+
+
+def test_refresh_tokens_of_confidential_clients_follow_the_proof_and_a_public_client_binds_at_first_use(op):
+    url = op.issuer + "/token"
+    confidential, user = op.register(grants="authorization_code refresh_token", scopes="openid offline_access"), \
+        op.user()
+    first = token_request(op, confidential, {"grant_type": "authorization_code", "redirect_uri": confidential.redirect_uri,
+                                             "code": code_for(op, confidential, user, scope="openid offline_access")},
+                          Holder().proof("POST", url)).json()
+    # Constrained by the client's own authentication: a new key (rotated by the client) is taken, and binds the
+    # new access token; no proof gives a bearer token.
+    new_key = Holder()
+    r = token_request(op, confidential, {"grant_type": "refresh_token", "refresh_token": first["refresh_token"]},
+                      new_key.proof("POST", url))
+    assert r.status_code == 200 and verify_access_token(op, r.json()["access_token"])["cnf"]["jkt"] == new_key.thumbprint
+    r = token_request(op, confidential, {"grant_type": "refresh_token", "refresh_token": r.json()["refresh_token"]})
+    assert r.status_code == 200 and r.json()["token_type"] == "Bearer", r.text
+    # A public client that brings its first proof at a refresh binds its refresh token from then on.
+    public = op.register(auth_method="none", grants="authorization_code refresh_token", scopes="openid offline_access")
+    verifier, challenge = pkce_pair()
+    tokens = token_request(op, public, {"grant_type": "authorization_code", "code_verifier": verifier,
+                                        "redirect_uri": public.redirect_uri,
+                                        "code": code_for(op, public, user, scope="openid offline_access",
+                                                         code_challenge=challenge, code_challenge_method="S256")}).json()
+    assert tokens["token_type"] == "Bearer"
+    holder = Holder()
+    r = token_request(op, public, {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"]},
+                      holder.proof("POST", url))
+    assert r.status_code == 200 and r.json()["token_type"] == "DPoP", r.text
+    oauth_error(token_request(op, public, {"grant_type": "refresh_token", "refresh_token": r.json()["refresh_token"]}),
+                400, "invalid_dpop_proof")
 
 
 def test_a_code_bound_by_dpop_jkt_or_by_a_proof_at_the_push(op):
@@ -197,6 +254,7 @@ def test_server_nonces_when_the_operator_asks_for_them():
         nonce = r.headers["DPoP-Nonce"]
         r = token_request(provider, client, {"grant_type": "client_credentials"}, holder.proof("POST", url, nonce=nonce))
         assert r.status_code == 200 and r.json()["token_type"] == "DPoP", r.text
+        assert r.headers.get("DPoP-Nonce"), r.headers  # the next one rides along (§8.2)
         oauth_error(token_request(provider, client, {"grant_type": "client_credentials"},
                                   holder.proof("POST", url, nonce="0." + "A" * 22)), 400, "use_dpop_nonce")
         # At the resource: 401 with the nonce in DPoP-Nonce.

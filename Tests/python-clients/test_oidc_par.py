@@ -70,10 +70,15 @@ def test_a_request_uri_is_used_once_by_its_own_client_within_its_minute(op):
     replay = Browser(op).authorize(authorize_with(op, client.id, reference), user)
     assert replay.kind == "page" and replay.response.status_code == 400, replay.describe()
     assert "text/html" in replay.response.headers["Content-Type"]
-    # A reference of the wrong shape, and one never issued.
-    for bad in ("https://client.example/request.jwt", URN + "A" * 43):
-        page = Browser(op).authorize(authorize_with(op, client.id, bad), user)
-        assert page.kind == "page" and page.response.status_code == 400, page.describe()
+    # One never issued (whatever else the URL says, as it is ignored).
+    page = Browser(op).authorize(authorize_with(op, client.id, URN + "A" * 43, redirect_uri=client.redirect_uri,
+                                                response_type="code"), user)
+    assert page.kind == "page" and page.response.status_code == 400, page.describe()
+    assert "expired or was used already" in page.response.text
+    # A HEAD (a link preview) spends nothing.
+    fresh = push(op, client).json()["request_uri"]
+    assert requests.head(authorize_with(op, client.id, fresh), timeout=TIMEOUT).status_code == 200
+    assert Browser(op).authorize(authorize_with(op, client.id, fresh), user).code
     # Expired: a second instance whose clock is 61 s ahead sees the minute over.
     late = push(op, client).json()["request_uri"]
     with op.instance("--clock-offset", "61") as ahead:
@@ -106,6 +111,14 @@ def test_pushes_are_refused_with_the_token_endpoints_error_form(op):
                       headers={"Content-Type": "application/x-www-form-urlencoded"},
                       auth=(client.id, client.secret), timeout=TIMEOUT)
     oauth_error(r, 400, "invalid_request")
+    # Too much: the parameters a push keeps weigh at most 16 KiB; unknown ones are dropped, not kept.
+    too_much = oauth_error(push(op, client, state="s" * 2000, nonce="n" * 500, login_hint="h" * 200,
+                     **{"acr_values": "x " * 1000, "ui_locales": "de " * 600, "resource": "https://r.example/" + "r" * 1900,
+                        "id_token_hint": "i" * 2000, "code_challenge": "c" * 2000, "max_age": "1" * 2000,
+                        "prompt": "p" * 2000, "response_mode": "q" * 2000, "claims": "c" * 2000, "display": "d" * 2000}),
+                           400, "invalid_request")
+    assert "larger than 16 KiB" in too_much["error_description"], too_much
+    assert push(op, client, **{f"unknown_{i}": "u" * 2000 for i in range(20)}).status_code == 201
     # A public client with PKCE may push (it authenticates with its client_id alone, as at the token endpoint).
     _, challenge = pkce_pair()
     assert push(op, public, code_challenge=challenge, code_challenge_method="S256").status_code == 201

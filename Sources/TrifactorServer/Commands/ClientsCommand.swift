@@ -31,6 +31,7 @@ enum ClientsCommand {
           --first-party                no consent page (the operator runs this client)
           --profile-in-id-token        put profile claims in ID tokens too, not only behind UserInfo
           --fapi2                      hold it to FAPI 2.0: pushed requests, PKCE, DPoP-bound tokens, private_key_jwt
+          --dpop-bound                 every token request brings a DPoP proof (dpop_bound_access_tokens, RFC 9449)
         """
 
     static func run(_ arguments: [String], environment: [String: String]) throws {
@@ -43,7 +44,8 @@ enum ClientsCommand {
             valued: [
                 "id", "name", "redirect-uris", "post-logout-uris", "auth-method", "jwks-file", "grants", "scopes",
                 "logo-uri", "backchannel-logout-uri", "id-token-alg",
-            ], flags: ["json", "first-party", "profile-in-id-token", "fapi2"], layout: .sharedWithSettings)
+            ], flags: ["json", "first-party", "profile-in-id-token", "fapi2", "dpop-bound"], layout: .sharedWithSettings
+        )
         try o.atMost(["create", "list"].contains(sub) ? 0 : 1, see: "trifactord clients --help")
         let config = try ConfigurationParser.parse(arguments: o.passedOn, environment: environment)
         let login = environment["SUDO_USER"] ?? environment["USER"] ?? "operator"
@@ -132,6 +134,7 @@ enum ClientsCommand {
         d.firstParty = o.has("first-party") || base?.firstParty == true
         d.profileInIDToken = o.has("profile-in-id-token") || base?.profileInIDToken == true
         d.fapi2 = o.has("fapi2") || base?.fapi2 == true
+        d.dpopBound = o.has("dpop-bound") || base?.dpopBound == true
         d.idTokenAlgorithm = o.value("id-token-alg") ?? base?.idTokenAlgorithm
         d.logoURI = o.value("logo-uri") ?? base?.logoURI
         d.backchannelLogoutURI = o.value("backchannel-logout-uri") ?? base?.backchannelLogoutURI
@@ -162,6 +165,7 @@ enum ClientsCommand {
         print("  scopes          \(c.scopes.joined(separator: " "))")
         if c.firstParty { print("  first party: no consent page") }
         if c.fapi2 { print("  FAPI 2.0: pushed requests, PKCE, DPoP-bound tokens, private_key_jwt") }
+        if c.dpopBound { print("  DPoP: every token request brings a proof") }
         if let secret { print("Its secret (shown only now: store it safely):\n\(secret)") }
     }
 }

@@ -444,8 +444,7 @@ package enum Schema {
                 );
                 """),
         Migration(
-            version: 15,
-            name: "pushed authorization requests (RFC 9126), DPoP-bound grants and proofs (RFC 9449), FAPI 2.0 clients",
+            version: 15, name: "pushed authorization requests (RFC 9126)",
             sql: """
                 CREATE TABLE oidc_pushed_requests (
                   id TEXT PRIMARY KEY,
@@ -453,12 +452,18 @@ package enum Schema {
                   parameters TEXT NOT NULL,
                   expires_at {{bigint}} NOT NULL
                 );
+                """),
+        Migration(
+            version: 16, name: "DPoP-bound grants and proofs (RFC 9449), FAPI 2.0 and DPoP-bound clients",
+            sql: """
                 CREATE TABLE oidc_dpop_proofs (
                   id TEXT PRIMARY KEY,
                   expires_at {{bigint}} NOT NULL
                 );
                 ALTER TABLE oidc_grants ADD COLUMN dpop_jkt TEXT;
                 ALTER TABLE oidc_clients ADD COLUMN fapi2 INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE oidc_clients ADD COLUMN dpop_bound INTEGER NOT NULL DEFAULT 0;
+                CREATE INDEX oidc_pushed_requests_client ON oidc_pushed_requests (client_id, expires_at);
                 """),
     ]
 }

@@ -16,6 +16,8 @@ struct OAuthError: Error, Equatable, Sendable {
     var challenge: String?
     /// `DPoP-Nonce`: the nonce a `use_dpop_nonce` answer gives the client (RFC 9449 §8).
     var dpopNonce: String?
+    /// `Retry-After` (seconds) of a 429.
+    var retryAfter: Int?
 
     static func invalidRequest(_ d: String) -> Self { Self(code: "invalid_request", description: d) }
     static func invalidGrant(_ d: String) -> Self { Self(code: "invalid_grant", description: d) }
@@ -32,6 +34,7 @@ struct OAuthError: Error, Equatable, Sendable {
         ]
         if let challenge { headers.append(("WWW-Authenticate", challenge)) }
         if let dpopNonce { headers.append(("DPoP-Nonce", dpopNonce)) }
+        if let retryAfter { headers.append(("Retry-After", String(retryAfter))) }
         let body: [String: JSONValue] = ["error": .string(code), "error_description": .string(description)]
         return Response(status: status, headers: headers, body: JSONValue.serialize(body))
     }

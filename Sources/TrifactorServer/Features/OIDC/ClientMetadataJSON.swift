@@ -41,6 +41,7 @@ enum ClientMetadataJSON {
         }
         // Any client may hold itself to the FAPI 2.0 profile (it only makes it stricter).
         d.fapi2 = reader.bool("fapi2") ?? false
+        d.dpopBound = reader.bool("dpop_bound_access_tokens") ?? false
         d.name = reader.string("client_name")
         d.authMethod = reader.string("token_endpoint_auth_method")
         d.redirectURIs = reader.strings("redirect_uris") ?? []
@@ -120,7 +121,7 @@ enum ClientMetadataJSON {
             "response_types": c.grantTypes.contains(.authorizationCode) ? ["code"] : [],
             "scope": c.scopes.joined(separator: " "), "first_party": c.firstParty,
             "profile_in_id_token": c.profileInIDToken, "id_token_signed_response_alg": c.idTokenAlgorithm,
-            "registered_by": c.registeredBy.rawValue, "fapi2": c.fapi2,
+            "registered_by": c.registeredBy.rawValue, "fapi2": c.fapi2, "dpop_bound_access_tokens": c.dpopBound,
             "client_id_issued_at": c.createdAt / 1000,
         ]
         if let logo = c.logoURI { o["logo_uri"] = logo }

@@ -104,6 +104,7 @@ extension ClientService {
             logoURI: draft.logoURI, backchannelLogoutURI: draft.backchannelLogoutURI, registrationTokenHash: nil,
             registeredBy: registrar, createdAt: now, updatedAt: now)
         client.fapi2 = draft.fapi2
+        client.dpopBound = draft.dpopBound
         return client
     }
 

@@ -25,6 +25,8 @@ struct ClientService: Sendable {
         var profileInIDToken = false
         /// Held to the FAPI 2.0 Security Profile.
         var fapi2 = false
+        /// `dpop_bound_access_tokens` (RFC 9449 §5.2).
+        var dpopBound = false
         var idTokenAlgorithm: String?
         var jwks: String?
         var logoURI: String?

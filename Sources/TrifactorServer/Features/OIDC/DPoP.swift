@@ -56,6 +56,10 @@ struct DPoP: Sendable {
         guard header["typ"]?.string == "dpop+jwt" else {
             throw Failure.invalid("The DPoP proof's typ must be dpop+jwt.")
         }
+        // §4.3 5: an asymmetric algorithm this server verifies (never none, never a MAC).
+        guard let alg = header["alg"]?.string, Self.algorithms.contains(where: { $0.rawValue == alg }) else {
+            throw Failure.invalid("The DPoP proof's alg must be one of \(Self.algorithms.map(\.rawValue).sorted()).")
+        }
         guard case .object(let members)? = header["jwk"] else {
             throw Failure.invalid("The DPoP proof carries no jwk.")
         }
@@ -80,10 +84,11 @@ struct DPoP: Sendable {
             throw Failure.invalid("The DPoP proof needs a jti.")
         }
         guard claims.string("htm") == method else { throw Failure.invalid("The DPoP proof's htm is not \(method).") }
-        guard let htu = claims.string("htu"), Self.normalized(htu) == Self.normalized(url) else {
+        guard let htu = claims.string("htu"), let asked = Self.normalized(htu), asked == Self.normalized(url) else {
             throw Failure.invalid("The DPoP proof's htu is not \(url).")
         }
-        guard let issuedAt = claims.integer("iat") else { throw Failure.invalid("The DPoP proof needs an iat.") }
+        // A NumericDate may have a fraction (RFC 7519 §2).
+        guard let issuedAt = claims.seconds("iat") else { throw Failure.invalid("The DPoP proof needs an iat.") }
         guard issuedAt >= now - Self.maximumAge, issuedAt <= now + Self.maximumLead else {
             throw Failure.invalid(
                 "The DPoP proof's iat is not within \(Self.maximumAge) s before and \(Self.maximumLead) s after the server's clock."
@@ -104,11 +109,15 @@ struct DPoP: Sendable {
             }
         }
         let thumbprint = key.thumbprint
-        // §11.1: a proof is used once. Its jti is kept as long as its iat is acceptable, then swept.
+        // §11.1: a proof is used once. Its jti is kept while its iat is acceptable on any instance (the window, and a
+        // minute more for clocks that differ between instances), then swept.
         let fresh = try transactions.write { db in
             try db.execute(
                 "INSERT INTO oidc_dpop_proofs (id, expires_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING",
-                [.text(SHA256.hex(thumbprint + " " + jti)), .int((issuedAt + Self.maximumAge + 5) * 1000)]) == 1
+                [
+                    .text(SHA256.hex(thumbprint + " " + jti)),
+                    .int((issuedAt + Self.maximumAge + Self.maximumLead + 60) * 1000),
+                ]) == 1
         }
         guard fresh else { throw Failure.invalid("The DPoP proof was used already (its jti).") }
         return Proof(thumbprint: thumbprint)
@@ -130,22 +139,39 @@ struct DPoP: Sendable {
     }
 
     /// The server's DPoP nonces (§8), made without state so any instance checks any other's: the minute, with an
-    /// HMAC under a key derived from the key file. A nonce is good in its minute and the next.
+    /// HMAC under a key derived from the key ring's newest key. A nonce is taken in its minute and those either
+    /// side (instances' clocks differ a little), under any key of the ring (an instance that has not yet read a
+    /// rotated ring still checks the others' nonces, and is re-read when a nonce it cannot check comes).
     struct Nonces: Sendable {
-        let key: [UInt8]
+        let ring: KeyRing
 
-        init(ringKey: [UInt8]) {
-            key = HMAC.authenticate(Array("trifactor dpop nonce v1".utf8), key: ringKey, algorithm: .sha256)
+        func current(_ now: Int64) -> String {
+            guard let newest = ring.entries.last else { return "" }
+            return Self.nonce(minute: now / 60, key: Self.key(newest.key))
         }
-
-        func current(_ now: Int64) -> String { nonce(minute: now / 60) }
 
         func isValid(_ nonce: String, now: Int64) -> Bool {
-            let minute = now / 60
-            return [minute, minute - 1].contains { ConstantTime.equals(self.nonce(minute: $0), nonce) }
+            if check(nonce, now: now) { return true }
+            // A key rotated in by another instance: read the ring again (cheap when the file did not change).
+            guard (try? ring.reload()) == true else { return false }
+            return check(nonce, now: now)
         }
 
-        private func nonce(minute: Int64) -> String {
+        private func check(_ nonce: String, now: Int64) -> Bool {
+            let minute = now / 60
+            return ring.entries.contains { entry in
+                let key = Self.key(entry.key)
+                return [minute - 1, minute, minute + 1].contains {
+                    ConstantTime.equals(Self.nonce(minute: $0, key: key), nonce)
+                }
+            }
+        }
+
+        private static func key(_ ringKey: [UInt8]) -> [UInt8] {
+            HMAC.authenticate(Array("trifactor dpop nonce v1".utf8), key: ringKey, algorithm: .sha256)
+        }
+
+        private static func nonce(minute: Int64, key: [UInt8]) -> String {
             let mac = HMAC.authenticate(Array(String(minute).utf8), key: key, algorithm: .sha256)
             return String(minute, radix: 36) + "." + Base64URL.encode(Array(mac.prefix(16)))
         }

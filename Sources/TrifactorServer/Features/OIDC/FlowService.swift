@@ -31,8 +31,20 @@ struct FlowService: Sendable {
     static let pushedLifetime: Int64 = 60 * 1000
     /// RFC 9126 §2.2's URN prefix; the rest is 32 random bytes, base64url.
     static let requestURIPrefix = "urn:ietf:params:oauth:request_uri:"
-    /// Pushed requests per client: 60 at once, then 10 a second (a client pushes one per sign-in).
+    /// Pushed requests per client: 60 at once, then 10 a second (a client pushes one per sign-in); a public
+    /// client (whose client_id anyone may send) per client and address, so a stranger cannot spend its budget.
     static let pushesPerClient = RateLimiter.Limit(burst: 60, rate: 10)
+    /// The most pushed requests a client may have waiting at once (each lives a minute).
+    static let pushedPerClient = 1_000
+    /// The authorization request's parameters a push keeps (RFC 6749 §4.1.1, OIDC Core §3.1.2.1, RFC 7636,
+    /// RFC 8707, RFC 9449 §10); others are ignored, as RFC 6749 §3.1 says of unknown parameters.
+    static let pushedParameters: Set<String> = [
+        "response_type", "client_id", "redirect_uri", "scope", "state", "nonce", "code_challenge",
+        "code_challenge_method", "response_mode", "prompt", "max_age", "login_hint", "id_token_hint", "acr_values",
+        "ui_locales", "resource", "dpop_jkt", "request", "request_uri", "registration", "claims", "display",
+    ]
+    /// The most a pushed request's parameters may weigh together.
+    static let pushedBytes = 16 * 1024
 
     /// How a request begins.
     enum Start {
@@ -126,8 +138,13 @@ struct FlowService: Sendable {
     /// and keeps it for a minute under a `request_uri` of 256 random bits.
     /// - Returns: the `request_uri` and its lifetime in seconds.
     /// - Throws: `OAuthError` in the token endpoint's form (§2.3), with the authorization endpoint's codes.
-    func push(_ pushed: [String: String], client: OIDCClient) throws -> (requestURI: String, expiresIn: Int) {
-        var parameters = pushed
+    func push(_ pushed: [String: String], client: OIDCClient, audit: AuditContext) throws -> (
+        requestURI: String, expiresIn: Int
+    ) {
+        var parameters = pushed.filter { Self.pushedParameters.contains($0.key) }
+        guard parameters.reduce(0, { $0 + $1.key.utf8.count + $1.value.utf8.count }) <= Self.pushedBytes else {
+            throw OAuthError.invalidRequest("The pushed request is larger than \(Self.pushedBytes / 1024) KiB.")
+        }
         // §2.1: request_uri cannot be pushed; a client_id, when sent, is the authenticated client's.
         if parameters["request_uri"] != nil { throw OAuthError.invalidRequest("request_uri cannot be pushed.") }
         if let named = parameters["client_id"], named != client.id {
@@ -155,13 +172,20 @@ struct FlowService: Sendable {
         }
         let secret = Base64URL.encode(random.bytes(32))
         let now = clock.now().millis
+        let bucket = client.isPublic ? "par:client:\(client.id):\(audit.clientKey)" : "par:client:\(client.id)"
         try transactions.write { db in
-            if let wait = try RateLimiter.take(
-                "par:client:\(client.id)", limit: Self.pushesPerClient, nowMillis: now, on: db)
-            {
+            if let wait = try RateLimiter.take(bucket, limit: Self.pushesPerClient, nowMillis: now, on: db) {
                 throw OAuthError(
                     code: "temporarily_unavailable", description: "Too many pushed requests: try again in \(wait) s.",
-                    status: 429)
+                    status: 429, retryAfter: wait)
+            }
+            guard try PushedRequestRepository.waiting(clientID: client.id, now: now, on: db) < Self.pushedPerClient
+            else {
+                throw OAuthError(
+                    code: "temporarily_unavailable",
+                    description:
+                        "This client has \(Self.pushedPerClient) pushed requests waiting: try again in a minute.",
+                    status: 429, retryAfter: 60)
             }
             try PushedRequestRepository.insert(
                 id: SHA256.hex(secret), clientID: client.id, parameters: parameters,

@@ -56,6 +56,12 @@ enum GrantRepository {
         try db.queryOne("SELECT \(columns) FROM oidc_grants WHERE refresh_hash = $1", [.text(hash)]).map(record)
     }
 
+    /// Binds a grant's refresh token to a DPoP key, once (RFC 9449 §5).
+    static func bind(_ id: String, dpopJKT: String, on db: any SQLConnection) throws {
+        try db.execute(
+            "UPDATE oidc_grants SET dpop_jkt = $2 WHERE id = $1 AND dpop_jkt IS NULL", [.text(id), .text(dpopJKT)])
+    }
+
     /// The grant a spent refresh token belonged to (a reuse).
     static func grantID(spentRefreshHash hash: String, on db: any SQLConnection) throws -> String? {
         try db.queryOne("SELECT grant_id FROM oidc_spent_refresh_tokens WHERE token_hash = $1", [.text(hash)])?.text(

@@ -59,6 +59,8 @@ struct OIDCClient: Sendable, Equatable {
     /// Held to the FAPI 2.0 Security Profile: pushed requests only, PKCE S256, DPoP-bound tokens whose refresh
     /// token is not rotated, `private_key_jwt` only.
     var fapi2 = false
+    /// `dpop_bound_access_tokens` (RFC 9449 §5.2): every token request brings a DPoP proof.
+    var dpopBound = false
 
     var isPublic: Bool { authMethod == .none }
 

@@ -45,7 +45,7 @@ struct Provider: Sendable {
         self.requirePushedRequests = requirePushedRequests
         dpop = DPoP(
             transactions: transactions, clock: clock,
-            nonces: dpopNonces ? sealer.entries.last.map { DPoP.Nonces(ringKey: $0.key) } : nil)
+            nonces: dpopNonces ? DPoP.Nonces(ring: sealer) : nil)
         self.registration = registration
         self.registrationToken = registrationToken
         self.maxDynamicClients = maxDynamicClients

@@ -14,6 +14,16 @@ enum PushedRequestRepository {
             [.text(id), .text(clientID), .text(json), .int(expiresAt)])
     }
 
+    /// How many of `clientID`'s pushed requests are still waiting; the expired ones are deleted on the way.
+    static func waiting(clientID: String, now: Int64, on db: any SQLConnection) throws -> Int {
+        try db.execute(
+            "DELETE FROM oidc_pushed_requests WHERE client_id = $1 AND expires_at <= $2", [.text(clientID), .int(now)])
+        return Int(
+            try db.queryOne(
+                "SELECT COUNT(*) AS n FROM oidc_pushed_requests WHERE client_id = $1", [.text(clientID)])?.int("n") ?? 0
+        )
+    }
+
     /// Takes the request pushed under `id` by `clientID` (one use: it is deleted as it is read, so two loads of one
     /// `request_uri`, from two instances even, start one flow); nil when unknown, already used, another client's or
     /// expired.

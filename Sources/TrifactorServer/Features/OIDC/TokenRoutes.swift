@@ -95,7 +95,7 @@ struct TokenRoutes: Sendable {
                 }
                 parameters["dpop_jkt"] = proof.thumbprint
             }
-            let pushed = try flows.push(parameters, client: client)
+            let pushed = try flows.push(parameters, client: client, audit: AuditContext(request))
             let body: [String: JSONValue] = [
                 "request_uri": .string(pushed.requestURI), "expires_in": .integer(Int64(pushed.expiresIn)),
             ]
@@ -153,11 +153,11 @@ struct TokenRoutes: Sendable {
             }
         }
         let issued: TokenService.Issued
-        // FAPI 2.0 §5.3.2.1 4: only sender-constrained tokens (RFC 9449 §5.2, dpop_bound_access_tokens).
-        if fapi2 && proof == nil {
+        // FAPI 2.0 §5.3.2.1 4: only sender-constrained tokens; RFC 9449 §5.2, dpop_bound_access_tokens.
+        if (fapi2 || client.dpopBound) && proof == nil {
             throw OAuthError(
                 code: "invalid_dpop_proof",
-                description: "This client's tokens are bound to its DPoP key (FAPI 2.0): send a DPoP proof.")
+                description: "This client's tokens are bound to a DPoP key: send a DPoP proof.")
         }
         switch form.raw("grant_type") {
         case "authorization_code":
@@ -188,7 +188,12 @@ struct TokenRoutes: Sendable {
         ]
         if let refresh = issued.refreshToken { body["refresh_token"] = .string(refresh) }
         if let id = issued.idToken { body["id_token"] = .string(id) }
-        return Self.json(body)
+        var response = Self.json(body)
+        // RFC 9449 §8.2: the next nonce rides along, so the client need not be refused for it first.
+        if proof != nil, let nonces = dpop.nonces {
+            response.headers.append(("DPoP-Nonce", nonces.current(clock.now().millis / 1000)))
+        }
+        return response
     }
 
     /// `GET` and `POST /userinfo`: the bearer token in the header, or in the form body of a POST (RFC 6750 §2.2);
@@ -205,7 +210,15 @@ struct TokenRoutes: Sendable {
         {
             token = Form(request.body).raw("access_token")
         }
-        guard let token, !token.isEmpty else { return Self.bearerError(nil) }
+        // RFC 6750 §3 and RFC 9449 §7.1: no token is a bare challenge, for either scheme.
+        guard let token, !token.isEmpty else {
+            let algorithms = DPoP.algorithms.map(\.rawValue).sorted().joined(separator: " ")
+            return Response(status: 401, headers: [("WWW-Authenticate", "Bearer, DPoP algs=\"\(algorithms)\"")])
+        }
+        // A refusal in the scheme the token came in.
+        func refuse(_ code: String, status: Int = 401) -> Response {
+            scheme == "DPoP" ? Self.dpopError(code, status: status) : Self.bearerError(code, status: status)
+        }
         let now = clock.now().millis
         guard let claims = minter.readAccessToken(token, audiences: [minter.issuer], now: now),
             let subject = claims.subject, let jti = claims.jwtID,
@@ -226,12 +239,12 @@ struct TokenRoutes: Sendable {
         } else if scheme == "DPoP" {
             return Self.dpopError("invalid_token")
         }
-        guard scopes.contains("openid") else { return Self.bearerError("insufficient_scope", status: 403) }
+        guard scopes.contains("openid") else { return refuse("insufficient_scope", status: 403) }
         let released = try transactions.read { db -> [String: JSONValue]? in
             guard try Self.isLive(jti: jti, on: db) else { return nil }
             return try UserClaims.claims(subject, scopes: scopes, on: db)
         }
-        guard let released else { return Self.bearerError("invalid_token") }
+        guard let released else { return refuse("invalid_token") }
         var body = released
         body["sub"] = .string(subject)
         return Self.json(body)
@@ -322,13 +335,13 @@ struct TokenRoutes: Sendable {
 
     /// RFC 6750 §3: no token is a bare challenge; a bad one names its error.
     /// A refusal of a DPoP-bound request (RFC 9449 §7.1): `WWW-Authenticate: DPoP`, with the nonce to use when asked.
-    static func dpopError(_ code: String, nonce: String? = nil) -> Response {
+    static func dpopError(_ code: String, nonce: String? = nil, status: Int = 401) -> Response {
         let algorithms = DPoP.algorithms.map(\.rawValue).sorted().joined(separator: " ")
         var headers: [(name: String, value: String)] = [
             ("WWW-Authenticate", "DPoP error=\"\(code)\", algs=\"\(algorithms)\"")
         ]
         if let nonce { headers.append(("DPoP-Nonce", nonce)) }
-        return Response(status: 401, headers: headers)
+        return Response(status: status, headers: headers)
     }
 
     static func bearerError(_ code: String?, status: Int = 401) -> Response {

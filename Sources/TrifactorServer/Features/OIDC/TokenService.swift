@@ -94,7 +94,9 @@ struct TokenService: Sendable {
                 resource: request.resource, acr: session.map(FlowService.level(of:)),
                 amr: session.map(TokenMinter.amr) ?? [], authTime: session.map(FlowService.authTime(of:)),
                 refreshExpiresAt: refresh == nil ? nil : now + Self.refreshLifetime, createdAt: now, revokedAt: nil,
-                dpopJKT: dpop?.thumbprint)
+                // RFC 9449 §5: a public client's refresh token is bound to the key; a confidential client's is
+                // constrained by its authentication, and each access token by the proof it came with.
+                dpopJKT: client.isPublic ? dpop?.thumbprint : nil)
             try GrantRepository.insert(grant, refreshHash: refresh.map(SHA256.hex), on: db)
             try AuditLog.append(
                 audit.event(
@@ -104,7 +106,7 @@ struct TokenService: Sendable {
             return .success((grant, request, session))
         }
         let (grant, request, session) = try outcome.get()
-        var issued = try accessToken(for: grant, now: now)
+        var issued = try accessToken(for: grant, now: now, dpop: dpop)
         issued.refreshToken = refresh
         if request.scopes.contains("openid"), let userID = grant.userID {
             var identity = TokenMinter.Identity(
@@ -224,7 +226,13 @@ struct TokenService: Sendable {
                 audit.event(
                     .oidcTokensIssued, .success, userID: grant.userID.map(UserID.init),
                     detail: "client=\(client.id) grant=refresh_token"), at: now, on: db)
-            return .success(grant)
+            var bound = grant
+            // RFC 9449 §5: a public client that starts using DPoP at a refresh binds its refresh token from then on.
+            if grant.dpopJKT == nil, client.isPublic, let jkt = dpop?.thumbprint {
+                try GrantRepository.bind(grant.id, dpopJKT: jkt, on: db)
+                bound.dpopJKT = jkt
+            }
+            return .success(bound)
         }
         var grant = try outcome.get()
         if let scope, let asked = Scope.parse(scope) {

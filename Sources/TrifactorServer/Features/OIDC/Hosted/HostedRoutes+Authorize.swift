@@ -7,6 +7,11 @@ import WebUI
 extension HostedRoutes {
     /// `GET` and `POST /authorize` (OIDC Core §3.1.2.1: both must be supported).
     func authorize(_ request: Request) throws -> Response {
+        // A HEAD (a link preview, a scanner) starts nothing: it would spend a pushed request_uri meant for the user.
+        if request.method == "HEAD" {
+            return Response(
+                status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")])
+        }
         let parameters: [String: String]
         let repeated: Set<String>
         if request.method == "POST" {
