@@ -69,6 +69,7 @@ bench:
 	bench/run.sh
 	bench/topologies.sh
 	bench/oidc.sh
+	bench/dpop.sh
 	bench/probes.py
 
 clean:

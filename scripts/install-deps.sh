@@ -7,7 +7,7 @@ build=(pkg-config libmicrohttpd-dev libssl-dev libsodium-dev libsqlite3-dev libp
 case "${1:-build}" in
   build) wanted=("${build[@]}") ;;
   test)  wanted=("${build[@]}" postgresql openssl python3-venv chromium nginx-light prometheus apache2 libapache2-mod-auth-openidc) ;;
-  bench) wanted=("${build[@]}" wrk nginx-light) ;;
+  bench) wanted=("${build[@]}" wrk nginx-light python3-cryptography) ;;
   package) wanted=("${build[@]}" dpkg-dev adduser systemd curl man-db) ;;
   image) wanted=("${build[@]}" buildah ca-certificates tzdata) ;;
   *) echo "install-deps: say build, test, bench, package or image" >&2; exit 2 ;;

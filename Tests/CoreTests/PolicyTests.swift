@@ -129,8 +129,24 @@ struct RandomTests {
                 .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
             #expect(Base64URL.encode(bytes) == expected)
             #expect(Base64URL.decode(expected) == bytes)
+            // Padded as standard base64 pads it (WebAuthn clients send that), it decodes the same.
+            let padded = expected + String(repeating: "=", count: (4 - expected.count % 4) % 4)
+            #expect(Base64URL.decode(padded) == bytes)
             bytes.append(UInt8(truncatingIfNeeded: n &* 37 &+ 251))
         }
+    }
+
+    @Test(
+        "base64url refuses a character outside its alphabet, padding that is not at the end or too long, and a lone 6 bits"
+    )
+    func base64urlRefusals() {
+        for text in [
+            "Zm9v Yg", "Zm9v\nYg", "Zm9vYg==\u{0}", "Zm=9v", "Zg===", "Z", "Zm9vY", "Zm9vYg=", "é", "Zm9v+g", "Zm9v/g",
+        ] {
+            #expect(Base64URL.decode(text) == nil, "\(text.debugDescription)")
+        }
+        #expect(Base64URL.decode("Zg==") == Array("f".utf8))
+        #expect(Base64URL.decode("") == [])
     }
 }
 

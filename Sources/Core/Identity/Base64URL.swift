@@ -35,13 +35,45 @@ package enum Base64URL {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Decodes unpadded or padded base64url; nil when the text is not base64url.
+    /// Each ASCII byte's 6-bit value in the base64url alphabet, 0xFF for any other byte.
+    private static let values: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
+        return table
+    }()
+
+    /// Decodes unpadded or padded base64url; nil when the text is not base64url. Decoded from the bytes with a
+    /// table: every token a request carries passes through here (Foundation's decoder after three replacements,
+    /// through NSString on Linux, was a fifth of a DPoP-checked request's CPU).
     package static func decode(_ text: String) -> [UInt8]? {
-        guard text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "=") })
-        else { return nil }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 = base64.replacingOccurrences(of: "=", with: "")
-        while base64.count % 4 != 0 { base64.append("=") }
-        return Data(base64Encoded: base64).map(Array.init)
+        var text = text
+        return text.withUTF8 { decode(bytes: $0) }
+    }
+
+    /// `decode(_:)` over UTF-8 bytes.
+    package static func decode(bytes input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var count = input.count
+        // Padding, when sent, only at the end and at most two, completing a group of four.
+        var padding = 0
+        while count > 0 && input[count - 1] == UInt8(ascii: "=") {
+            count -= 1
+            padding += 1
+        }
+        guard padding <= 2, padding == 0 || (count + padding) % 4 == 0, count % 4 != 1 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(count * 3 / 4)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for i in 0..<count {
+            let value = values[Int(input[i])]
+            guard value != 0xFF else { return nil }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        return out
     }
 }
