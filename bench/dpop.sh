@@ -14,6 +14,8 @@ TRIFACTORD=${TRIFACTORD:-.build/release/trifactord}
 DUR=${BENCH_DURATION:-8}
 N=${BENCH_CONNECTIONS:-16}
 die() { echo "bench: $*" >&2; exit 1; }
+# A proof's iat is when it was made, and proofs are taken for 60 s: a load must end well before.
+[ "$DUR" -le 40 ] || die "BENCH_DURATION must be at most 40 s: the proofs made before a load expire 60 s after"
 for tool in wrk curl python3; do command -v "$tool" >/dev/null || die "$tool is missing (scripts/install-deps.sh bench)"; done
 python3 -c 'import cryptography' 2>/dev/null || die "python3-cryptography is missing (scripts/install-deps.sh bench)"
 [ -x "$TRIFACTORD" ] || die "no $TRIFACTORD (swift build -c release --product trifactord)"
@@ -37,7 +39,12 @@ BASIC=$(printf 'bench:%s' "$SECRET" | base64 -w0)
     --key-file "$TMP/key" --signin-ip-burst 1000000 --signin-ip-rate 1000000 --signup-ip-burst 1000000 \
     --signup-ip-rate 1000000 >/dev/null 2>"$TMP/server.log" &
 SERVER=$!
-for _ in $(seq 100); do [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/ready" || true)" = 200 ] && break; sleep 0.1; done
+ready=0
+for _ in $(seq 100); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/ready" || true)" = 200 ] && { ready=1; break; }
+    sleep 0.1
+done
+[ "$ready" = 1 ] || { tail -5 "$TMP/server.log" >&2; die "trifactord did not start"; }
 python3 bench/oidc/hosted.py families "$BASE" "$TMP/families" --count 1 --client bench --secret="$SECRET" >/dev/null
 REFRESH=$(head -1 "$TMP/families")
 proofs() { python3 bench/oidc/dpop_proofs.py proofs "$TMP/dpop.jwk" "$@"; }
@@ -59,6 +66,7 @@ run() {
         || { cat "$TMP/$name.txt" >&2; die "wrk ($name) failed"; }
     python3 -c "print($(cpu) - $c0)" > "$TMP/$name.cpu"
     grep -q '^errors 0$' "$TMP/$name.txt" || { cat "$TMP/$name.txt" >&2; die "$name: answers other than 200"; }
+    ! grep -q 'Socket errors' "$TMP/$name.txt" || { cat "$TMP/$name.txt" >&2; die "$name: socket errors"; }
 }
 rate() { sed -n 's/^Requests\/sec: *//p' "$TMP/$1.txt"; }
 # Proofs for a load: enough for the bearer rate of the same endpoint (DPoP is slower), a tenth more.

@@ -18,11 +18,21 @@ from oidc_support import (TIMEOUT, Browser, oauth_error, op, pkce_pair, redeem, 
                           sign_in_for_code, verify_access_token)
 
 
+def full_length_ec_key():
+    """A P-256 key whose JWK has 32-byte coordinates, as RFC 7518 §6.2.1.2 requires (and the server insists on):
+    joserfc 1.0 drops a coordinate's leading zero bytes, about once in 64 keys."""
+    while True:
+        key = jwk.ECKey.generate_key("P-256")
+        public = key.as_dict(private=False)
+        if len(public["x"]) == 43 and len(public["y"]) == 43:
+            return key
+
+
 class Holder:
     """A client's DPoP key and the proofs it makes (RFC 9449 §4.2)."""
 
     def __init__(self, kind="EC"):
-        self.key = jwk.ECKey.generate_key("P-256") if kind == "EC" else jwk.RSAKey.generate_key(2048)
+        self.key = full_length_ec_key() if kind == "EC" else jwk.RSAKey.generate_key(2048)
         self.alg = "ES256" if kind == "EC" else "RS256"
 
     @property

@@ -23,6 +23,8 @@ function request()
   local headers = { ["Authorization"] = auth }
   if #proofs > 0 then
     if next_proof > #proofs then
+      -- Out of proofs: stop; the request this call must still return is not counted (see response).
+      exhausted = true
       wrk.thread:stop()
       return wrk.format(method, nil, headers, body)
     end
@@ -34,6 +36,7 @@ function request()
 end
 
 function response(status, headers, body)
+  if exhausted then return end
   if status == 200 then ok = ok + 1 else
     errors = errors + 1
     last_error = status .. " " .. (headers["WWW-Authenticate"] or "") .. " " .. body:sub(1, 120)

@@ -95,7 +95,7 @@ package struct Services: Sendable {
             signInPerIP: c.signInPerIP, cache: cache, changes: changes, issuer: issuer,
             hints: { try secondFactors.hints($0, on: $1) },
             startSecondStep: { try secondFactors.startPending($0, passwordVerifiedAt: $1, now: $1, on: $2) })
-        let clients = ClientService(transactions: transactions, clock: clock, random: random)
+        let clients = ClientService(transactions: transactions, clock: clock, random: random, fapi2Everywhere: c.fapi2)
         var provider: Provider?
         if c.oidc, let url = c.publicURL {
             guard let sealer else {

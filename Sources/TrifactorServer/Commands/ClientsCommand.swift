@@ -54,7 +54,7 @@ enum ClientsCommand {
         try ListCommands.withDatabase(config) { database in
             let service = ClientService(
                 transactions: Transactions(database: database, logger: Logger { _ in }), clock: .system,
-                random: SecureRandom.source)
+                random: SecureRandom.source, fapi2Everywhere: config.fapi2)
             do {
                 switch sub {
                 case "create":

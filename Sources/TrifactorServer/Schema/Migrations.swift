@@ -463,7 +463,8 @@ package enum Schema {
                 ALTER TABLE oidc_grants ADD COLUMN dpop_jkt TEXT;
                 ALTER TABLE oidc_clients ADD COLUMN fapi2 INTEGER NOT NULL DEFAULT 0;
                 ALTER TABLE oidc_clients ADD COLUMN dpop_bound INTEGER NOT NULL DEFAULT 0;
-                CREATE INDEX oidc_pushed_requests_client ON oidc_pushed_requests (client_id, expires_at);
+                ALTER TABLE oidc_pushed_requests ADD COLUMN origin TEXT;
+                CREATE INDEX oidc_pushed_requests_client ON oidc_pushed_requests (client_id, origin, expires_at);
                 """),
     ]
 }

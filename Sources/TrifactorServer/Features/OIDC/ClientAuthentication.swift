@@ -49,6 +49,10 @@ struct ClientAuthentication: Sendable {
     let clock: Clock
     /// The audiences an assertion may name: the issuer and the token endpoint.
     let audiences: Set<String>
+    /// The issuer, the only audience a FAPI 2.0 client's assertion may name, as a string (§5.3.2.1 8).
+    var issuer = ""
+    /// Every client is held to FAPI 2.0 (`TRIFACTOR_OIDC_FAPI2`).
+    var fapi2Everywhere = false
 
     static let assertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
@@ -100,7 +104,9 @@ struct ClientAuthentication: Sendable {
         guard assertion.utf8.count <= 8192, let unverified = Self.unverifiedIssuer(assertion),
             let client = try find(unverified), client.authMethod == .privateKeyJWT, let jwks = client.jwks,
             let set = try? JWKSet(json: Array(jwks.utf8)),
-            let verified = try? JWS.verify(assertion, keys: set, allowing: [.es256, .rs256]),
+            // FAPI 2.0 §5.4.1 1: PS256, ES256 or EdDSA, never RS256 (of those, Trifactor verifies ES256).
+            let verified = try? JWS.verify(
+                assertion, keys: set, allowing: client.fapi2 || fapi2Everywhere ? [.es256] : [.es256, .rs256]),
             let claims = try? JWTClaims(payload: verified.payload),
             claims.issuer == client.id, claims.subject == client.id, claimedID == nil || claimedID == client.id,
             // One audience, exactly this server (the issuer or its token endpoint): an assertion made for several
@@ -108,9 +114,15 @@ struct ClientAuthentication: Sendable {
             let audience = claims.audience, audience.count == 1, audiences.contains(audience[0]),
             let exp = claims.expiresAt, let jti = claims.jwtID, !jti.isEmpty, jti.utf8.count <= 256
         else { throw OAuthError.invalidClient(basic: false) }
+        // FAPI 2.0 §5.3.2.1 8 (final): its issuer identifier, as a string, and nothing else.
+        if client.fapi2 || fapi2Everywhere, claims.values["aud"] != .string(issuer) {
+            throw OAuthError.invalidClient(basic: false)
+        }
         let now = clock.now().millis / 1000
-        // An assertion lives minutes, not hours: a long one could be replayed after its jti is forgotten.
-        guard exp > now - 30, exp <= now + 3600, (claims.notBefore ?? 0) <= now + 30 else {
+        // An assertion lives minutes, not hours: a long one could be replayed after its jti is forgotten. Its iat and
+        // nbf may be up to 60 s ahead (FAPI 2.0 §5.3.2.1 13: clocks differ; no further).
+        guard exp > now - 30, exp <= now + 3600, (claims.notBefore ?? 0) <= now + 60, (claims.issuedAt ?? 0) <= now + 60
+        else {
             throw OAuthError.invalidClient(basic: false)
         }
         let fresh = try transactions.write { db -> Bool in

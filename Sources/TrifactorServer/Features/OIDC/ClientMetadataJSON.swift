@@ -121,7 +121,9 @@ enum ClientMetadataJSON {
             "response_types": c.grantTypes.contains(.authorizationCode) ? ["code"] : [],
             "scope": c.scopes.joined(separator: " "), "first_party": c.firstParty,
             "profile_in_id_token": c.profileInIDToken, "id_token_signed_response_alg": c.idTokenAlgorithm,
-            "registered_by": c.registeredBy.rawValue, "fapi2": c.fapi2, "dpop_bound_access_tokens": c.dpopBound,
+            "registered_by": c.registeredBy.rawValue, "fapi2": c.fapi2,
+            // What is enforced: a FAPI 2.0 client's tokens are bound too.
+            "dpop_bound_access_tokens": c.dpopBound || c.fapi2,
             "client_id_issued_at": c.createdAt / 1000,
         ]
         if let logo = c.logoURI { o["logo_uri"] = logo }

@@ -90,6 +90,10 @@ extension ClientService {
         if draft.fapi2 && method != nil && method != .privateKeyJWT {
             refuse("token_endpoint_auth_method", "must be private_key_jwt for a FAPI 2.0 client")
         }
+        // FAPI 2.0 §5.4.1: PS256, ES256 or EdDSA, never RS256.
+        if draft.fapi2 && (draft.idTokenAlgorithm ?? "ES256") != "ES256" {
+            refuse("id_token_signed_response_alg", "must be ES256 for a FAPI 2.0 client")
+        }
         let algorithm = draft.idTokenAlgorithm ?? "ES256"
         if !["ES256", "RS256"].contains(algorithm) {
             refuse("id_token_signed_response_alg", "must be ES256 or RS256")

@@ -11,6 +11,8 @@ struct ClientService: Sendable {
     let transactions: Transactions
     let clock: Clock
     let random: RandomSource
+    /// Every client is held to FAPI 2.0 (`TRIFACTOR_OIDC_FAPI2`): each is registered as one.
+    var fapi2Everywhere = false
 
     /// A client's metadata as given, before it is checked (RFC 7591 §2 names).
     struct Draft: Sendable {
@@ -47,6 +49,8 @@ struct ClientService: Sendable {
         -> Registered
     {
         let now = clock.now().millis
+        var draft = draft
+        draft.fapi2 = draft.fapi2 || fapi2Everywhere
         var client = try Self.validate(draft, id: draft.id ?? Self.newID(random), registrar: registrar, now: now)
         let secret = client.authMethod.usesSecret ? Self.newSecret(random) : nil
         client.secretHash = secret.map(SHA256.hex)
@@ -67,7 +71,9 @@ struct ClientService: Sendable {
         let now = clock.now().millis
         return try transactions.write { db in
             guard let current = try ClientRepository.find(id, on: db) else { throw ClientFailure.notFound }
-            var next = try Self.validate(draft, id: id, registrar: current.registeredBy, now: current.createdAt)
+            var held = draft
+            held.fapi2 = draft.fapi2 || fapi2Everywhere
+            var next = try Self.validate(held, id: id, registrar: current.registeredBy, now: current.createdAt)
             next.updatedAt = now
             // A client that moves to or from a secret gets one, or loses it.
             next.secretHash = next.authMethod.usesSecret ? current.secretHash : nil

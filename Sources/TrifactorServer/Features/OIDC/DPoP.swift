@@ -45,7 +45,11 @@ struct DPoP: Sendable {
     /// Checks the `DPoP` header `proof` of a `method` request to `url` (query and fragment are never part of it),
     /// and `accessToken`'s hash (`ath`) when one is presented with it; records the proof's `jti` so it is taken once,
     /// by any instance.
-    func check(_ proof: String, method: String, url: String, accessToken: String? = nil) throws -> Proof {
+    /// `algorithms`: those this request may use (a FAPI 2.0 client's: ES256 only, §5.4.1).
+    func check(
+        _ proof: String, method: String, url: String, accessToken: String? = nil,
+        algorithms: Set<Algorithm> = algorithms
+    ) throws -> Proof {
         let now = clock.now().millis / 1000
         guard proof.utf8.count <= Self.maximumLength else { throw Failure.invalid("The DPoP proof is too long.") }
         let parts = proof.split(separator: ".", omittingEmptySubsequences: false)
@@ -57,8 +61,8 @@ struct DPoP: Sendable {
             throw Failure.invalid("The DPoP proof's typ must be dpop+jwt.")
         }
         // §4.3 5: an asymmetric algorithm this server verifies (never none, never a MAC).
-        guard let alg = header["alg"]?.string, Self.algorithms.contains(where: { $0.rawValue == alg }) else {
-            throw Failure.invalid("The DPoP proof's alg must be one of \(Self.algorithms.map(\.rawValue).sorted()).")
+        guard let alg = header["alg"]?.string, algorithms.contains(where: { $0.rawValue == alg }) else {
+            throw Failure.invalid("The DPoP proof's alg must be one of \(algorithms.map(\.rawValue).sorted()).")
         }
         guard case .object(let members)? = header["jwk"] else {
             throw Failure.invalid("The DPoP proof carries no jwk.")
@@ -71,7 +75,7 @@ struct DPoP: Sendable {
         }
         let verified: JWS.Verified
         do {
-            verified = try JWS.verify(proof, key: key, allowing: Self.algorithms)
+            verified = try JWS.verify(proof, key: key, allowing: algorithms)
         } catch .algorithmNotAllowed {
             throw Failure.invalid("The DPoP proof's alg must be one of \(Self.algorithms.map(\.rawValue).sorted()).")
         } catch {

@@ -142,7 +142,8 @@ struct FlowService: Sendable {
         requestURI: String, expiresIn: Int
     ) {
         var parameters = pushed.filter { Self.pushedParameters.contains($0.key) }
-        guard parameters.reduce(0, { $0 + $1.key.utf8.count + $1.value.utf8.count }) <= Self.pushedBytes else {
+        // Measured as it would be stored (escapes included), before anything else is read.
+        guard try JSONEncoder().encode(parameters).count <= Self.pushedBytes else {
             throw OAuthError.invalidRequest("The pushed request is larger than \(Self.pushedBytes / 1024) KiB.")
         }
         // §2.1: request_uri cannot be pushed; a client_id, when sent, is the authenticated client's.
@@ -172,14 +173,19 @@ struct FlowService: Sendable {
         }
         let secret = Base64URL.encode(random.bytes(32))
         let now = clock.now().millis
-        let bucket = client.isPublic ? "par:client:\(client.id):\(audit.clientKey)" : "par:client:\(client.id)"
+        let json = String(decoding: try JSONEncoder().encode(parameters), as: UTF8.self)
+        // A public client's pushes are counted per address too: anyone may make them.
+        let origin = client.isPublic ? audit.clientKey : nil
+        let bucket = origin.map { "par:client:\(client.id):\($0)" } ?? "par:client:\(client.id)"
         try transactions.write { db in
             if let wait = try RateLimiter.take(bucket, limit: Self.pushesPerClient, nowMillis: now, on: db) {
                 throw OAuthError(
                     code: "temporarily_unavailable", description: "Too many pushed requests: try again in \(wait) s.",
                     status: 429, retryAfter: wait)
             }
-            guard try PushedRequestRepository.waiting(clientID: client.id, now: now, on: db) < Self.pushedPerClient
+            guard
+                try PushedRequestRepository.waiting(clientID: client.id, origin: origin, now: now, on: db)
+                    < Self.pushedPerClient
             else {
                 throw OAuthError(
                     code: "temporarily_unavailable",
@@ -188,7 +194,7 @@ struct FlowService: Sendable {
                     status: 429, retryAfter: 60)
             }
             try PushedRequestRepository.insert(
-                id: SHA256.hex(secret), clientID: client.id, parameters: parameters,
+                id: SHA256.hex(secret), clientID: client.id, origin: origin, json: json,
                 expiresAt: now + Self.pushedLifetime, on: db)
         }
         return (Self.requestURIPrefix + secret, Int(Self.pushedLifetime / 1000))

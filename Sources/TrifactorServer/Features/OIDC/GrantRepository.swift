@@ -56,6 +56,16 @@ enum GrantRepository {
         try db.queryOne("SELECT \(columns) FROM oidc_grants WHERE refresh_hash = $1", [.text(hash)]).map(record)
     }
 
+    /// Keeps `refreshHash` as the grant's refresh token, living to `expiresAt` (a refresh without rotation); false
+    /// when it is no longer the grant's or the grant was revoked meanwhile.
+    static func renew(_ id: String, refreshHash: String, expiresAt: Int64, on db: any SQLConnection) throws -> Bool {
+        try db.execute(
+            """
+            UPDATE oidc_grants SET refresh_expires_at = $3
+            WHERE id = $1 AND refresh_hash = $2 AND revoked_at IS NULL
+            """, [.text(id), .text(refreshHash), .int(expiresAt)]) == 1
+    }
+
     /// Binds a grant's refresh token to a DPoP key, once (RFC 9449 §5).
     static func bind(_ id: String, dpopJKT: String, on db: any SQLConnection) throws {
         try db.execute(

@@ -65,7 +65,8 @@ struct Provider: Sendable {
         tokens = TokenService(
             transactions: transactions, clock: clock, random: random, minter: minter, policies: sessions.policies)
         clientAuthentication = ClientAuthentication(
-            transactions: transactions, clock: clock, audiences: [issuer, issuer + "/token", issuer + "/par"])
+            transactions: transactions, clock: clock, audiences: [issuer, issuer + "/token", issuer + "/par"],
+            issuer: issuer, fapi2Everywhere: fapi2Everywhere)
         cookies = HostedCookies(secure: publicURL.scheme == "https")
     }
 

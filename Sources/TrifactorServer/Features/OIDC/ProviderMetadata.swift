@@ -35,13 +35,14 @@ struct ProviderMetadata: Sendable {
             "response_modes_supported": list(["query", "form_post"]),
             "grant_types_supported": list(["authorization_code", "refresh_token", "client_credentials"]),
             "subject_types_supported": list(["public"]),
-            "id_token_signing_alg_values_supported": list(["ES256", "RS256"]),
+            // FAPI 2.0 §5.4.1: ES256 alone under the server-wide switch (never RS256).
+            "id_token_signing_alg_values_supported": list(fapi2 ? ["ES256"] : ["ES256", "RS256"]),
             "token_endpoint_auth_methods_supported": list(authMethods),
-            "token_endpoint_auth_signing_alg_values_supported": list(["ES256", "RS256"]),
+            "token_endpoint_auth_signing_alg_values_supported": list(fapi2 ? ["ES256"] : ["ES256", "RS256"]),
             "revocation_endpoint_auth_methods_supported": list(authMethods),
             "introspection_endpoint_auth_methods_supported": list(authMethods.filter { $0 != "none" }),
             "code_challenge_methods_supported": list(["S256"]),
-            "dpop_signing_alg_values_supported": list(DPoP.algorithms.map(\.rawValue).sorted()),
+            "dpop_signing_alg_values_supported": list(fapi2 ? ["ES256"] : DPoP.algorithms.map(\.rawValue).sorted()),
             "acr_values_supported": list(ACR.allCases.map(\.rawValue)),
             "prompt_values_supported": list(AuthorizationRequest.Prompt.allCases.map(\.rawValue)),
             "claims_supported": list([

@@ -5,23 +5,29 @@ import Store
 /// `request_uri` is used once or expires. Keyed by the SHA-256 of the reference's random part, so the table alone
 /// never yields a usable `request_uri`.
 enum PushedRequestRepository {
+    /// `origin`: the pushing address, for a public client (whose pushes anyone may make); nil for another.
     static func insert(
-        id: String, clientID: String, parameters: [String: String], expiresAt: Int64, on db: any SQLConnection
+        id: String, clientID: String, origin: String?, json: String, expiresAt: Int64, on db: any SQLConnection
     ) throws {
-        let json = String(decoding: try JSONEncoder().encode(parameters), as: UTF8.self)
         try db.execute(
-            "INSERT INTO oidc_pushed_requests (id, client_id, parameters, expires_at) VALUES ($1, $2, $3, $4)",
-            [.text(id), .text(clientID), .text(json), .int(expiresAt)])
+            "INSERT INTO oidc_pushed_requests (id, client_id, origin, parameters, expires_at) VALUES ($1, $2, $3, $4, $5)",
+            [.text(id), .text(clientID), SQLValue(origin), .text(json), .int(expiresAt)])
     }
 
-    /// How many of `clientID`'s pushed requests are still waiting; the expired ones are deleted on the way.
-    static func waiting(clientID: String, now: Int64, on db: any SQLConnection) throws -> Int {
-        try db.execute(
-            "DELETE FROM oidc_pushed_requests WHERE client_id = $1 AND expires_at <= $2", [.text(clientID), .int(now)])
-        return Int(
-            try db.queryOne(
-                "SELECT COUNT(*) AS n FROM oidc_pushed_requests WHERE client_id = $1", [.text(clientID)])?.int("n") ?? 0
-        )
+    /// How many of `clientID`'s pushed requests (from `origin`, for a public client) are still waiting. Expired ones
+    /// are the sweeper's.
+    static func waiting(clientID: String, origin: String?, now: Int64, on db: any SQLConnection) throws -> Int {
+        let row =
+            if let origin {
+                try db.queryOne(
+                    "SELECT COUNT(*) AS n FROM oidc_pushed_requests WHERE client_id = $1 AND origin = $2 AND expires_at > $3",
+                    [.text(clientID), .text(origin), .int(now)])
+            } else {
+                try db.queryOne(
+                    "SELECT COUNT(*) AS n FROM oidc_pushed_requests WHERE client_id = $1 AND expires_at > $2",
+                    [.text(clientID), .int(now)])
+            }
+        return Int(try row?.int("n") ?? 0)
     }
 
     /// Takes the request pushed under `id` by `clientID` (one use: it is deleted as it is read, so two loads of one

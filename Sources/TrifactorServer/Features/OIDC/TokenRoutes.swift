@@ -76,8 +76,10 @@ struct TokenRoutes: Sendable {
     func par(_ request: Request, _ form: Form) throws -> Response {
         try auditingRefusals(request, form) {
             let client = try clients.authenticate(request, form: form)
-            if (client.fapi2 || fapi2Everywhere) && client.authMethod != .privateKeyJWT {
-                throw OAuthError.invalidClient(basic: false)
+            let fapi2 = client.fapi2 || fapi2Everywhere
+            if fapi2 && client.authMethod != .privateKeyJWT {
+                throw OAuthError.invalidClient(
+                    basic: ClientAuthentication.basic(request.header("authorization")) != nil)
             }
             var parameters = form.fields
             for name in ["client_secret", "client_assertion", "client_assertion_type"] { parameters[name] = nil }
@@ -85,7 +87,9 @@ struct TokenRoutes: Sendable {
             if let header = request.header("dpop") {
                 let proof: DPoP.Proof
                 do {
-                    proof = try dpop.check(header, method: "POST", url: minter.issuer + "/par")
+                    proof = try dpop.check(
+                        header, method: "POST", url: minter.issuer + "/par",
+                        algorithms: fapi2 ? [.es256] : DPoP.algorithms)
                 } catch let failure as DPoP.Failure {
                     throw failure.tokenEndpointError
                 }
@@ -141,13 +145,17 @@ struct TokenRoutes: Sendable {
         let client = try clients.authenticate(request, form: form)
         let fapi2 = client.fapi2 || fapi2Everywhere
         // FAPI 2.0 §5.3.2.1 6: private_key_jwt only (a client registered with a secret, under a server-wide FAPI 2.0).
-        if fapi2 && client.authMethod != .privateKeyJWT { throw OAuthError.invalidClient(basic: false) }
+        if fapi2 && client.authMethod != .privateKeyJWT {
+            throw OAuthError.invalidClient(basic: ClientAuthentication.basic(request.header("authorization")) != nil)
+        }
         let audit = AuditContext(request)
         // RFC 9449 §5: a proof binds the tokens issued to its key.
         var proof: DPoP.Proof?
         if let header = request.header("dpop") {
             do {
-                proof = try dpop.check(header, method: "POST", url: minter.issuer + "/token")
+                proof = try dpop.check(
+                    header, method: "POST", url: minter.issuer + "/token",
+                    algorithms: fapi2 ? [.es256] : DPoP.algorithms)
             } catch let failure as DPoP.Failure {
                 throw failure.tokenEndpointError
             }
@@ -258,9 +266,19 @@ struct TokenRoutes: Sendable {
         return grant.revokedAt == nil
     }
 
+    /// The client, authenticated; under the server-wide FAPI 2.0 switch by `private_key_jwt` alone (§5.3.2.1 6),
+    /// as discovery says for every endpoint.
+    private func fapiAuthenticated(_ request: Request, _ form: Form) throws -> OIDCClient {
+        let client = try clients.authenticate(request, form: form)
+        if fapi2Everywhere && client.authMethod != .privateKeyJWT {
+            throw OAuthError.invalidClient(basic: ClientAuthentication.basic(request.header("authorization")) != nil)
+        }
+        return client
+    }
+
     /// `POST /revoke` (RFC 7009): always 200 for a token that is unknown, already revoked or another client's.
     func revoke(_ request: Request, _ form: Form) throws -> Response {
-        let client = try clients.authenticate(request, form: form)
+        let client = try fapiAuthenticated(request, form)
         guard let token = form.raw("token"), !token.isEmpty else {
             throw OAuthError.invalidRequest("token is required.")
         }
@@ -289,7 +307,7 @@ struct TokenRoutes: Sendable {
 
     /// `POST /introspect` (RFC 7662) for resource servers the operator registered as confidential clients.
     func introspect(_ request: Request, _ form: Form) throws -> Response {
-        let client = try clients.authenticate(request, form: form)
+        let client = try fapiAuthenticated(request, form)
         // Introspection is for the operator's resource servers: a public or self-registered client may not ask
         // whether anyone else's token is live (RFC 7662 §4 leaves who may to the server).
         guard !client.isPublic else { throw OAuthError.invalidClient(basic: false) }

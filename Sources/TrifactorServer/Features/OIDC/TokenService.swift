@@ -206,12 +206,17 @@ struct TokenService: Sendable {
                     return .failure(.invalidScope("scope must be within what was granted."))
                 }
             }
-            // FAPI 2.0 §5.3.2.1 10: no rotation for its clients (their refresh tokens are bound to a key, and a lost
-            // answer must not lose the grant); everyone else's is rotated, and a reuse ends the family.
+            // FAPI 2.0 §5.3.2.1 9 (final): no rotation for its clients (confidential, their access tokens bound to a
+            // key; a lost answer must not lose the grant): the same token lives on from this use, re-checked in the
+            // write as a rotation is, so a refresh racing a revocation gives nothing. Everyone else's is rotated, and
+            // a reuse ends the family.
+            let expiresAt = min(now + Self.refreshLifetime, grant.createdAt + Self.grantLifetime)
             let rotated =
-                try !rotate
-                || GrantRepository.rotate(
+                try rotate
+                ? GrantRepository.rotate(
                     grant.id, from: old, to: SHA256.hex(next), expiresAt: now + Self.refreshLifetime, now: now, on: db)
+                : GrantRepository.renew(grant.id, refreshHash: old, expiresAt: expiresAt, on: db)
+            if !rotate && !rotated { return .failure(.invalidGrant("The refresh token is not valid.")) }
             guard rotated else {
                 // Another request rotated it first (READ COMMITTED lets both read it): a second use, so the family
                 // ends as for any reuse (RFC 9700 §4.14.2).
