@@ -4,18 +4,10 @@ import Foundation
 /// register themselves (RFC 7591).
 extension Setting {
     static let provider: [Setting] = [
-        Setting(
-            variable: "TRIFACTOR_OIDC", flag: "--oidc", valueName: "0|1",
-            help: "Be an OpenID Provider: hosted sign-in, tokens for registered clients (needs --public-url)",
-            defaultText: "0"
-        ) { c, v in
-            switch v.lowercased() {
-            case "1", "true", "yes", "on": c.oidc = true
-            case "0", "false", "no", "off", "": c.oidc = false
-            default: return "TRIFACTOR_OIDC must be 0 or 1."
-            }
-            return nil
-        },
+        bool(
+            "TRIFACTOR_OIDC", "--oidc",
+            "Be an OpenID Provider: hosted sign-in, tokens for registered clients (needs --public-url)"
+        ) { $0.oidc = $1 },
         Setting(
             variable: "TRIFACTOR_OIDC_REGISTRATION", flag: "--oidc-registration", valueName: "off|token|open",
             help:
@@ -50,44 +42,17 @@ extension Setting {
             "TRIFACTOR_OIDC_DYNAMIC_CLIENTS", "--oidc-dynamic-clients",
             "Most clients that may register themselves; further registrations are refused", "500", 1...1_000_000
         ) { $0.maxDynamicClients = $1 },
-        Setting(
-            variable: "TRIFACTOR_OIDC_REQUIRE_PAR", flag: "--oidc-require-par", valueName: "0|1",
-            help:
-                "Every authorization request must be pushed first (RFC 9126): /authorize takes only a request_uri from POST /par",
-            defaultText: "0"
-        ) { c, v in
-            switch v.lowercased() {
-            case "1", "true", "yes", "on": c.requirePushedRequests = true
-            case "0", "false", "no", "off": c.requirePushedRequests = false
-            default: return "TRIFACTOR_OIDC_REQUIRE_PAR must be 0 or 1."
-            }
-            return nil
-        },
-        Setting(
-            variable: "TRIFACTOR_OIDC_DPOP_NONCE", flag: "--oidc-dpop-nonce", valueName: "0|1",
-            help:
-                "DPoP proofs must carry a nonce from this server (RFC 9449 §8): a proof without one is answered use_dpop_nonce with a DPoP-Nonce",
-            defaultText: "0"
-        ) { c, v in
-            switch v.lowercased() {
-            case "1", "true", "yes", "on": c.dpopNonces = true
-            case "0", "false", "no", "off": c.dpopNonces = false
-            default: return "TRIFACTOR_OIDC_DPOP_NONCE must be 0 or 1."
-            }
-            return nil
-        },
-        Setting(
-            variable: "TRIFACTOR_OIDC_FAPI2", flag: "--oidc-fapi2", valueName: "0|1",
-            help:
-                "Hold every client to FAPI 2.0 (pushed requests, PKCE, DPoP-bound tokens, private_key_jwt), not only those created with --fapi2",
-            defaultText: "0"
-        ) { c, v in
-            switch v.lowercased() {
-            case "1", "true", "yes", "on": c.fapi2 = true
-            case "0", "false", "no", "off": c.fapi2 = false
-            default: return "TRIFACTOR_OIDC_FAPI2 must be 0 or 1."
-            }
-            return nil
-        },
+        bool(
+            "TRIFACTOR_OIDC_REQUIRE_PAR", "--oidc-require-par",
+            "Every authorization request must be pushed first (RFC 9126): /authorize takes only a request_uri from POST /par"
+        ) { $0.requirePushedRequests = $1 },
+        bool(
+            "TRIFACTOR_OIDC_DPOP_NONCE", "--oidc-dpop-nonce",
+            "DPoP proofs must carry a nonce from this server (RFC 9449 §8): a proof without one is answered use_dpop_nonce with a DPoP-Nonce"
+        ) { $0.dpopNonces = $1 },
+        bool(
+            "TRIFACTOR_OIDC_FAPI2", "--oidc-fapi2",
+            "Hold every client to FAPI 2.0 (pushed requests, PKCE, DPoP-bound tokens, private_key_jwt), not only those created with --fapi2"
+        ) { $0.fapi2 = $1 },
     ]
 }

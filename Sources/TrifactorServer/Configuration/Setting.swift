@@ -49,6 +49,21 @@ struct Setting: Sendable {
         }
     }
 
+    /// An on/off setting: 1, true, yes or on; 0, false, no, off or empty.
+    static func bool(
+        _ variable: String, _ flag: String, _ help: String,
+        _ set: @escaping @Sendable (inout Configuration, Bool) -> Void
+    ) -> Setting {
+        Setting(variable: variable, flag: flag, valueName: "0|1", help: help, defaultText: "0") { c, v in
+            switch v.lowercased() {
+            case "1", "true", "yes", "on": set(&c, true)
+            case "0", "false", "no", "off", "": set(&c, false)
+            default: return "\(variable) must be 0 or 1."
+            }
+            return nil
+        }
+    }
+
     static func seconds(
         _ variable: String, _ flag: String, _ help: String, _ def: String,
         _ set: @escaping @Sendable (inout Configuration, Double) -> Void
