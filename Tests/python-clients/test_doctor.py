@@ -478,3 +478,14 @@ def test_the_clock_against_postgresql():
     assert statuses(by, "clock") == ["ok"], by
     code, _, by = doctor("--database-url", url, "--clock-offset", "120")
     assert code == 2 and statuses(by, "clock") == ["error"] and "+120" in details(by, "clock"), by
+
+
+def test_clients_stranded_by_the_fapi2_switch_are_named(deployment):
+    tmp, db, key, args = deployment
+    subprocess.run([_binary(), "clients", "create", "--name", "Old app", "--id", "old-app", "--redirect-uris",
+                    "https://app.example/cb", *args], check=True, capture_output=True, timeout=60)
+    fapi = ["--oidc", "1", "--public-url", "https://auth.example.com", "--oidc-fapi2", "1"]
+    code, _, by = doctor(*args, *fapi)
+    assert "1 client(s) cannot sign in under it (no private_key_jwt): old-app" in details(by, "clients"), by
+    _, _, by = doctor(*args, "--oidc", "1", "--public-url", "https://auth.example.com")
+    assert "clients" not in by

@@ -128,6 +128,7 @@ private struct Doctor {
             defer { database.close() }
             migrations(database)
             sealedSecrets(database, ring: ring)
+            fapiClients(database)
             clock(database)
         }
         tls()
@@ -384,6 +385,21 @@ private struct Doctor {
         } catch {
             add("migrations", .error, "\(error)")
         }
+    }
+
+    /// Under TRIFACTOR_OIDC_FAPI2, a client that cannot be a FAPI 2.0 client (a secret, or none) is refused at every
+    /// endpoint: name them.
+    mutating func fapiClients(_ database: any Database) {
+        guard configuration.oidc, configuration.fapi2 else { return }
+        let stranded = (try? database.read { try ClientRepository.all(on: $0) })?.filter {
+            $0.authMethod != .privateKeyJWT
+        }
+        guard let stranded, !stranded.isEmpty else { return }
+        let names = stranded.prefix(10).map(\.id).joined(separator: ", ") + (stranded.count > 10 ? ", …" : "")
+        add(
+            "clients", .warning,
+            "TRIFACTOR_OIDC_FAPI2 holds every client to FAPI 2.0, and \(stranded.count) client(s) cannot sign in under it (no private_key_jwt): \(names). Re-register them with --auth-method private_key_jwt, or turn the switch off."
+        )
     }
 
     mutating func sealedSecrets(_ database: any Database, ring: KeyRing?) {
