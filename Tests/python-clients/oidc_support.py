@@ -242,6 +242,18 @@ def op():
         yield provider
 
 
+# ----------------------------------------------------------------------------- keys
+
+def ec_key():
+    """A private P-256 key (authlib) whose JWK has 32-byte coordinates, as RFC 7518 §6.2.1.2 requires and the server
+    insists on: JOSE libraries drop a coordinate's leading zero bytes now and then (about once in 64 keys)."""
+    while True:
+        key = JsonWebKey.generate_key("EC", "P-256", is_private=True)
+        public = key.as_dict(is_private=False)
+        if len(public["x"]) == 43 and len(public["y"]) == 43:
+            return key
+
+
 # ----------------------------------------------------------------------------- PKCE
 
 def pkce_pair():

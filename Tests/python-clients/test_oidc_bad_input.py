@@ -9,10 +9,9 @@ from urllib.parse import urlencode
 
 import pytest
 import requests
-from authlib.jose import JsonWebKey
 from authlib.oauth2.rfc7523 import private_key_jwt_sign
 
-from oidc_support import (CALLBACK, TIMEOUT, Browser, forms_of, oauth_error, op, pkce_pair,  # noqa: F401
+from oidc_support import (ec_key, CALLBACK, TIMEOUT, Browser, forms_of, oauth_error, op, pkce_pair,  # noqa: F401
                           redeem, sign_in_for_code)
 
 HTTPS_CALLBACK = "https://rp.example.com/cb"
@@ -147,7 +146,7 @@ def test_client_authentication_failures_are_401_invalid_client_and_two_methods_a
 
 def test_a_private_key_jwt_assertion_is_refused_when_replayed_foreign_or_for_another_audience(op):
     # RFC 7523 §3; OIDC Core §9 (jti used once)
-    key = JsonWebKey.generate_key("EC", "P-256", is_private=True)
+    key = ec_key()
     public = {**key.as_dict(is_private=False), "kid": key.thumbprint(), "alg": "ES256", "use": "sig"}
     client = op.register(auth_method="private_key_jwt", jwks={"keys": [public]},
                          grants="client_credentials", scopes="reports:read")
@@ -168,7 +167,7 @@ def test_a_private_key_jwt_assertion_is_refused_when_replayed_foreign_or_for_ano
     good = assertion()
     assert call(good).status_code == 200
     oauth_error(call(good), 401, "invalid_client")  # the same jti again
-    stranger = JsonWebKey.generate_key("EC", "P-256", is_private=True)
+    stranger = ec_key()
     oauth_error(call(assertion(signing_key=stranger)), 401, "invalid_client")
     oauth_error(call(assertion(audience="https://someone-else.example/token")), 401, "invalid_client")
     oauth_error(call(assertion(exp=int(time.time()) - 120)), 401, "invalid_client")

@@ -13,16 +13,15 @@ import pytest
 import requests
 from authlib.common.security import generate_token
 from authlib.integrations.requests_client import OAuth2Session
-from authlib.jose import JsonWebKey
 from authlib.oauth2.rfc7523 import PrivateKeyJWT
 
-from oidc_support import (ACR_MFA, Browser, header_of, oauth_error, op, verify_access_token,  # noqa: F401
+from oidc_support import (ec_key, ACR_MFA, Browser, header_of, oauth_error, op, verify_access_token,  # noqa: F401
                           verify_id_token)
 
 
 def _private_key_jwt_client(op):
     """A client that proves itself with an ES256 assertion; its public key registered as a JWK Set."""
-    key = JsonWebKey.generate_key("EC", "P-256", is_private=True)
+    key = ec_key()
     kid = key.thumbprint()
     public = {**key.as_dict(is_private=False), "kid": kid, "alg": "ES256", "use": "sig"}
     client = op.register(auth_method="private_key_jwt", jwks={"keys": [public]})

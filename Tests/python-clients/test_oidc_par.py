@@ -9,10 +9,9 @@ from urllib.parse import urlencode
 
 import pytest
 import requests
-from authlib.jose import JsonWebKey
 from authlib.oauth2.rfc7523 import private_key_jwt_sign
 
-from oidc_support import (CALLBACK, TIMEOUT, Browser, oauth_error, op, pkce_pair,  # noqa: F401
+from oidc_support import (ec_key, CALLBACK, TIMEOUT, Browser, oauth_error, op, pkce_pair,  # noqa: F401
                           redeem, running_provider, verify_id_token)
 
 URN = "urn:ietf:params:oauth:request_uri:"
@@ -125,7 +124,7 @@ def test_pushes_are_refused_with_the_token_endpoints_error_form(op):
 
 
 def test_a_private_key_jwt_client_pushes_with_an_assertion_for_the_issuer(op):
-    key = JsonWebKey.generate_key("EC", "P-256", is_private=True)
+    key = ec_key()
     public = {**key.as_dict(is_private=False), "kid": key.thumbprint(), "alg": "ES256", "use": "sig"}
     client = op.register(auth_method="private_key_jwt", jwks={"keys": [public]})
     user = op.user()
