@@ -145,3 +145,20 @@ def test_the_discovery_documents_describe_the_provider_a_client_talks_to(op):
     keys = op.jwks()["keys"]
     assert {k["alg"] for k in keys} >= {"ES256", "RS256"}, keys
     assert all("d" not in k and "p" not in k for k in keys), "private key material in the JWK Set"
+
+
+def test_a_jwk_set_the_server_cannot_read_is_refused_at_registration(op):
+    # A P-256 key whose x lost its leading zero byte (31 bytes, as some JOSE libraries write it): the token endpoint
+    # would refuse every assertion it signs, so registration refuses the set, saying why (RFC 7518 §6.2.1.2).
+    import base64
+    import json
+    import subprocess
+    public = ec_key().as_dict(is_private=False)
+    x = base64.urlsafe_b64decode(public["x"] + "=")
+    public["x"] = base64.urlsafe_b64encode(x[1:]).rstrip(b"=").decode()
+    path = op.tmp / "short-coordinate.jwks.json"
+    path.write_text(json.dumps({"keys": [public]}))
+    p = subprocess.run([op.binary, "clients", "create", "--name", "Short", "--redirect-uris", "https://app.example/cb",
+                        "--auth-method", "private_key_jwt", "--jwks-file", str(path), "--database-url", op.db_url,
+                        "--key-file", op.key_file], capture_output=True, text=True)
+    assert p.returncode != 0 and "x and y of 32 bytes each" in p.stderr, p.stderr
