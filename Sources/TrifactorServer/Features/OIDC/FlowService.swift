@@ -78,7 +78,7 @@ struct FlowService: Sendable {
             // (a request object to fetch, OIDC Core §6.2) is answered request_uri_not_supported by the parser.
             guard let stored = try takePushed(reference, clientID: client.id) else {
                 return .errorPage(
-                    "This sign-in link has expired or was used already (its request_uri is good for one use within a minute): go back to \(client.name) and start again.",
+                    "This sign-in link has expired or was used already: go back to \(client.name) and start again.",
                     client: client.name)
             }
             parameters = stored

@@ -75,12 +75,8 @@ struct TokenRoutes: Sendable {
     /// request; 201 with its `request_uri`. A refusal for a wrong client is audited as the token endpoint's are.
     func par(_ request: Request, _ form: Form) throws -> Response {
         try auditingRefusals(request, form) {
-            let client = try clients.authenticate(request, form: form)
+            let client = try fapiAuthenticated(request, form)
             let fapi2 = client.fapi2 || fapi2Everywhere
-            if fapi2 && client.authMethod != .privateKeyJWT {
-                throw OAuthError.invalidClient(
-                    basic: ClientAuthentication.basic(request.header("authorization")) != nil)
-            }
             var parameters = form.fields
             for name in ["client_secret", "client_assertion", "client_assertion_type"] { parameters[name] = nil }
             // RFC 9449 §10.1: a proof sent with the push binds the code to its key, as dpop_jkt would (both: the same).
@@ -142,12 +138,8 @@ struct TokenRoutes: Sendable {
     }
 
     private func grant(_ request: Request, _ form: Form) throws -> Response {
-        let client = try clients.authenticate(request, form: form)
+        let client = try fapiAuthenticated(request, form)
         let fapi2 = client.fapi2 || fapi2Everywhere
-        // FAPI 2.0 §5.3.2.1 6: private_key_jwt only (a client registered with a secret, under a server-wide FAPI 2.0).
-        if fapi2 && client.authMethod != .privateKeyJWT {
-            throw OAuthError.invalidClient(basic: ClientAuthentication.basic(request.header("authorization")) != nil)
-        }
         let audit = AuditContext(request)
         // RFC 9449 §5: a proof binds the tokens issued to its key.
         var proof: DPoP.Proof?
@@ -266,11 +258,11 @@ struct TokenRoutes: Sendable {
         return grant.revokedAt == nil
     }
 
-    /// The client, authenticated; under the server-wide FAPI 2.0 switch by `private_key_jwt` alone (§5.3.2.1 6),
-    /// as discovery says for every endpoint.
+    /// The client, authenticated; a FAPI 2.0 client (its own flag, or the server-wide switch) by `private_key_jwt`
+    /// alone (§5.3.2.1 6), at every endpoint, as discovery says.
     private func fapiAuthenticated(_ request: Request, _ form: Form) throws -> OIDCClient {
         let client = try clients.authenticate(request, form: form)
-        if fapi2Everywhere && client.authMethod != .privateKeyJWT {
+        if (client.fapi2 || fapi2Everywhere) && client.authMethod != .privateKeyJWT {
             throw OAuthError.invalidClient(basic: ClientAuthentication.basic(request.header("authorization")) != nil)
         }
         return client
