@@ -160,7 +160,7 @@ let package = Package(
             name: "ServerTests",
             dependencies: [
                 "TrifactorServer", "trifactord", "Phone", "TrifactorKit", "trifactor", "API", "HTTP", "Logging",
-                "Messaging", "Store", "Core", "Crypto", "WebAuthn", "TrifactorTestSupport", "ServerTestSupport",
+                "Messaging", "Store", "Core", "Crypto", "WebAuthn", "JOSE", "TrifactorTestSupport", "ServerTestSupport",
                 "MessagingTestSupport",
             ], swiftSettings: strict),
         // TrifactorKit against trifactord over loopback.

@@ -5,7 +5,7 @@ import Foundation
 /// `JSONDecoder` keeps the first, so `{"alg":"ES256","alg":"none"}` would
 /// read differently here than in a library that keeps the last. Refusing
 /// leaves no such room.
-enum DuplicateMembers {
+package enum DuplicateMembers {
     /// One open object or array while scanning.
     private struct Level {
         let isObject: Bool
@@ -16,7 +16,7 @@ enum DuplicateMembers {
     /// True when some object in `json` names a member twice (escapes decoded,
     /// so `"alg"` and `"\u0061lg"` are the same name). Meant for text
     /// `JSONDecoder` has accepted: it checks no other rule of JSON.
-    static func found(in json: [UInt8]) -> Bool {
+    package static func found(in json: [UInt8]) -> Bool {
         var stack: [Level] = []
         var index = 0
         while index < json.count {

@@ -79,10 +79,10 @@ class User:
 class Provider:
     """A running `trifactord serve --oidc 1` on 127.0.0.1 whose public URL is where it listens."""
 
-    def __init__(self, tmp: Path, extra_args=()):
+    def __init__(self, tmp: Path, extra_args=(), db_url=None):
         self.binary = _binary()
         self.tmp = tmp
-        self.db_url = f"sqlite:{tmp / 't.db'}"
+        self.db_url = db_url or f"sqlite:{tmp / 't.db'}"
         self.key_file = str(tmp / "key")
         self.port = free_port()
         self.issuer = f"http://127.0.0.1:{self.port}"
@@ -221,10 +221,11 @@ class Provider:
 
 
 @contextlib.contextmanager
-def running_provider(*extra_args):
-    """A provider for the length of a `with`, its temp dir removed after (extra flags: `--oidc-registration open`)."""
+def running_provider(*extra_args, db_url=None):
+    """A provider for the length of a `with`, its temp dir removed after (extra flags: `--oidc-registration open`;
+    `db_url`: another database than a new SQLite file)."""
     tmp = Path(tempfile.mkdtemp(prefix="trifactor-oidc."))
-    provider = Provider(tmp, extra_args=list(extra_args))
+    provider = Provider(tmp, extra_args=list(extra_args), db_url=db_url)
     _current_servers.append(provider.srv)
     try:
         yield provider

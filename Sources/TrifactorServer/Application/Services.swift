@@ -107,7 +107,8 @@ package struct Services: Sendable {
                 random: random, sessions: sessions, secondFactors: secondFactors, outbox: outbox, brand: c.totpIssuer,
                 language: c.messageLanguage, registration: c.registration,
                 registrationToken: c.registrationToken, maxDynamicClients: c.maxDynamicClients,
-                requirePushedRequests: c.requirePushedRequests, dpopNonces: c.dpopNonces, fapi2Everywhere: c.fapi2)
+                requirePushedRequests: c.requirePushedRequests, dpopNonces: c.dpopNonces, fapi2Everywhere: c.fapi2,
+                detailsSchemas: c.detailsSchemas)
             sessions.endHooks.add { [provider] session, user, now, db in
                 try provider?.sessionEnded(session, user: user, now: now, on: db)
             }

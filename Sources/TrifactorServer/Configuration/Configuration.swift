@@ -16,6 +16,8 @@ package struct Configuration: Sendable {
     package var dpopNonces = false
     /// Every client is held to the FAPI 2.0 Security Profile (`TRIFACTOR_OIDC_FAPI2`).
     package var fapi2 = false
+    /// The operator's authorization details types and their schemas (`TRIFACTOR_OIDC_AUTHORIZATION_DETAILS_TYPES`).
+    var detailsSchemas: [String: DetailsSchema] = [:]
     /// Connections per process.
     package var databasePoolSize = 4
     /// Dev mode: the outbox is printed and served at /dev/outbox.

@@ -54,5 +54,18 @@ extension Setting {
             "TRIFACTOR_OIDC_FAPI2", "--oidc-fapi2",
             "Hold every client to FAPI 2.0 (pushed requests, PKCE, DPoP-bound tokens, private_key_jwt), not only those created with --fapi2"
         ) { $0.fapi2 = $1 },
+        Setting(
+            variable: "TRIFACTOR_OIDC_AUTHORIZATION_DETAILS_TYPES", flag: "--oidc-authorization-details-types",
+            valueName: "DIR",
+            help:
+                "Folder of JSON Schemas, one TYPE.json per authorization_details type clients may ask for (RFC 9396), beside payment_initiation",
+            defaultText: "none"
+        ) { c, v in
+            switch DetailsSchema.load(folder: v) {
+            case .success(let schemas): c.detailsSchemas = schemas
+            case .failure(let refusal): return "TRIFACTOR_OIDC_AUTHORIZATION_DETAILS_TYPES: \(refusal.sentence)"
+            }
+            return nil
+        },
     ]
 }

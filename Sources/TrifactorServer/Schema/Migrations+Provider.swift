@@ -2,7 +2,7 @@ package import Store
 
 extension Schema {
     /// The OpenID Provider's migrations, from 14 on: clients, signing keys, flows, grants, consents; pushed
-    /// authorization requests; DPoP; FAPI 2.0 clients.
+    /// authorization requests; DPoP; FAPI 2.0 clients; authorization details.
     static let provider: [Migration] = [
         Migration(
             version: 14, name: "the OpenID Provider: clients, signing keys, authorization flows, grants, consents",
@@ -114,6 +114,12 @@ extension Schema {
                 ALTER TABLE oidc_clients ADD COLUMN dpop_bound INTEGER NOT NULL DEFAULT 0;
                 ALTER TABLE oidc_pushed_requests ADD COLUMN origin TEXT;
                 CREATE INDEX oidc_pushed_requests_client ON oidc_pushed_requests (client_id, origin, expires_at);
+                """),
+        Migration(
+            version: 17, name: "authorization details (RFC 9396) on grants, with the approval that spends them",
+            sql: """
+                ALTER TABLE oidc_grants ADD COLUMN authorization_details TEXT;
+                ALTER TABLE oidc_grants ADD COLUMN authorization_id TEXT;
                 """),
     ]
 }

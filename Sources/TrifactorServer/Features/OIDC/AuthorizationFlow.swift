@@ -29,6 +29,13 @@ struct AuthorizationFlow: Sendable, Equatable {
         var language: String?
         /// The SHA-256 of the browser cookie of the browser that started the flow: only it may continue it.
         var browser: String?
+        /// The approval (`AuthorizationID`) that binds the second factor to the request's authorization details,
+        /// once one was started on the payment page.
+        var detailsAuthorization: String?
+        /// The factor that approval was made for.
+        var detailsFactor: String?
+        /// Whether that approval was given: the code may be issued.
+        var detailsApproved: Bool?
     }
 
     /// The browser's session as the flow needs it.
@@ -55,6 +62,8 @@ struct AuthorizationFlow: Sendable, Equatable {
         /// The user must add a second factor first (none is enrolled, the client asks for one).
         case addSecondFactor
         case consent
+        /// The authorization details (a payment) approved with a second factor bound to them.
+        case approveDetails
         case issueCode
         /// Back to the client with this error.
         case fail(AuthorizationError)
@@ -96,6 +105,10 @@ struct AuthorizationFlow: Sendable, Equatable {
         }
         if !firstParty && !consented || request.has(.consent) && !progress.consentedHere {
             return silent ? .fail(.consentRequired) : .consent
+        }
+        // RFC 9396: a payment is approved each time, with a factor bound to it; a consent never stands for it.
+        if request.authorizationDetails != nil && progress.detailsApproved != true {
+            return silent ? .fail(.interactionRequired) : .approveDetails
         }
         return .issueCode
     }

@@ -36,6 +36,8 @@ struct AuthorizationRequest: Sendable, Codable, Equatable {
     var resource: String?
     /// RFC 9449 §10: the thumbprint of the DPoP key the code is bound to (`dpop_jkt`).
     var dpopJKT: String? = nil
+    /// RFC 9396: what the client asks to be authorized for (a payment), approved with a second factor bound to it.
+    var authorizationDetails: AuthorizationDetails? = nil
 
     func has(_ prompt: Prompt) -> Bool { prompts.contains(prompt) }
 }

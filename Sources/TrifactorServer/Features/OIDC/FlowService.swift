@@ -20,6 +20,8 @@ struct FlowService: Sendable {
     var requirePushedRequests = false
     /// Every client is held to FAPI 2.0 (`TRIFACTOR_OIDC_FAPI2`), not only those registered so.
     var fapi2Everywhere = false
+    /// The operator's authorization details types, by name (RFC 9396 §2, `TRIFACTOR_OIDC_AUTHORIZATION_DETAILS`).
+    var detailsSchemas: [String: DetailsSchema] = [:]
 
     /// Whether `client` is held to the FAPI 2.0 Security Profile.
     func isFAPI2(_ client: OIDCClient) -> Bool { client.fapi2 || fapi2Everywhere }
@@ -42,6 +44,7 @@ struct FlowService: Sendable {
         "response_type", "client_id", "redirect_uri", "scope", "state", "nonce", "code_challenge",
         "code_challenge_method", "response_mode", "prompt", "max_age", "login_hint", "id_token_hint", "acr_values",
         "ui_locales", "resource", "dpop_jkt", "request", "request_uri", "registration", "claims", "display",
+        "authorization_details",
     ]
     /// The most a pushed request's parameters may weigh together.
     static let pushedBytes = 16 * 1024
@@ -105,7 +108,8 @@ struct FlowService: Sendable {
         }
         var request: AuthorizationRequest
         do {
-            request = try AuthorizationRequest.parse(parameters, client: client, redirectURI: redirectURI)
+            request = try AuthorizationRequest.parse(
+                parameters, client: client, redirectURI: redirectURI, schemas: detailsSchemas)
         } catch {
             return .redirectError(error, back, client: client)
         }
@@ -160,7 +164,8 @@ struct FlowService: Sendable {
             throw OAuthError.invalidRequest("redirect_uri is not registered for this client.")
         }
         do {
-            _ = try AuthorizationRequest.parse(parameters, client: client, redirectURI: redirectURI)
+            _ = try AuthorizationRequest.parse(
+                parameters, client: client, redirectURI: redirectURI, schemas: detailsSchemas)
         } catch {
             throw OAuthError(code: error.code, description: error.description)
         }

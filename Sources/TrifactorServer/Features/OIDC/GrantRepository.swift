@@ -1,5 +1,6 @@
 import Core
 import Foundation
+import JOSE
 import Store
 
 /// What a client was given for a user (or for itself): the scope, how the
@@ -25,6 +26,18 @@ struct Grant: Sendable, Equatable {
     /// RFC 9449: the thumbprint of the DPoP key its tokens are bound to; the refresh token works only with a
     /// proof of that key.
     var dpopJKT: String? = nil
+    /// RFC 9396: the approved authorization details, canonical JSON; its tokens carry them.
+    var authorizationDetails: String? = nil
+    /// The approval (`AuthorizationID`) the resource server spends them with, once.
+    var authorizationID: String? = nil
+
+    /// The approved details as JSON values, for tokens and answers.
+    var details: [JSONValue]? {
+        guard let text = authorizationDetails,
+            case .array(let items)? = try? JSONValue.parseObject(Array(text.utf8))["authorization_details"]
+        else { return nil }
+        return items
+    }
 
     var isOffline: Bool { scopes.contains("offline_access") }
 }
@@ -32,18 +45,20 @@ struct Grant: Sendable, Equatable {
 /// The `oidc_grants` and `oidc_spent_refresh_tokens` tables.
 enum GrantRepository {
     private static let columns =
-        "id, client_id, user_id, session_id, scope, resource, acr, amr, auth_time, refresh_expires_at, created_at, revoked_at, dpop_jkt"
+        "id, client_id, user_id, session_id, scope, resource, acr, amr, auth_time, refresh_expires_at, created_at, revoked_at, dpop_jkt, authorization_details, authorization_id"
 
     static func insert(_ g: Grant, refreshHash: String?, on db: any SQLConnection) throws {
         try db.execute(
             """
-            INSERT INTO oidc_grants (\(columns), refresh_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+            INSERT INTO oidc_grants (\(columns), refresh_hash)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
             """,
             [
                 .text(g.id), .text(g.clientID), SQLValue(g.userID), SQLValue(g.sessionID),
                 .text(g.scopes.joined(separator: " ")), SQLValue(g.resource), SQLValue(g.acr?.rawValue),
                 .text(g.amr.joined(separator: " ")), SQLValue(g.authTime), SQLValue(g.refreshExpiresAt),
-                .int(g.createdAt), SQLValue(g.revokedAt), SQLValue(g.dpopJKT), SQLValue(refreshHash),
+                .int(g.createdAt), SQLValue(g.revokedAt), SQLValue(g.dpopJKT), SQLValue(g.authorizationDetails),
+                SQLValue(g.authorizationID), SQLValue(refreshHash),
             ])
     }
 
@@ -149,6 +164,8 @@ enum GrantRepository {
                 return value
             }, amr: try r.text("amr").split(separator: " ").map(String.init), authTime: try r.optionalInt("auth_time"),
             refreshExpiresAt: try r.optionalInt("refresh_expires_at"), createdAt: try r.int("created_at"),
-            revokedAt: try r.optionalInt("revoked_at"), dpopJKT: try r.optionalText("dpop_jkt"))
+            revokedAt: try r.optionalInt("revoked_at"), dpopJKT: try r.optionalText("dpop_jkt"),
+            authorizationDetails: try r.optionalText("authorization_details"),
+            authorizationID: try r.optionalText("authorization_id"))
     }
 }

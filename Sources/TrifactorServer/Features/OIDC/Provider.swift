@@ -39,7 +39,8 @@ struct Provider: Sendable {
         random: RandomSource, sessions: SessionService, secondFactors: SecondFactorService, outbox: Outbox,
         brand: String, language: String = "en",
         registration: Configuration.Registration = .off, registrationToken: String? = nil, maxDynamicClients: Int = 500,
-        requirePushedRequests: Bool = false, dpopNonces: Bool = false, fapi2Everywhere: Bool = false
+        requirePushedRequests: Bool = false, dpopNonces: Bool = false, fapi2Everywhere: Bool = false,
+        detailsSchemas: [String: DetailsSchema] = [:]
     ) {
         self.fapi2Everywhere = fapi2Everywhere
         self.requirePushedRequests = requirePushedRequests
@@ -61,7 +62,8 @@ struct Provider: Sendable {
         flows = FlowService(
             transactions: transactions, clock: clock, random: random, sessions: sessions, secondFactors: secondFactors,
             hintedSubject: { token, client in minter.hintedSubject(token, clientID: client)?.subject },
-            requirePushedRequests: requirePushedRequests, fapi2Everywhere: fapi2Everywhere)
+            requirePushedRequests: requirePushedRequests, fapi2Everywhere: fapi2Everywhere,
+            detailsSchemas: detailsSchemas)
         tokens = TokenService(
             transactions: transactions, clock: clock, random: random, minter: minter, policies: sessions.policies)
         clientAuthentication = ClientAuthentication(
@@ -76,7 +78,11 @@ struct Provider: Sendable {
     ) {
         HostedRoutes(
             flows: flows, sessions: sessions, secondFactors: secondFactors, passwordless: passwordless,
-            enrollments: enrollments, resets: resets, cookies: cookies, minter: minter, issuer: issuer,
+            enrollments: enrollments, resets: resets,
+            authorizations: AuthorizationService(
+                transactions: flows.transactions, clock: flows.clock, random: flows.random,
+                secondFactors: secondFactors),
+            cookies: cookies, minter: minter, issuer: issuer,
             brand: brand, defaultLanguage: language
         ).register(on: &router)
         TokenRoutes(
@@ -84,7 +90,8 @@ struct Provider: Sendable {
             minter: minter, keys: keys,
             metadata: ProviderMetadata(
                 issuer: issuer, registration: registration != .off,
-                requirePushedRequests: requirePushedRequests || fapi2Everywhere, fapi2: fapi2Everywhere),
+                requirePushedRequests: requirePushedRequests || fapi2Everywhere, fapi2: fapi2Everywhere,
+                detailsTypes: flows.detailsSchemas.keys.sorted()),
             transactions: flows.transactions, clock: flows.clock
         ).register(on: &router)
         RegistrationRoutes(

@@ -12,6 +12,8 @@ struct ProviderMetadata: Sendable {
     var requirePushedRequests = false
     /// Every client is held to FAPI 2.0: private_key_jwt is the only client authentication offered.
     var fapi2 = false
+    /// The operator's own authorization details types (RFC 9396 §10), beside `payment_initiation`.
+    var detailsTypes: [String] = []
 
     func endpoint(_ path: String) -> String { issuer + path }
 
@@ -55,6 +57,9 @@ struct ProviderMetadata: Sendable {
             "authorization_response_iss_parameter_supported": .bool(true),
             // The languages of the hosted pages, chosen by `ui_locales` (OIDC Discovery 1.0 §3).
             "ui_locales_supported": list(HostedText.catalog.languages.keys.sorted()),
+            // RFC 9396 §10.
+            "authorization_details_types_supported": list(
+                ([AuthorizationDetails.paymentType] + detailsTypes).sorted()),
         ]
         if registration { document["registration_endpoint"] = .string(endpoint("/register")) }
         return JSONValue.serialize(document)

@@ -28,6 +28,8 @@ struct TokenMinter: Sendable {
         var sessionID: String?
         /// RFC 9449 §6: the thumbprint of the DPoP key the token is bound to (`cnf.jkt`).
         var dpopJKT: String?
+        /// RFC 9396 §9.1: the approved authorization details.
+        var authorizationDetails: [JSONValue]?
     }
 
     /// An RFC 9068 access token and its lifetime in seconds.
@@ -46,6 +48,7 @@ struct TokenMinter: Sendable {
         if !a.amr.isEmpty { claims["amr"] = .array(a.amr.map(JSONValue.string)) }
         if let sid = a.sessionID { claims["sid"] = .string(sid) }
         if let jkt = a.dpopJKT { claims["cnf"] = .object(["jkt": .string(jkt)]) }
+        if let details = a.authorizationDetails { claims["authorization_details"] = .array(details) }
         let token = try JWT.sign(JWTClaims(claims), with: try keys.active(.es256), type: "at+jwt")
         return (token, Self.accessTokenLifetime, jti)
     }

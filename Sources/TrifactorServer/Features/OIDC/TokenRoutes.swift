@@ -30,6 +30,7 @@ struct TokenRoutes: Sendable {
         router.add("POST", "/userinfo", execution: .database, userInfo)
         router.add("POST", "/revoke", execution: .database, oauth(revoke))
         router.add("POST", "/introspect", execution: .database, oauth(introspect))
+        router.add("POST", "/authorization_details/consume", execution: .database, oauth(consumeDetails))
         router.add("GET", "/jwks", execution: .database) { _ in
             Response(
                 status: 200,
@@ -48,7 +49,7 @@ struct TokenRoutes: Sendable {
     }
 
     /// A form-posted OAuth endpoint whose failures answer as RFC 6749 §5.2 says.
-    private func oauth(_ handler: @escaping @Sendable (Request, Form) throws -> Response) -> Router.Handler {
+    func oauth(_ handler: @escaping @Sendable (Request, Form) throws -> Response) -> Router.Handler {
         { request in
             do {
                 let type = request.header("content-type")?.lowercased() ?? ""
@@ -188,6 +189,7 @@ struct TokenRoutes: Sendable {
         ]
         if let refresh = issued.refreshToken { body["refresh_token"] = .string(refresh) }
         if let id = issued.idToken { body["id_token"] = .string(id) }
+        if let details = issued.authorizationDetails { body["authorization_details"] = .array(details) }
         var response = Self.json(body)
         // RFC 9449 §8.2: the next nonce rides along, so the client need not be refused for it first.
         if proof != nil, let nonces = dpop.nonces {
@@ -260,7 +262,7 @@ struct TokenRoutes: Sendable {
 
     /// The client, authenticated; a FAPI 2.0 client (its own flag, or the server-wide switch) by `private_key_jwt`
     /// alone (§5.3.2.1 6), at every endpoint, as discovery says.
-    private func fapiAuthenticated(_ request: Request, _ form: Form) throws -> OIDCClient {
+    func fapiAuthenticated(_ request: Request, _ form: Form) throws -> OIDCClient {
         let client = try clients.authenticate(request, form: form)
         if (client.fapi2 || fapi2Everywhere) && client.authMethod != .privateKeyJWT {
             throw OAuthError.invalidClient(basic: ClientAuthentication.basic(request.header("authorization")) != nil)

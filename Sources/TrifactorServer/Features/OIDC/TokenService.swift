@@ -28,6 +28,8 @@ struct TokenService: Sendable {
         var refreshToken: String?
         var idToken: String?
         let scope: String
+        /// RFC 9396 §7: the authorization details the token carries.
+        var authorizationDetails: [JSONValue]?
     }
 
     // MARK: authorization_code
@@ -42,7 +44,7 @@ struct TokenService: Sendable {
         let now = clock.now().millis
         let codeHash = SHA256.hex(code)
         let grantID = Base64URL.encode(random.bytes(16))
-        let refresh = client.grantTypes.contains(.refreshToken) ? Base64URL.encode(random.bytes(32)) : nil
+        var refresh = client.grantTypes.contains(.refreshToken) ? Base64URL.encode(random.bytes(32)) : nil
         let outcome = try transactions.write {
             db -> Result<(Grant, AuthorizationRequest, SessionRecord?), OAuthError> in
             guard let found = try FlowRepository.find(codeHash: codeHash, on: db), found.clientID == client.id else {
@@ -82,6 +84,11 @@ struct TokenService: Sendable {
                         description: "The code is bound to a DPoP key (dpop_jkt): send a proof made with that key."))
             }
             let session = try found.sessionID.flatMap { try SessionRepository.find(id: SessionID($0), on: db) }
+            // RFC 9396: details are approved with the code; a flow that has them but no approval never gave one.
+            if request.authorizationDetails != nil {
+                guard found.flow.progress.detailsApproved == true, found.flow.progress.detailsAuthorization != nil
+                else { return .failure(.invalidGrant("The authorization details were not approved.")) }
+            }
             guard try FlowRepository.exchange(codeHash: codeHash, grantID: grantID, on: db) else {
                 // Redeemed meanwhile by another request: a second use, so what the first gave is revoked.
                 if let first = try FlowRepository.find(codeHash: codeHash, on: db)?.grantID {
@@ -96,7 +103,13 @@ struct TokenService: Sendable {
                 refreshExpiresAt: refresh == nil ? nil : now + Self.refreshLifetime, createdAt: now, revokedAt: nil,
                 // RFC 9449 §5: a public client's refresh token is bound to the key; a confidential client's is
                 // constrained by its authentication, and each access token by the proof it came with.
-                dpopJKT: client.isPublic ? dpop?.thumbprint : nil)
+                dpopJKT: client.isPublic ? dpop?.thumbprint : nil,
+                authorizationDetails: request.authorizationDetails.map {
+                    String(decoding: $0.canonical, as: UTF8.self)
+                },
+                authorizationID: request.authorizationDetails == nil ? nil : found.flow.progress.detailsAuthorization)
+            // An approval of a payment is for one payment: no refresh token brings it back.
+            if grant.authorizationDetails != nil { refresh = nil }
             try GrantRepository.insert(grant, refreshHash: refresh.map(SHA256.hex), on: db)
             try AuditLog.append(
                 audit.event(
@@ -291,10 +304,11 @@ struct TokenService: Sendable {
         let access = TokenMinter.Access(
             subject: grant.userID ?? grant.clientID, clientID: grant.clientID, scopes: grant.scopes,
             audience: grant.resource ?? minter.issuer, grantID: grant.id, authTime: grant.authTime, acr: grant.acr,
-            amr: grant.amr, sessionID: grant.sessionID, dpopJKT: grant.dpopJKT ?? dpop?.thumbprint)
+            amr: grant.amr, sessionID: grant.sessionID, dpopJKT: grant.dpopJKT ?? dpop?.thumbprint,
+            authorizationDetails: grant.details)
         let (token, expiresIn, _) = try minter.accessToken(access, now: now)
         return Issued(
             accessToken: token, expiresIn: expiresIn, tokenType: access.dpopJKT == nil ? "Bearer" : "DPoP",
-            scope: grant.scopes.joined(separator: " "))
+            scope: grant.scopes.joined(separator: " "), authorizationDetails: access.authorizationDetails)
     }
 }

@@ -108,6 +108,7 @@ extension HostedRoutes {
         case .stepUp: response = Self.seeOther("/authorize/second-factor", flow: id)
         case .addSecondFactor: response = Self.seeOther("/authorize/add-factor", flow: id)
         case .consent: response = Self.seeOther("/authorize/consent", flow: id)
+        case .approveDetails: response = Self.seeOther("/authorize/payment", flow: id)
         case .fail(let error):
             response = try refuse(c, error.code, error.description)
         case .issueCode:

@@ -186,7 +186,10 @@ extension HostedRoutes {
     }
 
     /// "Use another way": a link to each other factor.
-    func otherWays(_ c: Context, chosen: SessionService.Hint, among all: [SessionService.Hint]) -> HTML {
+    func otherWays(
+        _ c: Context, chosen: SessionService.Hint, among all: [SessionService.Hint],
+        path: String = "/authorize/second-factor"
+    ) -> HTML {
         let others = all.filter { $0.factorID != chosen.factorID }
         guard !others.isEmpty else { return .empty }
         return .element(
@@ -201,7 +204,7 @@ extension HostedRoutes {
                             [
                                 HostedPage.link(
                                     Self.label(f, c.frame.text),
-                                    "/authorize/second-factor?flow=\(c.flow.id)&factor=\(f.factorID.raw)")
+                                    "\(path)?flow=\(c.flow.id)&factor=\(f.factorID.raw)")
                             ])
                     }),
             ])

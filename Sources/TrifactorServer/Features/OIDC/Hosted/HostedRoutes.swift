@@ -15,6 +15,8 @@ struct HostedRoutes: Sendable {
     let passwordless: PasswordlessService
     let enrollments: EnrollmentService
     let resets: PasswordResetService
+    /// Approvals bound to what they approve: a payment's authorization details.
+    let authorizations: AuthorizationService
     let cookies: HostedCookies
     /// Checks ID token hints at logout.
     let minter: TokenMinter
@@ -46,6 +48,9 @@ struct HostedRoutes: Sendable {
         router.add("POST", "/authorize/reset/password", execution: .hashing, page(resetPasswordSubmitted))
         router.add("GET", "/authorize/consent", execution: .database, page(consentPage))
         router.add("POST", "/authorize/consent", execution: .database, page(consentSubmitted))
+        router.add("GET", "/authorize/payment", execution: .database, page(paymentPage))
+        router.add("POST", "/authorize/payment/send", execution: .database, page(paymentSend))
+        router.add("POST", "/authorize/payment", execution: .database, page(paymentApproved))
         router.add("GET", "/authorize/account", execution: .database, page(accountPage))
         router.add("POST", "/authorize/account", execution: .database, page(accountChosen))
         router.add("GET", "/authorize/add-factor", execution: .database, page(addFactorPage))
@@ -57,6 +62,7 @@ struct HostedRoutes: Sendable {
         for (path, target) in [
             ("/authorize/second-factor/send", "/authorize/second-factor"), ("/authorize/cancel", "/authorize/sign-in"),
             ("/authorize/passkey", "/authorize/sign-in"), ("/authorize/reset/send", "/authorize/reset/password"),
+            ("/authorize/payment/send", "/authorize/payment"),
         ] {
             router.add("GET", path, execution: .database) { request in
                 guard let flow = request.query["flow"], SessionToken.isWellFormed(flow) else {

@@ -1,0 +1,281 @@
+import API
+import Core
+import Foundation
+import HTTP
+import JOSE
+import WebUI
+
+/// The payment page: a request's authorization details (RFC 9396) stated in full and approved with a second factor
+/// bound to them, through the same `AuthorizationService` as the API's bound actions. The text (and the call) names
+/// amount and payee; a passkey signs a challenge derived from the details' hash; a wrong code counts against the
+/// approval and the user's lockout alike. The code goes to the client only once it is approved.
+extension HostedRoutes {
+    /// The factors that can approve a payment: those whose proof is bound to it or held by the user (a text names the
+    /// payment; a passkey signs its hash; an authenticator app's code). Recovery codes are for getting back in, and a
+    /// device's push answers sign-ins only.
+    static func approving(_ hints: [SessionService.Hint]) -> [SessionService.Hint] {
+        hints.filter { [.phone, .totp, .passkey].contains($0.kind) }
+    }
+
+    /// The signed-in caller and the factors that can approve; or where the browser goes instead.
+    private func approver(_ c: Context, _ request: Request) throws -> Result<
+        (Caller, [SessionService.Hint], AuthorizationDetails), PageAnswer
+    > {
+        guard let caller = try signedIn(request) else {
+            return .failure(PageAnswer(Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&signedout=1")))
+        }
+        guard let details = c.flow.request.authorizationDetails, c.flow.progress.detailsApproved != true else {
+            // Back or a reload after the approval: the flow goes on where it is.
+            return .failure(
+                PageAnswer(try advance(c, token: HostedCookies.value(cookies.session, in: request), request)))
+        }
+        return .success((caller, Self.approving(try secondFactors.hints(caller.user.id)), details))
+    }
+
+    /// A response carried out of `approver`.
+    struct PageAnswer: Error {
+        let response: Response
+        init(_ r: Response) { response = r }
+    }
+
+    /// `GET /authorize/payment[?factor=ID][&sent=1][&error=…]`: the payment, and the chosen factor's step.
+    func paymentPage(_ request: Request) throws -> Response {
+        guard var c = try context(request) else { return lostFlow(request) }
+        let (caller, hints, details): (Caller, [SessionService.Hint], AuthorizationDetails)
+        switch try approver(c, request) {
+        case .failure(let answer): return answer.response
+        case .success(let found): (caller, hints, details) = found
+        }
+        let t = c.frame.text
+        guard let chosen = hints.first(where: { $0.factorID.raw == request.query["factor"] }) ?? hints.first else {
+            // No factor can approve it here: the client hears so instead of a page that cannot go on.
+            return try refuse(c, "access_denied", "The user has no second factor that can approve a payment.")
+        }
+        var error = Self.errorSentence(request.query, t)
+        if request.query["error"] == "ended" { error = t("payment.ended") }
+        var step: [HTML] = []
+        let factor = HostedPage.hidden("factor", chosen.factorID.raw)
+        switch chosen.kind {
+        case .phone where request.query["sent"] == "1":
+            step = [
+                HostedPage.paragraph(t("payment.sms.sent", ["phone": chosen.maskedPhone ?? t("common.your_phone")])),
+                codeForm(c, factor, error: error, label: t("code.sms.label"), hint: t("code.sms.hint")),
+                HostedPage.form(
+                    "/authorize/payment/send", c.frame,
+                    [
+                        factor,
+                        HostedPage.actions([HostedPage.button(t("code.send_new"), kind: "secondary")]),
+                    ]),
+            ]
+            error = nil
+        case .phone:
+            step = [
+                HostedPage.form(
+                    "/authorize/payment/send", c.frame,
+                    [
+                        factor,
+                        HostedPage.paragraph(
+                            t("payment.sms.will_send", ["phone": chosen.maskedPhone ?? t("common.your_phone")])),
+                        HostedPage.actions([HostedPage.button(t("code.text_me"))]),
+                    ])
+            ]
+        case .totp, .passkey:
+            // Nothing is sent for these: the approval (and a passkey's challenge over the details' hash) is made as
+            // the page is drawn; a reload keeps it, so its wrong codes still count.
+            let created: AuthorizationService.Created?
+            do {
+                created = try approval(
+                    &c, chosen, details, caller, Self.audit(request, for: c.client, t),
+                    challenge: chosen.kind == .passkey)
+            } catch AuthorizationFailure.unverifiedEmail {
+                return try refuse(c, "access_denied", "The user's email address is not verified yet.")
+            } catch let failure as SecondFactorFailure {
+                var query: [String: String] = [:]
+                for pair in Self.errorQuery(failure).split(separator: "&") {
+                    let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                    if parts.count == 2 { query[parts[0]] = parts[1] }
+                }
+                error = Self.errorSentence(query, t)
+                created = nil
+            }
+            if chosen.kind == .totp {
+                step = [codeForm(c, factor, error: error, label: t("code.totp.label"), hint: t("code.totp.hint"))]
+                error = nil
+            } else if case .passkey(let options)? = created?.challenge, let json = try? JSONEncoder().encode(options) {
+                c.frame.script = true
+                step = [passkeyForm(c, factor, options: json, passkey: chosen.displayName)]
+            }
+        default:
+            break
+        }
+        var body: [HTML] = [statement(details, t)]
+        if let error { body.append(.element("p", ["class": "error", "role": "alert"], [.text(error)])) }
+        body += step
+        body.append(otherWays(c, chosen: chosen, among: hints, path: "/authorize/payment"))
+        body.append(cancelForm(c))
+        let status = request.query["error"] == nil ? 200 : 422
+        return HostedPage.response(
+            HostedPage.layout(
+                t("payment.title"), c.frame, notice: t("payment.notice", ["client": c.client.name]), body),
+            c.frame, status: status)
+    }
+
+    /// The details as the user approves them: amount, payee and account, the account paid from, the reference, and
+    /// any other type by name.
+    func statement(_ details: AuthorizationDetails, _ t: HostedText) -> HTML {
+        var rows: [(String, String)] = []
+        if let p = details.payment {
+            rows.append((t("payment.amount"), "\(p.currency) \(p.amount)"))
+            rows.append((t("payment.to"), p.creditorName))
+            rows.append((t("payment.iban"), IBAN.grouped(p.creditorIBAN)))
+            if let debtor = p.debtorIBAN { rows.append((t("payment.from"), IBAN.grouped(debtor))) }
+            if let text = p.remittance { rows.append((t("payment.reference"), text)) }
+        }
+        for item in details.items {
+            if let type = item.object?["type"]?.string, type != AuthorizationDetails.paymentType {
+                rows.append((t("payment.also"), type))
+            }
+        }
+        return .element(
+            "dl", ["class": "summary"],
+            rows.flatMap { name, value in
+                [.element("dt", [:], [.text(name)]), .element("dd", ["dir": "auto"], [.text(value)])]
+            })
+    }
+
+    private func codeForm(_ c: Context, _ factor: HTML, error: String?, label: String, hint: String) -> HTML {
+        HostedPage.form(
+            "/authorize/payment", c.frame,
+            [
+                factor,
+                HostedPage.field(
+                    label, name: "code", error: error, hint: hint, autocomplete: "one-time-code",
+                    inputmode: "numeric", autofocus: true, maxlength: 64),
+                HostedPage.actions([HostedPage.button(c.frame.text("payment.approve"))]),
+            ])
+    }
+
+    private func passkeyForm(_ c: Context, _ factor: HTML, options: Data, passkey: String?) -> HTML {
+        let t = c.frame.text
+        return HostedPage.form(
+            "/authorize/payment", c.frame,
+            [
+                factor,
+                .element("input", ["type": "hidden", "name": "assertion", "data-assertion": ""]),
+                HostedPage.paragraph(t("payment.passkey", ["passkey": passkey ?? t("common.your_passkey")])),
+                .element(
+                    "p", ["class": "error", "role": "alert", "data-passkey-error": "", "hidden": ""],
+                    [.text(t("code.passkey"))]),
+                HostedPage.actions([
+                    .element(
+                        "button",
+                        [
+                            "type": "button", "class": "primary", "data-passkey": "get",
+                            "data-options": String(decoding: options, as: UTF8.self),
+                        ], [.text(t("payment.approve"))])
+                ]),
+            ])
+    }
+
+    /// The flow's approval for factor `f`: the running one (its challenge sent again when `challenge`: a new text, a
+    /// passkey's options), or a new one when there is none for this factor or it ended. Saved in the flow.
+    private func approval(
+        _ c: inout Context, _ f: SessionService.Hint, _ details: AuthorizationDetails, _ caller: Caller,
+        _ audit: AuditContext, challenge: Bool
+    ) throws -> AuthorizationService.Created? {
+        if let id = c.flow.progress.detailsAuthorization, c.flow.progress.detailsFactor == f.factorID.raw {
+            guard challenge else { return nil }
+            do {
+                return try authorizations.resend(AuthorizationID(id), action: details.action, by: caller, client: audit)
+            } catch AuthorizationFailure.notFound, AuthorizationFailure.mismatch {
+                // Expired or ended: a new one below.
+            }
+        }
+        let created = try authorizations.create(details.action, factorID: f.factorID, by: caller, client: audit)
+        c.flow.progress.detailsAuthorization = created.id.raw
+        c.flow.progress.detailsFactor = f.factorID.raw
+        try flows.save(c.flow)
+        return created
+    }
+
+    /// `POST /authorize/payment/send`: a text that names the payment (again: "Send a new code", whose purpose is
+    /// the same approval, so the wrong codes counted so far still count).
+    func paymentSend(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        guard var c = try context(request, form: form) else { return lostFlow(request) }
+        let (caller, hints, details): (Caller, [SessionService.Hint], AuthorizationDetails)
+        switch try approver(c, request) {
+        case .failure(let answer): return answer.response
+        case .success(let found): (caller, hints, details) = found
+        }
+        guard let f = hints.first(where: { $0.factorID.raw == form["factor"] }), f.kind == .phone else {
+            return Self.seeOther("/authorize/payment", flow: c.flow.id)
+        }
+        let back = "&factor=\(f.factorID.raw)"
+        let audit = Self.audit(request, for: c.client, c.frame.text)
+        do {
+            _ = try approval(&c, f, details, caller, audit, challenge: true)
+        } catch let failure as SecondFactorFailure {
+            return Self.seeOther("/authorize/payment", flow: c.flow.id, extra: back + Self.errorQuery(failure))
+        } catch CommonFailure.rateLimited(let wait) {
+            return Self.seeOther("/authorize/payment", flow: c.flow.id, extra: "\(back)&error=limit&wait=\(wait)")
+        } catch AuthorizationFailure.unverifiedEmail {
+            return try refuse(c, "access_denied", "The user's email address is not verified yet.")
+        }
+        return Self.seeOther("/authorize/payment", flow: c.flow.id, extra: "\(back)&sent=1")
+    }
+
+    /// `POST /authorize/payment`: the code or the passkey's assertion approves the payment; then the code goes to the
+    /// client. A wrong code comes back to the page (Post/Redirect/Get); the last one ends the approval, and the page
+    /// offers a new one.
+    func paymentApproved(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        guard var c = try context(request, form: form) else { return lostFlow(request) }
+        let caller: Caller
+        let hints: [SessionService.Hint]
+        switch try approver(c, request) {
+        case .failure(let answer): return answer.response
+        case .success(let found): (caller, hints, _) = found
+        }
+        guard let f = hints.first(where: { $0.factorID.raw == form["factor"] }) else {
+            return Self.seeOther("/authorize/payment", flow: c.flow.id)
+        }
+        let back = "&factor=\(f.factorID.raw)&sent=1"
+        guard let id = c.flow.progress.detailsAuthorization else {
+            return Self.seeOther("/authorize/payment", flow: c.flow.id, extra: "&factor=\(f.factorID.raw)")
+        }
+        let proof: Proof
+        if f.kind == .passkey {
+            guard let credential = Self.credential(form) else {
+                return Self.seeOther("/authorize/payment", flow: c.flow.id, extra: "\(back)&error=passkey")
+            }
+            proof = secondFactors.factors.passkey.proof(credential)
+        } else {
+            let code = (form["code"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !code.isEmpty, code.count <= 64 else {
+                return Self.seeOther(
+                    "/authorize/payment", flow: c.flow.id, extra: "\(back)&error=\(code.isEmpty ? "empty" : "shape")")
+            }
+            proof = .code(TypedCode.normalize(code))
+        }
+        do {
+            try authorizations.approve(
+                AuthorizationID(id), proof: proof, by: caller,
+                client: Self.audit(request, for: c.client, c.frame.text))
+        } catch AuthorizationFailure.notFound, SecondFactorFailure.exhausted {
+            // Expired, or its last wrong code ended it: a new approval starts from the page.
+            c.flow.progress.detailsAuthorization = nil
+            try flows.save(c.flow)
+            return Self.seeOther(
+                "/authorize/payment", flow: c.flow.id, extra: "&factor=\(f.factorID.raw)&error=ended")
+        } catch let failure as SecondFactorFailure {
+            return Self.seeOther(
+                "/authorize/payment", flow: c.flow.id,
+                extra: back + (f.kind == .passkey ? "&error=passkey" : Self.errorQuery(failure)))
+        } catch CommonFailure.invalidFields {
+            return Self.seeOther("/authorize/payment", flow: c.flow.id, extra: "\(back)&error=shape")
+        }
+        c.flow.progress.detailsApproved = true
+        return try advance(c, token: HostedCookies.value(cookies.session, in: request), request, unsaved: true)
+    }
+}

@@ -1,0 +1,247 @@
+"""Payments as RFC 9396 authorization details: a client pushes a `payment_initiation`, the hosted page states it,
+the user approves it with a second factor bound to it (a text that names amount and payee, or an authenticator
+app's code), the token carries the approved details, and the client spends them once at
+/authorization_details/consume. A changed detail voids the approval; 20 racing spends move the money once, on
+SQLite and on PostgreSQL; malformed details are refused with invalid_authorization_details; an operator's own type
+is checked by its JSON Schema."""
+import base64
+import html
+import json
+import os
+import re
+import secrets
+import threading
+from urllib.parse import urlencode, urljoin
+
+import pytest
+import requests
+
+from conftest import sms_code, wait_until
+from oidc_support import TIMEOUT, Browser, forms_of, oauth_error, op, pkce_pair, running_provider  # noqa: F401
+
+IBAN = "DE89 3704 0044 0532 0130 00"
+
+
+def payment(amount="250.00", currency="EUR", iban=IBAN, **extra):
+    return [{"type": "payment_initiation", "instructedAmount": {"currency": currency, "amount": amount},
+             "creditorName": "Erika Mustermann", "creditorAccount": {"iban": iban}, **extra}]
+
+
+def claims_of(token):
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+def push(op, client, details, **params):
+    verifier, challenge = pkce_pair()
+    r = op.post(client, "/par", {"response_type": "code", "redirect_uri": client.redirect_uri, "scope": "openid",
+                                 "code_challenge": challenge, "code_challenge_method": "S256",
+                                 "authorization_details": json.dumps(details), **params})
+    return r, verifier
+
+
+def to_payment_page(op, client, user, details):
+    """Pushes the payment and signs `user` in: the browser stops on the payment page."""
+    pushed, verifier = push(op, client, details)
+    assert pushed.status_code == 201, pushed.text
+    browser = Browser(op)
+    outcome = browser.authorize(op.issuer + "/authorize?" + urlencode(
+        {"client_id": client.id, "request_uri": pushed.json()["request_uri"]}), user)
+    assert outcome.kind == "page" and "/authorize/payment" in outcome.location, outcome.describe()
+    return browser, outcome.response, verifier
+
+
+def form(page, action):
+    found = [f for f in forms_of(page.text).forms if f["action"].startswith(action)]
+    assert found, f"no form to {action} on {page.url}: {page.text[:800]}"
+    return urljoin(page.url, found[0]["action"]), dict(found[0]["inputs"])
+
+
+def submit(browser, page, action, **fields):
+    url, inputs = form(page, action)
+    r = browser.http.post(url, data={**inputs, **fields}, allow_redirects=False, timeout=TIMEOUT)
+    return browser.follow(r)
+
+
+def approve_with_app(op, client, user, details):
+    browser, page, verifier = to_payment_page(op, client, user, details)
+    outcome = submit(browser, page, "/authorize/payment", code=user.next_code())
+    assert outcome.kind == "redirect" and outcome.code, outcome.describe()
+    r = op.token(client, {"grant_type": "authorization_code", "code": outcome.code,
+                          "redirect_uri": client.redirect_uri, "code_verifier": verifier})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def consume(op, client, token, details):
+    return op.post(client, "/authorization_details/consume",
+                   {"token": token, "authorization_details": json.dumps(details)})
+
+
+@pytest.fixture(scope="module")
+def bank(op):
+    return op.register(name="Payments Bank", grants="authorization_code refresh_token",
+                       scopes="openid offline_access")
+
+
+def test_the_page_states_the_payment_and_an_app_code_approves_it_once(op, bank):
+    user = op.user()
+    details = payment(remittanceInformationUnstructured="Invoice 42")
+    browser, page, verifier = to_payment_page(op, bank, user, details)
+    text = page.text
+    for shown in ("EUR 250.00", "Erika Mustermann", IBAN, "Invoice 42", "Payments Bank"):
+        assert shown in text, f"{shown!r} is not on the payment page"
+    # A wrong code stays on the page with its error; the right one gives the code.
+    wrong = submit(browser, page, "/authorize/payment", code="000000")
+    assert wrong.kind == "page" and wrong.response.status_code == 422, wrong.describe()
+    assert "EUR 250.00" in wrong.response.text and 'role="alert"' in wrong.response.text
+    outcome = submit(browser, wrong.response, "/authorize/payment", code=user.next_code())
+    assert outcome.kind == "redirect" and outcome.code, outcome.describe()
+    # Back to the payment page after the approval: the flow is over, never a second approval or a 5xx.
+    again = browser.http.get(page.url, allow_redirects=True, timeout=TIMEOUT)
+    assert again.status_code < 500 and "Approve payment" not in again.text
+    r = op.token(bank, {"grant_type": "authorization_code", "code": outcome.code, "redirect_uri": bank.redirect_uri,
+                        "code_verifier": verifier})
+    assert r.status_code == 200, r.text
+    tokens = r.json()
+    # RFC 9396 §7 and §9.1: the token response and the access token carry the approved details; a payment's
+    # approval is for one payment, so no refresh token brings it back.
+    assert tokens["authorization_details"] == details
+    assert claims_of(tokens["access_token"])["authorization_details"] == details
+    assert "refresh_token" not in tokens
+    introspected = op.post(bank, "/introspect", {"token": tokens["access_token"]}).json()
+    assert introspected["active"] and introspected["authorization_details"] == details
+    # Members in another order are the same details; the second spend is refused.
+    reordered = [dict(reversed(list(details[0].items())))]
+    spent = consume(op, bank, tokens["access_token"], reordered)
+    assert spent.status_code == 200 and spent.json()["status"] == "used", spent.text
+    oauth_error(consume(op, bank, tokens["access_token"], details), 400, "invalid_grant")
+
+
+def test_the_text_names_amount_and_payee_and_its_code_approves(op, bank):
+    # Signs in with an authenticator app; approves the payment with a text.
+    user = op.user()
+    number = "4474009" + str(secrets.randbelow(10**5)).zfill(5)
+    pending = op.srv.expect(200, "POST", "/v1/sessions", {"email": user.email, "password": user.password})
+    app = pending["hints"][0]["enrollment_id"]
+    token = op.srv.expect(201, "POST", "/v1/sessions/mfa", {"pending_credential": pending["pending_credential"],
+                                                             "enrollment_id": app, "code": user.next_code()})["token"]
+    session = op.srv.expect(202, "POST", "/v1/mfa/enrollments", {"kind": "phone", "phone": "+" + number},
+                            token=token)["enrollment_session"]
+    wait_until(lambda: any(m["status"] == "sent" for m in op.srv.outbox(number)), "the enrollment text")
+    op.srv.expect(201, "POST", f"/v1/mfa/enrollments/{session}", {"code": op.srv.code_for(number)}, token=token)
+    seen = {m["id"] for m in op.srv.outbox(number)}
+    browser, page, verifier = to_payment_page(op, bank, user, payment(amount="1234.50"))
+    # "Use another way": the phone, one link away.
+    links = re.findall(r'href="(/authorize/payment\?flow=[^"]+&amp;factor=[^"]+)"', page.text)
+    assert len(links) == 1, page.text
+    page = browser.http.get(urljoin(page.url, html.unescape(links[0])), timeout=TIMEOUT)
+    assert page.status_code == 200 and "EUR 1234.50" in page.text
+    sent = submit(browser, page, "/authorize/payment/send")
+    assert sent.kind == "page" and "/authorize/payment" in sent.location, sent.describe()
+    message = op.srv.wait_message(number, "sms", timeout=5, exclude_ids=seen)
+    assert "€1,234.50" in message["text"] and "Erika Mustermann" in message["text"], message["text"]
+    # Typed as people type it: with a space in the middle.
+    code = sms_code(message["text"])
+    outcome = submit(browser, sent.response, "/authorize/payment", code=code[:3] + " " + code[3:])
+    assert outcome.kind == "redirect" and outcome.code, outcome.describe()
+    r = op.token(bank, {"grant_type": "authorization_code", "code": outcome.code, "redirect_uri": bank.redirect_uri,
+                        "code_verifier": verifier})
+    assert r.status_code == 200 and r.json()["authorization_details"][0]["instructedAmount"]["amount"] == "1234.50"
+
+
+def test_a_changed_detail_voids_the_approval(op, bank):
+    user = op.user()
+    tokens = approve_with_app(op, bank, user, payment())
+    body = oauth_error(consume(op, bank, tokens["access_token"], payment(amount="2500.00")), 400,
+                       "invalid_authorization_details")
+    assert "void" in body["error_description"]
+    # Void: not even the approved details can be spent now.
+    oauth_error(consume(op, bank, tokens["access_token"], payment()), 400, "invalid_grant")
+    # Another client holding nothing learns nothing from the same token.
+    other = op.register(name="Other app")
+    oauth_error(consume(op, other, tokens["access_token"], payment()), 400, "invalid_grant")
+
+
+def race(op, client, token, details, n=20):
+    """`n` spends at once; a ledger debits the amount for each one the server answers "used"."""
+    balance = {"cents": 100_000}
+    lock = threading.Lock()
+    answers = []
+    start = threading.Barrier(n)
+
+    def spend():
+        start.wait()
+        r = consume(op, client, token, details)
+        with lock:
+            answers.append(r.status_code)
+            if r.status_code == 200:
+                balance["cents"] -= 25_000
+
+    threads = [threading.Thread(target=spend) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return answers, balance["cents"]
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgres"])
+def test_twenty_racing_spends_move_the_money_once(store, op, bank):
+    if store == "sqlite":
+        provider, client = op, bank
+        answers, cents = race(provider, client, approve_with_app(provider, client, provider.user(), payment())[
+            "access_token"], payment())
+    else:
+        url = os.environ.get("TRIFACTOR_TEST_POSTGRES_URL")
+        if not url:
+            pytest.skip("no PostgreSQL (run through scripts/with-postgres.sh, as make test does)")
+        with running_provider("--migrate-on-start", "always", db_url=url) as provider:
+            client = provider.register(name="Payments Bank")
+            token = approve_with_app(provider, client, provider.user(), payment())["access_token"]
+            answers, cents = race(provider, client, token, payment())
+    assert sorted(answers) == [200] + [400] * 19, answers
+    assert cents == 75_000
+
+
+@pytest.mark.parametrize("details,fault", [
+    (payment(iban="DE88 3704 0044 0532 0130 00"), "IBAN"),
+    (payment(amount="1000.5", currency="JPY"), "decimal places"),
+    (payment(amount="0.00"), "positive"),
+    (payment(currency="XXX"), "ISO 4217"),
+    (payment(bic="COBADEFFXXX"), "bic"),
+    ([{"type": "account_information"}], "does not know"),
+    ({"type": "payment_initiation"}, "JSON array"),
+    (payment() + payment(amount="1.00"), "one payment_initiation"),
+])
+def test_malformed_details_are_refused_when_pushed(op, bank, details, fault):
+    r, _ = push(op, bank, details)
+    body = oauth_error(r, 400, "invalid_authorization_details")
+    assert fault in body["error_description"], body
+
+
+def test_discovery_lists_the_types_and_cancel_answers_access_denied(op, bank):
+    assert op.metadata["authorization_details_types_supported"] == ["payment_initiation"]
+    browser, page, _ = to_payment_page(op, bank, op.user(), payment())
+    url, inputs = form(page, "/authorize/cancel")
+    outcome = browser.follow(browser.http.post(url, data=inputs, allow_redirects=False, timeout=TIMEOUT))
+    assert outcome.kind == "redirect" and outcome.params["error"] == "access_denied", outcome.describe()
+
+
+def test_an_operators_type_is_checked_by_its_schema(tmp_path):
+    folder = tmp_path / "types"
+    folder.mkdir()
+    (folder / "account_information.json").write_text(json.dumps({
+        "type": "object", "required": ["type", "accounts"], "additionalProperties": False,
+        "properties": {"type": {"const": "account_information"},
+                       "accounts": {"type": "array", "minItems": 1, "maxItems": 10,
+                                    "items": {"type": "string", "pattern": "^[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}$"}}}}))
+    with running_provider("--oidc-authorization-details-types", str(folder)) as provider:
+        assert provider.metadata["authorization_details_types_supported"] == [
+            "account_information", "payment_initiation"]
+        client = provider.register(name="Accounts app")
+        good, _ = push(provider, client, [{"type": "account_information", "accounts": ["DE89370400440532013000"]}])
+        assert good.status_code == 201, good.text
+        bad, _ = push(provider, client, [{"type": "account_information", "accounts": ["nope"]}])
+        body = oauth_error(bad, 400, "invalid_authorization_details")
+        assert body["error_description"].startswith("authorization_details[0]/accounts/0"), body
