@@ -29,6 +29,9 @@ struct AuthorizationFlow: Sendable, Equatable {
         var language: String?
         /// The SHA-256 of the browser cookie of the browser that started the flow: only it may continue it.
         var browser: String?
+        /// The device code (its SHA-256) this sign-in is for (RFC 8628): it ends on the device's confirmation page,
+        /// never with a code for a redirect URI.
+        var device: String?
     }
 
     /// The browser's session as the flow needs it.

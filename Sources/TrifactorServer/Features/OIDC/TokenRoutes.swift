@@ -26,6 +26,7 @@ struct TokenRoutes: Sendable {
     func register(on router: inout Router) {
         router.add("POST", "/token", execution: .database, oauth(token))
         router.add("POST", "/par", execution: .database, oauth(par))
+        router.add("POST", "/device_authorization", execution: .database, oauth(deviceAuthorization))
         router.add("GET", "/userinfo", execution: .database, userInfo)
         router.add("POST", "/userinfo", execution: .database, userInfo)
         router.add("POST", "/revoke", execution: .database, oauth(revoke))
@@ -48,7 +49,7 @@ struct TokenRoutes: Sendable {
     }
 
     /// A form-posted OAuth endpoint whose failures answer as RFC 6749 §5.2 says.
-    private func oauth(_ handler: @escaping @Sendable (Request, Form) throws -> Response) -> Router.Handler {
+    func oauth(_ handler: @escaping @Sendable (Request, Form) throws -> Response) -> Router.Handler {
         { request in
             do {
                 let type = request.header("content-type")?.lowercased() ?? ""
@@ -111,7 +112,7 @@ struct TokenRoutes: Sendable {
     }
 
     /// Runs `body`; a refusal for a wrong client or grant is audited as `oidc.token_refused`, within the budget.
-    private func auditingRefusals(_ request: Request, _ form: Form, _ body: () throws -> Response) throws -> Response {
+    func auditingRefusals(_ request: Request, _ form: Form, _ body: () throws -> Response) throws -> Response {
         do {
             return try body()
         } catch let error as OAuthError where ["invalid_client", "invalid_grant"].contains(error.code) {
@@ -177,6 +178,9 @@ struct TokenRoutes: Sendable {
         case "client_credentials":
             issued = try tokens.clientCredentials(
                 client: client, scope: form.raw("scope"), resource: form.raw("resource"), dpop: proof, audit: audit)
+        case "urn:ietf:params:oauth:grant-type:device_code":
+            issued = try devices.redeem(
+                deviceCode: form.raw("device_code") ?? "", client: client, dpop: proof, audit: audit)
         case nil:
             throw OAuthError.invalidRequest("grant_type is required.")
         default:
@@ -260,7 +264,7 @@ struct TokenRoutes: Sendable {
 
     /// The client, authenticated; a FAPI 2.0 client (its own flag, or the server-wide switch) by `private_key_jwt`
     /// alone (§5.3.2.1 6), at every endpoint, as discovery says.
-    private func fapiAuthenticated(_ request: Request, _ form: Form) throws -> OIDCClient {
+    func fapiAuthenticated(_ request: Request, _ form: Form) throws -> OIDCClient {
         let client = try clients.authenticate(request, form: form)
         if (client.fapi2 || fapi2Everywhere) && client.authMethod != .privateKeyJWT {
             throw OAuthError.invalidClient(basic: ClientAuthentication.basic(request.header("authorization")) != nil)
