@@ -43,15 +43,18 @@ struct LoginCommand: Command {
     static let name = "login"
     static let summary =
         "EMAIL [--push] [--factor ID] [--password-stdin] [--code-stdin]   sign in (second factor as needed); or "
-        + "--browser --issuer URL --client-id ID [--acr LEVEL] [--scopes S]   through the provider's page"
+        + "--browser --issuer URL --client-id ID [--acr LEVEL] [--scopes S]   through the provider's page; or "
+        + "--device --issuer URL --client-id ID [--scopes S]   with a code typed in a browser elsewhere"
 
     static func run(_ raw: [String], _ context: Context) async throws {
         let a = try Arguments(
             raw, valued: Set(["factor", "password", "code"]).union(BrowserLoginCommand.valued),
-            flags: ["push", "password-stdin", "code-stdin", "browser"])
+            flags: ["push", "password-stdin", "code-stdin", "browser", "device"])
+        if a.has("browser") && a.has("device") { throw UsageError("--browser and --device exclude each other.") }
         if a.has("browser") { return try await BrowserLoginCommand.run(a, context) }
+        if a.has("device") { return try await DeviceLoginCommand.run(a, context) }
         if let option = BrowserLoginCommand.valued.sorted().first(where: { a.value($0) != nil }) {
-            throw UsageError("--\(option) goes with --browser.")
+            throw UsageError("--\(option) goes with --browser or --device.")
         }
         let email = try a.word(0, "the email address")
         try a.atMost(1)

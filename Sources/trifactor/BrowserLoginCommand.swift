@@ -33,6 +33,11 @@ enum BrowserLoginCommand {
         let tokens = try await context.terminal.waiting(
             "Waiting for the browser", until: Date().addingTimeInterval(timeout)
         ) { try await signIn.signIn(using: loopback, level: level) }
+        try await signedIn(tokens, context)
+    }
+
+    /// Keeps `tokens` in the vault (under `itemName`) and says who signed in (`login --browser` and `--device`).
+    static func signedIn(_ tokens: SignInWithTrifactor.Tokens, _ context: Context) async throws {
         let stored = try JSONEncoder().encode(tokens)
         try await context.secrets.set(
             stored, for: itemName(context.profile), protection: .afterFirstUnlockThisDeviceOnly)

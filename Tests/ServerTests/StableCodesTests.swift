@@ -145,7 +145,8 @@ struct StableCodesTests {
                 "mfa.exhausted", "mfa.frozen", "authorization.resent",
                 "oidc.client_created", "oidc.client_updated", "oidc.client_deleted", "oidc.code_issued",
                 "oidc.tokens_issued", "oidc.token_refused", "oidc.refresh_reused", "oidc.token_revoked",
-                "oidc.consent_granted", "oidc.signing_key_rotated",
+                "oidc.consent_granted", "oidc.signing_key_rotated", "oidc.device_code_issued",
+                "oidc.device_code_entered", "oidc.device_code_refused", "oidc.device_approved", "oidc.device_denied",
             ])
     }
 }

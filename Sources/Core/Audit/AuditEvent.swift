@@ -96,6 +96,13 @@ package enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case oidcTokenRevoked = "oidc.token_revoked"
     case oidcConsentGranted = "oidc.consent_granted"
     case oidcSigningKeyRotated = "oidc.signing_key_rotated"
+    /// The device authorization grant (RFC 8628): a device was given a code; a user code typed on `/device` was
+    /// taken or refused (wrong, expired, used, or too many tries); the user approved or denied the device.
+    case oidcDeviceCodeIssued = "oidc.device_code_issued"
+    case oidcDeviceCodeEntered = "oidc.device_code_entered"
+    case oidcDeviceCodeRefused = "oidc.device_code_refused"
+    case oidcDeviceApproved = "oidc.device_approved"
+    case oidcDeviceDenied = "oidc.device_denied"
 }
 
 /// The outcome recorded with an event.

@@ -78,7 +78,7 @@ extension SignInWithTrifactor {
     }
 
     /// Posts `fields` to the token endpoint; the answer's JSON, or the provider's OAuth error.
-    private func token(_ fields: [(String, String)]) async throws(TrifactorError) -> [String: Any] {
+    func token(_ fields: [(String, String)]) async throws(TrifactorError) -> [String: Any] {
         let metadata = try await metadata()
         let response = try await send(
             HTTPRequest(
@@ -94,7 +94,7 @@ extension SignInWithTrifactor {
         return json
     }
 
-    private static func tokens(_ json: [String: Any], idToken: IDToken, previousRefreshToken: String?, now: Date)
+    static func tokens(_ json: [String: Any], idToken: IDToken, previousRefreshToken: String?, now: Date)
         throws(TrifactorError) -> Tokens
     {
         guard let access = json["access_token"] as? String,
@@ -116,7 +116,7 @@ extension SignInWithTrifactor {
         return json
     }
 
-    private func send(_ request: HTTPRequest) async throws(TrifactorError) -> HTTPResponse {
+    func send(_ request: HTTPRequest) async throws(TrifactorError) -> HTTPResponse {
         do {
             return try await transport.send(request)
         } catch let failure as TransportFailure {

@@ -32,6 +32,9 @@ public final class SignInWithTrifactor: Sendable {
         /// Whether the provider puts `iss` in its authorization responses (RFC 9207); then a callback without it is
         /// refused.
         public let issuerInAuthorizationResponse: Bool
+        /// Where a device without a browser asks for its codes (`device_authorization_endpoint`, RFC 8628), if
+        /// offered.
+        public var deviceAuthorizationEndpoint: URL? = nil
     }
 
     /// What `prompt` asks of the provider's sign-in page.
@@ -130,7 +133,8 @@ public final class SignInWithTrifactor: Sendable {
         let metadata = Metadata(
             issuer: issuer.absoluteString, authorizationEndpoint: authorize, tokenEndpoint: token, jwksURI: jwks,
             endSessionEndpoint: endpoint("end_session_endpoint"),
-            issuerInAuthorizationResponse: json["authorization_response_iss_parameter_supported"] as? Bool ?? false)
+            issuerInAuthorizationResponse: json["authorization_response_iss_parameter_supported"] as? Bool ?? false,
+            deviceAuthorizationEndpoint: endpoint("device_authorization_endpoint"))
         cache.withLock { $0.metadata = metadata }
         return metadata
     }

@@ -93,6 +93,8 @@ enum Housekeeping {
             + db.execute("DELETE FROM oidc_client_assertions WHERE expires_at < $1", [.int(now)])
             + db.execute("DELETE FROM oidc_pushed_requests WHERE expires_at < $1", [.int(now)])
             + db.execute("DELETE FROM oidc_dpop_proofs WHERE expires_at < $1", [.int(now)])
+            // Device codes a day past their ten minutes (until then a late poll still hears expired_token).
+            + db.execute("DELETE FROM oidc_device_codes WHERE expires_at < $1", [.int(now - day)])
         return report
     }
 }

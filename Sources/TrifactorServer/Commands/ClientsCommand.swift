@@ -24,6 +24,7 @@ enum ClientsCommand {
           --auth-method METHOD         client_secret_basic (the default), client_secret_post, private_key_jwt, none
           --jwks-file PATH             the client's public keys (a JWK Set), for private_key_jwt
           --grants "GRANT …"           authorization_code refresh_token (the default) client_credentials
+                                       urn:ietf:params:oauth:grant-type:device_code (RFC 8628, devices without a browser)
           --scopes "SCOPE …"           what it may ask for (default: openid profile email phone offline_access)
           --id-token-alg ALG           ES256 (the default) or RS256, for relying parties that know only RS256
           --logo-uri URL               an https logo for the sign-in page

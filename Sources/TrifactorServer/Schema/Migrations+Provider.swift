@@ -2,7 +2,7 @@ package import Store
 
 extension Schema {
     /// The OpenID Provider's migrations, from 14 on: clients, signing keys, flows, grants, consents; pushed
-    /// authorization requests; DPoP; FAPI 2.0 clients; authorization details.
+    /// authorization requests; DPoP; FAPI 2.0 clients; authorization details; device codes.
     static let provider: [Migration] = [
         Migration(
             version: 14, name: "the OpenID Provider: clients, signing keys, authorization flows, grants, consents",
@@ -120,6 +120,30 @@ extension Schema {
             sql: """
                 ALTER TABLE oidc_grants ADD COLUMN authorization_details TEXT;
                 ALTER TABLE oidc_grants ADD COLUMN authorization_id TEXT;
+                """),
+        Migration(
+            version: 18, name: "device authorization grant (RFC 8628)",
+            sql: """
+                CREATE TABLE oidc_device_codes (
+                  device_code_hash TEXT PRIMARY KEY,
+                  user_code_hash TEXT NOT NULL UNIQUE,
+                  client_id TEXT NOT NULL REFERENCES oidc_clients(id) ON DELETE CASCADE,
+                  origin TEXT NOT NULL,
+                  scope TEXT NOT NULL,
+                  status TEXT NOT NULL,
+                  user_id TEXT REFERENCES users(id) ON DELETE CASCADE,
+                  session_id TEXT,
+                  acr TEXT,
+                  amr TEXT,
+                  auth_time {{bigint}},
+                  grant_id TEXT,
+                  poll_interval INTEGER NOT NULL,
+                  last_polled_at {{bigint}},
+                  expires_at {{bigint}} NOT NULL,
+                  created_at {{bigint}} NOT NULL
+                );
+                CREATE INDEX oidc_device_codes_client ON oidc_device_codes (client_id, origin, status, expires_at);
+                CREATE INDEX oidc_device_codes_expiry ON oidc_device_codes (expires_at);
                 """),
     ]
 }

@@ -36,6 +36,9 @@ struct AuthorizationFlow: Sendable, Equatable {
         var detailsFactor: String?
         /// Whether that approval was given: the code may be issued.
         var detailsApproved: Bool?
+        /// The device code (its SHA-256) this sign-in is for (RFC 8628): it ends on the device's confirmation page,
+        /// never with a code for a redirect URI.
+        var device: String?
     }
 
     /// The browser's session as the flow needs it.

@@ -40,7 +40,10 @@ extension ClientService {
         if grants.contains(.clientCredentials) && method == OIDCClient.AuthMethod.none {
             refuse("grant_types", "client_credentials needs a client that authenticates itself")
         }
-        if grants == [.refreshToken] { refuse("grant_types", "refresh_token needs authorization_code") }
+        if grants == [.refreshToken] {
+            refuse(
+                "grant_types", "refresh_token needs authorization_code or \(OIDCClient.GrantType.deviceCode.rawValue)")
+        }
         let isPublic = method == OIDCClient.AuthMethod.none
         if grants.contains(.authorizationCode) && draft.redirectURIs.isEmpty {
             refuse("redirect_uris", "must list at least one URI for the authorization_code grant")
@@ -66,7 +69,9 @@ extension ClientService {
             if !scopes.contains(scope) { scopes.append(scope) }
         }
         if scopes.count > 32 { refuse("scope", "must list at most 32 scopes") }
-        if grants.contains(.authorizationCode) && !scopes.contains("openid") { scopes.insert("openid", at: 0) }
+        if (grants.contains(.authorizationCode) || grants.contains(.deviceCode)) && !scopes.contains("openid") {
+            scopes.insert("openid", at: 0)
+        }
         if method == .privateKeyJWT {
             if let jwks = draft.jwks {
                 if let reason = JWKSCheck.refusal(jwks) { refuse("jwks", reason) }

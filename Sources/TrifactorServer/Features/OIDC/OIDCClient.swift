@@ -26,6 +26,8 @@ struct OIDCClient: Sendable, Equatable {
         case authorizationCode = "authorization_code"
         case refreshToken = "refresh_token"
         case clientCredentials = "client_credentials"
+        /// The device authorization grant (RFC 8628): a device without a browser shows a code the user enters here.
+        case deviceCode = "urn:ietf:params:oauth:grant-type:device_code"
     }
 
     /// Who registered it: the operator on the host, an admin key, or the client itself (RFC 7591).

@@ -35,7 +35,9 @@ struct ProviderMetadata: Sendable {
             "scopes_supported": list(OIDCClient.knownScopes),
             "response_types_supported": list(["code"]),
             "response_modes_supported": list(["query", "form_post"]),
-            "grant_types_supported": list(["authorization_code", "refresh_token", "client_credentials"]),
+            "grant_types_supported": list(OIDCClient.GrantType.allCases.map(\.rawValue)),
+            // RFC 8628 §4.
+            "device_authorization_endpoint": .string(endpoint("/device_authorization")),
             "subject_types_supported": list(["public"]),
             // FAPI 2.0 §5.4.1: ES256 alone under the server-wide switch (never RS256).
             "id_token_signing_alg_values_supported": list(fapi2 ? ["ES256"] : ["ES256", "RS256"]),

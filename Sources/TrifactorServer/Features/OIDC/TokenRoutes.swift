@@ -26,6 +26,7 @@ struct TokenRoutes: Sendable {
     func register(on router: inout Router) {
         router.add("POST", "/token", execution: .database, oauth(token))
         router.add("POST", "/par", execution: .database, oauth(par))
+        router.add("POST", "/device_authorization", execution: .database, oauth(deviceAuthorization))
         router.add("GET", "/userinfo", execution: .database, userInfo)
         router.add("POST", "/userinfo", execution: .database, userInfo)
         router.add("POST", "/revoke", execution: .database, oauth(revoke))
@@ -112,7 +113,7 @@ struct TokenRoutes: Sendable {
     }
 
     /// Runs `body`; a refusal for a wrong client or grant is audited as `oidc.token_refused`, within the budget.
-    private func auditingRefusals(_ request: Request, _ form: Form, _ body: () throws -> Response) throws -> Response {
+    func auditingRefusals(_ request: Request, _ form: Form, _ body: () throws -> Response) throws -> Response {
         do {
             return try body()
         } catch let error as OAuthError where ["invalid_client", "invalid_grant"].contains(error.code) {
@@ -178,6 +179,9 @@ struct TokenRoutes: Sendable {
         case "client_credentials":
             issued = try tokens.clientCredentials(
                 client: client, scope: form.raw("scope"), resource: form.raw("resource"), dpop: proof, audit: audit)
+        case "urn:ietf:params:oauth:grant-type:device_code":
+            issued = try devices.redeem(
+                deviceCode: form.raw("device_code") ?? "", client: client, dpop: proof, audit: audit)
         case nil:
             throw OAuthError.invalidRequest("grant_type is required.")
         default:

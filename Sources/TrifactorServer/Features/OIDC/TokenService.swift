@@ -119,21 +119,9 @@ struct TokenService: Sendable {
             return .success((grant, request, session))
         }
         let (grant, request, session) = try outcome.get()
-        var issued = try accessToken(for: grant, now: now, dpop: dpop)
-        issued.refreshToken = refresh
-        if request.scopes.contains("openid"), let userID = grant.userID {
-            var identity = TokenMinter.Identity(
-                subject: userID, clientID: client.id, nonce: request.nonce, authTime: grant.authTime ?? now,
-                acr: grant.acr ?? .password, amr: grant.amr, sessionID: session?.id.raw)
-            if client.profileInIDToken {
-                identity.profile = try transactions.read {
-                    try UserClaims.claims(userID, scopes: request.scopes, on: $0)
-                }
-            }
-            issued.idToken = try minter.idToken(
-                identity, algorithm: Algorithm(rawValue: client.idTokenAlgorithm) ?? .es256, now: now)
-        }
-        return issued
+        return try issue(
+            grant, client: client, nonce: request.nonce, sessionID: session?.id.raw, refresh: refresh, dpop: dpop,
+            now: now)
     }
 
     /// RFC 7636 §4.6: BASE64URL(SHA256(verifier)) must equal the challenge. A verifier without a challenge is
@@ -300,7 +288,7 @@ struct TokenService: Sendable {
 
     /// An access token for `grant`, bound to the grant's DPoP key, or (a grant bound to none) to the key of the
     /// request's proof when it brought one.
-    private func accessToken(for grant: Grant, now: Int64, dpop: DPoP.Proof? = nil) throws -> Issued {
+    func accessToken(for grant: Grant, now: Int64, dpop: DPoP.Proof? = nil) throws -> Issued {
         let access = TokenMinter.Access(
             subject: grant.userID ?? grant.clientID, clientID: grant.clientID, scopes: grant.scopes,
             audience: grant.resource ?? minter.issuer, grantID: grant.id, authTime: grant.authTime, acr: grant.acr,

@@ -97,6 +97,11 @@ extension HostedRoutes {
         }
         let id = c.flow.id
         let step = try flows.next(c.flow, client: c.client, session: found?.1)
+        // RFC 8628 §5.4: a device's sign-in always ends on its confirmation page, which names the device's client.
+        if c.flow.progress.device != nil, step == .consent || step == .issueCode {
+            if unsaved { try flows.save(c.flow) }
+            return Self.seeOther(Self.deviceConfirmation, flow: id, headers: headers)
+        }
         switch step {
         case .issueCode, .fail: break  // saved with the code; a failed flow ends here
         default: if unsaved { try flows.save(c.flow) }

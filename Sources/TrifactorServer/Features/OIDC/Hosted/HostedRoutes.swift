@@ -58,6 +58,7 @@ struct HostedRoutes: Sendable {
         router.add("GET", "/authorize/add-factor/app", execution: .database, page(addFactorAppPage))
         router.add("POST", "/authorize/add-factor/app", execution: .database, page(addFactorAppSubmitted))
         router.add("POST", "/authorize/cancel", execution: .database, page(cancel))
+        registerDevice(on: &router)
         // A POST-only address opened by hand, restored with a tab or reloaded after its answer: the page it belongs to.
         for (path, target) in [
             ("/authorize/second-factor/send", "/authorize/second-factor"), ("/authorize/cancel", "/authorize/sign-in"),
@@ -94,7 +95,7 @@ struct HostedRoutes: Sendable {
 
     /// A page handler whose failures still answer with a page: a database that is away is a 503 page, never a
     /// bare 5xx or JSON.
-    private func page(_ handler: @escaping @Sendable (Request) throws -> Response) -> Router.Handler {
+    func page(_ handler: @escaping @Sendable (Request) throws -> Response) -> Router.Handler {
         { request in
             do {
                 return try handler(request)
