@@ -3,6 +3,8 @@
 package enum Channel: String, Sendable, Codable, CaseIterable {
     case sms, voice, email
     case logout = "backchannel_logout"
+    /// A CIBA ping (CIBA Core §10.2): a client told that its back-channel request was decided.
+    case cibaPing = "ciba_ping"
 }
 
 /// A message handed to a sender: an SMS, a voice call that speaks `text`, or an email.

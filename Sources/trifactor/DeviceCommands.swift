@@ -185,14 +185,25 @@ struct ApproveCommand: Command {
     /// Shows where the sign-in comes from and asks for the number; Enter (no number) denies.
     static func answer(_ approval: PendingApproval, _ device: DeviceAuthenticator, _ context: Context) async throws {
         let left = max(0, Int(approval.expiresAt.timeIntervalSinceNow.rounded()))
+        let fromApp = approval.purpose == "ciba"
         if !context.json {
-            let what = approval.purpose == "reset" ? "Password reset" : "Sign-in"
-            print(
-                "\(what) from \(approval.ip ?? "an unknown address") with \(approval.userAgent ?? "an unknown browser"), \(left) s left."
-            )
+            if fromApp {
+                // OpenID CIBA: an app asks on the user's behalf; its message says what for.
+                print("\(approval.message ?? "An app") asks for your approval, \(left) s left.")
+            } else {
+                let what = approval.purpose == "reset" ? "Password reset" : "Sign-in"
+                print(
+                    "\(what) from \(approval.ip ?? "an unknown address") with \(approval.userAgent ?? "an unknown browser"), \(left) s left."
+                )
+            }
         }
         let typed: String
-        do { typed = try context.terminal.ask("Type the number shown on the sign-in screen (Enter denies): ") } catch {
+        do {
+            typed = try context.terminal.ask(
+                fromApp
+                    ? "Type the number the app gave you (Enter denies): "
+                    : "Type the number shown on the sign-in screen (Enter denies): ")
+        } catch {
             throw TrifactorError.presence(error)
         }
         let number = Int(typed.trimmingCharacters(in: .whitespaces))
@@ -202,7 +213,10 @@ struct ApproveCommand: Command {
         default:
             context.output(
                 number == nil
-                    ? "Denied." : "Denied: that number was not on the sign-in screen, so that sign-in is over.",
+                    ? "Denied."
+                    : fromApp
+                        ? "Denied: that was not the app's number, so its request is over."
+                        : "Denied: that number was not on the sign-in screen, so that sign-in is over.",
                 json: ["approval_id": approval.approvalID, "status": "denied"])
         }
     }

@@ -125,7 +125,8 @@ class Provider:
     # --- relying parties
 
     def register(self, *, auth_method="client_secret_basic", redirect_uris=(CALLBACK,), grants=None, scopes=None,
-                 first_party=False, jwks=None, id_token_alg=None, name=None, prefix="rp", fapi2=False) -> Client:
+                 first_party=False, jwks=None, id_token_alg=None, name=None, prefix="rp", fapi2=False,
+                 extra=()) -> Client:
         client_id = f"{prefix}-{uuid.uuid4().hex[:10]}"
         args = ["clients", "create", "--name", name or f"Test app {client_id}", "--id", client_id,
                 "--redirect-uris", " ".join(redirect_uris), "--auth-method", auth_method, "--json"]
@@ -139,6 +140,7 @@ class Provider:
             args.append("--fapi2")
         if id_token_alg:
             args += ["--id-token-alg", id_token_alg]
+        args += list(extra)
         if jwks is not None:
             path = self.tmp / f"{client_id}.jwks.json"
             path.write_text(json.dumps(jwks))

@@ -103,6 +103,10 @@ package enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case oidcDeviceCodeRefused = "oidc.device_code_refused"
     case oidcDeviceApproved = "oidc.device_approved"
     case oidcDeviceDenied = "oidc.device_denied"
+    /// A client asked for a user's approval on their device (OpenID CIBA); the detail says whether a device was asked.
+    case oidcBackchannelStarted = "oidc.ciba_started"
+    /// A back-channel request ended without tokens: denied on the device, or refused at the token endpoint.
+    case oidcBackchannelDenied = "oidc.ciba_denied"
 }
 
 /// The outcome recorded with an event.

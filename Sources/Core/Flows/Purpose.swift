@@ -11,6 +11,8 @@ package enum Purpose: Sendable, Equatable {
     case authorization(AuthorizationID, actionHash: String)
     /// The password reset whose reset credential hashes to this.
     case passwordReset(resetHash: String)
+    /// A client's back-channel authentication request (OpenID CIBA) whose `auth_req_id` hashes to this.
+    case backchannel(requestHash: String)
 
     /// What devices sign as the purpose: `signin`, `stepup`, `authz`.
     package var label: String {
@@ -19,6 +21,7 @@ package enum Purpose: Sendable, Equatable {
         case .stepUp: "stepup"
         case .authorization: "authz"
         case .passwordReset: "reset"
+        case .backchannel: "ciba"
         }
     }
 
@@ -35,6 +38,7 @@ package enum Purpose: Sendable, Equatable {
         case .stepUp(let session): "stepup:\(session.raw)"
         case .authorization(let id, let hash): "authz:\(id.raw):\(hash)"
         case .passwordReset(let hash): "reset:\(hash)"
+        case .backchannel(let hash): "ciba:\(hash)"
         }
     }
 
@@ -46,6 +50,7 @@ package enum Purpose: Sendable, Equatable {
         case ("stepup", 2): self = .stepUp(SessionID(parts[1]))
         case ("authz", 3): self = .authorization(AuthorizationID(parts[1]), actionHash: parts[2])
         case ("reset", 2): self = .passwordReset(resetHash: parts[1])
+        case ("ciba", 2): self = .backchannel(requestHash: parts[1])
         default: return nil
         }
     }

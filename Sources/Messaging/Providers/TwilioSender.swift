@@ -48,7 +48,7 @@ package struct TwilioSender: MessageSender {
                 ("From", from),
                 ("Twiml", Self.twiml(message.text, language: MessageCatalog.voiceTag(for: message.locale))),
             ]
-        case .email, .logout:
+        case .email, .logout, .cibaPing:
             throw DeliveryError(reason: "twilio: no \(message.channel.rawValue)", retryable: false)
         }
         if let callbackBase {

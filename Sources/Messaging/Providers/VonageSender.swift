@@ -44,7 +44,8 @@ package struct VonageSender: MessageSender {
         switch message.channel {
         case .sms: try text(message)
         case .voice: try call(message)
-        case .email, .logout: throw DeliveryError(reason: "vonage: no \(message.channel.rawValue)", retryable: false)
+        case .email, .logout, .cibaPing:
+            throw DeliveryError(reason: "vonage: no \(message.channel.rawValue)", retryable: false)
         }
     }
 

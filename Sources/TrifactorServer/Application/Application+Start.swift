@@ -79,7 +79,10 @@ extension Application {
                 ["detail": "phone codes are refused (503) until an SMS and voice provider is configured"])
         }
         // Back-channel logout tokens are posted to relying parties, in dev mode too: first, so it wins their channel.
-        if configuration.oidc { senders.insert(BackchannelLogoutSender(), at: 0) }
+        if configuration.oidc {
+            senders.insert(BackchannelLogoutSender(), at: 0)
+            senders.insert(CIBAPingSender(), at: 0)
+        }
         let sender: (any MessageSender)? = senders.isEmpty ? nil : RoutingSender(senders)
         var clock = Clock.system
         if configuration.clockOffset != 0 {

@@ -25,10 +25,13 @@ enum ClientsCommand {
           --jwks-file PATH             the client's public keys (a JWK Set), for private_key_jwt
           --grants "GRANT …"           authorization_code refresh_token (the default) client_credentials
                                        urn:ietf:params:oauth:grant-type:device_code (RFC 8628, devices without a browser)
+                                       urn:openid:params:grant-type:ciba
           --scopes "SCOPE …"           what it may ask for (default: openid profile email phone offline_access)
           --id-token-alg ALG           ES256 (the default) or RS256, for relying parties that know only RS256
           --logo-uri URL               an https logo for the sign-in page
           --backchannel-logout-uri URI where sign-outs are announced
+          --ciba poll|ping             how a client with the CIBA grant learns the outcome (default poll)
+          --ciba-notification-endpoint URL  where a ping-mode client is told (CIBA's client notification endpoint)
           --first-party                no consent page (the operator runs this client)
           --profile-in-id-token        put profile claims in ID tokens too, not only behind UserInfo
           --fapi2                      hold it to FAPI 2.0: pushed requests, PKCE, DPoP-bound tokens, private_key_jwt
@@ -44,7 +47,7 @@ enum ClientsCommand {
             Array(arguments.dropFirst()),
             valued: [
                 "id", "name", "redirect-uris", "post-logout-uris", "auth-method", "jwks-file", "grants", "scopes",
-                "logo-uri", "backchannel-logout-uri", "id-token-alg",
+                "logo-uri", "backchannel-logout-uri", "id-token-alg", "ciba", "ciba-notification-endpoint",
             ], flags: ["json", "first-party", "profile-in-id-token", "fapi2", "dpop-bound"], layout: .sharedWithSettings
         )
         try o.atMost(["create", "list"].contains(sub) ? 0 : 1, see: "trifactord clients --help")
@@ -139,6 +142,8 @@ enum ClientsCommand {
         d.idTokenAlgorithm = o.value("id-token-alg") ?? base?.idTokenAlgorithm
         d.logoURI = o.value("logo-uri") ?? base?.logoURI
         d.backchannelLogoutURI = o.value("backchannel-logout-uri") ?? base?.backchannelLogoutURI
+        d.cibaMode = o.value("ciba") ?? base?.cibaMode?.rawValue
+        d.cibaEndpoint = o.value("ciba-notification-endpoint") ?? base?.cibaEndpoint
         d.jwks = base?.jwks
         if let path = o.value("jwks-file") {
             guard let data = FileManager.default.contents(atPath: path), data.count <= 64 * 1024 else {
@@ -167,6 +172,7 @@ enum ClientsCommand {
         if c.firstParty { print("  first party: no consent page") }
         if c.fapi2 { print("  FAPI 2.0: pushed requests, PKCE, DPoP-bound tokens, private_key_jwt") }
         if c.dpopBound { print("  DPoP: every token request brings a proof") }
+        if let mode = c.cibaMode { print("  CIBA: \(mode.rawValue)\(c.cibaEndpoint.map { " to \($0)" } ?? "")") }
         if let secret { print("Its secret (shown only now: store it safely):\n\(secret)") }
     }
 }

@@ -145,5 +145,28 @@ extension Schema {
                 CREATE INDEX oidc_device_codes_client ON oidc_device_codes (client_id, origin, status, expires_at);
                 CREATE INDEX oidc_device_codes_expiry ON oidc_device_codes (expires_at);
                 """),
+        Migration(
+            version: 19, name: "back-channel authentication requests (OpenID CIBA), approved on the user's device",
+            sql: """
+                CREATE TABLE oidc_backchannel_requests (
+                  id TEXT PRIMARY KEY,
+                  client_id TEXT NOT NULL REFERENCES oidc_clients(id) ON DELETE CASCADE,
+                  user_id TEXT REFERENCES users(id) ON DELETE CASCADE,
+                  scope TEXT NOT NULL,
+                  acr TEXT,
+                  binding_message TEXT,
+                  approval_id TEXT,
+                  status TEXT NOT NULL,
+                  interval_seconds INTEGER NOT NULL,
+                  polled_at {{bigint}},
+                  created_at {{bigint}} NOT NULL,
+                  expires_at {{bigint}} NOT NULL
+                );
+                CREATE INDEX oidc_backchannel_requests_expiry ON oidc_backchannel_requests (expires_at);
+                CREATE INDEX oidc_backchannel_requests_client ON oidc_backchannel_requests (client_id, created_at);
+                ALTER TABLE push_approvals ADD COLUMN message TEXT;
+                ALTER TABLE oidc_clients ADD COLUMN ciba_mode TEXT;
+                ALTER TABLE oidc_clients ADD COLUMN ciba_endpoint TEXT;
+                """),
     ]
 }

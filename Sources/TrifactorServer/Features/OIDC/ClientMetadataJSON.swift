@@ -50,6 +50,8 @@ enum ClientMetadataJSON {
         d.scopes = reader.string("scope").map { $0.split(separator: " ").map(String.init) }
         d.logoURI = reader.string("logo_uri")
         d.backchannelLogoutURI = reader.string("backchannel_logout_uri")
+        d.cibaMode = reader.string("backchannel_token_delivery_mode")
+        d.cibaEndpoint = reader.string("backchannel_client_notification_endpoint")
         d.idTokenAlgorithm = reader.string("id_token_signed_response_alg")
         if let jwks = reader.member("jwks") {
             if let set = jwks.object {
@@ -128,6 +130,8 @@ enum ClientMetadataJSON {
         ]
         if let logo = c.logoURI { o["logo_uri"] = logo }
         if let uri = c.backchannelLogoutURI { o["backchannel_logout_uri"] = uri }
+        if let mode = c.cibaMode { o["backchannel_token_delivery_mode"] = mode.rawValue }
+        if let uri = c.cibaEndpoint { o["backchannel_client_notification_endpoint"] = uri }
         if let jwks = c.jwks, let keys = try? JSONSerialization.jsonObject(with: Data(jwks.utf8)) { o["jwks"] = keys }
         return o
     }

@@ -91,6 +91,26 @@ extension ClientService {
                 refuse("backchannel_logout_uri", reason)
             }
         }
+        // CIBA Core §4: a confidential client, told the outcome by polling or by a ping to its endpoint.
+        var cibaMode: OIDCClient.CIBAMode?
+        if grants.contains(.ciba) {
+            if method == OIDCClient.AuthMethod.none { refuse("grant_types", "CIBA needs a client that authenticates") }
+            if registrar == .dynamic { refuse("grant_types", "CIBA is for clients the operator registers") }
+            cibaMode = OIDCClient.CIBAMode(rawValue: draft.cibaMode ?? "poll")
+            if cibaMode == nil { refuse("backchannel_token_delivery_mode", "must be poll or ping") }
+            if cibaMode == .ping {
+                // The server posts to it (as to a logout URI): https, or http to loopback.
+                if let uri = draft.cibaEndpoint {
+                    if let reason = RedirectURI.refusal(uri, isPublic: false) {
+                        refuse("backchannel_client_notification_endpoint", reason)
+                    }
+                } else {
+                    refuse("backchannel_client_notification_endpoint", "is required for the ping mode")
+                }
+            }
+        } else if draft.cibaMode != nil || draft.cibaEndpoint != nil {
+            refuse("backchannel_token_delivery_mode", "needs the grant \(OIDCClient.GrantType.ciba.rawValue)")
+        }
         // FAPI 2.0 §5.3.2.1: confidential clients only, authenticated by private_key_jwt (mTLS is not offered).
         if draft.fapi2 && method != nil && method != .privateKeyJWT {
             refuse("token_endpoint_auth_method", "must be private_key_jwt for a FAPI 2.0 client")
@@ -114,6 +134,8 @@ extension ClientService {
             registeredBy: registrar, createdAt: now, updatedAt: now)
         client.fapi2 = draft.fapi2
         client.dpopBound = draft.dpopBound
+        client.cibaMode = cibaMode
+        client.cibaEndpoint = cibaMode == .ping ? draft.cibaEndpoint : nil
         return client
     }
 

@@ -33,6 +33,9 @@ struct ClientService: Sendable {
         var jwks: String?
         var logoURI: String?
         var backchannelLogoutURI: String?
+        /// `backchannel_token_delivery_mode` (CIBA): poll or ping.
+        var cibaMode: String?
+        var cibaEndpoint: String?
     }
 
     /// A client as registered, with its secret and registration token shown once.

@@ -28,6 +28,13 @@ struct OIDCClient: Sendable, Equatable {
         case clientCredentials = "client_credentials"
         /// The device authorization grant (RFC 8628): a device without a browser shows a code the user enters here.
         case deviceCode = "urn:ietf:params:oauth:grant-type:device_code"
+        /// OpenID CIBA Core §4: back-channel authentication, approved on the user's device.
+        case ciba = "urn:openid:params:grant-type:ciba"
+    }
+
+    /// How a CIBA client learns the outcome (CIBA Core §5): it polls the token endpoint, or is pinged first.
+    enum CIBAMode: String, Sendable, CaseIterable {
+        case poll, ping
     }
 
     /// Who registered it: the operator on the host, an admin key, or the client itself (RFC 7591).
@@ -63,6 +70,10 @@ struct OIDCClient: Sendable, Equatable {
     var fapi2 = false
     /// `dpop_bound_access_tokens` (RFC 9449 §5.2): every token request brings a DPoP proof.
     var dpopBound = false
+    /// `backchannel_token_delivery_mode` of a client with the CIBA grant.
+    var cibaMode: CIBAMode? = nil
+    /// `backchannel_client_notification_endpoint`: where a ping-mode client is told its request was decided.
+    var cibaEndpoint: String? = nil
 
     var isPublic: Bool { authMethod == .none }
 

@@ -26,6 +26,7 @@ struct Provider: Sendable {
     let requirePushedRequests: Bool
     let dpop: DPoP
     let fapi2Everywhere: Bool
+    let backchannel: BackchannelService
 
     /// The issuer as tokens name it: the public URL without a trailing slash.
     static func issuer(_ url: URL) -> String {
@@ -70,6 +71,11 @@ struct Provider: Sendable {
             transactions: transactions, clock: clock, audiences: [issuer, issuer + "/token", issuer + "/par"],
             issuer: issuer, fapi2Everywhere: fapi2Everywhere)
         cookies = HostedCookies(secure: publicURL.scheme == "https")
+        let backchannel = BackchannelService(
+            transactions: transactions, clock: clock, random: random, push: secondFactors.push, outbox: outbox,
+            hintedSubject: { token, client in minter.hintedSubject(token, clientID: client)?.subject })
+        self.backchannel = backchannel
+        secondFactors.push.decided.add { purpose, _, now, db in try backchannel.decided(purpose, now: now, on: db) }
     }
 
     func register(
@@ -86,7 +92,8 @@ struct Provider: Sendable {
             brand: brand, defaultLanguage: language
         ).register(on: &router)
         TokenRoutes(
-            tokens: tokens, flows: flows, dpop: dpop, fapi2Everywhere: fapi2Everywhere, clients: clientAuthentication,
+            tokens: tokens, flows: flows, dpop: dpop, backchannel: backchannel, fapi2Everywhere: fapi2Everywhere,
+            clients: clientAuthentication,
             minter: minter, keys: keys,
             metadata: ProviderMetadata(
                 issuer: issuer, registration: registration != .off,

@@ -38,6 +38,10 @@ struct ProviderMetadata: Sendable {
             "grant_types_supported": list(OIDCClient.GrantType.allCases.map(\.rawValue)),
             // RFC 8628 §4.
             "device_authorization_endpoint": .string(endpoint("/device_authorization")),
+            // CIBA Core §4.
+            "backchannel_authentication_endpoint": .string(endpoint("/bc-authorize")),
+            "backchannel_token_delivery_modes_supported": list(["poll", "ping"]),
+            "backchannel_user_code_parameter_supported": .bool(false),
             "subject_types_supported": list(["public"]),
             // FAPI 2.0 §5.4.1: ES256 alone under the server-wide switch (never RS256).
             "id_token_signing_alg_values_supported": list(fapi2 ? ["ES256"] : ["ES256", "RS256"]),

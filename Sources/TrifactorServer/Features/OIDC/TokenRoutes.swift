@@ -14,6 +14,7 @@ struct TokenRoutes: Sendable {
     let tokens: TokenService
     let flows: FlowService
     let dpop: DPoP
+    let backchannel: BackchannelService
     /// Every client is held to FAPI 2.0 (`TRIFACTOR_OIDC_FAPI2`).
     var fapi2Everywhere = false
     let clients: ClientAuthentication
@@ -27,6 +28,7 @@ struct TokenRoutes: Sendable {
         router.add("POST", "/token", execution: .database, oauth(token))
         router.add("POST", "/par", execution: .database, oauth(par))
         router.add("POST", "/device_authorization", execution: .database, oauth(deviceAuthorization))
+        router.add("POST", "/bc-authorize", execution: .database, oauth(backchannelAuthorize))
         router.add("GET", "/userinfo", execution: .database, userInfo)
         router.add("POST", "/userinfo", execution: .database, userInfo)
         router.add("POST", "/revoke", execution: .database, oauth(revoke))
@@ -182,6 +184,11 @@ struct TokenRoutes: Sendable {
         case "urn:ietf:params:oauth:grant-type:device_code":
             issued = try devices.redeem(
                 deviceCode: form.raw("device_code") ?? "", client: client, dpop: proof, audit: audit)
+        case OIDCClient.GrantType.ciba.rawValue:
+            guard let id = form.raw("auth_req_id"), !id.isEmpty else {
+                throw OAuthError.invalidRequest("auth_req_id is required.")
+            }
+            issued = try tokens.backchannel(id, client: client, dpop: proof, audit: audit)
         case nil:
             throw OAuthError.invalidRequest("grant_type is required.")
         default:

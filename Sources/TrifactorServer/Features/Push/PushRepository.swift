@@ -14,6 +14,8 @@ enum PushRepository {
         let expiresAt: Int64
         let choices: [Int]
         let purpose: Purpose
+        /// What the device shows beside the numbers: a client's `binding_message` (OpenID CIBA).
+        let message: String?
     }
 
     /// Writes an approval row, pending for `PushService.lifetime`; no user and
@@ -21,19 +23,19 @@ enum PushRepository {
     /// device ever sees).
     static func insert(
         id: ApprovalID, userID: UserID?, factorID: FactorID?, emailKey: String?, purpose: Purpose, number: Int,
-        choices: [Int],
+        choices: [Int], message: String? = nil, lifetime: Int64 = PushService.lifetime,
         client: AuditContext, now: Int64, on db: any SQLConnection
     ) throws {
         try db.execute(
             """
-            INSERT INTO push_approvals (id, user_id, factor_id, purpose, number, choices, ip, user_agent, status, created_at, expires_at, email_key)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+            INSERT INTO push_approvals (id, user_id, factor_id, purpose, number, choices, ip, user_agent, status, created_at, expires_at, email_key, message)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
             """,
             [
                 id.sql, SQLValue(userID?.raw), .text(factorID?.raw ?? ""), purpose.sql, .int(Int64(number)),
                 StoredList.encode(choices.map(String.init)), .text(client.ip),
                 SQLValue(client.userAgent.map { String($0.prefix(200)) }),
-                ApprovalStatus.pending.sql, .int(now), .int(now + PushService.lifetime), SQLValue(emailKey),
+                ApprovalStatus.pending.sql, .int(now), .int(now + lifetime), SQLValue(emailKey), SQLValue(message),
             ])
     }
 
@@ -81,7 +83,7 @@ enum PushRepository {
     static func waiting(for factorID: FactorID, now: Int64, on db: any SQLConnection) throws -> [Waiting] {
         try db.query(
             """
-            SELECT id, ip, user_agent, created_at, expires_at, choices, purpose FROM push_approvals
+            SELECT id, ip, user_agent, created_at, expires_at, choices, purpose, message FROM push_approvals
             WHERE factor_id = $1 AND status = 'pending' AND expires_at > $2 ORDER BY created_at
             """, [factorID.sql, .int(now)]
         ).map { row in
@@ -93,7 +95,7 @@ enum PushRepository {
                         throw StoreError(.decoding, detail: "choice \(item.prefix(8)) is not a number")
                     }
                     return n
-                }, purpose: try Purpose(stored: try row.text("purpose")))
+                }, purpose: try Purpose(stored: try row.text("purpose")), message: try row.optionalText("message"))
         }
     }
 

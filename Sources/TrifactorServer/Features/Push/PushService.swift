@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 import HTTP
 import Store
+import Synchronization
 
 /// Sign-in approved on the phone, with number matching. The browser's
 /// sign-in shows a two-digit number; the enrolled device, polling for its
@@ -28,6 +29,9 @@ struct PushService: Sendable {
     let clock: Clock
     let random: RandomSource
     let changes: ChangeFeed
+    /// What other features do, in the decision's transaction, when a device decides (the OpenID Provider pings a
+    /// CIBA client).
+    var decided = PushDecisionHooks()
 
     /// The number to match and three choices holding it, shuffled.
     func numbers() -> (number: Int, choices: [Int]) {
@@ -43,7 +47,10 @@ struct PushService: Sendable {
 
     /// Pushes a sign-in of `factor`'s user to that device.
     /// - Returns: nil when the user had 3 pushes in the last 10 minutes (then only the device signature path is offered).
-    func create(for factor: Factor, purpose: Purpose, client: AuditContext, now: Date) throws -> Created? {
+    func create(
+        for factor: Factor, purpose: Purpose, message: String? = nil, lifetime: Int64 = Self.lifetime,
+        client: AuditContext, now: Date
+    ) throws -> Created? {
         let (number, choices) = numbers()
         let id = ApprovalID.random(using: random)
         let created = try transactions.write { db -> Bool in
@@ -58,8 +65,7 @@ struct PushService: Sendable {
             }
             try PushRepository.insert(
                 id: id, userID: factor.userID, factorID: factor.id, emailKey: nil, purpose: purpose, number: number,
-                choices: choices,
-                client: client, now: now.millis, on: db)
+                choices: choices, message: message, lifetime: lifetime, client: client, now: now.millis, on: db)
             try AuditLog.append(
                 client.event(
                     .pushSent, .success, userID: factor.userID, detail: "approval=\(id.raw) device=\(factor.id.raw)"),
@@ -103,7 +109,8 @@ struct PushService: Sendable {
         return try transactions.read { try PushRepository.waiting(for: device.id, now: now, on: $0) }.map {
             PendingApproval(
                 approvalID: $0.id, ip: $0.ip, userAgent: $0.userAgent, createdAt: Date(millis: $0.createdAt),
-                expiresAt: Date(millis: $0.expiresAt), choices: $0.choices, purpose: $0.purpose.label)
+                expiresAt: Date(millis: $0.expiresAt), choices: $0.choices, purpose: $0.purpose.label,
+                message: $0.message)
         }
     }
 
@@ -151,7 +158,7 @@ struct PushService: Sendable {
                 case .passwordReset(let resetHash):
                     // A pushed reset is ended the same way: whoever holds the mailbox cannot keep pushing it.
                     _ = try PasswordResetCodes.spend(hash: resetHash, now: now, on: db)
-                case .stepUp, .authorization:
+                case .stepUp, .authorization, .backchannel:
                     break
                 }
                 try PushRepository.denyPending(for: purpose, now: now, on: db)
@@ -172,6 +179,7 @@ struct PushService: Sendable {
                     ),
                     at: now, on: db)
             }
+            try decided.run(try Purpose(stored: pending.purpose), status, now: now, on: db)
             return status
         }
         changes.publish("approval:\(id.raw)")
@@ -205,4 +213,21 @@ struct PushService: Sendable {
 enum PushFailure: Error, Equatable {
     /// No such pending approval (unknown, decided, expired, or another device's).
     case notFound
+}
+
+/// What other features do, in the same transaction, when a device decides an approval. Registered once at start-up,
+/// so the push feature never reaches into another feature's tables.
+final class PushDecisionHooks: Sendable {
+    typealias Hook =
+        @Sendable (_ purpose: Purpose, _ status: ApprovalStatus, _ now: Int64, any SQLConnection) throws
+        -> Void
+    private let hooks = Mutex<[Hook]>([])
+
+    init() {}
+
+    func add(_ hook: @escaping Hook) { hooks.withLock { $0.append(hook) } }
+
+    func run(_ purpose: Purpose, _ status: ApprovalStatus, now: Int64, on db: any SQLConnection) throws {
+        for hook in hooks.withLock({ $0 }) { try hook(purpose, status, now, db) }
+    }
 }

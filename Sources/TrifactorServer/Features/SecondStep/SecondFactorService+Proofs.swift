@@ -33,7 +33,7 @@ extension SecondFactorService {
         switch purpose {
         case .signIn(let hash): _ = try PendingSignInRepository.usePending(tokenHash: hash, now: now, on: db)
         case .stepUp(let session): _ = try SessionRepository.end(session, at: now, reason: .attemptsExhausted, on: db)
-        case .authorization, .passwordReset: break
+        case .authorization, .passwordReset, .backchannel: break
         }
     }
 

@@ -1,0 +1,193 @@
+import Core
+import Crypto
+import Foundation
+import JOSE
+import Messaging
+import Store
+
+/// OpenID CIBA Core 1.0: a client (a bank's call centre, a shop's counter) asks for a user's approval without a
+/// browser. `/bc-authorize` checks the request and pushes it to the user's device, the binding message beside three
+/// numbers; the user picks the number the client shows them (the answer's `binding_number`). The client polls the
+/// token endpoint, or (ping mode) is told at its notification endpoint first. A hint that names nobody who can
+/// approve gets the same answer as any other, so the endpoint never tells who has an account; such a request simply
+/// expires. The same push approvals, limits and audit log as sign-ins.
+struct BackchannelService: Sendable {
+    let transactions: Transactions
+    let clock: Clock
+    let random: RandomSource
+    let push: PushService
+    let outbox: Outbox
+    /// The subject of a valid ID token this server issued to the client (CIBA Core §7.1 `id_token_hint`).
+    let hintedSubject: @Sendable (_ token: String, _ clientID: String) -> String?
+
+    /// The polling interval the answer names (CIBA Core §7.3), in seconds.
+    static let interval = 5
+    /// Lifetimes a client may ask for with `requested_expiry`, and the default.
+    static let lifetimes = 30...300
+    static let defaultLifetime = 120
+    /// Requests per client: 30 at once, then one a second; at most 500 waiting at once.
+    static let perClient = RateLimiter.Limit(burst: 30, rate: 1)
+    static let maxWaiting: Int64 = 500
+    /// CIBA Core §7.1 leaves the binding message's length to the server: short enough to read on a phone.
+    static let maxBindingMessage = 100
+
+    /// What `/bc-authorize` answers (CIBA Core §7.3), and the number to read to the user.
+    struct Started: Sendable {
+        let authReqID: String
+        let expiresIn: Int
+        let interval: Int
+        let number: Int
+    }
+
+    /// Checks a back-channel authentication request of `client` and sends it to the user's device.
+    /// - Throws: `OAuthError` with CIBA Core §13's codes.
+    func start(_ p: [String: String], client: OIDCClient, audit: AuditContext) throws -> Started {
+        guard client.grantTypes.contains(.ciba), let mode = client.cibaMode else {
+            throw OAuthError(code: "unauthorized_client", description: "This client is not registered for CIBA.")
+        }
+        guard let scopes = Scope.parse(p["scope"] ?? ""), scopes.contains("openid") else {
+            throw OAuthError.invalidScope("scope must include openid (CIBA Core §7.1).")
+        }
+        if let refused = scopes.first(where: { OIDCClient.knownScopes.contains($0) && !client.scopes.contains($0) }) {
+            throw OAuthError.invalidScope("This client may not ask for the scope \(refused.prefix(64)).")
+        }
+        let hints = ["login_hint", "login_hint_token", "id_token_hint"].filter { p[$0] != nil }
+        guard hints.count == 1 else {
+            throw OAuthError.invalidRequest("Send exactly one of login_hint, login_hint_token and id_token_hint.")
+        }
+        let who = try Self.hinted(p, client: client, subject: hintedSubject)
+        let message = p["binding_message"]
+        if let message {
+            guard (1...Self.maxBindingMessage).contains(message.count),
+                !message.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            else {
+                throw OAuthError(
+                    code: "invalid_binding_message",
+                    description: "binding_message must be 1 to \(Self.maxBindingMessage) characters of plain text.")
+            }
+        }
+        var lifetime = Self.defaultLifetime
+        if let text = p["requested_expiry"] {
+            guard text.count <= 6, let seconds = Int(text), seconds > 0 else {
+                throw OAuthError.invalidRequest("requested_expiry must be a positive whole number of seconds.")
+            }
+            lifetime = min(max(seconds, Self.lifetimes.lowerBound), Self.lifetimes.upperBound)
+        }
+        let token = p["client_notification_token"]
+        if mode == .ping {
+            // CIBA Core §7.1: required in ping mode; a bearer token (RFC 6750 §2.1's characters), at most 1024.
+            guard let token, (1...1024).contains(token.utf8.count),
+                token.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7f })
+            else {
+                throw OAuthError.invalidRequest(
+                    "client_notification_token is required in the ping mode (1024 at most).")
+            }
+        }
+        let acr = ACR.requested((p["acr_values"] ?? "").split(separator: " ").map(String.init))
+        let authReqID = Base64URL.encode(random.bytes(32))
+        let id = SHA256.hex(authReqID)
+        let now = clock.now()
+        // The user and device that can approve, if any: a disabled account, or one without a device, gets nothing.
+        let device = try transactions.read { db -> Factor? in
+            let user =
+                switch who {
+                case .email(let email): try AccountRepository.find(email: email, on: db)
+                case .subject(let subject): try AccountRepository.find(id: UserID(subject), on: db)
+                }
+            guard let user, user.disabledAt == nil else { return nil }
+            let devices = try FactorRepository.list(user.id, on: db).filter { $0.kind == .device }
+            // The device with an approval key (released by the user's check) first: it reaches the hardware level.
+            return devices.first { if case .device(let keys) = $0.credential { keys.approval != nil } else { false } }
+                ?? devices.first
+        }
+        try transactions.write { db in
+            if let wait = try RateLimiter.take(
+                "ciba:client:\(client.id)", limit: Self.perClient, nowMillis: now.millis, on: db)
+            {
+                throw OAuthError(
+                    code: "slow_down", description: "Too many requests: try again in \(wait) s.", status: 429,
+                    retryAfter: wait)
+            }
+            guard try BackchannelRepository.waiting(clientID: client.id, now: now.millis, on: db) < Self.maxWaiting
+            else {
+                throw OAuthError(
+                    code: "slow_down", description: "This client has \(Self.maxWaiting) requests waiting.",
+                    status: 429, retryAfter: 60)
+            }
+        }
+        var caller = audit
+        caller.brand = AuditContext.brand(client.name)
+        // At most 3 pushes per user in 10 minutes, as for sign-ins: past that, the request waits for nothing.
+        let pushed = try device.flatMap { factor in
+            try push.create(
+                for: factor, purpose: .backchannel(requestHash: id),
+                message: message.map { "\(client.name): \($0)" } ?? client.name, lifetime: Int64(lifetime) * 1000,
+                client: caller, now: now)
+        }
+        let request = BackchannelRequest(
+            id: id, clientID: client.id, userID: pushed == nil ? nil : device?.userID.raw, scopes: scopes, acr: acr,
+            bindingMessage: message, approvalID: pushed?.id.raw, status: .pending, interval: Self.interval,
+            polledAt: nil, createdAt: now.millis, expiresAt: now.millis + Int64(lifetime) * 1000)
+        try transactions.write { db in
+            try BackchannelRepository.insert(request, on: db)
+            if mode == .ping, let token, let endpoint = client.cibaEndpoint {
+                // Held until the device decides (CIBA Core §10.2), then sent, and retried, by the outbox.
+                let body = String(
+                    decoding: JSONValue.serialize(["auth_req_id": .string(authReqID), "token": .string(token)]),
+                    as: UTF8.self)
+                try outbox.enqueue(
+                    channel: .cibaPing, to: endpoint, text: body, ref: "ciba:\(id)", held: true, now: now.millis,
+                    on: db)
+            }
+            try AuditLog.append(
+                audit.event(
+                    .oidcBackchannelStarted, .success, userID: device.map(\.userID),
+                    detail:
+                        "client=\(client.id) \(pushed == nil ? "no device asked" : "approval=\(pushed?.id.raw ?? "")")"),
+                at: now.millis, on: db)
+        }
+        // A number like the one a device shows, for a hint that reached none: the answer looks the same.
+        let number = pushed?.number ?? (10 + Int(random.uniform(90)))
+        return Started(authReqID: authReqID, expiresIn: lifetime, interval: Self.interval, number: number)
+    }
+
+    /// Whom a request names.
+    enum Hinted {
+        case email(String)
+        case subject(String)
+    }
+
+    /// The user a request's one hint names: an email (`login_hint`), an RFC 9493 subject identifier of format
+    /// `email` (`login_hint_token`, a JSON object `{"sub_id": {"format": "email", "email": …}}`), or the subject of
+    /// an ID token issued to this client (`id_token_hint`).
+    static func hinted(
+        _ p: [String: String], client: OIDCClient, subject: (String, String) -> String?
+    ) throws -> Hinted {
+        if let hint = p["login_hint"] {
+            guard let email = EmailAddress(hint) else {
+                throw OAuthError.invalidRequest("login_hint must be the user's email address.")
+            }
+            return .email(email.value)
+        }
+        if let token = p["login_hint_token"] {
+            guard token.utf8.count <= 2048, let object = try? JSONValue.parseObject(Array(token.utf8)),
+                let id = object["sub_id"]?.object, id["format"]?.string == "email",
+                let email = id["email"]?.string.flatMap(EmailAddress.init)
+            else {
+                throw OAuthError.invalidRequest(
+                    "login_hint_token must be {\"sub_id\": {\"format\": \"email\", \"email\": …}} (RFC 9493).")
+            }
+            return .email(email.value)
+        }
+        guard let token = p["id_token_hint"], let found = subject(token, client.id) else {
+            throw OAuthError.invalidRequest("id_token_hint is not an ID token issued to this client.")
+        }
+        return .subject(found)
+    }
+
+    /// The device decided (in its transaction): a ping-mode client's held ping goes out now.
+    func decided(_ purpose: Purpose, now: Int64, on db: any SQLConnection) throws {
+        guard case .backchannel(let id) = purpose else { return }
+        try outbox.release(ref: "ciba:\(id)", now: now, on: db)
+    }
+}
