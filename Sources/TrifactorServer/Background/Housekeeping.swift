@@ -95,6 +95,10 @@ enum Housekeeping {
             + db.execute("DELETE FROM oidc_dpop_proofs WHERE expires_at < $1", [.int(now)])
             // Device codes a day past their ten minutes (until then a late poll still hears expired_token).
             + db.execute("DELETE FROM oidc_device_codes WHERE expires_at < $1", [.int(now - day)])
+            // CIBA requests a day past their expiry, and the pings of those never decided (held, never to be sent).
+            + db.execute("DELETE FROM oidc_backchannel_requests WHERE expires_at < $1", [.int(now - day)])
+            + db.execute(
+                "DELETE FROM outbox WHERE status = 'held' AND ref LIKE 'ciba:%' AND created_at < $1", [.int(now - day)])
         return report
     }
 }

@@ -73,11 +73,6 @@ enum BackchannelRepository {
         return (try row.value("status"), try row.int("expires_at"), FactorID(try row.text("factor_id")))
     }
 
-    /// Requests past their expiry, kept a day for the audit trail's sake, then deleted.
-    static func sweep(before: Int64, on db: any SQLConnection) throws {
-        try db.execute("DELETE FROM oidc_backchannel_requests WHERE expires_at < $1", [.int(before)])
-    }
-
     private static func record(_ r: Row) throws -> BackchannelRequest {
         BackchannelRequest(
             id: try r.text("id"), clientID: try r.text("client_id"), userID: try r.optionalText("user_id"),
