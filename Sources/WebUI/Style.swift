@@ -64,7 +64,7 @@ package enum Style {
         .total{display:flex;flex-wrap:wrap;justify-content:space-between;align-items:baseline;gap:.25rem 1rem;background:var(--brand);color:#fff}
         .total .label{color:#fff}.total strong{font-size:1.6rem}
         .money{transition:filter .15s}.veiled .money{filter:blur(.6rem)}
-        dl.summary{display:grid;grid-template-columns:minmax(6rem,auto) 1fr;gap:.4rem 1rem;margin:0}dl.summary dt{color:var(--muted)}
+        dl.summary{display:grid;grid-template-columns:minmax(6rem,auto) 1fr;gap:.4rem 1rem;margin:0}dl.summary+*{margin-top:1rem}dl.summary dt{color:var(--muted)}
         dl.summary dd{margin:0;font-weight:600;overflow-wrap:anywhere}
         .big{font-size:1.6rem}
         table{width:100%;border-collapse:collapse}caption{text-align:start;font-weight:600;padding:0 0 .5rem}
