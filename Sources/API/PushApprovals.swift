@@ -12,17 +12,15 @@ public struct PendingApproval: Codable, Sendable, Equatable {
     public var choices: [Int]
     /// What approving does: `signin` (a sign-in) or `reset` (a password reset); a device says which.
     public var purpose: String?
-    /// For `ciba` (an app asking on the user's behalf, OpenID CIBA): the app's message, shown beside the numbers
-    /// ("Transfer EUR 250.00 to Erika Mustermann"), and the app's name.
+    /// For `ciba` (an app asking on the user's behalf, OpenID CIBA): the app's name and message, shown beside the
+    /// numbers ("Bank by phone: Transfer EUR 250.00 to Erika Mustermann").
     public var message: String?
-    public var client: String?
     public init(
         approvalID: String, ip: String?, userAgent: String?, createdAt: Date, expiresAt: Date, choices: [Int],
-        purpose: String? = nil, message: String? = nil, client: String? = nil
+        purpose: String? = nil, message: String? = nil
     ) {
         self.purpose = purpose
         self.message = message
-        self.client = client
         self.approvalID = approvalID
         self.ip = ip
         self.userAgent = userAgent
@@ -36,7 +34,7 @@ public struct PendingApproval: Codable, Sendable, Equatable {
         case userAgent = "user_agent"
         case createdAt = "created_at"
         case expiresAt = "expires_at"
-        case choices, purpose, message, client
+        case choices, purpose, message
     }
 }
 

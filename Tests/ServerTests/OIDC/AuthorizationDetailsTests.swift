@@ -1,4 +1,5 @@
 import API
+import Foundation
 import JOSE
 import Testing
 
@@ -34,9 +35,12 @@ import Testing
         let p = try #require(details.payment)
         #expect(p.creditorIBAN == "DE89370400440532013000")
         #expect(p.remittance == "Invoice 42")
-        #expect(details.action["amount"] == .string("250.00"))
-        #expect(details.action["payee"] == .string("Erika Mustermann"))
-        #expect(details.action["details"] == .string(details.hash))
+        let action = details.action(client: "bank")
+        #expect(action["amount"] == .string("250.00"))
+        #expect(action["payee"] == .string("Erika Mustermann"))
+        #expect(action["details"] == .string(details.hash))
+        // Bound to its client: another client's approval of the same payment is another action.
+        #expect(action != details.action(client: "other"))
         #expect(IBAN.grouped(p.creditorIBAN) == "DE89 3704 0044 0532 0130 00")
     }
 
@@ -66,6 +70,10 @@ import Testing
         #expect(Self.refusal(Self.payment(iban: "DE88 3704 0044 0532 0130 00"))?.contains("IBAN") == true)
         #expect(Self.refusal(Self.payment(extra: #","bic":"COBADEFFXXX""#))?.contains("bic") == true)
         #expect(Self.refusal(#"[{"type":"account_information"}]"#)?.contains("does not know") == true)
+        // A bidi override or a zero-width character would make the payee read as another.
+        let spoofed = Self.payment().replacingOccurrences(of: "Erika Mustermann", with: "Erika\u{202E}nnamretsuM")
+        #expect(Self.refusal(spoofed)?.contains("creditorName") == true)
+        #expect(Self.refusal(Self.payment(extra: #","identifier":"order-42","datatypes":["balances"]"#)) == nil)
         #expect(Self.refusal("{}") != nil)
         #expect(Self.refusal("[]") != nil)
         #expect(Self.refusal(#"[{"type":"payment_initiation","type":"x"}]"#) != nil)

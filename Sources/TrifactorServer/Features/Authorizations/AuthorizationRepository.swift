@@ -51,11 +51,14 @@ enum AuthorizationRepository {
             [id.sql, userID.sql, .int(now)])?.text("action_hash")
     }
 
-    /// Approves a pending, unexpired authorization; false otherwise.
-    static func approve(_ id: AuthorizationID, now: Int64, on db: any SQLConnection) throws -> Bool {
+    /// Approves a pending, unexpired authorization, which then lives `lifetime` from now (time to spend it, however
+    /// long the user took to read it); false otherwise.
+    static func approve(_ id: AuthorizationID, now: Int64, lifetime: Int64, on db: any SQLConnection) throws -> Bool {
         try db.execute(
-            "UPDATE authorizations SET status = 'approved', approved_at = $2 WHERE id = $1 AND status = 'pending' AND expires_at > $2",
-            [id.sql, .int(now)]) == 1
+            """
+            UPDATE authorizations SET status = 'approved', approved_at = $2, expires_at = $3
+            WHERE id = $1 AND status = 'pending' AND expires_at > $2
+            """, [id.sql, .int(now), .int(now + lifetime)]) == 1
     }
 
     /// Voids the authorization while it is in `state` (pending or approved); false otherwise.

@@ -119,7 +119,7 @@ struct AuthorizationService: Sendable {
                 try AuthorizationRepository.void(id, whileIn: .pending, on: db)
             },
             then: { db, _ -> Result<Void, any Error> in
-                guard try AuthorizationRepository.approve(id, now: now.millis, on: db) else {
+                guard try AuthorizationRepository.approve(id, now: now.millis, lifetime: Self.lifetime, on: db) else {
                     return .failure(AuthorizationFailure.notFound)
                 }
                 try AuditLog.append(

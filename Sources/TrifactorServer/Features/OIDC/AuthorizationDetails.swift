@@ -39,12 +39,16 @@ struct AuthorizationDetails: Sendable, Equatable, Codable {
     var hash: String { SHA256.hex(canonical) }
 
     /// The action the second factor is bound to: a transfer (so its code's text names amount and payee, as the bank's
-    /// transfers do) that carries the hash of every detail, or the details' hash alone for other types.
-    var action: [String: JSONScalar] {
-        guard let p = payment else { return ["type": .string("authorization_details"), "details": .string(hash)] }
+    /// transfers do) that carries the hash of every detail and the client it is for, or those alone for other types.
+    /// Another client, or the API's own bound actions, cannot spend it: their action differs.
+    func action(client: String) -> [String: JSONScalar] {
+        guard let p = payment else {
+            return ["type": .string("authorization_details"), "details": .string(hash), "client": .string(client)]
+        }
         return [
             "type": .string("transfer"), "amount": .string(p.amount), "currency": .string(p.currency),
             "payee": .string(p.creditorName), "to": .string(p.creditorIBAN), "details": .string(hash),
+            "client": .string(client),
         ]
     }
 
@@ -92,8 +96,8 @@ extension AuthorizationError {
 extension AuthorizationDetails.Payment {
     /// The members a `payment_initiation` may have: RFC 9396 §2.2's common fields and the payment's own.
     static let members: Set<String> = [
-        "type", "actions", "locations", "instructedAmount", "creditorName", "creditorAccount", "debtorAccount",
-        "remittanceInformationUnstructured",
+        "type", "actions", "locations", "datatypes", "identifier", "privileges", "instructedAmount", "creditorName",
+        "creditorAccount", "debtorAccount", "remittanceInformationUnstructured",
     ]
 
     /// Checks one `payment_initiation` object: a positive amount in the currency's minor units, a creditor named and
@@ -101,7 +105,10 @@ extension AuthorizationDetails.Payment {
     static func parse(_ o: [String: JSONValue], at index: Int) throws(AuthorizationError) -> Self {
         let at = "authorization_details[\(index)]"
         if let unknown = o.keys.sorted().first(where: { !members.contains($0) }) {
-            throw .invalidDetails("\(at).\(unknown.prefix(40)) is not a member of payment_initiation.")
+            // RFC 6749 §5.2: an error_description holds printable ASCII but `"` and `\`.
+            let name = String(
+                unknown.prefix(40).map { $0.isASCII && $0 != "\"" && $0 != "\\" && !$0.isWhitespace ? $0 : "?" })
+            throw .invalidDetails("\(at).\(name) is not a member of payment_initiation.")
         }
         if let actions = o["actions"] {
             guard let list = actions.strings, !list.isEmpty,
@@ -112,6 +119,17 @@ extension AuthorizationDetails.Payment {
             guard let list = locations.strings, !list.isEmpty, list.count <= 5,
                 list.allSatisfy({ URLComponents(string: $0)?.scheme == "https" && $0.utf8.count <= 512 })
             else { throw .invalidDetails("\(at).locations must list https URLs.") }
+        }
+        for name in ["datatypes", "privileges"] {
+            if let value = o[name] {
+                guard let list = value.strings, (1...10).contains(list.count), list.allSatisfy({ isText($0, max: 64) })
+                else { throw .invalidDetails("\(at).\(name) must list 1 to 10 short strings.") }
+            }
+        }
+        if let value = o["identifier"] {
+            guard case .string(let text) = value, isText(text, max: 128) else {
+                throw .invalidDetails("\(at).identifier must be 1 to 128 characters.")
+            }
         }
         guard case .object(let amount)? = o["instructedAmount"], amount.count == 2,
             case .string(let currency)? = amount["currency"], case .string(let value)? = amount["amount"]
@@ -161,12 +179,14 @@ extension AuthorizationDetails.Payment {
     }
 
     private static func isText(_ text: String, max: Int) -> Bool {
-        (1...max).contains(text.count) && text.trimmingCharacters(in: .whitespaces) == text
-            && !text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        (1...max).contains(text.count) && text.trimmingCharacters(in: .whitespaces) == text && Self.isPlain(text)
     }
 
-    /// "EUR 250.00 to Erika Mustermann": how the pages state it.
-    var sentence: String { "\(currency) \(amount) → \(creditorName)" }
+    /// No control or format characters: a bidi override or a zero-width character would make a payee read as
+    /// another on the page, in the text and on the device.
+    static func isPlain(_ text: String) -> Bool {
+        !text.unicodeScalars.contains { [.control, .format].contains($0.properties.generalCategory) }
+    }
 }
 
 /// ISO 13616 International Bank Account Numbers.

@@ -59,7 +59,7 @@ struct BackchannelService: Sendable {
         let message = p["binding_message"]
         if let message {
             guard (1...Self.maxBindingMessage).contains(message.count),
-                !message.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+                AuthorizationDetails.Payment.isPlain(message)
             else {
                 throw OAuthError(
                     code: "invalid_binding_message",
@@ -105,13 +105,15 @@ struct BackchannelService: Sendable {
                 "ciba:client:\(client.id)", limit: Self.perClient, nowMillis: now.millis, on: db)
             {
                 throw OAuthError(
-                    code: "slow_down", description: "Too many requests: try again in \(wait) s.", status: 429,
+                    code: "temporarily_unavailable", description: "Too many requests: try again in \(wait) s.",
+                    status: 429,
                     retryAfter: wait)
             }
             guard try BackchannelRepository.waiting(clientID: client.id, now: now.millis, on: db) < Self.maxWaiting
             else {
                 throw OAuthError(
-                    code: "slow_down", description: "This client has \(Self.maxWaiting) requests waiting.",
+                    code: "temporarily_unavailable",
+                    description: "This client has \(Self.maxWaiting) requests waiting.",
                     status: 429, retryAfter: 60)
             }
         }

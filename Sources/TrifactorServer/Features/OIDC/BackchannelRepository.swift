@@ -41,11 +41,20 @@ enum BackchannelRepository {
         try db.queryOne("SELECT \(columns) FROM oidc_backchannel_requests WHERE id = $1", [.text(id)]).map(record)
     }
 
-    /// Records a poll at `now` with the interval the client must keep from now on.
-    static func polled(_ id: String, at now: Int64, interval: Int, on db: any SQLConnection) throws {
+    /// Records a poll at `now` when the last one is at least the interval ago; false for a poll too soon.
+    static func poll(_ id: String, at now: Int64, on db: any SQLConnection) throws -> Bool {
         try db.execute(
-            "UPDATE oidc_backchannel_requests SET polled_at = $2, interval_seconds = $3 WHERE id = $1",
-            [.text(id), .int(now), .int(Int64(interval))])
+            """
+            UPDATE oidc_backchannel_requests SET polled_at = $2
+            WHERE id = $1 AND (polled_at IS NULL OR polled_at <= $2 - interval_seconds * 1000)
+            """, [.text(id), .int(now)]) == 1
+    }
+
+    /// A poll too soon: the interval grows by 5 seconds (CIBA Core §11), counted from this poll.
+    static func slowDown(_ id: String, at now: Int64, on db: any SQLConnection) throws {
+        try db.execute(
+            "UPDATE oidc_backchannel_requests SET polled_at = $2, interval_seconds = interval_seconds + 5 WHERE id = $1",
+            [.text(id), .int(now)])
     }
 
     /// Moves a pending request to `status`; false when it was no longer pending (another poll got there first).

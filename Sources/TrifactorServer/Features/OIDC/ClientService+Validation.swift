@@ -91,6 +91,11 @@ extension ClientService {
                 refuse("backchannel_logout_uri", reason)
             }
         }
+        // RFC 8628 §5.4: a device code's link is a phishing lure in a stranger's hands (it opens the real server's
+        // page, naming the stranger's app): only the operator's clients may ask for one.
+        if grants.contains(.deviceCode) && registrar == .dynamic {
+            refuse("grant_types", "the device grant is for clients the operator registers")
+        }
         // CIBA Core §4: a confidential client, told the outcome by polling or by a ping to its endpoint.
         var cibaMode: OIDCClient.CIBAMode?
         if grants.contains(.ciba) {

@@ -20,7 +20,7 @@ struct FlowService: Sendable {
     var requirePushedRequests = false
     /// Every client is held to FAPI 2.0 (`TRIFACTOR_OIDC_FAPI2`), not only those registered so.
     var fapi2Everywhere = false
-    /// The operator's authorization details types, by name (RFC 9396 §2, `TRIFACTOR_OIDC_AUTHORIZATION_DETAILS`).
+    /// The operator's authorization details types, by name (RFC 9396 §2, `TRIFACTOR_OIDC_AUTHORIZATION_DETAILS_TYPES`).
     var detailsSchemas: [String: DetailsSchema] = [:]
 
     /// Whether `client` is held to the FAPI 2.0 Security Profile.

@@ -13,7 +13,16 @@ extension TokenRoutes {
     /// Errors in RFC 6749 §5.2's form: `invalid_grant` (spent, expired, revoked or never approved),
     /// `invalid_authorization_details` (different details: now void), `invalid_request`.
     func consumeDetails(_ request: Request, _ form: Form) throws -> Response {
+        try auditingRefusals(request, form) { try consume(request, form) }
+    }
+
+    private func consume(_ request: Request, _ form: Form) throws -> Response {
         let client = try fapiAuthenticated(request, form)
+        // Money moves for a client that proves who it is: a public client's id is anyone's to send.
+        guard !client.isPublic else {
+            throw OAuthError(
+                code: "unauthorized_client", description: "Only a client that authenticates may spend approvals.")
+        }
         guard let token = form.raw("token"), !token.isEmpty else {
             throw OAuthError.invalidRequest("token is required: the access token that carries the details.")
         }
@@ -21,9 +30,9 @@ extension TokenRoutes {
             throw OAuthError.invalidRequest("authorization_details is required: the details about to be carried out.")
         }
         let details: AuthorizationDetails
-        do {
+        do throws(AuthorizationError) {
             details = try AuthorizationDetails.parse(text, schemas: flows.detailsSchemas)
-        } catch let error as AuthorizationError {
+        } catch {
             throw OAuthError(code: error.code, description: error.description)
         }
         let now = clock.now().millis
@@ -31,12 +40,34 @@ extension TokenRoutes {
         guard let claims = minter.readAccessToken(token, audiences: Self.anyAudience, now: now),
             let jti = claims.jwtID, claims.string("client_id") == client.id, let dot = jti.firstIndex(of: ".")
         else { throw OAuthError.invalidGrant("The token is not a live access token of this client.") }
+        // RFC 9449 §7: a token bound to a DPoP key is spent with a proof of that key, as it is used anywhere else.
+        if let jkt = claims.values["cnf"]?.object?["jkt"]?.string {
+            guard let header = request.header("dpop") else {
+                throw OAuthError(code: "invalid_dpop_proof", description: "The token is DPoP-bound: send a proof.")
+            }
+            let proof: DPoP.Proof
+            do {
+                proof = try dpop.check(
+                    header, method: "POST", url: minter.issuer + "/authorization_details/consume", accessToken: token,
+                    algorithms: client.fapi2 || fapi2Everywhere ? [.es256] : DPoP.algorithms)
+            } catch let failure as DPoP.Failure {
+                throw failure.tokenEndpointError
+            }
+            guard proof.thumbprint == jkt else {
+                throw OAuthError(code: "invalid_dpop_proof", description: "The proof is not made with the token's key.")
+            }
+        }
+        let grantID = String(jti[..<dot])
         let outcome = try transactions.write { db -> AuthorizationService.Consumption in
-            guard try Self.isLive(jti: jti, on: db), let grant = try GrantRepository.find(String(jti[..<dot]), on: db),
+            guard try Self.isLive(jti: jti, on: db), let grant = try GrantRepository.find(grantID, on: db),
                 let id = grant.authorizationID, let userID = grant.userID
             else { return .notFound }
-            return try AuthorizationService.consume(
-                AuthorizationID(id), userID: UserID(userID), action: details.action, now: now, on: db)
+            let spent = try AuthorizationService.consume(
+                AuthorizationID(id), userID: UserID(userID), action: details.action(client: client.id), now: now,
+                on: db)
+            // Spent (or void): the grant ends, so no token of it says "approved" again, at introspection or anywhere.
+            if spent != .notFound { _ = try GrantRepository.revoke(grantID, at: now, on: db) }
+            return spent
         }
         switch outcome {
         case .used:

@@ -182,8 +182,10 @@ struct TokenRoutes: Sendable {
             issued = try tokens.clientCredentials(
                 client: client, scope: form.raw("scope"), resource: form.raw("resource"), dpop: proof, audit: audit)
         case "urn:ietf:params:oauth:grant-type:device_code":
-            issued = try devices.redeem(
-                deviceCode: form.raw("device_code") ?? "", client: client, dpop: proof, audit: audit)
+            guard let deviceCode = form.raw("device_code"), !deviceCode.isEmpty else {
+                throw OAuthError.invalidRequest("device_code is required.")
+            }
+            issued = try devices.redeem(deviceCode: deviceCode, client: client, dpop: proof, audit: audit)
         case OIDCClient.GrantType.ciba.rawValue:
             guard let id = form.raw("auth_req_id"), !id.isEmpty else {
                 throw OAuthError.invalidRequest("auth_req_id is required.")

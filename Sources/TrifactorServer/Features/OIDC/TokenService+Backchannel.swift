@@ -30,15 +30,15 @@ extension TokenService {
             guard request.expiresAt > now else {
                 return .failure(OAuthError(code: "expired_token", description: "The request has expired: start again."))
             }
-            // §7.3: the client waits `interval` seconds between polls; each poll too soon adds 5 seconds (§11).
-            if let polled = request.polledAt, now - polled < Int64(request.interval) * 1000 {
+            // §7.3: the client waits `interval` seconds between polls; each poll too soon adds 5 seconds (§11). One
+            // conditional write decides, so two polls at once cannot both pass.
+            guard try BackchannelRepository.poll(id, at: now, on: db) else {
                 request.interval += 5
-                try BackchannelRepository.polled(id, at: now, interval: request.interval, on: db)
+                try BackchannelRepository.slowDown(id, at: now, on: db)
                 return .failure(
                     OAuthError(
                         code: "slow_down", description: "Poll every \(request.interval) seconds at most."))
             }
-            try BackchannelRepository.polled(id, at: now, interval: request.interval, on: db)
             guard let userID = request.userID.map(UserID.init), let approval = request.approvalID,
                 let answer = try BackchannelRepository.approval(approval, on: db)
             else { return .failure(Self.pending) }
@@ -54,32 +54,35 @@ extension TokenService {
                 return .failure(Self.denied)
             case .approved: break
             }
-            // The same gates as a pushed sign-in: a frozen second step or a disabled account gets nothing.
             let user = try AccountRepository.find(id: userID, on: db)
             let frozen = try SecondFactorService.frozenApproval(userID, client: audit, now: now, on: db)
-            if user?.disabledAt != nil || frozen != nil {
-                _ = try BackchannelRepository.finish(id, .denied, on: db)
-                return .failure(Self.denied)
-            }
             guard let factor = try FactorRepository.find(answer.factorID, userID: userID, on: db),
-                case .device(let keys) = factor.credential,
-                try PushRepository.consume(
-                    ApprovalID(approval), factorID: factor.id, purpose: .backchannel(requestHash: id), now: now, on: db),
-                try BackchannelRepository.finish(id, .issued, on: db)
+                case .device(let keys) = factor.credential
             else { return .failure(.invalidGrant("auth_req_id was already used.")) }
             // A device key released by the user's check is the hardware-key level; without one, a second factor.
             let verified = keys.approval != nil
             let level: ACR = verified ? .hardwareKey : .mfa
-            if let wanted = request.acr, level < wanted {
+            // The same gates as a pushed sign-in (a frozen second step, a disabled account), and the level asked for:
+            // the request ends denied, and every later poll hears so.
+            let refusal: String? =
+                user?.disabledAt != nil
+                ? "the account is disabled"
+                : frozen != nil
+                    ? "the second step is frozen"
+                    : request.acr.flatMap { level < $0 ? "the device cannot reach \($0.rawValue)" : nil }
+            if let refusal {
+                _ = try BackchannelRepository.finish(id, .denied, on: db)
                 try AuditLog.append(
                     audit.event(
-                        .oidcBackchannelDenied, .denied, userID: userID,
-                        detail: "client=\(client.id) the device cannot reach \(wanted.rawValue)"),
+                        .oidcBackchannelDenied, .denied, userID: userID, detail: "client=\(client.id) \(refusal)"),
                     at: now, on: db)
-                return .failure(
-                    OAuthError(
-                        code: "access_denied", description: "The user's device cannot reach the level asked for."))
+                return .failure(Self.denied)
             }
+            guard
+                try PushRepository.consume(
+                    ApprovalID(approval), factorID: factor.id, purpose: .backchannel(requestHash: id), now: now, on: db),
+                try BackchannelRepository.finish(id, .issued, on: db)
+            else { return .failure(.invalidGrant("auth_req_id was already used.")) }
             let grant = Grant(
                 id: grantID, clientID: client.id, userID: userID.raw, sessionID: nil, scopes: request.scopes,
                 resource: nil, acr: level, amr: verified ? ["hwk", "user", "mfa"] : ["hwk", "mfa"], authTime: now,

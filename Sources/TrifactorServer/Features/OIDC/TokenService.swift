@@ -85,9 +85,15 @@ struct TokenService: Sendable {
             }
             let session = try found.sessionID.flatMap { try SessionRepository.find(id: SessionID($0), on: db) }
             // RFC 9396: details are approved with the code; a flow that has them but no approval never gave one.
-            if request.authorizationDetails != nil {
-                guard found.flow.progress.detailsApproved == true, found.flow.progress.detailsAuthorization != nil
-                else { return .failure(.invalidGrant("The authorization details were not approved.")) }
+            // The approval must be this user's, still approved (not spent, void or expired), and for these very
+            // details: a flow whose account changed after the approval carries none.
+            if let details = request.authorizationDetails {
+                guard found.flow.progress.detailsApproved == true,
+                    let approval = found.flow.progress.detailsAuthorization,
+                    let hash = try AuthorizationRepository.approvedHash(
+                        AuthorizationID(approval), userID: UserID(userID), now: now, on: db),
+                    ConstantTime.equals(hash, AuthorizationService.canonicalHash(details.action(client: client.id)))
+                else { return .failure(.invalidGrant("The authorization details were not approved by this user.")) }
             }
             guard try FlowRepository.exchange(codeHash: codeHash, grantID: grantID, on: db) else {
                 // Redeemed meanwhile by another request: a second use, so what the first gave is revoked.

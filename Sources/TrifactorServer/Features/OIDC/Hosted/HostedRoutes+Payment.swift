@@ -10,11 +10,12 @@ import WebUI
 /// amount and payee; a passkey signs a challenge derived from the details' hash; a wrong code counts against the
 /// approval and the user's lockout alike. The code goes to the client only once it is approved.
 extension HostedRoutes {
-    /// The factors that can approve a payment: those whose proof is bound to it or held by the user (a text names the
-    /// payment; a passkey signs its hash; an authenticator app's code). Recovery codes are for getting back in, and a
-    /// device's push answers sign-ins only.
+    /// The factors that can approve a payment: those whose proof is bound to it (dynamic linking, PSD2 RTS Art. 5): a
+    /// text (or call) that names amount and payee, a passkey that signs a challenge over its hash. An authenticator
+    /// app's code is the same whatever is paid, so it does not approve payments; recovery codes are for getting back
+    /// in; a device approves apps' requests through CIBA.
     static func approving(_ hints: [SessionService.Hint]) -> [SessionService.Hint] {
-        hints.filter { [.phone, .totp, .passkey].contains($0.kind) }
+        hints.filter { [.phone, .passkey].contains($0.kind) }
     }
 
     /// The signed-in caller and the factors that can approve; or where the browser goes instead.
@@ -48,8 +49,15 @@ extension HostedRoutes {
         }
         let t = c.frame.text
         guard let chosen = hints.first(where: { $0.factorID.raw == request.query["factor"] }) ?? hints.first else {
-            // No factor can approve it here: the client hears so instead of a page that cannot go on.
-            return try refuse(c, "access_denied", "The user has no second factor that can approve a payment.")
+            // No factor here can approve a payment: the page says why and how to get one, and goes back to the app.
+            return HostedPage.response(
+                HostedPage.layout(
+                    t("payment.title"), c.frame,
+                    [
+                        statement(details, t),
+                        .element("p", ["class": "error", "role": "alert"], [.text(t("payment.no_factor"))]),
+                        cancelForm(c),
+                    ]), c.frame, status: 409)
         }
         var error = Self.errorSentence(request.query, t)
         if request.query["error"] == "ended" { error = t("payment.ended") }
@@ -79,29 +87,20 @@ extension HostedRoutes {
                         HostedPage.actions([HostedPage.button(t("code.text_me"))]),
                     ])
             ]
-        case .totp, .passkey:
-            // Nothing is sent for these: the approval (and a passkey's challenge over the details' hash) is made as
-            // the page is drawn; a reload keeps it, so its wrong codes still count.
+        case .passkey:
+            // Nothing is sent: the approval and the passkey's challenge over the details' hash are made as the page is
+            // drawn (a reload asks the same approval again, so its count of refusals still counts).
             let created: AuthorizationService.Created?
             do {
                 created = try approval(
-                    &c, chosen, details, caller, Self.audit(request, for: c.client, t),
-                    challenge: chosen.kind == .passkey)
+                    &c, chosen, details, caller, Self.audit(request, for: c.client, t), challenge: true)
             } catch AuthorizationFailure.unverifiedEmail {
                 return try refuse(c, "access_denied", "The user's email address is not verified yet.")
             } catch let failure as SecondFactorFailure {
-                var query: [String: String] = [:]
-                for pair in Self.errorQuery(failure).split(separator: "&") {
-                    let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
-                    if parts.count == 2 { query[parts[0]] = parts[1] }
-                }
-                error = Self.errorSentence(query, t)
+                error = Self.sentence(failure, t)
                 created = nil
             }
-            if chosen.kind == .totp {
-                step = [codeForm(c, factor, error: error, label: t("code.totp.label"), hint: t("code.totp.hint"))]
-                error = nil
-            } else if case .passkey(let options)? = created?.challenge, let json = try? JSONEncoder().encode(options) {
+            if case .passkey(let options)? = created?.challenge, let json = try? JSONEncoder().encode(options) {
                 c.frame.script = true
                 step = [passkeyForm(c, factor, options: json, passkey: chosen.displayName)]
             }
@@ -132,8 +131,17 @@ extension HostedRoutes {
             if let text = p.remittance { rows.append((t("payment.reference"), text)) }
         }
         for item in details.items {
-            if let type = item.object?["type"]?.string, type != AuthorizationDetails.paymentType {
-                rows.append((t("payment.also"), type))
+            guard let members = item.object, let type = members["type"]?.string else { continue }
+            if type == AuthorizationDetails.paymentType {
+                for name in ["actions", "datatypes", "privileges", "identifier", "locations"] {
+                    if let value = members[name] { rows.append((name, Self.plain(value))) }
+                }
+                continue
+            }
+            // An operator's type: every member, as the user approves all of it.
+            rows.append((t("payment.also"), type))
+            for (name, value) in members.sorted(by: { $0.key < $1.key }) where name != "type" {
+                rows.append((name, Self.plain(value)))
             }
         }
         return .element(
@@ -141,6 +149,14 @@ extension HostedRoutes {
             rows.flatMap { name, value in
                 [.element("dt", [:], [.text(name)]), .element("dd", ["dir": "auto"], [.text(value)])]
             })
+    }
+
+    /// A detail's value as text: a string as it is, a list joined, anything else as compact JSON.
+    static func plain(_ value: JSONValue) -> String {
+        if let text = value.string { return text }
+        if let list = value.strings { return list.joined(separator: ", ") }
+        if case .object(let members) = value { return String(decoding: JSONValue.serialize(members), as: UTF8.self) }
+        return String(String(decoding: JSONValue.serialize(["v": value]), as: UTF8.self).dropFirst(5).dropLast())
     }
 
     private func codeForm(_ c: Context, _ factor: HTML, error: String?, label: String, hint: String) -> HTML {
@@ -186,12 +202,14 @@ extension HostedRoutes {
         if let id = c.flow.progress.detailsAuthorization, c.flow.progress.detailsFactor == f.factorID.raw {
             guard challenge else { return nil }
             do {
-                return try authorizations.resend(AuthorizationID(id), action: details.action, by: caller, client: audit)
+                return try authorizations.resend(
+                    AuthorizationID(id), action: details.action(client: c.client.id), by: caller, client: audit)
             } catch AuthorizationFailure.notFound, AuthorizationFailure.mismatch {
                 // Expired or ended: a new one below.
             }
         }
-        let created = try authorizations.create(details.action, factorID: f.factorID, by: caller, client: audit)
+        let created = try authorizations.create(
+            details.action(client: c.client.id), factorID: f.factorID, by: caller, client: audit)
         c.flow.progress.detailsAuthorization = created.id.raw
         c.flow.progress.detailsFactor = f.factorID.raw
         try flows.save(c.flow)

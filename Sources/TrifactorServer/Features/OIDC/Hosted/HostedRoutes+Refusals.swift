@@ -34,7 +34,8 @@ extension HostedRoutes {
         case .locked(let wait): "&error=locked&wait=\(wait)"
         case .frozen: "&error=frozen"
         case .limitExceeded: "&error=limit"
-        case .unusable: "&error=unusable"
+        // Nothing was typed yet: the way cannot be used (no SMS provider, the app's key unreadable), not a wrong code.
+        case .unusable, .deliveryUnavailable, .totpUnavailable: "&error=unusable"
         default: "&error=wrong"
         }
     }
@@ -86,7 +87,7 @@ extension HostedRoutes {
         case .locked(let wait): t("code.locked", ["wait": t.duration(wait)])
         case .frozen: t("code.frozen")
         case .limitExceeded: t("code.limit_later")
-        case .unusable: t("code.unusable")
+        case .unusable, .deliveryUnavailable, .totpUnavailable: t("code.unusable")
         default: t("code.wrong")
         }
     }
