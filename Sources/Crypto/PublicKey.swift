@@ -3,7 +3,8 @@ internal import COpenSSLShim
 
 /// A public key in OpenSSL (one `EVP_PKEY`) of a kind Trifactor verifies
 /// signatures with: P-256 (ES256: DER ECDSA over SHA-256), Ed25519 (pure
-/// EdDSA) or RSA of 2048 to 8192 bits (RS256: PKCS #1 v1.5 with SHA-256).
+/// EdDSA) or RSA of 2048 to 8192 bits (RS256: PKCS #1 v1.5 with SHA-256;
+/// PS256: PSS with SHA-256).
 /// Built from DER or from raw parameters through OpenSSL itself, never from
 /// hand-assembled DER.
 ///
@@ -159,9 +160,21 @@ package final class PublicKey: @unchecked Sendable {
     /// The size of an RSA signature in bytes (0 for other kinds).
     var signatureSize: Int { if case .rsa = kind { Int(EVP_PKEY_get_size(key)) } else { 0 } }
 
+    /// How an RSA signature is padded.
+    package enum RSAPadding: Sendable {
+        /// RSASSA-PKCS1-v1_5 (RS256).
+        case pkcs1
+        /// RSASSA-PSS with MGF1 over the same digest and a salt as long as
+        /// the digest (PS256, RFC 7518 §3.5).
+        case pss
+    }
+
     /// True when `signature` signs `message` under this key, with the
-    /// scheme of its kind (ES256, EdDSA or RS256).
-    package func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
+    /// scheme of its kind (ES256, EdDSA, or RS256 or PS256 as `rsaPadding`
+    /// says; the padding is ignored for other kinds).
+    package func isValidSignature(_ signature: [UInt8], for message: [UInt8], rsaPadding: RSAPadding = .pkcs1)
+        -> Bool
+    {
         switch kind {
         case .p256: guard (8...72).contains(signature.count) else { return false }
         case .ed25519: guard signature.count == 64 else { return false }
@@ -176,7 +189,15 @@ package final class PublicKey: @unchecked Sendable {
         }
         // Ed25519 is "pure": no separate digest.
         let digest = kind == .ed25519 ? nil : EVP_sha256()
-        guard EVP_DigestVerifyInit(context, nil, digest, nil, key) == 1 else { return false }
+        // The context belongs to `context` and is freed with it.
+        var pkeyContext: OpaquePointer? = nil
+        guard EVP_DigestVerifyInit(context, &pkeyContext, digest, nil, key) == 1 else { return false }
+        if case .rsa = kind, rsaPadding == .pss {
+            // MGF1 takes the signature's digest unless told otherwise.
+            guard EVP_PKEY_CTX_set_rsa_padding(pkeyContext, RSA_PKCS1_PSS_PADDING) == 1,
+                EVP_PKEY_CTX_set_rsa_pss_saltlen(pkeyContext, RSA_PSS_SALTLEN_DIGEST) == 1
+            else { return false }
+        }
         return EVP_DigestVerify(context, signature, signature.count, message, message.count) == 1
     }
 }

@@ -81,15 +81,35 @@ package final class RSASigningKey: @unchecked Sendable {
     package func signature(for message: [UInt8]) throws(OpenSSLError) -> [UInt8] {
         try DigestSign.sha256(message, key: key)
     }
+
+    /// A PS256 signature over `message` (RSASSA-PSS, SHA-256, MGF1 with
+    /// SHA-256, a 32-byte salt: RFC 7518 §3.5), for tests of verifiers:
+    /// Trifactor's own tokens are RS256.
+    /// - Throws: `OpenSSLError` naming the call that failed.
+    package func pssSignature(for message: [UInt8]) throws(OpenSSLError) -> [UInt8] {
+        try DigestSign.sha256(message, key: key, pss: true)
+    }
 }
 
-/// `EVP_DigestSign` with SHA-256: ES256 (DER) for an EC key, RS256 for an RSA key.
+/// `EVP_DigestSign` with SHA-256: ES256 (DER) for an EC key, RS256 (or PS256 with `pss`) for an RSA key.
 enum DigestSign {
-    static func sha256(_ message: [UInt8], key: OpaquePointer) throws(OpenSSLError) -> [UInt8] {
+    static func sha256(_ message: [UInt8], key: OpaquePointer, pss: Bool = false) throws(OpenSSLError) -> [UInt8] {
         OpenSSLError.clear()
         guard let context = EVP_MD_CTX_new() else { throw .last("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key) == 1 else { throw .last("EVP_DigestSignInit") }
+        // The context belongs to `context` and is freed with it.
+        var pkeyContext: OpaquePointer? = nil
+        guard EVP_DigestSignInit(context, &pkeyContext, EVP_sha256(), nil, key) == 1 else {
+            throw .last("EVP_DigestSignInit")
+        }
+        if pss {
+            guard EVP_PKEY_CTX_set_rsa_padding(pkeyContext, RSA_PKCS1_PSS_PADDING) == 1 else {
+                throw .last("EVP_PKEY_CTX_set_rsa_padding")
+            }
+            guard EVP_PKEY_CTX_set_rsa_pss_saltlen(pkeyContext, RSA_PSS_SALTLEN_DIGEST) == 1 else {
+                throw .last("EVP_PKEY_CTX_set_rsa_pss_saltlen")
+            }
+        }
         var length = 0
         guard EVP_DigestSign(context, nil, &length, message, message.count) == 1 else { throw .last("EVP_DigestSign") }
         var signature = [UInt8](repeating: 0, count: length)

@@ -70,6 +70,13 @@ package enum JSONValue: Sendable, Hashable {
         return out
     }
 
+    /// This value alone as compact JSON, written as `serialize(_:)` writes it.
+    package var serialized: [UInt8] {
+        var out: [UInt8] = []
+        write(to: &out)
+        return out
+    }
+
     private func write(to out: inout [UInt8]) {
         switch self {
         case .null: out += "null".utf8

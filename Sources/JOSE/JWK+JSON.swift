@@ -35,6 +35,10 @@ extension JWK {
             parameters = .p256(x: try bytes("x"), y: try bytes("y"))
         case "RSA":
             parameters = .rsa(modulus: try bytes("n"), exponent: try bytes("e"))
+        case "OKP":
+            // RFC 8037 §2: Ed448 and the X curves (key agreement) are not verified here.
+            guard try text("crv") == "Ed25519" else { throw .unsupportedKey }
+            parameters = .ed25519(x: try bytes("x"))
         case nil:
             throw .invalidKey
         default:
@@ -62,6 +66,9 @@ extension JWK {
         case .rsa(let n, let e):
             members["n"] = .string(StrictBase64URL.encode(n))
             members["e"] = .string(StrictBase64URL.encode(e))
+        case .ed25519(let x):
+            members["crv"] = "Ed25519"
+            members["x"] = .string(StrictBase64URL.encode(x))
         }
         if let keyID { members["kid"] = .string(keyID) }
         if let algorithm { members["alg"] = .string(algorithm.rawValue) }

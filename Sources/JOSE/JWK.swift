@@ -1,8 +1,9 @@
 package import Crypto
 
-/// A public JSON Web Key (RFC 7517) Trifactor verifies with: EC on P-256 or
-/// RSA of 2048 bits or more, with its OpenSSL key built once, when the JWK
-/// is made, so a bad key is refused before any token meets it.
+/// A public JSON Web Key (RFC 7517) Trifactor verifies with: EC on P-256,
+/// RSA of 2048 bits or more, or OKP on Ed25519 (RFC 8037), with its OpenSSL
+/// key built once, when the JWK is made, so a bad key is refused before any
+/// token meets it.
 package struct JWK: Sendable {
     /// The key's public numbers, as big-endian bytes.
     package enum Parameters: Sendable, Equatable {
@@ -10,6 +11,8 @@ package struct JWK: Sendable {
         case p256(x: [UInt8], y: [UInt8])
         /// `kty: "RSA"`: the modulus `n` and public exponent `e`.
         case rsa(modulus: [UInt8], exponent: [UInt8])
+        /// `kty: "OKP"`, `crv: "Ed25519"`: the public key `x`, 32 bytes (RFC 8037 §2).
+        case ed25519(x: [UInt8])
     }
 
     package let parameters: Parameters
@@ -21,8 +24,8 @@ package struct JWK: Sendable {
     package let publicKey: PublicKey
 
     /// A key from its public numbers.
-    /// - Throws: `.invalidKey` for a coordinate that is not 32 bytes, a point
-    ///   off the curve, an RSA number with leading zero bytes (RFC 7518
+    /// - Throws: `.invalidKey` for a coordinate or Ed25519 key that is not 32
+    ///   bytes, a point off the curve, an RSA number with leading zero bytes (RFC 7518
     ///   §6.3.1 wants the shortest form), or RSA under 2048 bits.
     package init(parameters: Parameters, keyID: String? = nil, algorithm: Algorithm? = nil) throws(JOSEError) {
         do {
@@ -34,6 +37,9 @@ package struct JWK: Sendable {
             case .rsa(let modulus, let exponent):
                 guard modulus.first != 0, exponent.first != 0 else { throw JOSEError.invalidKey }
                 publicKey = try PublicKey(rsaModulus: modulus, exponent: exponent)
+            case .ed25519(let x):
+                guard x.count == 32 else { throw JOSEError.invalidKey }
+                publicKey = try PublicKey(ed25519: x)
             }
         } catch {
             throw .invalidKey
@@ -60,6 +66,9 @@ package struct JWK: Sendable {
                 #"{"crv":"P-256","kty":"EC","x":"\#(StrictBase64URL.encode(x))","y":"\#(StrictBase64URL.encode(y))"}"#
             case .rsa(let n, let e):
                 #"{"e":"\#(StrictBase64URL.encode(e))","kty":"RSA","n":"\#(StrictBase64URL.encode(n))"}"#
+            // RFC 8037 §2: crv, kty and x.
+            case .ed25519(let x):
+                #"{"crv":"Ed25519","kty":"OKP","x":"\#(StrictBase64URL.encode(x))"}"#
             }
         return StrictBase64URL.encode(SHA256.hash(Array(canonical.utf8)))
     }
@@ -78,6 +87,7 @@ extension JWK.Parameters {
         switch self {
         case .p256: "EC"
         case .rsa: "RSA"
+        case .ed25519: "OKP"
         }
     }
 }

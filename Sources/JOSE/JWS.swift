@@ -84,6 +84,12 @@ package enum JWS {
                 valid = key.publicKey.isValidSignature(der, for: signingInput)
             case .rs256:
                 valid = key.publicKey.isValidSignature(signature, for: signingInput)
+            case .ps256:
+                // RFC 7518 §3.5: MGF1 with SHA-256 and a salt as long as the hash.
+                valid = key.publicKey.isValidSignature(signature, for: signingInput, rsaPadding: .pss)
+            case .edDSA:
+                // RFC 8037 §3.1: Ed25519 over the signing input itself (fits() made sure the key is one).
+                valid = key.publicKey.isValidSignature(signature, for: signingInput)
             }
             guard valid else { throw .badSignature }
             return Verified(header: header, payload: payload)

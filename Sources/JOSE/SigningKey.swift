@@ -49,12 +49,15 @@ package struct SigningKey: Sendable {
 
     /// A new key for `algorithm` from OpenSSL's CSPRNG (RSA: 2048 bits, the
     /// size every relying party accepts and quick to make).
-    /// - Throws: `.cryptoFailure` naming the OpenSSL call that failed.
+    /// - Throws: `.cryptoFailure` naming the OpenSSL call that failed;
+    ///   `.unsupportedKey` for an algorithm Trifactor only verifies (PS256,
+    ///   EdDSA: not in `Algorithm.signing`).
     package static func generate(_ algorithm: Algorithm) throws(JOSEError) -> SigningKey {
         do {
             switch algorithm {
             case .es256: return try SigningKey(.es256(try P256SigningKey.generate()))
             case .rs256: return try SigningKey(.rs256(try RSASigningKey.generate(bits: 2048)))
+            case .ps256, .edDSA: throw JOSEError.unsupportedKey
             }
         } catch let error as OpenSSLError {
             throw .cryptoFailure(operation: error.operation)

@@ -70,7 +70,7 @@ def userinfo(op, token, proof=None, scheme="DPoP"):
 
 
 def test_discovery_names_the_proof_algorithms(op):
-    assert op.metadata["dpop_signing_alg_values_supported"] == ["ES256", "RS256"]
+    assert op.metadata["dpop_signing_alg_values_supported"] == ["ES256", "EdDSA", "PS256", "RS256"]
 
 
 def test_a_bound_token_is_used_only_with_a_proof_of_its_key(op):
@@ -93,11 +93,11 @@ def test_a_bound_token_is_used_only_with_a_proof_of_its_key(op):
                            (userinfo(op, access), "invalid_token"),
                            (userinfo(op, access, Holder().proof("GET", info_url, token=access)), "invalid_dpop_proof")):
         assert refused.status_code == 401, refused.text
-        assert refused.headers["WWW-Authenticate"].startswith(f'DPoP error="{error}", algs="ES256 RS256"'), \
+        assert refused.headers["WWW-Authenticate"].startswith(f'DPoP error="{error}", algs="ES256 EdDSA PS256 RS256"'), \
             refused.headers
     # Without any token, both schemes are offered.
     bare = requests.get(info_url, timeout=TIMEOUT)
-    assert bare.status_code == 401 and bare.headers["WWW-Authenticate"] == 'Bearer, DPoP algs="ES256 RS256"'
+    assert bare.status_code == 401 and bare.headers["WWW-Authenticate"] == 'Bearer, DPoP algs="ES256 EdDSA PS256 RS256"'
     # A bearer token in the DPoP scheme is refused in that scheme.
     plain = redeem(op, client, code_for(op, client, user)).json()["access_token"]
     r = userinfo(op, plain, holder.proof("GET", info_url, token=plain))

@@ -143,7 +143,9 @@ def test_a_server_that_holds_every_client_to_fapi2():
     with running_provider("--oidc-fapi2", "1") as provider:
         assert provider.metadata["token_endpoint_auth_methods_supported"] == ["private_key_jwt"]
         assert provider.metadata["require_pushed_authorization_requests"] is True
-        assert provider.metadata["dpop_signing_alg_values_supported"] == ["ES256"]
+        # FAPI 2.0 §5.4.1: PS256, ES256 and EdDSA, never RS256.
+        assert provider.metadata["dpop_signing_alg_values_supported"] == ["ES256", "EdDSA", "PS256"]
+        assert provider.metadata["request_object_signing_alg_values_supported"] == ["ES256", "EdDSA", "PS256"]
         # Every client is registered as a FAPI 2.0 client: one with a secret is refused.
         p = subprocess.run([provider.binary, "clients", "create", "--name", "Secret", "--redirect-uris",
                             "https://bank.example/cb", "--oidc-fapi2", "1", "--database-url", provider.db_url,

@@ -56,6 +56,17 @@ struct ClientAuthentication: Sendable {
 
     static let assertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
+    /// The algorithms a client's JWTs (assertions, request objects, DPoP proofs) may be signed with: all those
+    /// Trifactor verifies, asymmetric only.
+    static let algorithms: Set<Algorithm> = [.es256, .rs256, .ps256, .edDSA]
+    /// FAPI 2.0 §5.4.1 1: PS256, ES256 or EdDSA (Ed25519), never RS256.
+    static let fapi2Algorithms: Set<Algorithm> = [.ps256, .es256, .edDSA]
+
+    /// The algorithms `client` may sign with.
+    func algorithms(for client: OIDCClient) -> Set<Algorithm> {
+        client.fapi2 || fapi2Everywhere ? Self.fapi2Algorithms : Self.algorithms
+    }
+
     /// The client that sent `request` with `form`.
     /// - Throws: `OAuthError` `invalid_client` (401) or `invalid_request` for more than one method.
     func authenticate(_ request: Request, form: Form) throws -> OIDCClient {
@@ -102,11 +113,8 @@ struct ClientAuthentication: Sendable {
     /// RFC 7523 §3: iss and sub are the client, aud names this server, exp is near, jti is new.
     private func assertedClient(_ assertion: String, claimedID: String?) throws -> OIDCClient {
         guard assertion.utf8.count <= 8192, let unverified = Self.unverifiedIssuer(assertion),
-            let client = try find(unverified), client.authMethod == .privateKeyJWT, let jwks = client.jwks,
-            let set = try? JWKSet(json: Array(jwks.utf8)),
-            // FAPI 2.0 §5.4.1 1: PS256, ES256 or EdDSA, never RS256 (of those, Trifactor verifies ES256).
-            let verified = try? JWS.verify(
-                assertion, keys: set, allowing: client.fapi2 || fapi2Everywhere ? [.es256] : [.es256, .rs256]),
+            let client = try find(unverified), let set = Self.keys(of: client),
+            let verified = try? JWS.verify(assertion, keys: set, allowing: algorithms(for: client)),
             let claims = try? JWTClaims(payload: verified.payload),
             claims.issuer == client.id, claims.subject == client.id, claimedID == nil || claimedID == client.id,
             // One audience, exactly this server (the issuer or its token endpoint): an assertion made for several
@@ -125,14 +133,27 @@ struct ClientAuthentication: Sendable {
         else {
             throw OAuthError.invalidClient(basic: false)
         }
-        let fresh = try transactions.write { db -> Bool in
+        guard try isFirstUse(of: jti, by: client, expiresAt: exp, now: now) else {
+            throw OAuthError.invalidClient(basic: false)
+        }
+        return client
+    }
+
+    /// The JWK Set a `private_key_jwt` client registered, read; nil for other clients or a set that cannot be read.
+    static func keys(of client: OIDCClient) -> JWKSet? {
+        guard client.authMethod == .privateKeyJWT, let jwks = client.jwks else { return nil }
+        return try? JWKSet(json: Array(jwks.utf8))
+    }
+
+    /// Records the `jti` of a JWT `client` signed (an assertion, or a request object under `request:`), kept until a
+    /// minute after its `exp` (seconds); false when it was recorded already: a replay.
+    func isFirstUse(of jti: String, by client: OIDCClient, expiresAt exp: Int64, now: Int64) throws -> Bool {
+        try transactions.write { db -> Bool in
             try db.execute("DELETE FROM oidc_client_assertions WHERE expires_at < $1", [.int(now * 1000 - 60_000)])
             return try db.execute(
                 "INSERT INTO oidc_client_assertions (client_id, jti, expires_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
                 [.text(client.id), .text(jti), .int((exp + 60) * 1000)]) == 1
         }
-        guard fresh else { throw OAuthError.invalidClient(basic: false) }
-        return client
     }
 
     /// The `iss` of a JWT before its signature is checked: only to find the key that checks it.

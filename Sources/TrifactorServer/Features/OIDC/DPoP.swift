@@ -16,7 +16,7 @@ struct DPoP: Sendable {
     let nonces: Nonces?
 
     /// The proof algorithms: asymmetric only (§4.3 5), as the server verifies.
-    static let algorithms: Set<Algorithm> = [.es256, .rs256]
+    static let algorithms: Set<Algorithm> = ClientAuthentication.algorithms
     /// `iat` may be this far in the past (the proof travels and is checked within seconds)...
     static let maximumAge: Int64 = 60
     /// ...and this far in the future (clients' clocks run a little ahead).
@@ -45,7 +45,7 @@ struct DPoP: Sendable {
     /// Checks the `DPoP` header `proof` of a `method` request to `url` (query and fragment are never part of it),
     /// and `accessToken`'s hash (`ath`) when one is presented with it; records the proof's `jti` so it is taken once,
     /// by any instance.
-    /// `algorithms`: those this request may use (a FAPI 2.0 client's: ES256 only, §5.4.1).
+    /// `algorithms`: those this request may use (a FAPI 2.0 client's: PS256, ES256 or EdDSA, §5.4.1).
     func check(
         _ proof: String, method: String, url: String, accessToken: String? = nil,
         algorithms: Set<Algorithm> = algorithms
@@ -71,7 +71,8 @@ struct DPoP: Sendable {
         do {
             key = try JWK(members: members)
         } catch {
-            throw Failure.invalid("The DPoP proof's jwk is not a public P-256 or RSA key of 2048 bits or more.")
+            throw Failure.invalid(
+                "The DPoP proof's jwk is not a public P-256, Ed25519 or RSA key (RSA of 2048 bits or more).")
         }
         let verified: JWS.Verified
         do {

@@ -16,9 +16,9 @@ enum JWKSCheck {
             set = try JWKSet(json: Array(text.utf8))
         } catch {
             return
-                "holds a key this server cannot read: EC keys are P-256 with x and y of 32 bytes each (RFC 7518 §6.2.1.2), RSA keys 2048 bits or more, no private members, each kid once"
+                "holds a key this server cannot read: EC keys are P-256 with x and y of 32 bytes each (RFC 7518 §6.2.1.2), RSA keys 2048 bits or more, OKP keys Ed25519 with an x of 32 bytes (RFC 8037 §2), no private members, each kid once"
         }
-        guard !set.keys.isEmpty else { return "holds no P-256 or RSA signing key" }
+        guard !set.keys.isEmpty else { return "holds no P-256, Ed25519 or RSA signing key" }
         return nil
     }
 }

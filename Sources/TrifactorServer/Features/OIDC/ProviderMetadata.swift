@@ -21,6 +21,9 @@ struct ProviderMetadata: Sendable {
         let authMethods: [String] =
             fapi2 ? ["private_key_jwt"] : ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"]
         func list(_ items: [String]) -> JSONValue { .array(items.map(JSONValue.string)) }
+        let clientAlgorithms = (fapi2 ? ClientAuthentication.fapi2Algorithms : ClientAuthentication.algorithms).map(
+            \.rawValue
+        ).sorted()
         var document: [String: JSONValue] = [
             "issuer": .string(issuer),
             "authorization_endpoint": .string(endpoint("/authorize")),
@@ -46,11 +49,12 @@ struct ProviderMetadata: Sendable {
             // FAPI 2.0 §5.4.1: ES256 alone under the server-wide switch (never RS256).
             "id_token_signing_alg_values_supported": list(fapi2 ? ["ES256"] : ["ES256", "RS256"]),
             "token_endpoint_auth_methods_supported": list(authMethods),
-            "token_endpoint_auth_signing_alg_values_supported": list(fapi2 ? ["ES256"] : ["ES256", "RS256"]),
+            // FAPI 2.0 §5.4.1: PS256, ES256 or EdDSA for a FAPI client; RS256 besides for the others.
+            "token_endpoint_auth_signing_alg_values_supported": list(clientAlgorithms),
             "revocation_endpoint_auth_methods_supported": list(authMethods),
             "introspection_endpoint_auth_methods_supported": list(authMethods.filter { $0 != "none" }),
             "code_challenge_methods_supported": list(["S256"]),
-            "dpop_signing_alg_values_supported": list(fapi2 ? ["ES256"] : DPoP.algorithms.map(\.rawValue).sorted()),
+            "dpop_signing_alg_values_supported": list(clientAlgorithms),
             "acr_values_supported": list(ACR.allCases.map(\.rawValue)),
             "prompt_values_supported": list(AuthorizationRequest.Prompt.allCases.map(\.rawValue)),
             "claims_supported": list([
@@ -58,7 +62,10 @@ struct ProviderMetadata: Sendable {
                 "preferred_username", "locale", "email", "email_verified", "phone_number", "phone_number_verified",
             ]),
             "claims_parameter_supported": .bool(false),
-            "request_parameter_supported": .bool(false),
+            // RFC 9101 §10.5, RFC 9126 §3: signed request objects, at the pushed authorization request endpoint only
+            // (sent straight to the authorization endpoint, `request` is answered request_not_supported).
+            "request_parameter_supported": .bool(true),
+            "request_object_signing_alg_values_supported": list(clientAlgorithms),
             "request_uri_parameter_supported": .bool(false),
             "authorization_response_iss_parameter_supported": .bool(true),
             // The languages of the hosted pages, chosen by `ui_locales` (OIDC Discovery 1.0 §3).

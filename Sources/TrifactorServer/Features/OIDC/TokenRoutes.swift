@@ -83,13 +83,18 @@ struct TokenRoutes: Sendable {
             let fapi2 = client.fapi2 || fapi2Everywhere
             var parameters = form.fields
             for name in ["client_secret", "client_assertion", "client_assertion_type"] { parameters[name] = nil }
+            if let object = form.raw("request") {
+                // RFC 9126 §3: the signed request object's claims are the request; the form's other parameters, beyond
+                // client authentication, are not used (RFC 9101 §6.3 would ignore them too).
+                parameters = try clients.requestObjectParameters(object, client: client)
+            }
             // RFC 9449 §10.1: a proof sent with the push binds the code to its key, as dpop_jkt would (both: the same).
             if let header = request.header("dpop") {
                 let proof: DPoP.Proof
                 do {
                     proof = try dpop.check(
                         header, method: "POST", url: minter.issuer + "/par",
-                        algorithms: fapi2 ? [.es256] : DPoP.algorithms)
+                        algorithms: fapi2 ? ClientAuthentication.fapi2Algorithms : DPoP.algorithms)
                 } catch let failure as DPoP.Failure {
                     throw failure.tokenEndpointError
                 }
@@ -151,7 +156,7 @@ struct TokenRoutes: Sendable {
             do {
                 proof = try dpop.check(
                     header, method: "POST", url: minter.issuer + "/token",
-                    algorithms: fapi2 ? [.es256] : DPoP.algorithms)
+                    algorithms: fapi2 ? ClientAuthentication.fapi2Algorithms : DPoP.algorithms)
             } catch let failure as DPoP.Failure {
                 throw failure.tokenEndpointError
             }
