@@ -49,7 +49,8 @@ extension TokenRoutes {
             do {
                 proof = try dpop.check(
                     header, method: "POST", url: minter.issuer + "/authorization_details/consume", accessToken: token,
-                    algorithms: client.fapi2 || fapi2Everywhere ? [.es256] : DPoP.algorithms)
+                    algorithms: client.fapi2 || fapi2Everywhere ? ClientAuthentication.fapi2Algorithms : DPoP.algorithms
+                )
             } catch let failure as DPoP.Failure {
                 throw failure.tokenEndpointError
             }
