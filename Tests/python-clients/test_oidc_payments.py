@@ -44,9 +44,10 @@ def to_payment_page(op, client, user, details):
     pushed, verifier = push(op, client, details)
     assert pushed.status_code == 201, pushed.text
     browser = Browser(op)
-    outcome = browser.authorize(op.issuer + "/authorize?" + urlencode(
-        {"client_id": client.id, "request_uri": pushed.json()["request_uri"]}), user)
+    link = op.issuer + "/authorize?" + urlencode({"client_id": client.id, "request_uri": pushed.json()["request_uri"]})
+    outcome = browser.authorize(link, user)
     assert outcome.kind == "page" and "/authorize/payment" in outcome.location, outcome.describe()
+    browser.link = link
     return browser, outcome.response, verifier
 
 
@@ -116,6 +117,9 @@ def test_the_page_states_the_payment_and_a_text_naming_it_approves_it_once(op, b
         assert shown in page.text, f"{shown!r} is not on the payment page"
     # An authenticator app's code is the same whatever is paid: it is not offered for a payment.
     assert "authenticator app" not in page.text.lower()
+    # The same link again (another tab, a reload of the first address): used, and the app is one click away.
+    second = browser.http.get(browser.link, timeout=TIMEOUT)
+    assert second.status_code == 400 and "Return to Payments Bank" in second.text, second.text
     page, message = texted(op, browser, page, user)
     assert "€1,234.50" in message["text"] and "Erika Mustermann" in message["text"], message["text"]
     # A wrong code stays on the page with its error; the right one, typed with a space, gives the code.
@@ -125,9 +129,11 @@ def test_the_page_states_the_payment_and_a_text_naming_it_approves_it_once(op, b
     code = sms_code(message["text"])
     outcome = submit(browser, wrong.response, "/authorize/payment", code=code[:3] + " " + code[3:])
     assert outcome.kind == "redirect" and outcome.code, outcome.describe()
-    # Back to the payment page after the approval: the flow is over, never a second approval or a 5xx.
+    # Back to the payment page after the approval: it says the payment is approved (never a failure that invites
+    # paying again), with the way back to the app.
     again = browser.http.get(page.url, allow_redirects=True, timeout=TIMEOUT)
-    assert again.status_code < 500 and "Approve payment" not in again.text
+    assert again.status_code == 200 and "Payment approved" in again.text and "Approve payment" not in again.text
+    assert "Return to Payments Bank" in again.text
     r = op.token(bank, {"grant_type": "authorization_code", "code": outcome.code, "redirect_uri": bank.redirect_uri,
                         "code_verifier": verifier})
     assert r.status_code == 200, r.text

@@ -30,14 +30,23 @@ enum FlowRepository {
     }
 
     /// The app and redirect URI of a flow in any state (for the page of a flow that ended), nil when it is gone.
-    static func origin(of id: String, on db: any SQLConnection) throws -> (clientName: String, redirectURI: String)? {
+    /// `paid`: the flow approved a payment (its authorization details) and went on to its code.
+    static func origin(of id: String, on db: any SQLConnection) throws -> (
+        clientName: String, redirectURI: String, paid: Bool
+    )? {
         guard
             let row = try db.queryOne(
-                "SELECT f.request, c.name FROM oidc_flows f JOIN oidc_clients c ON c.id = f.client_id WHERE f.id = $1",
-                [.text(id)]),
+                """
+                SELECT f.request, f.progress, f.status, c.name FROM oidc_flows f
+                JOIN oidc_clients c ON c.id = f.client_id WHERE f.id = $1
+                """, [.text(id)]),
             let request = try? JSONDecoder().decode(AuthorizationRequest.self, from: Data(try row.text("request").utf8))
         else { return nil }
-        return (try row.text("name"), request.redirectURI)
+        let progress = try? JSONDecoder().decode(
+            AuthorizationFlow.Progress.self, from: Data(try row.text("progress").utf8))
+        let status = try row.text("status")
+        let paid = progress?.detailsApproved == true && status != "answered"
+        return (try row.text("name"), request.redirectURI, paid)
     }
 
     /// Saves what the flow learned (only while it waits for its code).

@@ -54,7 +54,7 @@ struct FlowService: Sendable {
         case flow(AuthorizationFlow, OIDCClient)
         /// The client or redirect URI cannot be trusted: an error page, never a redirect (RFC 6749 §4.1.2.1); the
         /// client's name when it is known.
-        case errorPage(String, client: String? = nil)
+        case errorPage(String, client: String? = nil, site: String? = nil)
         /// A checked client and redirect URI: the error goes back there (through a page the user clicks on, for a
         /// self-registered client: RFC 9700 §4.11.2, no open redirector for whoever can register).
         case redirectError(AuthorizationError, ClientRedirect, client: OIDCClient)
@@ -82,7 +82,7 @@ struct FlowService: Sendable {
             guard let stored = try takePushed(reference, clientID: client.id) else {
                 return .errorPage(
                     "This sign-in link has expired or was used already: go back to \(client.name) and start again.",
-                    client: client.name)
+                    client: client.name, site: client.redirectURIs.first.flatMap(HostedPage.origin))
             }
             parameters = stored
             pushed = true

@@ -39,7 +39,7 @@ extension HostedRoutes {
                 frame, status: 429, headers: [("Retry-After", String(wait))])
         }
         switch start {
-        case .errorPage(let reason, let client):
+        case .errorPage(let reason, let client, let site):
             let frame = HostedPage.Frame(
                 text: t, clientName: client, brand: brand, footer: t("footer.sign_in", ["brand": brand]))
             return HostedPage.response(
@@ -49,6 +49,15 @@ extension HostedRoutes {
                         // The reason is for the app's owner, in the language of the specifications it quotes.
                         .element("p", ["lang": t.language == "en" ? nil : "en", "dir": "ltr"], [.text(reason)]),
                         HostedPage.paragraph(t("authorize.broken.body")),
+                        // A pushed link already used (Back, a reload, another tab): the app it came from, one click away.
+                        client.flatMap { name in
+                            site.map { site in
+                                HostedPage.actions([
+                                    HostedPage.link(
+                                        t("common.return_to", ["client": name]), site + "/", class: "button primary")
+                                ])
+                            }
+                        } ?? .empty,
                     ]), frame, status: 400)
         case .redirectError(let error, let back, let client):
             let answer = answer(back, ["error": error.code, "error_description": error.description], t)

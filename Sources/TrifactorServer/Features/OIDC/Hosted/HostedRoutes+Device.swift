@@ -93,6 +93,8 @@ extension HostedRoutes {
 
     /// `GET /device/confirm`: who is signed in, the device's client and what it may do, Approve and Deny.
     func deviceConfirmationPage(_ request: Request) throws -> Response {
+        // Opened by hand, with no sign-in behind it: the page where a code is typed.
+        guard request.query["flow"] != nil else { return Response(status: 303, headers: [("Location", "/device")]) }
         guard let c = try context(request), let id = c.flow.progress.device else { return deviceEnded(request) }
         guard
             let (caller, _) = try flows.session(
@@ -114,10 +116,13 @@ extension HostedRoutes {
                 HostedPage.form(
                     Self.deviceConfirmation, c.frame,
                     [
+                        // The account this page named: a decision posted after another account signed in (another
+                        // tab) is not taken for it.
+                        HostedPage.hidden("account", Self.accountMark(caller.session.id.raw)),
                         HostedPage.actions([
                             HostedPage.button(t("activate.approve"), name: "decision", value: "approve"),
                             HostedPage.button(t("activate.deny"), name: "decision", value: "deny", kind: "secondary"),
-                        ])
+                        ]),
                     ]),
             ])
         return HostedPage.response(page, c.frame)
@@ -133,6 +138,9 @@ extension HostedRoutes {
             let (caller, _) = try flows.session(
                 token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
         else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&signedout=1") }
+        guard ConstantTime.equals(form["account"] ?? "", Self.accountMark(caller.session.id.raw)) else {
+            return Self.seeOther(Self.deviceConfirmation, flow: c.flow.id)
+        }
         let approve = form["decision"] == "approve"
         let decided = try devices.decide(id, approve: approve, session: caller.session, audit: AuditContext(request))
         // One decision per sign-in: Back or a reload finds the flow over and says so.
@@ -145,11 +153,22 @@ extension HostedRoutes {
     func deviceDone(_ request: Request) throws -> Response {
         let t = texts(request)
         let frame = HostedPage.Frame(text: t, brand: brand, footer: t("footer.sign_in", ["brand": brand]))
-        let approved = request.query["outcome"] == "approved"
+        guard let outcome = request.query["outcome"], ["approved", "denied"].contains(outcome) else {
+            return Response(status: 303, headers: [("Location", "/device")])
+        }
+        let approved = outcome == "approved"
         let page = HostedPage.layout(
             t(approved ? "activate.approved.title" : "activate.denied.title"), frame,
-            [HostedPage.paragraph(t(approved ? "activate.approved.body" : "activate.denied.body"))])
+            [
+                HostedPage.paragraph(t(approved ? "activate.approved.body" : "activate.denied.body")),
+                HostedPage.actions([HostedPage.link(t("activate.another"), "/device", class: "button secondary")]),
+            ])
         return HostedPage.response(page, frame)
+    }
+
+    /// A mark of the session a confirmation page was drawn for (not the session's id itself).
+    static func accountMark(_ sessionID: String) -> String {
+        String(SHA256.hex("device confirm " + sessionID).prefix(32))
     }
 
     /// A confirmation opened again (Back, a reload, another tab) after it was decided or the code expired: what

@@ -64,7 +64,9 @@ extension HostedRoutes {
         var step: [HTML] = []
         let factor = HostedPage.hidden("factor", chosen.factorID.raw)
         switch chosen.kind {
-        case .phone where request.query["sent"] == "1":
+        case .phone
+        where request.query["sent"] == "1"
+            || (c.flow.progress.detailsAuthorization != nil && c.flow.progress.detailsFactor == chosen.factorID.raw):
             step = [
                 HostedPage.paragraph(t("payment.sms.sent", ["phone": chosen.maskedPhone ?? t("common.your_phone")])),
                 codeForm(c, factor, error: error, label: t("code.sms.label"), hint: t("code.sms.hint")),
@@ -95,7 +97,7 @@ extension HostedRoutes {
                 created = try approval(
                     &c, chosen, details, caller, Self.audit(request, for: c.client, t), challenge: true)
             } catch AuthorizationFailure.unverifiedEmail {
-                return try refuse(c, "access_denied", "The user's email address is not verified yet.")
+                return unverified(c, details)
             } catch let failure as SecondFactorFailure {
                 error = Self.sentence(failure, t)
                 created = nil
@@ -149,6 +151,19 @@ extension HostedRoutes {
             rows.flatMap { name, value in
                 [.element("dt", [:], [.text(name)]), .element("dd", ["dir": "auto"], [.text(value)])]
             })
+    }
+
+    /// A payment needs a verified email (as every bound approval does): the page says so, with the way back.
+    private func unverified(_ c: Context, _ details: AuthorizationDetails) -> Response {
+        let t = c.frame.text
+        return HostedPage.response(
+            HostedPage.layout(
+                t("payment.title"), c.frame,
+                [
+                    statement(details, t),
+                    .element("p", ["class": "error", "role": "alert"], [.text(t("add.ended.unverified"))]),
+                    cancelForm(c),
+                ]), c.frame, status: 409)
     }
 
     /// A detail's value as text: a string as it is, a list joined, anything else as compact JSON.
@@ -238,7 +253,7 @@ extension HostedRoutes {
         } catch CommonFailure.rateLimited(let wait) {
             return Self.seeOther("/authorize/payment", flow: c.flow.id, extra: "\(back)&error=limit&wait=\(wait)")
         } catch AuthorizationFailure.unverifiedEmail {
-            return try refuse(c, "access_denied", "The user's email address is not verified yet.")
+            return unverified(c, details)
         }
         return Self.seeOther("/authorize/payment", flow: c.flow.id, extra: "\(back)&sent=1")
     }

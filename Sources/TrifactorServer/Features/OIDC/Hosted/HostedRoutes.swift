@@ -165,8 +165,12 @@ struct HostedRoutes: Sendable {
         }
         let frame = HostedPage.Frame(text: texts(request), clientName: known?.clientName, brand: brand)
         let t = frame.text
+        // Back, a reload or another tab after a payment was approved: it is done, and must not look like a failure
+        // that invites paying again.
+        let paid = known?.paid == true
         var body: [HTML] = [
-            HostedPage.paragraph(known.map { t("lost.body_app", ["client": $0.clientName]) } ?? t("lost.body"))
+            HostedPage.paragraph(
+                known.map { t(paid ? "payment.done" : "lost.body_app", ["client": $0.clientName]) } ?? t("lost.body"))
         ]
         if let known, let site = HostedPage.origin(known.redirectURI) {
             body.append(
@@ -175,7 +179,9 @@ struct HostedRoutes: Sendable {
                         t("common.return_to", ["client": known.clientName]), site + "/", class: "button primary")
                 ]))
         }
-        return HostedPage.response(HostedPage.layout(t("lost.title"), frame, body), frame, status: 400)
+        return HostedPage.response(
+            HostedPage.layout(paid ? t("payment.done.title") : t("lost.title"), frame, body), frame,
+            status: paid ? 200 : 400)
     }
 
     /// A 303 to `path` of this flow (Post/Redirect/Get).
