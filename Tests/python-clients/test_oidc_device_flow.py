@@ -16,7 +16,8 @@ import pytest
 import requests
 
 from oidc_support import (  # noqa: F401
-    TIMEOUT, Browser, forms_of, oauth_error, op, running_provider, verify_access_token, verify_id_token,
+    TIMEOUT, Browser, forms_of, oauth_error, op, running_provider, sign_in_for_code, verify_access_token,
+    verify_id_token,
 )
 
 GRANT = "urn:ietf:params:oauth:grant-type:device_code"
@@ -272,3 +273,25 @@ def test_trifactor_login_device_json_denied_exits_3(op, cli_env):
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 3
+
+
+def test_a_decision_posted_after_another_account_signed_in_in_another_tab_is_not_taken(op):
+    client, alice, bob = device_client(op), op.user(), op.user()
+    code = start(op, client)
+    browser = Browser(op)
+    outcome = browser.follow(enter(browser, code["user_code"]), alice)
+    assert urlsplit(outcome.location).path == "/device/confirm", outcome.describe()
+    page = browser.http.get(outcome.location, timeout=TIMEOUT)
+    assert alice.email in page.text
+    form = next(f for f in forms_of(page.text).forms if f["action"] == "/device/confirm")
+    # Another tab of the same browser: Bob signs in to an app, so the browser's session is now his.
+    app = op.register(first_party=True, name="Mail")
+    signed = sign_in_for_code(op, browser, app, bob, prompt="login")
+    assert signed.code
+    # Alice's page, still open, posts Approve: the device is not given Bob's account; the page is drawn again for him.
+    r = browser.http.post(op.issuer + "/device/confirm", data={**form["inputs"], "decision": "approve"},
+                          allow_redirects=False, timeout=TIMEOUT)
+    assert r.status_code == 303 and urlsplit(r.headers["Location"]).path == "/device/confirm", r.headers
+    again = browser.http.get(op.issuer + r.headers["Location"], timeout=TIMEOUT)
+    assert bob.email in again.text and alice.email not in again.text
+    oauth_error(poll(op, client, code["device_code"]), 400, "authorization_pending")

@@ -40,10 +40,16 @@ enum PushRepository {
     }
 
     /// How many pushes went to the user's devices after `since`.
-    static func count(userID: UserID, since: Int64, on db: any SQLConnection) throws -> Int64 {
+    /// Apps' requests (OpenID CIBA) and the user's own sign-ins are counted apart (`backchannel`), so an app that asks
+    /// too often never uses up the pushes the user signs in with.
+    static func count(userID: UserID, since: Int64, backchannel: Bool = false, on db: any SQLConnection) throws
+        -> Int64
+    {
         try db.queryOne(
-            "SELECT COUNT(*) AS n FROM push_approvals WHERE user_id = $1 AND created_at > $2",
-            [userID.sql, .int(since)])?.int("n") ?? 0
+            """
+            SELECT COUNT(*) AS n FROM push_approvals WHERE user_id = $1 AND created_at > $2
+              AND purpose \(backchannel ? "LIKE" : "NOT LIKE") 'ciba:%'
+            """, [userID.sql, .int(since)])?.int("n") ?? 0
     }
 
     /// How many passwordless pushes (decoys included) an address got after `since`.
