@@ -15,6 +15,7 @@ import pexpect
 import pytest
 import requests
 
+from test_cli_pty import _cli
 from oidc_support import (  # noqa: F401
     TIMEOUT, Browser, forms_of, oauth_error, op, running_provider, sign_in_for_code, verify_access_token,
     verify_id_token,
@@ -196,13 +197,6 @@ def test_guessing_user_codes_is_limited_per_address_before_any_code_is_looked_at
 
 
 # ----------------------------------------------------------------------------- the CLI
-
-def _cli() -> str:
-    path = os.environ.get("TRIFACTOR_CLI", ".build/debug/trifactor")
-    if not os.access(path, os.X_OK):
-        pytest.fail(f"TRIFACTOR_CLI={path!r} is not an executable: `swift build --product trifactor`", pytrace=False)
-    return path
-
 
 @pytest.fixture
 def cli_env():

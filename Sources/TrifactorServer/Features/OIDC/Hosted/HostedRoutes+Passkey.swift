@@ -69,22 +69,33 @@ extension HostedRoutes {
         else {
             return .element("p", ["class": "error", "role": "alert"], [.text(t("passkey.unavailable"))])
         }
-        return HostedPage.form(
-            "/authorize/second-factor", c.frame,
+        return passkeyForm(
+            "/authorize/second-factor", c, factorID: f.factorID.raw, options: json,
+            sentence: t("passkey.use", ["passkey": f.displayName ?? t("common.your_passkey")]),
+            button: t("passkey.button"))
+    }
+
+    /// A passkey's form: its challenge's options ride on the button, and the hosted script posts the assertion to
+    /// `action` (a second step, a payment).
+    func passkeyForm(
+        _ action: String, _ c: Context, factorID: String, options: Data, sentence: String, button: String
+    ) -> HTML {
+        HostedPage.form(
+            action, c.frame,
             [
-                HostedPage.hidden("factor", f.factorID.raw),
+                HostedPage.hidden("factor", factorID),
                 .element("input", ["type": "hidden", "name": "assertion", "data-assertion": ""]),
-                HostedPage.paragraph(t("passkey.use", ["passkey": f.displayName ?? t("common.your_passkey")])),
+                HostedPage.paragraph(sentence),
                 .element(
                     "p", ["class": "error", "role": "alert", "data-passkey-error": "", "hidden": ""],
-                    [.text(t("code.passkey"))]),
+                    [.text(c.frame.text("code.passkey"))]),
                 HostedPage.actions([
                     .element(
                         "button",
                         [
                             "type": "button", "class": "primary", "data-passkey": "get",
-                            "data-options": String(decoding: json, as: UTF8.self),
-                        ], [.text(t("passkey.button"))])
+                            "data-options": String(decoding: options, as: UTF8.self),
+                        ], [.text(button)])
                 ]),
             ])
     }

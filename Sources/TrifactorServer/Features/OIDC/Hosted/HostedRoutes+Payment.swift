@@ -50,14 +50,7 @@ extension HostedRoutes {
         let t = c.frame.text
         guard let chosen = hints.first(where: { $0.factorID.raw == request.query["factor"] }) ?? hints.first else {
             // No factor here can approve a payment: the page says why and how to get one, and goes back to the app.
-            return HostedPage.response(
-                HostedPage.layout(
-                    t("payment.title"), c.frame,
-                    [
-                        statement(details, t),
-                        .element("p", ["class": "error", "role": "alert"], [.text(t("payment.no_factor"))]),
-                        cancelForm(c),
-                    ]), c.frame, status: 409)
+            return cannotApprove(c, details, t("payment.no_factor"))
         }
         var error = Self.errorSentence(request.query, t)
         if request.query["error"] == "ended" { error = t("payment.ended") }
@@ -104,7 +97,12 @@ extension HostedRoutes {
             }
             if case .passkey(let options)? = created?.challenge, let json = try? JSONEncoder().encode(options) {
                 c.frame.script = true
-                step = [passkeyForm(c, factor, options: json, passkey: chosen.displayName)]
+                step = [
+                    passkeyForm(
+                        "/authorize/payment", c, factorID: chosen.factorID.raw, options: json,
+                        sentence: t("payment.passkey", ["passkey": chosen.displayName ?? t("common.your_passkey")]),
+                        button: t("payment.approve"))
+                ]
             }
         default:
             break
@@ -155,13 +153,17 @@ extension HostedRoutes {
 
     /// A payment needs a verified email (as every bound approval does): the page says so, with the way back.
     private func unverified(_ c: Context, _ details: AuthorizationDetails) -> Response {
+        cannotApprove(c, details, c.frame.text("add.ended.unverified"))
+    }
+
+    /// The payment, why it cannot be approved here, and the way back to the app.
+    private func cannotApprove(_ c: Context, _ details: AuthorizationDetails, _ reason: String) -> Response {
         let t = c.frame.text
         return HostedPage.response(
             HostedPage.layout(
                 t("payment.title"), c.frame,
                 [
-                    statement(details, t),
-                    .element("p", ["class": "error", "role": "alert"], [.text(t("add.ended.unverified"))]),
+                    statement(details, t), .element("p", ["class": "error", "role": "alert"], [.text(reason)]),
                     cancelForm(c),
                 ]), c.frame, status: 409)
     }
@@ -183,28 +185,6 @@ extension HostedRoutes {
                     label, name: "code", error: error, hint: hint, autocomplete: "one-time-code",
                     inputmode: "numeric", autofocus: true, maxlength: 64),
                 HostedPage.actions([HostedPage.button(c.frame.text("payment.approve"))]),
-            ])
-    }
-
-    private func passkeyForm(_ c: Context, _ factor: HTML, options: Data, passkey: String?) -> HTML {
-        let t = c.frame.text
-        return HostedPage.form(
-            "/authorize/payment", c.frame,
-            [
-                factor,
-                .element("input", ["type": "hidden", "name": "assertion", "data-assertion": ""]),
-                HostedPage.paragraph(t("payment.passkey", ["passkey": passkey ?? t("common.your_passkey")])),
-                .element(
-                    "p", ["class": "error", "role": "alert", "data-passkey-error": "", "hidden": ""],
-                    [.text(t("code.passkey"))]),
-                HostedPage.actions([
-                    .element(
-                        "button",
-                        [
-                            "type": "button", "class": "primary", "data-passkey": "get",
-                            "data-options": String(decoding: options, as: UTF8.self),
-                        ], [.text(t("payment.approve"))])
-                ]),
             ])
     }
 
