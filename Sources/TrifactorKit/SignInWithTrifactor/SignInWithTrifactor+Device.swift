@@ -63,7 +63,9 @@ extension SignInWithTrifactor {
 
     /// Polls the token endpoint until the user decided (RFC 8628 §3.4, §3.5): every `interval` seconds, 5 more
     /// after each `slow_down`; then verifies the ID token as a sign-in's (signature, `iss`, `aud`, `azp`, `exp`).
-    /// - Parameter sleep: waits the seconds given (replaceable in tests).
+    /// - Parameters:
+    ///   - authorization: what ``deviceAuthorization()`` answered.
+    ///   - sleep: waits the seconds given (replaceable in tests).
     /// - Throws: `TrifactorError` `.authorizationRefused` (`access_denied`: the user denied), `.expired` (the codes
     ///   ran out of time, `expired_token`), `.cancelled` (the task was cancelled), `.idTokenRejected`, `.transport`.
     public func tokens(

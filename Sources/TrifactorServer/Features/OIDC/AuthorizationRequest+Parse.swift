@@ -59,7 +59,7 @@ extension AuthorizationRequest {
         guard let scopes = Scope.parse(p["scope"] ?? "openid") else { throw .invalidScope("scope is malformed.") }
         // The standard scopes are the client's to ask for only as registered; a resource server's own scopes (`mcp`,
         // `reports:read`) mean nothing here: the consent page names them and the resource server decides.
-        if let refused = scopes.first(where: { OIDCClient.knownScopes.contains($0) && !client.scopes.contains($0) }) {
+        if let refused = client.unregisteredScope(in: scopes) {
             throw .invalidScope("This client may not ask for the scope \(refused.prefix(64)).")
         }
         // RFC 7636 §4.3 and RFC 9700 §2.1.1: S256 only, and required of public clients.

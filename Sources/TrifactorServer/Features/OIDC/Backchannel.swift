@@ -48,7 +48,7 @@ struct BackchannelService: Sendable {
         guard let scopes = Scope.parse(p["scope"] ?? ""), scopes.contains("openid") else {
             throw OAuthError.invalidScope("scope must include openid (CIBA Core §7.1).")
         }
-        if let refused = scopes.first(where: { OIDCClient.knownScopes.contains($0) && !client.scopes.contains($0) }) {
+        if let refused = client.unregisteredScope(in: scopes) {
             throw OAuthError.invalidScope("This client may not ask for the scope \(refused.prefix(64)).")
         }
         let hints = ["login_hint", "login_hint_token", "id_token_hint"].filter { p[$0] != nil }

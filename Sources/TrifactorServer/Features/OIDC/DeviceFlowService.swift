@@ -47,7 +47,7 @@ struct DeviceFlowService: Sendable {
             throw OAuthError.invalidScope("scope is malformed.")
         }
         // As at /authorize: the standard scopes only as registered; a resource server's own are named on the page.
-        if let refused = scopes.first(where: { OIDCClient.knownScopes.contains($0) && !client.scopes.contains($0) }) {
+        if let refused = client.unregisteredScope(in: scopes) {
             throw OAuthError.invalidScope("This client may not ask for the scope \(refused.prefix(64)).")
         }
         let now = clock.now().millis

@@ -88,4 +88,10 @@ struct OIDCClient: Sendable, Equatable {
                     || c == 0x2e || c == 0x5f
             }
     }
+
+    /// The first standard scope of `scopes` this client was not registered for: it may ask for those only as
+    /// registered (a resource server's own scopes, `mcp` or `reports:read`, are the resource server's to judge).
+    func unregisteredScope(in scopes: [String]) -> String? {
+        scopes.first { Self.knownScopes.contains($0) && !self.scopes.contains($0) }
+    }
 }
