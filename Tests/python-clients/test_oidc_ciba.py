@@ -6,6 +6,8 @@ its client, the same answer for an unknown user, and a ping received by a loopba
 import base64
 import json
 import os
+import secrets
+import subprocess
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -15,7 +17,7 @@ import pytest
 import requests
 
 from conftest import free_port
-from oidc_support import TIMEOUT, PASSWORD, oauth_error, op  # noqa: F401
+from oidc_support import TIMEOUT, PASSWORD, oauth_error, op, running_provider  # noqa: F401
 
 CIBA = "urn:openid:params:grant-type:ciba"
 MESSAGE = "Transfer EUR 250.00 to Erika Mustermann"
@@ -103,8 +105,8 @@ def test_poll_mode_pending_then_approved_on_the_device_by_typing_the_number(op, 
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["expires_in"] == 120 and body["interval"] == 5 and 10 <= body["binding_number"] <= 99, body
-    first = time.monotonic()
     oauth_error(poll(op, bank, body["auth_req_id"]), 400, "authorization_pending")
+    first = time.monotonic()
     shown = device.answer(body["binding_number"])
     assert shown.startswith("Bank by phone"), shown
     time.sleep(max(0.0, 5.2 - (time.monotonic() - first)))
@@ -216,3 +218,24 @@ def test_ping_mode_tells_the_client_at_its_endpoint_with_its_bearer_token(op, tm
         assert r.status_code == 200 and r.json()["id_token"], r.text
     finally:
         server.shutdown()
+
+
+def test_poll_mode_on_postgresql(tmp_path):
+    url = os.environ.get("TRIFACTOR_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip("no PostgreSQL (run through scripts/with-postgres.sh, as make test does)")
+    # A database of its own: others' tests (the bank's) share the server's default one.
+    name = f"ciba_{secrets.token_hex(4)}"
+    subprocess.run(["psql", url, "-q", "-c", f"CREATE DATABASE {name}"], check=True, capture_output=True)
+    with running_provider("--migrate-on-start", "always", db_url=url.rsplit("/", 1)[0] + "/" + name) as provider:
+        client = provider.register(name="Bank by phone", grants=CIBA, extra=["--ciba", "poll"])
+        user = provider.user()
+        device = Device(provider, user, tmp_path)
+        body = start(provider, client, login_hint=user.email).json()
+        oauth_error(poll(provider, client, body["auth_req_id"]), 400, "authorization_pending")
+        first = time.monotonic()
+        oauth_error(poll(provider, client, body["auth_req_id"]), 400, "slow_down")
+        device.answer(body["binding_number"])
+        time.sleep(max(0.0, 10.2 - (time.monotonic() - first)))
+        r = poll(provider, client, body["auth_req_id"])
+        assert r.status_code == 200 and r.json()["id_token"], r.text

@@ -87,7 +87,7 @@ class JARClient(FAPIClient):
 
 
 def test_discovery_lists_request_objects_and_their_algorithms(op):
-    assert op.metadata["request_parameter_supported"] is True
+    assert op.metadata["request_parameter_supported"] is False
     assert op.metadata["request_object_signing_alg_values_supported"] == ["ES256", "EdDSA", "PS256", "RS256"]
     assert op.metadata["token_endpoint_auth_signing_alg_values_supported"] == ["ES256", "EdDSA", "PS256", "RS256"]
     assert op.metadata["dpop_signing_alg_values_supported"] == ["ES256", "EdDSA", "PS256", "RS256"]

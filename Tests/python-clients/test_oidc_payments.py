@@ -237,6 +237,16 @@ def test_malformed_details_are_refused_when_pushed(op, bank, details, fault):
     assert fault in body["error_description"], body
 
 
+def test_a_public_client_may_not_ask_for_a_payment_it_could_never_spend(op):
+    public = op.register(name="Public app", auth_method="none")
+    verifier, challenge = pkce_pair()
+    r = requests.get(op.issuer + "/authorize", params={
+        "client_id": public.id, "response_type": "code", "redirect_uri": public.redirect_uri, "scope": "openid",
+        "code_challenge": challenge, "code_challenge_method": "S256", "state": "s1",
+        "authorization_details": json.dumps(payment())}, allow_redirects=False, timeout=TIMEOUT)
+    assert r.status_code in (302, 303) and "error=invalid_authorization_details" in r.headers["Location"], r.headers
+
+
 def test_discovery_lists_the_types_and_cancel_answers_access_denied(op, bank):
     assert op.metadata["authorization_details_types_supported"] == ["payment_initiation"]
     browser, page, _ = to_payment_page(op, bank, payer(op), payment())

@@ -69,6 +69,11 @@ struct AuthorizationDetails: Sendable, Equatable, Codable {
             guard case .object(let object) = item, case .string(let type)? = object["type"] else {
                 throw .invalidDetails("authorization_details[\(index)] must be an object with a type.")
             }
+            // Every name and text is shown to the user: none may hide or turn text around (bidi, zero-width).
+            guard Self.isPlain(item) else {
+                throw .invalidDetails(
+                    "authorization_details[\(index)] holds a control or format character (such as a bidi override).")
+            }
             if type == paymentType {
                 guard payment == nil else {
                     throw .invalidDetails("A request may carry one payment_initiation: push one request per payment.")
@@ -83,6 +88,18 @@ struct AuthorizationDetails: Sendable, Equatable, Codable {
             }
         }
         return AuthorizationDetails(items: items, payment: payment)
+    }
+}
+
+extension AuthorizationDetails {
+    /// Whether every member name and string in `value` is free of control and format characters.
+    static func isPlain(_ value: JSONValue) -> Bool {
+        switch value {
+        case .string(let text): Payment.isPlain(text)
+        case .array(let items): items.allSatisfy(isPlain)
+        case .object(let members): members.allSatisfy { Payment.isPlain($0.key) && isPlain($0.value) }
+        default: true
+        }
     }
 }
 

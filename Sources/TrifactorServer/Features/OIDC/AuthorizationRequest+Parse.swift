@@ -118,6 +118,11 @@ extension AuthorizationRequest {
         }
         var details: AuthorizationDetails?
         if let text = p["authorization_details"] {
+            // Spending needs a client that authenticates: a public client's approval could never move money, and the
+            // user would approve (and be texted) for nothing.
+            guard !client.isPublic else {
+                throw .invalidDetails("authorization_details needs a client that authenticates itself.")
+            }
             // Up to 8 KiB: five objects of a payment's size with room to spare (a pushed request holds 16 KiB).
             guard text.utf8.count <= 8192 else { throw .invalidDetails("authorization_details is longer than 8 KiB.") }
             details = try AuthorizationDetails.parse(text, schemas: schemas)

@@ -41,12 +41,14 @@ enum BackchannelRepository {
         try db.queryOne("SELECT \(columns) FROM oidc_backchannel_requests WHERE id = $1", [.text(id)]).map(record)
     }
 
-    /// Records a poll at `now` when the last one is at least the interval ago; false for a poll too soon.
+    /// Records a poll at `now` when the last one is at least the interval ago; false for a poll too soon. (`$2` stands
+    /// alone against the column: PostgreSQL types an untyped parameter from its expression, and `$2 - integer`
+    /// would make it a 32-bit integer that a time in milliseconds overflows.)
     static func poll(_ id: String, at now: Int64, on db: any SQLConnection) throws -> Bool {
         try db.execute(
             """
             UPDATE oidc_backchannel_requests SET polled_at = $2
-            WHERE id = $1 AND (polled_at IS NULL OR polled_at <= $2 - interval_seconds * 1000)
+            WHERE id = $1 AND (polled_at IS NULL OR polled_at + interval_seconds * 1000 <= $2)
             """, [.text(id), .int(now)]) == 1
     }
 

@@ -30,22 +30,34 @@ enum FlowRepository {
     }
 
     /// The app and redirect URI of a flow in any state (for the page of a flow that ended), nil when it is gone.
-    /// `paid`: the flow approved a payment (its authorization details) and went on to its code.
-    static func origin(of id: String, on db: any SQLConnection) throws -> (
+    /// `paid`: the flow's payment (its authorization details) was approved and is on its way: its approval spent, or
+    /// still approved with the code redeemed or still redeemable. Anything else (a code never redeemed and expired,
+    /// an approval voided or expired) is not told as paid.
+    static func origin(of id: String, now: Int64, on db: any SQLConnection) throws -> (
         clientName: String, redirectURI: String, paid: Bool
     )? {
         guard
             let row = try db.queryOne(
                 """
-                SELECT f.request, f.progress, f.status, c.name FROM oidc_flows f
+                SELECT f.request, f.progress, f.status, f.code_expires_at, c.name FROM oidc_flows f
                 JOIN oidc_clients c ON c.id = f.client_id WHERE f.id = $1
                 """, [.text(id)]),
             let request = try? JSONDecoder().decode(AuthorizationRequest.self, from: Data(try row.text("request").utf8))
         else { return nil }
         let progress = try? JSONDecoder().decode(
             AuthorizationFlow.Progress.self, from: Data(try row.text("progress").utf8))
-        let status = try row.text("status")
-        let paid = progress?.detailsApproved == true && status != "answered"
+        var paid = false
+        if progress?.detailsApproved == true, let approval = progress?.detailsAuthorization,
+            let state = try db.queryOne(
+                "SELECT status, expires_at FROM authorizations WHERE id = $1", [.text(approval)])
+        {
+            let flowStatus = try row.text("status")
+            let codeExpires = try row.optionalInt("code_expires_at") ?? 0
+            let redeemable = flowStatus == "exchanged" || (flowStatus == "code_issued" && codeExpires > now)
+            let approvalStatus = try state.text("status")
+            let approvalExpires = try state.int("expires_at")
+            paid = approvalStatus == "used" || (approvalStatus == "approved" && approvalExpires > now && redeemable)
+        }
         return (try row.text("name"), request.redirectURI, paid)
     }
 

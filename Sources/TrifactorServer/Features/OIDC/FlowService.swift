@@ -82,7 +82,9 @@ struct FlowService: Sendable {
             guard let stored = try takePushed(reference, clientID: client.id) else {
                 return .errorPage(
                     "This sign-in link has expired or was used already: go back to \(client.name) and start again.",
-                    client: client.name, site: client.redirectURIs.first.flatMap(HostedPage.origin))
+                    client: client.name,
+                    // A self-registered client's name and site are anyone's choice: no button of this server's to it.
+                    site: client.registeredBy == .dynamic ? nil : client.redirectURIs.first.flatMap(HostedPage.origin))
             }
             parameters = stored
             pushed = true

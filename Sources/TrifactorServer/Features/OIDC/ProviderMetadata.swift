@@ -64,7 +64,9 @@ struct ProviderMetadata: Sendable {
             "claims_parameter_supported": .bool(false),
             // RFC 9101 §10.5, RFC 9126 §3: signed request objects, at the pushed authorization request endpoint only
             // (sent straight to the authorization endpoint, `request` is answered request_not_supported).
-            "request_parameter_supported": .bool(true),
+            // OIDC Discovery §3 means the authorization endpoint, which still answers request_not_supported: request
+            // objects are taken only pushed (request_object_signing_alg_values_supported and the PAR endpoint say so).
+            "request_parameter_supported": .bool(false),
             "request_object_signing_alg_values_supported": list(clientAlgorithms),
             "request_uri_parameter_supported": .bool(false),
             "authorization_response_iss_parameter_supported": .bool(true),

@@ -67,7 +67,13 @@ extension TokenRoutes {
                 AuthorizationID(id), userID: UserID(userID), action: details.action(client: client.id), now: now,
                 on: db)
             // Spent (or void): the grant ends, so no token of it says "approved" again, at introspection or anywhere.
-            if spent != .notFound { _ = try GrantRepository.revoke(grantID, at: now, on: db) }
+            if spent != .notFound, try GrantRepository.revoke(grantID, at: now, on: db) {
+                try AuditLog.append(
+                    AuditContext(request).event(
+                        .oidcTokenRevoked, .success, userID: UserID(userID),
+                        detail: "client=\(client.id) grant=\(grantID) details \(spent == .used ? "spent" : "void")"),
+                    at: now, on: db)
+            }
             return spent
         }
         switch outcome {

@@ -161,7 +161,9 @@ struct HostedRoutes: Sendable {
         let id = request.query["flow"] ?? (request.method == "POST" ? Form(request.body)["flow"] : nil)
         let known = id.flatMap { id in
             SessionToken.isWellFormed(id)
-                ? try? flows.transactions.read { try FlowRepository.origin(of: id, on: $0) } : nil
+                ? try? flows.transactions.read {
+                    try FlowRepository.origin(of: id, now: flows.clock.now().millis, on: $0)
+                } : nil
         }
         let frame = HostedPage.Frame(text: texts(request), clientName: known?.clientName, brand: brand)
         let t = frame.text
