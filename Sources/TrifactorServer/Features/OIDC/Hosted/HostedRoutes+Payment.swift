@@ -54,6 +54,11 @@ extension HostedRoutes {
         }
         var error = Self.errorSentence(request.query, t)
         if request.query["error"] == "ended" { error = t("payment.ended") }
+        // The approval's own count (five wrong codes end it and a new one begins), not a sign-in's.
+        if request.query["error"] == "wrong", let left = Self.clamped(request.query["left"], to: 0...100), left <= 3 {
+            error = t("payment.wrong.left", ["left": t.number(left)])
+        }
+        c.frame.footer = t("footer.paying", ["client": c.client.name, "brand": brand])
         var step: [HTML] = []
         let factor = HostedPage.hidden("factor", chosen.factorID.raw)
         switch chosen.kind {
