@@ -5,6 +5,8 @@ the approval never shows the payment again. Screenshots of the payment page at p
 .build/payment-screenshots/ (docs/images/payment-approval.png is one of them)."""
 import json
 import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import tempfile
 import uuid
 from pathlib import Path
@@ -17,7 +19,23 @@ from conftest import _binary, _run, free_port, plain_http_server
 from oidc_support import PASSWORD, pkce_pair
 from test_oidc_apache_browser import enroll_passkey
 
-CALLBACK = "http://localhost:8700/callback"
+class Bank(BaseHTTPRequestHandler):
+    """The client's redirect URI, listening for real: the browser lands there with the code."""
+
+    def do_GET(self):
+        body = b"<!doctype html><title>Bank</title><h1>Back at the bank</h1>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+BANK_PORT = free_port()
+CALLBACK = f"http://localhost:{BANK_PORT}/callback"
 SHOTS = Path(".build/payment-screenshots")
 DETAILS = [{"type": "payment_initiation", "instructedAmount": {"currency": "EUR", "amount": "250.00"},
             "creditorName": "Erika Mustermann", "creditorAccount": {"iban": "DE89 3704 0044 0532 0130 00"},
@@ -29,6 +47,8 @@ def provider():
     tmp = Path(tempfile.mkdtemp(prefix="trifactor-pay-browser."))
     port = free_port()
     db, key = f"sqlite:{tmp / 't.db'}", str(tmp / "k.key")
+    bank = ThreadingHTTPServer(("127.0.0.1", BANK_PORT), Bank)
+    threading.Thread(target=bank.serve_forever, daemon=True).start()
     with plain_http_server(tmp, [
         "--dev", "--listen", f"127.0.0.1:{port}", "--public-url", f"http://localhost:{port}", "--oidc", "1",
         "--database-url", db, "--key-file", key, "--webauthn-rp-id", "localhost",
@@ -37,7 +57,10 @@ def provider():
                                   "--redirect-uris", CALLBACK, "--first-party", "--json",
                                   "--database-url", db, "--key-file", key]))
         srv.issuer, srv.client = f"http://localhost:{port}", client
-        yield srv
+        try:
+            yield srv
+        finally:
+            bank.shutdown()
 
 
 @pytest.fixture
@@ -53,9 +76,6 @@ def page(browser):
         "protocol": "ctap2", "transport": "internal", "hasResidentKey": True, "hasUserVerification": True,
         "isUserVerified": True, "automaticPresenceSimulation": True}})["authenticatorId"]
     page.cdp = cdp
-    # The client's redirect URI: nothing listens there; the browser's arrival is what counts.
-    page.route(re.compile(re.escape(CALLBACK) + r".*"),
-               lambda route: route.fulfill(status=200, content_type="text/html", body="<h1>Back at the bank</h1>"))
     try:
         yield page
     finally:
