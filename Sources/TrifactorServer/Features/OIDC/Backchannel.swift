@@ -86,71 +86,84 @@ struct BackchannelService: Sendable {
         let acr = ACR.requested((p["acr_values"] ?? "").split(separator: " ").map(String.init))
         let authReqID = Base64URL.encode(random.bytes(32))
         let id = SHA256.hex(authReqID)
-        let now = clock.now()
-        // The user and device that can approve, if any: a disabled account, or one without a device, gets nothing.
-        let device = try transactions.read { db -> Factor? in
-            let user =
-                switch who {
-                case .email(let email): try AccountRepository.find(email: email, on: db)
-                case .subject(let subject): try AccountRepository.find(id: UserID(subject), on: db)
-                }
-            guard let user, user.disabledAt == nil else { return nil }
-            let devices = try FactorRepository.list(user.id, on: db).filter { $0.kind == .device }
-            // The device with an approval key (released by the user's check) first: it reaches the hardware level.
-            return devices.first { if case .device(let keys) = $0.credential { keys.approval != nil } else { false } }
-                ?? devices.first
-        }
-        try transactions.write { db in
+        let now = clock.now().millis
+        let expires = now + Int64(lifetime) * 1000
+        var caller = audit
+        caller.brand = AuditContext.brand(client.name)
+        let (number, choices) = push.numbers()
+        let approval = ApprovalID.random(using: random)
+        // One transaction whoever the hint names, writing the same rows: a push to the device, or a decoy that no
+        // device ever sees (as a passwordless push to an address without a device), and the request; so neither
+        // the answer nor its time tells whether the hint named someone who can approve.
+        let device = try transactions.write { db -> Factor? in
             if let wait = try RateLimiter.take(
-                "ciba:client:\(client.id)", limit: Self.perClient, nowMillis: now.millis, on: db)
+                "ciba:client:\(client.id)", limit: Self.perClient, nowMillis: now, on: db)
             {
                 throw OAuthError(
                     code: "temporarily_unavailable", description: "Too many requests: try again in \(wait) s.",
-                    status: 429,
-                    retryAfter: wait)
+                    status: 429, retryAfter: wait)
             }
-            guard try BackchannelRepository.waiting(clientID: client.id, now: now.millis, on: db) < Self.maxWaiting
-            else {
+            guard try BackchannelRepository.waiting(clientID: client.id, now: now, on: db) < Self.maxWaiting else {
                 throw OAuthError(
                     code: "temporarily_unavailable",
                     description: "This client has \(Self.maxWaiting) requests waiting.",
                     status: 429, retryAfter: 60)
             }
-        }
-        var caller = audit
-        caller.brand = AuditContext.brand(client.name)
-        // At most 3 pushes per user in 10 minutes, as for sign-ins: past that, the request waits for nothing.
-        let pushed = try device.flatMap { factor in
-            try push.create(
-                for: factor, purpose: .backchannel(requestHash: id),
-                message: message.map { "\(client.name): \($0)" } ?? client.name, lifetime: Int64(lifetime) * 1000,
-                client: caller, now: now)
-        }
-        let request = BackchannelRequest(
-            id: id, clientID: client.id, userID: pushed == nil ? nil : device?.userID.raw, scopes: scopes, acr: acr,
-            bindingMessage: message, approvalID: pushed?.id.raw, status: .pending, interval: Self.interval,
-            polledAt: nil, createdAt: now.millis, expiresAt: now.millis + Int64(lifetime) * 1000)
-        try transactions.write { db in
-            try BackchannelRepository.insert(request, on: db)
+            let device = try Self.device(who, now: now, on: db)
+            let purpose = Purpose.backchannel(requestHash: id)
+            try PushRepository.insert(
+                id: approval, userID: device?.userID, factorID: device?.id, emailKey: nil, purpose: purpose,
+                number: number, choices: choices, message: message.map { "\(client.name): \($0)" } ?? client.name,
+                lifetime: Int64(lifetime) * 1000, client: caller, now: now, on: db)
+            try BackchannelRepository.insert(
+                BackchannelRequest(
+                    id: id, clientID: client.id, userID: device?.userID.raw, scopes: scopes, acr: acr,
+                    bindingMessage: message, approvalID: device == nil ? nil : approval.raw, status: .pending,
+                    interval: Self.interval, polledAt: nil, createdAt: now, expiresAt: expires),
+                on: db)
             if mode == .ping, let token, let endpoint = client.cibaEndpoint {
                 // Held until the device decides (CIBA Core §10.2), then sent, and retried, by the outbox.
                 let body = String(
                     decoding: JSONValue.serialize(["auth_req_id": .string(authReqID), "token": .string(token)]),
                     as: UTF8.self)
                 try outbox.enqueue(
-                    channel: .cibaPing, to: endpoint, text: body, ref: "ciba:\(id)", held: true, now: now.millis,
-                    on: db)
+                    channel: .cibaPing, to: endpoint, text: body, ref: "ciba:\(id)", held: true, now: now, on: db)
             }
+            // As a passwordless push writes: the push sent, or its decoy.
+            try AuditLog.append(
+                device.map {
+                    caller.event(
+                        .pushSent, .success, userID: $0.userID,
+                        detail: "approval=\(approval.raw) device=\($0.id.raw) ciba")
+                } ?? caller.event(.pushDenied, .denied, detail: "ciba request reaching no device: decoy"), at: now,
+                on: db)
             try AuditLog.append(
                 audit.event(
-                    .oidcBackchannelStarted, .success, userID: device.map(\.userID),
-                    detail:
-                        "client=\(client.id) \(pushed == nil ? "no device asked" : "approval=\(pushed?.id.raw ?? "")")"),
-                at: now.millis, on: db)
+                    .oidcBackchannelStarted, .success, userID: device?.userID,
+                    detail: "client=\(client.id) approval=\(approval.raw)\(device == nil ? " reaching no device" : "")"),
+                at: now, on: db)
+            return device
         }
-        // A number like the one a device shows, for a hint that reached none: the answer looks the same.
-        let number = pushed?.number ?? (10 + Int(random.uniform(90)))
+        if let device { push.changes.publish("device:\(device.id.raw)") }
         return Started(authReqID: authReqID, expiresIn: lifetime, interval: Self.interval, number: number)
+    }
+
+    /// The device that may approve for the user `who` names: an enabled account's device (one with an approval key,
+    /// released by the user's check, first), while the user has had fewer than 3 apps' requests in 10 minutes (counted
+    /// apart from their own sign-ins); nil otherwise.
+    static func device(_ who: Hinted, now: Int64, on db: any SQLConnection) throws -> Factor? {
+        let user =
+            switch who {
+            case .email(let email): try AccountRepository.find(email: email, on: db)
+            case .subject(let subject): try AccountRepository.find(id: UserID(subject), on: db)
+            }
+        guard let user, user.disabledAt == nil,
+            try PushRepository.count(
+                userID: user.id, since: now - PushService.window, backchannel: true, on: db) < PushService.maxPerWindow
+        else { return nil }
+        let devices = try FactorRepository.list(user.id, on: db).filter { $0.kind == .device }
+        return devices.first { if case .device(let keys) = $0.credential { keys.approval != nil } else { false } }
+            ?? devices.first
     }
 
     /// Whom a request names.

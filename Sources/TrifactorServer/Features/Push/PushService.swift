@@ -47,16 +47,12 @@ struct PushService: Sendable {
 
     /// Pushes a sign-in of `factor`'s user to that device.
     /// - Returns: nil when the user had 3 pushes in the last 10 minutes (then only the device signature path is offered).
-    func create(
-        for factor: Factor, purpose: Purpose, message: String? = nil, lifetime: Int64 = Self.lifetime,
-        client: AuditContext, now: Date
-    ) throws -> Created? {
+    func create(for factor: Factor, purpose: Purpose, client: AuditContext, now: Date) throws -> Created? {
         let (number, choices) = numbers()
         let id = ApprovalID.random(using: random)
         let created = try transactions.write { db -> Bool in
             try AccountRepository.lock(factor.userID, on: db)
-            let recent = try PushRepository.count(
-                userID: factor.userID, since: now.millis - Self.window, backchannel: purpose.label == "ciba", on: db)
+            let recent = try PushRepository.count(userID: factor.userID, since: now.millis - Self.window, on: db)
             guard recent < Self.maxPerWindow else {
                 try AuditLog.append(
                     client.event(
@@ -66,7 +62,7 @@ struct PushService: Sendable {
             }
             try PushRepository.insert(
                 id: id, userID: factor.userID, factorID: factor.id, emailKey: nil, purpose: purpose, number: number,
-                choices: choices, message: message, lifetime: lifetime, client: client, now: now.millis, on: db)
+                choices: choices, client: client, now: now.millis, on: db)
             try AuditLog.append(
                 client.event(
                     .pushSent, .success, userID: factor.userID, detail: "approval=\(id.raw) device=\(factor.id.raw)"),
