@@ -103,6 +103,11 @@ extension AuthorizationDetails {
     }
 }
 
+extension OAuthError {
+    /// An authorization endpoint's refusal in the token endpoint's form (RFC 9126 §2.3: a push is answered so).
+    init(_ error: AuthorizationError) { self.init(code: error.code, description: error.description) }
+}
+
 extension AuthorizationError {
     /// RFC 9396 §5.
     static func invalidDetails(_ description: String) -> Self {

@@ -169,7 +169,7 @@ struct FlowService: Sendable {
             _ = try AuthorizationRequest.parse(
                 parameters, client: client, redirectURI: redirectURI, schemas: detailsSchemas)
         } catch {
-            throw OAuthError(code: error.code, description: error.description)
+            throw OAuthError(error)
         }
         // FAPI 2.0 §5.3.2.2 5: PKCE with S256 of every client, confidential ones too (parse checked the method).
         if isFAPI2(client) && parameters["code_challenge"] == nil {

@@ -33,7 +33,7 @@ extension TokenRoutes {
         do throws(AuthorizationError) {
             details = try AuthorizationDetails.parse(text, schemas: flows.detailsSchemas)
         } catch {
-            throw OAuthError(code: error.code, description: error.description)
+            throw OAuthError(error)
         }
         let now = clock.now().millis
         // Only the client the token was issued to holds it; anyone else learns nothing from the answer.
@@ -42,17 +42,12 @@ extension TokenRoutes {
         else { throw OAuthError.invalidGrant("The token is not a live access token of this client.") }
         // RFC 9449 §7: a token bound to a DPoP key is spent with a proof of that key, as it is used anywhere else.
         if let jkt = claims.values["cnf"]?.object?["jkt"]?.string {
-            guard let header = request.header("dpop") else {
+            guard
+                let proof = try proof(
+                    request, path: "/authorization_details/consume", fapi2: client.fapi2 || fapi2Everywhere,
+                    accessToken: token)
+            else {
                 throw OAuthError(code: "invalid_dpop_proof", description: "The token is DPoP-bound: send a proof.")
-            }
-            let proof: DPoP.Proof
-            do {
-                proof = try dpop.check(
-                    header, method: "POST", url: minter.issuer + "/authorization_details/consume", accessToken: token,
-                    algorithms: client.fapi2 || fapi2Everywhere ? ClientAuthentication.fapi2Algorithms : DPoP.algorithms
-                )
-            } catch let failure as DPoP.Failure {
-                throw failure.tokenEndpointError
             }
             guard proof.thumbprint == jkt else {
                 throw OAuthError(code: "invalid_dpop_proof", description: "The proof is not made with the token's key.")

@@ -89,15 +89,7 @@ struct TokenRoutes: Sendable {
                 parameters = try clients.requestObjectParameters(object, client: client)
             }
             // RFC 9449 §10.1: a proof sent with the push binds the code to its key, as dpop_jkt would (both: the same).
-            if let header = request.header("dpop") {
-                let proof: DPoP.Proof
-                do {
-                    proof = try dpop.check(
-                        header, method: "POST", url: minter.issuer + "/par",
-                        algorithms: fapi2 ? ClientAuthentication.fapi2Algorithms : DPoP.algorithms)
-                } catch let failure as DPoP.Failure {
-                    throw failure.tokenEndpointError
-                }
+            if let proof = try proof(request, path: "/par", fapi2: fapi2) {
                 if let named = parameters["dpop_jkt"], named != proof.thumbprint {
                     throw OAuthError(
                         code: "invalid_dpop_proof", description: "dpop_jkt is not the thumbprint of the proof's key.")
@@ -151,16 +143,7 @@ struct TokenRoutes: Sendable {
         let fapi2 = client.fapi2 || fapi2Everywhere
         let audit = AuditContext(request)
         // RFC 9449 §5: a proof binds the tokens issued to its key.
-        var proof: DPoP.Proof?
-        if let header = request.header("dpop") {
-            do {
-                proof = try dpop.check(
-                    header, method: "POST", url: minter.issuer + "/token",
-                    algorithms: fapi2 ? ClientAuthentication.fapi2Algorithms : DPoP.algorithms)
-            } catch let failure as DPoP.Failure {
-                throw failure.tokenEndpointError
-            }
-        }
+        let proof = try proof(request, path: "/token", fapi2: fapi2)
         let issued: TokenService.Issued
         // FAPI 2.0 §5.3.2.1 4: only sender-constrained tokens; RFC 9449 §5.2, dpop_bound_access_tokens.
         if (fapi2 || client.dpopBound) && proof == nil {
@@ -352,6 +335,20 @@ struct TokenRoutes: Sendable {
         ]
         if let sub = grant.userID { body["sub"] = .string(sub) }
         return Self.json(body)
+    }
+
+    /// The request's DPoP proof for POST `path` (nil without one), checked with the algorithms the client may use
+    /// (FAPI 2.0 §5.4.1 for a FAPI client); a bad one is the token endpoint's `invalid_dpop_proof` or `use_dpop_nonce`
+    /// (RFC 9449 §5, §8).
+    func proof(_ request: Request, path: String, fapi2: Bool, accessToken: String? = nil) throws -> DPoP.Proof? {
+        guard let header = request.header("dpop") else { return nil }
+        do {
+            return try dpop.check(
+                header, method: "POST", url: minter.issuer + path, accessToken: accessToken,
+                algorithms: fapi2 ? ClientAuthentication.fapi2Algorithms : DPoP.algorithms)
+        } catch let failure as DPoP.Failure {
+            throw failure.tokenEndpointError
+        }
     }
 
     /// Introspection and revocation take access tokens of any audience (a resource server's own).
