@@ -16,7 +16,7 @@ import pytest
 import requests
 
 from conftest import sms_code, wait_until
-from oidc_support import TIMEOUT, Browser, forms_of, oauth_error, op, pkce_pair, running_provider  # noqa: F401
+from oidc_support import PASSWORD, TIMEOUT, Browser, User, forms_of, oauth_error, op, pkce_pair, running_provider  # noqa: F401
 
 IBAN = "DE89 3704 0044 0532 0130 00"
 
@@ -134,6 +134,7 @@ def test_the_page_states_the_payment_and_a_text_naming_it_approves_it_once(op, b
     again = browser.http.get(page.url, allow_redirects=True, timeout=TIMEOUT)
     assert again.status_code == 200 and "Payment approved" in again.text and "Approve payment" not in again.text
     assert "Return to Payments Bank" in again.text
+    assert "You are approving a payment for Payments Bank" in again.text
     r = op.token(bank, {"grant_type": "authorization_code", "code": outcome.code, "redirect_uri": bank.redirect_uri,
                         "code_verifier": verifier})
     assert r.status_code == 200, r.text
@@ -158,9 +159,18 @@ def test_a_customer_without_a_phone_or_passkey_is_told_how_to_pay(op, bank):
     user = op.user()  # an authenticator app only
     browser, page, _ = to_payment_page(op, bank, user, payment())
     assert page.status_code == 409 and "passkey" in page.text and "EUR 250.00" in page.text, page.text
+    assert "You are approving a payment for Payments Bank" in page.text
     url, inputs = form(page, "/authorize/cancel")
     outcome = browser.follow(browser.http.post(url, data=inputs, allow_redirects=False, timeout=TIMEOUT))
     assert outcome.kind == "redirect" and outcome.params["error"] == "access_denied", outcome.describe()
+
+
+def test_an_unverified_email_is_told_to_verify_it_first(op, bank):
+    email = f"unverified-{secrets.token_hex(5)}@example.com"
+    op.srv.expect(202, "POST", "/v1/accounts", {"email": email, "password": PASSWORD, "display_name": "Not yet"})
+    browser, page, _ = to_payment_page(op, bank, User(email=email), payment())
+    assert page.status_code == 409 and "Verify your email address first" in page.text, page.text
+    assert "EUR 250.00" in page.text and form(page, "/authorize/cancel")
 
 
 def test_a_changed_detail_voids_the_approval_and_only_its_confidential_client_spends_it(op, bank):

@@ -48,6 +48,8 @@ extension HostedRoutes {
         case .success(let found): (caller, hints, details) = found
         }
         let t = c.frame.text
+        // A bound approval needs a verified email: that, not a missing factor, is what the user must fix first.
+        if caller.user.emailVerifiedAt == nil { return unverified(c, details) }
         guard let chosen = hints.first(where: { $0.factorID.raw == request.query["factor"] }) ?? hints.first else {
             // No factor here can approve a payment: the page says why and how to get one, and goes back to the app.
             return cannotApprove(c, details, t("payment.no_factor"))
@@ -164,6 +166,8 @@ extension HostedRoutes {
     /// The payment, why it cannot be approved here, and the way back to the app.
     private func cannotApprove(_ c: Context, _ details: AuthorizationDetails, _ reason: String) -> Response {
         let t = c.frame.text
+        var c = c
+        c.frame.footer = t("footer.paying", ["client": c.client.name, "brand": brand])
         return HostedPage.response(
             HostedPage.layout(
                 t("payment.title"), c.frame,

@@ -165,8 +165,11 @@ struct HostedRoutes: Sendable {
                     try FlowRepository.origin(of: id, now: flows.clock.now().millis, on: $0)
                 } : nil
         }
-        let frame = HostedPage.Frame(text: texts(request), clientName: known?.clientName, brand: brand)
+        var frame = HostedPage.Frame(text: texts(request), clientName: known?.clientName, brand: brand)
         let t = frame.text
+        if let known, known.paid {
+            frame.footer = t("footer.paying", ["client": known.clientName, "brand": brand])
+        }
         // Back, a reload or another tab after a payment was approved: it is done, and must not look like a failure
         // that invites paying again.
         let paid = known?.paid == true
