@@ -105,10 +105,16 @@ let package = Package(
         // Trifactor Bank: the demo relying party, its own server and database, on TrifactorKit.
         .target(
             name: "TrifactorBank",
-            dependencies: ["API", "TrifactorKit", "Core", "Crypto", "Store", "HTTP", "Logging", "Phone", "WebUI"],
+            dependencies: [
+                "API", "TrifactorKit", "TrifactorKitVault", "Core", "Crypto", "Store", "HTTP", "Logging", "Phone",
+                "WebUI",
+            ],
             resources: [.copy("Resources/sitekeys")], swiftSettings: strict),
         .executableTarget(
-            name: "trifactor-bank", dependencies: ["TrifactorBank", "API", "Crypto", "Store", "Logging", "HTTP"],
+            name: "trifactor-bank",
+            dependencies: [
+                "TrifactorBank", "TrifactorKit", "TrifactorKitVault", "API", "Crypto", "Store", "Logging", "HTTP",
+            ],
             swiftSettings: strict),
 
         // Fuzzing (`make fuzz`): one harness per parser of attacker bytes, and a

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Usage: scripts/run-demo.sh  (make run)
-# Runs the demo: trifactord in dev mode on :8080 and Trifactor Bank on :8090, its relying
-# party, with SQLite files in $DATA (default ./data). Prints the bank's URL first (http://localhost:8090/:
+# Runs the demo: trifactord in dev mode on :8080, an OpenID Provider, and Trifactor Bank on :8090, its relying
+# party on the standard path (a FAPI 2.0 client registered here on first start: its customers sign in and approve
+# transfers on trifactord's hosted pages), with SQLite files in $DATA (default ./data).
+# BANK_PATH=sdk runs the bank on the SDK path instead (its own sign-in pages, TrifactorKit's calls). Prints the bank's URL first (http://localhost:8090/:
 # WebAuthn needs a domain, so passkeys fail at 127.0.0.1); Ctrl-C
 # (or SIGTERM) stops both. Expects release builds of trifactord and trifactor-bank.
 set -euo pipefail
@@ -10,8 +12,10 @@ DATA=${DATA:-data}
 BANK_PORT=${BANK_PORT:-8090}
 install -d -m 700 "$DATA"
 
-TRIFACTOR_DEV=${TRIFACTOR_DEV:-1} \
-TRIFACTOR_DATABASE_URL=${TRIFACTOR_DATABASE_URL:-sqlite:$DATA/trifactor.db} \
+BANK_PATH=${BANK_PATH:-standard}
+export TRIFACTOR_DATABASE_URL=${TRIFACTOR_DATABASE_URL:-sqlite:$DATA/trifactor.db}
+export TRIFACTOR_KEY_FILE=${TRIFACTOR_KEY_FILE:-$DATA/trifactor.key}
+TRIFACTOR_DEV=${TRIFACTOR_DEV:-1} TRIFACTOR_OIDC=1 TRIFACTOR_PUBLIC_URL=http://127.0.0.1:8080 \
 TRIFACTOR_TRUSTED_PROXIES=${TRIFACTOR_TRUSTED_PROXIES:-127.0.0.1} \
 TRIFACTOR_BRANDS=${TRIFACTOR_BRANDS:-Trifactor Bank} \
 TRIFACTOR_ORIGINS=${TRIFACTOR_ORIGINS:-http://127.0.0.1:$BANK_PORT,http://localhost:$BANK_PORT} \
@@ -26,7 +30,24 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 
-TRIFACTOR_BANK_TRIFACTOR_URL=http://127.0.0.1:8080 TRIFACTOR_BANK_LISTEN=127.0.0.1:$BANK_PORT TRIFACTOR_BANK_DEV=1 \
+# The bank's client: its public key registered (again, should the key file be new), callbacks on both names.
+BANK_ENV=()
+if [ "$BANK_PATH" = standard ]; then
+    TRIFACTOR_BANK_CLIENT_KEY=$DATA/bank-client.key .build/release/trifactor-bank jwks >"$DATA/bank-client.jwks.json"
+    if .build/release/trifactord clients show trifactor-bank >/dev/null 2>&1; then
+        .build/release/trifactord clients update trifactor-bank --jwks-file "$DATA/bank-client.jwks.json" >/dev/null
+    else
+        .build/release/trifactord clients create --id trifactor-bank --name "Trifactor Bank" --fapi2 --first-party --profile-in-id-token \
+            --auth-method private_key_jwt --jwks-file "$DATA/bank-client.jwks.json" --scopes "openid email" \
+            --redirect-uris "http://localhost:$BANK_PORT/signin/callback http://127.0.0.1:$BANK_PORT/signin/callback" \
+            --post-logout-uris "http://localhost:$BANK_PORT/?signed_out=1 http://127.0.0.1:$BANK_PORT/?signed_out=1" \
+            --backchannel-logout-uri "http://127.0.0.1:$BANK_PORT/backchannel-logout" >/dev/null
+    fi
+    BANK_ENV=(TRIFACTOR_BANK_CLIENT_ID=trifactor-bank TRIFACTOR_BANK_CLIENT_KEY="$DATA/bank-client.key"
+              TRIFACTOR_BANK_DPOP_KEY="$DATA/bank-dpop.key")
+fi
+
+env "${BANK_ENV[@]}" TRIFACTOR_BANK_TRIFACTOR_URL=http://127.0.0.1:8080 TRIFACTOR_BANK_LISTEN=127.0.0.1:$BANK_PORT TRIFACTOR_BANK_DEV=1 \
 TRIFACTOR_BANK_DATABASE_URL=${TRIFACTOR_BANK_DATABASE_URL:-sqlite:$DATA/bank.db} TRIFACTOR_BANK_SECRET_FILE=$DATA/bank.secret \
   .build/release/trifactor-bank 2>>"$DATA/bank.log" &
 BANK=$!

@@ -17,13 +17,26 @@ extension BankApp {
         return (cookie, found)
     }
 
-    static let contentSecurityPolicy =
-        "default-src 'none'; img-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self'; "
-        + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    /// The pages' policy. On the standard path a form may also lead to Trifactor (signing in, approving a payment,
+    /// signing out go there by the form's redirect, which `form-action` governs too).
+    var contentSecurityPolicy: String {
+        let trifactor = standardClients?.first.map { " " + Self.origin(of: $0.issuer) } ?? ""
+        return "default-src 'none'; img-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self'; "
+            + "form-action 'self'\(trifactor); frame-ancestors 'none'; base-uri 'none'"
+    }
+
+    /// `scheme://host[:port]` of `url`.
+    static func origin(of url: URL) -> String {
+        var components = URLComponents()
+        components.scheme = url.scheme
+        components.host = url.host
+        components.port = url.port
+        return components.string ?? ""
+    }
 
     func page(_ html: HTML, status: Int = 200, cookies: [String] = []) -> Response {
         var response = Response.html(html.rendered, status: status)
-        response.headers.append(("Content-Security-Policy", Self.contentSecurityPolicy))
+        response.headers.append(("Content-Security-Policy", contentSecurityPolicy))
         response.headers.append(("Cache-Control", "no-store"))
         for cookie in cookies { response.headers.append(("Set-Cookie", cookie)) }
         return response
@@ -86,6 +99,7 @@ extension BankApp {
             if let signedIn, let signedOut = checkTrifactorSession(signedIn, cookie: cookie, request) {
                 return signedOut
             }
+            if let signedIn, let detour = standardDetour(signedIn, request) { return detour }
             do {
                 let response = try handler(request)
                 if let signedIn, trifactorSessionEnded(signedIn, cookie: cookie, error: nil) {

@@ -166,10 +166,16 @@ extension BankApp {
 
     /// Ends the customer's Trifactor session and this bank session; the sign-in page says `notice` (or "You are signed out.").
     func signOut(_ session: BankSession, _ cookie: String?, _ request: Request, notice: String?) -> Response {
-        let client = trifactor(session, request)
-        try? blocking({ try await client.signOut() })
-        sessions.end(cookie)
         var cookies = [SessionCookie.cleared(secure: configuration.secure)]
+        if let standard = session.standard {
+            // Signed in at Trifactor: signing out ends that session too, and Trifactor sends the browser back.
+            sessions.end(cookie)
+            if notice == nil, let url = standardSignOutURL(standard, request) { return redirect(url, cookies: cookies) }
+        } else {
+            let client = trifactor(session, request)
+            try? blocking({ try await client.signOut() })
+            sessions.end(cookie)
+        }
         guard let notice else { return redirect("/?signed_out=1", cookies: cookies) }
         // The session is gone: the notice rides in the draft cookie of the start page.
         if let draft = drafts.setCookie(

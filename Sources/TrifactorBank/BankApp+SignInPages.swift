@@ -19,6 +19,26 @@ extension BankApp {
     func emailPage(
         _ viewer: any Viewer, _ request: Request, email: String? = nil, error: String? = nil, notice: String? = nil
     ) -> HTML {
+        if configuration.standard != nil {
+            // The standard path: Trifactor's hosted sign-in asks for the password and the second factor, under the
+            // customer's picture and phrase.
+            return Page.layout(
+                "Sign in", screen(viewer, request, notice: notice),
+                [
+                    Page.form(
+                        "/signin/trifactor", viewer, class: "card stack",
+                        [
+                            Page.field(
+                                "Email", name: "email", type: "email", value: email, error: error,
+                                autocomplete: "username", required: false, autofocus: true),
+                            Page.button("Sign in with Trifactor"),
+                            Page.paragraph(
+                                "You sign in at Trifactor, which keeps your password and second factors and comes "
+                                    + "back here once you are signed in.", class: "hint"),
+                        ]),
+                    Page.paragraph("New here?"), Page.link("Open an account", "/open", class: "button secondary"),
+                ])
+        }
         let screen = screen(viewer, request, notice: notice, passkeys: true)
         var body: [HTML] = [
             Page.form(

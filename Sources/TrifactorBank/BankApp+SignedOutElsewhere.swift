@@ -14,7 +14,10 @@ extension BankApp {
     /// Asks Trifactor whether the customer's session lives, when the last answer is older than `sessionCheckInterval`:
     /// the signed-out answer when it ended, nil to go on (it lives, or Trifactor could not say: asked again next time).
     func checkTrifactorSession(_ session: BankSession, cookie: String?, _ request: Request) -> Response? {
-        guard session.trifactorCheckDue(now: now(), interval: configuration.sessionCheckInterval) else { return nil }
+        // The standard path holds no Trifactor session token: Trifactor says when it ends (back-channel logout).
+        guard session.standard == nil,
+            session.trifactorCheckDue(now: now(), interval: configuration.sessionCheckInterval)
+        else { return nil }
         let client = trifactor(session, request)
         do {
             _ = try blocking({ try await client.currentSession() })
@@ -30,7 +33,7 @@ extension BankApp {
     /// handler) lost its Trifactor session: its token is gone (TrifactorKit forgets it when Trifactor says the session
     /// ended), or `error` says so.
     func trifactorSessionEnded(_ session: BankSession, cookie: String?, error: (any Error)?) -> Bool {
-        guard sessions.find(cookie, now: now()) === session else { return false }
+        guard session.standard == nil, sessions.find(cookie, now: now()) === session else { return false }
         return !session.secrets.holdsToken || error.map(Self.endsSession) == true
     }
 

@@ -107,6 +107,9 @@ extension BankApp {
         }
         guard let pending = session.pendingTransfer(id) else { return gone(session, id, request) }
         let draft = session.draft(for: "/transfers/\(id)", now: now())
+        if session.standard != nil {
+            return page(standardReviewPage(session, request, pending, notice: session.takeNotice()))
+        }
         if pending.authorizationID == nil {
             return page(
                 reviewPage(

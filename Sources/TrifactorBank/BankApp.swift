@@ -6,6 +6,7 @@ package import Logging
 package import Store
 import Synchronization
 package import TrifactorKit
+import TrifactorKitVault
 import WebUI
 
 /// Trifactor Bank: a relying party of trifactord like any customer's app,
@@ -35,6 +36,10 @@ package final class BankApp: Sendable {
         /// The name on the texts, calls, emails and authenticator-app entries Trifactor sends the bank's customers
         /// (`X-Trifactor-Brand`: trifactord takes it from the bank's address when `TRIFACTOR_BRANDS` lists it); nil: Trifactor's own.
         package var brand: String? = "Trifactor Bank"
+        /// The bank's client at trifactord's OpenID Provider: customers sign in and approve transfers through
+        /// Trifactor's hosted pages (the standard path, `BankApp+Standard.swift`). Nil: the SDK's own sign-in calls
+        /// behind the bank's own pages.
+        package var standard: StandardClient?
 
         package init(trifactor: URL, secret: [UInt8]) {
             self.trifactor = trifactor
@@ -53,6 +58,8 @@ package final class BankApp: Sendable {
     let transport: any HTTPTransport
     let logger: Logger
     let now: @Sendable () -> Date
+    /// One client per registered redirect URI (the standard path), nil on the SDK path.
+    let standardClients: [SignInWithTrifactor]?
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
 
     /// - Parameters:
@@ -72,6 +79,14 @@ package final class BankApp: Sendable {
         self.transport = transport
         self.logger = logger
         self.now = now
+        standardClients = configuration.standard.map { standard in
+            standard.redirectURIs.map {
+                SignInWithTrifactor(
+                    issuer: standard.issuer, clientID: standard.clientID, redirectURI: $0, scopes: ["openid", "email"],
+                    credentials: standard.credentials, crypto: OpenSSLTokenCrypto(), transport: transport,
+                    clock: ClosureClock(now))
+            }
+        }
     }
 
     deinit { sweeper.withLock { $0?.cancel() } }
@@ -116,6 +131,7 @@ package final class BankApp: Sendable {
         var router = Router()
         addStatic(&router)
         addSignIn(&router)
+        addStandard(&router)
         addAccounts(&router)
         addTransfers(&router)
         addOpening(&router)

@@ -5,6 +5,8 @@ import HTTP
 import Logging
 import Store
 import TrifactorBank
+import TrifactorKit
+import TrifactorKitVault
 
 // trifactor-bank: the demo bank, a relying party of trifactord. Settings come
 // from the environment; errors are one sentence and exit 1.
@@ -35,8 +37,28 @@ case ["--help"], ["-h"], ["help"]:
           TRIFACTOR_BANK_DEV            1: link the dev phone (default 0)
           TRIFACTOR_BANK_IDLE_TIMEOUT   seconds before balances hide (2 to 86400, default 300)
           TRIFACTOR_BANK_BRAND          the name on customers' texts and emails (default Trifactor Bank)
+        The standard path (customers sign in and approve transfers on Trifactor's hosted pages, the bank a FAPI 2.0
+        client of trifactord's OpenID Provider) is on when TRIFACTOR_BANK_CLIENT_ID is set:
+          TRIFACTOR_BANK_CLIENT_ID      the bank's client_id, registered with --fapi2 --auth-method private_key_jwt
+          TRIFACTOR_BANK_ISSUER         trifactord's issuer (default TRIFACTOR_BANK_TRIFACTOR_URL)
+          TRIFACTOR_BANK_CLIENT_KEY     its assertion key, made 0600 on first use (default data/bank-client.key)
+          TRIFACTOR_BANK_DPOP_KEY       the key its tokens are bound to (default data/bank-dpop.key)
+          TRIFACTOR_BANK_REDIRECT_URIS  its registered callbacks, space-separated
+                                        (default http://localhost:PORT/signin/callback http://127.0.0.1:PORT/…)
+
+        Usage: trifactor-bank jwks
+        Prints the public JWK Set of TRIFACTOR_BANK_CLIENT_KEY (made when missing), for
+        `trifactord clients create --jwks-file`.
         """)
     exit(0)
+case ["jwks"]:
+    do {
+        let key = try SoftwareClientKey(file: setting("TRIFACTOR_BANK_CLIENT_KEY", "data/bank-client.key"))
+        print(key.publicJWKSet)
+        exit(0)
+    } catch {
+        fail(error.description)
+    }
 case ["--version"]:
     print("trifactor-bank \(TrifactorVersion.current)")
     exit(0)
@@ -79,6 +101,29 @@ var configuration = BankApp.Configuration(
 configuration.databaseURL = setting("TRIFACTOR_BANK_DATABASE_URL", "sqlite:data/bank.db")
 configuration.host = String(listen[..<colon])
 configuration.port = port
+if let clientID = environment["TRIFACTOR_BANK_CLIENT_ID"], !clientID.isEmpty {
+    guard let issuer = URL(string: setting("TRIFACTOR_BANK_ISSUER", trifactor.absoluteString)), issuer.host != nil
+    else {
+        fail("TRIFACTOR_BANK_ISSUER must be trifactord's issuer, like http://127.0.0.1:8080.")
+    }
+    let shownPort = port == 0 ? 8090 : port
+    let uris = setting(
+        "TRIFACTOR_BANK_REDIRECT_URIS",
+        "http://localhost:\(shownPort)/signin/callback http://127.0.0.1:\(shownPort)/signin/callback"
+    ).split(separator: " ").map { URL(string: String($0)) }
+    guard !uris.isEmpty, uris.allSatisfy({ $0?.host != nil && $0?.path == "/signin/callback" }) else {
+        fail("TRIFACTOR_BANK_REDIRECT_URIS lists the bank's callbacks, like http://localhost:8090/signin/callback.")
+    }
+    do {
+        let credentials = SignInWithTrifactor.ClientCredentials(
+            assertionKey: try SoftwareClientKey(file: setting("TRIFACTOR_BANK_CLIENT_KEY", "data/bank-client.key")),
+            dpopKey: try SoftwareClientKey(file: setting("TRIFACTOR_BANK_DPOP_KEY", "data/bank-dpop.key")))
+        configuration.standard = BankApp.StandardClient(
+            clientID: clientID, issuer: issuer, credentials: credentials, redirectURIs: uris.compactMap { $0 })
+    } catch {
+        fail(error.description)
+    }
+}
 if setting("TRIFACTOR_BANK_DEV", "0") == "1" { configuration.devPhone = trifactor.appendingPathComponent("dev/phone") }
 if let raw = environment["TRIFACTOR_BANK_IDLE_TIMEOUT"], !raw.isEmpty {
     guard let idle = TimeInterval(raw), idle >= 2, idle <= 86_400 else {

@@ -32,6 +32,8 @@ struct Flows: Sendable {
     var resetTries: [String: EmailTries] = [:]
     /// The same for an opening's email codes.
     var openingTries: [String: EmailTries] = [:]
+    /// Requests pushed to Trifactor (the standard path) and not answered yet, by `state`.
+    var standard: [String: StandardPending] = [:]
 }
 
 /// Wrong emailed codes typed in the window that began at `window` (Trifactor counts five per ten minutes, a new code

@@ -35,6 +35,7 @@ package final class BankSession: Viewer, @unchecked Sendable {
     private var _draft: (path: String, draft: FormDraft, at: Date)?
     private var _needsFactor = false
     private var _flows = Flows()
+    private var _standard: StandardSignIn?
 
     /// A session seen first at `now`, with a new CSRF token or the one its page already carries (a visitor's).
     init(now: Date, csrf: String = CSRF.token()) {
@@ -70,6 +71,14 @@ package final class BankSession: Viewer, @unchecked Sendable {
     /// The code being asked for at sign-in or on coming back.
     var code: CodeChallenge? { lock.withLock { _code } }
     var codeHint: FactorHint? { code?.hint }
+
+    /// Who signed in through Trifactor's hosted sign-in (the standard path): their subject, the provider's session
+    /// (so a back-channel logout ends this session) and the ID token (the hint of RP-initiated logout). Nil on the SDK
+    /// path, whose sessions hold a Trifactor session token instead.
+    typealias StandardSignIn = (subject: String, sessionID: String?, idToken: String)
+    var standard: StandardSignIn? { lock.withLock { _standard } }
+    var standardSubject: String? { standard?.subject }
+    func set(standard: StandardSignIn?) { lock.withLock { _standard = standard } }
 
     func set(stage: Stage) { lock.withLock { _stage = stage } }
     func touch(_ now: Date) { lock.withLock { _lastSeen = now } }

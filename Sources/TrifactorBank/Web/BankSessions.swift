@@ -71,6 +71,12 @@ package final class BankSessions: Sendable {
         table.withLock { _ = $0.remove(SHA256.hex(cookie)) }
     }
 
+    /// Ends every session `matching` says (a customer signed out at Trifactor); how many ended.
+    @discardableResult
+    func endAll(matching: @Sendable (BankSession) -> Bool) -> Int {
+        table.withLock { all in all.removeAll(where: matching) }
+    }
+
     /// Drops every session idle past its lifetime at `now`; how many went.
     @discardableResult
     package func sweep(now: Date) -> Int {

@@ -29,6 +29,8 @@ public struct IDToken: Sendable, Equatable, Codable {
     public let sessionID: String?
     /// The email address, when the client asked for the profile in ID tokens and the `email` scope.
     public let email: String?
+    /// Whether the provider verified `email` (`email_verified`), when it said.
+    public var emailVerified: Bool? = nil
 
     /// `acr` as one of Trifactor's levels; nil for a value this SDK does not know.
     public var level: AuthenticationLevel? { acr.flatMap(AuthenticationLevel.init(rawValue:)) }
@@ -110,11 +112,13 @@ struct IDTokenVerifier: Sendable {
                 throw .idTokenRejected("The sign-in was proved at a lower level than this app asked for.")
             }
         }
-        return IDToken(
+        var idToken = IDToken(
             raw: token, issuer: iss, subject: sub, audiences: audiences, expiresAt: exp, issuedAt: iat,
             authTime: Self.time(c["auth_time"]), nonce: tokenNonce, acr: acr,
             methods: (c["amr"] as? [Any])?.compactMap { $0 as? String } ?? [], authorizedParty: azp,
             sessionID: c["sid"] as? String, email: c["email"] as? String)
+        idToken.emailVerified = c["email_verified"] as? Bool
+        return idToken
     }
 
     /// A NumericDate claim (seconds since 1970).

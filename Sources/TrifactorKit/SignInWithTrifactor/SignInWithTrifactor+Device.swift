@@ -72,16 +72,26 @@ extension SignInWithTrifactor {
         for authorization: DeviceAuthorization,
         sleep: @Sendable (TimeInterval) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }
     ) async throws(TrifactorError) -> Tokens {
-        var interval = authorization.interval
+        try await poll(
+            [
+                ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+                ("device_code", authorization.deviceCode), ("client_id", clientID),
+            ], interval: authorization.interval, expiresAt: authorization.expiresAt, sleep: sleep)
+    }
+
+    /// Polls the token endpoint with `fields` until the user decided: every `interval` seconds, 5 more after each
+    /// `slow_down` (RFC 8628 §3.5, CIBA Core §11); then verifies the ID token as a sign-in's.
+    func poll(
+        _ fields: [(String, String)], interval start: TimeInterval, expiresAt: Date,
+        minimum: AuthenticationLevel? = nil, sleep: @Sendable (TimeInterval) async throws -> Void
+    ) async throws(TrifactorError) -> Tokens {
+        var interval = start
         while true {
             do { try await sleep(interval) } catch { throw .cancelled }
-            guard clock.now < authorization.expiresAt else { throw .expired }
+            guard clock.now < expiresAt else { throw .expired }
             let json: [String: Any]
             do {
-                json = try await token([
-                    ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
-                    ("device_code", authorization.deviceCode), ("client_id", clientID),
-                ])
+                json = try await token(fields)
             } catch let error where error.code == .authorizationRefused {
                 switch error.oauthError?.error {
                 case "authorization_pending": continue
@@ -95,8 +105,8 @@ extension SignInWithTrifactor {
             guard let raw = json["id_token"] as? String else {
                 throw .idTokenRejected("The provider sent no ID token.")
             }
-            let idToken = try await verify(raw, nonce: nil, minimum: nil)
-            return try Self.tokens(json, idToken: idToken, previousRefreshToken: nil, now: clock.now)
+            let idToken = try await verify(raw, nonce: nil, minimum: minimum)
+            return try tokens(json, idToken: idToken, previousRefreshToken: nil)
         }
     }
 }

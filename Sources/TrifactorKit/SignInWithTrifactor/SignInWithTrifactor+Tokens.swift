@@ -13,6 +13,11 @@ extension SignInWithTrifactor {
         public let scope: String?
         /// The verified ID token: who signed in, when, how (`level`, `methods`).
         public let idToken: IDToken
+        /// `DPoP` when the access token is bound to the client's DPoP key (RFC 9449): it is used only with a proof
+        /// of that key. `Bearer` (or nil, for tokens kept by an older version) otherwise.
+        public var tokenType: String? = nil
+        /// The RFC 9396 authorization details the user approved (a JSON array), when the request carried some.
+        public var authorizationDetails: String? = nil
     }
 
     /// Exchanges the code of `request`'s callback (with its PKCE verifier) and verifies the ID token: signature,
@@ -28,7 +33,12 @@ extension SignInWithTrifactor {
             throw .idTokenRejected("The provider sent no ID token.")
         }
         let idToken = try await verify(raw, nonce: request.nonce, minimum: request.minimumLevel)
-        return try Self.tokens(json, idToken: idToken, previousRefreshToken: nil, now: clock.now)
+        let tokens = try self.tokens(json, idToken: idToken, previousRefreshToken: nil)
+        // RFC 9396 §7: the details granted come back with the token; a payment's token without them approved nothing.
+        if request.authorizationDetails != nil, tokens.authorizationDetails == nil {
+            throw .unexpectedResponse(status: 200)
+        }
+        return tokens
     }
 
     /// New tokens for `tokens`' refresh token. The provider rotates refresh tokens: the answer's replaces the old
@@ -50,7 +60,7 @@ extension SignInWithTrifactor {
                 throw .idTokenRejected("The refreshed ID token names another user.")
             }
         }
-        return try Self.tokens(json, idToken: idToken, previousRefreshToken: refreshToken, now: clock.now)
+        return try self.tokens(json, idToken: idToken, previousRefreshToken: refreshToken)
     }
 
     /// Verifies `raw` against the provider's keys, reading them again once when none fits (the provider rotated
@@ -67,7 +77,7 @@ extension SignInWithTrifactor {
         return try verifier.claims(raw, parts, now: clock.now, nonce: nonce, minimum: minimum)
     }
 
-    private func fetchKeys() async throws(TrifactorError) -> JSONWebKeySet {
+    func fetchKeys() async throws(TrifactorError) -> JSONWebKeySet {
         let metadata = try await metadata()
         let response = try await send(HTTPRequest(method: "GET", url: metadata.jwksURI))
         guard response.status == 200, let keys = JSONWebKeySet(json: response.body) else {
@@ -77,34 +87,64 @@ extension SignInWithTrifactor {
         return keys
     }
 
-    /// Posts `fields` to the token endpoint; the answer's JSON, or the provider's OAuth error.
+    /// Posts `fields` to the token endpoint; the answer's JSON, or the provider's OAuth error. A confidential
+    /// client's assertion and DPoP proof are added here.
     func token(_ fields: [(String, String)]) async throws(TrifactorError) -> [String: Any] {
-        let metadata = try await metadata()
-        let response = try await send(
-            HTTPRequest(
-                method: "POST", url: metadata.tokenEndpoint,
-                headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"],
-                body: Data(Self.formEncoded(fields).utf8)))
-        let json = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
-        if (400..<500).contains(response.status), let error = json?["error"] as? String {
-            throw .authorizationRefused(
-                OAuthError(error: error, errorDescription: json?["error_description"] as? String))
-        }
-        guard response.status == 200, let json else { throw .unexpectedResponse(status: response.status) }
-        return json
+        try await post(fields, to: try await metadata().tokenEndpoint, expecting: 200)
     }
 
-    static func tokens(_ json: [String: Any], idToken: IDToken, previousRefreshToken: String?, now: Date)
-        throws(TrifactorError) -> Tokens
+    /// Posts `fields` to `url` as a form and returns the JSON object of an answer with status `expecting`, or throws
+    /// the provider's OAuth error. A confidential client authenticates with a fresh assertion and, holding a DPoP
+    /// key, sends a proof (with `accessToken`'s hash when given); a `use_dpop_nonce` refusal is retried once with the
+    /// nonce the provider gave (RFC 9449 §8).
+    func post(_ fields: [(String, String)], to url: URL, expecting: Int, accessToken: String? = nil)
+        async throws(TrifactorError) -> [String: Any]
     {
+        var attempt = 0
+        while true {
+            attempt += 1
+            var headers = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
+            var body = fields
+            if credentials != nil {
+                body.removeAll { $0.0 == "client_id" }
+                body += try clientAuthentication()
+                if let proof = try dpopProof(method: "POST", url: url, accessToken: accessToken) {
+                    headers["DPoP"] = proof
+                }
+            }
+            let response = try await send(
+                HTTPRequest(method: "POST", url: url, headers: headers, body: Data(Self.formEncoded(body).utf8)))
+            if let nonce = response.header("DPoP-Nonce") { cache.withLock { $0.dpopNonce = nonce } }
+            let json = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
+            if (400..<500).contains(response.status), let error = json?["error"] as? String {
+                if error == "use_dpop_nonce", attempt == 1, response.header("DPoP-Nonce") != nil { continue }
+                throw .authorizationRefused(
+                    OAuthError(error: error, errorDescription: json?["error_description"] as? String))
+            }
+            guard response.status == expecting, let json else { throw .unexpectedResponse(status: response.status) }
+            return json
+        }
+    }
+
+    /// The tokens of a token endpoint's answer: a DPoP-bound token only to a client that holds a DPoP key.
+    func tokens(_ json: [String: Any], idToken: IDToken, previousRefreshToken: String?) throws(TrifactorError)
+        -> Tokens
+    {
+        let type = (json["token_type"] as? String)?.lowercased()
         guard let access = json["access_token"] as? String,
-            (json["token_type"] as? String)?.lowercased() == "bearer"
+            type == "bearer" || (type == "dpop" && credentials?.dpopKey != nil)
         else { throw .unexpectedResponse(status: 200) }
         let lifetime = (json["expires_in"] as? Int).map(TimeInterval.init) ?? (json["expires_in"] as? Double)
+        var details: String?
+        if let granted = json["authorization_details"] as? [Any],
+            let data = try? JSONSerialization.data(withJSONObject: granted, options: [.sortedKeys])
+        {
+            details = String(decoding: data, as: UTF8.self)
+        }
         return Tokens(
-            accessToken: access, expiresAt: lifetime.map { now.addingTimeInterval($0) },
+            accessToken: access, expiresAt: lifetime.map { clock.now.addingTimeInterval($0) },
             refreshToken: json["refresh_token"] as? String ?? previousRefreshToken, scope: json["scope"] as? String,
-            idToken: idToken)
+            idToken: idToken, tokenType: type == "dpop" ? "DPoP" : "Bearer", authorizationDetails: details)
     }
 
     /// A JSON object fetched from `url`.

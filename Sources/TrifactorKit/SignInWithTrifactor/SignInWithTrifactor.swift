@@ -35,6 +35,12 @@ public final class SignInWithTrifactor: Sendable {
         /// Where a device without a browser asks for its codes (`device_authorization_endpoint`, RFC 8628), if
         /// offered.
         public var deviceAuthorizationEndpoint: URL? = nil
+        /// Where a confidential client pushes its authorization requests (`pushed_authorization_request_endpoint`,
+        /// RFC 9126), if offered.
+        public var pushedAuthorizationRequestEndpoint: URL? = nil
+        /// Where a confidential client starts a decoupled sign-in (`backchannel_authentication_endpoint`, OpenID
+        /// CIBA Core 1.0), if offered.
+        public var backchannelAuthenticationEndpoint: URL? = nil
     }
 
     /// What `prompt` asks of the provider's sign-in page.
@@ -65,6 +71,9 @@ public final class SignInWithTrifactor: Sendable {
         /// The level asked for (`acr_values`): a token below it is refused.
         public let minimumLevel: AuthenticationLevel?
         let issuerRequired: Bool
+        /// The RFC 9396 authorization details pushed with the request (a JSON array), if any: the token endpoint
+        /// must return the same.
+        public var authorizationDetails: String? = nil
     }
 
     /// The issuer as configured.
@@ -80,10 +89,14 @@ public final class SignInWithTrifactor: Sendable {
     let crypto: any TokenCrypto
     let verifier: IDTokenVerifier
     let cache = Locked(Cache())
+    /// A confidential client's keys; nil for a public client.
+    let credentials: ClientCredentials?
 
     struct Cache {
         var metadata: Metadata?
         var keys: JSONWebKeySet?
+        /// The provider's latest DPoP nonce (RFC 9449 §8), sent in the next proofs.
+        var dpopNonce: String?
     }
 
     /// - Parameters:
@@ -109,6 +122,38 @@ public final class SignInWithTrifactor: Sendable {
         self.transport = transport
         self.clock = clock
         self.crypto = crypto
+        credentials = nil
+        verifier = IDTokenVerifier(issuer: issuer.absoluteString, clientID: clientID, crypto: crypto, leeway: leeway)
+    }
+
+    /// A confidential client's value, for a server that keeps its keys: it authenticates with `private_key_jwt`
+    /// (RFC 7523), pushes its requests (RFC 9126) and, with a DPoP key, has its tokens bound to that key (RFC 9449),
+    /// as FAPI 2.0 asks.
+    /// - Parameters:
+    ///   - issuer: the provider's issuer, exactly as its metadata names it.
+    ///   - clientID: this client's id, registered with `--auth-method private_key_jwt` and the public key of
+    ///     `credentials.assertionKey` in its JWK Set.
+    ///   - redirectURI: the https (or loopback) address registered with the client.
+    ///   - scopes: the scopes to ask for; `openid` is added when missing.
+    ///   - credentials: the keys it signs its assertions and DPoP proofs with.
+    ///   - crypto: SHA-256, random bytes and signature checks.
+    ///   - transport: how requests travel; `URLSessionTransport` by default.
+    ///   - clock: the time tokens and assertions are dated and checked by.
+    ///   - leeway: how many seconds past its `exp` an ID token is still taken.
+    public init(
+        issuer: URL, clientID: String, redirectURI: URL, scopes: [String] = ["openid"],
+        credentials: ClientCredentials, crypto: any TokenCrypto,
+        transport: any HTTPTransport = URLSessionTransport(), clock: any TrifactorClock = SystemClock(),
+        leeway: TimeInterval = 60
+    ) {
+        self.issuer = issuer
+        self.clientID = clientID
+        self.redirectURI = redirectURI
+        self.scopes = scopes.contains("openid") ? scopes : ["openid"] + scopes
+        self.transport = transport
+        self.clock = clock
+        self.crypto = crypto
+        self.credentials = credentials
         verifier = IDTokenVerifier(issuer: issuer.absoluteString, clientID: clientID, crypto: crypto, leeway: leeway)
     }
 
@@ -134,7 +179,9 @@ public final class SignInWithTrifactor: Sendable {
             issuer: issuer.absoluteString, authorizationEndpoint: authorize, tokenEndpoint: token, jwksURI: jwks,
             endSessionEndpoint: endpoint("end_session_endpoint"),
             issuerInAuthorizationResponse: json["authorization_response_iss_parameter_supported"] as? Bool ?? false,
-            deviceAuthorizationEndpoint: endpoint("device_authorization_endpoint"))
+            deviceAuthorizationEndpoint: endpoint("device_authorization_endpoint"),
+            pushedAuthorizationRequestEndpoint: endpoint("pushed_authorization_request_endpoint"),
+            backchannelAuthenticationEndpoint: endpoint("backchannel_authentication_endpoint"))
         cache.withLock { $0.metadata = metadata }
         return metadata
     }

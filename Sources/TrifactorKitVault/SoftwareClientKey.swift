@@ -1,0 +1,82 @@
+import Crypto
+public import Foundation
+public import TrifactorKit
+
+/// A confidential client's ES256 key kept in a file on the server that runs the client (PKCS #8 DER, mode 0600 in
+/// a 0700 folder): what `SignInWithTrifactor.ClientCredentials` signs assertions and DPoP proofs with. The file is
+/// made on first use; a file other users can read is refused.
+public final class SoftwareClientKey: ClientSigningKey {
+    private let key: P256SigningKey
+    public let x: String
+    public let y: String
+    public let keyID: String?
+
+    /// Why a key file could not be used.
+    public struct Failure: Error, CustomStringConvertible {
+        /// One sentence naming the file and what to do.
+        public let description: String
+    }
+
+    /// The key in `path`, made there first when the file does not exist.
+    /// - Parameters:
+    ///   - path: the key file.
+    ///   - keyID: the `kid` its JWK carries; nil: its RFC 7638 thumbprint.
+    /// - Throws: `Failure` when the file is readable by others, damaged or cannot be written.
+    public init(file path: String, keyID: String? = nil) throws(Failure) {
+        let manager = FileManager.default
+        if let data = manager.contents(atPath: path) {
+            var info = stat()
+            guard stat(path, &info) == 0, info.st_mode & 0o077 == 0 else {
+                throw Failure(description: "\(path) can be read by other users; run `chmod 600 \(path)`.")
+            }
+            do { key = try P256SigningKey(pkcs8: SecureBytes(Array(data))) } catch {
+                throw Failure(description: "\(path) does not hold a P-256 key in PKCS #8; delete it to make a new one.")
+            }
+        } else {
+            do {
+                key = try P256SigningKey.generate()
+                let der = try key.pkcs8()
+                try? manager.createDirectory(
+                    atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700])
+                guard
+                    manager.createFile(
+                        atPath: path, contents: der.withUnsafeBytes { Data($0) },
+                        attributes: [.posixPermissions: 0o600])
+                else { throw Failure(description: "cannot write \(path).") }
+            } catch let failure as Failure {
+                throw failure
+            } catch {
+                throw Failure(description: "OpenSSL could not make a key (\(error)).")
+            }
+        }
+        guard let point = try? key.publicCoordinates() else {
+            throw Failure(description: "\(path) holds a key whose public point cannot be read.")
+        }
+        x = Self.base64URL(point.x)
+        y = Self.base64URL(point.y)
+        let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(x)","y":"\#(y)"}"#
+        self.keyID = keyID ?? Self.base64URL(SHA256.hash(Array(canonical.utf8)))
+    }
+
+    public func signES256(_ message: Data) throws -> Data {
+        let der = try key.signature(for: Array(message))
+        guard let raw = ECDSASignature.raw(fromDER: der) else {
+            throw Failure(description: "OpenSSL made a signature that is not ECDSA's DER.")
+        }
+        return Data(raw)
+    }
+
+    /// The public key as a JWK Set (`{"keys":[…]}`), for `trifactord clients create --jwks-file`.
+    public var publicJWKSet: String {
+        let data = try? JSONSerialization.data(
+            withJSONObject: ["keys": [publicJWK.merging(["use": "sig", "alg": "ES256"]) { a, _ in a }]],
+            options: [.sortedKeys, .withoutEscapingSlashes])
+        return data.map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    private static func base64URL(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+}
