@@ -168,5 +168,10 @@ extension Schema {
                 ALTER TABLE oidc_clients ADD COLUMN ciba_mode TEXT;
                 ALTER TABLE oidc_clients ADD COLUMN ciba_endpoint TEXT;
                 """),
+        Migration(
+            version: 21, name: "used pushed requests kept for the page of their link",
+            sql: """
+                ALTER TABLE oidc_pushed_requests ADD COLUMN used_at {{bigint}};
+                """),
     ]
 }
