@@ -17,6 +17,8 @@ struct HostedRoutes: Sendable {
     let resets: PasswordResetService
     /// Approvals bound to what they approve: a payment's authorization details.
     let authorizations: AuthorizationService
+    /// CIBA requests approved by a link texted to a user without a device.
+    let backchannel: BackchannelService
     let cookies: HostedCookies
     /// Checks ID token hints at logout.
     let minter: TokenMinter
@@ -59,6 +61,7 @@ struct HostedRoutes: Sendable {
         router.add("POST", "/authorize/add-factor/app", execution: .database, page(addFactorAppSubmitted))
         router.add("POST", "/authorize/cancel", execution: .database, page(cancel))
         registerDevice(on: &router)
+        registerBackchannel(on: &router)
         // A POST-only address opened by hand, restored with a tab or reloaded after its answer: the page it belongs to.
         for (path, target) in [
             ("/authorize/second-factor/send", "/authorize/second-factor"), ("/authorize/cancel", "/authorize/sign-in"),
