@@ -18,7 +18,8 @@ extension BackchannelService {
 
     /// Texts `link` to the phone factor's number (inside the request's transaction), through the outbox, under the
     /// limits and budgets of a texted code (per number, per country, the spending budgets, the conversion guard).
-    /// Nil when no text went (a limit refused it): the request answers alike and expires.
+    /// Nil when no text went (a limit refused it, or the conversion guard would hold it): the request answers alike
+    /// and expires.
     func text(
         _ link: String, to phone: Factor, user: UserRecord, client: OIDCClient, message: String?, minutes: Int,
         requestID: String, audit: AuditContext, now: Int64, on db: any SQLConnection
@@ -29,16 +30,24 @@ extension BackchannelService {
             brand: texts.brand, locale: texts.locale(user: user.locale),
             steps: [.init(channel: .sms, to: number.digits)], countryCodes: [number.countryCallingCode],
             channelTimeout: 120, codeLength: 6, customCode: nil, clientRef: nil, userID: user.id, scope: "ciba")
-        let review: Bool
+        // A text the conversion guard would hold for an operator's review could not be released before the request
+        // expires (the review queue releases phone verifications): it is not sent, as over a limit.
+        var refusal: String?
         do {
-            review = try verifications.limits(
+            if try verifications.limits(
                 before: false, start, key: .internalMFA, client: audit,
                 now: Date(timeIntervalSince1970: Double(now) / 1000), on: db)
+            {
+                refusal = "held by the conversion guard"
+            }
         } catch is PhoneVerificationFailure {
+            refusal = "a limit of the number or a budget"
+        }
+        if let refusal {
             try AuditLog.append(
                 audit.event(
                     .oidcBackchannelTexted, .denied, userID: user.id,
-                    detail: "client=\(client.id) not texted: a limit of the number or a budget"),
+                    detail: "client=\(client.id) not texted: \(refusal)"),
                 at: now, on: db)
             return nil
         }
@@ -47,12 +56,12 @@ extension BackchannelService {
             client: client.name, message: message, link: issuer + Self.linkPath + "?code=" + link, minutes: minutes,
             language: language)
         try outbox.enqueue(
-            channel: .sms, to: number.digits, text: body, ref: "ciba:\(requestID):text", review: review,
+            channel: .sms, to: number.digits, text: body, ref: "ciba:\(requestID):text",
             locale: texts.locale(user: user.locale), now: now, on: db)
         try AuditLog.append(
             audit.event(
                 .oidcBackchannelTexted, .success, userID: user.id,
-                detail: "client=\(client.id) factor=\(phone.id.raw)\(review ? " held for review" : "")"),
+                detail: "client=\(client.id) factor=\(phone.id.raw)"),
             at: now, on: db)
         return phone
     }
