@@ -143,15 +143,22 @@ package struct MessageCatalog: Sendable {
             formatter.numberStyle = .decimal
             return formatter.string(from: NSNumber(value: number)) ?? String(number)
         case .amount(let amount, let currency):
-            guard let decimal = Decimal(string: amount, locale: Locale(identifier: "en_US_POSIX")), currency.count == 3
-            else {
-                return "\(currency) \(amount)".trimmingCharacters(in: .whitespaces)
-            }
-            let formatter = NumberFormatter()
-            formatter.locale = locale
-            formatter.numberStyle = .currency
-            formatter.currencyCode = currency.uppercased()
-            return formatter.string(from: decimal as NSDecimalNumber) ?? "\(currency) \(amount)"
+            return Self.amount(amount, currency: currency, locale: locale.identifier)
         }
+    }
+
+    /// An amount (a decimal string such as `1234.50`) in `currency` (ISO 4217) as `locale` (`de_DE`) writes money: the one
+    /// formatter of amounts, for messages and pages alike. Anything that is not a decimal and a code is written as
+    /// given, code first.
+    package static func amount(_ amount: String, currency: String, locale: String) -> String {
+        guard let decimal = Decimal(string: amount, locale: Locale(identifier: "en_US_POSIX")), currency.count == 3
+        else {
+            return "\(currency) \(amount)".trimmingCharacters(in: .whitespaces)
+        }
+        let formatter = NumberFormatter()
+        formatter.locale = Locale(identifier: locale)
+        formatter.numberStyle = .currency
+        formatter.currencyCode = currency.uppercased()
+        return formatter.string(from: decimal as NSDecimalNumber) ?? "\(currency) \(amount)"
     }
 }

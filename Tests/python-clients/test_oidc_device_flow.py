@@ -60,11 +60,18 @@ def decide(op, user, typed, decision="approve", browser=None, client_name="Build
     form = next(f for f in forms_of(page.text).forms if f["action"] == "/device/confirm")
     r = browser.http.post(op.issuer + "/device/confirm", data={**form["inputs"], "decision": decision},
                           allow_redirects=False, timeout=TIMEOUT)
-    outcome_name = "approved" if decision == "approve" else "denied"
-    assert r.status_code == 303 and r.headers["Location"] == f"/device/done?outcome={outcome_name}", r.text
+    # The page after the decision reads the outcome from the device code, through this browser's flow: the address
+    # carries no outcome anyone could write.
+    assert r.status_code == 303 and urlsplit(r.headers["Location"]).path == "/device/done", r.headers
+    assert "outcome" not in r.headers["Location"]
     done = browser.http.get(op.issuer + r.headers["Location"], timeout=TIMEOUT)
     assert done.status_code == 200
+    title = "Device connected" if decision == "approve" else "Request denied"
+    assert title in done.text, done.text
+    # Under the client's name, as the sign-in and confirmation pages before it.
+    assert client_name in done.text.split("</header>")[0], done.text
     browser.confirmation = outcome.location
+    browser.done = op.issuer + r.headers["Location"]
     return browser
 
 
@@ -147,8 +154,12 @@ def test_a_code_typed_in_lower_case_with_a_space_works_and_only_once(op):
     started = start(op, client)
     typed = started["user_code"].lower().replace("-", " ")
     browser = decide(op, op.user(), typed, client_name="Lower Box")
-    # Back after approving, and the form sent again with the same code: pages, never a 5xx.
-    human_page(browser.http.get(browser.confirmation, timeout=TIMEOUT), 409)
+    # Back after approving, and the form sent again with the same code: pages, never a 5xx. Back says what became of
+    # this request, under the client's name (not a generic "ended" under the server's).
+    back = browser.http.get(browser.confirmation, timeout=TIMEOUT)
+    human_page(back, 409)
+    assert "Lower Box can now use your account" in back.text, back.text
+    assert "Lower Box" in back.text.split("</header>")[0] and "You are signing in to Lower Box" in back.text
     again = enter(browser, started["user_code"])
     human_page(again, 409)
     assert "already used" in again.text
@@ -289,3 +300,19 @@ def test_a_decision_posted_after_another_account_signed_in_in_another_tab_is_not
     again = browser.http.get(op.issuer + r.headers["Location"], timeout=TIMEOUT)
     assert bob.email in again.text and alice.email not in again.text
     oauth_error(poll(op, client, code["device_code"]), 400, "authorization_pending")
+
+
+def test_the_done_page_shows_the_outcome_from_the_server_never_from_its_address(op):
+    client = device_client(op, name="Forged Box")
+    started = start(op, client)
+    denied = decide(op, op.user(), started["user_code"], decision="deny", client_name="Forged Box")
+    # The same page, its address edited to say approved: the outcome stays the device code's.
+    forged = denied.http.get(denied.done + "&outcome=approved", timeout=TIMEOUT)
+    assert "Request denied" in forged.text and "Device connected" not in forged.text, forged.text
+    assert "Forged Box was not given access" in forged.text
+    # An address made up, or this flow's page in another browser: a neutral page, no outcome.
+    for browser, url in ((Browser(op), op.issuer + "/device/done?outcome=approved"), (Browser(op), denied.done)):
+        r = browser.http.get(url, timeout=TIMEOUT)
+        assert "Device connected" not in r.text and "Request denied" not in r.text, r.text
+        assert r.headers["Content-Type"].startswith("text/html")
+    oauth_error(poll(op, client, started["device_code"]), 400, "access_denied")

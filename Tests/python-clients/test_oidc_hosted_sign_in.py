@@ -38,6 +38,8 @@ def test_a_wrong_or_replayed_authenticator_code_is_refused_and_no_session_is_mad
     assert r.status_code == 303 and "error=wrong" in r.headers["Location"], (r.status_code, r.headers)
     r = browser.http.get(op.issuer + r.headers["Location"], timeout=10)
     assert r.status_code == 422 and "That code did not work" in r.text, (r.status_code, r.text[:300])
+    # The count of tries left is shown from the first wrong code on, not only once few are left.
+    assert "Tries left before this sign-in stops: 4." in r.text, r.text[:600]
     assert browser.cookie("tf_session") is None
 
     code = user.next_code()

@@ -113,19 +113,27 @@ def test_the_page_states_the_payment_and_a_text_naming_it_approves_it_once(op, b
     user = payer(op)
     details = payment(amount="1234.50", remittanceInformationUnstructured="Invoice 42")
     browser, page, verifier = to_payment_page(op, bank, user, details)
-    for shown in ("EUR 1234.50", "Erika Mustermann", IBAN, "Invoice 42", "Payments Bank"):
+    # The amount as the text writes it: one formatter for the page and the text (never "EUR 1234.50" here and
+    # "€1,234.50" there).
+    for shown in ("€1,234.50", "Erika Mustermann", IBAN, "Invoice 42", "Payments Bank"):
         assert shown in page.text, f"{shown!r} is not on the payment page"
     # An authenticator app's code is the same whatever is paid: it is not offered for a payment.
     assert "authenticator app" not in page.text.lower()
     # The same link again (another tab, a reload of the first address): used, and the app is one click away.
     second = browser.http.get(browser.link, timeout=TIMEOUT)
     assert second.status_code == 400 and "Return to Payments Bank" in second.text, second.text
+    # It speaks of the payment it pushed, not of a sign-in.
+    assert "This payment link does not work" in second.text and "sign-in link" not in second.text, second.text
+    assert "You are approving a payment for Payments Bank" in second.text
     page, message = texted(op, browser, page, user)
     assert "€1,234.50" in message["text"] and "Erika Mustermann" in message["text"], message["text"]
+    assert "EUR 1234.50" not in page.text
     # A wrong code stays on the page with its error; the right one, typed with a space, gives the code.
     wrong = submit(browser, page, "/authorize/payment", code="000000")
     assert wrong.kind == "page" and wrong.response.status_code == 422, wrong.describe()
-    assert "EUR 1234.50" in wrong.response.text and 'role="alert"' in wrong.response.text
+    assert "€1,234.50" in wrong.response.text and 'role="alert"' in wrong.response.text
+    # The first wrong code already says how many tries are left.
+    assert "Tries left before this approval ends: 4." in wrong.response.text, wrong.response.text
     code = sms_code(message["text"])
     outcome = submit(browser, wrong.response, "/authorize/payment", code=code[:3] + " " + code[3:])
     assert outcome.kind == "redirect" and outcome.code, outcome.describe()
@@ -158,7 +166,7 @@ def test_the_page_states_the_payment_and_a_text_naming_it_approves_it_once(op, b
 def test_a_customer_without_a_phone_or_passkey_is_told_how_to_pay(op, bank):
     user = op.user()  # an authenticator app only
     browser, page, _ = to_payment_page(op, bank, user, payment())
-    assert page.status_code == 409 and "passkey" in page.text and "EUR 250.00" in page.text, page.text
+    assert page.status_code == 409 and "passkey" in page.text and "€250.00" in page.text, page.text
     assert "You are approving a payment for Payments Bank" in page.text
     url, inputs = form(page, "/authorize/cancel")
     outcome = browser.follow(browser.http.post(url, data=inputs, allow_redirects=False, timeout=TIMEOUT))
@@ -170,7 +178,7 @@ def test_an_unverified_email_is_told_to_verify_it_first(op, bank):
     op.srv.expect(202, "POST", "/v1/accounts", {"email": email, "password": PASSWORD, "display_name": "Not yet"})
     browser, page, _ = to_payment_page(op, bank, User(email=email), payment())
     assert page.status_code == 409 and "Verify your email address first" in page.text, page.text
-    assert "EUR 250.00" in page.text and form(page, "/authorize/cancel")
+    assert "€250.00" in page.text and form(page, "/authorize/cancel")
 
 
 def test_a_changed_detail_voids_the_approval_and_only_its_confidential_client_spends_it(op, bank):
@@ -282,3 +290,14 @@ def test_an_operators_type_is_checked_by_its_schema(tmp_path):
         bad, _ = push(provider, client, [{"type": "account_information", "accounts": ["nope"]}])
         body = oauth_error(bad, 400, "invalid_authorization_details")
         assert body["error_description"].startswith("authorization_details[0]/accounts/0"), body
+
+
+def test_back_after_cancelling_a_payment_says_the_payment_approval_ended_not_a_sign_in(op, bank):
+    user = payer(op)
+    browser, page, _ = to_payment_page(op, bank, user, payment(amount="75.00"))
+    cancelled = submit(browser, page, "/authorize/cancel")
+    assert cancelled.kind == "redirect" and "error=access_denied" in cancelled.location, cancelled.describe()
+    back = browser.http.get(page.url, timeout=TIMEOUT)
+    assert back.status_code == 400, back.text
+    assert "This payment approval has ended" in back.text and "sign-in has ended" not in back.text, back.text
+    assert "You are approving a payment for Payments Bank" in back.text and "Return to Payments Bank" in back.text

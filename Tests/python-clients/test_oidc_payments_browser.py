@@ -119,7 +119,7 @@ def test_a_payment_is_approved_with_a_passkey_over_its_details(provider, page):
     page.wait_for_url(re.compile(r"/authorize/payment"))
     page.get_by_role("heading", name="Approve this payment").wait_for()
     body = page.inner_text("main")
-    for shown in ("EUR 250.00", "Erika Mustermann", "DE89 3704 0044 0532 0130 00", "Rent December"):
+    for shown in ("€250.00", "Erika Mustermann", "DE89 3704 0044 0532 0130 00", "Rent December"):
         assert shown in body, body
     shot(page, "payment-approval")
     page.get_by_role("button", name="Approve payment").click()

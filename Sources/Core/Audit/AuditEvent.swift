@@ -107,6 +107,10 @@ package enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case oidcBackchannelStarted = "oidc.ciba_started"
     /// A back-channel request ended without tokens: denied on the device, or refused at the token endpoint.
     case oidcBackchannelDenied = "oidc.ciba_denied"
+    /// A back-channel request reached a user without a device by a text carrying a link to its approval page; the
+    /// user approved it there.
+    case oidcBackchannelTexted = "oidc.ciba_texted"
+    case oidcBackchannelLinkApproved = "oidc.ciba_link_approved"
 }
 
 /// The outcome recorded with an event.

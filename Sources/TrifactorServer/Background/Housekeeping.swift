@@ -91,7 +91,8 @@ enum Housekeeping {
                 [.int(now - day)])
             + db.execute("DELETE FROM oidc_revoked_tokens WHERE expires_at < $1", [.int(now)])
             + db.execute("DELETE FROM oidc_client_assertions WHERE expires_at < $1", [.int(now)])
-            + db.execute("DELETE FROM oidc_pushed_requests WHERE expires_at < $1", [.int(now)])
+            // Pushed requests half an hour past their expiry: until then a used or expired link says what it was for.
+            + db.execute("DELETE FROM oidc_pushed_requests WHERE expires_at < $1", [.int(now - 1_800_000)])
             + db.execute("DELETE FROM oidc_dpop_proofs WHERE expires_at < $1", [.int(now)])
             // Device codes a day past their ten minutes (until then a late poll still hears expired_token).
             + db.execute("DELETE FROM oidc_device_codes WHERE expires_at < $1", [.int(now - day)])

@@ -81,6 +81,26 @@ struct MessageTexts: Sendable {
         }
     }
 
+    /// The text that brings an app's back-channel request (OpenID CIBA) to a user without a device: the app, its
+    /// binding message and the link to the approval page. The link is required, like a code; the validity and the
+    /// warning go first when the text runs long.
+    func backchannelLink(client: String, message: String?, link: String, minutes: Int, language: String) -> String {
+        var values: [String: MessageCatalog.Value] = [
+            "brand": .text(brand), "client": .text(client), "link": .text(link), "minutes": .number(minutes),
+        ]
+        if let message { values["message"] = .text(message) }
+        let plain = { (text: String) in
+            text.replacingOccurrences(of: "\u{00A0}", with: " ").replacingOccurrences(of: "\u{202F}", with: " ")
+        }
+        return SMSText.fit(
+            required: [catalog.render(message == nil ? "sms.ciba" : "sms.ciba.message", language: language, values)],
+            optional: [
+                plain(catalog.render("sms.validity", language: language, values)),
+                catalog.render("sms.ciba.warning", language: language, values),
+            ],
+            maxSegments: maxSegments)
+    }
+
     /// An email's subject and body.
     func email(_ key: String, language: String, _ values: [String: MessageCatalog.Value]) -> (
         subject: String, body: String

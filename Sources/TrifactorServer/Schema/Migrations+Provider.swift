@@ -168,5 +168,13 @@ extension Schema {
                 ALTER TABLE oidc_clients ADD COLUMN ciba_mode TEXT;
                 ALTER TABLE oidc_clients ADD COLUMN ciba_endpoint TEXT;
                 """),
+        Migration(
+            version: 21,
+            name: "used pushed requests kept for the page of their link; CIBA approved by a link texted to the user",
+            sql: """
+                ALTER TABLE oidc_pushed_requests ADD COLUMN used_at {{bigint}};
+                ALTER TABLE oidc_backchannel_requests ADD COLUMN link_hash TEXT;
+                CREATE UNIQUE INDEX oidc_backchannel_requests_link ON oidc_backchannel_requests (link_hash);
+                """),
     ]
 }

@@ -137,11 +137,12 @@ struct HostedLanguageTests {
             #expect(page.body.contains("<html lang=\"ja\">"))
             #expect(page.body.contains(HostedText(language: "ja")("code.totp.label")))
 
-            // A wrong code's sentence is Japanese too.
+            // A wrong code's sentence is Japanese too, with the tries left from the first wrong code on.
             let code = try #require(page.form("/authorize/second-factor"))
             page = browser.follow(
                 browser.request("POST", "/authorize/second-factor", form: code.merging(["code": "000000"]) { $1 }))
-            #expect(page.status == 422 && page.body.contains(HostedText(language: "ja")("code.wrong")))
+            let ja = HostedText(language: "ja")
+            #expect(page.status == 422 && page.body.contains(ja("code.wrong.left", ["left": ja.number(4)])))
 
             // "Not you?": another person, whose account names no language, takes over this browser's sign-in.
             // Nothing of the first account's language reaches their pages, before or after their password.

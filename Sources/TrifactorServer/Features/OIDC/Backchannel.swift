@@ -17,6 +17,10 @@ struct BackchannelService: Sendable {
     let random: RandomSource
     let push: PushService
     let outbox: Outbox
+    /// The phone verification service, whose limits and budgets a texted link counts against as a texted code does.
+    let verifications: PhoneVerificationService
+    /// The issuer: the address of the approval page a text links to.
+    let issuer: String
     /// The subject of a valid ID token this server issued to the client (CIBA Core §7.1 `id_token_hint`).
     let hintedSubject: @Sendable (_ token: String, _ clientID: String) -> String?
 
@@ -92,9 +96,12 @@ struct BackchannelService: Sendable {
         caller.brand = AuditContext.brand(client.name)
         let (number, choices) = push.numbers()
         let approval = ApprovalID.random(using: random)
-        // One transaction whoever the hint names, writing the same rows: a push to the device, or a decoy that no
-        // device ever sees (as a passwordless push to an address without a device), and the request; so neither
-        // the answer nor its time tells whether the hint named someone who can approve.
+        // The link a user without a device gets by text (made for every request, so each does the same work).
+        let link = Base64URL.encode(random.bytes(Self.linkBytes))
+        // One transaction whoever the hint names, writing the same rows: a push to the device, or an approval only
+        // a texted link decides, or a decoy that no device ever sees (as a passwordless push to an address without
+        // a device); the request; a text, or a held decoy never sent; so neither the answer nor its time tells
+        // whether the hint named someone who can approve, nor how.
         let device = try transactions.write { db -> Factor? in
             if let wait = try RateLimiter.take(
                 "ciba:client:\(client.id)", limit: Self.perClient, nowMillis: now, on: db)
@@ -109,18 +116,34 @@ struct BackchannelService: Sendable {
                     description: "This client has \(Self.maxWaiting) requests waiting.",
                     status: 429, retryAfter: 60)
             }
-            let device = try Self.device(who, now: now, on: db)
+            let approver = try Self.approver(who, now: now, on: db)
+            // The factor the approval belongs to: a device lists it; a phone factor's is decided by the link only.
+            let factor: Factor? =
+                switch approver {
+                case .device(let f)?, .phone(let f, _)?: f
+                case nil: nil
+                }
             let purpose = Purpose.backchannel(requestHash: id)
             try PushRepository.insert(
-                id: approval, userID: device?.userID, factorID: device?.id, emailKey: nil, purpose: purpose,
+                id: approval, userID: factor?.userID, factorID: factor?.id, emailKey: nil, purpose: purpose,
                 number: number, choices: choices, message: message.map { "\(client.name): \($0)" } ?? client.name,
                 lifetime: Int64(lifetime) * 1000, client: caller, now: now, on: db)
+            var texted: Factor?
+            if case .phone(let phone, let user) = approver {
+                texted = try text(
+                    link, to: phone, user: user, client: client, message: message, minutes: (lifetime + 59) / 60,
+                    requestID: id, audit: caller, now: now, on: db)
+            } else {
+                try decoyText(requestID: id, now: now, on: db)
+            }
             try BackchannelRepository.insert(
                 BackchannelRequest(
-                    id: id, clientID: client.id, userID: device?.userID.raw, scopes: scopes, acr: acr,
-                    bindingMessage: message, approvalID: device == nil ? nil : approval.raw, status: .pending,
-                    interval: Self.interval, polledAt: nil, createdAt: now, expiresAt: expires),
+                    id: id, clientID: client.id, userID: factor?.userID.raw, scopes: scopes, acr: acr,
+                    bindingMessage: message, approvalID: factor == nil ? nil : approval.raw, status: .pending,
+                    interval: Self.interval, polledAt: nil, createdAt: now, expiresAt: expires,
+                    linkHash: texted == nil ? nil : SHA256.hex(link)),
                 on: db)
+            let device: Factor? = if case .device(let f) = approver { f } else { nil }
             if mode == .ping, let token, let endpoint = client.cibaEndpoint {
                 // Held until the device decides (CIBA Core §10.2), then sent, and retried, by the outbox.
                 let body = String(
@@ -137,10 +160,11 @@ struct BackchannelService: Sendable {
                         detail: "approval=\(approval.raw) device=\($0.id.raw) ciba")
                 } ?? caller.event(.pushDenied, .denied, detail: "ciba request reaching no device: decoy"), at: now,
                 on: db)
+            let reach = device != nil ? "" : texted != nil ? " by a texted link" : " reaching no device"
             try AuditLog.append(
                 audit.event(
-                    .oidcBackchannelStarted, .success, userID: device?.userID,
-                    detail: "client=\(client.id) approval=\(approval.raw)\(device == nil ? " reaching no device" : "")"),
+                    .oidcBackchannelStarted, .success, userID: factor?.userID,
+                    detail: "client=\(client.id) approval=\(approval.raw)\(reach)"),
                 at: now, on: db)
             return device
         }
@@ -148,10 +172,18 @@ struct BackchannelService: Sendable {
         return Started(authReqID: authReqID, expiresIn: lifetime, interval: Self.interval, number: number)
     }
 
-    /// The device that may approve for the user `who` names: an enabled account's device (one with an approval key,
-    /// released by the user's check, first), while the user has had fewer than 3 apps' requests in 10 minutes (counted
-    /// apart from their own sign-ins); nil otherwise.
-    static func device(_ who: Hinted, now: Int64, on db: any SQLConnection) throws -> Factor? {
+    /// Who approves a request, and how.
+    enum Approver {
+        /// On the user's device, picking the number.
+        case device(Factor)
+        /// A user without a device, by a link texted to their phone factor's number.
+        case phone(Factor, UserRecord)
+    }
+
+    /// Who may approve for the user `who` names: an enabled account's device (one with an approval key, released by
+    /// the user's check, first), else their phone factor (a number they proved), while the user has had fewer than 3
+    /// apps' requests in 10 minutes (counted apart from their own sign-ins, texted or pushed alike); nil otherwise.
+    static func approver(_ who: Hinted, now: Int64, on db: any SQLConnection) throws -> Approver? {
         let user =
             switch who {
             case .email(let email): try AccountRepository.find(email: email, on: db)
@@ -161,9 +193,14 @@ struct BackchannelService: Sendable {
             try PushRepository.count(
                 userID: user.id, since: now - PushService.window, backchannel: true, on: db) < PushService.maxPerWindow
         else { return nil }
-        let devices = try FactorRepository.list(user.id, on: db).filter { $0.kind == .device }
-        return devices.first { if case .device(let keys) = $0.credential { keys.approval != nil } else { false } }
-            ?? devices.first
+        let factors = try FactorRepository.list(user.id, on: db)
+        let devices = factors.filter { $0.kind == .device }
+        if let device = devices.first(where: {
+            if case .device(let keys) = $0.credential { keys.approval != nil } else { false }
+        }) ?? devices.first {
+            return .device(device)
+        }
+        return factors.first { $0.kind == .phone && $0.credential.phone != nil }.map { .phone($0, user) }
     }
 
     /// Whom a request names.

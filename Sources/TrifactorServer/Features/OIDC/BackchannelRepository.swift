@@ -13,28 +13,38 @@ struct BackchannelRequest: Sendable, Equatable {
     let scopes: [String]
     let acr: ACR?
     let bindingMessage: String?
-    /// The push approval on the user's device.
+    /// The push approval on the user's device; for a user reached by a text, the approval the link decides (on the
+    /// phone factor, which no device lists).
     let approvalID: String?
     var status: Status
     var interval: Int
     var polledAt: Int64?
     let createdAt: Int64
     let expiresAt: Int64
+    /// The SHA-256 of the code of the link texted to the user (nil when no text was sent).
+    var linkHash: String? = nil
 }
 
 /// The `oidc_backchannel_requests` table.
 enum BackchannelRepository {
     private static let columns =
-        "id, client_id, user_id, scope, acr, binding_message, approval_id, status, interval_seconds, polled_at, created_at, expires_at"
+        "id, client_id, user_id, scope, acr, binding_message, approval_id, status, interval_seconds, polled_at, created_at, expires_at, link_hash"
 
     static func insert(_ r: BackchannelRequest, on db: any SQLConnection) throws {
         try db.execute(
-            "INSERT INTO oidc_backchannel_requests (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+            "INSERT INTO oidc_backchannel_requests (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
             [
                 .text(r.id), .text(r.clientID), SQLValue(r.userID), .text(r.scopes.joined(separator: " ")),
                 SQLValue(r.acr?.rawValue), SQLValue(r.bindingMessage), SQLValue(r.approvalID), .text(r.status.rawValue),
                 .int(Int64(r.interval)), SQLValue(r.polledAt), .int(r.createdAt), .int(r.expiresAt),
+                SQLValue(r.linkHash),
             ])
+    }
+
+    /// The request a texted link's code (its SHA-256) names, in any state.
+    static func find(linkHash: String, on db: any SQLConnection) throws -> BackchannelRequest? {
+        try db.queryOne("SELECT \(columns) FROM oidc_backchannel_requests WHERE link_hash = $1", [.text(linkHash)])
+            .map(record)
     }
 
     static func find(_ id: String, on db: any SQLConnection) throws -> BackchannelRequest? {
@@ -92,6 +102,7 @@ enum BackchannelRepository {
             bindingMessage: try r.optionalText("binding_message"), approvalID: try r.optionalText("approval_id"),
             status: BackchannelRequest.Status(rawValue: try r.text("status")) ?? .denied,
             interval: Int(try r.int("interval_seconds")), polledAt: try r.optionalInt("polled_at"),
-            createdAt: try r.int("created_at"), expiresAt: try r.int("expires_at"))
+            createdAt: try r.int("created_at"), expiresAt: try r.int("expires_at"),
+            linkHash: try r.optionalText("link_hash"))
     }
 }

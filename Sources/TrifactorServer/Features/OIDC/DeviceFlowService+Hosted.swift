@@ -71,6 +71,21 @@ extension DeviceFlowService {
         }
     }
 
+    /// The device code of flow `flowID` and its client, in whatever state, for the pages after the decision: nil
+    /// unless the flow is this browser's and names a device (an address made up, or opened in another browser,
+    /// learns nothing and can show no outcome).
+    func outcome(flowID: String?, browser: String?) throws -> (DeviceAuthorization, OIDCClient)? {
+        guard let flowID, SessionToken.isWellFormed(flowID), let browser else { return nil }
+        return try transactions.read { db in
+            guard let flow = try FlowRepository.find(flowID, on: db), let mark = flow.progress.browser,
+                ConstantTime.equals(mark, SHA256.hex(browser)), let id = flow.progress.device,
+                let device = try DeviceCodeRepository.find(id, on: db),
+                let client = try ClientRepository.find(device.clientID, on: db)
+            else { return nil }
+            return (device, client)
+        }
+    }
+
     /// The device code a flow approves, while it waits for the user's decision.
     func pending(_ id: String) throws -> DeviceAuthorization? {
         let now = clock.now().millis

@@ -29,12 +29,18 @@ enum FlowRepository {
         ).map(record)
     }
 
+    /// A flow in any state (for the page after it ended); nil when unknown or swept.
+    static func find(_ id: String, on db: any SQLConnection) throws -> AuthorizationFlow? {
+        try db.queryOne("SELECT \(columns) FROM oidc_flows WHERE id = $1", [.text(id)]).map(record)
+    }
+
     /// The app and redirect URI of a flow in any state (for the page of a flow that ended), nil when it is gone.
     /// `paid`: the flow's payment (its authorization details) was approved and is on its way: its approval spent, or
     /// still approved with the code redeemed or still redeemable. Anything else (a code never redeemed and expired,
     /// an approval voided or expired) is not told as paid.
+    /// `payment`: the flow asked to approve a payment (its authorization details name one), whatever became of it.
     static func origin(of id: String, now: Int64, on db: any SQLConnection) throws -> (
-        clientName: String, redirectURI: String, paid: Bool
+        clientName: String, redirectURI: String, paid: Bool, payment: Bool
     )? {
         guard
             let row = try db.queryOne(
@@ -58,7 +64,7 @@ enum FlowRepository {
             let approvalExpires = try state.int("expires_at")
             paid = approvalStatus == "used" || (approvalStatus == "approved" && approvalExpires > now && redeemable)
         }
-        return (try row.text("name"), request.redirectURI, paid)
+        return (try row.text("name"), request.redirectURI, paid, request.authorizationDetails?.payment != nil)
     }
 
     /// Saves what the flow learned (only while it waits for its code).

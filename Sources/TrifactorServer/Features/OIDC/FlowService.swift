@@ -54,7 +54,7 @@ struct FlowService: Sendable {
         case flow(AuthorizationFlow, OIDCClient)
         /// The client or redirect URI cannot be trusted: an error page, never a redirect (RFC 6749 §4.1.2.1); the
         /// client's name when it is known.
-        case errorPage(String, client: String? = nil, site: String? = nil)
+        case errorPage(String, client: String? = nil, site: String? = nil, payment: Bool = false)
         /// A checked client and redirect URI: the error goes back there (through a page the user clicks on, for a
         /// self-registered client: RFC 9700 §4.11.2, no open redirector for whoever can register).
         case redirectError(AuthorizationError, ClientRedirect, client: OIDCClient)
@@ -79,12 +79,18 @@ struct FlowService: Sendable {
             // RFC 9126 §4: the pushed parameters are the request, and only they (others in the URL are ignored);
             // the reference is used once, by the client that pushed it, before it expires. Any other request_uri
             // (a request object to fetch, OIDC Core §6.2) is answered request_uri_not_supported by the parser.
-            guard let stored = try takePushed(reference, clientID: client.id) else {
+            let taken = try takePushed(reference, clientID: client.id)
+            guard case .parameters(let stored) = taken else {
+                // A used payment link speaks of the payment it pushed, not of a sign-in.
+                let payment = if case .spent(payment: true) = taken { true } else { false }
                 return .errorPage(
-                    "This sign-in link has expired or was used already: go back to \(client.name) and start again.",
+                    payment
+                        ? "This payment link has expired or was used already: go back to \(client.name) to see the payment or start it again."
+                        : "This sign-in link has expired or was used already: go back to \(client.name) and start again.",
                     client: client.name,
                     // A self-registered client's name and site are anyone's choice: no button of this server's to it.
-                    site: client.registeredBy == .dynamic ? nil : client.redirectURIs.first.flatMap(HostedPage.origin))
+                    site: client.registeredBy == .dynamic ? nil : client.redirectURIs.first.flatMap(HostedPage.origin),
+                    payment: payment)
             }
             parameters = stored
             pushed = true
@@ -208,9 +214,9 @@ struct FlowService: Sendable {
     }
 
     /// The parameters pushed under `reference` by `clientID`, taken (one use); nil when there are none to take.
-    private func takePushed(_ reference: String, clientID: String) throws -> [String: String]? {
+    private func takePushed(_ reference: String, clientID: String) throws -> PushedRequestRepository.Taken {
         let secret = reference.dropFirst(Self.requestURIPrefix.count)
-        guard secret.utf8.count == 43 else { return nil }
+        guard secret.utf8.count == 43 else { return .unknown }
         let now = clock.now().millis
         return try transactions.write {
             try PushedRequestRepository.take(id: SHA256.hex(String(secret)), clientID: clientID, now: now, on: $0)

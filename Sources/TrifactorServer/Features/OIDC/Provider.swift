@@ -73,6 +73,7 @@ struct Provider: Sendable {
         cookies = HostedCookies(secure: publicURL.scheme == "https")
         let backchannel = BackchannelService(
             transactions: transactions, clock: clock, random: random, push: secondFactors.push, outbox: outbox,
+            verifications: secondFactors.factors.phone.verifications, issuer: issuer,
             hintedSubject: { token, client in minter.hintedSubject(token, clientID: client)?.subject })
         self.backchannel = backchannel
         secondFactors.push.decided.add { purpose, _, now, db in try backchannel.decided(purpose, now: now, on: db) }
@@ -88,7 +89,7 @@ struct Provider: Sendable {
             authorizations: AuthorizationService(
                 transactions: flows.transactions, clock: flows.clock, random: flows.random,
                 secondFactors: secondFactors),
-            cookies: cookies, minter: minter, issuer: issuer,
+            backchannel: backchannel, cookies: cookies, minter: minter, issuer: issuer,
             brand: brand, defaultLanguage: language
         ).register(on: &router)
         TokenRoutes(

@@ -56,12 +56,23 @@ extension TokenService {
             }
             let user = try AccountRepository.find(id: userID, on: db)
             let frozen = try SecondFactorService.frozenApproval(userID, client: audit, now: now, on: db)
-            guard let factor = try FactorRepository.find(answer.factorID, userID: userID, on: db),
-                case .device(let keys) = factor.credential
+            guard let factor = try FactorRepository.find(answer.factorID, userID: userID, on: db)
             else { return .failure(.invalidGrant("auth_req_id was already used.")) }
-            // A device key released by the user's check is the hardware-key level; without one, a second factor.
-            let verified = keys.approval != nil
-            let level: ACR = verified ? .hardwareKey : .mfa
+            // A device key released by the user's check is the hardware-key level; without one, a second factor. A
+            // link texted to the phone proves one factor, the phone's possession: the one-factor level (a session's
+            // AAL1), said as `sms` (RFC 8176).
+            let level: ACR
+            let amr: [String]
+            switch factor.credential {
+            case .device(let keys):
+                level = keys.approval != nil ? .hardwareKey : .mfa
+                amr = keys.approval != nil ? ["hwk", "user", "mfa"] : ["hwk", "mfa"]
+            case .phone:
+                level = .password
+                amr = ["sms"]
+            default:
+                return .failure(.invalidGrant("auth_req_id was already used."))
+            }
             // The same gates as a pushed sign-in (a frozen second step, a disabled account), and the level asked for:
             // the request ends denied, and every later poll hears so.
             let refusal: String? =
@@ -69,7 +80,7 @@ extension TokenService {
                 ? "the account is disabled"
                 : frozen != nil
                     ? "the second step is frozen"
-                    : request.acr.flatMap { level < $0 ? "the device cannot reach \($0.rawValue)" : nil }
+                    : request.acr.flatMap { level < $0 ? "the approval cannot reach \($0.rawValue)" : nil }
             if let refusal {
                 _ = try BackchannelRepository.finish(id, .denied, on: db)
                 try AuditLog.append(
@@ -85,7 +96,7 @@ extension TokenService {
             else { return .failure(.invalidGrant("auth_req_id was already used.")) }
             let grant = Grant(
                 id: grantID, clientID: client.id, userID: userID.raw, sessionID: nil, scopes: request.scopes,
-                resource: nil, acr: level, amr: verified ? ["hwk", "user", "mfa"] : ["hwk", "mfa"], authTime: now,
+                resource: nil, acr: level, amr: amr, authTime: now,
                 refreshExpiresAt: refresh == nil ? nil : now + Self.refreshLifetime, createdAt: now, revokedAt: nil,
                 dpopJKT: nil)
             try GrantRepository.insert(grant, refreshHash: refresh.map(SHA256.hex), on: db)

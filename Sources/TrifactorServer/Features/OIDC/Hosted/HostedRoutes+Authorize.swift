@@ -39,12 +39,15 @@ extension HostedRoutes {
                 frame, status: 429, headers: [("Retry-After", String(wait))])
         }
         switch start {
-        case .errorPage(let reason, let client, let site):
-            let frame = HostedPage.Frame(
-                text: t, clientName: client, brand: brand, footer: t("footer.sign_in", ["brand": brand]))
+        case .errorPage(let reason, let client, let site, let payment):
+            let footer =
+                if payment, let client { t("footer.paying", ["client": client, "brand": brand]) } else {
+                    t("footer.sign_in", ["brand": brand])
+                }
+            let frame = HostedPage.Frame(text: t, clientName: client, brand: brand, footer: footer)
             return HostedPage.response(
                 HostedPage.layout(
-                    t("authorize.broken.title"), frame,
+                    t(payment ? "authorize.broken.payment.title" : "authorize.broken.title"), frame,
                     [
                         // The reason is for the app's owner, in the language of the specifications it quotes.
                         .element("p", ["lang": t.language == "en" ? nil : "en", "dir": "ltr"], [.text(reason)]),

@@ -95,14 +95,16 @@ extension HostedRoutes {
     func deviceConfirmationPage(_ request: Request) throws -> Response {
         // Opened by hand, with no sign-in behind it: the page where a code is typed.
         guard request.query["flow"] != nil else { return Response(status: 303, headers: [("Location", "/device")]) }
-        guard let c = try context(request), let id = c.flow.progress.device else { return deviceEnded(request) }
+        guard let c = try context(request), let id = c.flow.progress.device else {
+            return try deviceEnded(request, flowID: request.query["flow"])
+        }
         guard
             let (caller, _) = try flows.session(
                 token: HostedCookies.value(cookies.session, in: request), client: AuditContext(request))
         else { return Self.seeOther("/authorize/sign-in", flow: c.flow.id) }
         guard let device = try devices.pending(id) else {
             try flows.end(c.flow.id)
-            return deviceEnded(request)
+            return try deviceEnded(request, flowID: c.flow.id)
         }
         let t = c.frame.text
         let page = HostedPage.layout(
@@ -132,7 +134,7 @@ extension HostedRoutes {
     func deviceDecided(_ request: Request) throws -> Response {
         let form = Form(request.body)
         guard let c = try context(request, form: form), let id = c.flow.progress.device else {
-            return deviceEnded(request)
+            return try deviceEnded(request, flowID: form["flow"])
         }
         guard
             let (caller, _) = try flows.session(
@@ -145,25 +147,15 @@ extension HostedRoutes {
         let decided = try devices.decide(id, approve: approve, session: caller.session, audit: AuditContext(request))
         // One decision per sign-in: Back or a reload finds the flow over and says so.
         try flows.end(c.flow.id)
-        guard decided else { return deviceEnded(request) }
-        return Response(status: 303, headers: [("Location", "/device/done?outcome=\(approve ? "approved" : "denied")")])
+        guard decided else { return try deviceEnded(request, flowID: c.flow.id) }
+        return Self.seeOther("/device/done", flow: c.flow.id)
     }
 
-    /// `GET /device/done`: back to the device (approved), or nothing more to do (denied).
+    /// `GET /device/done?flow=…`: how this browser's device sign-in ended, from the device code's state, never from
+    /// the address (an "approved" page nobody approved would send the user to a device that has no access).
     func deviceDone(_ request: Request) throws -> Response {
-        let t = texts(request)
-        let frame = HostedPage.Frame(text: t, brand: brand, footer: t("footer.sign_in", ["brand": brand]))
-        guard let outcome = request.query["outcome"], ["approved", "denied"].contains(outcome) else {
-            return Response(status: 303, headers: [("Location", "/device")])
-        }
-        let approved = outcome == "approved"
-        let page = HostedPage.layout(
-            t(approved ? "activate.approved.title" : "activate.denied.title"), frame,
-            [
-                HostedPage.paragraph(t(approved ? "activate.approved.body" : "activate.denied.body")),
-                HostedPage.actions([HostedPage.link(t("activate.another"), "/device", class: "button secondary")]),
-            ])
-        return HostedPage.response(page, frame)
+        guard request.query["flow"] != nil else { return Response(status: 303, headers: [("Location", "/device")]) }
+        return try deviceOutcome(request, flowID: request.query["flow"], status: 200)
     }
 
     /// A mark of the session a confirmation page was drawn for (not the session's id itself).
@@ -172,16 +164,41 @@ extension HostedRoutes {
     }
 
     /// A confirmation opened again (Back, a reload, another tab) after it was decided or the code expired: what
-    /// happened, and a way on.
-    func deviceEnded(_ request: Request) -> Response {
+    /// became of it, and a way on.
+    func deviceEnded(_ request: Request, flowID: String?) throws -> Response {
+        try deviceOutcome(request, flowID: flowID, status: 409)
+    }
+
+    /// The page of a device sign-in that is over: approved, denied, expired or left, in the words of its client and
+    /// under its name, as the pages before it; a neutral page when the flow is not this browser's or unknown.
+    private func deviceOutcome(_ request: Request, flowID: String?, status: Int) throws -> Response {
         let t = texts(request)
-        let frame = HostedPage.Frame(text: t, brand: brand, footer: t("footer.sign_in", ["brand": brand]))
+        let found = try devices.outcome(flowID: flowID, browser: HostedCookies.value(cookies.browser, in: request))
+        guard let (device, client) = found else {
+            let frame = HostedPage.Frame(text: t, brand: brand, footer: t("footer.sign_in", ["brand": brand]))
+            let page = HostedPage.layout(
+                t("activate.ended.title"), frame,
+                [
+                    HostedPage.paragraph(t("activate.ended.body")),
+                    HostedPage.actions([HostedPage.link(t("activate.another"), "/device", class: "button secondary")]),
+                ])
+            return HostedPage.response(page, frame, status: status == 200 ? 400 : status)
+        }
+        let frame = HostedPage.Frame(text: t, clientName: client.name, logoURI: client.logoURI, brand: brand)
+        let (title, body): (String, String) =
+            switch device.status {
+            case .approved, .used: ("activate.approved.title", "activate.done.approved.body")
+            case .denied: ("activate.denied.title", "activate.done.denied.body")
+            case .pending where device.expiresAt > devices.clock.now().millis:
+                ("activate.ended.title", "activate.done.open.body")
+            case .pending: ("activate.ended.title", "activate.done.expired.body")
+            }
         let page = HostedPage.layout(
-            t("activate.ended.title"), frame,
+            t(title), frame,
             [
-                HostedPage.paragraph(t("activate.ended.body")),
+                HostedPage.paragraph(t(body, ["client": client.name])),
                 HostedPage.actions([HostedPage.link(t("activate.another"), "/device", class: "button secondary")]),
             ])
-        return HostedPage.response(page, frame, status: 409)
+        return HostedPage.response(page, frame, status: status)
     }
 }

@@ -57,7 +57,7 @@ extension HostedRoutes {
         var error = Self.errorSentence(request.query, t)
         if request.query["error"] == "ended" { error = t("payment.ended") }
         // The approval's own count (five wrong codes end it and a new one begins), not a sign-in's.
-        if request.query["error"] == "wrong", let left = Self.clamped(request.query["left"], to: 0...100), left <= 3 {
+        if request.query["error"] == "wrong", let left = Self.clamped(request.query["left"], to: 0...100) {
             error = t("payment.wrong.left", ["left": t.number(left)])
         }
         c.frame.footer = t("footer.paying", ["client": c.client.name, "brand": brand])
@@ -131,7 +131,8 @@ extension HostedRoutes {
     func statement(_ details: AuthorizationDetails, _ t: HostedText) -> HTML {
         var rows: [(String, String)] = []
         if let p = details.payment {
-            rows.append((t("payment.amount"), "\(p.currency) \(p.amount)"))
+            // Written as the text that names the payment writes it (one formatter for the page, the text, the call).
+            rows.append((t("payment.amount"), t.amount(p.amount, currency: p.currency)))
             rows.append((t("payment.to"), p.creditorName))
             rows.append((t("payment.iban"), IBAN.grouped(p.creditorIBAN)))
             if let debtor = p.debtorIBAN { rows.append((t("payment.from"), IBAN.grouped(debtor))) }

@@ -12,7 +12,8 @@ extension HostedRoutes {
         let wait = t.duration(clamped(query["wait"], to: 1...86_400) ?? 60)
         switch query["error"] {
         case "wrong":
-            if let left = clamped(query["left"], to: 0...100), left <= 3 {
+            // The tries left from the first wrong code on: a count that appears only later reads as a surprise.
+            if let left = clamped(query["left"], to: 0...100) {
                 return t("code.wrong.left", ["left": t.number(left)])
             }
             return t("code.wrong")
@@ -83,7 +84,7 @@ extension HostedRoutes {
     static func sentence(_ failure: SecondFactorFailure, _ t: HostedText) -> String {
         switch failure {
         case .wrongProof(let remaining):
-            remaining <= 3 ? t("code.wrong.left", ["left": t.number(max(remaining, 0))]) : t("code.wrong")
+            t("code.wrong.left", ["left": t.number(max(remaining, 0))])
         case .locked(let wait): t("code.locked", ["wait": t.duration(wait)])
         case .frozen: t("code.frozen")
         case .limitExceeded: t("code.limit_later")

@@ -17,6 +17,8 @@ struct HostedRoutes: Sendable {
     let resets: PasswordResetService
     /// Approvals bound to what they approve: a payment's authorization details.
     let authorizations: AuthorizationService
+    /// CIBA requests approved by a link texted to a user without a device.
+    let backchannel: BackchannelService
     let cookies: HostedCookies
     /// Checks ID token hints at logout.
     let minter: TokenMinter
@@ -59,6 +61,7 @@ struct HostedRoutes: Sendable {
         router.add("POST", "/authorize/add-factor/app", execution: .database, page(addFactorAppSubmitted))
         router.add("POST", "/authorize/cancel", execution: .database, page(cancel))
         registerDevice(on: &router)
+        registerBackchannel(on: &router)
         // A POST-only address opened by hand, restored with a tab or reloaded after its answer: the page it belongs to.
         for (path, target) in [
             ("/authorize/second-factor/send", "/authorize/second-factor"), ("/authorize/cancel", "/authorize/sign-in"),
@@ -167,15 +170,17 @@ struct HostedRoutes: Sendable {
         }
         var frame = HostedPage.Frame(text: texts(request), clientName: known?.clientName, brand: brand)
         let t = frame.text
-        if let known, known.paid {
+        if let known, known.paid || known.payment {
             frame.footer = t("footer.paying", ["client": known.clientName, "brand": brand])
         }
         // Back, a reload or another tab after a payment was approved: it is done, and must not look like a failure
-        // that invites paying again.
+        // that invites paying again. A payment's approval that ended otherwise (cancelled, expired) says so: what
+        // ended is the payment's approval, not a sign-in.
         let paid = known?.paid == true
+        let payment = known?.payment == true
+        let sentence = paid ? "payment.done" : payment ? "lost.payment.body_app" : "lost.body_app"
         var body: [HTML] = [
-            HostedPage.paragraph(
-                known.map { t(paid ? "payment.done" : "lost.body_app", ["client": $0.clientName]) } ?? t("lost.body"))
+            HostedPage.paragraph(known.map { t(sentence, ["client": $0.clientName]) } ?? t("lost.body"))
         ]
         if let known, let site = HostedPage.origin(known.redirectURI) {
             body.append(
@@ -185,7 +190,8 @@ struct HostedRoutes: Sendable {
                 ]))
         }
         return HostedPage.response(
-            HostedPage.layout(paid ? t("payment.done.title") : t("lost.title"), frame, body), frame,
+            HostedPage.layout(
+                t(paid ? "payment.done.title" : payment ? "lost.payment.title" : "lost.title"), frame, body), frame,
             status: paid ? 200 : 400)
     }
 

@@ -44,6 +44,12 @@ struct HostedText: Sendable {
         value.formatted(.number.locale(locale))
     }
 
+    /// An amount of money as this language writes it (`€1,234.50`, `1.234,50 €`): the formatter of the texts and
+    /// calls that name a payment, so the page and the message read alike.
+    func amount(_ amount: String, currency: String) -> String {
+        MessageCatalog.amount(amount, currency: currency, locale: Self.catalog.localeIdentifier(language))
+    }
+
     /// "2 minutes", "30 seconds", in this language (its plural forms from ICU).
     func duration(_ seconds: Int) -> String {
         // The figure may come from a URL (an error's `wait=`): clamped, so no value can overflow.
