@@ -147,7 +147,7 @@ struct StableCodesTests {
                 "oidc.tokens_issued", "oidc.token_refused", "oidc.refresh_reused", "oidc.token_revoked",
                 "oidc.consent_granted", "oidc.signing_key_rotated", "oidc.device_code_issued",
                 "oidc.device_code_entered", "oidc.device_code_refused", "oidc.device_approved", "oidc.device_denied",
-                "oidc.ciba_started", "oidc.ciba_denied",
+                "oidc.ciba_started", "oidc.ciba_denied", "sitekey.set", "browser.recognised", "browser.forgotten",
             ])
     }
 }

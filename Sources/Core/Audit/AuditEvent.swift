@@ -107,6 +107,12 @@ package enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case oidcBackchannelStarted = "oidc.ciba_started"
     /// A back-channel request ended without tokens: denied on the device, or refused at the token endpoint.
     case oidcBackchannelDenied = "oidc.ciba_denied"
+    /// A user chose their sitekey (the detail names the picture, never the phrase).
+    case sitekeySet = "sitekey.set"
+    /// A browser was recognised for an account after a sign-in with a second factor (it may show the sitekey).
+    case browserRecognised = "browser.recognised"
+    /// A recognised browser was forgotten (it shows the neutral sentence again).
+    case browserForgotten = "browser.forgotten"
 }
 
 /// The outcome recorded with an event.

@@ -15,6 +15,8 @@ struct HostedRoutes: Sendable {
     let passwordless: PasswordlessService
     let enrollments: EnrollmentService
     let resets: PasswordResetService
+    /// The sitekey on the password page, and the browsers recognised for an account.
+    let sitekeys: SitekeyService
     /// Approvals bound to what they approve: a payment's authorization details.
     let authorizations: AuthorizationService
     let cookies: HostedCookies
@@ -58,11 +60,14 @@ struct HostedRoutes: Sendable {
         router.add("GET", "/authorize/add-factor/app", execution: .database, page(addFactorAppPage))
         router.add("POST", "/authorize/add-factor/app", execution: .database, page(addFactorAppSubmitted))
         router.add("POST", "/authorize/cancel", execution: .database, page(cancel))
+        router.add("POST", "/authorize/forget-browser", execution: .database, page(forgetBrowser))
         registerDevice(on: &router)
         // A POST-only address opened by hand, restored with a tab or reloaded after its answer: the page it belongs to.
         for (path, target) in [
             ("/authorize/second-factor/send", "/authorize/second-factor"), ("/authorize/cancel", "/authorize/sign-in"),
-            ("/authorize/passkey", "/authorize/sign-in"), ("/authorize/reset/send", "/authorize/reset/password"),
+            ("/authorize/passkey", "/authorize/sign-in"),
+            ("/authorize/forget-browser", "/authorize/password"),
+            ("/authorize/reset/send", "/authorize/reset/password"),
             ("/authorize/payment/send", "/authorize/payment"),
         ] {
             router.add("GET", path, execution: .database) { request in
