@@ -76,9 +76,9 @@ struct SitekeyTests {
         }
     }
 
-    @Test("the pictures are served from an allow-list: any other name is a 404")
+    @Test("the hosted pages serve the pictures from an allow-list: any other name is a 404")
     func pictures() throws {
-        try Backend.all[0].withServer { server throws in
+        try Backend.all[0].withServer(ProviderFlowTests.configuration) { server throws in
             let owl = try server.get("/sitekeys/owl.svg")
             #expect(owl.status == 200)
             #expect(owl.header("content-type") == "image/svg+xml")

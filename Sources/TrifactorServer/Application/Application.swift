@@ -30,7 +30,6 @@ package enum Application {
         AdminRoutes(admin: s.admin, clients: s.clients, keys: s.adminKeys, transactions: s.transactions, clock: s.clock)
             .register(on: &routes)
         router = routes.router
-        SitekeyRoutes.registerPictures(on: &router)
         let v = s.configuration.verify
         VerifyRoutes(
             verifications: s.verifications, keys: s.keys, transactions: s.transactions, clock: s.clock,

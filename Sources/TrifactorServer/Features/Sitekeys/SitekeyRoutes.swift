@@ -2,7 +2,8 @@ import API
 import HTTP
 import Sitekeys
 
-/// `GET` and `PUT /v1/account/sitekey` (the signed-in user's sitekey), and the pictures at `/sitekeys/NAME.svg`.
+/// `GET` and `PUT /v1/account/sitekey`: the signed-in user's sitekey. (The pictures are page assets: the hosted pages
+/// serve them at `/sitekeys/NAME.svg`, beside their stylesheet.)
 struct SitekeyRoutes {
     let sitekeys: SitekeyService
 
@@ -19,8 +20,4 @@ struct SitekeyRoutes {
         }
     }
 
-    /// `GET /sitekeys/NAME.svg`: the pictures, for the hosted pages and any app (no session: they are public).
-    static func registerPictures(on router: inout Router) {
-        router.add("GET", SitekeyPictures.route, execution: .inline, SitekeyPictures.serve)
-    }
 }

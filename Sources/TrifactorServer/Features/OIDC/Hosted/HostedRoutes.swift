@@ -2,6 +2,7 @@ import Core
 import Crypto
 import Foundation
 import HTTP
+import Sitekeys
 import WebUI
 
 /// The hosted sign-in: `/authorize` and the pages after it. Each page
@@ -86,6 +87,7 @@ struct HostedRoutes: Sendable {
         router.add("GET", HostedPage.stylesheet, execution: .inline) { _ in
             Self.file(Style.css, type: "text/css; charset=utf-8")
         }
+        router.add("GET", SitekeyPictures.route, execution: .inline, SitekeyPictures.serve)
         router.add("GET", HostedPage.script, execution: .inline) { _ in
             Self.file(HostedScript.source, type: "text/javascript; charset=utf-8")
         }
