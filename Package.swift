@@ -78,11 +78,16 @@ let package = Package(
         .target(
             name: "HTTP", dependencies: ["API", "Logging", "Metrics", "CMicroHTTPD", "CMicroHTTPDShim", "CThreadShim"],
             swiftSettings: strict),
+        // The anti-phishing sitekey shared by trifactord and the bank: its check, its pictures (served by both),
+        // and the browsers recognised for an account, on which a password page may show it.
+        .target(
+            name: "Sitekeys", dependencies: ["Crypto", "Store", "HTTP"], resources: [.copy("Resources/sitekeys")],
+            swiftSettings: strict),
         .target(
             name: "TrifactorServer",
             dependencies: [
                 "API", "Core", "Crypto", "Logging", "Metrics", "Store", "HTTP", "Phone", "Messaging", "QRCode",
-                "WebAuthn", "CCrack", "CommandLineKit", "WebUI", "JOSE",
+                "WebAuthn", "CCrack", "CommandLineKit", "WebUI", "JOSE", "Sitekeys",
             ],
             resources: [
                 .copy("Resources/common-passwords.txt"), .copy("Resources/passkey.js"), .copy("Resources/openapi.json"),
@@ -107,9 +112,9 @@ let package = Package(
             name: "TrifactorBank",
             dependencies: [
                 "API", "TrifactorKit", "TrifactorKitVault", "Core", "Crypto", "Store", "HTTP", "Logging", "Phone",
-                "WebUI",
+                "WebUI", "Sitekeys",
             ],
-            resources: [.copy("Resources/sitekeys")], swiftSettings: strict),
+            swiftSettings: strict),
         .executableTarget(
             name: "trifactor-bank",
             dependencies: [
@@ -153,6 +158,7 @@ let package = Package(
             name: "BankTests",
             dependencies: [
                 "API", "HTTP", "Logging", "TrifactorKit", "TrifactorBank", "Store", "TrifactorTestSupport", "WebUI",
+                "Sitekeys",
             ],
             swiftSettings: strict),
         .testTarget(
@@ -167,7 +173,7 @@ let package = Package(
             dependencies: [
                 "TrifactorServer", "trifactord", "Phone", "TrifactorKit", "trifactor", "API", "HTTP", "Logging",
                 "Messaging", "Store", "Core", "Crypto", "WebAuthn", "JOSE", "TrifactorTestSupport", "ServerTestSupport",
-                "MessagingTestSupport",
+                "MessagingTestSupport", "Sitekeys",
             ], swiftSettings: strict),
         // TrifactorKit against trifactord over loopback.
         .testTarget(

@@ -190,3 +190,16 @@ public struct CompletePasswordResetRequest: Codable, Sendable {
         case assertion
     }
 }
+
+/// `PUT /v1/account/sitekey` and the answer of `GET` and `PUT`: the picture and phrase the user sees before typing
+/// their password on a browser that was signed in with a second factor.
+public struct SitekeyBody: Codable, Sendable, Equatable {
+    /// One of the server's pictures (`anchor`, `owl`, …), served at `/sitekeys/NAME.svg`.
+    public var picture: String
+    /// 3 to 40 letters, digits, spaces and `.,!?'-`.
+    public var phrase: String
+    public init(picture: String, phrase: String) {
+        self.picture = picture
+        self.phrase = phrase
+    }
+}

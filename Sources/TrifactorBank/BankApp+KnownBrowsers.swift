@@ -1,6 +1,8 @@
 import Foundation
 import HTTP
 import Logging
+import Sitekeys
+import TrifactorKit
 import WebUI
 
 /// The browser the bank recognises: remembered after a sign-in with a second
@@ -8,15 +10,33 @@ import WebUI
 /// settings page. Signing out keeps it: it recognises the browser, not a session.
 extension BankApp {
     /// Recognises the request's browser as `customerID`'s: the `Set-Cookie` that keeps it a year (none when the
-    /// database refused: the sign-in goes on, the next one tries again).
-    func rememberBrowser(_ customerID: String, _ request: Request) -> [String] {
+    /// database refused: the sign-in goes on, the next one tries again). With the signed-in `client`, the sitekey
+    /// its password page shows becomes Trifactor's, as it is now (Trifactor owns it: the hosted sign-in and any
+    /// other app show the same one).
+    func rememberBrowser(_ customerID: String, _ request: Request, client: TrifactorClient? = nil) -> [String] {
+        var sitekey: Sitekey?
+        if let client, let chosen = (try? blocking({ try await client.sitekey() })) ?? nil {
+            sitekey = try? Sitekey(picture: chosen.picture, phrase: chosen.phrase)
+        }
         do {
             let value = try browsers.remember(
-                customerID: customerID, current: KnownBrowsers.value(in: request.header("cookie")), now: now())
+                customerID: customerID, current: KnownBrowsers.value(in: request.header("cookie")), sitekey: sitekey,
+                now: now())
             return [KnownBrowsers.setCookie(value, secure: configuration.secure)]
         } catch {
             logger.log(.error, "bank_browser_not_remembered", ["error": .string(String(reflecting: error))])
             return []
+        }
+    }
+
+    /// Gives the sitekey chosen at opening to Trifactor, which keeps it for the account (its hosted sign-in shows it
+    /// on a browser recognised there). When Trifactor cannot take it now, the opening goes on: the bank's own page
+    /// shows the one it keeps, and the customer can choose it again.
+    func giveTrifactor(_ sitekey: Sitekey, _ client: TrifactorClient) {
+        do {
+            _ = try blocking({ try await client.setSitekey(picture: sitekey.picture, phrase: sitekey.phrase) })
+        } catch {
+            logger.log(.error, "bank_sitekey_not_given", ["error": .string(String(reflecting: error))])
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import Phone
+import Sitekeys
 import Store
 import TrifactorKit
 import WebUI
@@ -100,6 +101,7 @@ extension BankApp {
             if user?.emailVerified == true {
                 opening.emailVerified = true
                 try createCustomer(opening, update: true)
+                giveTrifactor(opening.sitekey, client)
                 session.flows { $0.opening = opening }
                 return sendOpeningText(session, request, cookies: cookies)
             }
@@ -161,6 +163,7 @@ extension BankApp {
         switch try blocking({ try await client.signIn(email: email, password: password) }) {
         case .signedIn:
             try createCustomer(opening, update: true)
+            giveTrifactor(opening.sitekey, client)
             return sendOpeningText(session, request)
         case .secondFactorRequired:
             // The email had second factors already: an existing Trifactor user; sign in as usual.

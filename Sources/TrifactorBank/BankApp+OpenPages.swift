@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import Sitekeys
 import TrifactorKit
 import WebUI
 
@@ -15,7 +16,7 @@ extension BankApp {
             .element(
                 "label", [:],
                 [
-                    .element("img", ["src": "/sitekeys/\(picture).svg", "alt": ""]),
+                    .element("img", ["src": SitekeyPictures.path(picture), "alt": ""]),
                     .element(
                         "span", [:],
                         [

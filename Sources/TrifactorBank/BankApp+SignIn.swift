@@ -227,7 +227,7 @@ extension BankApp {
             replacing: SessionCookie.value(in: request.header("cookie")), carrying: session,
             secure: configuration.secure, now: now())
         var cookies = [fresh.setCookie]
-        if secondFactor { cookies += rememberBrowser(customer, request) }
+        if secondFactor { cookies += rememberBrowser(customer, request, client: trifactor(session, request)) }
         return redirect(next, cookies: cookies)
     }
 }

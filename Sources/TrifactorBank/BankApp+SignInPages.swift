@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import Sitekeys
 import TrifactorKit
 import WebUI
 
@@ -84,7 +85,7 @@ extension BankApp {
                     [
                         .element(
                             "img",
-                            ["src": "/sitekeys/\(sitekey.picture).svg", "alt": "Your picture: \(sitekey.picture)"]),
+                            ["src": SitekeyPictures.path(sitekey.picture), "alt": "Your picture: \(sitekey.picture)"]),
                         .element(
                             "div", [:],
                             [

@@ -3,6 +3,7 @@ import Crypto
 package import Foundation
 package import HTTP
 package import Logging
+import Sitekeys
 package import Store
 import Synchronization
 package import TrifactorKit
@@ -161,19 +162,7 @@ package final class BankApp: Sendable {
         file("/static/passkey.js", "text/javascript; charset=utf-8", PasskeyScript.source)
         file("/static/logo.svg", "image/svg+xml", Artwork.logo)
         for (name, svg) in Artwork.icons { file("/static/icons/\(name).svg", "image/svg+xml", svg) }
-        router.add("GET", "/sitekeys/:name", execution: .inline, Self.showSitekey)
-    }
-
-    /// `GET /sitekeys/:name`: one of the sitekey pictures (`/sitekeys/NAME.svg`); 404 for a name that is none of them.
-    static func showSitekey(_ request: Request) -> Response {
-        let name = (request.parameters["name"] ?? "").replacingOccurrences(of: ".svg", with: "")
-        guard Sitekey.pictures.contains(name),
-            let url = Bundle.module.url(forResource: name, withExtension: "svg", subdirectory: "sitekeys"),
-            let data = try? Data(contentsOf: url)
-        else { return Response(status: 404) }
-        return Response(
-            status: 200, headers: [("Content-Type", "image/svg+xml"), ("Cache-Control", "max-age=3600")],
-            body: Array(data))
+        router.add("GET", SitekeyPictures.route, execution: .inline, SitekeyPictures.serve)
     }
 
     /// The customer's Trifactor client for this browser's request (its IP, user agent and trace forwarded).

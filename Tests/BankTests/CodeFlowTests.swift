@@ -25,8 +25,14 @@ struct CodeFlowTests {
         try await BankHarness.run { bank in
             let enrollments = Mutex(0)
             let attempts = Mutex(0)
+            let sitekeys = Shared<[String]>([])
             bank.trifactor.routes { method, path, body in
                 switch (method, path) {
+                case ("PUT", "/v1/account/sitekey"):
+                    // Trifactor owns the sitekey: the opening gives it the customer's choice.
+                    let (picture, phrase) = (body["picture"] as? String ?? "", body["phrase"] as? String ?? "")
+                    sitekeys.set(sitekeys.current + ["\(picture)/\(phrase)"])
+                    return FakeTrifactor.json(SitekeyBody(picture: picture, phrase: phrase))
                 case ("POST", "/v1/accounts"): return FakeTrifactor.empty(202)
                 case ("POST", "/v1/sessions"): return FakeTrifactor.passwordSession
                 case ("GET", "/v1/session"):
@@ -74,6 +80,7 @@ struct CodeFlowTests {
             #expect(email.text.contains("Check your email"))
             var page = try await Self.submit(browser, "/open/verify", ["code": "111111"], on: email)
             #expect(page.text.contains("Confirm your mobile") && page.text.contains("+*****3456"))
+            #expect(sitekeys.current == ["owl/night watch"])
             // The bank's customer exists once the email is confirmed: an opening left here carries on from a sign-in.
             #expect(
                 try bank.database.read {

@@ -1,4 +1,5 @@
 import Foundation
+import Sitekeys
 import Testing
 import WebUI
 

@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import Sitekeys
 import Store
 import Testing
 
@@ -50,7 +51,7 @@ struct SitekeyPrivacyTests {
             let stranger = try await Self.passwordPage(fresh, "bob@example.com")
             #expect(other == stranger)
             // A year later the browser is new again.
-            bank.clock.advance(KnownBrowsers.lifetime + 1)
+            bank.clock.advance(TimeInterval(RecognisedBrowsers.lifetimeSeconds + 1))
             let later = try await Self.passwordPage(known, "ann@example.com")
             #expect(!later.contains("night watch"))
         }

@@ -148,6 +148,7 @@ struct StableCodesTests {
                 "oidc.consent_granted", "oidc.signing_key_rotated", "oidc.device_code_issued",
                 "oidc.device_code_entered", "oidc.device_code_refused", "oidc.device_approved", "oidc.device_denied",
                 "oidc.ciba_started", "oidc.ciba_denied", "oidc.ciba_texted", "oidc.ciba_link_approved",
+                "sitekey.set", "browser.recognised", "browser.forgotten",
             ])
     }
 }

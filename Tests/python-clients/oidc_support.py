@@ -152,11 +152,17 @@ class Provider:
 
     # --- users
 
-    def user(self, totp=True) -> User:
-        """A new account (email verified through the dev outbox), enrolled in TOTP unless `totp=False`."""
+    def user(self, totp=True, sitekey=None) -> User:
+        """A new account (email verified through the dev outbox), enrolled in TOTP unless `totp=False`, with the
+        sitekey `(picture, phrase)` when given."""
         email = f"oidc-{uuid.uuid4().hex[:12]}@example.com"
         self.srv.create_account(email, PASSWORD, "OIDC Tester")
         user = User(email=email)
+        if sitekey is not None:
+            token = self.srv.sign_in(email, PASSWORD)
+            self.srv.expect(200, "PUT", "/v1/account/sitekey", {"picture": sitekey[0], "phrase": sitekey[1]},
+                            token=token)
+            self.srv.expect(204, "DELETE", "/v1/session", token=token)
         if not totp:
             return user
         token = self.srv.sign_in(email, PASSWORD)

@@ -598,6 +598,10 @@ def _account(server, j, user):
     token = j.expect(201, "createSession", json_body={"email": email, "password": user["password"]})["token"]
     j.expect(200, "getSession", token=token)
     j.expect(200, "listSessions", token=token)
+    j.problem(404, "not_found", "getSitekey", token=token)
+    j.problem(422, "invalid_fields", "setSitekey", json_body={"picture": "dragon", "phrase": "night watch"}, token=token)
+    assert j.expect(200, "setSitekey", json_body={"picture": "owl", "phrase": " night watch "}, token=token)["phrase"] == "night watch"
+    assert j.expect(200, "getSitekey", token=token)["picture"] == "owl"
     assert j.expect(200, "updateAccount", json_body={"locale": "de-de"}, token=token)["locale"] == "de-de"
     assert "locale" not in j.expect(200, "updateAccount", json_body={"locale": None}, token=token)
     j.problem(422, "invalid_fields", "changePassword", json_body={"current_password": "not it at all", "new_password": "x" * 12}, token=token)

@@ -111,6 +111,12 @@ package enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     /// user approved it there.
     case oidcBackchannelTexted = "oidc.ciba_texted"
     case oidcBackchannelLinkApproved = "oidc.ciba_link_approved"
+    /// A user chose their sitekey (the detail names the picture, never the phrase).
+    case sitekeySet = "sitekey.set"
+    /// A browser was recognised for an account after a sign-in with a second factor (it may show the sitekey).
+    case browserRecognised = "browser.recognised"
+    /// A recognised browser was forgotten (it shows the neutral sentence again).
+    case browserForgotten = "browser.forgotten"
 }
 
 /// The outcome recorded with an event.

@@ -1,4 +1,5 @@
 import Foundation
+import Sitekeys
 import TrifactorKit
 
 /// The steps a session has under way, kept in memory between their pages

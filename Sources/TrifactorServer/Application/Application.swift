@@ -17,6 +17,7 @@ package enum Application {
         let idempotency = Idempotency(transactions: s.transactions, clock: s.clock)
         var routes = APIRoutes(router: router, sessions: s.sessions, idempotency: idempotency)
         AccountsRoutes(accounts: s.accounts).register(on: &routes)
+        SitekeyRoutes(sitekeys: s.sitekeys).register(on: &routes)
         SessionsRoutes(sessions: s.sessions).register(on: &routes)
         let policies = s.sessions.policies
         EnrollmentRoutes(enrollments: s.enrollments).register(on: &routes)
@@ -44,7 +45,7 @@ package enum Application {
         }
         s.provider?.register(
             on: &router, sessions: s.sessions, secondFactors: s.secondFactors, passwordless: s.passwordless,
-            enrollments: s.enrollments, resets: s.passwordResets)
+            enrollments: s.enrollments, resets: s.passwordResets, sitekeys: s.sitekeys)
         if s.configuration.dev { try DevRoutes(transactions: s.transactions).register(on: &router) }
         return router
     }

@@ -36,6 +36,8 @@ package struct Services: Sendable {
     /// The admin API's keys.
     let adminKeys: AdminKeys
     let passwordResets: PasswordResetService
+    /// Each user's sitekey and the browsers recognised for their account.
+    let sitekeys: SitekeyService
     /// The OpenID Provider's clients, kept (through the admin API, or on the host) even while the provider is off.
     let clients: ClientService
     /// The OpenID Provider; nil unless `TRIFACTOR_OIDC` is on.
@@ -144,6 +146,7 @@ package struct Services: Sendable {
                 transactions: transactions, clock: clock, hashing: hashing, passwordPolicy: passwords,
                 codes: PasswordResetCodes(random: random, outbox: outbox), secondFactors: secondFactors, push: push,
                 outbox: outbox, changes: changes, limits: accounts.limits),
+            sitekeys: SitekeyService(transactions: transactions, clock: clock, random: random),
             clients: clients, provider: provider, sealer: sealer)
     }
 

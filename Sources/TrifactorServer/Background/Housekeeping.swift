@@ -1,4 +1,5 @@
 import Foundation
+import Sitekeys
 import Store
 
 /// Deletes rows that no longer guard anything, so that limiter and code
@@ -68,6 +69,8 @@ enum Housekeeping {
         report.sessions = try db.execute(
             "DELETE FROM sessions WHERE ended_at IS NOT NULL AND ended_at < $1", [.int(now - 30 * day)])
         report.idempotencyKeys = try db.execute("DELETE FROM idempotency_keys WHERE expires_at <= $1", [.int(now)])
+        // Browsers recognised for an account whose year ran out: they show the neutral sentence anyway.
+        report.sessions += try SitekeyService.browsers.sweep(now: now, on: db)
         report.deliveryCallbacks = try db.execute(
             "DELETE FROM delivery_callbacks WHERE seen_at < $1", [.int(now - DeliveryRoutes.rememberedFor)])
         // Per-flow attempt counts a day old guard nothing (the flows live minutes); resets whose code and credential died a day ago.

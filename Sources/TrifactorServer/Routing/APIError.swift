@@ -81,6 +81,9 @@ package struct APIError: HTTPResponseError, Sendable, Equatable {
             status: 422, code: .invalidFields, title: "Invalid Fields",
             detail: "These fields are invalid: \(fields.map(\.name).joined(separator: ", ")).", invalidParams: fields)
     }
+    /// The signed-in user chose no sitekey (`GET /v1/account/sitekey`).
+    static let sitekeyNotSet = APIError(
+        status: 404, code: .notFound, title: "Not Found", detail: "No sitekey has been chosen for this account.")
     /// Enrolling needs a verified email.
     static let unverifiedEmail = APIError(
         status: 403, code: .unverifiedEmail, title: "Unverified Email",

@@ -81,11 +81,12 @@ struct Provider: Sendable {
 
     func register(
         on router: inout Router, sessions: SessionService, secondFactors: SecondFactorService,
-        passwordless: PasswordlessService, enrollments: EnrollmentService, resets: PasswordResetService
+        passwordless: PasswordlessService, enrollments: EnrollmentService, resets: PasswordResetService,
+        sitekeys: SitekeyService
     ) {
         HostedRoutes(
             flows: flows, sessions: sessions, secondFactors: secondFactors, passwordless: passwordless,
-            enrollments: enrollments, resets: resets,
+            enrollments: enrollments, resets: resets, sitekeys: sitekeys,
             authorizations: AuthorizationService(
                 transactions: flows.transactions, clock: flows.clock, random: flows.random,
                 secondFactors: secondFactors),

@@ -22,6 +22,9 @@ struct HostedCookies: Sendable {
     var reset: String { name("tf_reset") }
     /// This browser: a random value the forms' CSRF tokens are derived from.
     var browser: String { name("tf_browser") }
+    /// This browser recognised for an account after a sign-in with a second factor (a year): the password page
+    /// shows that account's sitekey. Unlike `browser`, it outlives signing out and belongs to one account.
+    var recognised: String { name("tf_known") }
 
     private func name(_ base: String) -> String { secure ? "__Host-\(base)" : base }
 

@@ -28,12 +28,12 @@ extension HostedRoutes {
             return emailForm(c, email: c.flow.progress.email, error: t("passkey.no_answer"), status: 422)
         }
         do {
-            let (token, _) = try passwordless.signIn(with: credential, client: AuditContext(request))
+            let (token, session) = try passwordless.signIn(with: credential, client: AuditContext(request))
             c.flow.progress.authenticatedHere = true
             c.flow.progress.accountChosen = true
             return try advance(
                 c, token: token, request, unsaved: true,
-                headers: [cookies.set(cookies.session, token), cookies.clear(cookies.pending)])
+                headers: signedIn(request, token: token, session: session))
         } catch SignInFailure.passkeyRefused, SecondFactorFailure.invalidCode {
             return emailForm(c, email: c.flow.progress.email, error: t("passkey.refused"), status: 401)
         } catch CommonFailure.rateLimited(let wait) {

@@ -57,7 +57,7 @@ extension HostedRoutes {
             c.flow.progress.accountChosen = true
             return try advance(
                 c, token: issued.token, request, unsaved: true,
-                headers: [cookies.set(cookies.session, issued.token), cookies.clear(cookies.pending)])
+                headers: signedIn(request, token: issued.token, session: issued.session))
         }
         let hints = (try? secondFactors.hints(pendingCredential: pending)) ?? []
         guard state == "pending" else {

@@ -311,7 +311,7 @@ extension HostedRoutes {
                 c.flow.progress.accountChosen = true
                 return try advance(
                     c, token: issued.token, request, unsaved: true,
-                    headers: [cookies.set(cookies.session, issued.token), cookies.clear(cookies.pending)])
+                    headers: signedIn(request, token: issued.token, session: issued.session))
             case .stepUp(let caller):
                 // Only when the flow asks for a step-up; a second factor alone never stands for the password that
                 // prompt=login or max_age asks for (the step-up refreshes auth_time, nothing more).

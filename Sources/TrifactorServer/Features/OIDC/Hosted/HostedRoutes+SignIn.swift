@@ -98,24 +98,31 @@ extension HostedRoutes {
         let wait = Self.clamped(request.query["wait"], to: 1...86_400) ?? 60
         let t = c.frame.text
         switch request.query["error"] {
-        case "mismatch": return passwordForm(c, error: t("password.mismatch"), status: 401)
+        case "mismatch": return try passwordForm(c, request, error: t("password.mismatch"), status: 401)
         case "locked":
-            return passwordForm(c, error: t("common.too_many_tries", ["wait": t.duration(wait)]), status: 429)
-        case "empty": return passwordForm(c, error: t("password.empty"), status: 422)
-        default: return passwordForm(c, error: nil)
+            return try passwordForm(
+                c, request, error: t("common.too_many_tries", ["wait": t.duration(wait)]), status: 429)
+        case "empty": return try passwordForm(c, request, error: t("password.empty"), status: 422)
+        default:
+            let notice = request.query["forgotten"] == "1" ? t("sitekey.forgotten") : nil
+            return try passwordForm(c, request, error: nil, notice: notice)
         }
     }
 
-    func passwordForm(_ c: Context, error: String?, status: Int = 200) -> Response {
+    /// The password under the sitekey (or the neutral sentence: see `sitekeyCard`).
+    func passwordForm(_ c: Context, _ request: Request, error: String?, status: Int = 200, notice: String? = nil)
+        throws -> Response
+    {
         let email = c.flow.progress.email ?? ""
         let t = c.frame.text
         let page = HostedPage.layout(
-            t("password.title"), c.frame,
+            t("password.title"), c.frame, notice: notice,
             [
                 HostedPage.paragraph(t("password.as", ["email": email])),
                 HostedPage.actions([
                     HostedPage.link(t("password.other_email"), "/authorize/sign-in?flow=\(c.flow.id)&other=1")
                 ]),
+            ] + (try sitekeyCard(c, request, email: email)) + [
                 HostedPage.form(
                     "/authorize/password", c.frame,
                     [
@@ -149,12 +156,11 @@ extension HostedRoutes {
         }
         do {
             switch try sessions.signIn(email: email, password: password, client: AuditContext(request)) {
-            case .session(let token, _):
+            case .session(let token, let session):
                 c.flow.progress.authenticatedHere = true
                 c.flow.progress.accountChosen = true
                 return try advance(
-                    c, token: token, request, unsaved: true,
-                    headers: [cookies.set(cookies.session, token), cookies.clear(cookies.pending)])
+                    c, token: token, request, unsaved: true, headers: signedIn(request, token: token, session: session))
             case .secondFactor(let pending, _, _, let locale):
                 if c.flow.progress.language != locale {
                     // The password is proven: the next pages may speak the account's language (and none left by

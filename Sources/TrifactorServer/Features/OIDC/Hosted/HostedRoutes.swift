@@ -2,6 +2,7 @@ import Core
 import Crypto
 import Foundation
 import HTTP
+import Sitekeys
 import WebUI
 
 /// The hosted sign-in: `/authorize` and the pages after it. Each page
@@ -15,6 +16,8 @@ struct HostedRoutes: Sendable {
     let passwordless: PasswordlessService
     let enrollments: EnrollmentService
     let resets: PasswordResetService
+    /// The sitekey on the password page, and the browsers recognised for an account.
+    let sitekeys: SitekeyService
     /// Approvals bound to what they approve: a payment's authorization details.
     let authorizations: AuthorizationService
     /// CIBA requests approved by a link texted to a user without a device.
@@ -60,12 +63,15 @@ struct HostedRoutes: Sendable {
         router.add("GET", "/authorize/add-factor/app", execution: .database, page(addFactorAppPage))
         router.add("POST", "/authorize/add-factor/app", execution: .database, page(addFactorAppSubmitted))
         router.add("POST", "/authorize/cancel", execution: .database, page(cancel))
+        router.add("POST", "/authorize/forget-browser", execution: .database, page(forgetBrowser))
         registerDevice(on: &router)
         registerBackchannel(on: &router)
         // A POST-only address opened by hand, restored with a tab or reloaded after its answer: the page it belongs to.
         for (path, target) in [
             ("/authorize/second-factor/send", "/authorize/second-factor"), ("/authorize/cancel", "/authorize/sign-in"),
-            ("/authorize/passkey", "/authorize/sign-in"), ("/authorize/reset/send", "/authorize/reset/password"),
+            ("/authorize/passkey", "/authorize/sign-in"),
+            ("/authorize/forget-browser", "/authorize/password"),
+            ("/authorize/reset/send", "/authorize/reset/password"),
             ("/authorize/payment/send", "/authorize/payment"),
         ] {
             router.add("GET", path, execution: .database) { request in
@@ -84,6 +90,7 @@ struct HostedRoutes: Sendable {
         router.add("GET", HostedPage.stylesheet, execution: .inline) { _ in
             Self.file(Style.css, type: "text/css; charset=utf-8")
         }
+        router.add("GET", SitekeyPictures.route, execution: .inline, SitekeyPictures.serve)
         router.add("GET", HostedPage.script, execution: .inline) { _ in
             Self.file(HostedScript.source, type: "text/javascript; charset=utf-8")
         }

@@ -1,19 +1,20 @@
 import Foundation
 
-/// The picture and phrase a customer chose at sign-up and sees before
-/// typing their password, so they know the site is the bank's. The bank
-/// shows it only on a browser it recognises as that customer's
-/// (`KnownBrowsers`); every other browser, and every address that is not a
-/// customer, sees the same neutral sentence, so the page cannot tell who
-/// banks here. (A decoy made up for non-customers could not look like what
-/// customers type: its shape gave them away.)
+/// The picture and phrase a user chose and sees before typing their
+/// password, so they know the site is genuine. Trifactor keeps it per
+/// account; its hosted sign-in (and the bank's own password page) shows it
+/// only on a browser recognised for that account (`RecognisedBrowsers`);
+/// every other browser, and every address that is no account, sees the same
+/// neutral sentence, so the page cannot tell who has an account. (A decoy
+/// made up for unknown addresses could not look like what people type: its
+/// shape gave them away.)
 package struct Sitekey: Sendable, Equatable {
     /// One of `Sitekey.pictures`.
     package let picture: String
-    /// 3 to 40 characters the customer typed.
+    /// 3 to 40 characters the user typed.
     package let phrase: String
 
-    /// The bundled pictures (`Resources/sitekeys/<name>.svg`).
+    /// The bundled pictures (`Resources/sitekeys/<name>.svg`, served by `SitekeyPictures`): the allow-list of names.
     package static let pictures = [
         "anchor", "balloon", "bicycle", "cactus", "cat", "compass", "cup", "kite", "lighthouse", "moon", "mountain",
         "owl",
@@ -33,7 +34,8 @@ package struct Sitekey: Sendable, Equatable {
         }
     }
 
-    /// A customer's choice, checked.
+    /// A user's choice, checked: the picture one of `pictures`, the phrase trimmed of spaces.
+    /// - Throws: the `Refusal` that says what to change.
     package init(picture: String, phrase: String) throws(Refusal) {
         guard Self.pictures.contains(picture) else { throw .unknownPicture }
         let trimmed = phrase.trimmingCharacters(in: .whitespaces)
@@ -49,7 +51,8 @@ package struct Sitekey: Sendable, Equatable {
         self.phrase = trimmed
     }
 
-    init(unchecked picture: String, phrase: String) {
+    /// A sitekey read back from storage, checked when it was stored.
+    package init(unchecked picture: String, phrase: String) {
         self.picture = picture
         self.phrase = phrase
     }
