@@ -115,12 +115,7 @@ extension BankApp {
                                 + "code texted to your mobile or with your passkey."),
                         Page.button("Approve at Trifactor"),
                     ]),
-                Page.actions([
-                    Page.link("Change it", "/transfer?change=\(pending.id)"),
-                    Page.form(
-                        "/transfer/cancel", session,
-                        [Page.hidden("transfer", pending.id), Page.button("Cancel the transfer", kind: "link")]),
-                ]),
+                reviewActions(session, pending),
             ])
     }
 
@@ -183,9 +178,18 @@ extension BankApp {
                                 + "your passkeys, your authenticator app and your recovery codes, and shows your "
                                 + "picture and phrase before you type your password."),
                         Page.paragraph("Signed in as \(email(of: session) ?? "")."),
-                    ]),
-                Page.form("/signout", session, [Page.button("Sign out", kind: "secondary")]),
-            ])
+                    ])
+            ]
+                + (isStaff(session)
+                    ? [
+                        .element(
+                            "div", ["class": "card stack"],
+                            [
+                                .element("h2", [:], ["Staff"]),
+                                Page.link("Bank by phone", "/staff/phone", class: "button secondary"),
+                            ])
+                    ] : [])
+                + [Page.form("/signout", session, [Page.button("Sign out", kind: "secondary")])])
     }
 
     /// The signed-in customer's email.

@@ -90,13 +90,18 @@ extension BankApp {
                             selected: pending.factor?.id),
                         Page.button("Confirm transfer"),
                     ]),
-                Page.actions([
-                    Page.link("Change it", "/transfer?change=\(pending.id)"),
-                    Page.form(
-                        "/transfer/cancel", session,
-                        [Page.hidden("transfer", pending.id), Page.button("Cancel the transfer", kind: "link")]),
-                ]),
+                reviewActions(session, pending),
             ])
+    }
+
+    /// Under a transfer's review: change it (the form as typed) or cancel it.
+    func reviewActions(_ session: BankSession, _ pending: PendingTransfer) -> HTML {
+        Page.actions([
+            Page.link("Change it", "/transfer?change=\(pending.id)"),
+            Page.form(
+                "/transfer/cancel", session,
+                [Page.hidden("transfer", pending.id), Page.button("Cancel the transfer", kind: "link")]),
+        ])
     }
 
     func approvePage(

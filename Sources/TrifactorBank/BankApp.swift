@@ -133,6 +133,7 @@ package final class BankApp: Sendable {
         addStatic(&router)
         addSignIn(&router)
         addStandard(&router)
+        addByPhone(&router)
         addAccounts(&router)
         addTransfers(&router)
         addOpening(&router)

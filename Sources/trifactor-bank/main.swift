@@ -46,10 +46,51 @@ case ["--help"], ["-h"], ["help"]:
           TRIFACTOR_BANK_REDIRECT_URIS  its registered callbacks, space-separated
                                         (default http://localhost:PORT/signin/callback http://127.0.0.1:PORT/…)
 
+        Usage: trifactor-bank staff add EMAIL | remove EMAIL | list
+        Who may use "bank by phone" (/staff/phone, the standard path): staff sign in through Trifactor with this email
+        (they need an account at the bank, as any customer).
+
         Usage: trifactor-bank jwks
         Prints the public JWK Set of TRIFACTOR_BANK_CLIENT_KEY (made when missing), for
         `trifactord clients create --jwks-file`.
         """)
+    exit(0)
+case let arguments where arguments.first == "staff":
+    let database: any Database
+    do {
+        database = try openDatabase(url: setting("TRIFACTOR_BANK_DATABASE_URL", "sqlite:data/bank.db"), poolSize: 1)
+        try database.migrate(BankSchema.migrations)
+    } catch {
+        fail("cannot open the bank's database: \(error)")
+    }
+    defer { database.close() }
+    switch Array(arguments.dropFirst()) {
+    case ["list"]:
+        let emails = (try? database.read { try $0.query("SELECT email FROM bank_staff ORDER BY email", []) }) ?? []
+        for row in emails { print((try? row.text("email")) ?? "") }
+        if emails.isEmpty { print("No staff yet: trifactor-bank staff add EMAIL adds one.") }
+    case let words where words.count == 2 && ["add", "remove"].contains(words[0]):
+        let email = words[1].lowercased()
+        guard email.contains("@"), !email.hasPrefix("@"), !email.hasSuffix("@"), email.count <= 254 else {
+            fail("\(words[1]) is not an email address.")
+        }
+        do {
+            try database.transaction { db in
+                if words[0] == "add" {
+                    try db.execute(
+                        "INSERT INTO bank_staff (email, added_at) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                        [.text(email), .int(Int64(Date().timeIntervalSince1970 * 1000))])
+                } else {
+                    try db.execute("DELETE FROM bank_staff WHERE email = $1", [.text(email)])
+                }
+            }
+        } catch {
+            fail("cannot change the staff list: \(error)")
+        }
+        print(words[0] == "add" ? "\(email) may use bank by phone." : "\(email) may no longer use bank by phone.")
+    default:
+        fail("staff takes add EMAIL, remove EMAIL or list (see trifactor-bank --help).")
+    }
     exit(0)
 case ["jwks"]:
     do {

@@ -13,6 +13,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pexpect
 import pytest
 import requests
 from playwright.sync_api import expect
@@ -20,6 +21,7 @@ from playwright.sync_api import expect
 from conftest import START_TIMEOUT, free_port, wait_until
 from oidc_support import Provider
 from test_bank_browser import BANK, MOBILE, PASSWORD, Bank, open_account, shot
+from test_oidc_ciba import Device
 
 IBAN = "DE89 3704 0044 0532 0130 00"
 
@@ -43,6 +45,7 @@ def start_standard_bank(op, tmp: Path, name: str, database_url=None):
     op.cli("clients", "create", "--id", client_id, "--name", "Trifactor Bank", "--fapi2", "--first-party", "--profile-in-id-token",
            "--auth-method", "private_key_jwt", "--jwks-file", str(tmp / f"{name}.jwks.json"),
            "--scopes", "openid email", "--redirect-uris", f"{url}/signin/callback",
+           "--grants", "authorization_code urn:openid:params:grant-type:ciba", "--ciba", "poll",
            "--post-logout-uris", f"{url}/?signed_out=1", "--backchannel-logout-uri", f"{url}/backchannel-logout")
     env.update(TRIFACTOR_BANK_TRIFACTOR_URL=op.issuer, TRIFACTOR_BANK_LISTEN=f"127.0.0.1:{port}",
                TRIFACTOR_BANK_DEV="1", TRIFACTOR_BANK_DATABASE_URL=database_url or f"sqlite:{tmp / (name + '.db')}",
@@ -58,7 +61,9 @@ def start_standard_bank(op, tmp: Path, name: str, database_url=None):
     if not first.get("line", "").startswith("Trifactor Bank:"):
         process.kill()
         pytest.fail(f"trifactor-bank did not start: {first.get('line')!r}", pytrace=False)
-    return StandardBank(op, url, process)
+    bank = StandardBank(op, url, process)
+    bank.env = env
+    return bank
 
 
 def stop(bank):
@@ -308,3 +313,46 @@ def test_settings_say_where_sign_in_methods_are_kept_and_no_page_is_a_dead_end(b
     # A callback replayed later (Back after the sign-in) lands on the accounts, not an error.
     phone.goto(bank.url + "/signin/callback?state=nothing&code=x")
     expect(phone.get_by_role("heading", name="Your accounts")).to_be_visible()
+
+
+def test_bank_by_phone_staff_ask_a_caller_to_approve_on_their_device(bank, phone, tmp_path):
+    """An agent types the caller's email and what they approve; the caller's device shows it and they pick the
+    number the agent reads out; the agent's page shows the outcome. A customer's page is refused."""
+    agent = customer(phone, bank)
+    sign_in_at_trifactor(phone, bank, agent)
+    phone.goto(bank.url + "/staff/phone")
+    expect(phone.get_by_role("heading", name="For staff only")).to_be_visible()
+    subprocess.run([BANK, "staff", "add", agent], env=bank.env, check=True, capture_output=True)
+    caller = bank.op.user()
+    device = Device(bank.op, caller, tmp_path)
+    phone.goto(bank.url + "/settings")
+    phone.get_by_role("link", name="Bank by phone").click()
+    phone.get_by_label("Customer's email").fill(caller.email)
+    phone.get_by_label("What they approve").fill("Transfer EUR 250.00 to Erika Mustermann")
+    phone.get_by_role("button", name="Ask the customer").click()
+    expect(phone.get_by_role("heading", name="Waiting for the customer")).to_be_visible()
+    number = int(phone.locator(".number").inner_text())
+    shot(phone, "bank-by-phone-waiting")
+    shown = device.answer(number, expect_message="Transfer EUR 250.00 to Erika Mustermann")
+    assert "Trifactor Bank" in shown, shown
+    expect(phone.get_by_text(f"{caller.email} approved on their device.")).to_be_visible(timeout=15_000)
+    # A wrong number is a denial, said as such.
+    phone.get_by_role("link", name="Ask another customer").click()
+    phone.get_by_label("Customer's email").fill(caller.email)
+    phone.get_by_label("What they approve").fill("Change the address on the account")
+    phone.get_by_role("button", name="Ask the customer").click()
+    number = int(phone.locator(".number").inner_text())
+    approve = device.run("approve", "--once", timeout=40)
+    approve.expect("Change the address on the account")
+    approve.expect("Type the number the app gave you")
+    approve.sendline(str(number % 90 + 1))
+    approve.expect("Denied: that was not the app's number")
+    approve.expect(pexpect.EOF)
+    expect(phone.get_by_text("The customer declined, or picked another number.")).to_be_visible(timeout=15_000)
+    # An email nobody has: the same waiting page, with a number.
+    phone.get_by_role("link", name="Ask another customer").click()
+    phone.get_by_label("Customer's email").fill("nobody-here@example.com")
+    phone.get_by_label("What they approve").fill("Transfer EUR 10.00")
+    phone.get_by_role("button", name="Ask the customer").click()
+    expect(phone.get_by_role("heading", name="Waiting for the customer")).to_be_visible()
+    assert phone.locator(".number").inner_text().isdigit()

@@ -79,5 +79,14 @@ package enum BankSchema {
                 CREATE UNIQUE INDEX bank_accounts_iban ON bank_accounts(iban);
                 ALTER TABLE bank_transfers ADD COLUMN reference TEXT;
                 """),
+        // Staff who may use "bank by phone" (`trifactor-bank staff add EMAIL`), by the email they sign in with.
+        Migration(
+            version: 4, name: "staff",
+            sql: """
+                CREATE TABLE bank_staff (
+                  email TEXT PRIMARY KEY,
+                  added_at {{bigint}} NOT NULL
+                );
+                """),
     ]
 }

@@ -35,6 +35,8 @@ struct Flows: Sendable {
     var openingTries: [String: EmailTries] = [:]
     /// Requests pushed to Trifactor (the standard path) and not answered yet, by `state`.
     var standard: [String: StandardPending] = [:]
+    /// Bank by phone: the requests a member of staff started, by id.
+    var phoneRequests: [String: BankApp.PhoneRequest] = [:]
 }
 
 /// Wrong emailed codes typed in the window that began at `window` (Trifactor counts five per ten minutes, a new code

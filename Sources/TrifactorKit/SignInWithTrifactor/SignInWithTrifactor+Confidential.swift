@@ -189,6 +189,43 @@ extension SignInWithTrifactor {
             interval: authentication.interval, expiresAt: authentication.expiresAt, minimum: level, sleep: sleep)
     }
 
+    /// What one poll of a decoupled sign-in found.
+    public enum BackchannelOutcome: Sendable {
+        /// The user has not decided yet (`authorization_pending`, or `slow_down`: poll less often).
+        case pending
+        /// The user approved on their device: the verified tokens.
+        case approved(Tokens)
+    }
+
+    /// Polls a decoupled sign-in once (CIBA Core §10.1), for a server that shows its state on a page refreshed every
+    /// `authentication.interval` seconds rather than waiting in a loop.
+    /// - Parameters:
+    ///   - authentication: what ``backchannelAuthentication(loginHint:bindingMessage:level:requestedExpiry:)``
+    ///     answered.
+    ///   - level: the level asked for, checked again in the ID token.
+    /// - Throws: `TrifactorError` `.authorizationRefused` (`access_denied`: denied on the device, or the level was
+    ///   not reached; `invalid_grant`: used already), `.expired`, `.idTokenRejected`, `.transport`.
+    public func poll(_ authentication: BackchannelAuthentication, level: AuthenticationLevel? = nil)
+        async throws(TrifactorError) -> BackchannelOutcome
+    {
+        guard clock.now < authentication.expiresAt else { throw .expired }
+        let json: [String: Any]
+        do {
+            json = try await token([
+                ("grant_type", "urn:openid:params:grant-type:ciba"), ("auth_req_id", authentication.requestID),
+            ])
+        } catch let error where error.code == .authorizationRefused {
+            switch error.oauthError?.error {
+            case "authorization_pending", "slow_down": return .pending
+            case "expired_token": throw .expired
+            default: throw error
+            }
+        }
+        guard let raw = json["id_token"] as? String else { throw .idTokenRejected("The provider sent no ID token.") }
+        let idToken = try await verify(raw, nonce: nil, minimum: level)
+        return .approved(try tokens(json, idToken: idToken, previousRefreshToken: nil))
+    }
+
     /// The client authentication fields: `client_id` and a fresh `private_key_jwt` assertion (RFC 7523 §3): `iss`
     /// and `sub` the client, `aud` the issuer alone (FAPI 2.0 §5.3.2.1), a new `jti`, one minute of life.
     func clientAuthentication() throws(TrifactorError) -> [(String, String)] {

@@ -110,20 +110,14 @@ public final class SignInWithTrifactor: Sendable {
     ///   - transport: how requests travel; `URLSessionTransport` by default.
     ///   - clock: the time ID tokens' expiry is checked against.
     ///   - leeway: how many seconds past its `exp` an ID token is still taken (clocks disagree).
-    public init(
+    public convenience init(
         issuer: URL, clientID: String, redirectURI: URL, scopes: [String] = ["openid"], crypto: any TokenCrypto,
         transport: any HTTPTransport = URLSessionTransport(), clock: any TrifactorClock = SystemClock(),
         leeway: TimeInterval = 60
     ) {
-        self.issuer = issuer
-        self.clientID = clientID
-        self.redirectURI = redirectURI
-        self.scopes = scopes.contains("openid") ? scopes : ["openid"] + scopes
-        self.transport = transport
-        self.clock = clock
-        self.crypto = crypto
-        credentials = nil
-        verifier = IDTokenVerifier(issuer: issuer.absoluteString, clientID: clientID, crypto: crypto, leeway: leeway)
+        self.init(
+            configuredFor: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credentials: nil,
+            crypto: crypto, transport: transport, clock: clock, leeway: leeway)
     }
 
     /// A confidential client's value, for a server that keeps its keys: it authenticates with `private_key_jwt`
@@ -140,11 +134,21 @@ public final class SignInWithTrifactor: Sendable {
     ///   - transport: how requests travel; `URLSessionTransport` by default.
     ///   - clock: the time tokens and assertions are dated and checked by.
     ///   - leeway: how many seconds past its `exp` an ID token is still taken.
-    public init(
+    public convenience init(
         issuer: URL, clientID: String, redirectURI: URL, scopes: [String] = ["openid"],
         credentials: ClientCredentials, crypto: any TokenCrypto,
         transport: any HTTPTransport = URLSessionTransport(), clock: any TrifactorClock = SystemClock(),
         leeway: TimeInterval = 60
+    ) {
+        self.init(
+            configuredFor: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes,
+            credentials: credentials, crypto: crypto, transport: transport, clock: clock, leeway: leeway)
+    }
+
+    private init(
+        configuredFor issuer: URL, clientID: String, redirectURI: URL, scopes: [String],
+        credentials: ClientCredentials?, crypto: any TokenCrypto, transport: any HTTPTransport,
+        clock: any TrifactorClock, leeway: TimeInterval
     ) {
         self.issuer = issuer
         self.clientID = clientID
