@@ -34,16 +34,16 @@ done
 BANK_ENV=()
 if [ "$BANK_PATH" = standard ]; then
     TRIFACTOR_BANK_CLIENT_KEY=$DATA/bank-client.key .build/release/trifactor-bank jwks >"$DATA/bank-client.jwks.json"
+    CLIENT=(--name "Trifactor Bank" --fapi2 --first-party --profile-in-id-token --auth-method private_key_jwt
+            --jwks-file "$DATA/bank-client.jwks.json" --scopes "openid email"
+            --grants "authorization_code urn:openid:params:grant-type:ciba" --ciba poll --ciba-text
+            --redirect-uris "http://localhost:$BANK_PORT/signin/callback http://127.0.0.1:$BANK_PORT/signin/callback"
+            --post-logout-uris "http://localhost:$BANK_PORT/?signed_out=1 http://127.0.0.1:$BANK_PORT/?signed_out=1"
+            --backchannel-logout-uri "http://127.0.0.1:$BANK_PORT/backchannel-logout")
     if .build/release/trifactord clients show trifactor-bank >/dev/null 2>&1; then
-        .build/release/trifactord clients update trifactor-bank --jwks-file "$DATA/bank-client.jwks.json" \
-            --grants "authorization_code urn:openid:params:grant-type:ciba" --ciba poll >/dev/null
+        .build/release/trifactord clients update trifactor-bank "${CLIENT[@]}" >/dev/null
     else
-        .build/release/trifactord clients create --id trifactor-bank --name "Trifactor Bank" --fapi2 --first-party --profile-in-id-token \
-            --auth-method private_key_jwt --jwks-file "$DATA/bank-client.jwks.json" --scopes "openid email" \
-            --grants "authorization_code urn:openid:params:grant-type:ciba" --ciba poll \
-            --redirect-uris "http://localhost:$BANK_PORT/signin/callback http://127.0.0.1:$BANK_PORT/signin/callback" \
-            --post-logout-uris "http://localhost:$BANK_PORT/?signed_out=1 http://127.0.0.1:$BANK_PORT/?signed_out=1" \
-            --backchannel-logout-uri "http://127.0.0.1:$BANK_PORT/backchannel-logout" >/dev/null
+        .build/release/trifactord clients create --id trifactor-bank "${CLIENT[@]}" >/dev/null
     fi
     BANK_ENV=(TRIFACTOR_BANK_CLIENT_ID=trifactor-bank TRIFACTOR_BANK_CLIENT_KEY="$DATA/bank-client.key"
               TRIFACTOR_BANK_DPOP_KEY="$DATA/bank-dpop.key")

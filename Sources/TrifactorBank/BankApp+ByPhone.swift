@@ -180,7 +180,9 @@ extension BankApp {
                         .element(
                             "p", ["class": "number", "aria-live": "polite"],
                             [.text(phone.authentication.bindingNumber.map(String.init) ?? "–")]),
-                        Page.paragraph("This page shows the answer by itself.", class: "muted"),
+                        Page.paragraph(
+                            "This page shows the answer by itself. If the email has no account here, or no device "
+                                + "or phone to ask, nobody answers and the request ends unanswered.", class: "muted"),
                     ]))
             body.append(Page.link("Start again", "/staff/phone"))
         }

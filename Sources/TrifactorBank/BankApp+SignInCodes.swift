@@ -170,7 +170,13 @@ extension BankApp {
         if let standard = session.standard {
             // Signed in at Trifactor: signing out ends that session too, and Trifactor sends the browser back.
             sessions.end(cookie)
-            if notice == nil, let url = standardSignOutURL(standard, request) { return redirect(url, cookies: cookies) }
+            if notice == nil {
+                if let url = standardSignOutURL(standard, request) { return redirect(url, cookies: cookies) }
+                return signOut(
+                    session, nil, request,
+                    notice: "You are signed out of the bank, but Trifactor could not be reached to sign you out "
+                        + "there too: close this browser if others use it.")
+            }
         } else {
             let client = trifactor(session, request)
             try? blocking({ try await client.signOut() })

@@ -58,11 +58,16 @@ extension BankApp {
     func startStandardSignIn(_ request: Request) throws -> Response {
         if let limited = signInLimited(request) { return limited }
         let (viewer, form) = try postedBeforeSession(request)
+        // Signed in already (or away, behind "Confirm it's you"): a new sign-in would skip that confirmation.
+        if viewer.isSignedIn { return redirect("/accounts") }
         let email = (form["email"] ?? "").lowercased()
         let (session, cookies) = startSession(viewer)
         session.dropSignIn()
+        // A bank asks every time (`prompt=login`): a Trifactor session left open on this browser, perhaps another
+        // customer's, never signs anyone in here unasked.
         return try pushStandard(
-            session, request, purpose: .signIn, loginHint: Self.looksLikeEmail(email) ? email : nil, cookies: cookies,
+            session, request, purpose: .signIn, loginHint: Self.looksLikeEmail(email) ? email : nil,
+            prompt: .login, cookies: cookies,
             failed: { sentence in
                 session.flash(sentence)
                 return redirect("/", cookies: cookies)
@@ -103,6 +108,21 @@ extension BankApp {
     /// purpose finished: signed in, confirmed, or the transfer spent and moved.
     func standardCallback(_ request: Request) throws -> Response {
         let session = self.session(request).session
+        if session == nil, request.query["bounced"] == nil {
+            // The bank's cookies are SameSite=Strict, so a redirect from Trifactor's site arrives without them: one
+            // hop from the bank's own page brings them (the code still works once, whoever holds it, only with the
+            // session whose pending request has this state).
+            let target = "/signin/callback?" + request.rawQuery + "&bounced=1"
+            var response = Response.html(
+                HTML.document(
+                    [.element("meta", ["http-equiv": "refresh", "content": "0;url=\(target)"])],
+                    [.element("p", [:], [.element("a", ["href": target], ["Continue to Trifactor Bank"])])]
+                ).rendered)
+            response.headers.append(("Content-Security-Policy", contentSecurityPolicy))
+            response.headers.append(("Cache-Control", "no-store"))
+            response.headers.append(("Referrer-Policy", "no-referrer"))
+            return response
+        }
         let state = request.query["state"] ?? ""
         guard let session, let pending = session.flows({ $0.standard.removeValue(forKey: state) }),
             let client = standardClient(request)
@@ -141,6 +161,8 @@ extension BankApp {
                     session, SessionCookie.value(in: request.header("cookie")), request,
                     notice: "That was another customer's sign-in, so you were signed out.")
             }
+            // A sign-in asked again is a new session at Trifactor: its logout must end this one.
+            session.set(standard: Self.standardSignIn(tokens))
             session.confirm(now())
             return redirect(session.flows { $0.comeBackTo.take() } ?? "/accounts")
         case .transfer(let id):
@@ -155,11 +177,26 @@ extension BankApp {
     {
         // Only an address Trifactor verified names a customer: anyone may type someone else's address at sign-up.
         let email = tokens.idToken.emailVerified == true ? tokens.idToken.email?.lowercased() ?? "" : ""
-        guard
-            let customer = try database.read({
-                try $0.queryOne("SELECT id FROM bank_customers WHERE email = $1", [.text(email)])?.text("id")
-            })
-        else {
+        let subject = tokens.idToken.subject
+        // The customer this Trifactor user signed in as before; else the customer of the verified email, bound to this
+        // user from now on (once: a customer bound to another Trifactor user is not taken over by an address).
+        let customer = try database.transaction { db -> String? in
+            if let known = try db.queryOne(
+                "SELECT id FROM bank_customers WHERE trifactor_subject = $1", [.text(subject)])
+            {
+                return try known.text("id")
+            }
+            guard
+                let row = try db.queryOne(
+                    "SELECT id FROM bank_customers WHERE email = $1 AND trifactor_subject IS NULL", [.text(email)])
+            else { return nil }
+            let id = try row.text("id")
+            try db.execute(
+                "UPDATE bank_customers SET trifactor_subject = $2 WHERE id = $1 AND trifactor_subject IS NULL",
+                [.text(id), .text(subject)])
+            return id
+        }
+        guard let customer else {
             return page(
                 Page.layout(
                     "No account here yet", screen(session, request),
@@ -173,17 +210,20 @@ extension BankApp {
                         ]),
                     ]))
         }
-        session.dropSignIn()
-        session.set(
-            standard: (
-                subject: tokens.idToken.subject, sessionID: tokens.idToken.sessionID, idToken: tokens.idToken.raw
-            ))
-        session.set(stage: .signedIn(customerID: customer, email: email))
-        session.confirm(now())
+        // A new session under a new cookie, carrying nothing of the one that asked (its flows were a visitor's).
+        let signedIn = BankSession(now: now())
+        signedIn.set(standard: Self.standardSignIn(tokens))
+        signedIn.set(stage: .signedIn(customerID: customer, email: email))
+        signedIn.confirm(now())
         let (fresh, _) = sessions.issue(
-            replacing: SessionCookie.value(in: request.header("cookie")), carrying: session,
+            replacing: SessionCookie.value(in: request.header("cookie")), carrying: signedIn,
             secure: configuration.secure, now: now())
         return redirect("/accounts", cookies: [fresh.setCookie])
+    }
+
+    /// What a session keeps of a sign-in at Trifactor.
+    static func standardSignIn(_ tokens: SignInWithTrifactor.Tokens) -> BankSession.StandardSignIn {
+        (subject: tokens.idToken.subject, sessionID: tokens.idToken.sessionID, idToken: tokens.idToken.raw)
     }
 
     /// `POST /backchannel-logout`: Trifactor says a customer's session ended (OpenID Connect Back-Channel Logout 1.0

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTP
 import Logging
@@ -30,13 +31,15 @@ extension BankApp {
     /// the reference. The exact bytes are pushed, approved and spent.
     func paymentDetails(_ pending: PendingTransfer, customer: String) throws -> String {
         let accounts = try ledger.accounts(of: customer)
+        // Only the signed-in customer's own account pays: a transfer kept from another session pays nothing.
+        guard let debtor = accounts.first(where: { $0.id == pending.from })?.iban else {
+            throw Ledger.Refusal.unknownAccount
+        }
         var payment: [String: Any] = [
             "type": "payment_initiation",
             "instructedAmount": ["currency": pending.amount.currency, "amount": pending.amount.plain],
         ]
-        if let from = accounts.first(where: { $0.id == pending.from })?.iban {
-            payment["debtorAccount"] = ["iban": from.electronic]
-        }
+        payment["debtorAccount"] = ["iban": debtor.electronic]
         switch pending.to {
         case .payee(let name, let iban):
             payment["creditorName"] = name
@@ -70,9 +73,14 @@ extension BankApp {
             return redirect("/transfer")
         }
         session.dropTransfer(id)
+        // The approval's sign-in is Trifactor's newest session for this customer: its logout must end this one.
+        session.set(standard: Self.standardSignIn(tokens))
         do {
             let details = try paymentDetails(pending, customer: customer)
             try blocking({ try await client.spend(tokens, authorizationDetails: details) })
+        } catch let refusal as Ledger.Refusal {
+            session.flash(refusal.description + " Nothing was moved.")
+            return redirect("/transfer")
         } catch {
             logger.log(.info, "bank_spend_refused", ["error": .string(String(describing: error))])
             session.flash("The approval could not be used: \(Self.standardSentence(error)) Nothing was moved.")
@@ -82,7 +90,8 @@ extension BankApp {
             _ = try ledger.transfer(
                 .init(
                     idempotencyKey: pending.id, from: pending.from, to: pending.to, amount: pending.amount,
-                    authorizationID: "oidc:" + tokens.idToken.subject, memo: Self.memo(pending),
+                    // The approval's grant, by its access token's hash: one per transfer.
+                    authorizationID: "details:" + SHA256.hex(tokens.accessToken), memo: Self.memo(pending),
                     reference: pending.reference), now: now())
         } catch let refusal as Ledger.Refusal {
             session.flash(refusal.description + " Nothing was moved.")

@@ -24,30 +24,43 @@ public final class SoftwareClientKey: ClientSigningKey {
     /// - Throws: `Failure` when the file is readable by others, damaged or cannot be written.
     public init(file path: String, keyID: String? = nil) throws(Failure) {
         let manager = FileManager.default
-        if let data = manager.contents(atPath: path) {
-            var info = stat()
-            guard stat(path, &info) == 0, info.st_mode & 0o077 == 0 else {
-                throw Failure(description: "\(path) can be read by other users; run `chmod 600 \(path)`.")
-            }
-            do { key = try P256SigningKey(pkcs8: SecureBytes(Array(data))) } catch {
-                throw Failure(description: "\(path) does not hold a P-256 key in PKCS #8; delete it to make a new one.")
-            }
-        } else {
+        try? manager.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
+        // Made with O_EXCL and mode 0600 from the start (never readable by others, never through a symlink); a file
+        // that exists is read, never replaced: its public key is the one registered.
+        let made = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if made >= 0 {
+            defer { close(made) }
             do {
                 key = try P256SigningKey.generate()
                 let der = try key.pkcs8()
-                try? manager.createDirectory(
-                    atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
-                    attributes: [.posixPermissions: 0o700])
-                guard
-                    manager.createFile(
-                        atPath: path, contents: der.withUnsafeBytes { Data($0) },
-                        attributes: [.posixPermissions: 0o600])
-                else { throw Failure(description: "cannot write \(path).") }
+                let written = der.withUnsafeBytes { write(made, $0.baseAddress, $0.count) }
+                guard written == der.withUnsafeBytes({ $0.count }), fsync(made) == 0 else {
+                    unlink(path)
+                    throw Failure(description: "cannot write \(path).")
+                }
             } catch let failure as Failure {
                 throw failure
             } catch {
+                unlink(path)
                 throw Failure(description: "OpenSSL could not make a key (\(error)).")
+            }
+        } else {
+            guard errno == EEXIST else { throw Failure(description: "cannot create \(path) (errno \(errno)).") }
+            let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else { throw Failure(description: "cannot read \(path): it must be a file of this user's.") }
+            defer { close(fd) }
+            var info = stat()
+            guard fstat(fd, &info) == 0, info.st_mode & 0o077 == 0, info.st_uid == getuid() else {
+                throw Failure(
+                    description: "\(path) can be read by other users or is not this user's; run `chmod 600 \(path)`.")
+            }
+            var data = [UInt8](repeating: 0, count: 4096)
+            let count = read(fd, &data, data.count)
+            guard count > 0 else { throw Failure(description: "cannot read \(path).") }
+            do { key = try P256SigningKey(pkcs8: SecureBytes(Array(data[..<count]))) } catch {
+                throw Failure(description: "\(path) does not hold a P-256 key in PKCS #8; delete it to make a new one.")
             }
         }
         guard let point = try? key.publicCoordinates() else {

@@ -33,7 +33,7 @@ def claims_of(token):
 
 @pytest.fixture(scope="module")
 def counter(op):
-    return op.register(name="Branch counter", grants=CIBA, scopes="openid email", extra=["--ciba", "poll"])
+    return op.register(name="Branch counter", grants=CIBA, scopes="openid email", extra=["--ciba", "poll", "--ciba-text"])
 
 
 def start(op, client, user, **params):
@@ -136,14 +136,19 @@ def test_deny_by_the_link_is_access_denied_and_a_page_without_its_token_decides_
     hosted(requests.get(op.issuer + "/ciba/approve", timeout=TIMEOUT), 404)
 
 
-def test_a_request_that_asks_for_more_than_one_factor_ends_denied_after_the_link(op, counter):
+def test_no_text_when_more_than_one_factor_is_asked_for_or_the_client_does_not_take_it(op, counter):
+    """A texted link is one factor: a request asking for more, or from a client registered without --ciba-text,
+    texts nobody (the answer is the same as for anyone else, and the request just expires)."""
     user = payer(op)
     seen = {m["id"] for m in op.srv.outbox(user.phone)}
-    body = start(op, counter, user, acr_values="urn:trifactor:acr:mfa").json()
-    _, link = texted_link(op, user, seen)
-    http = requests.Session()
-    decide(http, http.get(link, timeout=TIMEOUT), "approve")
-    oauth_error(poll(op, counter, body["auth_req_id"]), 400, "access_denied")
+    asked_more = start(op, counter, user, acr_values="urn:trifactor:acr:mfa")
+    assert asked_more.status_code == 200 and asked_more.json()["auth_req_id"], asked_more.text
+    plain = op.register(name="Plain counter", grants=CIBA, scopes="openid email", extra=["--ciba", "poll"])
+    untexted = start(op, plain, user)
+    assert untexted.status_code == 200 and untexted.json()["auth_req_id"], untexted.text
+    time.sleep(1.5)
+    assert [m for m in op.srv.outbox(user.phone) if m["id"] not in seen] == []
+    oauth_error(poll(op, counter, asked_more.json()["auth_req_id"]), 400, "authorization_pending")
 
 
 def test_an_expired_link_says_so_and_approves_nothing(op, counter):
@@ -186,7 +191,7 @@ def test_ping_mode_is_pinged_once_the_link_decided(op):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         shop = op.register(name="Shop till", grants=CIBA, extra=[
-            "--ciba", "ping", "--ciba-notification-endpoint", f"http://127.0.0.1:{port}/ciba"])
+            "--ciba", "ping", "--ciba-notification-endpoint", f"http://127.0.0.1:{port}/ciba", "--ciba-text"])
         seen = {m["id"] for m in op.srv.outbox(user.phone)}
         body = start(op, shop, user, client_notification_token="till-secret-51c2").json()
         _, link = texted_link(op, user, seen)
@@ -211,7 +216,7 @@ def test_approved_by_the_texted_link_on_postgresql():
     name = f"ciba_text_{secrets.token_hex(4)}"
     subprocess.run(["psql", url, "-q", "-c", f"CREATE DATABASE {name}"], check=True, capture_output=True)
     with running_provider("--migrate-on-start", "always", db_url=url.rsplit("/", 1)[0] + "/" + name) as provider:
-        client = provider.register(name="Branch counter", grants=CIBA, extra=["--ciba", "poll"])
+        client = provider.register(name="Branch counter", grants=CIBA, extra=["--ciba", "poll", "--ciba-text"])
         user = payer(provider)
         seen = {m["id"] for m in provider.srv.outbox(user.phone)}
         body = start(provider, client, user).json()

@@ -286,3 +286,40 @@ def test_the_email_page_says_why_it_is_back_and_not_you_starts_from_an_empty_fie
         assert page.status_code == 200 and sentence in page.text, (query, page.text[:400])
     other = browser.http.get(f"{op.issuer}/authorize/sign-in?flow={flow}&other=1", timeout=10)
     assert f'value="{user.email}"' not in other.text, "'Not you?' keeps the old address"
+
+
+def test_a_reset_text_refused_by_a_limit_says_how_long_to_wait_not_a_server_error():
+    """"Text me a code" in a reset, past the number's limit: the reset page says to wait (429), never a 503 dead
+    end, and its form is still there."""
+    import re
+    import time
+
+    from oidc_support import running_provider
+    from test_oidc_payments import payer
+
+    with running_provider("--verify-number-burst", "1", "--verify-number-rate", "0.01") as provider:
+        client = provider.register()
+        user = payer(provider)  # an authenticator app and a phone: the enrolment text took the number's one text
+        browser = Browser(provider)
+        r = browser.http.get(provider.authorize_url(client, state="r"), allow_redirects=True)
+        flow = re.search(r"flow=([\w-]{43})", r.url).group(1)
+        r = browser.http.get(f"{provider.issuer}/authorize/reset?flow={flow}")
+        form = [f for f in forms_of(r.text).forms if f["action"] == "/authorize/reset"][0]
+        r = browser.http.post(provider.issuer + "/authorize/reset", data=dict(form["inputs"], email=user.email))
+        deadline, code = time.monotonic() + 15, None
+        while code is None:
+            found = [re.search(r"\b(\d{8})\b", m["text"]) for m in provider.srv.outbox(user.email)
+                     if m["channel"] == "email"]
+            code = next((m.group(1) for m in found if m), None)
+            assert code or time.monotonic() < deadline, "no reset email"
+            time.sleep(0.1)
+        form = [f for f in forms_of(r.text).forms if f["action"] == "/authorize/reset/code"][0]
+        r = browser.http.post(provider.issuer + "/authorize/reset/code", data=dict(form["inputs"], code=code))
+        phone_link = re.search(r'href="(/authorize/reset/password\?[^"]*factor=[^"]+)"', r.text)
+        page = browser.http.get(provider.issuer + phone_link.group(1).replace("&amp;", "&")) if phone_link else r
+        sends = [f for f in forms_of(page.text).forms if f["action"] == "/authorize/reset/send"]
+        assert sends, page.text[:1500]
+        r = browser.http.post(provider.issuer + "/authorize/reset/send", data=sends[0]["inputs"])
+        assert r.status_code == 429, (r.status_code, r.text[:600])
+        assert re.search(r"[Ww]ait", r.text), re.sub(r"<[^>]+>", " ", r.text.split("<main")[1])[:600]
+        assert [f for f in forms_of(r.text).forms if f["action"] == "/authorize/reset/send"]

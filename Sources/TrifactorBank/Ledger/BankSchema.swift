@@ -88,5 +88,13 @@ package enum BankSchema {
                   added_at {{bigint}} NOT NULL
                 );
                 """),
+        // The Trifactor user a customer signs in as on the standard path (the ID token's `sub`), taken at their first
+        // sign-in there: from then on the customer is found by it, not by an email address that may change hands.
+        Migration(
+            version: 5, name: "customers' Trifactor subjects",
+            sql: """
+                ALTER TABLE bank_customers ADD COLUMN trifactor_subject TEXT;
+                CREATE UNIQUE INDEX bank_customers_subject ON bank_customers(trifactor_subject);
+                """),
     ]
 }

@@ -51,6 +51,8 @@ struct IDTokenVerifier: Sendable {
         let signingInput: Data
         let signature: Data
         let claims: [String: Any]
+        /// The header's `typ`, if any.
+        var type: String? = nil
     }
 
     static func parts(_ token: String) throws(TrifactorError) -> Parts {
@@ -66,7 +68,8 @@ struct IDTokenVerifier: Sendable {
         }
         return Parts(
             algorithm: algorithm, keyID: header["kid"] as? String,
-            signingInput: Data("\(pieces[0]).\(pieces[1])".utf8), signature: signature, claims: claims)
+            signingInput: Data("\(pieces[0]).\(pieces[1])".utf8), signature: signature, claims: claims,
+            type: header["typ"] as? String)
     }
 
     /// Whether one of `keys` signed `parts`.

@@ -294,15 +294,25 @@ extension SignInWithTrifactor {
     }
 
     /// Verifies a logout token the provider posted to the client's back-channel logout URI (OpenID Connect
-    /// Back-Channel Logout 1.0 §2.6): the provider's signature, `iss`, `aud` naming this client, `iat`, the
-    /// back-channel logout event, `sub` or `sid`, and no `nonce`. Replaying a token ends nothing more than it did.
+    /// Back-Channel Logout 1.0 §2.6): `typ` `logout+jwt` when given, the provider's signature, `iss`, `aud` naming
+    /// this client, a recent `iat`, `exp` when given, a `jti`, the back-channel logout event, `sub` or `sid`, and no
+    /// `nonce`. Replaying a token ends nothing more than it did. The keys are read again only for a `kid` not among
+    /// them, at most once a minute, so forged tokens posted to the endpoint cannot make the client hammer the
+    /// provider.
     /// - Parameter raw: the `logout_token` form field.
     /// - Throws: `TrifactorError` `.idTokenRejected` naming the failed check; `.transport` when the keys cannot be read.
     public func logoutToken(_ raw: String) async throws(TrifactorError) -> LogoutToken {
         let parts = try IDTokenVerifier.parts(raw)
+        if let type = parts.type, type.lowercased() != "logout+jwt", type.lowercased() != "application/logout+jwt" {
+            throw .idTokenRejected("The token is not a logout token (its typ).")
+        }
         var signed = false
-        if let keys = cache.withLock({ $0.keys }) { signed = verifier.isSigned(parts, by: keys) }
-        if !signed { signed = verifier.isSigned(parts, by: try await fetchKeys()) }
+        let cached = cache.withLock { ($0.keys, $0.keysReadAt) }
+        if let keys = cached.0 { signed = verifier.isSigned(parts, by: keys) }
+        let unknownKey = cached.0.map { keys in !keys.keys.contains { $0.id == parts.keyID } } ?? true
+        if !signed, unknownKey, cached.1.map({ clock.now.timeIntervalSince($0) >= 60 }) ?? true {
+            signed = verifier.isSigned(parts, by: try await fetchKeys())
+        }
         guard signed else { throw .idTokenRejected("The logout token's signature is not the provider's.") }
         let c = parts.claims
         let audiences: [String] =
@@ -310,9 +320,15 @@ extension SignInWithTrifactor {
         guard c["iss"] as? String == issuer.absoluteString, audiences.contains(clientID) else {
             throw .idTokenRejected("The logout token is not for this client from this provider.")
         }
-        guard let iat = (c["iat"] as? Int).map(TimeInterval.init) ?? (c["iat"] as? Double),
-            abs(clock.now.timeIntervalSince1970 - iat) <= 600
+        let now = clock.now.timeIntervalSince1970
+        guard let iat = (c["iat"] as? Int).map(TimeInterval.init) ?? (c["iat"] as? Double), abs(now - iat) <= 600
         else { throw .idTokenRejected("The logout token is not recent.") }
+        if let exp = (c["exp"] as? Int).map(TimeInterval.init) ?? (c["exp"] as? Double), exp + 60 < now {
+            throw .idTokenRejected("The logout token has expired.")
+        }
+        guard (c["jti"] as? String)?.isEmpty == false else {
+            throw .idTokenRejected("The logout token has no jti.")
+        }
         guard let events = c["events"] as? [String: Any],
             events["http://schemas.openid.net/event/backchannel-logout"] is [String: Any], c["nonce"] == nil
         else { throw .idTokenRejected("The token is not a logout token.") }

@@ -34,9 +34,12 @@ extension SignInWithTrifactor {
         }
         let idToken = try await verify(raw, nonce: request.nonce, minimum: request.minimumLevel)
         let tokens = try self.tokens(json, idToken: idToken, previousRefreshToken: nil)
-        // RFC 9396 §7: the details granted come back with the token; a payment's token without them approved nothing.
-        if request.authorizationDetails != nil, tokens.authorizationDetails == nil {
-            throw .unexpectedResponse(status: 200)
+        // RFC 9396 §7: the details granted come back with the token, the same as asked: a payment's token without
+        // them, or with others, approved nothing this client asked for.
+        if let asked = request.authorizationDetails,
+            tokens.authorizationDetails != Self.canonicalJSON(asked)
+        {
+            throw .idTokenRejected("The provider granted other authorization details than were asked for.")
         }
         return tokens
     }
@@ -83,7 +86,11 @@ extension SignInWithTrifactor {
         guard response.status == 200, let keys = JSONWebKeySet(json: response.body) else {
             throw .unexpectedResponse(status: response.status)
         }
-        cache.withLock { $0.keys = keys }
+        let now = clock.now
+        cache.withLock {
+            $0.keys = keys
+            $0.keysReadAt = now
+        }
         return keys
     }
 
@@ -131,8 +138,8 @@ extension SignInWithTrifactor {
         -> Tokens
     {
         let type = (json["token_type"] as? String)?.lowercased()
-        guard let access = json["access_token"] as? String,
-            type == "bearer" || (type == "dpop" && credentials?.dpopKey != nil)
+        // A client holding a DPoP key takes only tokens bound to it (RFC 9449 §5): a bearer token would travel alone.
+        guard let access = json["access_token"] as? String, type == (credentials?.dpopKey != nil ? "dpop" : "bearer")
         else { throw .unexpectedResponse(status: 200) }
         let lifetime = (json["expires_in"] as? Int).map(TimeInterval.init) ?? (json["expires_in"] as? Double)
         var details: String?
@@ -145,6 +152,14 @@ extension SignInWithTrifactor {
             accessToken: access, expiresAt: lifetime.map { clock.now.addingTimeInterval($0) },
             refreshToken: json["refresh_token"] as? String ?? previousRefreshToken, scope: json["scope"] as? String,
             idToken: idToken, tokenType: type == "dpop" ? "DPoP" : "Bearer", authorizationDetails: details)
+    }
+
+    /// `text` as compact JSON with sorted members, as the tokens' `authorizationDetails` are kept; nil when not JSON.
+    static func canonicalJSON(_ text: String) -> String? {
+        guard let value = try? JSONSerialization.jsonObject(with: Data(text.utf8)),
+            let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys])
+        else { return nil }
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// A JSON object fetched from `url`.

@@ -97,6 +97,8 @@ public final class SignInWithTrifactor: Sendable {
         var keys: JSONWebKeySet?
         /// The provider's latest DPoP nonce (RFC 9449 §8), sent in the next proofs.
         var dpopNonce: String?
+        /// When `keys` were read.
+        var keysReadAt: Date?
     }
 
     /// - Parameters:

@@ -175,6 +175,7 @@ extension Schema {
                 ALTER TABLE oidc_pushed_requests ADD COLUMN used_at {{bigint}};
                 ALTER TABLE oidc_backchannel_requests ADD COLUMN link_hash TEXT;
                 CREATE UNIQUE INDEX oidc_backchannel_requests_link ON oidc_backchannel_requests (link_hash);
+                ALTER TABLE oidc_clients ADD COLUMN ciba_text INTEGER NOT NULL DEFAULT 0;
                 """),
     ]
 }

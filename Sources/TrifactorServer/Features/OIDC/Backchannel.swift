@@ -116,7 +116,9 @@ struct BackchannelService: Sendable {
                     description: "This client has \(Self.maxWaiting) requests waiting.",
                     status: 429, retryAfter: 60)
             }
-            let approver = try Self.approver(who, now: now, on: db)
+            // A texted link is one factor: only for a client that takes it, and never when more was asked for.
+            let approver = try Self.approver(
+                who, texting: client.cibaText && (acr ?? .password) <= .password, now: now, on: db)
             // The factor the approval belongs to: a device lists it; a phone factor's is decided by the link only.
             let factor: Factor? =
                 switch approver {
@@ -183,7 +185,8 @@ struct BackchannelService: Sendable {
     /// Who may approve for the user `who` names: an enabled account's device (one with an approval key, released by
     /// the user's check, first), else their phone factor (a number they proved), while the user has had fewer than 3
     /// apps' requests in 10 minutes (counted apart from their own sign-ins, texted or pushed alike); nil otherwise.
-    static func approver(_ who: Hinted, now: Int64, on db: any SQLConnection) throws -> Approver? {
+    /// `texting`: whether a phone factor may approve (the client takes one-factor approvals and asked for no more).
+    static func approver(_ who: Hinted, texting: Bool, now: Int64, on db: any SQLConnection) throws -> Approver? {
         let user =
             switch who {
             case .email(let email): try AccountRepository.find(email: email, on: db)
@@ -200,6 +203,7 @@ struct BackchannelService: Sendable {
         }) ?? devices.first {
             return .device(device)
         }
+        guard texting else { return nil }
         return factors.first { $0.kind == .phone && $0.credential.phone != nil }.map { .phone($0, user) }
     }
 

@@ -132,6 +132,7 @@ enum ClientMetadataJSON {
         if let uri = c.backchannelLogoutURI { o["backchannel_logout_uri"] = uri }
         if let mode = c.cibaMode { o["backchannel_token_delivery_mode"] = mode.rawValue }
         if let uri = c.cibaEndpoint { o["backchannel_client_notification_endpoint"] = uri }
+        if c.cibaText { o["trifactor_ciba_text"] = true }
         if let jwks = c.jwks, let keys = try? JSONSerialization.jsonObject(with: Data(jwks.utf8)) { o["jwks"] = keys }
         return o
     }

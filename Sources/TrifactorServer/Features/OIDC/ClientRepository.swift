@@ -11,12 +11,12 @@ enum ClientRepository {
     private static let columns = """
         id, name, secret_hash, auth_method, redirect_uris, post_logout_redirect_uris, grant_types, scopes, first_party,
         profile_in_id_token, jwks, logo_uri, backchannel_logout_uri, registration_token_hash, registered_by, created_at,
-        updated_at, id_token_alg, fapi2, dpop_bound, ciba_mode, ciba_endpoint
+        updated_at, id_token_alg, fapi2, dpop_bound, ciba_mode, ciba_endpoint, ciba_text
         """
 
     static func insert(_ c: OIDCClient, on db: any SQLConnection) throws {
         try db.execute(
-            "INSERT INTO oidc_clients (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)",
+            "INSERT INTO oidc_clients (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)",
             values(c))
     }
 
@@ -28,7 +28,8 @@ enum ClientRepository {
             UPDATE oidc_clients SET name = $2, secret_hash = $3, auth_method = $4, redirect_uris = $5,
               post_logout_redirect_uris = $6, grant_types = $7, scopes = $8, first_party = $9, profile_in_id_token = $10,
               jwks = $11, logo_uri = $12, backchannel_logout_uri = $13, registration_token_hash = $14, updated_at = $17,
-              id_token_alg = $18, fapi2 = $19, dpop_bound = $20, ciba_mode = $21, ciba_endpoint = $22
+              id_token_alg = $18, fapi2 = $19, dpop_bound = $20, ciba_mode = $21, ciba_endpoint = $22,
+              ciba_text = $23
             WHERE id = $1 AND registered_by = $15 AND created_at = $16
             """, values(c)) == 1
     }
@@ -64,7 +65,7 @@ enum ClientRepository {
             SQLValue(c.firstParty), SQLValue(c.profileInIDToken), SQLValue(c.jwks), SQLValue(c.logoURI),
             SQLValue(c.backchannelLogoutURI), SQLValue(c.registrationTokenHash), c.registeredBy.sql, .int(c.createdAt),
             .int(c.updatedAt), .text(c.idTokenAlgorithm), SQLValue(c.fapi2), SQLValue(c.dpopBound),
-            SQLValue(c.cibaMode?.rawValue), SQLValue(c.cibaEndpoint),
+            SQLValue(c.cibaMode?.rawValue), SQLValue(c.cibaEndpoint), SQLValue(c.cibaText),
         ]
     }
 
@@ -96,6 +97,6 @@ enum ClientRepository {
             updatedAt: try r.int("updated_at"), fapi2: try r.bool("fapi2"),
             dpopBound: try r.bool("dpop_bound"),
             cibaMode: try r.optionalText("ciba_mode").flatMap(OIDCClient.CIBAMode.init(rawValue:)),
-            cibaEndpoint: try r.optionalText("ciba_endpoint"))
+            cibaEndpoint: try r.optionalText("ciba_endpoint"), cibaText: try r.bool("ciba_text"))
     }
 }

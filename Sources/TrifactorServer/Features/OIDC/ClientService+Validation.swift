@@ -113,7 +113,7 @@ extension ClientService {
                     refuse("backchannel_client_notification_endpoint", "is required for the ping mode")
                 }
             }
-        } else if draft.cibaMode != nil || draft.cibaEndpoint != nil {
+        } else if draft.cibaMode != nil || draft.cibaEndpoint != nil || draft.cibaText {
             refuse("backchannel_token_delivery_mode", "needs the grant \(OIDCClient.GrantType.ciba.rawValue)")
         }
         // FAPI 2.0 §5.3.2.1: confidential clients only, authenticated by private_key_jwt (mTLS is not offered).
@@ -141,6 +141,7 @@ extension ClientService {
         client.dpopBound = draft.dpopBound
         client.cibaMode = cibaMode
         client.cibaEndpoint = cibaMode == .ping ? draft.cibaEndpoint : nil
+        client.cibaText = cibaMode != nil && draft.cibaText
         return client
     }
 

@@ -36,6 +36,8 @@ struct ClientService: Sendable {
         /// `backchannel_token_delivery_mode` (CIBA): poll or ping.
         var cibaMode: String?
         var cibaEndpoint: String?
+        /// Trifactor's extension: a user without a device may approve by a link texted to their phone (one factor).
+        var cibaText = false
     }
 
     /// A client as registered, with its secret and registration token shown once.

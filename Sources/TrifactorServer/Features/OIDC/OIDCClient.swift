@@ -74,6 +74,9 @@ struct OIDCClient: Sendable, Equatable {
     var cibaMode: CIBAMode? = nil
     /// `backchannel_client_notification_endpoint`: where a ping-mode client is told its request was decided.
     var cibaEndpoint: String? = nil
+    /// A user without a device may approve this client's CIBA requests by a link texted to their phone: one factor
+    /// (`amr` sms), so off unless the operator says the client takes it (`clients create --ciba-text`).
+    var cibaText = false
 
     var isPublic: Bool { authMethod == .none }
 

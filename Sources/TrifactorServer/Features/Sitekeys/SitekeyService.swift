@@ -23,7 +23,20 @@ struct SitekeyService: Sendable {
     /// The signed-in user's sitekey, nil when they chose none.
     /// - Throws: `CommonFailure.unavailable`.
     func sitekey(_ caller: Caller) throws -> Sitekey? {
-        try transactions.read { try SitekeyRepository.find(caller.user.id, on: $0) }
+        try transactions.read { db in
+            try Self.requireSecondFactor(caller, on: db)
+            return try SitekeyRepository.find(caller.user.id, on: db)
+        }
+    }
+
+    /// A user with a second factor reads or changes their sitekey only in a session that passed it: a stolen password
+    /// alone never reveals the sitekey a phishing page would need, nor replaces it with one of the thief's choice.
+    /// - Throws: `SecondFactorFailure.secondFactorRequired`.
+    static func requireSecondFactor(_ caller: Caller, on db: any SQLConnection) throws {
+        guard caller.session.aal < .aal2 else { return }
+        if try FactorRepository.list(caller.user.id, on: db).contains(where: { $0.kind.isStandalone }) {
+            throw SecondFactorFailure.secondFactorRequired
+        }
     }
 
     /// Sets the signed-in user's sitekey (audited with the picture's name, never the phrase).
@@ -38,6 +51,7 @@ struct SitekeyService: Sendable {
         }
         let now = clock.now().millis
         try transactions.write { db in
+            try Self.requireSecondFactor(caller, on: db)
             try SitekeyRepository.save(sitekey, for: caller.user.id, now: now, on: db)
             try AuditLog.append(
                 client.event(.sitekeySet, .success, userID: caller.user.id, detail: "picture=\(sitekey.picture)"),

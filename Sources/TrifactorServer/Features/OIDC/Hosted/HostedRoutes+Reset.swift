@@ -144,6 +144,8 @@ extension HostedRoutes {
         if let factor {
             fields.insert(HostedPage.hidden("factor", factor.factorID.raw), at: 0)
             if factor.kind == .phone && !sent {
+                // No password field yet: a refused text says why above its button.
+                if let error { body.append(.element("p", ["class": "error", "role": "alert"], [.text(error)])) }
                 body.append(
                     HostedPage.form(
                         "/authorize/reset/send", c.frame,
@@ -214,6 +216,14 @@ extension HostedRoutes {
             return resetPasswordForm(
                 c, hints: hints, chosen: factor.factorID.raw, sent: false, error: Self.sentence(failure, c.frame.text),
                 status: 429)
+        } catch CommonFailure.rateLimited(let wait) {
+            // Too many texts to this number or from here: say how long to wait, on the same page (not a 503).
+            return resetPasswordForm(
+                c, hints: hints, chosen: factor.factorID.raw, sent: false,
+                error: c.frame.text("code.limit", ["wait": c.frame.text.duration(max(1, wait))]), status: 429)
+        } catch PasswordResetFailure.invalidCredential {
+            // The reset ran out of time: start it again.
+            return Self.seeOther("/authorize/reset", flow: c.flow.id)
         }
         return Self.seeOther(
             "/authorize/reset/password", flow: c.flow.id, extra: "&factor=\(factor.factorID.raw)&sent=1")
