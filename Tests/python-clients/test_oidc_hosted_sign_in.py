@@ -323,3 +323,35 @@ def test_a_reset_text_refused_by_a_limit_says_how_long_to_wait_not_a_server_erro
         assert r.status_code == 429, (r.status_code, r.text[:600])
         assert re.search(r"[Ww]ait", r.text), re.sub(r"<[^>]+>", " ", r.text.split("<main")[1])[:600]
         assert [f for f in forms_of(r.text).forms if f["action"] == "/authorize/reset/send"]
+
+
+def test_a_sign_in_text_refused_by_a_limit_does_not_say_a_code_was_sent():
+    """"Text me a code" past the number's limit: the page says to wait above the button that sends, and does not
+    claim a code was sent nor ask for one."""
+    import re
+
+    from oidc_support import running_provider
+    from test_oidc_payments import payer
+
+    with running_provider("--verify-number-burst", "1", "--verify-number-rate", "0.01") as provider:
+        client = provider.register()
+        user = payer(provider)  # the enrolment text took the number's one text
+        browser = Browser(provider)
+        r = browser.http.get(provider.authorize_url(client, state="t"), allow_redirects=False)
+        page = browser.follow(r, None).response  # the email page
+        flow = re.search(r"flow=([\w-]{43})", page.url).group(1)
+        form = [f for f in forms_of(page.text).forms if f["action"] == "/authorize/sign-in"][0]
+        r = browser.http.post(provider.issuer + "/authorize/sign-in", data=dict(form["inputs"], email=user.email))
+        page = browser.follow(r, None).response
+        form = [f for f in forms_of(page.text).forms if f["action"] == "/authorize/password"][0]
+        r = browser.http.post(provider.issuer + "/authorize/password", data=dict(form["inputs"], password=user.password))
+        page = browser.follow(r, None).response
+        phone = re.search(r'href="(/authorize/second-factor\?[^"]*factor=[^"]+)"', page.text)
+        if phone:
+            page = browser.http.get(provider.issuer + phone.group(1).replace("&amp;", "&"))
+        send = [f for f in forms_of(page.text).forms if f["action"] == "/authorize/second-factor/send"][0]
+        r = browser.http.post(provider.issuer + "/authorize/second-factor/send", data=dict(send["inputs"], how="sms"),
+                              allow_redirects=True)
+        main = re.sub(r"<[^>]+>", " ", r.text.split("<main")[1])
+        assert "Wait" in main and "sent a code" not in main and "Code from the text" not in main, main[:800]
+        assert f"flow={flow}" in r.url

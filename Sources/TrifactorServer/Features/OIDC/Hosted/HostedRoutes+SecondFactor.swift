@@ -89,7 +89,8 @@ extension HostedRoutes {
             }
         return factorForm(
             c, chosen, others: usable, stepUp: isStepUp, sent: request.query["sent"] == "1", error: error,
-            status: error == nil ? 200 : 422, notice: notice)
+            status: error == nil ? 200 : 422, notice: notice,
+            sendRefused: request.query["error"] == "limit" && request.query["sent"] != "1")
     }
 
     /// The passkey's page of a second step or step-up.
@@ -115,7 +116,7 @@ extension HostedRoutes {
     /// The page of one factor: its code field (or the button that sends it), and the other ways one click away.
     func factorForm(
         _ c: Context, _ f: SessionService.Hint, others: [SessionService.Hint], stepUp: Bool, sent: Bool, error: String?,
-        status: Int = 200, notice: String? = nil
+        status: Int = 200, notice: String? = nil, sendRefused: Bool = false
     ) -> Response {
         var body: [HTML] = []
         let t = c.frame.text
@@ -137,7 +138,7 @@ extension HostedRoutes {
             body.append(codeField(t("code.totp.label"), t("code.totp.hint")))
         case .recoveryCode:
             body.append(codeField(t("code.recovery.label"), t("code.recovery.hint")))
-        case .phone where sent || error != nil:
+        case .phone where sent || (error != nil && !sendRefused):
             body.append(HostedPage.paragraph(t("code.sms.sent", ["phone": phone])))
             body.append(codeField(t("code.sms.label"), t("code.sms.hint")))
             body.append(
@@ -175,7 +176,8 @@ extension HostedRoutes {
         default:
             break
         }
-        if let error, f.kind == .device {
+        // A refused send (a limit) sent nothing: its sentence stands above the button, not under a code field.
+        if let error, f.kind == .device || (f.kind == .phone && sendRefused && !sent) {
             body.insert(.element("p", ["class": "error", "role": "alert"], [.text(error)]), at: 0)
         }
         body.append(otherWays(c, chosen: f, among: others))
