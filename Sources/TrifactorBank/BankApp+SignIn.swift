@@ -33,6 +33,10 @@ extension BankApp {
         var notice =
             request.query["signed_out"] == "1"
             ? "You are signed out." : request.query["ended"] == "1" ? Self.signedOutElsewhereNotice : nil
+        if notice == nil, !(viewer is BankSession), SessionCookie.value(in: request.header("cookie")) != nil {
+            // A session cookie the bank no longer knows: signed out at Trifactor, idle too long, or the bank restarted.
+            notice = "Your session has ended. Please sign in again."
+        }
         var email: String?
         if let session = viewer as? BankSession {
             // The start page starts again: a sign-in or a reset under way is dropped (its email stays in the field).

@@ -312,6 +312,7 @@ def test_signing_out_at_trifactor_ends_the_banks_session_and_the_banks_sign_out_
                    "the bank's session to end")
         page.reload()
         expect(page.get_by_role("button", name="Sign in with Trifactor")).to_be_visible()
+        expect(page.get_by_text("Your session has ended. Please sign in again.")).to_be_visible()
     finally:
         context.close()
 
