@@ -15,7 +15,8 @@ install -d -m 700 "$DATA"
 BANK_PATH=${BANK_PATH:-standard}
 export TRIFACTOR_DATABASE_URL=${TRIFACTOR_DATABASE_URL:-sqlite:$DATA/trifactor.db}
 export TRIFACTOR_KEY_FILE=${TRIFACTOR_KEY_FILE:-$DATA/trifactor.key}
-TRIFACTOR_DEV=${TRIFACTOR_DEV:-1} TRIFACTOR_OIDC=1 TRIFACTOR_PUBLIC_URL=http://127.0.0.1:8080 \
+# The issuer is named localhost, as the bank is: passkeys (WebAuthn) need a domain, not an address.
+TRIFACTOR_DEV=${TRIFACTOR_DEV:-1} TRIFACTOR_OIDC=1 TRIFACTOR_PUBLIC_URL=http://localhost:8080 \
 TRIFACTOR_TRUSTED_PROXIES=${TRIFACTOR_TRUSTED_PROXIES:-127.0.0.1} \
 TRIFACTOR_BRANDS=${TRIFACTOR_BRANDS:-Trifactor Bank} \
 TRIFACTOR_ORIGINS=${TRIFACTOR_ORIGINS:-http://127.0.0.1:$BANK_PORT,http://localhost:$BANK_PORT} \
@@ -45,7 +46,7 @@ if [ "$BANK_PATH" = standard ]; then
     else
         .build/release/trifactord clients create --id trifactor-bank "${CLIENT[@]}" >/dev/null
     fi
-    BANK_ENV=(TRIFACTOR_BANK_CLIENT_ID=trifactor-bank TRIFACTOR_BANK_CLIENT_KEY="$DATA/bank-client.key"
+    BANK_ENV=(TRIFACTOR_BANK_CLIENT_ID=trifactor-bank TRIFACTOR_BANK_ISSUER=http://localhost:8080 TRIFACTOR_BANK_CLIENT_KEY="$DATA/bank-client.key"
               TRIFACTOR_BANK_DPOP_KEY="$DATA/bank-dpop.key")
 fi
 

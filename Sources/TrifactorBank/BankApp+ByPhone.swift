@@ -18,6 +18,11 @@ extension BankApp {
         let authentication: SignInWithTrifactor.BackchannelAuthentication
         let email: String
         let message: String
+        let started: Date
+        /// Seconds between polls: Trifactor's, 5 more after each `slow_down`.
+        var interval: TimeInterval
+        /// Trifactor is asked no earlier than this (a reload, Back or a second tab does not poll early).
+        var nextPoll: Date
         /// Set once the request ended: what the page says from then on.
         var outcome: String?
         var approved = false
@@ -92,12 +97,16 @@ extension BankApp {
                     errors: ["message": Self.standardSentence(error)]))
         }
         let id = UUID().uuidString.lowercased()
+        let now = now()
         session.flows { flows in
-            if flows.phoneRequests.count >= 20, let first = flows.phoneRequests.keys.first {
-                flows.phoneRequests[first] = nil
+            if flows.phoneRequests.count >= 20,
+                let oldest = flows.phoneRequests.values.min(by: { $0.started < $1.started })
+            {
+                flows.phoneRequests[oldest.id] = nil
             }
             flows.phoneRequests[id] = PhoneRequest(
-                id: id, authentication: started, email: email, message: message)
+                id: id, authentication: started, email: email, message: message, started: now,
+                interval: started.interval, nextPoll: now.addingTimeInterval(started.interval))
         }
         return redirect("/staff/phone/\(id)")
     }
@@ -107,32 +116,54 @@ extension BankApp {
     func showPhoneRequest(_ request: Request) throws -> Response {
         let session = try staff(request)
         let id = request.parameters["id"] ?? ""
-        guard var phone = session.flows({ $0.phoneRequests[id] }) else {
+        let now = now()
+        // Taken under the session's lock: of two views at once, one polls; the other shows the state as it is.
+        let due: PhoneRequest?? = session.flows { flows in
+            guard var phone = flows.phoneRequests[id] else { return .none }
+            guard phone.outcome == nil, now >= phone.nextPoll else { return .some(nil) }
+            phone.nextPoll = now.addingTimeInterval(phone.interval)
+            flows.phoneRequests[id] = phone
+            return .some(phone)
+        }
+        guard case .some(let polling) = due else {
             session.flash("That request is no longer here. Start a new one.")
             return redirect("/staff/phone")
         }
-        if phone.outcome == nil, let client = standardClient(request) {
-            let authentication = phone.authentication
+        if let polling, let client = standardClient(request) {
+            let authentication = polling.authentication
+            var outcome: (text: String, approved: Bool)?
+            var slowDown = false
             do {
                 switch try blocking({ try await client.poll(authentication) }) {
-                case .pending: break
+                case .pending(let slow): slowDown = slow
                 case .approved(let tokens):
                     let how =
                         (tokens.idToken.level ?? .password) >= .multiFactor
                         ? "on their device" : "with the link texted to their phone (one factor only)"
-                    phone.outcome = "\(phone.email) approved \(how)."
-                    phone.approved = true
+                    outcome = ("\(polling.email) approved \(how).", true)
                 }
             } catch let error as TrifactorError where error.code == .expired {
-                phone.outcome = "Nobody approved in time. Nothing was approved."
+                outcome = ("Nobody approved in time. Nothing was approved.", false)
             } catch let error as TrifactorError where error.oauthError?.error == "access_denied" {
-                phone.outcome = "The customer declined, or picked another number. Nothing was approved."
+                outcome = ("The customer declined, or picked another number. Nothing was approved.", false)
+            } catch let error as TrifactorError where error.oauthError?.error == "invalid_grant" {
+                // Answered in another view already: that view's outcome stands (kept below if it is not there yet).
+                outcome = ("This request was answered; see your other window for the outcome.", false)
             } catch {
                 logger.log(.info, "bank_by_phone_poll_failed", ["error": .string(String(describing: error))])
             }
-            let ended = phone
-            session.flows { $0.phoneRequests[id] = ended }
+            session.flows { flows in
+                guard var stored = flows.phoneRequests[id] else { return }
+                if slowDown {
+                    stored.interval += 5
+                    stored.nextPoll = now.addingTimeInterval(stored.interval)
+                }
+                // The first outcome stands: a later view never writes over it.
+                if stored.outcome == nil, let outcome { (stored.outcome, stored.approved) = outcome }
+                flows.phoneRequests[id] = stored
+            }
         }
+        guard let phone = session.flows({ $0.phoneRequests[id] }) else { return redirect("/staff/phone") }
         return page(phoneRequestPage(session, request, phone))
     }
 
@@ -186,7 +217,7 @@ extension BankApp {
                     ]))
             body.append(Page.link("Start again", "/staff/phone"))
         }
-        let refresh = phone.outcome == nil ? max(2, Int(phone.authentication.interval)) : nil
+        let refresh = phone.outcome == nil ? max(2, Int(phone.interval)) : nil
         return Page.layout(
             phone.outcome == nil ? "Waiting for the customer" : "The customer answered",
             screen(session, request, refresh: refresh), body)

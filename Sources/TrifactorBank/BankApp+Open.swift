@@ -256,7 +256,9 @@ extension BankApp {
             if try db.queryOne("SELECT id FROM bank_customers WHERE email = $1", [.text(opening.email)]) != nil {
                 guard update else { return }
                 try db.execute(
-                    "UPDATE bank_customers SET name = $2, phone = $3, sitekey_picture = $4, sitekey_phrase = $5 WHERE email = $1",
+                    // A customer bound to a Trifactor user (the standard path) is theirs: an opening by address never
+                    // rewrites it.
+                    "UPDATE bank_customers SET name = $2, phone = $3, sitekey_picture = $4, sitekey_phrase = $5 WHERE email = $1 AND trifactor_subject IS NULL",
                     [
                         .text(opening.email), .text(opening.name), .text(opening.phone), .text(opening.sitekey.picture),
                         .text(opening.sitekey.phrase),

@@ -28,14 +28,17 @@ extension BankApp {
 
     /// `GET /`: the start page, the email form (a sign-in or reset under way is dropped).
     func showStart(_ request: Request) -> Response {
-        let (viewer, cookies) = self.viewer(request)
+        let (viewer, issued) = self.viewer(request)
         if viewer.isSignedIn { return redirect("/accounts") }
         var notice =
             request.query["signed_out"] == "1"
             ? "You are signed out." : request.query["ended"] == "1" ? Self.signedOutElsewhereNotice : nil
+        var cookies = issued
         if notice == nil, !(viewer is BankSession), SessionCookie.value(in: request.header("cookie")) != nil {
             // A session cookie the bank no longer knows: signed out at Trifactor, idle too long, or the bank restarted.
+            // Said once: the dead cookie goes.
             notice = "Your session has ended. Please sign in again."
+            cookies.append(SessionCookie.cleared(secure: configuration.secure))
         }
         var email: String?
         if let session = viewer as? BankSession {

@@ -180,23 +180,26 @@ extension BankApp {
         let subject = tokens.idToken.subject
         // The customer this Trifactor user signed in as before; else the customer of the verified email, bound to this
         // user from now on (once: a customer bound to another Trifactor user is not taken over by an address).
-        let customer = try database.transaction { db -> String? in
+        let found = try database.transaction { db -> (id: String, email: String)? in
             if let known = try db.queryOne(
-                "SELECT id FROM bank_customers WHERE trifactor_subject = $1", [.text(subject)])
+                "SELECT id, email FROM bank_customers WHERE trifactor_subject = $1", [.text(subject)])
             {
-                return try known.text("id")
+                return (try known.text("id"), try known.text("email"))
             }
             guard
                 let row = try db.queryOne(
                     "SELECT id FROM bank_customers WHERE email = $1 AND trifactor_subject IS NULL", [.text(email)])
             else { return nil }
             let id = try row.text("id")
-            try db.execute(
-                "UPDATE bank_customers SET trifactor_subject = $2 WHERE id = $1 AND trifactor_subject IS NULL",
-                [.text(id), .text(subject)])
-            return id
+            // Bound here, or by a sign-in racing this one: only the binding this statement made counts.
+            guard
+                try db.execute(
+                    "UPDATE bank_customers SET trifactor_subject = $2 WHERE id = $1 AND trifactor_subject IS NULL",
+                    [.text(id), .text(subject)]) == 1
+            else { return nil }
+            return (id, email)
         }
-        guard let customer else {
+        guard let (customer, customerEmail) = found else {
             return page(
                 Page.layout(
                     "No account here yet", screen(session, request),
@@ -213,7 +216,7 @@ extension BankApp {
         // A new session under a new cookie, carrying nothing of the one that asked (its flows were a visitor's).
         let signedIn = BankSession(now: now())
         signedIn.set(standard: Self.standardSignIn(tokens))
-        signedIn.set(stage: .signedIn(customerID: customer, email: email))
+        signedIn.set(stage: .signedIn(customerID: customer, email: customerEmail))
         signedIn.confirm(now())
         let (fresh, _) = sessions.issue(
             replacing: SessionCookie.value(in: request.header("cookie")), carrying: signedIn,

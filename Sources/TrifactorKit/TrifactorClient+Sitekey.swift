@@ -9,7 +9,7 @@ extension TrifactorClient {
     ///
     /// - Returns: the sitekey, or nil when the user has chosen none.
     /// - Throws: `TrifactorError.notSignedIn` without a session; `TrifactorError.server` `unauthenticated` when the
-    ///   session ended.
+    ///   session ended, `second_factor_required` when the user has a second factor and this session did not pass it.
     public func sitekey() async throws(TrifactorError) -> SitekeyBody? {
         do {
             return try await authorized { token throws(TrifactorError) in
@@ -27,8 +27,9 @@ extension TrifactorClient {
     ///     `/sitekeys/NAME.svg`).
     ///   - phrase: 3 to 40 letters, digits, spaces and `.,!?'-`, the user's own words; spaces around it are dropped.
     /// - Returns: the sitekey as stored.
-    /// - Throws: `TrifactorError.server` `invalid_fields` naming `picture` or `phrase`; `TrifactorError.notSignedIn`
-    ///   without a session.
+    /// - Throws: `TrifactorError.server` `invalid_fields` naming `picture` or `phrase`, `second_factor_required` when
+    ///   the user has a second factor and this session did not pass it; `TrifactorError.notSignedIn` without a
+    ///   session.
     /// - Important: Trifactor shows the sitekey only on a browser recognised for the account, never to whoever types
     ///   the email; an app should not show it before a sign-in either.
     @discardableResult

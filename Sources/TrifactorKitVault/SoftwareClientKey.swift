@@ -48,17 +48,24 @@ public final class SoftwareClientKey: ClientSigningKey {
             }
         } else {
             guard errno == EEXIST else { throw Failure(description: "cannot create \(path) (errno \(errno)).") }
-            let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
             guard fd >= 0 else { throw Failure(description: "cannot read \(path): it must be a file of this user's.") }
             defer { close(fd) }
             var info = stat()
-            guard fstat(fd, &info) == 0, info.st_mode & 0o077 == 0, info.st_uid == getuid() else {
-                throw Failure(
-                    description: "\(path) can be read by other users or is not this user's; run `chmod 600 \(path)`.")
+            guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+                throw Failure(description: "\(path) is not a regular file.")
             }
-            var data = [UInt8](repeating: 0, count: 4096)
+            guard info.st_uid == getuid() else {
+                throw Failure(description: "\(path) belongs to another user: the key must be this user's own file.")
+            }
+            guard info.st_mode & 0o077 == 0 else {
+                throw Failure(description: "\(path) can be read by other users; run `chmod 600 \(path)`.")
+            }
+            // A PKCS #8 P-256 key is about 140 bytes: one read of a small buffer, wiped after.
+            var data = [UInt8](repeating: 0, count: 1024)
+            defer { data.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
             let count = read(fd, &data, data.count)
-            guard count > 0 else { throw Failure(description: "cannot read \(path).") }
+            guard count > 0, count < data.count else { throw Failure(description: "cannot read a key from \(path).") }
             do { key = try P256SigningKey(pkcs8: SecureBytes(Array(data[..<count]))) } catch {
                 throw Failure(description: "\(path) does not hold a P-256 key in PKCS #8; delete it to make a new one.")
             }

@@ -346,6 +346,12 @@ def test_bank_by_phone_staff_ask_a_caller_to_approve_on_their_device(bank, phone
     expect(phone.get_by_role("heading", name="Waiting for the customer")).to_be_visible()
     number = int(phone.locator(".number").inner_text())
     shot(phone, "bank-by-phone-waiting")
+    # Reloads and a second tab poll no earlier than Trifactor's interval (an early poll would slow every later one).
+    phone.reload()
+    second = phone.context.new_page()
+    second.goto(phone.url)
+    phone.reload()
+    second.close()
     shown = device.answer(number, expect_message="Transfer EUR 250.00 to Erika Mustermann")
     assert "Trifactor Bank" in shown, shown
     expect(phone.get_by_text(f"{caller.email} approved on their device.")).to_be_visible(timeout=15_000)

@@ -191,8 +191,9 @@ extension SignInWithTrifactor {
 
     /// What one poll of a decoupled sign-in found.
     public enum BackchannelOutcome: Sendable {
-        /// The user has not decided yet (`authorization_pending`, or `slow_down`: poll less often).
-        case pending
+        /// The user has not decided yet. `slowDown`: the provider found this poll too early (`slow_down`); poll 5 s
+        /// less often from now on (CIBA Core §11).
+        case pending(slowDown: Bool)
         /// The user approved on their device: the verified tokens.
         case approved(Tokens)
     }
@@ -216,7 +217,8 @@ extension SignInWithTrifactor {
             ])
         } catch let error where error.code == .authorizationRefused {
             switch error.oauthError?.error {
-            case "authorization_pending", "slow_down": return .pending
+            case "authorization_pending": return .pending(slowDown: false)
+            case "slow_down": return .pending(slowDown: true)
             case "expired_token": throw .expired
             default: throw error
             }

@@ -37,7 +37,7 @@ extension SignInWithTrifactor {
         // RFC 9396 §7: the details granted come back with the token, the same as asked: a payment's token without
         // them, or with others, approved nothing this client asked for.
         if let asked = request.authorizationDetails,
-            tokens.authorizationDetails != Self.canonicalJSON(asked)
+            tokens.authorizationDetails == nil || tokens.authorizationDetails != Self.canonicalJSON(asked)
         {
             throw .idTokenRejected("The provider granted other authorization details than were asked for.")
         }

@@ -33,6 +33,7 @@ enum ClientsCommand {
           --ciba poll|ping             how a client with the CIBA grant learns the outcome (default poll)
           --ciba-notification-endpoint URL  where a ping-mode client is told (CIBA's client notification endpoint)
           --ciba-text                  a user without a device may approve by a link texted to their phone (one factor)
+          --no-ciba-text               (update) no longer
           --first-party                no consent page (the operator runs this client)
           --profile-in-id-token        put profile claims in ID tokens too, not only behind UserInfo
           --fapi2                      hold it to FAPI 2.0: pushed requests, PKCE, DPoP-bound tokens, private_key_jwt
@@ -49,7 +50,8 @@ enum ClientsCommand {
             valued: [
                 "id", "name", "redirect-uris", "post-logout-uris", "auth-method", "jwks-file", "grants", "scopes",
                 "logo-uri", "backchannel-logout-uri", "id-token-alg", "ciba", "ciba-notification-endpoint",
-            ], flags: ["json", "first-party", "profile-in-id-token", "fapi2", "dpop-bound", "ciba-text"],
+            ],
+            flags: ["json", "first-party", "profile-in-id-token", "fapi2", "dpop-bound", "ciba-text", "no-ciba-text"],
             layout: .sharedWithSettings
         )
         try o.atMost(["create", "list"].contains(sub) ? 0 : 1, see: "trifactord clients --help")
@@ -146,7 +148,7 @@ enum ClientsCommand {
         d.backchannelLogoutURI = o.value("backchannel-logout-uri") ?? base?.backchannelLogoutURI
         d.cibaMode = o.value("ciba") ?? base?.cibaMode?.rawValue
         d.cibaEndpoint = o.value("ciba-notification-endpoint") ?? base?.cibaEndpoint
-        d.cibaText = o.has("ciba-text") || base?.cibaText == true
+        d.cibaText = o.has("no-ciba-text") ? false : o.has("ciba-text") || base?.cibaText == true
         d.jwks = base?.jwks
         if let path = o.value("jwks-file") {
             guard let data = FileManager.default.contents(atPath: path), data.count <= 64 * 1024 else {

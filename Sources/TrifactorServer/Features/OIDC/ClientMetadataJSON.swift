@@ -38,6 +38,8 @@ enum ClientMetadataJSON {
             d.id = reader.string("client_id")
             d.firstParty = reader.bool("first_party") ?? false
             d.profileInIDToken = reader.bool("profile_in_id_token") ?? false
+            // One-factor CIBA approvals by a texted link: the operator's choice, never a self-registered client's.
+            d.cibaText = reader.bool("trifactor_ciba_text") ?? false
         }
         // Any client may hold itself to the FAPI 2.0 profile (it only makes it stricter).
         d.fapi2 = reader.bool("fapi2") ?? false

@@ -90,7 +90,7 @@ extension HostedRoutes {
         return factorForm(
             c, chosen, others: usable, stepUp: isStepUp, sent: request.query["sent"] == "1", error: error,
             status: error == nil ? 200 : 422, notice: notice,
-            sendRefused: request.query["error"] == "limit" && request.query["sent"] != "1")
+            sendRefused: request.query["error"] != nil && request.query["sent"] != "1")
     }
 
     /// The passkey's page of a second step or step-up.
