@@ -64,4 +64,19 @@ struct JSONReaderTests {
         #expect(Self.read(nested(512)) != nil)
         #expect(Self.read(nested(513)) == nil)
     }
+
+    @Test("a JWK cache gives the same key for the same members, keeps no refused key, and stays bounded")
+    func cache() throws {
+        let cache = JWKCache(capacity: 2)
+        let first = try SigningKey.generate(.es256).publicJWK.members
+        #expect(try cache.key(first) == JWK(members: first))
+        #expect(try cache.key(first) == cache.key(first))
+        #expect(cache.count == 1)
+        var bad = first
+        bad["d"] = "AAAA"
+        #expect(throws: JOSEError.invalidKey) { try cache.key(bad) }
+        #expect(cache.count == 1)
+        for _ in 0..<5 { _ = try cache.key(SigningKey.generate(.es256).publicJWK.members) }
+        #expect(cache.count <= 2)
+    }
 }
