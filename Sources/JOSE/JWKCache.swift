@@ -27,3 +27,26 @@ package final class JWKCache: Sendable {
     /// How many keys it holds now.
     package var count: Int { keys.withLock { $0.count } }
 }
+
+/// Registered JWK Sets read from their JSON text (a `private_key_jwt` client's keys, read at every token
+/// request), kept by that text: the same text always reads as the same set, and a client whose keys change has a
+/// new text. Bounded as `JWKCache` is; a set that cannot be read is never kept.
+package final class JWKSetCache: Sendable {
+    private let sets = Mutex<[String: JWKSet]>([:])
+    private let capacity: Int
+
+    /// A cache of at most `capacity` sets.
+    package init(capacity: Int = 1024) { self.capacity = capacity }
+
+    /// The set `json` holds, read once.
+    /// - Throws: as `JWKSet.init(json:)`.
+    package func set(_ json: String) throws(JOSEError) -> JWKSet {
+        if let known = sets.withLock({ $0[json] }) { return known }
+        let set = try JWKSet(json: Array(json.utf8))
+        sets.withLock {
+            if $0.count >= capacity { $0.removeAll(keepingCapacity: true) }
+            $0[json] = set
+        }
+        return set
+    }
+}

@@ -14,8 +14,10 @@ Usage:
   flows.py session BASE COOKIES --client ID --secret S
       a new user (password only) signs in once through the hosted pages for client ID; the browser's cookies
       (its session) go to COOKIES as JSON.
-  flows.py run BASE OUT --kind plain|fapi --client ID --cookies COOKIES [--secret S]
+  flows.py run BASE OUT --kind plain|fapi --client ID[,ID…] --cookies COOKIES [--secret S]
                [--signing-key JWK --dpop-key JWK] --threads N --seconds S --count C [--server-pids PIDS]
+      (fapi: the flows go to the clients in turn, all registered with the signing key: trifactord takes 60
+      pushed requests of a client at once, then 10 a second)
       C flows' assertions, proofs and PKCE pairs are made ahead (python3-cryptography), then the flows run; each
       assertion and proof is sent once. OUT gets `flows`, `elapsed`, `failures`, the first failure, and the CPU
       seconds of this driver and (with --server-pids) of the server over the flows.
@@ -94,19 +96,20 @@ class Signer:
 
 def material(a):
     """Everything a flow sends that can be made ahead: a PKCE pair, and for fapi two assertions and a proof."""
-    out, now = [], int(time.time())
+    out, now, clients = [], int(time.time()), a.client.split(",")
     signing = Signer(a.signing_key) if a.kind == "fapi" else None
     dpop = Signer(a.dpop_key) if a.kind == "fapi" else None
     for _ in range(a.count):
         verifier = secrets.token_urlsafe(48)
         challenge = b64(hashlib.sha256(verifier.encode()).digest())
-        one = {"verifier": verifier, "challenge": challenge}
+        client = clients[len(out) % len(clients)]
+        one = {"verifier": verifier, "challenge": challenge, "client": client}
         if signing:
             kid = signing.jwk["kid"]
 
             def assertion():
                 return signing.jwt({"alg": "ES256", "kid": kid}, {
-                    "iss": a.client, "sub": a.client, "aud": a.base, "iat": now, "exp": now + 120,
+                    "iss": client, "sub": client, "aud": a.base, "iat": now, "exp": now + 120,
                     "jti": secrets.token_urlsafe(16)})
             one["par"], one["token"] = assertion(), assertion()
             one["proof"] = dpop.jwt({"typ": "dpop+jwt", "alg": "ES256", "jwk": dpop.public}, {
@@ -157,12 +160,12 @@ def run(a):
             kind = "Bearer"
         else:
             status, data = post(rp, "/par", {
-                "response_type": "code", "client_id": a.client, "redirect_uri": REDIRECT, "scope": "openid",
+                "response_type": "code", "client_id": one["client"], "redirect_uri": REDIRECT, "scope": "openid",
                 "state": "s", "code_challenge": one["challenge"], "code_challenge_method": "S256",
                 "client_assertion_type": ASSERTION, "client_assertion": one["par"]}, {})
             if status != 201:
                 raise RuntimeError(f"par {status} {data[:120]!r}")
-            code = authorize({"client_id": a.client, "request_uri": json.loads(data)["request_uri"]})
+            code = authorize({"client_id": one["client"], "request_uri": json.loads(data)["request_uri"]})
             status, data = post(rp, "/token", {
                 "grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
                 "code_verifier": one["verifier"], "client_assertion_type": ASSERTION,
