@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# What DPoP (RFC 9449) costs, in one run (about a minute): trifactord --oidc 1 on SQLite, wrk -tN -cN, each load
+# What DPoP (RFC 9449) costs, in one run (about two minutes): trifactord --oidc 1 on SQLite, wrk -tN -cN, each load
 # for BENCH_DURATION seconds after a 2 s warm-up:
 #   GET /userinfo with a bearer token, then with a DPoP-bound token and a fresh proof on every request
 #   (the proof's signature, claims and ath checked, its jti recorded once);
-#   client_credentials grants without a proof, then with one (each token bound to the proof's key).
+#   client_credentials grants without a proof, then with one (each token bound to the proof's key);
+#   POST /introspect of a bearer token, then of a DPoP-bound one (the resource server brings no proof: it checks
+#   the token's cnf.jkt against the proof it was sent);
+#   authorization-code flows, each a signed-in browser's GET /authorize and its relying party's exchange
+#   (bench/oidc/flows.py, 16 threads): the plain one (client_secret_basic, a bearer token), then the FAPI 2.0 one
+#   (POST /par with a private_key_jwt assertion, GET /authorize with its request_uri, the code exchanged with a
+#   second assertion and a DPoP proof).
 # Prints each rate, the server's CPU per request, and the cost ratio (bearer rate / DPoP rate; the target is at
 # most 1.5). Proofs are made ahead with python3-cryptography (bench/oidc/dpop_proofs.py), one per request.
 # Knobs (env): TRIFACTORD, BENCH_DURATION (s, 8), BENCH_CONNECTIONS (16), BENCH_KEEP=1 keeps the temp dir.
@@ -33,6 +39,17 @@ DB="sqlite:$TMP/t.db"
 "$TRIFACTORD" clients create --name Bench --id bench --redirect-uris "http://127.0.0.1:9/cb" \
     --grants "authorization_code refresh_token client_credentials" --scopes "openid email offline_access reports" \
     --first-party --json --database-url "$DB" --key-file "$TMP/key" > "$TMP/client.json" || die "clients create failed"
+python3 bench/oidc/dpop_proofs.py key "$TMP/fapi.jwk"
+python3 bench/oidc/flows.py jwks "$TMP/fapi.jwk" "$TMP/fapi.jwks"
+# FAPI 2.0 clients, all with the same signing key: trifactord takes 60 pushed requests of a client at once, then
+# 10 a second, so the flows go to 64 clients in turn.
+FAPI_CLIENTS=
+for i in $(seq 64); do
+    "$TRIFACTORD" clients create --name "Bench FAPI $i" --id "bench-fapi-$i" --redirect-uris "http://127.0.0.1:9/cb" \
+        --auth-method private_key_jwt --jwks-file "$TMP/fapi.jwks" --fapi2 --first-party --grants authorization_code \
+        --scopes openid --json --database-url "$DB" --key-file "$TMP/key" > /dev/null || die "clients create (FAPI) failed"
+    FAPI_CLIENTS=${FAPI_CLIENTS:+$FAPI_CLIENTS,}bench-fapi-$i
+done
 SECRET=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["client_secret"])' "$TMP/client.json")
 BASIC=$(printf 'bench:%s' "$SECRET" | base64 -w0)
 "$TRIFACTORD" serve --oidc 1 --public-url "$BASE" --listen "127.0.0.1:$PORT" --dev --database-url "$DB" \
@@ -93,24 +110,69 @@ run cc-dpop-warmup "$BASE/token" 2s
 export DPOP_PROOFS="$TMP/cc"
 run cc-dpop "$BASE/token" "${DUR}s"
 
+export DPOP_AUTH="Basic $BASIC" DPOP_BODY="token=$BEARER" DPOP_PROOFS=
+run introspect-bearer-warmup "$BASE/introspect" 2s
+run introspect-bearer "$BASE/introspect" "${DUR}s"
+export DPOP_BODY="token=$BOUND"
+run introspect-dpop-warmup "$BASE/introspect" 2s
+run introspect-dpop "$BASE/introspect" "${DUR}s"
+
+# flows NAME KIND SECONDS COUNT [ARGS]: bench/oidc/flows.py; NAME.flows holds its figures.
+flows() {
+    local name=$1 kind=$2 seconds=$3 count=$4
+    shift 4
+    python3 bench/oidc/flows.py run "$BASE" "$TMP/$name.flows" --kind "$kind" --cookies "$TMP/cookies" \
+        --threads "$N" --seconds "$seconds" --count "$count" --server-pids "$SERVER" "$@"
+    grep -q '^failures 0$' "$TMP/$name.flows" || { cat "$TMP/$name.flows" >&2; die "$name: flows that failed"; }
+}
+flow_rate() { python3 -c "import sys; d = dict(l.split(' ', 1) for l in open(sys.argv[1])); print(int(d['flows']) / float(d['elapsed']))" "$TMP/$1.flows"; }
+python3 bench/oidc/flows.py session "$BASE" "$TMP/cookies" --client bench --secret="$SECRET"
+flows code-bearer-warmup plain 2 100000 --client bench --secret="$SECRET"
+flows code-bearer plain "$DUR" 100000 --client bench --secret="$SECRET"
+FAPI=(--client "$FAPI_CLIENTS" --signing-key "$TMP/fapi.jwk" --dpop-key "$TMP/dpop.jwk")
+# Material for as many flows as the plain rate would give (the FAPI flow is slower), a tenth more.
+flow_count() { python3 -c "import math; print(math.ceil($(flow_rate code-bearer) * $1 * 1.1) + 100)"; }
+flows code-dpop-warmup fapi 2 "$(flow_count 2)" "${FAPI[@]}"
+flows code-dpop fapi "$DUR" "$(flow_count "$DUR")" "${FAPI[@]}"
+
 python3 - "$TMP" "$DUR" <<'PY'
 import sys
 tmp = sys.argv[1]
 def figures(name):
+    try:
+        d = dict(line.rstrip("\n").split(" ", 1) for line in open(f"{tmp}/{name}.flows"))
+        return int(d["flows"]) / float(d["elapsed"]), float(d["server_cpu"]) / max(int(d["flows"]), 1) * 1e6
+    except FileNotFoundError:
+        pass
     text = open(f"{tmp}/{name}.txt").read()
     rate = float(text.split("Requests/sec:")[1].split()[0])
     ok = int(text.split("\nok ")[1].split()[0])
     cpu = float(open(f"{tmp}/{name}.cpu").read())
     return rate, cpu / max(ok, 1) * 1e6
-print(f"{'load':34} {'requests/s':>11} {'server CPU µs/request':>22}")
+print(f"{'load':52} {'per second':>11} {'server CPU µs each':>19}")
 verdicts = []
 for label, bearer, dpop in (("GET /userinfo", "userinfo-bearer", "userinfo-dpop"),
-                            ("client_credentials grant", "cc-bearer", "cc-dpop")):
+                            ("client_credentials grant", "cc-bearer", "cc-dpop"),
+                            ("POST /introspect", "introspect-bearer", "introspect-dpop"),
+                            ("code flow", "code-bearer", "code-dpop")):
     (rb, cb), (rd, cd) = figures(bearer), figures(dpop)
-    print(f"{label + ', bearer':34} {rb:11,.0f} {cb:22,.0f}")
-    print(f"{label + ', DPoP':34} {rd:11,.0f} {cd:22,.0f}")
+    plain, bound = (", plain", ", PAR + private_key_jwt + DPoP") if bearer == "code-bearer" else (", bearer", ", DPoP")
+    print(f"{label + plain:52} {rb:11,.0f} {cb:19,.0f}")
+    print(f"{label + bound:52} {rd:11,.0f} {cd:19,.0f}")
     ratio = rb / rd
-    verdicts.append(f"{'PASS' if ratio <= 1.5 else 'MISS'} {label}: DPoP costs {ratio:.2f}x the bearer rate "
-                    f"({cd / cb:.2f}x the server CPU a request); target at most 1.5x")
+    if bearer in ("userinfo-bearer", "cc-bearer"):
+        verdicts.append(f"{'PASS' if ratio <= 1.5 else 'MISS'} {label}: DPoP costs {ratio:.2f}x the bearer rate "
+                        f"({cd / cb:.2f}x the server CPU a request); target at most 1.5x")
+    elif bearer == "introspect-bearer":
+        verdicts.append(f"INFO {label}: a DPoP-bound token costs {ratio:.2f}x a bearer one "
+                        f"({cd / cb:.2f}x the server CPU); no proof is checked here (the resource server does)")
+    else:
+        verdicts.append(f"INFO {label}: the FAPI 2.0 flow costs {ratio:.2f}x the plain one by rate "
+                        f"({cd / cb:.2f}x the server CPU a flow): a third request (PAR), two assertions "
+                        f"and one proof checked, three jti recorded")
 print("\n".join(verdicts))
+driver = {n: dict(line.rstrip("\n").split(" ", 1) for line in open(f"{tmp}/{n}.flows")) for n in ("code-bearer", "code-dpop")}
+print("flows.py's own CPU over the flows (of the 2 cores the machine has): "
+      + ", ".join(f"{k} {float(d['driver_cpu']) / float(d['elapsed']):.2f} cores"
+                  for k, d in (("plain", driver["code-bearer"]), ("FAPI", driver["code-dpop"]))))
 PY

@@ -45,13 +45,11 @@ package enum JSONValue: Sendable, Hashable {
     /// The members of an object, or nil for another kind.
     package var object: [String: JSONValue]? { if case .object(let value) = self { value } else { nil } }
 
-    /// Parses one JSON object (a header, a JWK, a claims set).
+    /// Parses one JSON object (a header, a JWK, a claims set), strictly (see `JSONReader`).
     /// - Throws: `JOSEError.malformed` for anything else, and for an object
     ///   that names a member twice (see `DuplicateMembers`).
     package static func parseObject(_ bytes: [UInt8]) throws(JOSEError) -> [String: JSONValue] {
-        guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(bytes)),
-            !DuplicateMembers.found(in: bytes)
-        else { throw .malformed }
+        guard let object = try? JSONReader.object(bytes) else { throw .malformed }
         return object
     }
 

@@ -33,9 +33,11 @@ package enum JWS {
     package static func verify(_ token: String, keys: JWKSet, allowing allowed: Set<Algorithm>) throws(JOSEError)
         -> Verified
     {
-        let parts = try Parts(token, allowed: allowed)
-        guard let id = parts.header.keyID, let key = keys.key(id: id) else { throw .unknownKey }
-        return try parts.verified(with: key)
+        let compact = try Compact(token)
+        guard !compact.signature.isEmpty else { throw .malformed }
+        let header = try compact.header(allowing: allowed)
+        guard let id = header.keyID, let key = keys.key(id: id) else { throw .unknownKey }
+        return try compact.verified(header, with: key)
     }
 
     /// Verifies `token` with `key`, whatever `kid` the header carries, when
@@ -44,34 +46,55 @@ package enum JWS {
     package static func verify(_ token: String, key: JWK, allowing allowed: Set<Algorithm>) throws(JOSEError)
         -> Verified
     {
-        try Parts(token, allowed: allowed).verified(with: key)
+        let compact = try Compact(token)
+        guard !compact.signature.isEmpty else { throw .malformed }
+        return try compact.verified(compact.header(allowing: allowed), with: key)
     }
 
-    /// A compact token split and decoded, its signature not yet checked.
-    private struct Parts {
-        let header: JWSHeader
+    /// A compact token split and decoded, its header's JSON read once, its signature not yet checked: for a
+    /// caller that reads the header's members itself before it knows the key (a DPoP proof carries its `jwk`).
+    package struct Compact {
+        /// The header's members, as received (nothing in them is checked yet).
+        package let members: [String: JSONValue]
         let signingInput: [UInt8]
         let payload: [UInt8]
         let signature: [UInt8]
 
-        init(_ token: String, allowed: Set<Algorithm>) throws(JOSEError) {
+        /// Splits `token` and reads its header. The signature may be empty here (an `alg` of `none` is then
+        /// refused for its `alg`, by the caller or `verified`); `verified` refuses it as `.malformed`.
+        /// - Throws: `.malformed` for anything but three base64url parts, the first a JSON object.
+        package init(_ token: String) throws(JOSEError) {
             // Base64url and dots only: whitespace, padding and a JWE's five
             // parts all fail below, before any JSON is read.
             guard token.utf8.count <= maximumLength else { throw .malformed }
             let pieces = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-            guard pieces.count == 3, !pieces[0].isEmpty, !pieces[2].isEmpty,
+            guard pieces.count == 3, !pieces[0].isEmpty,
                 let header = StrictBase64URL.decode(Substring(pieces[0])),
                 let payload = StrictBase64URL.decode(Substring(pieces[1])),
                 let signature = StrictBase64URL.decode(Substring(pieces[2]))
             else { throw .malformed }
-            self.header = try JWSHeader(json: header, allowed: allowed)
+            members = try JSONValue.parseObject(header)
             self.payload = payload
             self.signature = signature
             // RFC 7515 §5.2: the signature covers the texts as received.
             signingInput = Array(token.utf8[pieces[0].startIndex..<pieces[1].endIndex])
         }
 
-        func verified(with key: JWK) throws(JOSEError) -> Verified {
+        /// The header, its `alg` one of `allowed`.
+        /// - Throws: as `JWSHeader.init(members:allowed:)`.
+        package func header(allowing allowed: Set<Algorithm>) throws(JOSEError) -> JWSHeader {
+            try JWSHeader(members: members, allowed: allowed)
+        }
+
+        /// Verifies the signature with `key`, `alg` one of `allowed`.
+        /// - Throws: `.criticalHeader`, `.algorithmNotAllowed`, `.malformed` (the header's form),
+        ///   `.keyAlgorithmMismatch`, `.badSignature`.
+        package func verified(with key: JWK, allowing allowed: Set<Algorithm>) throws(JOSEError) -> Verified {
+            try verified(header(allowing: allowed), with: key)
+        }
+
+        func verified(_ header: JWSHeader, with key: JWK) throws(JOSEError) -> Verified {
+            guard !signature.isEmpty else { throw .malformed }
             guard key.fits(header.algorithm) else { throw .keyAlgorithmMismatch }
             let valid: Bool
             switch header.algorithm {

@@ -16,14 +16,13 @@ package struct JWSHeader: Sendable, Equatable {
         self.type = type
     }
 
-    /// Reads a decoded header.
-    /// - Throws: `.malformed` when it is not a JSON object or `alg`, `kid` or
+    /// Reads a header from its parsed members.
+    /// - Throws: `.malformed` when `alg`, `kid` or
     ///   `typ` is not a string; `.criticalHeader` when `crit` is present
     ///   (RFC 7515 §4.1.11: a recipient that understands none of the listed
     ///   extensions must refuse); `.algorithmNotAllowed` when `alg` is not in
     ///   `allowed` (`none` and `HS256` never are).
-    init(json: [UInt8], allowed: Set<Algorithm>) throws(JOSEError) {
-        let members = try JSONValue.parseObject(json)
+    init(members: [String: JSONValue], allowed: Set<Algorithm>) throws(JOSEError) {
         guard members["crit"] == nil else { throw .criticalHeader }
         guard let name = members["alg"]?.string else { throw .malformed }
         guard let algorithm = Algorithm(rawValue: name), allowed.contains(algorithm) else {

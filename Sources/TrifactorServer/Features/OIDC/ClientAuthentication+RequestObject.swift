@@ -46,7 +46,7 @@ extension ClientAuthentication {
                 text == Self.requestObjectType || text == "application/" + Self.requestObjectType
             else { throw refused("The request object's typ must be \(Self.requestObjectType) (RFC 9101 §4).") }
         }
-        guard let keys = Self.keys(of: client), !keys.keys.isEmpty else {
+        guard let keys = self.keys(of: client), !keys.keys.isEmpty else {
             throw refused("This client has no registered JWK Set (private_key_jwt) to verify request objects with.")
         }
         let verified: JWS.Verified

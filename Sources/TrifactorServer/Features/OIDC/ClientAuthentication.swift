@@ -53,6 +53,8 @@ struct ClientAuthentication: Sendable {
     var issuer = ""
     /// Every client is held to FAPI 2.0 (`TRIFACTOR_OIDC_FAPI2`).
     var fapi2Everywhere = false
+    /// Registered key sets, read once per text (each read builds an OpenSSL key per JWK).
+    let keySets = JWKSetCache()
 
     static let assertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
@@ -113,7 +115,7 @@ struct ClientAuthentication: Sendable {
     /// RFC 7523 §3: iss and sub are the client, aud names this server, exp is near, jti is new.
     private func assertedClient(_ assertion: String, claimedID: String?) throws -> OIDCClient {
         guard assertion.utf8.count <= 8192, let unverified = Self.unverifiedIssuer(assertion),
-            let client = try find(unverified), let set = Self.keys(of: client),
+            let client = try find(unverified), let set = keys(of: client),
             let verified = try? JWS.verify(assertion, keys: set, allowing: algorithms(for: client)),
             let claims = try? JWTClaims(payload: verified.payload),
             claims.issuer == client.id, claims.subject == client.id, claimedID == nil || claimedID == client.id,
@@ -139,10 +141,11 @@ struct ClientAuthentication: Sendable {
         return client
     }
 
-    /// The JWK Set a `private_key_jwt` client registered, read; nil for other clients or a set that cannot be read.
-    static func keys(of client: OIDCClient) -> JWKSet? {
+    /// The JWK Set a `private_key_jwt` client registered, read (once per text of it); nil for other clients or a
+    /// set that cannot be read.
+    func keys(of client: OIDCClient) -> JWKSet? {
         guard client.authMethod == .privateKeyJWT, let jwks = client.jwks else { return nil }
-        return try? JWKSet(json: Array(jwks.utf8))
+        return try? keySets.set(jwks)
     }
 
     /// Records the `jti` of a JWT `client` signed (an assertion, or a request object under `request:`), kept until a

@@ -14,6 +14,9 @@ struct DPoP: Sendable {
     let clock: Clock
     /// Makes and checks the server's nonces (§8); nil: proofs need none.
     let nonces: Nonces?
+    /// The proofs' keys, made once per `jwk` (a client signs its proofs with one key for a while): building the
+    /// OpenSSL key decodes the point and checks it is on the curve, each time the same answer.
+    let keys = JWKCache()
 
     /// The proof algorithms: asymmetric only (§4.3 5), as the server verifies.
     static let algorithms: Set<Algorithm> = ClientAuthentication.algorithms
@@ -52,10 +55,9 @@ struct DPoP: Sendable {
     ) throws -> Proof {
         let now = clock.now().millis / 1000
         guard proof.utf8.count <= Self.maximumLength else { throw Failure.invalid("The DPoP proof is too long.") }
-        let parts = proof.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = StrictBase64URL.decode(parts[0]),
-            let header = try? JSONValue.parseObject(headerBytes)
-        else { throw Failure.invalid("The DPoP proof is not a JWT.") }
+        // The header's JSON is read once, here, and its signature checked with the key it carries.
+        guard let compact = try? JWS.Compact(proof) else { throw Failure.invalid("The DPoP proof is not a JWT.") }
+        let header = compact.members
         // §4.2, §4.3 4-7: typ dpop+jwt, an asymmetric alg, and the public key it is signed with.
         guard header["typ"]?.string == "dpop+jwt" else {
             throw Failure.invalid("The DPoP proof's typ must be dpop+jwt.")
@@ -69,14 +71,14 @@ struct DPoP: Sendable {
         }
         let key: JWK
         do {
-            key = try JWK(members: members)
+            key = try keys.key(members)
         } catch {
             throw Failure.invalid(
                 "The DPoP proof's jwk is not a public P-256, Ed25519 or RSA key (RSA of 2048 bits or more).")
         }
         let verified: JWS.Verified
         do {
-            verified = try JWS.verify(proof, key: key, allowing: algorithms)
+            verified = try compact.verified(with: key, allowing: algorithms)
         } catch .algorithmNotAllowed {
             throw Failure.invalid("The DPoP proof's alg must be one of \(Self.algorithms.map(\.rawValue).sorted()).")
         } catch {
@@ -89,7 +91,10 @@ struct DPoP: Sendable {
             throw Failure.invalid("The DPoP proof needs a jti.")
         }
         guard claims.string("htm") == method else { throw Failure.invalid("The DPoP proof's htm is not \(method).") }
-        guard let htu = claims.string("htu"), let asked = Self.normalized(htu), asked == Self.normalized(url) else {
+        // The server's own URL, sent back as it is (what clients do), needs no parse: it is its own normal form.
+        guard let htu = claims.string("htu"),
+            htu == url || Self.normalized(htu).map({ $0 == Self.normalized(url) }) == true
+        else {
             throw Failure.invalid("The DPoP proof's htu is not \(url).")
         }
         // A NumericDate may have a fraction (RFC 7519 §2).
