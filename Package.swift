@@ -126,7 +126,7 @@ let package = Package(
         // runner that is libFuzzer's target when built with -DFUZZING and a
         // replayer otherwise. The test suite replays fuzz/corpus through the harnesses.
         .target(
-            name: "FuzzHarnesses", dependencies: ["API", "Crypto", "HTTP", "WebAuthn"], path: "fuzz/Harnesses",
+            name: "FuzzHarnesses", dependencies: ["API", "Crypto", "HTTP", "JOSE", "WebAuthn"], path: "fuzz/Harnesses",
             swiftSettings: strict),
         .executableTarget(
             name: "trifactor-fuzz", dependencies: ["FuzzHarnesses"], path: "fuzz/Runner", swiftSettings: strict),

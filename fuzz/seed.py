@@ -152,6 +152,25 @@ def main():
     for name, body in bodies.items():
         write("json-body", name, body.encode())
 
+    # JOSE's JSON (headers, JWKs, claims of tokens and DPoP proofs): the reader's edges.
+    jose = {
+        "dpop-header": '{"typ":"dpop+jwt","alg":"ES256","jwk":{"kty":"EC","crv":"P-256","x":"f83O","y":"x_FE"}}',
+        "claims": '{"iss":"https://a.example","aud":["x","y"],"exp":1796578598,"iat":1.5e9,"cnf":{"jkt":"abc"}}',
+        "duplicate": '{"alg":"ES256","alg":"none"}',
+        "escaped-duplicate": '{"alg":"ES256","\\u0061lg":"none"}',
+        "surrogates": '{"name":"\\ud83d\\ude00","lone":"\\udc00"}',
+        "numbers": '{"a":-0,"b":0.5e-3,"d":9223372036854775807,"e":9223372036854775808,"f":-12.25E+2}',
+        "leading-zero": '{"f":01}',
+        "huge-number": '{"c":1e400}',
+        "control": '{"a":"\x01"}',
+        "deep": '{"a":' * 600 + "1" + "}" * 600,
+        "trailing": '{"a":1} x',
+        "bad-utf8": '{"a":"\xff\xfe"}',
+        "whitespace": ' \t\r\n{ "a" : [ true , false , null ] } ',
+    }
+    for name, text in jose.items():
+        write("jose-json", name, text.encode("latin-1"))
+
 
 if __name__ == "__main__":
     main()

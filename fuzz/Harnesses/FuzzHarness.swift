@@ -2,6 +2,7 @@ import API
 import Crypto
 import Foundation
 import HTTP
+import JOSE
 import WebAuthn
 
 /// The parsers that read attacker bytes, each wrapped as a function of one
@@ -26,6 +27,9 @@ package enum FuzzHarness: String, CaseIterable, Sendable {
     case httpHead = "http-head"
     /// A JSON request body, decoded as each request model the API reads.
     case jsonBody = "json-body"
+    /// JOSE's JSON (a token's header or claims, a DPoP proof's `jwk`): its own strict reader, which must take
+    /// exactly what Foundation's JSONDecoder takes (less an object naming a member twice), and agree on the value.
+    case joseJSON = "jose-json"
 
     /// Runs the harness on `bytes`.
     package func run(_ bytes: [UInt8]) {
@@ -57,6 +61,8 @@ package enum FuzzHarness: String, CaseIterable, Sendable {
             Self.checkHead(bytes)
         case .jsonBody:
             Self.decodeBodies(bytes)
+        case .joseJSON:
+            Self.compareJOSEReader(bytes)
         }
     }
 
@@ -102,6 +108,32 @@ package enum FuzzHarness: String, CaseIterable, Sendable {
     }
 
     // MARK: JSON
+
+    /// JOSE's reader against JSONDecoder on the same bytes: a text one takes and the other refuses, or a different
+    /// value, traps (so libFuzzer reports it, and the corpus replay fails).
+    static func compareJOSEReader(_ bytes: [UInt8]) {
+        let ours = try? JSONValue.parseObject(bytes)
+        let foundation =
+            (try? JSONDecoder().decode([String: JSONValue].self, from: Data(bytes)))
+            .flatMap { DuplicateMembers.found(in: bytes) ? nil : $0 }
+        precondition(
+            ours.map(normalised) == foundation.map(normalised),
+            "JOSE's JSON reader and JSONDecoder disagree on \(bytes.count) bytes")
+    }
+
+    /// The members with every number as a Double: `1.5e9` is a whole number to JSONDecoder and a fraction's notation
+    /// to the reader, and JSONValue's accessors read either alike.
+    static func normalised(_ members: [String: JSONValue]) -> [String: JSONValue] {
+        func value(_ v: JSONValue) -> JSONValue {
+            switch v {
+            case .integer(let i): .number(Double(i))
+            case .array(let items): .array(items.map(value))
+            case .object(let m): .object(normalised(m))
+            default: v
+            }
+        }
+        return members.mapValues(value)
+    }
 
     /// Decodes `bytes` as every request body the API reads, through the same
     /// path as the server (`Request.decode`, with its 422 field finder).
