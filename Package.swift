@@ -100,7 +100,7 @@ let package = Package(
         // The client side: a portable SDK core (Foundation only), its Linux
         // defaults (libsodium and OpenSSL through Crypto), fakes for tests, and the CLI.
         .target(name: "TrifactorKit", dependencies: ["API"], swiftSettings: strict),
-        .target(name: "TrifactorKitVault", dependencies: ["TrifactorKit", "Crypto"], swiftSettings: strict),
+        .target(name: "TrifactorKitVault", dependencies: ["TrifactorKit", "Core", "Crypto"], swiftSettings: strict),
         .target(name: "TrifactorKitTesting", dependencies: ["TrifactorKit"], swiftSettings: strict),
         .executableTarget(
             name: "trifactor",

@@ -282,7 +282,7 @@ extension BankApp {
     }
 
     /// Whether a typed email can be one (Trifactor checks it fully): one "@", no space, at most 254 characters.
-    static func looksLikeEmail(_ email: String) -> Bool {
+    package static func looksLikeEmail(_ email: String) -> Bool {
         email.count <= 254 && email.split(separator: "@").count == 2 && !email.contains(" ")
     }
 

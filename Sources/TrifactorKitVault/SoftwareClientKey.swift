@@ -1,3 +1,4 @@
+import Core
 import Crypto
 public import Foundation
 public import TrifactorKit
@@ -9,7 +10,9 @@ public final class SoftwareClientKey: ClientSigningKey {
     private let key: P256SigningKey
     public let x: String
     public let y: String
-    public let keyID: String?
+    private let chosenKeyID: String?
+    /// The `kid`: the one given, or the key's RFC 7638 thumbprint.
+    public var keyID: String? { chosenKeyID ?? Base64URL.encode(SHA256.hash(Array(thumbprintInput.utf8))) }
 
     /// Why a key file could not be used.
     public struct Failure: Error, CustomStringConvertible {
@@ -73,10 +76,9 @@ public final class SoftwareClientKey: ClientSigningKey {
         guard let point = try? key.publicCoordinates() else {
             throw Failure(description: "\(path) holds a key whose public point cannot be read.")
         }
-        x = Self.base64URL(point.x)
-        y = Self.base64URL(point.y)
-        let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(x)","y":"\#(y)"}"#
-        self.keyID = keyID ?? Self.base64URL(SHA256.hash(Array(canonical.utf8)))
+        x = Base64URL.encode(point.x)
+        y = Base64URL.encode(point.y)
+        chosenKeyID = keyID
     }
 
     public func signES256(_ message: Data) throws -> Data {
@@ -93,10 +95,5 @@ public final class SoftwareClientKey: ClientSigningKey {
             withJSONObject: ["keys": [publicJWK.merging(["use": "sig", "alg": "ES256"]) { a, _ in a }]],
             options: [.sortedKeys, .withoutEscapingSlashes])
         return data.map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-    }
-
-    private static func base64URL(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 }

@@ -71,7 +71,7 @@ case let arguments where arguments.first == "staff":
         if emails.isEmpty { print("No staff yet: trifactor-bank staff add EMAIL adds one.") }
     case let words where words.count == 2 && ["add", "remove"].contains(words[0]):
         let email = words[1].lowercased()
-        guard email.contains("@"), !email.hasPrefix("@"), !email.hasSuffix("@"), email.count <= 254 else {
+        guard BankApp.looksLikeEmail(email) else {
             fail("\(words[1]) is not an email address.")
         }
         do {

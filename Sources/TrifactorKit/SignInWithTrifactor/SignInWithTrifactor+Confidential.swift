@@ -23,6 +23,9 @@ extension ClientSigningKey {
         if let keyID { jwk["kid"] = keyID }
         return jwk
     }
+
+    /// The JSON whose SHA-256 is the key's RFC 7638 thumbprint: the required members, in order, without whitespace.
+    public var thumbprintInput: String { #"{"crv":"P-256","kty":"EC","x":"\#(x)","y":"\#(y)"}"# }
 }
 
 extension SignInWithTrifactor {
@@ -60,8 +63,7 @@ extension SignInWithTrifactor {
     /// bound to it carry in `cnf.jkt`; nil without a DPoP key.
     public var dpopThumbprint: String? {
         guard let key = credentials?.dpopKey else { return nil }
-        let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(key.x)","y":"\#(key.y)"}"#
-        return Base64URL.encode(crypto.sha256(Data(canonical.utf8)))
+        return Base64URL.encode(crypto.sha256(Data(key.thumbprintInput.utf8)))
     }
 
     /// Pushes an authorization request (RFC 9126) as the confidential client and returns the request to send the
@@ -277,7 +279,7 @@ extension SignInWithTrifactor {
         guard let head = try? JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]),
             let body = try? JSONSerialization.data(
                 withJSONObject: claims, options: [.sortedKeys, .withoutEscapingSlashes])
-        else { throw .unexpectedResponse(status: 0) }
+        else { throw .invalidArgument("The token's header or claims cannot be written as JSON.") }
         let input = Base64URL.encode(head) + "." + Base64URL.encode(body)
         guard let signature = try? key.signES256(Data(input.utf8)), signature.count == 64 else {
             throw .invalidArgument("The client's key could not sign (an ES256 signature is 64 bytes).")
