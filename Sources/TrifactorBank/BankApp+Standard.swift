@@ -130,7 +130,9 @@ extension BankApp {
             // Back, a reload, or a second tab after the answer was taken: what it did stands.
             if session?.isSignedIn == true { return redirect("/accounts") }
             return refused(
-                409, "This sign-in is no longer waiting (it was finished or started again). Please sign in again.")
+                409,
+                "This sign-in is not waiting here: it was finished, started again, or never began in this browser. "
+                    + "Please sign in again.")
         }
         let url = URL(string: "http://bank" + request.path + "?" + request.rawQuery) ?? URL(string: "http://bank/")!
         let tokens: SignInWithTrifactor.Tokens

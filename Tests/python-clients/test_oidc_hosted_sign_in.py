@@ -355,3 +355,41 @@ def test_a_sign_in_text_refused_by_a_limit_does_not_say_a_code_was_sent():
         main = re.sub(r"<[^>]+>", " ", r.text.split("<main")[1])
         assert "Wait" in main and "sent a code" not in main and "Code from the text" not in main, main[:800]
         assert f"flow={flow}" in r.url
+
+
+def test_a_refused_new_code_keeps_the_field_for_the_code_sent_and_the_first_text_is_not_called_new():
+    """The first text: one sentence, not "a new code… earlier codes no longer work". "Send a new code" past the
+    limit: the wait is said, and the field for the code already sent stays (it still works). A prompt=login with
+    nobody signed in on the browser is a sign-in, not "Sign in again"."""
+    import re
+
+    from oidc_support import running_provider
+    from test_oidc_payments import payer
+
+    with running_provider("--verify-number-burst", "2", "--verify-number-rate", "0.01") as provider:
+        client = provider.register()
+        user = payer(provider)  # the enrolment text took one of the number's two
+        browser = Browser(provider)
+        r = browser.http.get(provider.authorize_url(client, state="t", prompt="login"), allow_redirects=False)
+        page = browser.follow(r, None).response
+        assert "Sign in again" not in page.text, "nobody was signed in on this browser"
+        form = [f for f in forms_of(page.text).forms if f["action"] == "/authorize/sign-in"][0]
+        r = browser.http.post(provider.issuer + "/authorize/sign-in", data=dict(form["inputs"], email=user.email))
+        page = browser.follow(r, None).response
+        form = [f for f in forms_of(page.text).forms if f["action"] == "/authorize/password"][0]
+        r = browser.http.post(provider.issuer + "/authorize/password", data=dict(form["inputs"], password=user.password))
+        page = browser.follow(r, None).response
+        phone = re.search(r'href="(/authorize/second-factor\?[^"]*factor=[^"]+)"', page.text)
+        if phone:
+            page = browser.http.get(provider.issuer + phone.group(1).replace("&amp;", "&"))
+        send = [f for f in forms_of(page.text).forms if f["action"] == "/authorize/second-factor/send"][0]
+        first = browser.http.post(provider.issuer + "/authorize/second-factor/send",
+                                  data=dict(send["inputs"], how="sms"), allow_redirects=True)
+        main = re.sub(r"<[^>]+>", " ", first.text.split("<main")[1])
+        assert "sent a code" in main and "Earlier codes no longer work" not in main, main[:600]
+        again = [f for f in forms_of(first.text).forms if f["action"] == "/authorize/second-factor/send"][0]
+        refused = browser.http.post(provider.issuer + "/authorize/second-factor/send",
+                                    data=dict(again["inputs"], how="sms"), allow_redirects=True)
+        main = re.sub(r"<[^>]+>", " ", refused.text.split("<main")[1])
+        assert "Wait" in main, main[:600]
+        assert 'name="code"' in refused.text, main[:600]

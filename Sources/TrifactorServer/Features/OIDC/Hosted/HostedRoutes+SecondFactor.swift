@@ -82,15 +82,17 @@ extension HostedRoutes {
                 t("second.notice.added")
             } else if request.query["called"] == "1" {
                 t("second.notice.called", ["phone": phone])
-            } else if request.query["sent"] == "1" && request.query["error"] == nil && chosen.kind == .phone {
+            } else if request.query["resent"] == "1" && request.query["error"] == nil && chosen.kind == .phone {
+                // Only a second text makes the first one stop working; the first is said by the page itself.
                 t("second.notice.sent", ["phone": phone])
             } else {
                 nil
             }
+        let sent = request.query["sent"] == "1" || request.query["resent"] == "1"
         return factorForm(
-            c, chosen, others: usable, stepUp: isStepUp, sent: request.query["sent"] == "1", error: error,
+            c, chosen, others: usable, stepUp: isStepUp, sent: sent, error: error,
             status: error == nil ? 200 : 422, notice: notice,
-            sendRefused: request.query["error"] != nil && request.query["sent"] != "1")
+            sendRefused: request.query["error"] != nil && !sent)
     }
 
     /// The passkey's page of a second step or step-up.
@@ -145,7 +147,7 @@ extension HostedRoutes {
                 HostedPage.form(
                     "/authorize/second-factor/send", c.frame,
                     [
-                        factor,
+                        factor, HostedPage.hidden("again", "1"),
                         HostedPage.actions([
                             HostedPage.button(t("code.send_new"), name: "how", value: "sms", kind: "secondary"),
                             HostedPage.button(t("code.call"), name: "how", value: "call", kind: "secondary"),
@@ -251,7 +253,8 @@ extension HostedRoutes {
             return lostFlow(request)
         }
         let audit = Self.audit(request, for: c.client, c.frame.text)
-        let back = "&factor=\(f.factorID.raw)"
+        // "Send a new code" (a code was sent already): a refusal keeps its page, with the field for the code sent.
+        let back = "&factor=\(f.factorID.raw)" + (form["again"] == "1" ? "&sent=1" : "")
         do {
             switch (step, form["how"]) {
             case (.signIn(let pending), "call"):
@@ -275,7 +278,9 @@ extension HostedRoutes {
             return Self.seeOther("/authorize/second-factor", flow: c.flow.id, extra: "\(back)&error=limit&wait=\(wait)")
         }
         let called = form["how"] == "call" ? "&called=1" : ""
-        return Self.seeOther("/authorize/second-factor", flow: c.flow.id, extra: "\(back)&sent=1\(called)")
+        let resent = form["again"] == "1" ? "&resent=1" : "&sent=1"
+        return Self.seeOther(
+            "/authorize/second-factor", flow: c.flow.id, extra: "&factor=\(f.factorID.raw)\(resent)\(called)")
     }
 
     /// `POST /authorize/second-factor`: a code (authenticator app, text, recovery code).

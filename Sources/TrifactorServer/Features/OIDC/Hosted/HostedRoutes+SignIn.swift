@@ -23,8 +23,10 @@ extension HostedRoutes {
             }
         // "Not you? Use another email" starts from an empty field; signing in again starts from the known one.
         let known = c.flow.progress.email ?? c.flow.request.loginHint
-        let email = request.query["other"] == "1" ? nil : try known ?? knownEmail(request)
-        return emailForm(c, email: email, error: nil, notice: notice)
+        let session = try knownEmail(request)
+        let email = request.query["other"] == "1" ? nil : known ?? session
+        // prompt=login or max_age with nobody signed in on this browser is a first sign-in: it is not "again".
+        return emailForm(c, email: email, error: nil, notice: notice, signedIn: session != nil)
     }
 
     /// The signed-in user's email, when this browser has a session (prompt=login, max_age: signing in again).
@@ -33,10 +35,11 @@ extension HostedRoutes {
             .user.email
     }
 
-    func emailForm(_ c: Context, email: String?, error: String?, status: Int = 200, notice: String? = nil)
-        -> Response
-    {
-        let again = c.flow.request.has(.login) || c.flow.request.maxAge != nil
+    /// - Parameter signedIn: whether this browser has a live session (nil: not known here, taken as yes).
+    func emailForm(
+        _ c: Context, email: String?, error: String?, status: Int = 200, notice: String? = nil, signedIn: Bool? = nil
+    ) -> Response {
+        let again = (c.flow.request.has(.login) || c.flow.request.maxAge != nil) && signedIn != false
         var frame = c.frame
         frame.script = true
         let t = frame.text
@@ -82,7 +85,9 @@ extension HostedRoutes {
         guard var c = try context(request, form: form) else { return lostFlow(request) }
         let email = form["email"] ?? ""
         guard (3...254).contains(email.utf8.count), email.contains("@"), !email.contains(" ") else {
-            return emailForm(c, email: email, error: c.frame.text("common.email.invalid"), status: 422)
+            return emailForm(
+                c, email: email, error: c.frame.text("common.email.invalid"), status: 422,
+                signedIn: try knownEmail(request) != nil)
         }
         c.flow.progress.email = email
         // A new email is nobody proven yet: the pages speak no account's language until its password is.
