@@ -15,12 +15,19 @@ public struct PendingApproval: Codable, Sendable, Equatable {
     /// For `ciba` (an app asking on the user's behalf, OpenID CIBA): the app's name and message, shown beside the
     /// numbers ("Bank by phone: Transfer EUR 250.00 to Erika Mustermann").
     public var message: String?
+    /// For `authz` (a payment approved on the device): the action the approval is bound to (a transfer's `amount`,
+    /// `currency`, `payee`, `to`), shown to the user, and its hash (`CanonicalAction.form`, SHA-256, hex),
+    /// which the device recomputes from `action` and signs with its decision.
+    public var action: [String: JSONScalar]?
+    public var actionHash: String?
     public init(
         approvalID: String, ip: String?, userAgent: String?, createdAt: Date, expiresAt: Date, choices: [Int],
-        purpose: String? = nil, message: String? = nil
+        purpose: String? = nil, message: String? = nil, action: [String: JSONScalar]? = nil, actionHash: String? = nil
     ) {
         self.purpose = purpose
         self.message = message
+        self.action = action
+        self.actionHash = actionHash
         self.approvalID = approvalID
         self.ip = ip
         self.userAgent = userAgent
@@ -34,7 +41,8 @@ public struct PendingApproval: Codable, Sendable, Equatable {
         case userAgent = "user_agent"
         case createdAt = "created_at"
         case expiresAt = "expires_at"
-        case choices, purpose, message
+        case choices, purpose, message, action
+        case actionHash = "action_hash"
     }
 }
 
@@ -45,7 +53,8 @@ public struct PendingApprovals: Codable, Sendable, Equatable {
 }
 
 /// `POST /v1/devices/{id}/approvals/{approval_id}`: signed by the device over
-/// purpose `push`, challenge = the approval id, action = `<decision>:<number>`.
+/// purpose `push`, challenge = the approval id, action = `<decision>:<number>`, and for an approval bound to an
+/// action (`action_hash`), `<decision>:<number>:<action hash>`.
 public struct ApprovalDecision: Codable, Sendable {
     /// `approve` or `deny`.
     public var decision: String

@@ -167,6 +167,26 @@ public enum JSONScalar: Codable, Sendable, Equatable {
     }
 }
 
+/// A bound action's canonical form, which the server hashes (SHA-256, hex) and a device recomputes before it signs a
+/// payment it shows: fields sorted by name, each as its name's length and name, a type tag (`s`, `n`, `b`), and its
+/// text's length and text, so no two different actions (nor "250" and 250) share a form. Lengths count UTF-8 bytes.
+public enum CanonicalAction {
+    public static func form(_ action: [String: JSONScalar]) -> String {
+        var form = ""
+        for key in action.keys.sorted() {
+            guard let value = action[key] else { continue }
+            let tag =
+                switch value {
+                case .string: "s"
+                case .number: "n"
+                case .bool: "b"
+                }
+            form += "\(key.utf8.count):\(key)\(tag)\(value.text.utf8.count):\(value.text);"
+        }
+        return form
+    }
+}
+
 /// 202 answer: the challenge is on its way.
 public struct AuthorizationCreated: Codable, Sendable, Equatable {
     public var authorizationID: String

@@ -22,6 +22,8 @@ public struct DeviceAuthenticator: Sendable {
     let secrets: any SecretStore
     let presence: any UserPresence
     let clock: any TrifactorClock
+    /// SHA-256, to recompute the hash of a payment the device shows before signing it.
+    let crypto: (any TokenCrypto)?
     /// The key's tag, and the prefix of what is stored about it.
     public let tag: String
     /// What an approval, a step-up or a bound-action signature asks of the user.
@@ -37,12 +39,16 @@ public struct DeviceAuthenticator: Sendable {
     ///   - clock: the device's clock; a skew from the server's `Date` is corrected.
     ///   - tag: the key's tag, and the prefix of what is stored about it.
     ///   - approvalPolicy: what releases the approval key: biometrics only, or the passcode too.
+    ///   - crypto: SHA-256 for the payments the device approves (`CryptoKitTokenCrypto` on Apple platforms, the
+    ///     default there; `OpenSSLTokenCrypto` from `TrifactorKitVault` on Linux). Without it, payments are refused.
     public init(
         server: URL, keys: any DeviceKeyStore, secrets: any SecretStore, presence: any UserPresence,
         transport: any HTTPTransport = URLSessionTransport(), clock: any TrifactorClock = SystemClock(),
         tag: String = "device",
-        approvalPolicy: PresencePolicy = .biometricsOrPasscode
+        approvalPolicy: PresencePolicy = .biometricsOrPasscode,
+        crypto: (any TokenCrypto)? = DeviceAuthenticator.platformCrypto
     ) {
+        self.crypto = crypto
         self.approvalPolicy = approvalPolicy
         connection = Connection(server: server, transport: transport, userAgent: "TrifactorKit/1 device")
         self.keys = keys
@@ -205,23 +211,68 @@ public struct DeviceAuthenticator: Sendable {
         }
     }
 
+    /// The SHA-256 this platform offers without another module: CryptoKit's on Apple platforms, none on Linux.
+    public static var platformCrypto: (any TokenCrypto)? {
+        #if canImport(CryptoKit)
+            CryptoKitTokenCrypto()
+        #else
+            nil
+        #endif
+    }
+
+    /// The payment `approval` asks for, when it is one (`purpose` `authz`): its action, checked against the hash the
+    /// approval is bound to, so what the user is shown is what the device signs.
+    /// - Throws: `.actionMismatch` when the action does not hash to `action_hash`, or this device cannot hash.
+    public func payment(of approval: PendingApproval) throws(TrifactorError) -> [String: JSONScalar]? {
+        guard approval.actionHash != nil || approval.action != nil else { return nil }
+        guard let action = approval.action, let hash = approval.actionHash else {
+            throw .actionMismatch("The approval names a payment without its details.")
+        }
+        guard let crypto else {
+            throw .actionMismatch("This device cannot hash a payment: give DeviceAuthenticator a TokenCrypto.")
+        }
+        let digest = crypto.sha256(Data(CanonicalAction.form(action).utf8))
+        guard digest.map({ String(format: "%02x", $0) }).joined() == hash.lowercased() else {
+            throw .actionMismatch("The payment shown is not the payment this approval is for: nothing was signed.")
+        }
+        return action
+    }
+
+    /// "Pay EUR 250.00 to Erika Mustermann", or "Approve the payment" for an action that is not a transfer.
+    static func paymentReason(_ action: [String: JSONScalar]?) -> String {
+        guard let action, let amount = action["amount"]?.text, let payee = action["payee"]?.text else {
+            return "Approve the payment"
+        }
+        return "Pay \(action["currency"].map { "\($0.text) " } ?? "")\(amount) to \(payee)"
+    }
+
     /// Answers `approval` with the number the user picked (nil denies),
     /// after a presence check. A wrong number denies, and the server ends that sign-in.
+    /// For a payment (`purpose` `authz`), the decision signs the hash of the payment shown, recomputed here first.
     /// - Returns: the approval's state after the answer (`approved` or `denied`).
+    /// - Throws: `.actionMismatch` for a payment whose details do not hash to what the approval is bound to.
     public func answer(_ approval: PendingApproval, pickedNumber: Int?) async throws(TrifactorError)
         -> PushApproval.State
     {
         guard let id = try await factorID() else { throw .deviceNotEnrolled }
         let decision = pickedNumber == nil ? "deny" : "approve"
         let number = pickedNumber ?? 0
+        let payment = try self.payment(of: approval)
+        let action = "\(decision):\(number)" + (payment == nil ? "" : ":\(approval.actionHash ?? "")")
+        let reason =
+            switch approval.purpose {
+            case "reset": "Approve the password reset"
+            // The platform's prompt (Face ID's sheet) names the payment too.
+            case "authz": Self.paymentReason(payment)
+            case "ciba": "Approve the request"
+            default: "Approve the sign-in"
+            }
         // An approval needs the user; a denial needs nobody and is signed by the key that never prompts.
         let signature =
             pickedNumber == nil
-            ? try await sign(
-                purpose: "push", challenge: approval.approvalID, action: "\(decision):\(number)", reason: nil)
+            ? try await sign(purpose: "push", challenge: approval.approvalID, action: action, reason: nil)
             : try await approvalSignature(
-                purpose: "push", challenge: approval.approvalID, action: "\(decision):\(number)",
-                reason: approval.purpose == "reset" ? "Approve the password reset" : "Approve the sign-in")
+                purpose: "push", challenge: approval.approvalID, action: action, reason: reason)
         let state: ApprovalState = try await connection.call(
             "POST",
             "/v1/devices/\(TrifactorClient.segment(id))/approvals/\(TrifactorClient.segment(approval.approvalID))",

@@ -80,6 +80,9 @@ public struct TrifactorError: Error, Sendable, Equatable, CustomStringConvertibl
         /// Sign in with Trifactor: the callback does not belong to this sign-in (another `state`, another `iss`, no
         /// `code`); `description` says which.
         public static let callbackRejected = Code(rawValue: "callback_rejected")
+        /// A payment pushed to the device does not hash to what its approval is bound to (or this device cannot hash
+        /// it): nothing was signed.
+        public static let actionMismatch = Code(rawValue: "action_mismatch")
         /// Sign in with Trifactor: the ID token failed a check (signature, issuer, audience, expiry, nonce, level);
         /// `description` says which.
         public static let idTokenRejected = Code(rawValue: "id_token_rejected")
@@ -158,6 +161,10 @@ public struct TrifactorError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The callback does not belong to this sign-in, for the reason `sentence` gives.
     public static func callbackRejected(_ sentence: String) -> TrifactorError {
         TrifactorError(.callbackRejected, sentence: sentence)
+    }
+    /// The payment an approval shows is not the one it is bound to, for the reason `sentence` gives.
+    public static func actionMismatch(_ sentence: String) -> TrifactorError {
+        TrifactorError(.actionMismatch, sentence: sentence)
     }
     /// The ID token failed the check `sentence` names.
     public static func idTokenRejected(_ sentence: String) -> TrifactorError {

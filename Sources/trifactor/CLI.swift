@@ -32,7 +32,7 @@ struct Context: Sendable {
         DeviceAuthenticator(
             server: server, keys: SoftwareDeviceKeyStore(vault: vault), secrets: secrets,
             presence: PassphrasePresence(vault: vault, honoursUnlockWindow: true),
-            tag: "\(profile).device")
+            tag: "\(profile).device", crypto: OpenSSLTokenCrypto())
     }
 
     /// Prints `text` for people, or `object` as JSON with --json.

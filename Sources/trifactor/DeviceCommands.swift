@@ -154,7 +154,7 @@ struct DeviceCommand: Command {
 struct ApproveCommand: Command {
     static let name = "approve"
     static let summary =
-        "[--watch] [--once]   answer sign-ins waiting for this device: type the number shown on the sign-in screen"
+        "[--watch] [--once]   answer sign-ins and payments waiting for this device: type the number shown on the screen that asks"
 
     static func run(_ raw: [String], _ context: Context) async throws {
         let a = try Arguments(raw, flags: ["watch", "once"])
@@ -186,8 +186,13 @@ struct ApproveCommand: Command {
     static func answer(_ approval: PendingApproval, _ device: DeviceAuthenticator, _ context: Context) async throws {
         let left = max(0, Int(approval.expiresAt.timeIntervalSinceNow.rounded()))
         let fromApp = approval.purpose == "ciba"
+        // A payment is shown from the details the device signs the hash of, checked against it first.
+        let payment = try device.payment(of: approval)
         if !context.json {
-            if fromApp {
+            if let payment {
+                print("\(paymentAsker(approval.message)) asks you to approve a payment, \(left) s left:")
+                print(paymentLines(payment).map { "  \($0)" }.joined(separator: "\n"))
+            } else if fromApp {
                 // OpenID CIBA: an app asks on the user's behalf; its message says what for.
                 print("\(approval.message ?? "An app") asks for your approval, \(left) s left.")
             } else {
@@ -200,9 +205,11 @@ struct ApproveCommand: Command {
         let typed: String
         do {
             typed = try context.terminal.ask(
-                fromApp
-                    ? "Type the number the app gave you (Enter denies): "
-                    : "Type the number shown on the sign-in screen (Enter denies): ")
+                payment != nil
+                    ? "Type the number shown on the payment screen (Enter denies): "
+                    : fromApp
+                        ? "Type the number the app gave you (Enter denies): "
+                        : "Type the number shown on the sign-in screen (Enter denies): ")
         } catch {
             throw TrifactorError.presence(error)
         }
@@ -214,12 +221,36 @@ struct ApproveCommand: Command {
             context.output(
                 number == nil
                     ? "Denied."
-                    : fromApp
-                        ? "Denied: that was not the app's number, so its request is over."
-                        : "Denied: that number was not on the sign-in screen, so that sign-in is over.",
+                    : payment != nil
+                        ? "Denied: that number was not on the payment screen, so that approval is over."
+                        : fromApp
+                            ? "Denied: that was not the app's number, so its request is over."
+                            : "Denied: that number was not on the sign-in screen, so that sign-in is over.",
                 json: ["approval_id": approval.approvalID, "status": "denied"])
         }
     }
+}
+
+/// Who asks for a payment: the app's name from the approval's message ("Trifactor Bank: …"), or "An app".
+func paymentAsker(_ message: String?) -> String {
+    guard let message, let colon = message.firstIndex(of: ":"), colon > message.startIndex else { return "An app" }
+    return String(message[..<colon])
+}
+
+/// A transfer's lines as the device shows them: amount, payee, account (IBAN in groups of four).
+func paymentLines(_ action: [String: JSONScalar]) -> [String] {
+    guard let amount = action["amount"]?.text, let payee = action["payee"]?.text else {
+        return ["\(action["type"]?.text ?? "An action") (details on the screen that asks)"]
+    }
+    var lines = ["Amount: \(action["currency"].map { "\($0.text) " } ?? "")\(amount)", "To:     \(payee)"]
+    if let iban = action["to"]?.text {
+        let compact = Array(iban.filter { !$0.isWhitespace })
+        let grouped = stride(from: 0, to: compact.count, by: 4).map {
+            String(compact[$0..<min($0 + 4, compact.count)])
+        }
+        lines.append("IBAN:   \(grouped.joined(separator: " "))")
+    }
+    return lines
 }
 
 struct DenyCommand: Command {

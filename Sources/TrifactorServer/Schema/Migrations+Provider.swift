@@ -177,5 +177,10 @@ extension Schema {
                 CREATE UNIQUE INDEX oidc_backchannel_requests_link ON oidc_backchannel_requests (link_hash);
                 ALTER TABLE oidc_clients ADD COLUMN ciba_text INTEGER NOT NULL DEFAULT 0;
                 """),
+        Migration(
+            version: 22, name: "a payment's action on its push approval, shown and signed on the device",
+            sql: """
+                ALTER TABLE push_approvals ADD COLUMN action TEXT;
+                """),
     ]
 }

@@ -23,13 +23,18 @@ struct AuthorizationService: Sendable {
         let summary: String
         let actionHash: String
         let challenge: ChallengeIssued
+        /// For a device asked with `push`: the approval it shows, and the number to show beside it; nil when the
+        /// user's devices had their pushes for now (3 in 10 minutes).
+        var pushed: PushService.Created?
     }
 
-    /// Describes `action` and sends the challenge of the caller's factor `factorID` for it.
+    /// Describes `action` and sends the challenge of the caller's factor `factorID` for it; for a device and a
+    /// `push` message (who asks), also pushes the action to the device, which shows it and signs its hash.
     /// - Throws: `AuthorizationFailure.unverifiedEmail`, `CommonFailure.invalidFields`, `SecondFactorFailure.factorNotFound`.
-    func create(_ action: [String: JSONScalar], factorID: FactorID, by caller: Caller, client: AuditContext) throws
-        -> Created
-    {
+    func create(
+        _ action: [String: JSONScalar], factorID: FactorID, by caller: Caller, client: AuditContext,
+        push message: String? = nil
+    ) throws -> Created {
         guard caller.user.emailVerifiedAt != nil else { throw AuthorizationFailure.unverifiedEmail }
         guard Self.isValid(action) else {
             throw CommonFailure.invalid(
@@ -54,7 +59,20 @@ struct AuthorizationService: Sendable {
         }
         let challenge = try secondFactors.send(
             factor, purpose: .authorization(id, actionHash: hash), intent: .bound(action), client: client, now: now)
-        return Created(id: id, summary: summary, actionHash: hash, challenge: challenge)
+        return Created(
+            id: id, summary: summary, actionHash: hash, challenge: challenge,
+            pushed: try pushed(factor, id, action, hash, message, client, now))
+    }
+
+    /// The push of `action` to the device `factor`, when asked with a message.
+    private func pushed(
+        _ factor: Factor, _ id: AuthorizationID, _ action: [String: JSONScalar], _ hash: String, _ message: String?,
+        _ client: AuditContext, _ now: Date
+    ) throws -> PushService.Created? {
+        guard let message, factor.kind == .device else { return nil }
+        return try secondFactors.push.create(
+            for: factor, purpose: .authorization(id, actionHash: hash), message: message, action: action,
+            client: client, now: now)
     }
 
     /// Sends the challenge of the caller's pending authorization `id` again ("Send a new code"), for the same action,
@@ -62,9 +80,10 @@ struct AuthorizationService: Sendable {
     /// per number and purpose) and the wrong codes counted so far still count: asking again buys no guesses (NIST SP
     /// 800-63B §5.2.2). A different action voids the authorization, as `consume` does.
     /// - Throws: `AuthorizationFailure.notFound` (unknown, approved, void, expired), `.mismatch` (now void).
-    func resend(_ id: AuthorizationID, action: [String: JSONScalar], by caller: Caller, client: AuditContext) throws
-        -> Created
-    {
+    func resend(
+        _ id: AuthorizationID, action: [String: JSONScalar], by caller: Caller, client: AuditContext,
+        push message: String? = nil
+    ) throws -> Created {
         let now = clock.now()
         let hash = Self.canonicalHash(action)
         let found = try transactions.write { db -> Result<(Factor, String), AuthorizationFailure> in
@@ -88,7 +107,63 @@ struct AuthorizationService: Sendable {
         let (factor, summary) = try found.get()
         let challenge = try secondFactors.send(
             factor, purpose: .authorization(id, actionHash: hash), intent: .bound(action), client: client, now: now)
-        return Created(id: id, summary: summary, actionHash: hash, challenge: challenge)
+        return Created(
+            id: id, summary: summary, actionHash: hash, challenge: challenge,
+            pushed: try pushed(factor, id, action, hash, message, client, now))
+    }
+
+    /// The state of the push `approval` of the caller's authorization `id` for `action`: `pending`, `approved`,
+    /// `denied` or `expired` (also for an approval of another authorization, or none).
+    func pushState(_ approval: ApprovalID, of id: AuthorizationID, action: [String: JSONScalar]) throws -> String {
+        let now = clock.now().millis
+        guard
+            let (status, expiresAt) = try transactions.read({
+                try PushRepository.state(
+                    approval, purpose: .authorization(id, actionHash: Self.canonicalHash(action)), on: $0)
+            })
+        else { return "expired" }
+        if status == .pending && expiresAt <= now { return "expired" }
+        return status.rawValue
+    }
+
+    /// Approves the caller's authorization `id` with the push `approval` its device approved (which signed the
+    /// action's hash): the approval is spent in the same transaction. A device's approval counts no attempt.
+    /// - Throws: `AuthorizationFailure.notFound`, `SecondFactorFailure.invalidCode` (not approved, spent, another
+    ///   authorization's), `.frozen`, `.unusable` (not a device).
+    func approve(_ id: AuthorizationID, approval: ApprovalID, by caller: Caller, client: AuditContext) throws {
+        let now = clock.now().millis
+        let outcome = try transactions.write { db -> Result<Void, any Error> in
+            guard let pending = try AuthorizationRepository.pending(id, userID: caller.user.id, now: now, on: db)
+            else { return .failure(AuthorizationFailure.notFound) }
+            let factor = try SecondFactorService.factor(pending.factorID, of: caller.user.id, on: db)
+            guard factor.kind == .device else { return .failure(SecondFactorFailure.unusable) }
+            if let frozen = try SecondFactorService.frozenApproval(caller.user.id, client: client, now: now, on: db) {
+                return .failure(frozen)
+            }
+            let approved = try secondFactors.push.consume(
+                approval, factor: factor, purpose: .authorization(id, actionHash: pending.actionHash), now: now, on: db)
+            guard approved else {
+                try AuditLog.append(
+                    client.event(
+                        .authorizationFailed, .failure, userID: caller.user.id,
+                        detail: "id=\(id.raw) push approval=\(approval.raw) not approved"),
+                    at: now, on: db)
+                return .failure(SecondFactorFailure.invalidCode)
+            }
+            guard try AuthorizationRepository.approve(id, now: now, lifetime: Self.lifetime, on: db) else {
+                return .failure(AuthorizationFailure.notFound)
+            }
+            try FactorRepository.markUsed(factor.id, at: now, on: db)
+            try AuditLog.append(
+                client.event(
+                    .authorizationApproved, .success, userID: caller.user.id,
+                    detail:
+                        "id=\(id.raw) kind=device push approval=\(approval.raw) \(SecondFactorService.boundDetail(factor))"
+                ),
+                at: now, on: db)
+            return .success(())
+        }
+        try outcome.get()
     }
 
     /// Approves authorization `id` of the caller with a proof of its factor.
@@ -193,22 +268,9 @@ struct AuthorizationService: Sendable {
         }
     }
 
-    /// SHA-256 over an unambiguous canonical form: fields sorted by name,
-    /// each as length-prefixed name, a type tag, and length-prefixed value,
-    /// so no two different actions (nor "250" and 250) share a form.
+    /// SHA-256 over an unambiguous canonical form (`CanonicalAction.form`, which devices recompute).
     static func canonicalHash(_ action: [String: JSONScalar]) -> String {
-        var form = ""
-        for key in action.keys.sorted() {
-            guard let value = action[key] else { continue }
-            let tag =
-                switch value {
-                case .string: "s"
-                case .number: "n"
-                case .bool: "b"
-                }
-            form += "\(key.utf8.count):\(key)\(tag)\(value.text.utf8.count):\(value.text);"
-        }
-        return SHA256.hex(form)
+        SHA256.hex(CanonicalAction.form(action))
     }
 
     /// "Confirm transfer of EUR 250.00 to Alice Example", or "Confirm <type>".

@@ -36,6 +36,9 @@ struct AuthorizationFlow: Sendable, Equatable {
         var detailsFactor: String?
         /// Whether that approval was given: the code may be issued.
         var detailsApproved: Bool?
+        /// The push (`ApprovalID`) that asks the factor, a device, to approve it, and the number the page shows.
+        var detailsPush: String?
+        var detailsNumber: Int?
         /// The device code (its SHA-256) this sign-in is for (RFC 8628): it ends on the device's confirmation page,
         /// never with a code for a redirect URI.
         var device: String?

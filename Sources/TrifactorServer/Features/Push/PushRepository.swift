@@ -1,4 +1,6 @@
+import API
 import Core
+import Foundation
 import Store
 
 /// The `push_approvals` table: sign-ins (and password resets) pushed to a
@@ -14,8 +16,11 @@ enum PushRepository {
         let expiresAt: Int64
         let choices: [Int]
         let purpose: Purpose
-        /// What the device shows beside the numbers: a client's `binding_message` (OpenID CIBA).
+        /// What the device shows beside the numbers: a client's `binding_message` (OpenID CIBA), or the app asking for a
+        /// payment.
         let message: String?
+        /// The bound action a payment's approval is for, which the device shows and signs the hash of.
+        let action: [String: JSONScalar]?
     }
 
     /// Writes an approval row, pending for `PushService.lifetime`; no user and
@@ -23,19 +28,25 @@ enum PushRepository {
     /// device ever sees).
     static func insert(
         id: ApprovalID, userID: UserID?, factorID: FactorID?, emailKey: String?, purpose: Purpose, number: Int,
-        choices: [Int], message: String? = nil, lifetime: Int64 = PushService.lifetime,
-        client: AuditContext, now: Int64, on db: any SQLConnection
+        choices: [Int], message: String? = nil, action: [String: JSONScalar]? = nil,
+        lifetime: Int64 = PushService.lifetime, client: AuditContext, now: Int64, on db: any SQLConnection
     ) throws {
+        let actionJSON = try action.map { action -> String in
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            return String(decoding: try encoder.encode(action), as: UTF8.self)
+        }
         try db.execute(
             """
-            INSERT INTO push_approvals (id, user_id, factor_id, purpose, number, choices, ip, user_agent, status, created_at, expires_at, email_key, message)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+            INSERT INTO push_approvals (id, user_id, factor_id, purpose, number, choices, ip, user_agent, status, created_at, expires_at, email_key, message, action)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
             """,
             [
                 id.sql, SQLValue(userID?.raw), .text(factorID?.raw ?? ""), purpose.sql, .int(Int64(number)),
                 StoredList.encode(choices.map(String.init)), .text(client.ip),
                 SQLValue(client.userAgent.map { String($0.prefix(200)) }),
                 ApprovalStatus.pending.sql, .int(now), .int(now + lifetime), SQLValue(emailKey), SQLValue(message),
+                SQLValue(actionJSON),
             ])
     }
 
@@ -89,7 +100,7 @@ enum PushRepository {
     static func waiting(for factorID: FactorID, now: Int64, on db: any SQLConnection) throws -> [Waiting] {
         try db.query(
             """
-            SELECT id, ip, user_agent, created_at, expires_at, choices, purpose, message FROM push_approvals
+            SELECT id, ip, user_agent, created_at, expires_at, choices, purpose, message, action FROM push_approvals
             WHERE factor_id = $1 AND status = 'pending' AND expires_at > $2 ORDER BY created_at
             """, [factorID.sql, .int(now)]
         ).map { row in
@@ -101,7 +112,14 @@ enum PushRepository {
                         throw StoreError(.decoding, detail: "choice \(item.prefix(8)) is not a number")
                     }
                     return n
-                }, purpose: try Purpose(stored: try row.text("purpose")), message: try row.optionalText("message"))
+                }, purpose: try Purpose(stored: try row.text("purpose")), message: try row.optionalText("message"),
+                action: try row.optionalText("action").map { text in
+                    do {
+                        return try JSONDecoder().decode([String: JSONScalar].self, from: Data(text.utf8))
+                    } catch {
+                        throw StoreError(.decoding, detail: "a push approval's action is not a JSON object")
+                    }
+                })
         }
     }
 
@@ -137,6 +155,13 @@ enum PushRepository {
             """
             UPDATE push_approvals SET status = 'denied', decided_at = $2 WHERE user_id = $1 AND status = 'pending'
             """, [userID.sql, .int(now)])
+    }
+
+    /// The state of the approval `id` made for `purpose`, and when it expires.
+    static func state(_ id: ApprovalID, purpose: Purpose, on db: any SQLConnection) throws -> (
+        status: ApprovalStatus, expiresAt: Int64
+    )? {
+        try state(id, purpose: purpose, or: purpose, on: db)
     }
 
     /// The state of the approval `id` made for either purpose, and when it expires.

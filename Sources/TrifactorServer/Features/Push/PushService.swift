@@ -45,9 +45,13 @@ struct PushService: Sendable {
         return (number, choices)
     }
 
-    /// Pushes a sign-in of `factor`'s user to that device.
+    /// Pushes a sign-in of `factor`'s user to that device (or a payment: `action`, the bound action the device shows
+    /// and signs the hash of, and `message`, who asks).
     /// - Returns: nil when the user had 3 pushes in the last 10 minutes (then only the device signature path is offered).
-    func create(for factor: Factor, purpose: Purpose, client: AuditContext, now: Date) throws -> Created? {
+    func create(
+        for factor: Factor, purpose: Purpose, message: String? = nil, action: [String: JSONScalar]? = nil,
+        client: AuditContext, now: Date
+    ) throws -> Created? {
         let (number, choices) = numbers()
         let id = ApprovalID.random(using: random)
         let created = try transactions.write { db -> Bool in
@@ -62,7 +66,7 @@ struct PushService: Sendable {
             }
             try PushRepository.insert(
                 id: id, userID: factor.userID, factorID: factor.id, emailKey: nil, purpose: purpose, number: number,
-                choices: choices, client: client, now: now.millis, on: db)
+                choices: choices, message: message, action: action, client: client, now: now.millis, on: db)
             try AuditLog.append(
                 client.event(
                     .pushSent, .success, userID: factor.userID, detail: "approval=\(id.raw) device=\(factor.id.raw)"),
@@ -107,13 +111,14 @@ struct PushService: Sendable {
             PendingApproval(
                 approvalID: $0.id, ip: $0.ip, userAgent: $0.userAgent, createdAt: Date(millis: $0.createdAt),
                 expiresAt: Date(millis: $0.expiresAt), choices: $0.choices, purpose: $0.purpose.label,
-                message: $0.message)
+                message: $0.message, action: $0.action, actionHash: $0.purpose.actionHash)
         }
     }
 
     /// A device's decision: `approve` with the number it picked, or `deny`,
-    /// signed over the approval id, the decision and the number. Approving
-    /// with a wrong number ends the whole sign-in.
+    /// signed over the approval id, the decision and the number (and, for a
+    /// payment, the hash of the action it showed). Approving with a wrong
+    /// number ends the whole sign-in (or the payment's approval).
     /// - Throws: `CommonFailure.unauthenticated` for a bad signature,
     ///   `.invalidFields` for another decision, `PushFailure.notFound`.
     func decide(
@@ -123,7 +128,15 @@ struct PushService: Sendable {
             throw CommonFailure.invalid("decision", "must be approve or deny")
         }
         let now = clock.now().millis
-        let message = DeviceKeyFactor.message(purpose: "push", challenge: id.raw, action: "\(decision):\(number)")
+        // A payment's decision signs the hash of the action the device showed: a device shown another payment signs
+        // another hash, which approves nothing (dynamic linking, PSD2 RTS Art. 5).
+        let bound = try transactions.read {
+            try PushRepository.pending(id, factorID: device.id, now: now, on: $0).flatMap {
+                try Purpose(stored: $0.purpose).actionHash
+            }
+        }
+        let message = DeviceKeyFactor.message(
+            purpose: "push", challenge: id.raw, action: "\(decision):\(number)" + (bound.map { ":\($0)" } ?? ""))
         // An approval only by the approval key when the device has one; a denial asks nothing of the user, so either key may sign it.
         guard case .device(let keys) = device.credential,
             DeviceKeyFactor.isValid(signature: signature, key: keys.approving, message: message)
@@ -155,7 +168,10 @@ struct PushService: Sendable {
                 case .passwordReset(let resetHash):
                     // A pushed reset is ended the same way: whoever holds the mailbox cannot keep pushing it.
                     _ = try PasswordResetCodes.spend(hash: resetHash, now: now, on: db)
-                case .stepUp, .authorization, .backchannel:
+                case .authorization(let authorization, _):
+                    // The payment's approval ends: a new one starts from the payment page.
+                    _ = try AuthorizationRepository.void(authorization, whileIn: .pending, on: db)
+                case .stepUp, .backchannel:
                     break
                 }
                 try PushRepository.denyPending(for: purpose, now: now, on: db)
@@ -167,6 +183,10 @@ struct PushService: Sendable {
                     ),
                     at: now, on: db)
             } else {
+                if status == .denied, case .authorization(let authorization, _) = try Purpose(stored: pending.purpose) {
+                    // The user declined the payment on the device: its approval ends (nothing can approve it now).
+                    _ = try AuthorizationRepository.void(authorization, whileIn: .pending, on: db)
+                }
                 try AuditLog.append(
                     client.event(
                         status == .approved ? .pushApproved : .pushDenied, status == .approved ? .success : .denied,

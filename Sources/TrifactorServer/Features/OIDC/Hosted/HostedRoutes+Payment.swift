@@ -11,11 +11,11 @@ import WebUI
 /// approval and the user's lockout alike. The code goes to the client only once it is approved.
 extension HostedRoutes {
     /// The factors that can approve a payment: those whose proof is bound to it (dynamic linking, PSD2 RTS Art. 5): a
-    /// text (or call) that names amount and payee, a passkey that signs a challenge over its hash. An authenticator
-    /// app's code is the same whatever is paid, so it does not approve payments; recovery codes are for getting back
-    /// in; a device approves apps' requests through CIBA.
+    /// text (or call) that names amount and payee, a passkey that signs a challenge over its hash, a device that shows
+    /// amount and payee and signs the hash with its decision. An authenticator app's code is the same whatever is
+    /// paid, so it does not approve payments; recovery codes are for getting back in.
     static func approving(_ hints: [SessionService.Hint]) -> [SessionService.Hint] {
-        hints.filter { [.phone, .passkey].contains($0.kind) }
+        hints.filter { [.phone, .passkey, .device].contains($0.kind) }
     }
 
     /// The signed-in caller and the factors that can approve; or where the browser goes instead.
@@ -56,6 +56,7 @@ extension HostedRoutes {
         }
         var error = Self.errorSentence(request.query, t)
         if request.query["error"] == "ended" { error = t("payment.ended") }
+        if request.query["error"] == "pushes" { error = t("payment.device.limit") }
         // The approval's own count (five wrong codes end it and a new one begins), not a sign-in's.
         if request.query["error"] == "wrong", let left = Self.clamped(request.query["left"], to: 0...100) {
             error = t("payment.wrong.left", ["left": t.number(left)])
@@ -111,6 +112,24 @@ extension HostedRoutes {
                         button: t("payment.approve"))
                 ]
             }
+        case .device:
+            let device = chosen.displayName ?? t("common.your_device")
+            if c.flow.progress.detailsPush != nil, c.flow.progress.detailsFactor == chosen.factorID.raw {
+                switch try pushed(&c, details, caller, request) {
+                case .answer(let response): return response
+                case .waiting(let number):
+                    return waiting(c, details, device: device, number: number, chosen: chosen, among: hints)
+                case .again(let sentence): error = sentence
+                }
+            }
+            step = [
+                HostedPage.form(
+                    "/authorize/payment/send", c.frame,
+                    [
+                        factor, HostedPage.paragraph(t("payment.device.will_ask", ["device": device])),
+                        HostedPage.actions([HostedPage.button(t("device.send"))]),
+                    ])
+            ]
         default:
             break
         }
@@ -124,6 +143,78 @@ extension HostedRoutes {
             HostedPage.layout(
                 t("payment.title"), c.frame, notice: t("payment.notice", ["client": c.client.name]), body),
             c.frame, status: status)
+    }
+
+    /// Where a payment pushed to a device stands.
+    private enum Pushed {
+        /// Approved: the flow went on.
+        case answer(Response)
+        /// Waiting for the device, which shows this number among three.
+        case waiting(Int)
+        /// Declined, expired or refused: this sentence, and the way to send it again.
+        case again(String)
+    }
+
+    /// The device's answer to the flow's push: an approval approves the payment (and the flow goes on); a denial or
+    /// an expiry is said, and the push forgotten so that the page can send a new one.
+    private func pushed(_ c: inout Context, _ details: AuthorizationDetails, _ caller: Caller, _ request: Request)
+        throws -> Pushed
+    {
+        let t = c.frame.text
+        guard let approval = c.flow.progress.detailsPush.map(ApprovalID.init),
+            let id = c.flow.progress.detailsAuthorization.map(AuthorizationID.init)
+        else { return .again(t("device.expired")) }
+        let sentence: String
+        switch try authorizations.pushState(approval, of: id, action: details.action(client: c.client.id)) {
+        case "pending":
+            return .waiting(c.flow.progress.detailsNumber ?? 0)
+        case "approved":
+            do {
+                try authorizations.approve(
+                    id, approval: approval, by: caller, client: Self.audit(request, for: c.client, t))
+                c.flow.progress.detailsApproved = true
+                c.flow.progress.detailsPush = nil
+                return .answer(
+                    try advance(c, token: HostedCookies.value(cookies.session, in: request), request, unsaved: true))
+            } catch AuthorizationFailure.notFound {
+                c.flow.progress.detailsAuthorization = nil
+                sentence = t("payment.ended")
+            } catch let failure as SecondFactorFailure {
+                sentence = Self.sentence(failure, t)
+            }
+        case "denied":
+            // The device declined (or picked a wrong number): that approval is void, a new one starts on "Send".
+            c.flow.progress.detailsAuthorization = nil
+            sentence = t("payment.device.denied")
+        default:
+            sentence = t("device.expired")
+        }
+        c.flow.progress.detailsPush = nil
+        c.flow.progress.detailsNumber = nil
+        try flows.save(c.flow)
+        return .again(sentence)
+    }
+
+    /// The payment and the number to pick on the device, reloaded every 2 seconds until the device answers.
+    private func waiting(
+        _ c: Context, _ details: AuthorizationDetails, device: String, number: Int, chosen: SessionService.Hint,
+        among hints: [SessionService.Hint]
+    ) -> Response {
+        let t = c.frame.text
+        var c = c
+        c.frame.footer = t("footer.paying", ["client": c.client.name, "brand": brand])
+        return HostedPage.response(
+            HostedPage.layout(
+                t("payment.title"), c.frame, notice: t("payment.notice", ["client": c.client.name]),
+                [
+                    statement(details, t),
+                    HostedPage.paragraph(t("device.pick", ["device": device])),
+                    .element("p", ["class": "number", "aria-live": "polite"], [.text(String(number))]),
+                    HostedPage.paragraph(t("device.waiting"), class: "muted"),
+                    .element("meta", ["http-equiv": "refresh", "content": "2"]),
+                    otherWays(c, chosen: chosen, among: hints, path: "/authorize/payment"),
+                    cancelForm(c),
+                ]), c.frame)
     }
 
     /// The details as the user approves them: amount, payee and account, the account paid from, the reference, and
@@ -204,19 +295,28 @@ extension HostedRoutes {
         _ c: inout Context, _ f: SessionService.Hint, _ details: AuthorizationDetails, _ caller: Caller,
         _ audit: AuditContext, challenge: Bool
     ) throws -> AuthorizationService.Created? {
+        let action = details.action(client: c.client.id)
+        // A device is pushed the payment, with who asks for it.
+        let push =
+            f.kind == .device ? "\(c.client.name): \(AuthorizationService.summary(action))" : nil
+        var created: AuthorizationService.Created?
         if let id = c.flow.progress.detailsAuthorization, c.flow.progress.detailsFactor == f.factorID.raw {
             guard challenge else { return nil }
             do {
-                return try authorizations.resend(
-                    AuthorizationID(id), action: details.action(client: c.client.id), by: caller, client: audit)
+                created = try authorizations.resend(
+                    AuthorizationID(id), action: action, by: caller, client: audit, push: push)
             } catch AuthorizationFailure.notFound, AuthorizationFailure.mismatch {
                 // Expired or ended: a new one below.
             }
         }
-        let created = try authorizations.create(
-            details.action(client: c.client.id), factorID: f.factorID, by: caller, client: audit)
+        if created == nil {
+            created = try authorizations.create(action, factorID: f.factorID, by: caller, client: audit, push: push)
+        }
+        guard let created else { return nil }
         c.flow.progress.detailsAuthorization = created.id.raw
         c.flow.progress.detailsFactor = f.factorID.raw
+        c.flow.progress.detailsPush = created.pushed?.id.raw
+        c.flow.progress.detailsNumber = created.pushed?.number
         try flows.save(c.flow)
         return created
     }
@@ -231,13 +331,20 @@ extension HostedRoutes {
         case .failure(let answer): return answer.response
         case .success(let found): (caller, hints, details) = found
         }
-        guard let f = hints.first(where: { $0.factorID.raw == form["factor"] }), f.kind == .phone else {
+        guard let f = hints.first(where: { $0.factorID.raw == form["factor"] }), [.phone, .device].contains(f.kind)
+        else {
             return Self.seeOther("/authorize/payment", flow: c.flow.id)
         }
         let back = "&factor=\(f.factorID.raw)"
         let audit = Self.audit(request, for: c.client, c.frame.text)
         do {
-            _ = try approval(&c, f, details, caller, audit, challenge: true)
+            let created = try approval(&c, f, details, caller, audit, challenge: true)
+            if f.kind == .device {
+                // Pushed: the page waits for the device. Not pushed: the user's devices had their pushes for now.
+                return Self.seeOther(
+                    "/authorize/payment", flow: c.flow.id,
+                    extra: back + (created?.pushed == nil ? "&error=pushes" : ""))
+            }
         } catch let failure as SecondFactorFailure {
             return Self.seeOther("/authorize/payment", flow: c.flow.id, extra: back + Self.errorQuery(failure))
         } catch CommonFailure.rateLimited(let wait) {
@@ -260,8 +367,11 @@ extension HostedRoutes {
         case .failure(let answer): return answer.response
         case .success(let found): (caller, hints, _) = found
         }
-        guard let f = hints.first(where: { $0.factorID.raw == form["factor"] }) else {
-            return Self.seeOther("/authorize/payment", flow: c.flow.id)
+        // A device answers on the device, never with a form here.
+        guard let f = hints.first(where: { $0.factorID.raw == form["factor"] }), f.kind != .device else {
+            let device = hints.first(where: { $0.factorID.raw == form["factor"] })
+            return Self.seeOther(
+                "/authorize/payment", flow: c.flow.id, extra: device.map { "&factor=\($0.factorID.raw)" } ?? "")
         }
         let back = "&factor=\(f.factorID.raw)&sent=1"
         guard let id = c.flow.progress.detailsAuthorization else {

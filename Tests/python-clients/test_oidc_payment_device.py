@@ -1,0 +1,124 @@
+"""A payment approved on the customer's device: the hosted payment page pushes the payment to the `trifactor` CLI,
+enrolled as the customer's device. The CLI shows amount, payee and IBAN (from the details whose hash it recomputes
+and signs with its decision), and the customer types the number the page shows (pexpect). A denial says so and
+offers the push again; the approved payment is spent once."""
+import re
+
+import pexpect
+import pytest
+
+from oidc_support import TIMEOUT, op  # noqa: F401
+from test_oidc_ciba import Device
+from oidc_support import oauth_error
+from test_oidc_payments import IBAN, consume, form, payment, submit, to_payment_page
+
+
+@pytest.fixture(scope="module")
+def bank(op):
+    return op.register(name="Device Bank", grants="authorization_code", scopes="openid")
+
+
+@pytest.fixture
+def customer(op, tmp_path):
+    """A customer with an authenticator app and this test's own CLI device (pushes are limited per user)."""
+    user = op.user()
+    user.device = Device(op, user, tmp_path)
+    return user
+
+
+def number_on(page):
+    found = re.search(r'<p class="number"[^>]*>(\d\d)</p>', page.text)
+    assert found, f"no number on {page.url}: {page.text[:1200]}"
+    return int(found.group(1))
+
+
+def answer(device, number, amount="EUR 250.00"):
+    """`trifactor approve --once` shows the payment and takes `number` (None: Enter, a denial)."""
+    approve = device.run("approve", "--once", timeout=40)
+    approve.expect(r"Device Bank asks you to approve a payment, \d+ s left:")
+    approve.expect(re.escape(f"Amount: {amount}"))
+    approve.expect("To:     Erika Mustermann")
+    approve.expect(re.escape(f"IBAN:   {IBAN}"))
+    approve.expect("Type the number shown on the payment screen")
+    approve.sendline("" if number is None else str(number))
+    approve.expect("Approved." if number is not None else "Denied.")
+    approve.expect(pexpect.EOF)
+
+
+def reload(browser, page):
+    return browser.follow(browser.http.get(page.url, allow_redirects=False, timeout=TIMEOUT))
+
+
+def test_the_device_shows_the_payment_and_its_approval_gives_the_code_once(op, bank, customer):
+    details = payment()
+    browser, page, verifier = to_payment_page(op, bank, customer, details)
+    # The device is offered (an authenticator app's code is not: it is the same whatever is paid).
+    assert "We will ask laptop to approve this payment" in page.text, page.text
+    assert "authenticator app" not in page.text.lower()
+    sent = submit(browser, page, "/authorize/payment/send")
+    assert sent.kind == "page", sent.describe()
+    waiting = sent.response
+    # The payment stays stated beside the number, and the page reloads itself until the device answers.
+    assert "€250.00" in waiting.text and "Erika Mustermann" in waiting.text
+    assert 'http-equiv="refresh"' in waiting.text
+    number = number_on(waiting)
+    # A reload before the device answers keeps waiting with the same number (no second push).
+    again = reload(browser, waiting)
+    assert again.kind == "page" and number_on(again.response) == number, again.describe()
+    answer(customer.device, number)
+    outcome = reload(browser, waiting)
+    assert outcome.kind == "redirect" and outcome.code, outcome.describe()
+    r = op.token(bank, {"grant_type": "authorization_code", "code": outcome.code,
+                        "redirect_uri": bank.redirect_uri, "code_verifier": verifier})
+    assert r.status_code == 200, r.text
+    tokens = r.json()
+    assert tokens["authorization_details"] == details
+    # Spent once, for exactly these details.
+    assert consume(op, bank, tokens["access_token"], details).json()["status"] == "used"
+    oauth_error(consume(op, bank, tokens["access_token"], details), 400, "invalid_grant")
+
+
+def test_a_denial_on_the_device_is_said_and_the_payment_can_be_sent_again(op, bank, customer):
+    details = payment(amount="75.00")
+    browser, page, verifier = to_payment_page(op, bank, customer, details)
+    waiting = submit(browser, page, "/authorize/payment/send").response
+    answer(customer.device, None, amount="EUR 75.00")
+    declined = reload(browser, waiting)
+    assert declined.kind == "page", declined.describe()
+    assert "The payment was declined on your device" in declined.response.text, declined.response.text
+    assert "€75.00" in declined.response.text and form(declined.response, "/authorize/payment/send")
+    # Sending it again asks the device anew; this time the customer approves.
+    waiting = submit(browser, declined.response, "/authorize/payment/send").response
+    answer(customer.device, number_on(waiting), amount="EUR 75.00")
+    outcome = reload(browser, waiting)
+    assert outcome.kind == "redirect" and outcome.code, outcome.describe()
+
+
+def test_a_wrong_number_ends_that_approval_and_a_fourth_push_in_ten_minutes_is_refused(op, bank, customer):
+    browser, page, _ = to_payment_page(op, bank, customer, payment(amount="9.99"))
+    waiting = submit(browser, page, "/authorize/payment/send").response
+    number = number_on(waiting)
+    approve = customer.device.run("approve", "--once", timeout=40)
+    approve.expect("Type the number shown on the payment screen")
+    approve.sendline(str(10 if number != 10 else 11))
+    approve.expect("that number was not on the payment screen")
+    approve.expect(pexpect.EOF)
+    ended = reload(browser, waiting)
+    assert ended.kind == "page" and "declined on your device" in ended.response.text, ended.describe()
+    # A code posted to the payment with the device chosen approves nothing: the page is drawn again.
+    url, inputs = form(ended.response, "/authorize/payment/send")
+    posted = browser.follow(browser.http.post(url.replace("/send", ""), data={**inputs, "code": "123456"},
+                                              allow_redirects=False, timeout=TIMEOUT))
+    assert posted.kind == "page" and "We will ask laptop" in posted.response.text, posted.describe()
+    # Three pushes in ten minutes at most, as for sign-ins: the fourth is refused with a sentence, never sent.
+    page = posted.response
+    for _ in range(2):
+        waiting = submit(browser, page, "/authorize/payment/send").response
+        number_on(waiting)
+        customer.device.deny_all()
+        page = reload(browser, waiting).response
+        assert "declined on your device" in page.text, page.text
+    refused = submit(browser, page, "/authorize/payment/send")
+    assert refused.kind == "page" and "We asked your device several times already" in refused.response.text, \
+        refused.describe()
+    assert 'class="number"' not in refused.response.text
