@@ -164,19 +164,22 @@ struct ApproveCommand: Command {
             throw CLIFailure("This machine is not a device yet: run `trifactor device init`.")
         }
         if a.has("watch") || a.has("once") {
-            if !context.json && context.terminal.stdoutIsTerminal { print("Waiting for sign-ins (Ctrl-C to stop)…") }
+            if !context.json && context.terminal.stdoutIsTerminal {
+                print("Waiting for sign-ins and payments (Ctrl-C to stop)…")
+            }
             for try await approval in device.approvals() {
                 try await answer(approval, device, context)
                 if a.has("once") { return }
             }
             return
         }
-        let pending = try await context.terminal.waiting("Waiting for a sign-in", until: Date().addingTimeInterval(25))
-        {
+        let pending = try await context.terminal.waiting(
+            "Waiting for a sign-in or payment", until: Date().addingTimeInterval(25)
+        ) {
             try await device.pendingApprovals(wait: 25)
         }
         guard !pending.isEmpty else {
-            context.output("No sign-in is waiting.", json: ["approvals": [Any]()])
+            context.output("Nothing is waiting for this device.", json: ["approvals": [Any]()])
             return
         }
         for approval in pending { try await answer(approval, device, context) }
@@ -255,7 +258,7 @@ func paymentLines(_ action: [String: JSONScalar]) -> [String] {
 
 struct DenyCommand: Command {
     static let name = "deny"
-    static let summary = "deny every sign-in waiting for this device"
+    static let summary = "deny every sign-in, payment and request waiting for this device"
 
     static func run(_ raw: [String], _ context: Context) async throws {
         try Arguments(raw).atMost(0)
@@ -264,7 +267,8 @@ struct DenyCommand: Command {
         for approval in pending { _ = try await device.answer(approval, pickedNumber: nil) }
         context.output(
             pending.isEmpty
-                ? "No sign-in is waiting." : "Denied \(pending.count) sign-in\(pending.count == 1 ? "" : "s").",
+                ? "Nothing is waiting for this device."
+                : "Denied \(pending.count) request\(pending.count == 1 ? "" : "s").",
             json: ["denied": pending.map(\.approvalID)])
     }
 }

@@ -102,6 +102,29 @@ struct PaymentPushTests {
         }
     }
 
+    @Test("a push the device did not answer in 2 minutes reads as expired, and a new push for the same payment is sent")
+    func expiry() throws {
+        try Backend.all[0].withServer { server throws in
+            let s = try PushApprovalTests.setup(server, email: "slow@example.com")
+            let (created, caller, audit) = try Self.pushed(s)
+            let first = try #require(created.pushed)
+            let authorizations = server.services.authorizations
+            server.clock.advance(121)
+            #expect(
+                try authorizations.pushState(ApprovalID(first.id.raw), of: created.id, action: Self.action) == "expired"
+            )
+            #expect(try PushApprovalTests.poll(s).decode(PendingApprovals.self).approvals.isEmpty)
+            // The payment's approval lives 5 minutes: "Send to my device" again pushes it anew, for the same approval.
+            let again = try authorizations.resend(
+                created.id, action: Self.action, by: caller, client: audit, push: "Bank")
+            let second = try #require(again.pushed)
+            #expect(second.id.raw != first.id.raw && again.id == created.id)
+            let decided = try Self.decide(s, second.id.raw, "approve", second.number, hash: created.actionHash)
+            #expect(try decided.decode(ApprovalState.self).status == "approved")
+            try authorizations.approve(created.id, approval: ApprovalID(second.id.raw), by: caller, client: audit)
+        }
+    }
+
     @Test("a wrong number or a denial on the device voids the payment's approval; a new one must be asked")
     func wrongNumberAndDenial() throws {
         try Backend.all[0].withServer { server throws in

@@ -3,7 +3,8 @@ OpenID Provider (pushed requests, PKCE, private_key_jwt, DPoP-bound tokens held 
 server). Its customers sign in on Trifactor's hosted pages and approve each transfer there as a
 payment (RFC 9396 details, a text naming amount and payee); the bank spends the approval once
 before its ledger moves. Fields are found by their labels and buttons by their names; codes are
-read from the dev phone. Screenshots go to $BANK_SCREENSHOTS (default .build/bank-screenshots)."""
+read from the dev phone; a transfer is also approved on the customer's device (the `trifactor` CLI in a
+pseudo-terminal). Screenshots go to $BANK_SCREENSHOTS (default .build/bank-screenshots)."""
 
 import os
 import re
@@ -326,6 +327,60 @@ def test_settings_say_where_sign_in_methods_are_kept_and_no_page_is_a_dead_end(b
     # A callback replayed later (Back after the sign-in) lands on the accounts, not an error.
     phone.goto(bank.url + "/signin/callback?state=nothing&code=x")
     expect(phone.get_by_role("heading", name="Your accounts")).to_be_visible()
+
+
+class TextedDevice(Device):
+    """The `trifactor` CLI enrolled as the device of a customer whose second factor is their mobile."""
+
+    def __init__(self, bank, email, tmp_path):
+        passphrase = tmp_path / "passphrase"
+        passphrase.write_text("a long vault passphrase\n")
+        passphrase.chmod(0o600)
+        self.cli = os.environ.get("TRIFACTOR_CLI", ".build/debug/trifactor")
+        self.env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data"), TRIFACTOR_SERVER=bank.op.issuer,
+                        TRIFACTOR_VAULT_PASSPHRASE_FILE=str(passphrase), TERM="dumb")
+        self.env.pop("XDG_RUNTIME_DIR", None)
+        seen = seen_texts(bank)
+        login = self.run("login", email)
+        login.expect("Password: ")
+        login.sendline(PASSWORD)
+        login.expect(r"Code sent to [^:]+: ")
+        login.sendline(texted_code(bank, seen)[0])
+        login.expect(r"Signed in as .* \(AAL2")
+        login.expect(pexpect.EOF)
+        init = self.run("device", "init", "--name", "laptop")
+        init.expect("This machine is device")
+        init.expect(pexpect.EOF)
+
+
+def test_a_transfer_is_approved_on_the_customers_device_which_shows_the_payment(bank, phone, tmp_path):
+    """The payment page pushes the transfer to the customer's device (the CLI): it shows amount, payee and IBAN,
+    the customer types the number the page shows, and the page moves on by itself to the bank, which moves the
+    money once."""
+    email = customer(phone, bank)
+    sign_in_at_trifactor(phone, bank, email)
+    device = TextedDevice(bank, email, tmp_path)
+    before = balance(phone, bank)
+    review_transfer(phone, "40.00")
+    to_payment_page(phone, bank)
+    phone.get_by_role("link", name="Approve on laptop").click()
+    expect(phone.get_by_text("We will ask laptop to approve this payment")).to_be_visible()
+    phone.get_by_role("button", name="Send to my device").click()
+    number = int(phone.locator(".number").inner_text())
+    main = phone.locator("main").inner_text()
+    assert "Erika Mustermann" in main and "40.00" in main, main
+    shot(phone, "standard-payment-device")
+    approve = device.run("approve", "--once", timeout=40)
+    approve.expect(r"Trifactor Bank asks you to approve a payment, \d+ s left:")
+    approve.expect(re.escape("Amount: EUR 40.00"))
+    approve.expect("To:     Erika Mustermann")
+    approve.expect(re.escape(f"IBAN:   {IBAN}"))
+    approve.expect("Type the number shown on the payment screen")
+    approve.sendline(str(number))
+    approve.expect("Approved.")
+    approve.expect(pexpect.EOF)
+    expect(phone.get_by_text("Sent EUR 40.00 to Erika Mustermann")).to_be_visible(timeout=15_000)
+    assert balance(phone, bank) != before
 
 
 def test_bank_by_phone_staff_ask_a_caller_to_approve_on_their_device(bank, phone, tmp_path):

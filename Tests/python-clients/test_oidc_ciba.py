@@ -153,7 +153,7 @@ def test_a_fourth_request_in_ten_minutes_reaches_no_device_but_answers_the_same(
     assert body.status_code == 200 and sorted(body.json()) == [
         "auth_req_id", "binding_number", "expires_in", "interval"], body.text
     waiting = device.run("approve")
-    waiting.expect("No sign-in is waiting.")
+    waiting.expect("Nothing is waiting for this device.")
     waiting.expect(pexpect.EOF)
     oauth_error(poll(op, bank, body.json()["auth_req_id"]), 400, "authorization_pending")
 

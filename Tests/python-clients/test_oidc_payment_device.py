@@ -122,3 +122,17 @@ def test_a_wrong_number_ends_that_approval_and_a_fourth_push_in_ten_minutes_is_r
     assert refused.kind == "page" and "We asked your device several times already" in refused.response.text, \
         refused.describe()
     assert 'class="number"' not in refused.response.text
+
+
+def test_cancelling_while_the_device_waits_withdraws_the_push_and_tells_the_app_the_payment_was_declined(
+        op, bank, customer):
+    browser, page, _ = to_payment_page(op, bank, customer, payment(amount="60.00"))
+    waiting = submit(browser, page, "/authorize/payment/send").response
+    number_on(waiting)
+    cancelled = submit(browser, waiting, "/authorize/cancel")
+    assert cancelled.kind == "redirect" and cancelled.params["error"] == "access_denied", cancelled.describe()
+    assert cancelled.params["error_description"] == "The user declined the payment.", cancelled.params
+    # The device no longer shows it: nothing is waiting.
+    deny = customer.device.run("deny")
+    deny.expect("Nothing is waiting for this device.")
+    deny.expect(pexpect.EOF)

@@ -166,6 +166,17 @@ struct AuthorizationService: Sendable {
         try outcome.get()
     }
 
+    /// Ends the pending authorization `id` for `action` (the page that asked for it was cancelled): it can no longer
+    /// be approved, and a push for it still waiting on the device is denied, so the device stops showing it.
+    func withdraw(_ id: AuthorizationID, action: [String: JSONScalar]) throws {
+        let now = clock.now().millis
+        try transactions.write { db in
+            guard try AuthorizationRepository.void(id, whileIn: .pending, on: db) else { return }
+            try PushRepository.denyPending(
+                for: .authorization(id, actionHash: Self.canonicalHash(action)), now: now, on: db)
+        }
+    }
+
     /// Approves authorization `id` of the caller with a proof of its factor.
     /// - Throws: `AuthorizationFailure.notFound`, `SecondFactorFailure.invalidCode`, `.locked`.
     func approve(_ id: AuthorizationID, proof: Proof, by caller: Caller, client: AuditContext) throws {

@@ -208,7 +208,14 @@ extension HostedRoutes {
     /// `POST /authorize/cancel`: the user declined; the client hears `access_denied`.
     func cancel(_ request: Request) throws -> Response {
         guard let c = try context(request, form: Form(request.body)) else { return lostFlow(request) }
-        return try refuse(c, "access_denied", "The user cancelled the sign-in.")
+        guard let details = c.flow.request.authorizationDetails else {
+            return try refuse(c, "access_denied", "The user cancelled the sign-in.")
+        }
+        // A payment left with Cancel: its approval ends, and a push still waiting on the device is withdrawn.
+        if let id = c.flow.progress.detailsAuthorization, c.flow.progress.detailsApproved != true {
+            try authorizations.withdraw(AuthorizationID(id), action: details.action(client: c.client.id))
+        }
+        return try refuse(c, "access_denied", "The user declined the payment.")
     }
 
     /// Answers the client with an error and ends the flow: one request, one answer (a cancelled sign-in opened
