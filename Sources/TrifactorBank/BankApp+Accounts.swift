@@ -12,7 +12,8 @@ extension BankApp {
     /// them after the idle time (the page they were opening is where confirming takes them).
     func customer(_ request: Request) throws(Refusal) -> (BankSession, String) {
         guard let session = session(request).session, case .signedIn(let customer, _) = session.stage else {
-            throw Refusal(response: redirect("/"))
+            // A page opened while signed out (a bookmark, a link, Back after signing out): the start page says why.
+            throw Refusal(response: redirect(request.method == "GET" ? "/?continue=1" : "/"))
         }
         if session.needsFactor { throw Refusal(response: redirect("/setup/phone")) }
         if session.cameBack(now: now(), idle: configuration.idleTimeout) {

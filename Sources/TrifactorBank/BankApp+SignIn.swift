@@ -40,6 +40,7 @@ extension BankApp {
             notice = "Your session has ended. Please sign in again."
             cookies.append(SessionCookie.cleared(secure: configuration.secure))
         }
+        if notice == nil, request.query["continue"] == "1" { notice = "Please sign in to see that page." }
         var email: String?
         if let session = viewer as? BankSession {
             // The start page starts again: a sign-in or a reset under way is dropped (its email stays in the field).

@@ -48,8 +48,12 @@ extension BankApp {
             let name = try database.read {
                 try $0.queryOne("SELECT name FROM bank_customers WHERE id = $1", [.text(customer)])?.text("name")
             }
-            payment["creditorName"] = name ?? "You"
-            if let iban = accounts.first(where: { $0.id == id })?.iban {
+            let account = accounts.first(where: { $0.id == id })
+            // The holder, and which of their accounts, as the bank's review says it ("your Saving"): the payment page
+            // and its text name the same account the customer chose.
+            let holder = name ?? "You"
+            payment["creditorName"] = account.map { String("\(holder) (\($0.name))".prefix(70)) } ?? holder
+            if let iban = account?.iban {
                 payment["creditorAccount"] = ["iban": iban.electronic]
             }
         }

@@ -30,6 +30,18 @@ struct StepTests {
         }
     }
 
+    @Test(
+        "a customer's page opened while signed out goes to the start page, which says to sign in to see it",
+        arguments: ["/accounts", "/transfer", "/settings"])
+    func signedOutDeepLink(path: String) async throws {
+        try await BankHarness.run { bank in
+            let visitor = TestBrowser(bank.server)
+            let answer = await visitor.send("GET", path)
+            #expect(answer.status == 303 && answer.header("Location") == "/?continue=1")
+            #expect(await visitor.send("GET", "/?continue=1").text.contains("Please sign in to see that page."))
+        }
+    }
+
     @Test("a form posted from a page that is no longer current does nothing and the page it lands on says so")
     func outOfDateForm() async throws {
         try await BankHarness.run { bank in

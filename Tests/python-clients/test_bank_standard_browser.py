@@ -209,6 +209,22 @@ def test_a_customer_signs_in_on_trifactors_pages_and_pays_with_a_text_naming_the
     assert phone.locator("main").inner_text().count("Erika Mustermann") == 2
 
 
+def test_a_transfer_between_own_accounts_names_the_account_chosen_on_trifactors_page(bank, phone):
+    email = customer(phone, bank)
+    sign_in_at_trifactor(phone, bank, email)
+    phone.get_by_role("link", name="Make a transfer").first.click()
+    phone.get_by_label("To", exact=True).select_option(label="Saving")
+    phone.get_by_label("Amount in EUR").fill("15.00")
+    phone.get_by_role("button", name="Review transfer").click()
+    expect(phone.get_by_role("heading", name="Check your transfer")).to_be_visible()
+    to_payment_page(phone, bank)
+    # The payee is the customer's own Saving account, as the bank's review said, not only their name.
+    payee = phone.locator("dl.summary dd").nth(1).inner_text()
+    assert payee.endswith("(Saving)"), payee
+    phone.get_by_role("button", name=re.compile("Cancel")).click()
+    expect(phone.get_by_text("Nothing was moved")).to_be_visible()
+
+
 def test_a_declined_payment_moves_nothing_and_the_transfer_waits(bank, phone):
     email = customer(phone, bank)
     sign_in_at_trifactor(phone, bank, email)
