@@ -325,7 +325,7 @@ def test_signing_out_at_trifactor_ends_the_banks_session_and_the_banks_sign_out_
         other.get_by_role("button", name=re.compile("Sign out")).first.click()
         wait_until(lambda: requests.get(bank.url + "/accounts", cookies={c["name"]: c["value"] for c in
                                                                           context.cookies(bank.url)},
-                                        allow_redirects=False, timeout=5).headers.get("location") == "/",
+                                        allow_redirects=False, timeout=5).headers.get("location") == "/?continue=1",
                    "the bank's session to end")
         page.reload()
         expect(page.get_by_role("button", name="Sign in with Trifactor")).to_be_visible()
