@@ -1,6 +1,6 @@
 public import Foundation
 
-/// A sign-in waiting for the device's approval, as the device sees it.
+/// A sign-in, password reset, payment or app's request waiting for the device's approval, as the device sees it.
 public struct PendingApproval: Codable, Sendable, Equatable {
     public var approvalID: String
     /// Where the sign-in comes from.
@@ -10,13 +10,15 @@ public struct PendingApproval: Codable, Sendable, Equatable {
     public var expiresAt: Date
     /// Three numbers: the user picks the one the browser shows.
     public var choices: [Int]
-    /// What approving does: `signin` (a sign-in) or `reset` (a password reset); a device says which.
+    /// What approving does: `signin` (a sign-in), `reset` (a password reset), `authz` (a payment, with `action`) or
+    /// `ciba` (an app's request); a device says which.
     public var purpose: String?
     /// For `ciba` (an app asking on the user's behalf, OpenID CIBA): the app's name and message, shown beside the
-    /// numbers ("Bank by phone: Transfer EUR 250.00 to Erika Mustermann").
+    /// numbers ("Bank by phone: Transfer EUR 250.00 to Erika Mustermann"); for `authz`, the app that asks for the
+    /// payment and what it is ("Trifactor Bank: Confirm transfer of EUR 250.00 to Erika Mustermann").
     public var message: String?
     /// For `authz` (a payment approved on the device): the action the approval is bound to (a transfer's `amount`,
-    /// `currency`, `payee`, `to`), shown to the user, and its hash (`CanonicalAction.form`, SHA-256, hex),
+    /// `currency`, `payee`, `to`, and `from` and `reference` when the payment has them), shown to the user, and its hash (`CanonicalAction.form`, SHA-256, hex),
     /// which the device recomputes from `action` and signs with its decision.
     public var action: [String: JSONScalar]?
     public var actionHash: String?

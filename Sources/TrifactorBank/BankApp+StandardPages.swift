@@ -51,8 +51,14 @@ extension BankApp {
             let account = accounts.first(where: { $0.id == id })
             // The holder, and which of their accounts, as the bank's review says it ("your Saving"): the payment page
             // and its text name the same account the customer chose.
-            let holder = name ?? "You"
-            payment["creditorName"] = account.map { String("\(holder) (\($0.name))".prefix(70)) } ?? holder
+            let holder = (name ?? "You").trimmingCharacters(in: .whitespaces)
+            // At most 70 characters (the payment's limit): the holder is shortened, the account kept whole.
+            payment["creditorName"] =
+                account.map { account -> String in
+                    let suffix = " (\(account.name))"
+                    let kept = String(holder.prefix(max(1, 70 - suffix.count))).trimmingCharacters(in: .whitespaces)
+                    return kept + suffix
+                } ?? String(holder.prefix(70))
             if let iban = account?.iban {
                 payment["creditorAccount"] = ["iban": iban.electronic]
             }
@@ -124,8 +130,8 @@ extension BankApp {
                     [
                         Page.hidden("transfer", pending.id),
                         Page.paragraph(
-                            "Trifactor, where you sign in, shows you this payment and asks you to approve it with a "
-                                + "code texted to your mobile or with your passkey."),
+                            "Trifactor, where you sign in, shows you this payment and asks you to approve it: with a "
+                                + "code texted to your mobile, your passkey, or on your device."),
                         Page.button("Approve at Trifactor"),
                     ]),
                 reviewActions(session, pending),

@@ -185,11 +185,16 @@ public struct DeviceAuthenticator: Sendable {
                 var backoff: UInt64 = 1
                 while !Task.isCancelled {
                     do throws(TrifactorError) {
-                        for approval in try await pendingApprovals(wait: 25)
-                        where seen.insert(approval.approvalID).inserted {
+                        let listed = try await pendingApprovals(wait: 25)
+                        var fresh = false
+                        for approval in listed where seen.insert(approval.approvalID).inserted {
+                            fresh = true
                             continuation.yield(approval)
                         }
                         backoff = 1
+                        // The long poll answers at once while any approval waits: with only ones already given to
+                        // the app (the user is still looking at them), ask again in 2 s rather than at once.
+                        if !listed.isEmpty && !fresh { try? await Task.sleep(nanoseconds: 2_000_000_000) }
                     } catch {
                         if let problem = error.problem, [429, 502, 503, 504].contains(problem.status) {
                             // Busy or restarting: wait as told (or back off), then poll again.
@@ -248,21 +253,25 @@ public struct DeviceAuthenticator: Sendable {
 
     /// Answers `approval` with the number the user picked (nil denies),
     /// after a presence check. A wrong number denies, and the server ends that sign-in.
-    /// For a payment (`purpose` `authz`), the decision signs the hash of the payment shown, recomputed here first.
+    /// For a payment (`purpose` `authz`), the decision signs the hash of the payment shown, recomputed here first
+    /// for an approval (a denial checks nothing).
     /// - Returns: the approval's state after the answer (`approved` or `denied`).
-    /// - Throws: `.actionMismatch` for a payment whose details do not hash to what the approval is bound to.
+    /// - Throws: `.actionMismatch` when approving a payment whose details do not hash to what it is bound to.
     public func answer(_ approval: PendingApproval, pickedNumber: Int?) async throws(TrifactorError)
         -> PushApproval.State
     {
         guard let id = try await factorID() else { throw .deviceNotEnrolled }
         let decision = pickedNumber == nil ? "deny" : "approve"
         let number = pickedNumber ?? 0
-        let payment = try self.payment(of: approval)
-        let action = "\(decision):\(number)" + (payment == nil ? "" : ":\(approval.actionHash ?? "")")
+        // A denial says no to whatever was asked: it checks nothing, so a device that cannot hash (or was shown a
+        // payment that does not match) can still refuse it. An approval signs only the payment it checked.
+        let payment = pickedNumber == nil ? nil : try self.payment(of: approval)
+        let action = "\(decision):\(number)" + (approval.actionHash.map { ":\($0)" } ?? "")
         let reason =
             switch approval.purpose {
             case "reset": "Approve the password reset"
-            // The platform's prompt (Face ID's sheet) names the payment too.
+            // The reason the platform's check is given names the payment (Touch ID shows it; Face ID shows it when
+            // it falls back to the passcode): the app's own screen shows the payment before it asks.
             case "authz": Self.paymentReason(payment)
             case "ciba": "Approve the request"
             default: "Approve the sign-in"

@@ -39,7 +39,7 @@ package enum Style {
         footer{display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;justify-content:center;padding:1.25rem 1rem;color:var(--muted);font-size:.9rem}
         .notice{background:var(--brand-soft);border-inline-start:4px solid var(--brand);padding:.7rem .9rem;border-radius:.35rem}
         .warning{background:#fff4e5;border-inline-start:4px solid #9a5b00;padding:.7rem .9rem;border-radius:.35rem}
-        .error{color:var(--danger);margin:.35rem 0 0;font-weight:600}.error:empty{display:none}
+        .error{color:var(--danger);margin:.35rem 0 0;font-weight:600}.error:empty{display:none}p.error:not([id]){margin-bottom:.9rem}
         .field{margin:0 0 1.1rem}label,legend{display:block;font-weight:600;margin-bottom:.3rem}
         input,select{width:100%;max-width:32rem;font:inherit;color:var(--ink);padding:.65rem .75rem;border:1px solid #7b8794;border-radius:.5rem;background:#fff;min-height:2.9rem}
         input[aria-invalid=true],select[aria-invalid=true]{border:2px solid var(--danger)}

@@ -189,8 +189,18 @@ struct ApproveCommand: Command {
     static func answer(_ approval: PendingApproval, _ device: DeviceAuthenticator, _ context: Context) async throws {
         let left = max(0, Int(approval.expiresAt.timeIntervalSinceNow.rounded()))
         let fromApp = approval.purpose == "ciba"
-        // A payment is shown from the details the device signs the hash of, checked against it first.
-        let payment = try device.payment(of: approval)
+        // A payment is shown from the details the device signs the hash of, checked against it first. One that does
+        // not match is never shown as if it were the payment: it is denied, and the next one is answered.
+        let payment: [String: JSONScalar]?
+        do {
+            payment = try device.payment(of: approval)
+        } catch {
+            _ = try await device.answer(approval, pickedNumber: nil)
+            context.output(
+                "A payment request did not match its own details, so it was denied: \(error)",
+                json: ["approval_id": approval.approvalID, "status": "denied", "reason": "action_mismatch"])
+            return
+        }
         if !context.json {
             if let payment {
                 print("\(paymentAsker(approval.message)) asks you to approve a payment, \(left) s left:")
@@ -205,19 +215,35 @@ struct ApproveCommand: Command {
                 )
             }
         }
-        let typed: String
-        do {
-            typed = try context.terminal.ask(
-                payment != nil
-                    ? "Type the number shown on the payment screen (Enter denies): "
-                    : fromApp
-                        ? "Type the number the app gave you (Enter denies): "
-                        : "Type the number shown on the sign-in screen (Enter denies): ")
-        } catch {
-            throw TrifactorError.presence(error)
+        var number: Int?
+        while true {
+            let typed: String
+            do {
+                typed = try context.terminal.ask(
+                    payment != nil
+                        ? "Type the number shown on the payment screen (Enter denies): "
+                        : fromApp
+                            ? "Type the number the app gave you (Enter denies): "
+                            : "Type the number shown on the sign-in screen (Enter denies): ")
+            } catch {
+                throw TrifactorError.presence(error)
+            }
+            let trimmed = typed.trimmingCharacters(in: .whitespaces)
+            number = Int(trimmed)
+            // Only Enter denies: a typo that is not a number is asked again, never taken as a "no".
+            if trimmed.isEmpty || number != nil { break }
+            print("That is not a number. Type the two digits, or press Enter to deny.")
         }
-        let number = Int(typed.trimmingCharacters(in: .whitespaces))
-        let state = try await device.answer(approval, pickedNumber: number)
+        let state: PushApproval.State
+        do {
+            state = try await device.answer(approval, pickedNumber: number)
+        } catch {
+            guard error.isProblem(.authorizationNotFound) else { throw error }
+            // Answered too late: cancelled where it was asked, answered elsewhere, or expired meanwhile.
+            throw CLIFailure(
+                "This request is no longer waiting: it was cancelled, answered elsewhere, or it expired. Nothing was approved.",
+                code: .expired)
+        }
         switch state {
         case .approved: context.output("Approved.", json: ["approval_id": approval.approvalID, "status": "approved"])
         default:
@@ -240,19 +266,22 @@ func paymentAsker(_ message: String?) -> String {
     return String(message[..<colon])
 }
 
+/// An IBAN in groups of four, as printed on statements.
+func groupedIBAN(_ iban: String) -> String {
+    let compact = Array(iban.filter { !$0.isWhitespace })
+    return stride(from: 0, to: compact.count, by: 4).map { String(compact[$0..<min($0 + 4, compact.count)]) }
+        .joined(separator: " ")
+}
+
 /// A transfer's lines as the device shows them: amount, payee, account (IBAN in groups of four).
 func paymentLines(_ action: [String: JSONScalar]) -> [String] {
     guard let amount = action["amount"]?.text, let payee = action["payee"]?.text else {
         return ["\(action["type"]?.text ?? "An action") (details on the screen that asks)"]
     }
     var lines = ["Amount: \(action["currency"].map { "\($0.text) " } ?? "")\(amount)", "To:     \(payee)"]
-    if let iban = action["to"]?.text {
-        let compact = Array(iban.filter { !$0.isWhitespace })
-        let grouped = stride(from: 0, to: compact.count, by: 4).map {
-            String(compact[$0..<min($0 + 4, compact.count)])
-        }
-        lines.append("IBAN:   \(grouped.joined(separator: " "))")
-    }
+    if let iban = action["to"]?.text { lines.append("IBAN:   \(groupedIBAN(iban))") }
+    if let from = action["from"]?.text { lines.append("From:   \(groupedIBAN(from))") }
+    if let reference = action["reference"]?.text { lines.append("Ref:    \(reference)") }
     return lines
 }
 

@@ -102,6 +102,29 @@ struct PaymentPushTests {
         }
     }
 
+    @Test(
+        "an honest answer after Cancel withdrew the push is 'not found', never a bad signature; a denial may leave out the hash"
+    )
+    func lateAnswerAndPlainDenial() throws {
+        try Backend.all[0].withServer { server throws in
+            let s = try PushApprovalTests.setup(server, email: "late@example.com")
+            let authorizations = server.services.authorizations
+            let (first, _, _) = try Self.pushed(s)
+            let late = try #require(first.pushed)
+            try authorizations.withdraw(first.id, action: Self.action)
+            #expect(try PushApprovalTests.poll(s).decode(PendingApprovals.self).approvals.isEmpty)
+            let answered = try Self.decide(s, late.id.raw, "approve", late.number, hash: first.actionHash)
+            #expect(answered.status == 404)
+            #expect(try answered.problem.code == "authorization_not_found")
+            #expect(!(try server.auditDetails("push.denied").contains { $0.contains("bad signature") }))
+            // A device that cannot hash can still say no: a denial signed without the hash is taken.
+            let (second, _, _) = try Self.pushed(s)
+            let denied = try #require(second.pushed)
+            #expect(
+                try Self.decide(s, denied.id.raw, "deny", 0, hash: nil).decode(ApprovalState.self).status == "denied")
+        }
+    }
+
     @Test("a push the device did not answer in 2 minutes reads as expired, and a new push for the same payment is sent")
     func expiry() throws {
         try Backend.all[0].withServer { server throws in

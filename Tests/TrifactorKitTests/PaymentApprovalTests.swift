@@ -68,6 +68,12 @@ struct PaymentApprovalTests {
         }
     }
 
+    @Test("the device's hash of a transfer is the fixed vector the server binds (SHA-256 of the canonical form, hex)")
+    func vector() {
+        // Computed apart from the Swift code (Python's hashlib over the form written out by hand).
+        #expect(Self.hash(Self.action) == "9d7440a794215cbcafdb8dbb7d594c53d12ecc3a979561b1152d9fb1025cea90")
+    }
+
     @Test("the canonical form keeps a string apart from a number and names every field with its length")
     func canonical() {
         #expect(CanonicalAction.form(["a": .string("250")]) != CanonicalAction.form(["a": .number(250)]))

@@ -391,6 +391,7 @@ def test_a_transfer_is_approved_on_the_customers_device_which_shows_the_payment(
     approve.expect(re.escape("Amount: EUR 40.00"))
     approve.expect("To:     Erika Mustermann")
     approve.expect(re.escape(f"IBAN:   {IBAN}"))
+    approve.expect(r"From:   NL\d\d TRFB")  # the customer's own account, which the device shows too
     approve.expect("Type the number shown on the payment screen")
     approve.sendline(str(number))
     approve.expect("Approved.")

@@ -2,7 +2,9 @@
 enrolled as the customer's device. The CLI shows amount, payee and IBAN (from the details whose hash it recomputes
 and signs with its decision), and the customer types the number the page shows (pexpect). A denial says so and
 offers the push again; the approved payment is spent once."""
+import html
 import re
+from urllib.parse import urljoin
 
 import pexpect
 import pytest
@@ -10,7 +12,7 @@ import pytest
 from oidc_support import TIMEOUT, op  # noqa: F401
 from test_oidc_ciba import Device
 from oidc_support import oauth_error
-from test_oidc_payments import IBAN, consume, form, payment, submit, to_payment_page
+from test_oidc_payments import IBAN, consume, form, payer, payment, submit, to_payment_page
 
 
 @pytest.fixture(scope="module")
@@ -85,12 +87,38 @@ def test_a_denial_on_the_device_is_said_and_the_payment_can_be_sent_again(op, ba
     answer(customer.device, None, amount="EUR 75.00")
     declined = reload(browser, waiting)
     assert declined.kind == "page", declined.describe()
-    assert "The payment was declined on your device" in declined.response.text, declined.response.text
+    assert "Your device did not approve the payment" in declined.response.text, declined.response.text
     assert "€75.00" in declined.response.text and form(declined.response, "/authorize/payment/send")
-    # Sending it again asks the device anew; this time the customer approves.
+    # Sending it again asks the device anew; a second "Send" (another tab, a double click) sends nothing new.
     waiting = submit(browser, declined.response, "/authorize/payment/send").response
-    answer(customer.device, number_on(waiting), amount="EUR 75.00")
+    number = number_on(waiting)
+    twice = submit(browser, declined.response, "/authorize/payment/send").response
+    assert number_on(twice) == number
+    answer(customer.device, number, amount="EUR 75.00")
     outcome = reload(browser, waiting)
+    assert outcome.kind == "redirect" and outcome.code, outcome.describe()
+
+
+def test_an_approval_on_the_device_moves_on_a_page_that_shows_another_way(op, bank, tmp_path):
+    user = op.user()
+    user.device = Device(op, user, tmp_path)
+    payer(op, user)  # and a phone: "Text or call" is the other way
+    browser, page, _ = to_payment_page(op, bank, user, payment(amount="33.00", remittanceInformationUnstructured="Rent"))
+    waiting = submit(browser, page, "/authorize/payment/send").response
+    number = number_on(waiting)
+    # The customer looks at the text's page meanwhile (nothing sent there), and approves on the device.
+    link = re.search(r'href="([^"]*)"[^>]*>Text or call', waiting.text)
+    assert link, waiting.text
+    texting = browser.http.get(urljoin(waiting.url, html.unescape(link.group(1))), timeout=TIMEOUT)
+    assert "We will text" in texting.text, texting.text
+    approve = user.device.run("approve", "--once", timeout=40)
+    approve.expect(re.escape("Amount: EUR 33.00"))
+    approve.expect("Ref:    Rent")
+    approve.expect("Type the number shown on the payment screen")
+    approve.sendline(str(number))
+    approve.expect("Approved.")
+    approve.expect(pexpect.EOF)
+    outcome = browser.follow(browser.http.get(texting.url, allow_redirects=False, timeout=TIMEOUT))
     assert outcome.kind == "redirect" and outcome.code, outcome.describe()
 
 
@@ -100,11 +128,15 @@ def test_a_wrong_number_ends_that_approval_and_a_fourth_push_in_ten_minutes_is_r
     number = number_on(waiting)
     approve = customer.device.run("approve", "--once", timeout=40)
     approve.expect("Type the number shown on the payment screen")
+    # A typo that is not a number is asked again, never taken as a no.
+    approve.sendline("1o")
+    approve.expect("That is not a number")
+    approve.expect("Type the number shown on the payment screen")
     approve.sendline(str(10 if number != 10 else 11))
     approve.expect("that number was not on the payment screen")
     approve.expect(pexpect.EOF)
     ended = reload(browser, waiting)
-    assert ended.kind == "page" and "declined on your device" in ended.response.text, ended.describe()
+    assert ended.kind == "page" and "Your device did not approve the payment" in ended.response.text, ended.describe()
     # A code posted to the payment with the device chosen approves nothing: the page is drawn again.
     url, inputs = form(ended.response, "/authorize/payment/send")
     posted = browser.follow(browser.http.post(url.replace("/send", ""), data={**inputs, "code": "123456"},
@@ -117,9 +149,9 @@ def test_a_wrong_number_ends_that_approval_and_a_fourth_push_in_ten_minutes_is_r
         number_on(waiting)
         customer.device.deny_all()
         page = reload(browser, waiting).response
-        assert "declined on your device" in page.text, page.text
+        assert "Your device did not approve the payment" in page.text, page.text
     refused = submit(browser, page, "/authorize/payment/send")
-    assert refused.kind == "page" and "We asked your device several times already" in refused.response.text, \
+    assert refused.kind == "page" and "Your device was asked three times" in refused.response.text, \
         refused.describe()
     assert 'class="number"' not in refused.response.text
 
@@ -128,10 +160,19 @@ def test_cancelling_while_the_device_waits_withdraws_the_push_and_tells_the_app_
         op, bank, customer):
     browser, page, _ = to_payment_page(op, bank, customer, payment(amount="60.00"))
     waiting = submit(browser, page, "/authorize/payment/send").response
-    number_on(waiting)
+    number = number_on(waiting)
+    # The customer is looking at it on the device when the page is cancelled.
+    approve = customer.device.run("approve", "--once", timeout=40)
+    approve.expect("Type the number shown on the payment screen")
     cancelled = submit(browser, waiting, "/authorize/cancel")
     assert cancelled.kind == "redirect" and cancelled.params["error"] == "access_denied", cancelled.describe()
     assert cancelled.params["error_description"] == "The user declined the payment.", cancelled.params
+    # The answer typed afterwards is told the request ended (exit 4), never that the device must sign in.
+    approve.sendline(str(number))
+    approve.expect("This request is no longer waiting")
+    approve.expect(pexpect.EOF)
+    approve.close()
+    assert approve.exitstatus == 4, approve.exitstatus
     # The device no longer shows it: nothing is waiting.
     deny = customer.device.run("deny")
     deny.expect("Nothing is waiting for this device.")

@@ -63,9 +63,10 @@ def submit(browser, page, action, **fields):
     return browser.follow(r)
 
 
-def payer(op):
-    """A customer who signs in with an authenticator app and approves payments with texts to their phone."""
-    user = op.user()
+def payer(op, user=None):
+    """A customer who signs in with an authenticator app and approves payments with texts to their phone (`user`
+    gets the phone when given)."""
+    user = user or op.user()
     number = "4474009" + str(secrets.randbelow(10**5)).zfill(5)
     pending = op.srv.expect(200, "POST", "/v1/sessions", {"email": user.email, "password": user.password})
     app = pending["hints"][0]["enrollment_id"]

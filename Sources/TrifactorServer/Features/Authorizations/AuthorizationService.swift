@@ -70,6 +70,11 @@ struct AuthorizationService: Sendable {
         _ client: AuditContext, _ now: Date
     ) throws -> PushService.Created? {
         guard let message, factor.kind == .device else { return nil }
+        // One push at a time for an approval: an earlier one still waiting (sent again after it expired on the page's
+        // side) is withdrawn, so the device never shows two numbers for one payment.
+        try transactions.write {
+            try PushRepository.denyPending(for: .authorization(id, actionHash: hash), now: now.millis, on: $0)
+        }
         return try secondFactors.push.create(
             for: factor, purpose: .authorization(id, actionHash: hash), message: message, action: action,
             client: client, now: now)

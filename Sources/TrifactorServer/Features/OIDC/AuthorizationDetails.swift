@@ -45,11 +45,26 @@ struct AuthorizationDetails: Sendable, Equatable, Codable {
         guard let p = payment else {
             return ["type": .string("authorization_details"), "details": .string(hash), "client": .string(client)]
         }
-        return [
+        // The account paid from and the reference too, so a device that shows the action shows all of a plain payment.
+        var action: [String: JSONScalar] = [
             "type": .string("transfer"), "amount": .string(p.amount), "currency": .string(p.currency),
             "payee": .string(p.creditorName), "to": .string(p.creditorIBAN), "details": .string(hash),
             "client": .string(client),
         ]
+        if let debtor = p.debtorIBAN { action["from"] = .string(debtor) }
+        if let reference = p.remittance { action["reference"] = .string(reference) }
+        return action
+    }
+
+    /// Whether the details are one payment and nothing else (no RFC 9396 common field, no other type): then its
+    /// action states every detail, and a device that shows the action shows everything that is approved.
+    var isPlainPayment: Bool {
+        guard payment != nil, items.count == 1, let members = items.first?.object else { return false }
+        let stated: Set<String> = [
+            "type", "instructedAmount", "creditorName", "creditorAccount", "debtorAccount",
+            "remittanceInformationUnstructured",
+        ]
+        return Set(members.keys).isSubset(of: stated)
     }
 
     /// Parses and checks the `authorization_details` parameter (RFC 9396 §2).

@@ -133,6 +133,13 @@ enum PushRepository {
         ).map { (try $0.int("number"), try $0.text("purpose")) }
     }
 
+    /// The stored purpose of the approval `id` of the device `factorID`, whatever its state.
+    static func purpose(_ id: ApprovalID, factorID: FactorID, on db: any SQLConnection) throws -> String? {
+        try db.queryOne(
+            "SELECT purpose FROM push_approvals WHERE id = $1 AND factor_id = $2", [id.sql, factorID.sql]
+        )?.text("purpose")
+    }
+
     /// Records the decision on a pending approval; false when it was decided meanwhile.
     static func decide(_ id: ApprovalID, _ status: ApprovalStatus, at now: Int64, on db: any SQLConnection) throws
         -> Bool

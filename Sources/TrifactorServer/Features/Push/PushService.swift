@@ -129,19 +129,27 @@ struct PushService: Sendable {
         }
         let now = clock.now().millis
         // A payment's decision signs the hash of the action the device showed: a device shown another payment signs
-        // another hash, which approves nothing (dynamic linking, PSD2 RTS Art. 5).
+        // another hash, which approves nothing (dynamic linking, PSD2 RTS Art. 5). The purpose is read whatever the
+        // approval's state (it never changes), so an honest late answer is "not found", never a bad signature.
         let bound = try transactions.read {
-            try PushRepository.pending(id, factorID: device.id, now: now, on: $0).flatMap {
-                try Purpose(stored: $0.purpose).actionHash
-            }
+            try PushRepository.purpose(id, factorID: device.id, on: $0).flatMap { try Purpose(stored: $0).actionHash }
         }
-        let message = DeviceKeyFactor.message(
-            purpose: "push", challenge: id.raw, action: "\(decision):\(number)" + (bound.map { ":\($0)" } ?? ""))
-        // An approval only by the approval key when the device has one; a denial asks nothing of the user, so either key may sign it.
+        func signed(_ action: String) -> [UInt8] {
+            DeviceKeyFactor.message(purpose: "push", challenge: id.raw, action: action)
+        }
+        let plain = signed("\(decision):\(number)")
+        let hashed = bound.map { signed("\(decision):\(number):\($0)") }
+        // An approval only by the approval key when the device has one, over the hash when there is one; a denial asks
+        // nothing of the user, so either key may sign it, with or without the hash (a device that cannot hash can
+        // still say no).
         guard case .device(let keys) = device.credential,
-            DeviceKeyFactor.isValid(signature: signature, key: keys.approving, message: message)
+            DeviceKeyFactor.isValid(signature: signature, key: keys.approving, message: hashed ?? plain)
                 || (decision == "deny"
-                    && DeviceKeyFactor.isValid(signature: signature, key: keys.signing, message: message))
+                    && [keys.approving, keys.signing].contains { key in
+                        ([plain] + (hashed.map { [$0] } ?? [])).contains {
+                            DeviceKeyFactor.isValid(signature: signature, key: key, message: $0)
+                        }
+                    })
         else {
             try transactions.write {
                 try AuditLog.append(
@@ -183,9 +191,11 @@ struct PushService: Sendable {
                     ),
                     at: now, on: db)
             } else {
-                if status == .denied, case .authorization(let authorization, _) = try Purpose(stored: pending.purpose) {
-                    // The user declined the payment on the device: its approval ends (nothing can approve it now).
+                let purpose = try Purpose(stored: pending.purpose)
+                if status == .denied, case .authorization(let authorization, _) = purpose {
+                    // The user declined the payment on the device: its approval ends, and any other push for it.
                     _ = try AuthorizationRepository.void(authorization, whileIn: .pending, on: db)
+                    try PushRepository.denyPending(for: purpose, now: now, on: db)
                 }
                 try AuditLog.append(
                     client.event(

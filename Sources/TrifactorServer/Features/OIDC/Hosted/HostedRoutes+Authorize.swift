@@ -215,7 +215,9 @@ extension HostedRoutes {
         if let id = c.flow.progress.detailsAuthorization, c.flow.progress.detailsApproved != true {
             try authorizations.withdraw(AuthorizationID(id), action: details.action(client: c.client.id))
         }
-        return try refuse(c, "access_denied", "The user declined the payment.")
+        return try refuse(
+            c, "access_denied",
+            details.payment == nil ? "The user declined the request." : "The user declined the payment.")
     }
 
     /// Answers the client with an error and ends the flow: one request, one answer (a cancelled sign-in opened

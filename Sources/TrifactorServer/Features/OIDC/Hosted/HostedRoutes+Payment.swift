@@ -11,11 +11,12 @@ import WebUI
 /// approval and the user's lockout alike. The code goes to the client only once it is approved.
 extension HostedRoutes {
     /// The factors that can approve a payment: those whose proof is bound to it (dynamic linking, PSD2 RTS Art. 5): a
-    /// text (or call) that names amount and payee, a passkey that signs a challenge over its hash, a device that shows
-    /// amount and payee and signs the hash with its decision. An authenticator app's code is the same whatever is
-    /// paid, so it does not approve payments; recovery codes are for getting back in.
-    static func approving(_ hints: [SessionService.Hint]) -> [SessionService.Hint] {
-        hints.filter { [.phone, .passkey, .device].contains($0.kind) }
+    /// text (or call) that names amount and payee, a passkey that signs a challenge over its hash, and for a plain
+    /// payment (nothing in the details that its action does not state) a device, which shows every detail and signs
+    /// their hash with its decision. An authenticator app's code is the same whatever is paid, so it does not approve
+    /// payments; recovery codes are for getting back in.
+    static func approving(_ hints: [SessionService.Hint], for details: AuthorizationDetails) -> [SessionService.Hint] {
+        hints.filter { [.phone, .passkey].contains($0.kind) || ($0.kind == .device && details.isPlainPayment) }
     }
 
     /// The signed-in caller and the factors that can approve; or where the browser goes instead.
@@ -30,7 +31,7 @@ extension HostedRoutes {
             return .failure(
                 PageAnswer(try advance(c, token: HostedCookies.value(cookies.session, in: request), request)))
         }
-        return .success((caller, Self.approving(try secondFactors.hints(caller.user.id)), details))
+        return .success((caller, Self.approving(try secondFactors.hints(caller.user.id), for: details), details))
     }
 
     /// A response carried out of `approver`.
@@ -62,6 +63,15 @@ extension HostedRoutes {
             error = t("payment.wrong.left", ["left": t.number(left)])
         }
         c.frame.footer = t("footer.paying", ["client": c.client.name, "brand": brand])
+        // Approved on the device while this page showed another way (Back, "Text or call"): the payment goes on.
+        if chosen.kind != .device, let push = c.flow.progress.detailsPush,
+            let id = c.flow.progress.detailsAuthorization,
+            try authorizations.pushState(
+                ApprovalID(push), of: AuthorizationID(id), action: details.action(client: c.client.id)) == "approved",
+            case .answer(let response) = try pushed(&c, details, caller, request)
+        {
+            return response
+        }
         var step: [HTML] = []
         let factor = HostedPage.hidden("factor", chosen.factorID.raw)
         switch chosen.kind {
@@ -179,6 +189,9 @@ extension HostedRoutes {
             } catch AuthorizationFailure.notFound {
                 c.flow.progress.detailsAuthorization = nil
                 sentence = t("payment.ended")
+            } catch SecondFactorFailure.invalidCode {
+                // Approved just as it expired (an approval is spent only while it lives): no code was typed here.
+                sentence = t("device.expired")
             } catch let failure as SecondFactorFailure {
                 sentence = Self.sentence(failure, t)
             }
@@ -308,11 +321,15 @@ extension HostedRoutes {
             } catch AuthorizationFailure.notFound, AuthorizationFailure.mismatch {
                 // Expired or ended: a new one below.
             }
+        } else if let id = c.flow.progress.detailsAuthorization {
+            // Another factor now: one approval at a time, so the other factor's ends (a push it left on the device
+            // is withdrawn, a code it texted stops working).
+            try authorizations.withdraw(AuthorizationID(id), action: action)
         }
         if created == nil {
             created = try authorizations.create(action, factorID: f.factorID, by: caller, client: audit, push: push)
         }
-        guard let created else { return nil }
+        guard let created else { return nil }  // not reached: made above
         c.flow.progress.detailsAuthorization = created.id.raw
         c.flow.progress.detailsFactor = f.factorID.raw
         c.flow.progress.detailsPush = created.pushed?.id.raw
@@ -337,6 +354,14 @@ extension HostedRoutes {
         }
         let back = "&factor=\(f.factorID.raw)"
         let audit = Self.audit(request, for: c.client, c.frame.text)
+        if f.kind == .device, c.flow.progress.detailsFactor == f.factorID.raw,
+            let push = c.flow.progress.detailsPush, let id = c.flow.progress.detailsAuthorization,
+            try authorizations.pushState(
+                ApprovalID(push), of: AuthorizationID(id), action: details.action(client: c.client.id)) == "pending"
+        {
+            // Sent already and still waiting (a second click, Back, another tab): the page waits for that one.
+            return Self.seeOther("/authorize/payment", flow: c.flow.id, extra: back)
+        }
         do {
             let created = try approval(&c, f, details, caller, audit, challenge: true)
             if f.kind == .device {
