@@ -386,6 +386,11 @@ def test_a_transfer_is_approved_on_the_customers_device_which_shows_the_payment(
     main = phone.locator("main").inner_text()
     assert "Erika Mustermann" in main and "40.00" in main, main
     shot(phone, "standard-payment-device")
+    # While it waits, the page stays put (its script asks every 2 s): a keyboard user's focus is not lost.
+    other_way = phone.get_by_role("link", name=re.compile("Text or call"))
+    other_way.focus()
+    phone.wait_for_timeout(4500)
+    assert phone.evaluate("document.activeElement.textContent").startswith("Text or call")
     approve = device.run("approve", "--once", timeout=40)
     approve.expect(r"Trifactor Bank asks you to approve a payment, \d+ s left:")
     approve.expect(re.escape("Amount: EUR 40.00"))

@@ -4,12 +4,12 @@ and signs with its decision), and the customer types the number the page shows (
 offers the push again; the approved payment is spent once."""
 import html
 import re
-from urllib.parse import urljoin
+from urllib.parse import urlencode, urljoin
 
 import pexpect
 import pytest
 
-from oidc_support import TIMEOUT, op  # noqa: F401
+from oidc_support import PASSWORD, TIMEOUT, Browser, op, pkce_pair  # noqa: F401
 from test_oidc_ciba import Device
 from oidc_support import oauth_error
 from test_oidc_payments import IBAN, consume, form, payer, payment, submit, to_payment_page
@@ -177,3 +177,38 @@ def test_cancelling_while_the_device_waits_withdraws_the_push_and_tells_the_app_
     deny = customer.device.run("deny")
     deny.expect("Nothing is waiting for this device.")
     deny.expect(pexpect.EOF)
+
+
+def test_a_hosted_sign_in_on_the_device_waits_and_its_script_question_changes_nothing(op, bank, customer):
+    """The sign-in's waiting page, as the payment's: the script's question (X-Trifactor-Wait) is 204 while the device
+    has not answered, and only a change otherwise; the reload after it signs in."""
+    verifier, challenge = pkce_pair()
+    pushed = op.post(bank, "/par", {"response_type": "code", "redirect_uri": bank.redirect_uri, "scope": "openid",
+                                    "code_challenge": challenge, "code_challenge_method": "S256"})
+    assert pushed.status_code == 201, pushed.text
+    browser = Browser(op)
+    link = op.issuer + "/authorize?" + urlencode({"client_id": bank.id, "request_uri": pushed.json()["request_uri"]})
+    page = browser.follow(browser.http.get(link, allow_redirects=False, timeout=TIMEOUT)).response
+    page = submit(browser, page, "/authorize/sign-in", email=customer.email).response
+    page = submit(browser, page, "/authorize/password", password=PASSWORD).response
+    device = re.search(r'href="([^"]*)"[^>]*>Approve on laptop', page.text)
+    assert device, page.text
+    page = browser.http.get(urljoin(page.url, html.unescape(device.group(1))), timeout=TIMEOUT)
+    waiting = submit(browser, page, "/authorize/second-factor/send", how="push").response
+    number = number_on(waiting)
+    asked = browser.http.get(waiting.url, headers={"X-Trifactor-Wait": "1"}, allow_redirects=False, timeout=TIMEOUT)
+    assert asked.status_code == 204, asked.status_code
+    approve = customer.device.run("approve", "--once", timeout=40)
+    approve.expect("Type the number shown on the sign-in screen")
+    approve.sendline(str(number))
+    approve.expect("Approved.")
+    approve.expect(pexpect.EOF)
+    changed = browser.http.get(waiting.url, headers={"X-Trifactor-Wait": "1"}, allow_redirects=False,
+                               timeout=TIMEOUT)
+    assert changed.status_code == 200 and not changed.text, changed.status_code
+    # The question signed nobody in: the reload does, and the app gets its code.
+    outcome = browser.follow(browser.http.get(waiting.url, allow_redirects=False, timeout=TIMEOUT))
+    assert outcome.kind == "redirect" and outcome.code, outcome.describe()
+    tokens = op.token(bank, {"grant_type": "authorization_code", "code": outcome.code,
+                             "redirect_uri": bank.redirect_uri, "code_verifier": verifier})
+    assert tokens.status_code == 200, tokens.text

@@ -63,6 +63,19 @@ enum HostedPage: Components {
             ], language: t.language, rightToLeft: t.isRightToLeft)
     }
 
+    /// What makes a page wait for the user's device: with script, the hosted script asks the same address every
+    /// 2 seconds (header `X-Trifactor-Wait`, answered 204 while nothing changed) and reloads only once something did,
+    /// so focus and the screen reader's place stay put while the user looks at their device; without script, the page
+    /// reloads itself every 2 seconds.
+    static func waitsForDevice() -> HTML {
+        .element(
+            "div", ["data-wait": "", "hidden": ""],
+            [.element("noscript", [:], [.element("meta", ["http-equiv": "refresh", "content": "2"])])])
+    }
+
+    /// Whether `request` is the hosted script asking whether a waiting page changed.
+    static func isWaitPoll(_ request: Request) -> Bool { request.header("x-trifactor-wait") == "1" }
+
     /// A POST form that continues the flow, with its CSRF token.
     static func form(_ action: String, _ frame: Frame, _ children: [HTML]) -> HTML {
         .element(

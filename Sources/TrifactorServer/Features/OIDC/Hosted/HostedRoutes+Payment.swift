@@ -43,6 +43,17 @@ extension HostedRoutes {
     /// `GET /authorize/payment[?factor=ID][&sent=1][&error=…]`: the payment, and the chosen factor's step.
     func paymentPage(_ request: Request) throws -> Response {
         guard var c = try context(request) else { return lostFlow(request) }
+        if HostedPage.isWaitPoll(request) {
+            // The waiting page's script asks whether anything changed: answered without doing anything, so that the
+            // reload it makes then does the work (and a code is never issued to a request that drops the answer).
+            guard let push = c.flow.progress.detailsPush, let id = c.flow.progress.detailsAuthorization,
+                let details = c.flow.request.authorizationDetails, c.flow.progress.detailsApproved != true,
+                try authorizations.pushState(
+                    ApprovalID(push), of: AuthorizationID(id), action: details.action(client: c.client.id))
+                    == "pending"
+            else { return Response(status: 200) }
+            return .noContent
+        }
         let (caller, hints, details): (Caller, [SessionService.Hint], AuthorizationDetails)
         switch try approver(c, request) {
         case .failure(let answer): return answer.response
@@ -216,6 +227,7 @@ extension HostedRoutes {
         let t = c.frame.text
         var c = c
         c.frame.footer = t("footer.paying", ["client": c.client.name, "brand": brand])
+        c.frame.script = true
         return HostedPage.response(
             HostedPage.layout(
                 t("payment.title"), c.frame, notice: t("payment.notice", ["client": c.client.name]),
@@ -224,7 +236,7 @@ extension HostedRoutes {
                     HostedPage.paragraph(t("device.pick", ["device": device])),
                     .element("p", ["class": "number", "aria-live": "polite"], [.text(String(number))]),
                     HostedPage.paragraph(t("device.waiting"), class: "muted"),
-                    .element("meta", ["http-equiv": "refresh", "content": "2"]),
+                    HostedPage.waitsForDevice(),
                     otherWays(c, chosen: chosen, among: hints, path: "/authorize/payment"),
                     cancelForm(c),
                 ]), c.frame)
@@ -273,6 +285,7 @@ extension HostedRoutes {
         let t = c.frame.text
         var c = c
         c.frame.footer = t("footer.paying", ["client": c.client.name, "brand": brand])
+        c.frame.script = true
         return HostedPage.response(
             HostedPage.layout(
                 t("payment.title"), c.frame,

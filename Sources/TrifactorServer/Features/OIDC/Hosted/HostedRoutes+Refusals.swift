@@ -49,6 +49,9 @@ extension HostedRoutes {
         let t = c.frame.text
         let id = ApprovalID(approval)
         let state = (try? secondFactors.push.state(id, pendingCredential: pending)) ?? "expired"
+        // The waiting page's script asks whether anything changed: answered without doing anything (the reload it
+        // then makes signs in), so a session is never issued to a request that drops the answer.
+        if HostedPage.isWaitPoll(request) { return state == "pending" ? .noContent : Response(status: 200) }
         if state == "approved" {
             let issued = try secondFactors.completeSignIn(
                 pendingCredential: pending, factorID: f.factorID, answer: .approval(id),
@@ -67,13 +70,14 @@ extension HostedRoutes {
                 error: state == "denied" ? t("device.denied") : t("device.expired"))
         }
         let number = Self.clamped(request.query["number"], to: 10...99).map(String.init) ?? "?"
+        c.frame.script = true
         let page = HostedPage.layout(
             t("device.title"), c.frame,
             [
                 HostedPage.paragraph(t("device.pick", ["device": f.displayName ?? t("common.your_device")])),
                 .element("p", ["class": "number", "aria-live": "polite"], [.text(number)]),
                 HostedPage.paragraph(t("device.waiting"), class: "muted"),
-                .element("meta", ["http-equiv": "refresh", "content": "2"]),
+                HostedPage.waitsForDevice(),
                 otherWays(c, chosen: f, among: Self.usable(hints, stepUp: false, level: c.flow.request.requestedLevel)),
                 cancelForm(c),
             ])

@@ -1,6 +1,7 @@
 /// The hosted pages' one script (served as a file: the policy forbids
 /// inline script). It posts a `form_post` answer to the client at once (the
-/// button under it is the way without script), and drives passkeys: the
+/// button under it is the way without script), waits for a device's answer
+/// without reloading the page until it comes, and drives passkeys: the
 /// "Sign in with a passkey" button and the browser's autofill on the email
 /// field (conditional mediation), and the passkey of a second step. Each
 /// puts the assertion in its form and submits it; the server checks it.
@@ -44,7 +45,19 @@ enum HostedScript {
           return requestOptions((await answer.json()).options);
         }
         let conditional = null;
+        function waitForDevice() {
+          // 204: nothing changed yet. Anything else (a redirect, another page): reload and let the browser follow it.
+          setTimeout(async () => {
+            try {
+              const answer = await fetch(location.href, { headers: { "X-Trifactor-Wait": "1" }, credentials: "same-origin",
+                                                          redirect: "manual", cache: "no-store" });
+              if (answer.status === 204) { waitForDevice(); return; }
+            } catch (e) { /* offline for a moment: reload, which says so or goes on */ }
+            location.reload();
+          }, 2000);
+        }
         document.addEventListener("DOMContentLoaded", async () => {
+          if (document.querySelector("[data-wait]")) waitForDevice();
           const autoPost = document.querySelector("form[data-auto-submit]");
           if (autoPost) { autoPost.submit(); return; }
           for (const button of document.querySelectorAll("[data-passkey]")) {
