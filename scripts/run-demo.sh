@@ -16,6 +16,10 @@ BANK_PATH=${BANK_PATH:-standard}
 export TRIFACTOR_DATABASE_URL=${TRIFACTOR_DATABASE_URL:-sqlite:$DATA/trifactor.db}
 export TRIFACTOR_KEY_FILE=${TRIFACTOR_KEY_FILE:-$DATA/trifactor.key}
 # The issuer is named localhost, as the bank is: passkeys (WebAuthn) need a domain, not an address.
+# The demo's customers all use the dev phone's one mobile, so the limits per number and per prefix are a demo's
+# (a production server keeps the defaults: 5 per number in a burst).
+TRIFACTOR_VERIFY_NUMBER_BURST=${TRIFACTOR_VERIFY_NUMBER_BURST:-50} \
+TRIFACTOR_VERIFY_BUDGET_PREFIX=${TRIFACTOR_VERIFY_BUDGET_PREFIX:-1000/h,10000/d} \
 TRIFACTOR_DEV=${TRIFACTOR_DEV:-1} TRIFACTOR_OIDC=1 TRIFACTOR_PUBLIC_URL=http://localhost:8080 \
 TRIFACTOR_TRUSTED_PROXIES=${TRIFACTOR_TRUSTED_PROXIES:-127.0.0.1} \
 TRIFACTOR_BRANDS=${TRIFACTOR_BRANDS:-Trifactor Bank} \

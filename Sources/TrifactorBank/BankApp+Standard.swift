@@ -131,7 +131,8 @@ extension BankApp {
             if session?.isSignedIn == true { return redirect("/accounts") }
             return refused(
                 409,
-                "This sign-in is not waiting here: it was finished, started again, or never began in this browser. "
+                "Nothing from Trifactor is waiting here: it was finished, started again, or never began in this "
+                    + "browser (after signing out, a transfer that was being approved is not sent). Nothing was moved. "
                     + "Please sign in again.")
         }
         let url = URL(string: "http://bank" + request.path + "?" + request.rawQuery) ?? URL(string: "http://bank/")!
