@@ -33,8 +33,9 @@ final class WebhookDispatcher: Sendable {
     private let retryFor: Int64
     /// The longest wait between two tries of one message (ms).
     private let maxBackoff: Int64
-    /// The sender's timeout and 25 s to spare for recording the outcome: a lease that ran out during a
-    /// post would let another instance post the message again (the same id, so harmless, but wasted).
+    /// Twice the sender's timeout and 5 s more, to record the outcome: a lease that ran out during a post
+    /// would let another instance post the message again (under the same id, so harmless, but wasted). Short,
+    /// because it is also how long a message claimed by an instance that died waits before another sends it.
     let leaseMillis: Int64
 
     init(
@@ -48,7 +49,7 @@ final class WebhookDispatcher: Sendable {
         self.logger = logger
         self.retryFor = Int64(retryFor * 1000)
         self.maxBackoff = Int64(maxBackoff * 1000)
-        leaseMillis = Int64(sender.timeout + 25) * 1000
+        leaseMillis = Int64(sender.timeout * 2 + 5) * 1000
     }
 
     /// One claimed message, with what signing and posting it needs.
