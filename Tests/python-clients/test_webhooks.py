@@ -33,6 +33,7 @@ class Receiver:
     def __init__(self):
         self.posts, self.lock = [], threading.Lock()
         self.script, self.default, self.delay, self.by_path = [], 204, 0.0, {}
+        self.slow_first = {}  # path -> seconds the first post there is held
         self.in_flight = self.max_in_flight = 0
         receiver = self
 
@@ -47,7 +48,7 @@ class Receiver:
                     receiver.max_in_flight = max(receiver.max_in_flight, receiver.in_flight)
                     status = receiver.by_path.get(self.path) or (
                         receiver.script.pop(0) if receiver.script else receiver.default)
-                    delay = receiver.delay
+                    delay = receiver.slow_first.pop(self.path, receiver.delay)
                     receiver.posts.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                                            "body": body, "status": status})
                 try:
@@ -248,6 +249,21 @@ def test_redirects_are_not_followed_and_a_slow_receiver_does_not_slow_sign_ins(l
     audit = _run([_binary(), "audit", "tail", "--json", "--limit", "100", "--database-url", db])
     assert "webhook.delivery_failed" in audit and redirect["id"] in audit
     assert slow["id"]
+
+
+def test_a_receiver_slower_than_the_timeout_is_cut_off_and_tried_again(lone, receiver):
+    srv, db, key_file, _ = lone
+    created = cli(db, key_file, "create", "--url", receiver.url("/slow"), "--events", "user.created")
+    receiver.slow_first = {"/slow": 6.0}
+    started = time.monotonic()
+    sign_up(srv.base_url, "tortoise@example.com")
+    assert time.monotonic() - started < 1.0, "a sign-up waited for a webhook"
+    wait_until(lambda: len(receiver.received("/slow")) == 2, "the message tried again", timeout=15)
+    posts = receiver.received("/slow")
+    assert len(posts) == 2 and posts[0]["headers"]["webhook-id"] == posts[1]["headers"]["webhook-id"]
+    # Cut off after the 2-second timeout, not when the receiver answered 6 seconds later.
+    assert time.monotonic() - started < 5.5
+    verify(created["secret"], posts[1])
 
 
 def check_no_loss(receiver: Receiver, secret: str, expected: int):

@@ -4,7 +4,7 @@ import Foundation
 import HTTP
 
 /// Webhook endpoints in the admin API. Reads need a read key, changes a write key; changes are audited by
-/// `WebhookService` as `admin=<name>`.
+/// `WebhookService` as `admin=<name>`, reads as `admin.read`.
 /// - `GET /admin/v1/webhooks`, `GET /admin/v1/webhooks/{id}` (with its undelivered and failed counts);
 /// - `POST /admin/v1/webhooks` {url, event_types, description?, personal_data?, enabled?}: 201 with the
 ///   `secret` shown once;
@@ -14,16 +14,15 @@ import HTTP
 extension AdminRoutes {
     func registerWebhooks(on routes: inout APIRoutes) {
         routes.add("GET", "/admin/v1/webhooks") { request in
-            _ = try authenticate(request, needs: .read)
-            return Self.webhookJSON(["webhooks": try webhooks.list().map(\.object)])
+            let actor = try authenticate(request, needs: .read)
+            return Self.webhookJSON(["webhooks": try admin.webhooks(actor: actor).map(\.object)])
         }
         routes.add("GET", "/admin/v1/webhooks/:id") { request in
-            _ = try authenticate(request, needs: .read)
-            let id = request.parameters["id"] ?? ""
-            var object = try webhooks.find(id).object
-            let counts = try transactions.read { try WebhookRepository.counts(id, on: $0) }
-            object["undelivered"] = counts.pending
-            object["failed"] = counts.failed
+            let actor = try authenticate(request, needs: .read)
+            let (endpoint, undelivered, failed) = try admin.webhook(request.parameters["id"] ?? "", actor: actor)
+            var object = endpoint.object
+            object["undelivered"] = undelivered
+            object["failed"] = failed
             return Self.webhookJSON(object)
         }
         routes.add("POST", "/admin/v1/webhooks") { request in
