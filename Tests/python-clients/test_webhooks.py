@@ -162,6 +162,17 @@ def test_signed_in_order_and_both_signatures_during_a_rotation(lone, receiver):
         verify("whsec_" + "A" * 32, last)
 
 
+def test_a_name_is_resolved_checked_and_pinned(lone, receiver):
+    """`localhost` resolves to loopback addresses only (allowed here): the post goes to the checked address."""
+    srv, db, key_file, _ = lone
+    created = cli(db, key_file, "create", "--url", f"http://localhost:{receiver.port}/named", "--events", "user.created")
+    sign_up(srv.base_url, "named@example.com")
+    wait_until(lambda: receiver.delivered("/named"), "the message to localhost")
+    post = receiver.received("/named")[0]
+    assert post["headers"]["host"] == f"localhost:{receiver.port}"
+    verify(created["secret"], post)
+
+
 def test_personal_data_only_for_the_endpoint_that_asked(lone, receiver):
     srv, db, key_file, key = lone
     plain = cli(db, key_file, "create", "--url", receiver.url("/plain"), "--events", "user.sign_in_failed")

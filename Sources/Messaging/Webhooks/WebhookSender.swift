@@ -5,7 +5,7 @@ package import Foundation
 /// Posts one Standard Webhooks message with libcurl, safely: https only
 /// (plain http only to loopback, and only while private addresses are
 /// allowed, for tests), the host resolved here and every address checked by
-/// `WebhookAddress` before anything is sent, the checked address pinned
+/// `WebhookAddress` before anything is sent, the checked addresses pinned
 /// (`CURLOPT_RESOLVE`) so that a DNS answer that changes in between cannot
 /// take the post elsewhere, no redirect followed, no proxy from the
 /// environment, the whole exchange capped at `timeout` seconds and the
@@ -84,10 +84,11 @@ package struct WebhookSender: Sendable {
             list = curl_slist_append(list, header)
         }
         defer { curl_slist_free_all(list) }
-        // The address checked above, and no other, is the one connected to.
+        // The addresses checked above, and no others, are the ones connected to (all of them, so that curl can
+        // still fall back from IPv6 to IPv4 as it does for a name).
         var pinned: UnsafeMutablePointer<curl_slist>?
-        if target.addresses.first != target.host, let address = target.addresses.first {
-            let shown = address.contains(":") ? "[\(address)]" : address
+        if target.addresses != [target.host] {
+            let shown = target.addresses.map { $0.contains(":") ? "[\($0)]" : $0 }.joined(separator: ",")
             pinned = curl_slist_append(pinned, "\(target.host):\(target.port):\(shown)")
         }
         defer { curl_slist_free_all(pinned) }
