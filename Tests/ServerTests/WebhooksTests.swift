@@ -196,4 +196,38 @@ struct WebhooksTests {
             #expect(try server.auditKinds().contains("webhook.disabled"))
         }
     }
+
+    @Test(
+        "erasing a user takes the personal data out of the undelivered messages about them; user.deleted names them",
+        arguments: Backend.all)
+    func erased(backend: Backend) throws {
+        let receiver = Receiver()
+        try Self.server(backend, receiver) { server in
+            let key = try Self.writeKey(server)
+            _ = try Self.register(server, key: key, types: ["*"], personal: true)
+            receiver.fail(Array(repeating: 503, count: 10))
+            try server.signUp("eve@example.com")
+            server.tick()
+            let user = try #require(
+                try server.database.transaction {
+                    try $0.queryOne("SELECT id FROM users WHERE email = $1", [.text("eve@example.com")])
+                })
+            let userID = try user.text("id")
+            func undelivered() throws -> [String] {
+                try server.database.transaction {
+                    try $0.query(
+                        "SELECT body FROM webhook_deliveries WHERE status IN ('pending', 'sending') ORDER BY seq", []
+                    ).map { try $0.text("body") }
+                }
+            }
+            #expect(try undelivered().contains { $0.contains("127.0.0.1") })
+            let deleted = try server.send(
+                "DELETE", "/admin/v1/users/\(userID)", headers: ["Authorization": "Bearer \(key)"])
+            #expect(deleted.status == 200)
+            let bodies = try undelivered()
+            let aboutThem = bodies.filter { !$0.contains("user.deleted") }
+            #expect(!aboutThem.isEmpty && aboutThem.allSatisfy { $0.contains(userID) && !$0.contains("127.0.0.1") })
+            #expect(bodies.contains { $0.contains("user.deleted") && $0.contains(userID) })
+        }
+    }
 }

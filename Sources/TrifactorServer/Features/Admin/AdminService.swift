@@ -184,6 +184,8 @@ struct AdminService: Sendable {
             for recipient in [user.email] + numbers.sorted() {
                 try Outbox.erase(recipient: recipient, on: db)
             }
+            // Webhook messages about them not yet delivered: their address, browser and details taken out.
+            try WebhookQueue.erase(userID: id.raw, on: db)
             try AccountRepository.delete(id, on: db)
             // Administrators' own entries keep their detail (who did what; no personal data in it).
             try AuditLog.pseudonymise(id, as: pseudonym, on: db)

@@ -37,9 +37,13 @@ enum WebhookQueue {
             bodies[personal] = body
             try db.execute(
                 """
-                INSERT INTO webhook_deliveries (endpoint_id, message_id, event_type, body, created_at, status, next_attempt_at)
-                VALUES ($1, $2, $3, $4, $5, 'pending', $5)
-                """, [.text(try row.text("id")), .text(id), .text(type.rawValue), .text(body), .int(at)])
+                INSERT INTO webhook_deliveries (endpoint_id, message_id, event_type, body, created_at, status, next_attempt_at, user_id)
+                VALUES ($1, $2, $3, $4, $5, 'pending', $5, $6)
+                """,
+                [
+                    .text(try row.text("id")), .text(id), .text(type.rawValue), .text(body), .int(at),
+                    SQLValue(event.userID ?? subject),
+                ])
         }
     }
 
@@ -59,6 +63,32 @@ enum WebhookQueue {
         let object: [String: Any] = ["type": type.rawValue, "timestamp": timestamp(at), "data": data]
         let bytes = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The members of `data` that only endpoints asking for personal data get.
+    static let personalMembers = ["ip", "user_agent", "detail"]
+
+    /// Takes the personal data (address, browser, detail) out of the undelivered messages about an erased
+    /// user; their ids, types and the user's opaque id stay, so receivers still learn of the events, and
+    /// of the deletion, under the same ids.
+    static func erase(userID: String, on db: any SQLConnection) throws {
+        let rows = try db.query(
+            "SELECT seq, body FROM webhook_deliveries WHERE user_id = $1 AND status IN ('pending', 'sending')",
+            [.text(userID)])
+        for row in rows {
+            guard
+                var object = (try? JSONSerialization.jsonObject(with: Data(try row.text("body").utf8)))
+                    as? [String: Any],
+                var data = object["data"] as? [String: Any], personalMembers.contains(where: { data[$0] != nil })
+            else { continue }
+            for member in personalMembers { data.removeValue(forKey: member) }
+            object["data"] = data
+            let bytes = try JSONSerialization.data(
+                withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+            try db.execute(
+                "UPDATE webhook_deliveries SET body = $2 WHERE seq = $1",
+                [.int(try row.int("seq")), .text(String(decoding: bytes, as: UTF8.self))])
+        }
     }
 
     /// `2026-12-06T19:50:00.123Z` for `millis`.
