@@ -149,6 +149,8 @@ struct StableCodesTests {
                 "oidc.device_code_entered", "oidc.device_code_refused", "oidc.device_approved", "oidc.device_denied",
                 "oidc.ciba_started", "oidc.ciba_denied", "oidc.ciba_texted", "oidc.ciba_link_approved",
                 "sitekey.set", "browser.recognised", "browser.forgotten",
+                "webhook.created", "webhook.updated", "webhook.secret_rotated", "webhook.deleted", "webhook.disabled",
+                "webhook.delivery_failed",
             ])
     }
 }

@@ -547,6 +547,7 @@ def test_every_flow_keeps_the_contract(contract_server):
     _delivery_callbacks(server, j)
     _admin(server, j, user)
     _admin_clients(j)
+    _admin_webhooks(j)
     _http_layer(j)
     _database_outage(server, j)
 
@@ -900,6 +901,29 @@ def _admin_clients(j):
         j.expect(204, "adminDeleteClient", c, token=write)
     j.problem(404, "client_not_found", "adminGetClient", client, token=read)
     j.problem(404, "client_not_found", "adminUpdateClient", client, json_body=body, token=write)
+
+
+def _admin_webhooks(j):
+    """Webhook endpoints: made (the secret shown only then), listed, shown, changed, given a new secret, deleted.
+    The URL is a public address, so that nothing is resolved and the contract server needs no private ones."""
+    write, read = j.server.admin["write"], j.server.admin["journey-read"]
+    body = {"url": "https://93.184.216.34/journey", "event_types": ["user.signed_in", "user.locked_out"],
+            "description": "journey"}
+    created = j.expect(201, "adminCreateWebhook", json_body=body, token=write)
+    endpoint = {"id": created["id"]}
+    assert created["secret"].startswith("whsec_"), created
+    j.problem(422, "invalid_fields", "adminCreateWebhook", json_body={**body, "url": "https://169.254.169.254/"}, token=write)
+    j.problem(422, "invalid_fields", "adminCreateWebhook", json_body={**body, "event_types": ["user.hacked"]}, token=write)
+    j.problem(403, "admin_read_only", "adminCreateWebhook", json_body=body, token=read)
+    listed = j.expect(200, "adminListWebhooks", token=read)["webhooks"]
+    assert created["id"] in {w["id"] for w in listed} and not [w for w in listed if "secret" in w], listed
+    shown = j.expect(200, "adminGetWebhook", endpoint, token=read)
+    assert "secret" not in shown and shown["undelivered"] == 0, shown
+    assert j.expect(200, "adminUpdateWebhook", endpoint, json_body={"enabled": False}, token=write)["status"] == "disabled"
+    assert j.expect(200, "adminRotateWebhookSecret", endpoint, token=write)["secret"] != created["secret"]
+    j.expect(204, "adminDeleteWebhook", endpoint, token=write)
+    j.problem(404, "not_found", "adminGetWebhook", endpoint, token=read)
+    j.problem(404, "not_found", "adminUpdateWebhook", endpoint, json_body={"enabled": True}, token=write)
 
 
 def _http_layer(j):

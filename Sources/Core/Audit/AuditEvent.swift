@@ -117,6 +117,15 @@ package enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case browserRecognised = "browser.recognised"
     /// A recognised browser was forgotten (it shows the neutral sentence again).
     case browserForgotten = "browser.forgotten"
+    /// Webhook endpoints: registered, changed, their secret rotated, removed (the detail names the endpoint).
+    case webhookCreated = "webhook.created"
+    case webhookUpdated = "webhook.updated"
+    case webhookSecretRotated = "webhook.secret_rotated"
+    case webhookDeleted = "webhook.deleted"
+    /// An endpoint that failed every delivery for the retry period (a day by default) was disabled.
+    case webhookDisabled = "webhook.disabled"
+    /// One event an endpoint refused for good (a 4xx, a redirect, a refused address): skipped, the next sent.
+    case webhookDeliveryFailed = "webhook.delivery_failed"
 }
 
 /// The outcome recorded with an event.

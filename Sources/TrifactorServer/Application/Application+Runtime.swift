@@ -58,6 +58,16 @@ extension Application {
                     try dispatcher.runOnce() > 0
                 })
         }
+        if let ring = s.webhooks.sealer {
+            // Webhook messages: queued by the audit log in each event's transaction, posted from here.
+            let webhooks = WebhookDispatcher(
+                transactions: s.transactions, clock: s.clock, sender: s.webhooks.sender, sealer: ring, logger: s.logger,
+                retryFor: s.configuration.webhooksRetryFor)
+            tasks.append(
+                PeriodicTask(name: "webhooks", interval: 0.2, mode: mode, logger: s.logger) {
+                    try webhooks.runOnce() > 0
+                })
+        }
         // Test numbers administrators add are read again every few seconds (another instance's change included).
         tasks.append(
             PeriodicTask(name: "test-numbers", interval: 3, mode: mode, logger: s.logger) {

@@ -27,8 +27,11 @@ package enum Application {
         PushRoutes(push: s.push).register(on: &routes)
         PasswordlessRoutes(passwordless: s.passwordless, policies: policies).register(on: &routes)
         AuthorizationRoutes(authorizations: s.authorizations, mfa: mfa).register(on: &routes)
-        AdminRoutes(admin: s.admin, clients: s.clients, keys: s.adminKeys, transactions: s.transactions, clock: s.clock)
-            .register(on: &routes)
+        AdminRoutes(
+            admin: s.admin, clients: s.clients, webhooks: s.webhooks, keys: s.adminKeys, transactions: s.transactions,
+            clock: s.clock
+        )
+        .register(on: &routes)
         router = routes.router
         let v = s.configuration.verify
         VerifyRoutes(

@@ -44,6 +44,8 @@ package struct Services: Sendable {
     let provider: Provider?
     /// The key ring (nil without a key file): the deployment doctor's check proves it.
     let sealer: KeyRing?
+    /// Webhook endpoints (the admin API and `trifactord webhooks`); their messages are queued by the audit log.
+    let webhooks: WebhookService
 
     var database: any Database { transactions.database }
 
@@ -147,7 +149,10 @@ package struct Services: Sendable {
                 codes: PasswordResetCodes(random: random, outbox: outbox), secondFactors: secondFactors, push: push,
                 outbox: outbox, changes: changes, limits: accounts.limits),
             sitekeys: SitekeyService(transactions: transactions, clock: clock, random: random),
-            clients: clients, provider: provider, sealer: sealer)
+            clients: clients, provider: provider, sealer: sealer,
+            webhooks: WebhookService(
+                transactions: transactions, clock: clock, random: random, sealer: sealer,
+                sender: WebhookSender(allowPrivate: c.webhooksAllowPrivate, timeout: c.webhooksTimeout)))
     }
 
     /// The local half of the change feed: this process's long polls and session cache.

@@ -5,14 +5,16 @@ package import Store
 /// The append-only audit log of authentication events. Writes go through the
 /// request's transaction, so an event is recorded exactly when its effect is.
 package enum AuditLog {
-    /// Appends `event` at `at` (milliseconds).
-    static func append(_ event: AuditEvent, at: Int64, on db: any SQLConnection) throws {
+    /// Appends `event` at `at` (milliseconds), and queues its webhook messages in the same transaction
+    /// (`WebhookQueue`). `subject` names the user for webhooks when the entry itself must not (an erased account).
+    static func append(_ event: AuditEvent, at: Int64, subject: String? = nil, on db: any SQLConnection) throws {
         try db.execute(
             "INSERT INTO audit_log (at, kind, outcome, user_id, ip, user_agent, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)",
             [
                 .int(at), .text(event.kind.rawValue), .text(event.outcome.rawValue), SQLValue(event.userID),
                 SQLValue(event.ip), SQLValue(event.userAgent.map { String($0.prefix(512)) }), SQLValue(event.detail),
             ])
+        try WebhookQueue.enqueue(event, subject: subject, at: at, on: db)
         // Inside a request's transaction the event counts once that commits.
         if let request = RequestTransaction.current {
             request.whenCommitted { ServerMetrics.count(event) }

@@ -17,6 +17,7 @@ enum Housekeeping {
         var sessions = 0
         var verifyFailures = 0
         var outbox = 0
+        var webhookDeliveries = 0
         var verifyRequests = 0
         var mfa = 0
         var idempotencyKeys = 0
@@ -58,6 +59,10 @@ enum Housekeeping {
             "DELETE FROM verify_number_failures WHERE window_started_at < $1", [.int(now - day)])
         report.outbox = try db.execute(
             "DELETE FROM outbox WHERE status IN ('sent', 'failed', 'void') AND created_at < $1", [.int(now - 30 * day)])
+        // Delivered and failed webhook messages (their bodies already emptied) kept a month, like the outbox.
+        report.webhookDeliveries = try db.execute(
+            "DELETE FROM webhook_deliveries WHERE status IN ('sent', 'failed') AND created_at < $1",
+            [.int(now - 30 * day)])
         report.verifyRequests = try db.execute(
             "DELETE FROM verify_requests WHERE finished_at IS NOT NULL AND finished_at < $1", [.int(now - 30 * day)])
         for (table, column) in [

@@ -28,6 +28,9 @@ struct SecretResealer: Sendable {
         (table: "mfa_enrollments", key: "token_hash", factor: "factor_id"),
         // The OpenID Provider's signing keys, each bound to its kid.
         (table: "oidc_signing_keys", key: "kid", factor: "kid"),
+        // Webhook endpoints' secrets, each bound to the endpoint's id (the previous secret of a rotation is not
+        // moved: it signs for a day at most).
+        (table: "webhook_endpoints", key: "id", factor: "id"),
     ]
 
     struct Report: Equatable {

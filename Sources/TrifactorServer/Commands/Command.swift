@@ -28,6 +28,7 @@ package enum Trifactord {
           keys ring    The key ring: which key seals, how many secrets each holds [--json]
           backup PATH  Copy the SQLite database to PATH while it serves (SQLite's online backup API)
           clients      The OpenID Provider's relying parties: create | list | show | update | rotate-secret | delete
+          webhooks     Webhook endpoints: create | list | show | update | rotate-secret | delete
           signing-keys The OpenID Provider's token signing keys: rotate | list [--json]
           review       Verifications held by the conversion guard: review list [--json] | release ID | drop ID
           help         Show this text; COMMAND --help shows a command's options
@@ -125,6 +126,12 @@ package enum Trifactord {
                 return 0
             }
             return run { try ClientsCommand.run(rest, environment: environment) }
+        case "webhooks":
+            if Usage.isAsked(in: rest) {
+                print(WebhooksCommand.usage)
+                return 0
+            }
+            return run { try WebhooksCommand.run(rest, environment: environment) }
         case "signing-keys":
             if Usage.isAsked(in: rest) {
                 print(SigningKeysCommand.usage)
@@ -162,7 +169,7 @@ package enum Trifactord {
             }
         default:
             return fail(
-                "Unknown command \"\(verb)\": use serve, migrate, doctor, audit tail, users, keys, admin-keys, clients, signing-keys, backup or review (see trifactord --help)."
+                "Unknown command \"\(verb)\": use serve, migrate, doctor, audit tail, users, keys, admin-keys, clients, webhooks, signing-keys, backup or review (see trifactord --help)."
             )
         }
     }

@@ -45,6 +45,12 @@ package struct Configuration: Sendable {
     package var migrateOnStart = SchemaUpgrade.Policy.auto
     /// Tries per message (1, then after 2, 4, 8… seconds, at most a minute apart) before it is failed and audited.
     package var deliveryAttempts = 5
+    /// Whether webhook endpoints may be private, loopback or link-local addresses (tests, internal receivers).
+    package var webhooksAllowPrivate = false
+    /// Seconds a failing webhook endpoint is retried before it is disabled.
+    package var webhooksRetryFor: Double = 86_400
+    /// Seconds a webhook endpoint has to answer.
+    package var webhooksTimeout = 5
     /// The most SMS segments a text may take before its optional sentences are dropped (never the code).
     package var smsMaxSegments = 1
     /// The bearer token `GET /metrics` asks for (`TRIFACTOR_METRICS_TOKEN_FILE`); nil: `/metrics` answers 404.

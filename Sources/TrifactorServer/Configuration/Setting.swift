@@ -15,7 +15,7 @@ struct Setting: Sendable {
     static let all: [Setting] =
         server + accounts + verifyGuards + deviceApprovalKeys + clockOffset + proxies + passkeysAndApps + limits
         + verifyLimits
-        + shutdown + delivery + provider
+        + shutdown + delivery + webhooks + provider
 
     /// A setting's former name, still read for one release with a warning naming its successor
     /// (docs/operations/upgrades.md). Drop an entry in the release named by `until`.

@@ -147,6 +147,13 @@ package struct APIError: HTTPResponseError, Sendable, Equatable {
         detail: "A user's second factor uses this number: as a test number it would never receive its codes.")
     static let testNumberNotFound = APIError(
         status: 404, code: .testNumberNotFound, title: "Not Found", detail: "There is no such test number.")
+    /// No webhook endpoint has this id.
+    static let webhookNotFound = APIError(
+        status: 404, code: .notFound, title: "Not Found", detail: "There is no such webhook endpoint.")
+    /// Webhook secrets are sealed with the key ring: without a key file there are no webhooks.
+    static let webhooksUnavailable = APIError(
+        status: 503, code: .serviceUnavailable, title: "Service Unavailable",
+        detail: "Webhooks need the key file: their secrets are sealed with it.")
     static let clientNotFound = APIError(
         status: 404, code: .clientNotFound, title: "Not Found", detail: "There is no such client.")
     static let clientExists = APIError(

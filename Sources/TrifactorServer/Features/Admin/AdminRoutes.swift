@@ -10,10 +10,12 @@ import HTTP
 /// - `POST /admin/v1/users/{id}/disable`, `…/enable`, `…/reset-mfa`,
 ///   `…/revoke-sessions`, `…/verify-email`; `DELETE /admin/v1/users/{id}`;
 /// - `GET /admin/v1/audit?user=&kind=&since=&until=&after=&limit=`;
-/// - the test numbers, and the OpenID Provider's clients (`AdminRoutes+Clients.swift`).
+/// - the test numbers, the OpenID Provider's clients (`AdminRoutes+Clients.swift`) and the webhook
+///   endpoints (`AdminRoutes+Webhooks.swift`).
 struct AdminRoutes {
     let admin: AdminService
     let clients: ClientService
+    let webhooks: WebhookService
     let keys: AdminKeys
     let transactions: Transactions
     let clock: Clock
@@ -90,6 +92,7 @@ struct AdminRoutes {
                     }, next: entries.count == Int(limit) ? entries.last?.seq : nil))
         }
         registerClients(on: &routes)
+        registerWebhooks(on: &routes)
     }
 
     /// The caller's admin key, with the role `needs`: 401 without a live key

@@ -184,10 +184,14 @@ struct AdminService: Sendable {
             for recipient in [user.email] + numbers.sorted() {
                 try Outbox.erase(recipient: recipient, on: db)
             }
+            // Webhook messages about them not yet delivered: their address, browser and details taken out.
+            try WebhookQueue.erase(userID: id.raw, on: db)
             try AccountRepository.delete(id, on: db)
             // Administrators' own entries keep their detail (who did what; no personal data in it).
             try AuditLog.pseudonymise(id, as: pseudonym, on: db)
-            try AuditLog.append(actor.event(.adminUserDeleted, nil, "user=\(pseudonym)"), at: now, on: db)
+            // The entry keeps only the pseudonym; the webhook names the user, so that receivers can erase them too.
+            try AuditLog.append(
+                actor.event(.adminUserDeleted, nil, "user=\(pseudonym)"), at: now, subject: id.raw, on: db)
             return AdminActionResult(userID: id.raw, action: "delete", sessionsEnded: ended)
         }
         changes.publish("user:\(id.raw)")
