@@ -168,7 +168,13 @@ struct ApproveCommand: Command {
                 print("Waiting for sign-ins and payments (Ctrl-C to stop)…")
             }
             for try await approval in device.approvals() {
-                try await answer(approval, device, context)
+                do {
+                    try await answer(approval, device, context)
+                } catch let late as CLIFailure where late.code == .expired && !a.has("once") {
+                    // One request that ended before its answer does not end the watch.
+                    print(late.sentence)
+                    continue
+                }
                 if a.has("once") { return }
             }
             return
@@ -195,7 +201,8 @@ struct ApproveCommand: Command {
         do {
             payment = try device.payment(of: approval)
         } catch {
-            _ = try await device.answer(approval, pickedNumber: nil)
+            // Denied (or already gone: then there is nothing left to deny).
+            _ = try? await device.answer(approval, pickedNumber: nil)
             context.output(
                 "A payment request did not match its own details, so it was denied: \(error)",
                 json: ["approval_id": approval.approvalID, "status": "denied", "reason": "action_mismatch"])

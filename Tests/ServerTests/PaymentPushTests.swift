@@ -125,6 +125,29 @@ struct PaymentPushTests {
         }
     }
 
+    @Test(
+        "pushing a payment again withdraws the push still waiting: the device never shows two numbers for one payment")
+    func onePushAtATime() throws {
+        try Backend.all[0].withServer { server throws in
+            let s = try PushApprovalTests.setup(server, email: "twice@example.com")
+            let authorizations = server.services.authorizations
+            let (created, caller, audit) = try Self.pushed(s)
+            let first = try #require(created.pushed)
+            let again = try authorizations.resend(
+                created.id, action: Self.action, by: caller, client: audit, push: "Bank")
+            let second = try #require(again.pushed)
+            #expect(
+                try authorizations.pushState(ApprovalID(first.id.raw), of: created.id, action: Self.action) == "denied")
+            #expect(
+                try authorizations.pushState(ApprovalID(second.id.raw), of: created.id, action: Self.action)
+                    == "pending")
+            #expect(
+                try PushApprovalTests.poll(s).decode(PendingApprovals.self).approvals.map(\.approvalID) == [
+                    second.id.raw
+                ])
+        }
+    }
+
     @Test("a push the device did not answer in 2 minutes reads as expired, and a new push for the same payment is sent")
     func expiry() throws {
         try Backend.all[0].withServer { server throws in

@@ -118,8 +118,57 @@ def test_an_approval_on_the_device_moves_on_a_page_that_shows_another_way(op, ba
     approve.sendline(str(number))
     approve.expect("Approved.")
     approve.expect(pexpect.EOF)
-    outcome = browser.follow(browser.http.get(texting.url, allow_redirects=False, timeout=TIMEOUT))
+    # "Text me a code" now sends nothing: the device's approval stands and the payment goes on.
+    seen = {m["id"] for m in op.srv.outbox(user.phone)}
+    outcome = submit(browser, texting, "/authorize/payment/send")
     assert outcome.kind == "redirect" and outcome.code, outcome.describe()
+    assert {m["id"] for m in op.srv.outbox(user.phone)} == seen
+
+
+def test_a_text_sent_meanwhile_leaves_the_devices_push_waiting_and_the_device_approval_stands(op, bank, tmp_path):
+    user = op.user()
+    user.device = Device(op, user, tmp_path)
+    payer(op, user)
+    browser, page, _ = to_payment_page(op, bank, user, payment(amount="21.00"))
+    waiting = submit(browser, page, "/authorize/payment/send").response
+    number = number_on(waiting)
+    # A text sent and not used: the device's push still waits, and the device's approval is the one that counts.
+    link = re.search(r'href="([^"]*)"[^>]*>Text or call', waiting.text)
+    texting = browser.http.get(urljoin(waiting.url, html.unescape(link.group(1))), timeout=TIMEOUT)
+    sent = submit(browser, texting, "/authorize/payment/send")
+    assert sent.kind == "page" and "code that names this payment" in sent.response.text, sent.describe()
+    answer(user.device, number, amount="EUR 21.00")
+    outcome = browser.follow(browser.http.get(waiting.url, allow_redirects=False, timeout=TIMEOUT))
+    assert outcome.kind == "redirect" and outcome.code, outcome.describe()
+
+
+def test_details_the_device_could_not_show_are_not_offered_to_it(op, bank, customer):
+    # An RFC 9396 common field beside the payment: its action would not state it, so the device is not asked.
+    browser, page, _ = to_payment_page(op, bank, customer, payment(identifier="invoice-42"))
+    assert "We will ask laptop" not in page.text
+    assert page.status_code == 409 and "invoice-42" in page.text, page.text
+
+
+def test_the_waiting_pages_question_is_answered_without_side_effects(op, bank, customer):
+    browser, page, verifier = to_payment_page(op, bank, customer, payment(amount="8.00"))
+    waiting = submit(browser, page, "/authorize/payment/send").response
+    number = number_on(waiting)
+
+    def asked():
+        return browser.http.get(waiting.url, headers={"X-Trifactor-Wait": "1"}, allow_redirects=False,
+                                timeout=TIMEOUT)
+
+    assert asked().status_code == 204
+    answer(customer.device, number, amount="EUR 8.00")
+    changed = asked()
+    assert changed.status_code == 200 and not changed.text
+    # Asked twice more: still nothing done, and the reload then gives the app its code, once.
+    assert asked().status_code == 200
+    outcome = reload(browser, waiting)
+    assert outcome.kind == "redirect" and outcome.code, outcome.describe()
+    r = op.token(bank, {"grant_type": "authorization_code", "code": outcome.code,
+                        "redirect_uri": bank.redirect_uri, "code_verifier": verifier})
+    assert r.status_code == 200, r.text
 
 
 def test_a_wrong_number_ends_that_approval_and_a_fourth_push_in_ten_minutes_is_refused(op, bank, customer):

@@ -36,7 +36,11 @@ struct AuthorizationFlow: Sendable, Equatable {
         var detailsFactor: String?
         /// Whether that approval was given: the code may be issued.
         var detailsApproved: Bool?
-        /// The push (`ApprovalID`) that asks the factor, a device, to approve it, and the number the page shows.
+        /// The device's own approval, apart from the text's or passkey's above (so that looking at another way never
+        /// ends it): its `AuthorizationID`, the device, the push (`ApprovalID`) and the number the page shows. Once
+        /// the device approves, it becomes the approval above.
+        var detailsPushAuthorization: String?
+        var detailsPushFactor: String?
         var detailsPush: String?
         var detailsNumber: Int?
         /// The device code (its SHA-256) this sign-in is for (RFC 8628): it ends on the device's confirmation page,

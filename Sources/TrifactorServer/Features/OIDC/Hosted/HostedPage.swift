@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTP
 import WebUI
@@ -29,6 +30,9 @@ enum HostedPage: Components {
 
     static let stylesheet = "/authorize/static/trifactor.css"
     static let script = "/authorize/static/hosted.js"
+    /// The script's version in its address: a browser that kept the script of an earlier release (it is cached for
+    /// 5 minutes) loads this one with the pages that need it.
+    static let scriptVersion = String(SHA256.hex(HostedScript.source).prefix(12))
 
     static func layout(_ title: String, _ frame: Frame, notice: String? = nil, _ body: [HTML]) -> HTML {
         var head: [HTML] = [
@@ -38,7 +42,7 @@ enum HostedPage: Components {
             .element("title", [:], [.text("\(title) · \(frame.clientName ?? frame.brand)")]),
             .element("link", ["rel": "stylesheet", "href": stylesheet]),
         ]
-        if frame.script { head.append(.element("script", ["src": script, "defer": ""])) }
+        if frame.script { head.append(.element("script", ["src": script + "?v=" + scriptVersion, "defer": ""])) }
         var brand: [HTML] = []
         if let logo = frame.logoURI {
             brand.append(.element("img", ["src": logo, "alt": "", "width": "32", "height": "32"]))

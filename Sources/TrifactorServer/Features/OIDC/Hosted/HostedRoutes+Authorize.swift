@@ -212,8 +212,12 @@ extension HostedRoutes {
             return try refuse(c, "access_denied", "The user cancelled the sign-in.")
         }
         // A payment left with Cancel: its approval ends, and a push still waiting on the device is withdrawn.
-        if let id = c.flow.progress.detailsAuthorization, c.flow.progress.detailsApproved != true {
-            try authorizations.withdraw(AuthorizationID(id), action: details.action(client: c.client.id))
+        if c.flow.progress.detailsApproved != true {
+            for id in [c.flow.progress.detailsAuthorization, c.flow.progress.detailsPushAuthorization].compactMap(
+                \.self)
+            {
+                try authorizations.withdraw(AuthorizationID(id), action: details.action(client: c.client.id))
+            }
         }
         return try refuse(
             c, "access_denied",

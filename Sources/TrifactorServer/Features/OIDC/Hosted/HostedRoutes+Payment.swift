@@ -46,11 +46,9 @@ extension HostedRoutes {
         if HostedPage.isWaitPoll(request) {
             // The waiting page's script asks whether anything changed: answered without doing anything, so that the
             // reload it makes then does the work (and a code is never issued to a request that drops the answer).
-            guard let push = c.flow.progress.detailsPush, let id = c.flow.progress.detailsAuthorization,
-                let details = c.flow.request.authorizationDetails, c.flow.progress.detailsApproved != true,
-                try authorizations.pushState(
-                    ApprovalID(push), of: AuthorizationID(id), action: details.action(client: c.client.id))
-                    == "pending"
+            // Signed out meanwhile: a change too (the reload then asks to sign in).
+            guard try signedIn(request) != nil, c.flow.progress.detailsApproved != true,
+                try devicePushState(c) == "pending"
             else { return Response(status: 200) }
             return .noContent
         }
@@ -75,12 +73,7 @@ extension HostedRoutes {
         }
         c.frame.footer = t("footer.paying", ["client": c.client.name, "brand": brand])
         // Approved on the device while this page showed another way (Back, "Text or call"): the payment goes on.
-        if chosen.kind != .device, let push = c.flow.progress.detailsPush,
-            let id = c.flow.progress.detailsAuthorization,
-            try authorizations.pushState(
-                ApprovalID(push), of: AuthorizationID(id), action: details.action(client: c.client.id)) == "approved",
-            case .answer(let response) = try pushed(&c, details, caller, request)
-        {
+        if chosen.kind != .device, let response = try approvedOnDevice(&c, details, caller, request) {
             return response
         }
         var step: [HTML] = []
@@ -135,7 +128,7 @@ extension HostedRoutes {
             }
         case .device:
             let device = chosen.displayName ?? t("common.your_device")
-            if c.flow.progress.detailsPush != nil, c.flow.progress.detailsFactor == chosen.factorID.raw {
+            if c.flow.progress.detailsPush != nil, c.flow.progress.detailsPushFactor == chosen.factorID.raw {
                 switch try pushed(&c, details, caller, request) {
                 case .answer(let response): return response
                 case .waiting(let number):
@@ -183,22 +176,30 @@ extension HostedRoutes {
     {
         let t = c.frame.text
         guard let approval = c.flow.progress.detailsPush.map(ApprovalID.init),
-            let id = c.flow.progress.detailsAuthorization.map(AuthorizationID.init)
+            let id = c.flow.progress.detailsPushAuthorization.map(AuthorizationID.init)
         else { return .again(t("device.expired")) }
         let sentence: String
-        switch try authorizations.pushState(approval, of: id, action: details.action(client: c.client.id)) {
+        let action = details.action(client: c.client.id)
+        switch try authorizations.pushState(approval, of: id, action: action) {
         case "pending":
             return .waiting(c.flow.progress.detailsNumber ?? 0)
         case "approved":
             do {
                 try authorizations.approve(
                     id, approval: approval, by: caller, client: Self.audit(request, for: c.client, t))
+                // The device's approval is the flow's now (the token endpoint spends it); a text's or passkey's
+                // started meanwhile ends.
+                if let other = c.flow.progress.detailsAuthorization, other != id.raw {
+                    try authorizations.withdraw(AuthorizationID(other), action: action)
+                }
+                c.flow.progress.detailsAuthorization = id.raw
+                c.flow.progress.detailsFactor = c.flow.progress.detailsPushFactor
                 c.flow.progress.detailsApproved = true
                 c.flow.progress.detailsPush = nil
                 return .answer(
                     try advance(c, token: HostedCookies.value(cookies.session, in: request), request, unsaved: true))
             } catch AuthorizationFailure.notFound {
-                c.flow.progress.detailsAuthorization = nil
+                c.flow.progress.detailsPushAuthorization = nil
                 sentence = t("payment.ended")
             } catch SecondFactorFailure.invalidCode {
                 // Approved just as it expired (an approval is spent only while it lives): no code was typed here.
@@ -208,7 +209,7 @@ extension HostedRoutes {
             }
         case "denied":
             // The device declined (or picked a wrong number): that approval is void, a new one starts on "Send".
-            c.flow.progress.detailsAuthorization = nil
+            c.flow.progress.detailsPushAuthorization = nil
             sentence = t("payment.device.denied")
         default:
             sentence = t("device.expired")
@@ -322,33 +323,67 @@ extension HostedRoutes {
         _ audit: AuditContext, challenge: Bool
     ) throws -> AuthorizationService.Created? {
         let action = details.action(client: c.client.id)
-        // A device is pushed the payment, with who asks for it.
-        let push =
-            f.kind == .device ? "\(c.client.name): \(AuthorizationService.summary(action))" : nil
-        var created: AuthorizationService.Created?
         if let id = c.flow.progress.detailsAuthorization, c.flow.progress.detailsFactor == f.factorID.raw {
             guard challenge else { return nil }
             do {
-                created = try authorizations.resend(
-                    AuthorizationID(id), action: action, by: caller, client: audit, push: push)
+                return try authorizations.resend(AuthorizationID(id), action: action, by: caller, client: audit)
             } catch AuthorizationFailure.notFound, AuthorizationFailure.mismatch {
                 // Expired or ended: a new one below.
             }
-        } else if let id = c.flow.progress.detailsAuthorization {
-            // Another factor now: one approval at a time, so the other factor's ends (a push it left on the device
-            // is withdrawn, a code it texted stops working).
-            try authorizations.withdraw(AuthorizationID(id), action: action)
         }
-        if created == nil {
-            created = try authorizations.create(action, factorID: f.factorID, by: caller, client: audit, push: push)
-        }
-        guard let created else { return nil }  // not reached: made above
+        let created = try authorizations.create(action, factorID: f.factorID, by: caller, client: audit)
         c.flow.progress.detailsAuthorization = created.id.raw
         c.flow.progress.detailsFactor = f.factorID.raw
-        c.flow.progress.detailsPush = created.pushed?.id.raw
-        c.flow.progress.detailsNumber = created.pushed?.number
         try flows.save(c.flow)
         return created
+    }
+
+    /// The device's approval of the payment, pushed to device `f` (again: the running one, when it is this
+    /// device's and still pending; a new one otherwise), with who asks for it. Kept apart from a text's or passkey's.
+    private func devicePush(
+        _ c: inout Context, _ f: SessionService.Hint, _ details: AuthorizationDetails, _ caller: Caller,
+        _ audit: AuditContext
+    ) throws -> AuthorizationService.Created {
+        let action = details.action(client: c.client.id)
+        let message = "\(c.client.name): \(AuthorizationService.summary(action))"
+        var created: AuthorizationService.Created?
+        if let id = c.flow.progress.detailsPushAuthorization, c.flow.progress.detailsPushFactor == f.factorID.raw {
+            do {
+                created = try authorizations.resend(
+                    AuthorizationID(id), action: action, by: caller, client: audit, push: message)
+            } catch AuthorizationFailure.notFound, AuthorizationFailure.mismatch {
+                // Expired or ended: a new one below.
+            }
+        }
+        let pushed =
+            try created
+            ?? authorizations.create(action, factorID: f.factorID, by: caller, client: audit, push: message)
+        c.flow.progress.detailsPushAuthorization = pushed.id.raw
+        c.flow.progress.detailsPushFactor = f.factorID.raw
+        c.flow.progress.detailsPush = pushed.pushed?.id.raw
+        c.flow.progress.detailsNumber = pushed.pushed?.number
+        try flows.save(c.flow)
+        return pushed
+    }
+
+    /// The state of the flow's push to the device (`pending`, `approved`, `denied`, `expired`); nil when there is none.
+    func devicePushState(_ c: Context) throws -> String? {
+        guard let push = c.flow.progress.detailsPush, let id = c.flow.progress.detailsPushAuthorization,
+            let details = c.flow.request.authorizationDetails
+        else { return nil }
+        return try authorizations.pushState(
+            ApprovalID(push), of: AuthorizationID(id), action: details.action(client: c.client.id))
+    }
+
+    /// When the device approved the payment (whatever the page shows now): the approval is spent and the flow goes
+    /// on; nil otherwise.
+    private func approvedOnDevice(
+        _ c: inout Context, _ details: AuthorizationDetails, _ caller: Caller, _ request: Request
+    ) throws -> Response? {
+        guard try devicePushState(c) == "approved",
+            case .answer(let response) = try pushed(&c, details, caller, request)
+        else { return nil }
+        return response
     }
 
     /// `POST /authorize/payment/send`: a text that names the payment (again: "Send a new code", whose purpose is
@@ -367,22 +402,21 @@ extension HostedRoutes {
         }
         let back = "&factor=\(f.factorID.raw)"
         let audit = Self.audit(request, for: c.client, c.frame.text)
-        if f.kind == .device, c.flow.progress.detailsFactor == f.factorID.raw,
-            let push = c.flow.progress.detailsPush, let id = c.flow.progress.detailsAuthorization,
-            try authorizations.pushState(
-                ApprovalID(push), of: AuthorizationID(id), action: details.action(client: c.client.id)) == "pending"
-        {
+        // The device approved meanwhile: nothing is sent, the payment goes on.
+        if let response = try approvedOnDevice(&c, details, caller, request) { return response }
+        if f.kind == .device, c.flow.progress.detailsPushFactor == f.factorID.raw, try devicePushState(c) == "pending" {
             // Sent already and still waiting (a second click, Back, another tab): the page waits for that one.
             return Self.seeOther("/authorize/payment", flow: c.flow.id, extra: back)
         }
         do {
-            let created = try approval(&c, f, details, caller, audit, challenge: true)
             if f.kind == .device {
                 // Pushed: the page waits for the device. Not pushed: the user's devices had their pushes for now.
+                let created = try devicePush(&c, f, details, caller, audit)
                 return Self.seeOther(
                     "/authorize/payment", flow: c.flow.id,
-                    extra: back + (created?.pushed == nil ? "&error=pushes" : ""))
+                    extra: back + (created.pushed == nil ? "&error=pushes" : ""))
             }
+            _ = try approval(&c, f, details, caller, audit, challenge: true)
         } catch let failure as SecondFactorFailure {
             return Self.seeOther("/authorize/payment", flow: c.flow.id, extra: back + Self.errorQuery(failure))
         } catch CommonFailure.rateLimited(let wait) {
@@ -401,10 +435,13 @@ extension HostedRoutes {
         guard var c = try context(request, form: form) else { return lostFlow(request) }
         let caller: Caller
         let hints: [SessionService.Hint]
+        let details: AuthorizationDetails
         switch try approver(c, request) {
         case .failure(let answer): return answer.response
-        case .success(let found): (caller, hints, _) = found
+        case .success(let found): (caller, hints, details) = found
         }
+        // The device approved meanwhile: that approval stands, the code typed here is not needed.
+        if let response = try approvedOnDevice(&c, details, caller, request) { return response }
         // A device answers on the device, never with a form here.
         guard let f = hints.first(where: { $0.factorID.raw == form["factor"] }), f.kind != .device else {
             let device = hints.first(where: { $0.factorID.raw == form["factor"] })
@@ -445,6 +482,11 @@ extension HostedRoutes {
                 extra: back + (f.kind == .passkey ? "&error=passkey" : Self.errorQuery(failure)))
         } catch CommonFailure.invalidFields {
             return Self.seeOther("/authorize/payment", flow: c.flow.id, extra: "\(back)&error=shape")
+        }
+        // One approval moves the payment: the device's, if one was asked meanwhile, ends.
+        if let pushed = c.flow.progress.detailsPushAuthorization {
+            try authorizations.withdraw(AuthorizationID(pushed), action: details.action(client: c.client.id))
+            c.flow.progress.detailsPush = nil
         }
         c.flow.progress.detailsApproved = true
         return try advance(c, token: HostedCookies.value(cookies.session, in: request), request, unsaved: true)

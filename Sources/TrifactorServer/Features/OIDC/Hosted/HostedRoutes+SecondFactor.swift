@@ -41,6 +41,16 @@ extension HostedRoutes {
     /// `GET /authorize/second-factor[?factor=ID][&sent=1][&approval=ID&number=N]`.
     func secondFactorPage(_ request: Request) throws -> Response {
         guard let c = try context(request) else { return lostFlow(request) }
+        if HostedPage.isWaitPoll(request) {
+            // The waiting page's script asks whether anything changed: answered before anything else and without
+            // doing anything (the reload it makes then signs in), so a session or a code is never issued to a request
+            // that drops the answer.
+            guard let approval = request.query["approval"],
+                let pending = HostedCookies.value(cookies.pending, in: request),
+                (try? secondFactors.push.state(ApprovalID(approval), pendingCredential: pending)) == "pending"
+            else { return Response(status: 200) }
+            return .noContent
+        }
         guard let (step, hints) = try secondStep(c, request) else {
             return Self.seeOther("/authorize/sign-in", flow: c.flow.id, extra: "&expired=1")
         }

@@ -45,16 +45,19 @@ enum HostedScript {
           return requestOptions((await answer.json()).options);
         }
         let conditional = null;
-        function waitForDevice() {
+        function waitForDevice(delay = 2000) {
           // 204: nothing changed yet. Anything else (a redirect, another page): reload and let the browser follow it.
+          // No answer at all (offline for a moment): ask again later, up to every 30 s, rather than reload into the
+          // browser's own error page, which would wait for nothing.
           setTimeout(async () => {
+            let answer;
             try {
-              const answer = await fetch(location.href, { headers: { "X-Trifactor-Wait": "1" }, credentials: "same-origin",
-                                                          redirect: "manual", cache: "no-store" });
-              if (answer.status === 204) { waitForDevice(); return; }
-            } catch (e) { /* offline for a moment: reload, which says so or goes on */ }
+              answer = await fetch(location.href, { headers: { "X-Trifactor-Wait": "1" }, credentials: "same-origin",
+                                                    redirect: "manual", cache: "no-store" });
+            } catch (e) { waitForDevice(Math.min(delay * 2, 30000)); return; }
+            if (answer.status === 204) { waitForDevice(); return; }
             location.reload();
-          }, 2000);
+          }, delay);
         }
         document.addEventListener("DOMContentLoaded", async () => {
           if (document.querySelector("[data-wait]")) waitForDevice();
