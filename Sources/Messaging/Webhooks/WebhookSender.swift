@@ -1,5 +1,3 @@
-internal import CCurl
-internal import CCurlShim
 package import Foundation
 
 /// Posts one Standard Webhooks message with libcurl, safely: https only
@@ -72,67 +70,18 @@ package struct WebhookSender: Sendable {
     ///   not retryable for a refused address, a redirect or another 4xx.
     package func post(_ url: URL, headers: [String], body: Data) throws(DeliveryError) -> Int {
         let target = try target(url)
-        _ = SMTPSender.globalInit
-        guard let handle = curl_easy_init() else {
-            throw DeliveryError(reason: "webhook: curl_easy_init failed", retryable: true)
-        }
-        defer { curl_easy_cleanup(handle) }
-        var list: UnsafeMutablePointer<curl_slist>?
-        for header in [
-            "Content-Type: application/json", "User-Agent: Trifactor-Webhooks/1", "Expect:",
-        ] + headers {
-            list = curl_slist_append(list, header)
-        }
-        defer { curl_slist_free_all(list) }
+        var confinement = ProviderHTTP.Confinement(
+            noProxy: true, answerLimit: Self.answerLimit, connectTimeout: min(timeout, 3))
         // The addresses checked above, and no others, are the ones connected to (all of them, so that curl can
         // still fall back from IPv6 to IPv4 as it does for a name).
-        var pinned: UnsafeMutablePointer<curl_slist>?
         if target.addresses != [target.host] {
             let shown = target.addresses.map { $0.contains(":") ? "[\($0)]" : $0 }.joined(separator: ",")
-            pinned = curl_slist_append(pinned, "\(target.host):\(target.port):\(shown)")
+            confinement.pinned = ["\(target.host):\(target.port):\(shown)"]
         }
-        defer { curl_slist_free_all(pinned) }
-        let sink = CappedSink(limit: Self.answerLimit)
-        let retained = Unmanaged.passRetained(sink)
-        defer { retained.release() }
-        let payload = [UInt8](body)
-        let result: CURLcode = payload.withUnsafeBufferPointer { bytes in
-            var codes: [CURLcode] = [
-                trifactor_curl_set_string(handle, CURLOPT_URL, url.absoluteString),
-                trifactor_curl_set_long(handle, CURLOPT_POST, 1),
-                trifactor_curl_set_pointer(
-                    handle, CURLOPT_POSTFIELDS,
-                    UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafePointer(bitPattern: 1))),
-                trifactor_curl_set_size(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count)),
-                trifactor_curl_set_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list)),
-                trifactor_curl_set_write_function(
-                    handle,
-                    { data, size, count, context in
-                        guard let data, let context else { return 0 }
-                        return Unmanaged<CappedSink>.fromOpaque(context).takeUnretainedValue().append(
-                            data, size * count)
-                    }),
-                trifactor_curl_set_pointer(handle, CURLOPT_WRITEDATA, retained.toOpaque()),
-                trifactor_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, min(timeout, 3)),
-                trifactor_curl_set_long(handle, CURLOPT_TIMEOUT, timeout),
-                trifactor_curl_set_long(handle, CURLOPT_NOSIGNAL, 1),
-                trifactor_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0),
-                trifactor_curl_set_long(handle, CURLOPT_PROTOCOLS, Int(CURLPROTO_HTTP | CURLPROTO_HTTPS)),
-                // A proxy from the environment would connect wherever it likes, past the address check.
-                trifactor_curl_set_string(handle, CURLOPT_PROXY, ""),
-                trifactor_curl_set_string(handle, CURLOPT_NOPROXY, "*"),
-            ]
-            if let pinned { codes.append(trifactor_curl_set_pointer(handle, CURLOPT_RESOLVE, pinned)) }
-            if let caFile { codes.append(trifactor_curl_set_string(handle, CURLOPT_CAINFO, caFile)) }
-            if let bad = codes.first(where: { $0 != CURLE_OK }) { return bad }
-            return curl_easy_perform(handle)
-        }
-        // An answer longer than the cap stops the transfer once its status and first bytes are in: enough.
-        guard result == CURLE_OK || (result == CURLE_WRITE_ERROR && sink.full) else {
-            throw DeliveryError(reason: "webhook: \(String(cString: curl_easy_strerror(result)))", retryable: true)
-        }
-        var status = 0
-        _ = withUnsafeMutablePointer(to: &status) { trifactor_curl_info_long(handle, CURLINFO_RESPONSE_CODE, $0) }
+        let status = try ProviderHTTP(caFile: caFile, timeout: timeout).post(
+            url, contentType: "application/json", body: body, headers: headers, provider: "webhook",
+            userAgent: "Trifactor-Webhooks/1", confinement: confinement
+        ).status
         switch status {
         case 200..<300: return status
         case 300..<400:
@@ -171,24 +120,5 @@ package struct WebhookSender: Sendable {
             throw DeliveryError(reason: "webhook: \(host) does not resolve", retryable: true)
         }
         return addresses
-    }
-}
-
-/// The first `limit` bytes of an answer; past them the transfer stops.
-/// `@unchecked Sendable`: only the one transfer writes it, on the sending thread.
-final class CappedSink: @unchecked Sendable {
-    private let limit: Int
-    private(set) var count = 0
-    private(set) var full = false
-
-    init(limit: Int) { self.limit = limit }
-
-    func append(_ bytes: UnsafeMutablePointer<CChar>, _ size: Int) -> Int {
-        guard count + size <= limit else {
-            full = true
-            return 0
-        }
-        count += size
-        return size
     }
 }
