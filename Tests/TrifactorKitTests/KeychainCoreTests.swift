@@ -174,8 +174,9 @@ struct BlockingCallQueueTests {
         let sheet = DispatchSemaphore(value: 0)
         let blocked = ProcessInfo.processInfo.activeProcessorCount + 2  // more than the pool has threads
         let released = await withTaskGroup(of: Bool.self) { group in
-            // Each call waits for the "sheet" to close, at most 5 s (so a regression fails instead of hanging).
-            for _ in 0..<blocked { group.addTask { await queue.run { sheet.wait(timeout: .now() + 5) == .success } } }
+            // Each call waits for the "sheet" to close, at most 60 s (so a regression fails instead of hanging; on a
+            // machine busy with a whole test run, 5 s was not always enough for the releasing task to be scheduled).
+            for _ in 0..<blocked { group.addTask { await queue.run { sheet.wait(timeout: .now() + 60) == .success } } }
             group.addTask {
                 // Runs on the pool while the calls wait: had they blocked pool threads, it could not run before they timed out.
                 try? await Task.sleep(nanoseconds: 20_000_000)
