@@ -51,8 +51,14 @@ class Receiver:
                     delay = receiver.slow_first.pop(self.path, receiver.delay)
                     receiver.posts.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                                            "body": body, "status": status})
+                answering = False
                 try:
                     time.sleep(delay)
+                    # Out of flight as the answer goes: once it is sent, the sender may post the next message at
+                    # once, before this thread would reach `finally` (counted there, two posts looked in flight).
+                    with receiver.lock:
+                        receiver.in_flight -= 1
+                        answering = True
                     self.send_response(status)
                     if status == 302:
                         self.send_header("Location", receiver.url("/redirected"))
@@ -64,8 +70,9 @@ class Receiver:
                 except OSError:
                     pass  # the sender was killed or gave up
                 finally:
-                    with receiver.lock:
-                        receiver.in_flight -= 1
+                    if not answering:
+                        with receiver.lock:
+                            receiver.in_flight -= 1
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True

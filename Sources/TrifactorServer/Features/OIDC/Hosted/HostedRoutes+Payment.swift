@@ -202,7 +202,6 @@ extension HostedRoutes {
         let t = c.frame.text
         var c = c
         c.frame.footer = t("footer.paying", ["client": c.client.name, "brand": brand])
-        c.frame.script = true
         return HostedPage.response(
             HostedPage.layout(
                 t("payment.title"), c.frame,

@@ -70,7 +70,7 @@ extension HostedRoutes {
         return .again(sentence)
     }
 
-    /// The payment and the number to pick on the device, reloaded every 2 seconds until the device answers.
+    /// The payment and the number to pick on the device; the page waits (`HostedPage.waitsForDevice`) until it answers.
     func waiting(
         _ c: Context, _ details: AuthorizationDetails, device: String, number: Int, chosen: SessionService.Hint,
         among hints: [SessionService.Hint]
