@@ -17,6 +17,7 @@ extension Application {
         if let provider = s.provider {
             try provider.keys.ensure()
             try provider.keys.load()
+            try provider.ensureOwnPagesClient()
         }
         var router = try router(s, probe: probe)
         extraRoutes(&router)

@@ -16,7 +16,7 @@ extension AdminService {
     func client(_ id: String, actor: Actor) throws -> OIDCClient {
         let now = clock.now().millis
         return try transactions.write { db in
-            guard let client = try ClientRepository.find(id, on: db) else { throw ClientFailure.notFound }
+            guard let client = try ClientRepository.managed(id, on: db) else { throw ClientFailure.notFound }
             try AuditLog.append(actor.event(.adminRead, nil, "client=\(id)"), at: now, on: db)
             return client
         }

@@ -20,6 +20,19 @@ enum ClientRepository {
             values(c))
     }
 
+    /// Writes a built-in client (`OwnPages`), or rewrites its fields when it is there already: every instance does
+    /// so at start, so one conditional statement that two instances may run at once.
+    static func upsert(_ c: OIDCClient, on db: any SQLConnection) throws {
+        try db.execute(
+            """
+            INSERT INTO oidc_clients (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
+              $15, $16, $17, $18, $19, $20, $21, $22, $23)
+            ON CONFLICT (id) DO UPDATE SET name = excluded.name, redirect_uris = excluded.redirect_uris,
+              grant_types = excluded.grant_types, scopes = excluded.scopes, first_party = excluded.first_party,
+              auth_method = excluded.auth_method, secret_hash = NULL, updated_at = excluded.updated_at
+            """, values(c))
+    }
+
     /// Writes every field but the id, the registrar and the creation time; false when there is no such client.
     @discardableResult
     static func update(_ c: OIDCClient, on db: any SQLConnection) throws -> Bool {
@@ -43,9 +56,17 @@ enum ClientRepository {
             .map(record)
     }
 
-    /// Every client, oldest first.
+    /// Every client an operator registered or that registered itself, oldest first (the built-in one of
+    /// `OwnPages` is not among them: nobody manages it).
     static func all(on db: any SQLConnection) throws -> [OIDCClient] {
-        try db.query("SELECT \(columns) FROM oidc_clients ORDER BY created_at, id", []).map(record)
+        try db.query(
+            "SELECT \(columns) FROM oidc_clients WHERE id <> $1 ORDER BY created_at, id", [.text(OwnPages.clientID)]
+        ).map(record)
+    }
+
+    /// A client an operator may manage: any but the built-in one of `OwnPages`.
+    static func managed(_ id: String, on db: any SQLConnection) throws -> OIDCClient? {
+        OwnPages.isBuiltIn(id) ? nil : try find(id, on: db)
     }
 
     /// How many clients registered themselves (the cap on dynamic registration).
@@ -55,7 +76,8 @@ enum ClientRepository {
 
     /// Deletes the client; its flows, grants and consents go with it (ON DELETE CASCADE).
     static func delete(_ id: String, on db: any SQLConnection) throws -> Bool {
-        try db.execute("DELETE FROM oidc_clients WHERE id = $1", [.text(id)]) == 1
+        guard !OwnPages.isBuiltIn(id) else { return false }
+        return try db.execute("DELETE FROM oidc_clients WHERE id = $1", [.text(id)]) == 1
     }
 
     private static func values(_ c: OIDCClient) -> [SQLValue] {

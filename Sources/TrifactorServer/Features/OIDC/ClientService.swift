@@ -75,7 +75,7 @@ struct ClientService: Sendable {
     func update(_ id: String, with draft: Draft, client audit: AuditContext, actor: String) throws -> OIDCClient {
         let now = clock.now().millis
         return try transactions.write { db in
-            guard let current = try ClientRepository.find(id, on: db) else { throw ClientFailure.notFound }
+            guard let current = try ClientRepository.managed(id, on: db) else { throw ClientFailure.notFound }
             var held = draft
             held.fapi2 = draft.fapi2 || fapi2Everywhere
             var next = try Self.validate(held, id: id, registrar: current.registeredBy, now: current.createdAt)
@@ -97,7 +97,7 @@ struct ClientService: Sendable {
         let now = clock.now().millis
         let secret = Self.newSecret(random)
         try transactions.write { db in
-            guard var client = try ClientRepository.find(id, on: db) else { throw ClientFailure.notFound }
+            guard var client = try ClientRepository.managed(id, on: db) else { throw ClientFailure.notFound }
             guard client.authMethod.usesSecret else { throw ClientFailure.noSecret }
             client.secretHash = SHA256.hex(secret)
             client.updatedAt = now
@@ -120,7 +120,7 @@ struct ClientService: Sendable {
         }
     }
 
-    func find(_ id: String) throws -> OIDCClient? { try transactions.read { try ClientRepository.find(id, on: $0) } }
+    func find(_ id: String) throws -> OIDCClient? { try transactions.read { try ClientRepository.managed(id, on: $0) } }
 
     func list() throws -> [OIDCClient] { try transactions.read { try ClientRepository.all(on: $0) } }
 

@@ -66,15 +66,19 @@ struct FlowService: Sendable {
 
     /// Checks an authorization request and stores its flow.
     /// - Throws: `CommonFailure.rateLimited` when this address started too many flows.
-    func start(_ parameters: [String: String], client audit: AuditContext, browser: String) throws -> Start {
+    /// `own`: the request is one of this server's own pages' (`OwnPages`), the only way its built-in client starts.
+    func start(_ parameters: [String: String], client audit: AuditContext, browser: String, own: Bool = false) throws
+        -> Start
+    {
         guard let clientID = parameters["client_id"], !clientID.isEmpty else {
             return .errorPage("The link that brought you here names no app (client_id is missing).")
         }
-        guard OIDCClient.isValidID(clientID) || clientID.utf8.count == 22,
+        guard own ? OwnPages.isBuiltIn(clientID) : OIDCClient.isValidID(clientID) || clientID.utf8.count == 22,
             let client = try transactions.read({ try ClientRepository.find(clientID, on: $0) })
         else { return .errorPage("The app that sent you here is not registered with this server.") }
         var parameters = parameters
-        var pushed = false
+        // An own page's request never passes through the browser: as good as pushed (RFC 9126 §1).
+        var pushed = own
         if let reference = parameters["request_uri"], reference.hasPrefix(Self.requestURIPrefix) {
             // RFC 9126 §4: the pushed parameters are the request, and only they (others in the URL are ignored);
             // the reference is used once, by the client that pushed it, before it expires. Any other request_uri

@@ -22,6 +22,14 @@ extension HostedRoutes {
             parameters = request.query
             repeated = Self.repeatedNames(request.rawQuery)
         }
+        return try begin(parameters, repeated: repeated, request)
+    }
+
+    /// Starts the flow of an authorization request's `parameters` (`repeated`: the names sent more than once) and
+    /// sends the browser to its first page. `own`: the request is one of this server's own pages' (`OwnPages`).
+    func begin(_ parameters: [String: String], repeated: Set<String>, _ request: Request, own: Bool = false) throws
+        -> Response
+    {
         // Before the request is read, its pages speak the language it asks for (OIDC Core §3.1.2.1 `ui_locales`).
         let uiLocales = (parameters["ui_locales"] ?? "").split(separator: " ").prefix(10).map(String.init)
         let t = texts(request, uiLocales: uiLocales)
@@ -30,7 +38,7 @@ extension HostedRoutes {
         let (browser, headers) = browserCookie(request)
         let start: FlowService.Start
         do {
-            start = try flows.start(parameters, client: AuditContext(request), browser: browser)
+            start = try flows.start(parameters, client: AuditContext(request), browser: browser, own: own)
         } catch CommonFailure.rateLimited(let wait) {
             return HostedPage.response(
                 HostedPage.layout(
@@ -128,6 +136,8 @@ extension HostedRoutes {
         case .approveDetails: response = Self.seeOther("/authorize/payment", flow: id)
         case .fail(let error):
             response = try refuse(c, error.code, error.description)
+        case .issueCode where c.client.id == OwnPages.clientID:
+            response = try returnToOwnPage(c)
         case .issueCode:
             guard let session = found?.1,
                 let code = try flows.issueCode(

@@ -1,0 +1,62 @@
+import Core
+import Crypto
+import Foundation
+import HTTP
+
+/// Trifactor's own pages (a user's security page, the operator's console) sign people in through the hosted sign-in,
+/// like any app, as one built-in first-party client. Its id holds a `:`, which no client id an operator or a
+/// registration may choose does, so it cannot be registered, changed, deleted or named in an `/authorize` link;
+/// only these pages start its flows. Its flows end in no code: the sign-in's session cookie is all these pages
+/// need, so the browser goes straight back to the page.
+enum OwnPages {
+    /// The built-in client's id.
+    static let clientID = "trifactor:pages"
+    /// The pages it signs in for, and that its flows may return to.
+    static let paths = ["/account", "/console"]
+
+    /// The built-in client of the server at `issuer`, named `brand` on the sign-in pages.
+    static func client(issuer: String, brand: String, now: Int64) -> OIDCClient {
+        OIDCClient(
+            id: clientID, name: brand, secretHash: nil, authMethod: .none, redirectURIs: paths.map { issuer + $0 },
+            postLogoutRedirectURIs: [], grantTypes: [.authorizationCode], scopes: ["openid"], firstParty: true,
+            profileInIDToken: false, idTokenAlgorithm: "ES256", jwks: nil, logoURI: nil, backchannelLogoutURI: nil,
+            registrationTokenHash: nil, registeredBy: .host, createdAt: now, updatedAt: now)
+    }
+
+    /// Whether `id` is the built-in client's: refused by every command and API that changes clients.
+    static func isBuiltIn(_ id: String) -> Bool { id == clientID }
+}
+
+extension Provider {
+    /// Writes the built-in client for this issuer (at every start: the public URL may have changed).
+    func ensureOwnPagesClient() throws {
+        let client = OwnPages.client(issuer: issuer, brand: brand, now: flows.clock.now().millis)
+        try flows.transactions.write { try ClientRepository.upsert(client, on: $0) }
+    }
+}
+
+extension HostedRoutes {
+    /// Signs this browser in for the own page at `path` (one of `OwnPages.paths`), then comes back to it.
+    /// `level`: the proof the page needs (a second factor, or a hardware-bound key). `fresh`: the user proves who
+    /// they are again now, whatever the session (OIDC Core §3.1.2.1 `max_age=0`), before a change that needs it.
+    func signInForOwnPage(
+        _ request: Request, path: String, level: ACR = .mfa, fresh: Bool = false
+    ) throws -> Response {
+        precondition(OwnPages.paths.contains(path), "an own page")
+        // PKCE is required of a public client; no code is ever issued to this one, so the verifier is dropped.
+        let challenge = Base64URL.encode(SHA256.hash(Array(Base64URL.encode(flows.random.bytes(32)).utf8)))
+        var parameters = [
+            "client_id": OwnPages.clientID, "redirect_uri": issuer + path, "response_type": "code", "scope": "openid",
+            "code_challenge": challenge, "code_challenge_method": "S256", "acr_values": level.rawValue,
+        ]
+        if fresh { parameters["max_age"] = "0" }
+        return try begin(parameters, repeated: [], request, own: true)
+    }
+
+    /// The last step of an own page's flow: no code; the flow ends and the browser returns to its page.
+    func returnToOwnPage(_ c: Context) throws -> Response {
+        try flows.end(c.flow.id)
+        let path = URLComponents(string: c.flow.request.redirectURI)?.path ?? "/account"
+        return Response(status: 303, headers: [("Location", OwnPages.paths.contains(path) ? path : "/account")])
+    }
+}
