@@ -25,6 +25,16 @@ enum OwnPages {
 
     /// Whether `id` is the built-in client's: refused by every command and API that changes clients.
     static func isBuiltIn(_ id: String) -> Bool { id == clientID }
+
+    /// Whether `target` is an address under the own page `path` (its path, a page below it, a query) that a flow
+    /// may return to: a local path, never another site's (no scheme, no `//`, no `\\`).
+    static func isReturn(_ target: String, under path: String) -> Bool {
+        guard target == path || target.hasPrefix(path + "/") || target.hasPrefix(path + "?"),
+            target.utf8.count <= 300
+        else { return false }
+        return !target.contains("//") && !target.contains("\\")
+            && target.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7f }
+    }
 }
 
 extension Provider {
@@ -39,8 +49,10 @@ extension HostedRoutes {
     /// Signs this browser in for the own page at `path` (one of `OwnPages.paths`), then comes back to it.
     /// `level`: the proof the page needs (a second factor, or a hardware-bound key). `fresh`: the user proves who
     /// they are again now, whatever the session (OIDC Core §3.1.2.1 `max_age=0`), before a change that needs it.
+    /// `then`: where under `path` the browser returns (the page that asked for the proof), kept in the flow's
+    /// `state`, which never passes through the browser.
     func signInForOwnPage(
-        _ request: Request, path: String, level: ACR = .mfa, fresh: Bool = false
+        _ request: Request, path: String, level: ACR = .mfa, fresh: Bool = false, then: String? = nil
     ) throws -> Response {
         precondition(OwnPages.paths.contains(path), "an own page")
         // PKCE is required of a public client; no code is ever issued to this one, so the verifier is dropped.
@@ -50,6 +62,7 @@ extension HostedRoutes {
             "code_challenge": challenge, "code_challenge_method": "S256", "acr_values": level.rawValue,
         ]
         if fresh { parameters["max_age"] = "0" }
+        if let then, OwnPages.isReturn(then, under: path) { parameters["state"] = then }
         return try begin(parameters, repeated: [], request, own: true)
     }
 
@@ -57,6 +70,8 @@ extension HostedRoutes {
     func returnToOwnPage(_ c: Context) throws -> Response {
         try flows.end(c.flow.id)
         let path = URLComponents(string: c.flow.request.redirectURI)?.path ?? "/account"
-        return Response(status: 303, headers: [("Location", OwnPages.paths.contains(path) ? path : "/account")])
+        guard OwnPages.paths.contains(path) else { return Response(status: 303, headers: [("Location", "/account")]) }
+        let then = c.flow.request.state.flatMap { OwnPages.isReturn($0, under: path) ? $0 : nil }
+        return Response(status: 303, headers: [("Location", then ?? path)])
     }
 }
