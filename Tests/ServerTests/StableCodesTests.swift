@@ -141,7 +141,7 @@ struct StableCodesTests {
                 "admin.user_deleted", "admin.mfa_reset", "admin.sessions_revoked", "admin.email_verified",
                 "admin.test_number_set",
                 "admin.test_number_removed", "password_reset.requested", "password_reset.verified",
-                "password_reset.failed", "password.reset",
+                "password_reset.failed", "password.reset", "account.reported_not_me",
                 "mfa.exhausted", "mfa.frozen", "authorization.resent",
                 "oidc.client_created", "oidc.client_updated", "oidc.client_deleted", "oidc.code_issued",
                 "oidc.tokens_issued", "oidc.token_refused", "oidc.refresh_reused", "oidc.token_revoked",

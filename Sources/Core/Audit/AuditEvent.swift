@@ -77,6 +77,9 @@ package enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case passwordResetVerified = "password_reset.verified"
     case passwordResetFailed = "password_reset.failed"
     case passwordReset = "password.reset"
+    /// The owner said on their security page that a sign-in or change was not theirs: password replaced, every
+    /// session ended.
+    case reportedNotMe = "account.reported_not_me"
     /// A sign-in, step-up, authorization or reset used up its wrong proofs and ended.
     case mfaExhausted = "mfa.exhausted"
     /// A hundred wrong second-factor proofs in a row: the second step is locked until an administrator resets it.

@@ -21,6 +21,8 @@ package enum SessionEndReason: String, Sendable {
     case limit = "session_limit"
     /// The password was reset: every session ended.
     case passwordReset = "password_reset"
+    /// The owner said on their security page that a sign-in or change was not theirs: every session ended.
+    case reportedNotMe = "reported_not_me"
     /// A step-up used up its wrong proofs: the session ended.
     case attemptsExhausted = "attempts_exhausted"
 }

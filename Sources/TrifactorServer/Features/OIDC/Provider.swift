@@ -82,11 +82,11 @@ struct Provider: Sendable {
     func register(
         on router: inout Router, sessions: SessionService, secondFactors: SecondFactorService,
         passwordless: PasswordlessService, enrollments: EnrollmentService, resets: PasswordResetService,
-        sitekeys: SitekeyService
+        accounts: AccountService, sitekeys: SitekeyService
     ) {
         HostedRoutes(
             flows: flows, sessions: sessions, secondFactors: secondFactors, passwordless: passwordless,
-            enrollments: enrollments, resets: resets, sitekeys: sitekeys,
+            enrollments: enrollments, resets: resets, accounts: accounts, sitekeys: sitekeys,
             authorizations: AuthorizationService(
                 transactions: flows.transactions, clock: flows.clock, random: flows.random,
                 secondFactors: secondFactors),

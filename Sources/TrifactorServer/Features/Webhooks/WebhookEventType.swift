@@ -34,7 +34,7 @@ enum WebhookEventType: String, Sendable, CaseIterable {
         case .mfaRemoved: self = .factorRemoved
         case .adminMFAReset: self = .factorsReset
         // Changed while signed in, or set again after a forgotten password.
-        case .passwordChanged, .passwordReset: self = .passwordChanged
+        case .passwordChanged, .passwordReset, .reportedNotMe: self = .passwordChanged
         case .accountCreated: self = .userCreated
         case .adminUserDisabled: self = .userDisabled
         case .adminUserDeleted: self = .userDeleted

@@ -16,6 +16,8 @@ struct HostedRoutes: Sendable {
     let passwordless: PasswordlessService
     let enrollments: EnrollmentService
     let resets: PasswordResetService
+    /// The security page's "This wasn't me".
+    let accounts: AccountService
     /// The sitekey on the password page, and the browsers recognised for an account.
     let sitekeys: SitekeyService
     /// Approvals bound to what they approve: a payment's authorization details.
@@ -66,6 +68,7 @@ struct HostedRoutes: Sendable {
         router.add("POST", "/authorize/forget-browser", execution: .database, page(forgetBrowser))
         registerDevice(on: &router)
         registerBackchannel(on: &router)
+        registerAccount(on: &router)
         // A POST-only address opened by hand, restored with a tab or reloaded after its answer: the page it belongs to.
         for (path, target) in [
             ("/authorize/second-factor/send", "/authorize/second-factor"), ("/authorize/cancel", "/authorize/sign-in"),

@@ -30,7 +30,10 @@ struct HostedText: Sendable {
         return HostedText(language: chosen)
     }
 
-    private var locale: Locale { Locale(identifier: Self.catalog.localeIdentifier(language)) }
+    private var locale: Locale { formattingLocale }
+
+    /// The locale this language's numbers, amounts and times are written in.
+    var formattingLocale: Locale { Locale(identifier: Self.catalog.localeIdentifier(language)) }
 
     var isRightToLeft: Bool { Self.catalog.languages[language]?.direction == "rtl" }
 

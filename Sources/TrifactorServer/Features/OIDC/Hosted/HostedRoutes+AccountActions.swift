@@ -1,0 +1,297 @@
+import API
+import Core
+import Foundation
+import HTTP
+import WebUI
+
+/// The security page's changes. Each is a form with the page's CSRF token, answered by a redirect back to the page
+/// (Post/Redirect/Get); those that weaken or reset the account (removing a factor, new recovery codes, "This wasn't
+/// me") first ask for a second factor proven within the re-authentication window, through the hosted sign-in.
+extension HostedRoutes {
+    /// `POST /account/rename`: a factor's new name (cosmetic: no fresh proof).
+    func accountRename(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        let c: AccountContext
+        switch try account(request, form: form) {
+        case .success(let context): c = context
+        case .failure(let exit): return exit.response
+        }
+        let id = form["factor"] ?? ""
+        do {
+            _ = try enrollments.rename(FactorID(id), to: form["name"], by: c.caller, client: AuditContext(request))
+        } catch CommonFailure.invalidFields {
+            return try accountPage(c, renameError: (id, c.frame.text("security.rename.invalid")), status: 400)
+        } catch SecondFactorFailure.factorNotFound {
+            return try accountPage(c, notice: c.frame.text("security.factor_gone"), status: 404)
+        }
+        return Response(status: 303, headers: [("Location", "/account?done=renamed")])
+    }
+
+    /// Whether the user proved a second factor recently enough for a change that needs it.
+    func isFresh(_ c: AccountContext) -> Bool {
+        c.caller.session.freshSecondFactor(now: c.now, window: enrollments.reauthenticationWindow)
+    }
+
+    /// "Confirm it's you": the page before a change that needs a fresh second factor; its button signs in again and
+    /// comes back to `then`.
+    func confirmPage(_ c: AccountContext, then: String, reason: String) -> Response {
+        let t = c.frame.text
+        let page = HostedPage.layout(
+            t("security.confirm.title"), c.frame,
+            [
+                HostedPage.paragraph(t(reason)),
+                HostedPage.paragraph(
+                    t("security.confirm.body", ["minutes": t.number(Int(enrollments.reauthenticationWindow / 60))])),
+                Self.accountForm(
+                    "/account/confirm", c,
+                    [
+                        HostedPage.hidden("then", then),
+                        HostedPage.actions([
+                            HostedPage.button(t("security.confirm.button")),
+                            HostedPage.link(t("security.back"), "/account", class: "button secondary"),
+                        ]),
+                    ]),
+            ])
+        return HostedPage.response(page, c.frame)
+    }
+
+    /// `POST /account/confirm`: signs in again now (`max_age=0`), then returns to the page that asked.
+    func accountConfirm(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        switch try account(request, form: form) {
+        case .success: break
+        case .failure(let exit): return exit.response
+        }
+        let then =
+            form["then"].flatMap { OwnPages.isReturn($0, under: "/account") ? $0 : nil } ?? "/account?done=confirmed"
+        return try signInForOwnPage(request, path: "/account", fresh: true, then: then)
+    }
+
+    /// `GET /account/remove?factor=`: asks before removing a factor (and for a fresh second factor first).
+    func accountRemovePage(_ request: Request) throws -> Response {
+        let id = request.query["factor"] ?? ""
+        let here = "/account/remove?factor=" + (HostedRoutes.formEncode(id))
+        let c: AccountContext
+        switch try account(request, then: here) {
+        case .success(let context): c = context
+        case .failure(let exit): return exit.response
+        }
+        let t = c.frame.text
+        let factors = try enrollments.listed(c.caller)
+        guard let factor = factors.first(where: { $0.enrollmentID == id && $0.kind != .recoveryCode }) else {
+            return try accountPage(c, notice: t("security.factor_gone"), status: 404)
+        }
+        guard isFresh(c) else { return confirmPage(c, then: here, reason: "security.confirm.remove") }
+        let last = factors.filter { $0.kind != .recoveryCode }.count == 1
+        let page = HostedPage.layout(
+            t("security.remove.title", ["name": factor.displayName]), c.frame,
+            [
+                HostedPage.paragraph(
+                    t("security.remove.body", ["name": factor.displayName, "kind": Self.kindLabel(factor, t)])),
+                last ? HostedPage.paragraph(t("security.remove.last"), class: "error") : .empty,
+                Self.accountForm(
+                    "/account/remove", c,
+                    [
+                        HostedPage.hidden("factor", id),
+                        HostedPage.actions([
+                            HostedPage.button(
+                                t("security.remove.confirm", ["name": factor.displayName]), kind: "danger"),
+                            HostedPage.link(t("security.remove.keep"), "/account", class: "button secondary"),
+                        ]),
+                    ]),
+            ])
+        return HostedPage.response(page, c.frame)
+    }
+
+    /// `POST /account/remove`: removes the factor (the service checks the fresh second factor again).
+    func accountRemove(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        let c: AccountContext
+        switch try account(request, form: form) {
+        case .success(let context): c = context
+        case .failure(let exit): return exit.response
+        }
+        let id = form["factor"] ?? ""
+        do {
+            try enrollments.remove(FactorID(id), by: c.caller, client: AuditContext(request))
+        } catch SecondFactorFailure.secondFactorRequired {
+            // The proof grew old while the page was open: ask again, then come back to the same question.
+            return confirmPage(
+                c, then: "/account/remove?factor=" + HostedRoutes.formEncode(id), reason: "security.confirm.remove")
+        } catch SecondFactorFailure.factorNotFound {
+            return try accountPage(c, notice: c.frame.text("security.factor_gone"), status: 404)
+        }
+        return Response(status: 303, headers: [("Location", "/account?done=removed")])
+    }
+
+    /// `POST /account/sessions/end`: ends one of the user's other sessions, or all of them (`session=others`).
+    func accountEndSession(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        let c: AccountContext
+        switch try account(request, form: form) {
+        case .success(let context): c = context
+        case .failure(let exit): return exit.response
+        }
+        let audit = AuditContext(request)
+        if form["session"] == "others" {
+            for s in try sessions.list(c.caller) where s.id != c.caller.session.id {
+                do { try sessions.revoke(s.id, by: c.caller, client: audit) } catch SessionFailure.notFound {}
+            }
+            return Response(status: 303, headers: [("Location", "/account?done=ended_all")])
+        }
+        let id = form["session"] ?? ""
+        // This browser's own session ends with "Sign out", which says where it leaves the user.
+        guard id != c.caller.session.id.raw else { return Response(status: 303, headers: [("Location", "/account")]) }
+        do {
+            try sessions.revoke(SessionID(id), by: c.caller, client: audit)
+        } catch SessionFailure.notFound {
+            // Ended meanwhile (in another tab, by expiry): what the user wanted.
+        }
+        return Response(status: 303, headers: [("Location", "/account?done=ended")])
+    }
+
+    /// `GET /account/recovery-codes`: asks before making new recovery codes (the old ones stop working).
+    func accountCodesPage(_ request: Request) throws -> Response {
+        let here = "/account/recovery-codes"
+        let c: AccountContext
+        switch try account(request, then: here) {
+        case .success(let context): c = context
+        case .failure(let exit): return exit.response
+        }
+        let t = c.frame.text
+        guard isFresh(c) else { return confirmPage(c, then: here, reason: "security.confirm.codes") }
+        let page = HostedPage.layout(
+            t("security.codes.new"), c.frame,
+            [
+                HostedPage.paragraph(t("security.codes.warning")),
+                Self.accountForm(
+                    "/account/recovery-codes", c,
+                    [
+                        HostedPage.actions([
+                            HostedPage.button(t("security.codes.make")),
+                            HostedPage.link(t("security.back"), "/account", class: "button secondary"),
+                        ])
+                    ]),
+            ])
+        return HostedPage.response(page, c.frame)
+    }
+
+    /// `POST /account/recovery-codes`: the new codes, shown once on a page that is never stored.
+    func accountCodes(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        let c: AccountContext
+        switch try account(request, form: form) {
+        case .success(let context): c = context
+        case .failure(let exit): return exit.response
+        }
+        let t = c.frame.text
+        let codes: [String]
+        do {
+            codes = try enrollments.recoveryCodes(for: c.caller, client: AuditContext(request))
+        } catch SecondFactorFailure.secondFactorRequired, SecondFactorFailure.reauthenticationRequired {
+            return confirmPage(c, then: "/account/recovery-codes", reason: "security.confirm.codes")
+        } catch SecondFactorFailure.needed, SecondFactorFailure.unverifiedEmail {
+            return try accountPage(c, notice: t("security.codes.unavailable"), status: 409)
+        }
+        let page = HostedPage.layout(
+            t("security.codes.title"), c.frame,
+            [
+                HostedPage.paragraph(t("security.codes.shown_once")),
+                .element(
+                    "ol", ["class": "codes", "dir": "ltr"],
+                    codes.map { .element("li", [:], [.element("code", [:], [.text($0)])]) }),
+                HostedPage.actions([HostedPage.link(t("security.codes.saved"), "/account", class: "button primary")]),
+            ])
+        return HostedPage.response(page, c.frame)
+    }
+
+    /// `GET /account/not-me`: "This wasn't me" explained, with the new password it needs.
+    func accountNotMePage(_ request: Request) throws -> Response {
+        let here = "/account/not-me"
+        let c: AccountContext
+        switch try account(request, then: here) {
+        case .success(let context): c = context
+        case .failure(let exit): return exit.response
+        }
+        guard isFresh(c) else { return confirmPage(c, then: here, reason: "security.confirm.not_me") }
+        return notMeForm(c, error: nil)
+    }
+
+    private func notMeForm(_ c: AccountContext, error: String?, status: Int = 200) -> Response {
+        let t = c.frame.text
+        let page = HostedPage.layout(
+            t("security.not_me.title"), c.frame,
+            [
+                HostedPage.paragraph(t("security.not_me.explain")),
+                Self.accountForm(
+                    "/account/not-me", c,
+                    [
+                        HostedPage.field(
+                            t("security.not_me.password"), name: "password", type: "password", error: error,
+                            hint: t("reset.password.hint", ["min": t.number(resets.passwordPolicy.minimumLength)]),
+                            autocomplete: "new-password", autofocus: true, maxlength: 1024),
+                        HostedPage.actions([
+                            HostedPage.button(t("security.not_me.confirm"), kind: "danger"),
+                            HostedPage.link(t("security.back"), "/account", class: "button secondary"),
+                        ]),
+                    ]),
+            ])
+        return HostedPage.response(page, c.frame, status: status)
+    }
+
+    /// `POST /account/not-me`: the password replaced, every session ended (this one too), the owner emailed.
+    func accountNotMe(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        let c: AccountContext
+        switch try account(request, form: form) {
+        case .success(let context): c = context
+        case .failure(let exit): return exit.response
+        }
+        let t = c.frame.text
+        let ended: Int
+        do {
+            ended = try accounts.reportNotMe(
+                c.caller, newPassword: form["password"] ?? "", client: AuditContext(request))
+        } catch SecondFactorFailure.secondFactorRequired {
+            return confirmPage(c, then: "/account/not-me", reason: "security.confirm.not_me")
+        } catch CommonFailure.invalidFields(let fields) {
+            let field = fields.first
+            let sentence =
+                field?.violation == nil && field?.reason.hasPrefix("must differ") == true
+                ? t("security.not_me.same")
+                : Self.passwordSentence(field?.violation, policy: resets.passwordPolicy, t)
+            return notMeForm(c, error: sentence, status: 422)
+        } catch CommonFailure.rateLimited(let wait) {
+            return notMeForm(c, error: t("common.too_many_tries", ["wait": t.duration(wait)]), status: 429)
+        }
+        var frame = c.frame
+        frame.csrf = nil
+        let page = HostedPage.layout(
+            t("security.not_me.done.title"), frame,
+            [
+                HostedPage.paragraph(t("security.not_me.done.body", ["sessions": t.number(ended)])),
+                HostedPage.actions([HostedPage.link(t("security.sign_in_again"), "/account", class: "button primary")]),
+            ])
+        return HostedPage.response(page, frame, headers: [cookies.clear(cookies.session)])
+    }
+
+    /// `POST /account/sign-out`: ends this browser's session.
+    func accountSignOut(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        let c: AccountContext
+        switch try account(request, form: form) {
+        case .success(let context): c = context
+        case .failure(let exit): return exit.response
+        }
+        try sessions.signOut(c.caller, client: AuditContext(request))
+        let t = c.frame.text
+        let frame = HostedPage.Frame(text: t, brand: brand)
+        let page = HostedPage.layout(
+            t("security.signed_out.title"), frame,
+            [
+                HostedPage.paragraph(t("security.signed_out.body")),
+                HostedPage.actions([HostedPage.link(t("security.sign_in_again"), "/account", class: "button primary")]),
+            ])
+        return HostedPage.response(page, frame, headers: [cookies.clear(cookies.session)])
+    }
+}
