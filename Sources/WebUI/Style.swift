@@ -104,6 +104,9 @@ package enum Style {
         .tag{display:inline-block;margin-inline-start:.5rem;padding:0 .5rem;border-radius:1rem;background:#e8eef5;color:var(--ink);font-size:.85rem;font-weight:600}
         main section+section,main section+form{margin-top:1.5rem}
         pre.command{background:#17212b;color:#f3f5f8;padding:.75rem;border-radius:.5rem;white-space:pre-wrap;overflow-wrap:anywhere}
+        .chart{margin:0 0 1rem}.chart figcaption{margin:0 0 .5rem;color:var(--muted)}.chart-svg{display:block;width:100%;height:auto}
+        .chart-legend{display:flex;flex-wrap:wrap;gap:.25rem 1rem;list-style:none;padding:0;margin:.5rem 0 1rem}.chart-legend li{display:flex;align-items:center;gap:.4rem}
+        @media (min-width:60rem){.chart{display:grid;grid-template-columns:minmax(0,2fr) minmax(0,1fr);gap:0 1.5rem;align-items:start}.chart figcaption{grid-column:1/-1}}
         @media print{.top,footer,.skip,.actions,.notice,form,nav{display:none!important}body{background:#fff}.card{box-shadow:none;border:0}
         ol.codes{font-size:14pt}}
         """

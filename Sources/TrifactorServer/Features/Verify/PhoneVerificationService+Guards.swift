@@ -43,9 +43,7 @@ extension PhoneVerificationService {
         var review = false
         for code in countries {
             let seen = try VerifyRepository.conversion(country: code, hours: conversion.windowHours, now: ms, on: db)
-            if seen.started >= conversion.minimumVolume,
-                Double(seen.completed) < conversion.minimumRate * Double(seen.started)
-            {
+            if conversion.isTripped(started: seen.started, completed: seen.completed) {
                 logger.log(
                     .warning, "verify_conversion_low",
                     [
@@ -128,5 +126,13 @@ extension PhoneVerificationService {
             }
         }
         return before ? false : try spend(s, testNumbers: testNumbers(for: key.id), now: ms, on: db)
+    }
+}
+
+extension VerifySettings.ConversionGuard {
+    /// The guard's one rule, for the start it judges and the console that shows it: a country with at least
+    /// `minimumVolume` verifications started in the window, of which fewer than `minimumRate` were completed.
+    func isTripped(started: Int, completed: Int) -> Bool {
+        started >= minimumVolume && Double(completed) < minimumRate * Double(started)
     }
 }
