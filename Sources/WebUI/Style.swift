@@ -103,5 +103,6 @@ package enum Style {
         pre.command{background:#17212b;color:#f3f5f8;padding:.75rem;border-radius:.5rem;white-space:pre-wrap;overflow-wrap:anywhere}
         @media print{.top,footer,.skip,.actions,.notice,form,nav{display:none!important}body{background:#fff}.card{box-shadow:none;border:0}
         ol.codes{font-size:14pt}}
+        .scroll{overflow-x:auto;max-width:100%}.console-nav{display:flex;flex-wrap:wrap;gap:.4rem 1rem;margin:0 0 1rem;align-items:baseline}.console-section{margin:1.25rem 0}caption{text-align:start}
         """
 }
