@@ -10,7 +10,7 @@ enum ConsolePage: Components {
             [.element("h2", ["id": "h-\(id)"], [.text(heading)])] + children)
     }
 
-    /// A table with a header row; scrolls sideways on a phone instead of widening the page. `empty`: the sentence
+    /// A table with a header row, named `caption` for screen readers (the section's heading shows it); scrolls sideways on a phone instead of widening the page. `empty`: the sentence
     /// shown instead when there are no rows.
     static func table(_ caption: String, _ headers: [String], _ rows: [[HTML]], empty: String) -> HTML {
         guard !rows.isEmpty else { return paragraph(empty) }
@@ -20,7 +20,6 @@ enum ConsolePage: Components {
                 .element(
                     "table", [:],
                     [
-                        .element("caption", ["class": "hint"], [.text(caption)]),
                         .element(
                             "thead", [:],
                             [.element("tr", [:], headers.map { .element("th", ["scope": "col"], [.text($0)]) })]),
