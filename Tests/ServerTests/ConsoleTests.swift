@@ -161,4 +161,47 @@ struct ConsoleTests {
             #expect(unknown.status == 404 && unknown.text.contains("Find a user"))
         }
     }
+
+    @Test(
+        "the audit log pages 50 entries at a time on seq; a kind that does not exist and a session that ended answer pages",
+        arguments: Backend.all)
+    func auditPaging(backend: Backend) throws {
+        try backend.withServer(Self.configuration) { server in
+            let reader = try Self.signedIn(server, "reader@example.com", methods: [.otp])
+            let staff = StaffService(transactions: server.services.transactions, clock: server.clock.clock)
+            _ = try staff.grant(email: "reader@example.com", role: .read, actor: "host:test")
+            try server.database.transaction { db in
+                for n in 0..<60 {
+                    try AuditLog.append(
+                        AuditEvent(kind: .signInFailed, outcome: .failure, detail: "n=\(n)"), at: server.nowMillis,
+                        on: db)
+                }
+            }
+            let rows = { (page: HTTPTestClient.Response) in
+                page.text.components(separatedBy: "<td>signin.failed</td>").count - 1
+            }
+            let first = try server.send("GET", "/console/audit?kind=signin.failed", headers: ["Cookie": reader.cookie])
+            #expect(
+                first.status == 200 && rows(first) == 50 && first.text.contains("n=59") && !first.text.contains("n=9<"))
+            let older = try #require(
+                first.text.range(of: #"/console/audit\?kind=signin.failed&amp;before=\d+"#, options: .regularExpression)
+            )
+            let next = try server.send(
+                "GET", String(first.text[older]).replacingOccurrences(of: "&amp;", with: "&"),
+                headers: ["Cookie": reader.cookie])
+            #expect(
+                next.status == 200 && rows(next) == 10 && next.text.contains("n=0<")
+                    && !next.text.contains("Older events"))
+            let unknown = try server.send("GET", "/console/audit?kind=nope", headers: ["Cookie": reader.cookie])
+            #expect(unknown.status == 422 && unknown.text.contains("not an audit event kind"))
+            // Signed out elsewhere: a POST goes back to its page, which starts the sign-in; never a 5xx.
+            let token = String(reader.cookie.split(separator: ";")[0].dropFirst("tf_session=".count))
+            #expect(
+                try server.send("DELETE", "/v1/session", headers: ["Authorization": "Bearer \(token)"]).status == 204)
+            let ended = try Self.post(server, "/console/users/someone", cookie: reader.cookie, ["csrf": reader.csrf])
+            #expect(ended.status == 303 && ended.headers["location"] == "/console/users/someone")
+            let again = try server.send("GET", "/console/users/someone", headers: ["Cookie": reader.cookie])
+            #expect(again.status == 303 && (again.headers["location"] ?? "").hasPrefix("/authorize"))
+        }
+    }
 }

@@ -67,7 +67,7 @@ extension ConsoleRoutes {
         body.append(auditTable(entries, caption: "Audit events, newest first"))
         var pager: [HTML] = []
         let filters = [("kind", kind), ("user", user)].compactMap { k, v in
-            v.map { "\(k)=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }
+            v.map { "\(k)=\(Self.encoded($0))" }
         }
         if before != nil {
             pager.append(

@@ -180,9 +180,16 @@ struct ConsoleRoutes: Sendable {
             ])
     }
 
+    /// `value` as it goes in a query: RFC 3986 unreserved characters kept, the rest percent-encoded.
+    static func encoded(_ value: String) -> String {
+        var unreserved = CharacterSet.alphanumerics.intersection(.init(charactersIn: Unicode.Scalar(0)..<"\u{80}"))
+        unreserved.insert(charactersIn: "-._~")
+        return value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+    }
+
     /// The address that asks for the fresh proof, then returns to `back`.
     static func confirmLink(_ back: String) -> String {
-        "/console/confirm?then=" + (back.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+        "/console/confirm?then=" + encoded(back)
     }
 
     /// `GET /console/confirm?then=`: a fresh sign-in with a passkey or device key, back to the page that asked.
