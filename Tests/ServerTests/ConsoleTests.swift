@@ -204,4 +204,41 @@ struct ConsoleTests {
             #expect(again.status == 303 && (again.headers["location"] ?? "").hasPrefix("/authorize"))
         }
     }
+
+    @Test(
+        "a webhook endpoint is disabled by a write staff member with a reason, never by a read-only one",
+        arguments: Backend.all)
+    func webhookSwitch(backend: Backend) throws {
+        try backend.withServer(Self.configuration) { server in
+            let reader = try Self.signedIn(server, "reader@example.com", methods: [.hwk])
+            let writer = try Self.signedIn(server, "writer@example.com", methods: [.hwk])
+            let staff = StaffService(transactions: server.services.transactions, clock: server.clock.clock)
+            _ = try staff.grant(email: "reader@example.com", role: .read, actor: "host:test")
+            _ = try staff.grant(email: "writer@example.com", role: .write, actor: "host:test")
+            var draft = WebhookService.Draft()
+            draft.url = "https://hooks.example.com/in"
+            draft.eventTypes = ["*"]
+            let endpoint = try server.services.webhooks.create(
+                draft, audit: AuditContext(ip: "local", userAgent: nil), actor: "host:test"
+            ).endpoint
+            let path = "/console/webhooks/\(endpoint.id)"
+            let page = try server.send("GET", "/console/webhooks", headers: ["Cookie": writer.cookie])
+            #expect(page.status == 200 && page.text.contains("hooks.example.com") && page.text.contains(">Disable<"))
+            let refused = try Self.post(
+                server, path, cookie: reader.cookie, ["csrf": reader.csrf, "status": "disabled", "reason": "x"])
+            let afterRefusal = try server.services.webhooks.find(endpoint.id).status
+            #expect(refused.status == 403 && afterRefusal == .enabled)
+            let done = try Self.post(
+                server, path, cookie: writer.cookie,
+                ["csrf": writer.csrf, "status": "disabled", "reason": "receiver is down"])
+            let afterDone = try server.services.webhooks.find(endpoint.id).status
+            #expect(done.status == 303 && afterDone == .disabled)
+            let detail = try #require(try server.auditDetails("webhook.updated").last)
+            #expect(detail.contains("admin=staff:\(writer.id.raw)") && detail.contains("reason=receiver is down"))
+            let unknown = try Self.post(
+                server, "/console/webhooks/nope", cookie: writer.cookie,
+                ["csrf": writer.csrf, "status": "enabled", "reason": "r"])
+            #expect(unknown.status == 404)
+        }
+    }
 }
