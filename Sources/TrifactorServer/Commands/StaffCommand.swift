@@ -18,6 +18,7 @@ enum StaffCommand {
         device key proven within 5 minutes, and a reason that goes into the audit log).
         """
 
+    /// Runs `staff grant|revoke|list`; a refusal is one sentence and a non-zero exit.
     static func run(_ arguments: [String], environment: [String: String]) throws {
         guard let sub = arguments.first, ["grant", "revoke", "list"].contains(sub) else {
             throw ConfigurationParser.Failure(description: usage)
@@ -71,6 +72,7 @@ enum StaffCommand {
         }
     }
 
+    /// A staff member as `--json` prints them.
     private static func object(_ m: StaffMember) -> [String: Any] {
         [
             "user_id": m.userID.raw, "email": m.email, "role": m.role.rawValue, "granted_by": m.grantedBy,

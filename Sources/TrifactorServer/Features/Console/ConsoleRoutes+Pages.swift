@@ -155,6 +155,7 @@ extension ConsoleRoutes {
             ])
     }
 
+    /// An endpoint's switch: nothing for `read`, "Confirm it's you" without a fresh proof, else a reason and a button.
     private func webhookControl(_ e: WebhookEndpoint, _ s: Staffed) -> HTML {
         guard s.canWrite else { return .text("—") }
         guard s.proven else { return HostedPage.link("Confirm it's you", Self.confirmLink("/console/webhooks")) }

@@ -58,6 +58,7 @@ extension ConsoleRoutes {
             ])
     }
 
+    /// Whether the account may sign in and whether its email is verified, in words.
     static func state(_ u: UserRecord) -> String {
         [u.disabledAt == nil ? "active" : "disabled", u.emailVerifiedAt == nil ? "email unverified" : "email verified"]
             .joined(separator: ", ")
@@ -69,6 +70,7 @@ extension ConsoleRoutes {
         return try userPage(request, s, notice: done)
     }
 
+    /// The account's page with `notice` above it, and `reasonError` next to the reason field (then a 422).
     func userPage(_ request: Request, _ s: Staffed, notice: String?, reasonError: String? = nil) throws -> Response {
         let id = request.parameters["id"] ?? ""
         let actor = AdminService.Actor.staff(s.caller.user.id, client: AuditContext(request))

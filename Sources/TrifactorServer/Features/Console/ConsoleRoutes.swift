@@ -14,7 +14,7 @@ struct ConsoleRoutes: Sendable {
     let hosted: HostedRoutes
     let admin: AdminService
     let staff: StaffService
-    let clients: ClientService
+    /// Enables and disables endpoints (the lists come through `admin`, audited as the admin API's are).
     let webhooks: WebhookService
 
     /// How recent the hardware-bound proof behind a write must be.
@@ -22,6 +22,7 @@ struct ConsoleRoutes: Sendable {
     /// Audit entries per page.
     static let auditPageSize = 50
 
+    /// Adds the console's pages; every one answers with a page, never JSON or a bare 5xx.
     func register(on router: inout Router) {
         router.add("GET", "/console", execution: .database, page(dashboard))
         router.add("GET", "/console/users", execution: .database, page(search))
@@ -211,6 +212,7 @@ struct ConsoleRoutes: Sendable {
     /// A date and time as staff read it: `2026-12-06 22:33 UTC`.
     static func time(_ millis: Int64?) -> String { millis.map { time(Date(millis: $0)) } ?? "—" }
 
+    /// `date` as staff read it (UTC, to the minute).
     static func time(_ date: Date) -> String {
         let iso = date.formatted(Date.ISO8601FormatStyle(timeZone: TimeZone(identifier: "UTC") ?? .current))
         return iso.prefix(16).replacingOccurrences(of: "T", with: " ") + " UTC"

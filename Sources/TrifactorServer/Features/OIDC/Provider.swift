@@ -96,7 +96,7 @@ struct Provider: Sendable {
         // The operator's console signs staff in through the hosted pages, as the built-in client.
         ConsoleRoutes(
             hosted: hosted, admin: admin, staff: StaffService(transactions: flows.transactions, clock: flows.clock),
-            clients: clients, webhooks: webhooks
+            webhooks: webhooks
         ).register(on: &router)
         TokenRoutes(
             tokens: tokens, flows: flows, dpop: dpop, backchannel: backchannel, fapi2Everywhere: fapi2Everywhere,
