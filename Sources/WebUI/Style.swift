@@ -109,5 +109,6 @@ package enum Style {
         @media (min-width:60rem){.chart{display:grid;grid-template-columns:minmax(0,2fr) minmax(0,1fr);gap:0 1.5rem;align-items:start}.chart figcaption{grid-column:1/-1}}
         @media print{.top,footer,.skip,.actions,.notice,form,nav{display:none!important}body{background:#fff}.card{box-shadow:none;border:0}
         ol.codes{font-size:14pt}}
+        .scroll{overflow-x:auto;max-width:100%}.console-nav{display:flex;flex-wrap:wrap;gap:.4rem 1rem;margin:0 0 1rem;align-items:baseline}.console-section{margin:1.25rem 0}caption{text-align:start}
         """
 }

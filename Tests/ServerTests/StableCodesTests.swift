@@ -150,7 +150,7 @@ struct StableCodesTests {
                 "oidc.ciba_started", "oidc.ciba_denied", "oidc.ciba_texted", "oidc.ciba_link_approved",
                 "sitekey.set", "browser.recognised", "browser.forgotten",
                 "webhook.created", "webhook.updated", "webhook.secret_rotated", "webhook.deleted", "webhook.disabled",
-                "webhook.delivery_failed",
+                "webhook.delivery_failed", "staff.granted", "staff.revoked", "staff.refused",
             ])
     }
 }

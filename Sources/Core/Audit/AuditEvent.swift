@@ -129,6 +129,11 @@ package enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case webhookDisabled = "webhook.disabled"
     /// One event an endpoint refused for good (a 4xx, a redirect, a refused address): skipped, the next sent.
     case webhookDeliveryFailed = "webhook.delivery_failed"
+    /// A user made staff of the operator's console (or their role changed), or no longer staff: on the host.
+    case staffGranted = "staff.granted"
+    case staffRevoked = "staff.revoked"
+    /// A console write refused to a staff member (a read-only role, a form that is not the console's own).
+    case staffRefused = "staff.refused"
 }
 
 /// The outcome recorded with an event.

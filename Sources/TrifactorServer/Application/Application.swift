@@ -48,7 +48,8 @@ package enum Application {
         }
         s.provider?.register(
             on: &router, sessions: s.sessions, secondFactors: s.secondFactors, passwordless: s.passwordless,
-            enrollments: s.enrollments, resets: s.passwordResets, accounts: s.accounts, sitekeys: s.sitekeys)
+            enrollments: s.enrollments, resets: s.passwordResets, accounts: s.accounts, sitekeys: s.sitekeys,
+            admin: s.admin, webhooks: s.webhooks)
         if s.configuration.dev { try DevRoutes(transactions: s.transactions).register(on: &router) }
         return router
     }

@@ -82,6 +82,35 @@ package enum AuditLog {
         ).map(entry)
     }
 
+    /// Entries by user and kind, newest first, before `before` (a `seq`), at most `limit`: keyset pages that stay
+    /// put while new entries arrive.
+    static func page(user: String?, kind: String?, before: Int64?, limit: Int, on db: any SQLConnection) throws
+        -> [Entry]
+    {
+        var conditions = ["seq < $1"]
+        var values: [SQLValue] = [.int(before ?? Int64.max)]
+        if let user {
+            values.append(.text(user))
+            conditions.append("user_id = $\(values.count)")
+        }
+        if let kind {
+            values.append(.text(kind))
+            conditions.append("kind = $\(values.count)")
+        }
+        values.append(.int(Int64(limit)))
+        return try db.query(
+            """
+            SELECT seq, at, kind, outcome, user_id, ip, user_agent, detail FROM audit_log
+            WHERE \(conditions.joined(separator: " AND ")) ORDER BY seq DESC LIMIT $\(values.count)
+            """, values
+        ).map(entry)
+    }
+
+    /// How many entries were written since `since` (ms).
+    static func count(since: Int64, on db: any SQLConnection) throws -> Int64 {
+        try db.queryOne("SELECT COUNT(*) AS n FROM audit_log WHERE at >= $1", [.int(since)])?.int("n") ?? 0
+    }
+
     /// An entry from a row of every column.
     static func entry(_ row: Row) throws -> Entry {
         Entry(

@@ -29,6 +29,7 @@ package enum Trifactord {
           backup PATH  Copy the SQLite database to PATH while it serves (SQLite's online backup API)
           clients      The OpenID Provider's relying parties: create | list | show | update | rotate-secret | delete
           webhooks     Webhook endpoints: create | list | show | update | rotate-secret | delete
+          staff        Who may open the operator's console: grant EMAIL --role read|write | revoke EMAIL | list
           signing-keys The OpenID Provider's token signing keys: rotate | list [--json]
           review       Verifications held by the conversion guard: review list [--json] | release ID | drop ID
           help         Show this text; COMMAND --help shows a command's options
@@ -132,6 +133,12 @@ package enum Trifactord {
                 return 0
             }
             return run { try WebhooksCommand.run(rest, environment: environment) }
+        case "staff":
+            if Usage.isAsked(in: rest) {
+                print(StaffCommand.usage)
+                return 0
+            }
+            return run { try StaffCommand.run(rest, environment: environment) }
         case "signing-keys":
             if Usage.isAsked(in: rest) {
                 print(SigningKeysCommand.usage)
@@ -169,7 +176,7 @@ package enum Trifactord {
             }
         default:
             return fail(
-                "Unknown command \"\(verb)\": use serve, migrate, doctor, audit tail, users, keys, admin-keys, clients, webhooks, signing-keys, backup or review (see trifactord --help)."
+                "Unknown command \"\(verb)\": use serve, migrate, doctor, audit tail, users, keys, admin-keys, clients, webhooks, staff, signing-keys, backup or review (see trifactord --help)."
             )
         }
     }

@@ -4,7 +4,8 @@ package import Store
 /// never edit one that has shipped. Times are milliseconds since 1970.
 package enum Schema {
     /// Every migration, in version order: the accounts and factors, the OpenID Provider's (Migrations+Provider.swift)
-    /// the sitekeys' (Migrations+Sitekeys.swift) and the webhooks' (Migrations+Webhooks.swift), whose numbers interleave.
+    /// the sitekeys' (Migrations+Sitekeys.swift), the webhooks' (Migrations+Webhooks.swift) and the console's staff
+    /// (Migrations+Staff.swift), whose numbers interleave.
     package static let migrations: [Migration] =
         [
             Migration(
@@ -357,5 +358,5 @@ package enum Schema {
                     ALTER TABLE mfa_enrollments ADD COLUMN approval_gate TEXT;
                     ALTER TABLE mfa_enrollments ADD COLUMN biometry TEXT;
                     """),
-        ] + (provider + sitekeys + webhooks).sorted { $0.version < $1.version }
+        ] + (provider + sitekeys + webhooks + staff).sorted { $0.version < $1.version }
 }

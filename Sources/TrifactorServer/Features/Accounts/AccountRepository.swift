@@ -103,6 +103,12 @@ enum AccountRepository {
             record)
     }
 
+    /// How many accounts there are, and how many of them are disabled (the console's dashboard).
+    static func counts(on db: any SQLConnection) throws -> (all: Int64, disabled: Int64) {
+        let row = try db.queryOne("SELECT COUNT(*) AS n, COUNT(disabled_at) AS d FROM users", [])
+        return (try row?.int("n") ?? 0, try row?.int("d") ?? 0)
+    }
+
     static func record(_ row: Row) throws -> UserRecord {
         UserRecord(
             id: try row.id("id"), email: try row.text("email"), displayName: try row.optionalText("display_name"),

@@ -23,8 +23,20 @@ struct AdminService: Sendable {
     struct Actor: Sendable {
         let name: String
         let client: AuditContext
+        /// Why, in the staff member's words (the console asks for it on every action); last in the detail.
+        var reason: String? = nil
+
+        /// A staff member acting in the console: named `staff:<user id>` in the audit log, with their reason.
+        static func staff(_ id: UserID, client: AuditContext, reason: String? = nil) -> Actor {
+            Actor(name: "staff:\(id.raw)", client: client, reason: reason)
+        }
+
         func event(_ kind: AuditEventKind, _ user: UserID?, _ detail: String) -> AuditEvent {
-            client.event(kind, .success, userID: user, detail: "admin=\(name) \(detail)")
+            // One line per entry: a reason's line breaks and control characters read as spaces.
+            let why = reason.map {
+                " reason=" + String($0.unicodeScalars.map { $0.value < 0x20 ? " " : Character($0) })
+            }
+            return client.event(kind, .success, userID: user, detail: "admin=\(name) \(detail)\(why ?? "")")
         }
     }
 

@@ -82,16 +82,21 @@ struct Provider: Sendable {
     func register(
         on router: inout Router, sessions: SessionService, secondFactors: SecondFactorService,
         passwordless: PasswordlessService, enrollments: EnrollmentService, resets: PasswordResetService,
-        accounts: AccountService, sitekeys: SitekeyService
+        accounts: AccountService, sitekeys: SitekeyService, admin: AdminService, webhooks: WebhookService
     ) {
-        HostedRoutes(
+        let hosted = HostedRoutes(
             flows: flows, sessions: sessions, secondFactors: secondFactors, passwordless: passwordless,
             enrollments: enrollments, resets: resets, accounts: accounts, sitekeys: sitekeys,
             authorizations: AuthorizationService(
                 transactions: flows.transactions, clock: flows.clock, random: flows.random,
                 secondFactors: secondFactors),
             backchannel: backchannel, cookies: cookies, minter: minter, issuer: issuer,
-            brand: brand, defaultLanguage: language
+            brand: brand, defaultLanguage: language)
+        hosted.register(on: &router)
+        // The operator's console signs staff in through the hosted pages, as the built-in client.
+        ConsoleRoutes(
+            hosted: hosted, admin: admin, staff: StaffService(transactions: flows.transactions, clock: flows.clock),
+            webhooks: webhooks
         ).register(on: &router)
         TokenRoutes(
             tokens: tokens, flows: flows, dpop: dpop, backchannel: backchannel, fapi2Everywhere: fapi2Everywhere,

@@ -26,6 +26,8 @@ enum HostedPage: Components {
         var script = false
         /// The footer's sentence, when not the sign-in's ("You are signing in to …").
         var footer: String?
+        /// The page uses the whole width (the operator's console's tables), not the sign-in's narrow card.
+        var wide = false
     }
 
     static let stylesheet = "/authorize/static/trifactor.css"
@@ -62,7 +64,8 @@ enum HostedPage: Components {
                 .element(
                     "header", ["class": "top"],
                     [.element("div", ["class": "bar"], [.element("span", ["class": "brand"], brand)])]),
-                .element("main", ["id": "main"], [.element("div", ["class": "card narrow"], main)]),
+                .element(
+                    "main", ["id": "main"], [.element("div", ["class": frame.wide ? "card" : "card narrow"], main)]),
                 .element("footer", [:], [.element("span", [:], [.text(footer)])]),
             ], language: t.language, rightToLeft: t.isRightToLeft)
     }
