@@ -62,6 +62,8 @@ package struct Chart: Sendable {
     package var totalHeading: String?
     /// How a number reads in the table, on the axis and in a bar's tooltip.
     package var format: @Sendable (Double) -> String
+    /// The label that unfolds the table.
+    package var tableLabel = "Show the numbers"
 
     /// A chart; see the properties for each part. `format` defaults to whole numbers.
     package init(
@@ -147,13 +149,18 @@ package struct Chart: Sendable {
     /// The id of series `s`'s pattern.
     func patternID(_ s: Int) -> String { "\(id)-p\(s)" }
 
-    /// The figure: the summary as its caption, the SVG with its legend, and the table beside them.
+    /// The figure: its title and summary as the caption, the SVG with its legend, and under them the same numbers
+    /// as a table (folded under "Show the numbers", so a day of hours does not push the next chart away; a screen
+    /// reader reads the drawing's title and summary, and opens the table like anyone).
     package var html: HTML {
         .element(
             "figure", ["class": "chart", "id": id],
             [
-                .element("figcaption", [:], [.text(summary)]),
-                .element("div", ["class": "chart-plot"], [svg, legend]), table,
+                .element(
+                    "figcaption", [:],
+                    [.element("h3", [:], [.text(title)]), .element("p", ["class": "hint"], [.text(summary)])]),
+                .element("div", ["class": "chart-plot"], [svg, legend]),
+                .element("details", [:], [.element("summary", [:], [.text(tableLabel)]), table]),
             ])
     }
 }
@@ -338,12 +345,18 @@ extension Chart {
             if total != nil { cells.append(.element("td", ["class": "amount"], [.text(format(self.total(b)))])) }
             return .element("tr", [:], cells)
         }
+        // A narrow screen scrolls the table sideways inside its own box (focusable, so a keyboard can scroll it),
+        // never the page.
         return .element(
-            "table", ["class": "chart-table"],
+            "div", ["class": "chart-table scroll", "role": "region", "aria-label": title, "tabindex": "0"],
             [
-                .element("caption", [:], [.text(title)]),
-                .element("thead", [:], [.element("tr", [:], headings)]),
-                .element("tbody", [:], rows),
+                .element(
+                    "table", [:],
+                    [
+                        .element("caption", [:], [.text(title)]),
+                        .element("thead", [:], [.element("tr", [:], headings)]),
+                        .element("tbody", [:], rows),
+                    ])
             ])
     }
 }

@@ -106,7 +106,7 @@ package enum Style {
         pre.command{background:#17212b;color:#f3f5f8;padding:.75rem;border-radius:.5rem;white-space:pre-wrap;overflow-wrap:anywhere}
         .chart{margin:0 0 1rem}.chart figcaption{margin:0 0 .5rem;color:var(--muted)}.chart-svg{display:block;width:100%;height:auto}
         .chart-legend{display:flex;flex-wrap:wrap;gap:.25rem 1rem;list-style:none;padding:0;margin:.5rem 0 1rem}.chart-legend li{display:flex;align-items:center;gap:.4rem}
-        @media (min-width:60rem){.chart{display:grid;grid-template-columns:minmax(0,2fr) minmax(0,1fr);gap:0 1.5rem;align-items:start}.chart figcaption{grid-column:1/-1}}
+        .chart{border-top:1px solid #e6ebf0;padding-top:1rem}.chart h3{font-size:1.05rem;margin:0 0 .25rem}.chart details{margin:0}
         @media print{.top,footer,.skip,.actions,.notice,form,nav{display:none!important}body{background:#fff}.card{box-shadow:none;border:0}
         ol.codes{font-size:14pt}}
         .scroll{overflow-x:auto;max-width:100%}.console-nav{display:flex;flex-wrap:wrap;gap:.4rem 1rem;margin:0 0 1rem;align-items:baseline}.console-section{margin:1.25rem 0}caption{text-align:start}

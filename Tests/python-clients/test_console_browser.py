@@ -148,6 +148,20 @@ def test_a_write_staff_member_finds_a_user_confirms_with_a_passkey_and_the_reaso
     sign_in(page, console, writer)
     page.get_by_role("heading", name="Operator's console").wait_for()
     assert page.get_by_role("region", name="Charts").count() + page.locator("#charts").count() >= 1
+    # The charts' tables say what the audit log says: sign-ins that issued a session, and the users per method.
+    made = query(console, "SELECT COUNT(*) FROM audit_log WHERE kind = 'signin.succeeded' AND detail LIKE 'aal=%'")[0][0]
+    sign_ins = page.locator("#sign-ins")
+    sign_ins.get_by_text("Show the numbers").click()
+    succeeded = sign_ins.locator("tbody tr").evaluate_all(
+        "rows => rows.map(r => Number(r.querySelectorAll('td')[0].textContent))")
+    assert len(succeeded) == 24 and sum(succeeded) == made > 0, (succeeded, made)
+    methods = page.locator("#methods")
+    methods.get_by_text("Show the numbers").click()
+    totp_users = query(console, "SELECT COUNT(DISTINCT user_id) FROM mfa_factors WHERE kind = 'totp'")[0][0]
+    row = methods.get_by_role("row", name=re.compile("^Authenticator app"))
+    assert row.locator("td").first.inner_text() == str(totp_users) and totp_users > 0
+    sign_ins.get_by_text("Show the numbers").click()
+    methods.get_by_text("Show the numbers").click()
     shot(page, "dashboard")
     page.get_by_label("Find a user").fill(target.email)
     page.get_by_role("button", name="Search").click()

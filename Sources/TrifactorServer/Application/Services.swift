@@ -113,6 +113,7 @@ package struct Services: Sendable {
                 registrationToken: c.registrationToken, maxDynamicClients: c.maxDynamicClients,
                 requirePushedRequests: c.requirePushedRequests, dpopNonces: c.dpopNonces, fapi2Everywhere: c.fapi2,
                 detailsSchemas: c.detailsSchemas)
+            provider?.conversion = c.verify.conversion
             sessions.endHooks.add { [provider] session, user, now, db in
                 try provider?.sessionEnded(session, user: user, now: now, on: db)
             }

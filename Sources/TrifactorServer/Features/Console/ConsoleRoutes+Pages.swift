@@ -22,17 +22,8 @@ extension ConsoleRoutes {
                             ("Staff", String(c.staff)), ("Audit events, last 24 hours", String(c.auditDay)),
                         ])
                     ]),
-                charts(request, s),
+                try charts(request, s),
             ])
-    }
-
-    // MARK: - CHARTS: the dashboard's charts section (ConsoleStats / WebUI.Chart fill it; nothing else goes here).
-
-    /// The dashboard's charts. A placeholder until the charts (`ConsoleStats.swift`, `Sources/WebUI/Chart.swift`)
-    /// are wired in here: return their sections from this one function.
-    func charts(_ request: Request, _ s: Staffed) -> HTML {
-        ConsolePage.section(
-            "Charts", id: "charts", [HostedPage.paragraph("Charts of sign-ins, lockouts and deliveries come here.")])
     }
 
     // MARK: - Audit log

@@ -16,6 +16,8 @@ struct ConsoleRoutes: Sendable {
     let staff: StaffService
     /// Enables and disables endpoints (the lists come through `admin`, audited as the admin API's are).
     let webhooks: WebhookService
+    /// The SMS-pumping guard's settings, drawn on the conversion chart.
+    let conversion: VerifySettings.ConversionGuard
 
     /// How recent the hardware-bound proof behind a write must be.
     static let freshWindow: TimeInterval = 300

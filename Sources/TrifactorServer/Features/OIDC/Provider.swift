@@ -27,6 +27,8 @@ struct Provider: Sendable {
     let dpop: DPoP
     let fapi2Everywhere: Bool
     let backchannel: BackchannelService
+    /// The SMS-pumping guard's settings, for the console's conversion chart.
+    var conversion = VerifySettings.ConversionGuard()
 
     /// The issuer as tokens name it: the public URL without a trailing slash.
     static func issuer(_ url: URL) -> String {
@@ -96,7 +98,7 @@ struct Provider: Sendable {
         // The operator's console signs staff in through the hosted pages, as the built-in client.
         ConsoleRoutes(
             hosted: hosted, admin: admin, staff: StaffService(transactions: flows.transactions, clock: flows.clock),
-            webhooks: webhooks
+            webhooks: webhooks, conversion: conversion
         ).register(on: &router)
         TokenRoutes(
             tokens: tokens, flows: flows, dpop: dpop, backchannel: backchannel, fapi2Everywhere: fapi2Everywhere,
