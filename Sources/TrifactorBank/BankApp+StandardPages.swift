@@ -197,6 +197,12 @@ extension BankApp {
                                 + "your passkeys, your authenticator app and your recovery codes, and shows your "
                                 + "picture and phrase before you type your password."),
                         Page.paragraph("Signed in as \(email(of: session) ?? "")."),
+                        Page.paragraph(
+                            "Trifactor's security page lists your second factors, passkeys and devices, where you are "
+                                + "signed in (by browser and system, like “Chrome on macOS”) and what happened lately. "
+                                + "If something there was not you, it signs you out everywhere."),
+                        securityPageLink.map { Page.link("Open your security page at Trifactor", $0, class: "button secondary") }
+                            ?? .empty,
                     ])
             ]
                 + (isStaff(session)
@@ -209,6 +215,15 @@ extension BankApp {
                             ])
                     ] : [])
                 + [Page.form("/signout", session, [Page.button("Sign out", kind: "secondary")])])
+    }
+
+    /// Trifactor's security page, where a standard-path customer manages how they sign in.
+    var securityPageLink: String? {
+        standardClients?.first.map { client in
+            var issuer = client.issuer.absoluteString
+            while issuer.hasSuffix("/") { issuer.removeLast() }
+            return issuer + "/account"
+        }
     }
 
     /// The signed-in customer's email.

@@ -340,6 +340,12 @@ def test_settings_say_where_sign_in_methods_are_kept_and_no_page_is_a_dead_end(b
     phone.goto(bank.url + "/settings/totp")
     expect(phone.get_by_role("heading", name="Settings")).to_be_visible()
     assert "keeps your password" in phone.locator("main").inner_text()
+    # Trifactor's security page, one click away and already signed in (the sign-in at Trifactor is its session).
+    phone.get_by_role("link", name="Open your security page at Trifactor").click()
+    expect(phone.get_by_role("heading", name="Your security")).to_be_visible()
+    sessions = phone.locator("section", has=phone.get_by_role("heading", name="Where you are signed in"))
+    assert "Chrome on Linux" in sessions.inner_text() and "This browser" in sessions.inner_text()
+    phone.go_back()
     # A callback replayed later (Back after the sign-in) lands on the accounts, not an error.
     phone.goto(bank.url + "/signin/callback?state=nothing&code=x")
     expect(phone.get_by_role("heading", name="Your accounts")).to_be_visible()

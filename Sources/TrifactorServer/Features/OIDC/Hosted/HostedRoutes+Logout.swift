@@ -97,7 +97,10 @@ extension HostedRoutes {
             let frame = HostedPage.Frame(
                 text: t, clientName: checked.client?.name, brand: brand,
                 footer: t("logout.stay.footer", ["brand": brand]))
-            var body = [HostedPage.paragraph(t("logout.stay.body"))]
+            var body = [
+                HostedPage.paragraph(t("logout.stay.body")),
+                .element("p", [:], [HostedPage.link(t("security.link"), "/account")]),
+            ]
             if let client = checked.client,
                 let site = (checked.redirect ?? client.redirectURIs.first).flatMap(HostedPage.origin)
             {

@@ -208,6 +208,9 @@ extension HostedRoutes {
                         ])
                     ]),
                 cancelForm(c),
+                // The signed-in user's own security page is one link away from the hosted sign-in.
+                HostedPage.paragraph(t("security.link.body", ["email": caller.user.email]), class: "hint"),
+                .element("p", [:], [HostedPage.link(t("security.link"), "/account")]),
             ])
         return HostedPage.response(page, c.frame)
     }
