@@ -201,7 +201,9 @@ extension BankApp {
                             "Trifactor's security page lists your second factors, passkeys and devices, where you are "
                                 + "signed in (by browser and system, like “Chrome on macOS”) and what happened lately. "
                                 + "If something there was not you, it signs you out everywhere."),
-                        securityPageLink.map { Page.link("Open your security page at Trifactor", $0, class: "button secondary") }
+                        securityPageLink.map {
+                            Page.link("Open your security page at Trifactor", $0, class: "button secondary")
+                        }
                             ?? .empty,
                     ])
             ]
