@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 import HTTP
 import ServerTestSupport
+import Store
 import Testing
 import TrifactorTestSupport
 
@@ -198,6 +199,34 @@ struct PaymentPushTests {
             #expect(throws: AuthorizationFailure.notFound) {
                 try authorizations.approve(second.id, approval: ApprovalID(denied.id.raw), by: caller, client: audit)
             }
+        }
+    }
+}
+
+extension PaymentPushTests {
+    @Test("payments pushed to the limit leave the user's sign-in pushes alone (each budget is counted apart)")
+    func budgetsApart() throws {
+        try Backend.all[0].withServer { server throws in
+            let s = try PushApprovalTests.setup(server, email: "budget@example.com")
+            let audit = AuditContext(ip: "127.0.0.1", userAgent: "trifactor-tests")
+            let caller = try server.services.sessions.authenticate(token: s.user.token, client: audit)
+            let push = server.services.secondFactors.push
+            for _ in 0..<PushService.maxPerWindow {
+                let created = try server.services.authorizations.create(
+                    Self.action, factorID: FactorID(s.deviceID), by: caller, client: audit, push: "Bank")
+                #expect(created.pushed != nil)
+            }
+            let refused = try server.services.authorizations.create(
+                Self.action, factorID: FactorID(s.deviceID), by: caller, client: audit, push: "Bank")
+            #expect(refused.pushed == nil, "a fourth payment push in ten minutes was sent")
+            let device = try #require(
+                try server.database.transaction { try FactorRepository.list(caller.user.id, on: $0) }.first {
+                    $0.kind == .device
+                })
+            let signIn = try push.create(
+                for: device, purpose: .signIn(pendingHash: String(repeating: "c", count: 64)), client: audit,
+                now: server.clock.clock.now())
+            #expect(signIn != nil, "the payments used up the sign-in pushes")
         }
     }
 }

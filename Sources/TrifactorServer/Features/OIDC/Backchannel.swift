@@ -194,7 +194,8 @@ struct BackchannelService: Sendable {
             }
         guard let user, user.disabledAt == nil,
             try PushRepository.count(
-                userID: user.id, since: now - PushService.window, backchannel: true, on: db) < PushService.maxPerWindow
+                userID: user.id, since: now - PushService.window, budget: .backchannel, on: db)
+                < PushService.maxPerWindow
         else { return nil }
         let factors = try FactorRepository.list(user.id, on: db)
         let devices = factors.filter { $0.kind == .device }

@@ -50,16 +50,36 @@ enum PushRepository {
             ])
     }
 
-    /// How many pushes went to the user's devices after `since`.
-    /// Apps' requests (OpenID CIBA) and the user's own sign-ins are counted apart (`backchannel`), so an app that asks
-    /// too often never uses up the pushes the user signs in with.
-    static func count(userID: UserID, since: Int64, backchannel: Bool = false, on db: any SQLConnection) throws
-        -> Int64
-    {
+    /// The budgets pushes are counted in: apps' requests (OpenID CIBA), approvals of bound actions (a payment) and
+    /// the user's own sign-ins are counted apart, so an app that asks too often, or a payment pushed three times,
+    /// never uses up the pushes the user signs in with.
+    enum Budget: Sendable {
+        case signIn, approval, backchannel
+
+        /// The budget a push for `purpose` is counted in.
+        init(_ purpose: Purpose) {
+            switch purpose {
+            case .backchannel: self = .backchannel
+            case .authorization: self = .approval
+            case .signIn, .stepUp, .passwordReset: self = .signIn
+            }
+        }
+
+        /// The condition on `purpose` that selects this budget's pushes.
+        var condition: String {
+            switch self {
+            case .backchannel: "purpose LIKE 'ciba:%'"
+            case .approval: "purpose LIKE 'authz:%'"
+            case .signIn: "purpose NOT LIKE 'ciba:%' AND purpose NOT LIKE 'authz:%'"
+            }
+        }
+    }
+
+    /// How many pushes of `budget` went to the user's devices after `since`.
+    static func count(userID: UserID, since: Int64, budget: Budget, on db: any SQLConnection) throws -> Int64 {
         try db.queryOne(
             """
-            SELECT COUNT(*) AS n FROM push_approvals WHERE user_id = $1 AND created_at > $2
-              AND purpose \(backchannel ? "LIKE" : "NOT LIKE") 'ciba:%'
+            SELECT COUNT(*) AS n FROM push_approvals WHERE user_id = $1 AND created_at > $2 AND \(budget.condition)
             """, [userID.sql, .int(since)])?.int("n") ?? 0
     }
 

@@ -56,7 +56,8 @@ struct PushService: Sendable {
         let id = ApprovalID.random(using: random)
         let created = try transactions.write { db -> Bool in
             try AccountRepository.lock(factor.userID, on: db)
-            let recent = try PushRepository.count(userID: factor.userID, since: now.millis - Self.window, on: db)
+            let recent = try PushRepository.count(
+                userID: factor.userID, since: now.millis - Self.window, budget: .init(purpose), on: db)
             guard recent < Self.maxPerWindow else {
                 try AuditLog.append(
                     client.event(
