@@ -101,6 +101,7 @@ package enum Style {
         .rename{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:flex-end}.rename .field{flex:1 1 14rem;margin:0}.rename button{margin:0}
         details{margin:.5rem 0}summary{cursor:pointer;color:var(--brand);font-weight:600}
         ul.list{list-style:none;padding:0;margin:0 0 1rem}ul.list>li{padding:.75rem 0;border-top:1px solid #e6ebf0}ul.list>li:first-child{border-top:0}ul.list .hint{margin:.25rem 0 .5rem}
+        main fieldset{border:0;padding:0;margin:0 0 1rem;min-width:0}label.check{display:flex;flex-wrap:wrap;gap:.25rem .5rem;align-items:baseline;font-weight:400;margin:0}label.check input{width:auto;min-height:0;margin:0}
         .tag{display:inline-block;margin-inline-start:.5rem;padding:0 .5rem;border-radius:1rem;background:#e8eef5;color:var(--ink);font-size:.85rem;font-weight:600}
         main section+section,main section+form{margin-top:1.5rem}
         pre.command{background:#17212b;color:#f3f5f8;padding:.75rem;border-radius:.5rem;white-space:pre-wrap;overflow-wrap:anywhere}

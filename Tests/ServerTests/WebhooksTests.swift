@@ -1,3 +1,4 @@
+import API
 import Core
 import Foundation
 import HTTP
@@ -228,6 +229,36 @@ struct WebhooksTests {
             let aboutThem = bodies.filter { !$0.contains("user.deleted") }
             #expect(!aboutThem.isEmpty && aboutThem.allSatisfy { $0.contains(userID) && !$0.contains("127.0.0.1") })
             #expect(bodies.contains { $0.contains("user.deleted") && $0.contains(userID) })
+        }
+    }
+}
+
+extension WebhooksTests {
+    @Test("a sign-in with a second factor is announced once, when it makes its session, not at its password too")
+    func twoStepSignInOnce() throws {
+        let receiver = Receiver()
+        try Self.server(Backend.all[0], receiver) { server in
+            let key = try Self.writeKey(server)
+            _ = try Self.register(server, key: key, types: ["user.signed_in"])
+            let user = try MFAClient(server, email: "two@example.com")
+            let factor = try user.enrollTOTP()
+            server.tick()
+            let before = receiver.types.count
+            server.clock.advance(30)
+            let pending = try user.passwordSignIn()
+            #expect(pending.status == 200, "\(pending.text)")
+            server.tick()
+            #expect(receiver.types.count == before, "the password alone was announced as a sign-in")
+            let step = try pending.decode(MFARequired.self)
+            let done = try server.json(
+                "POST", "/v1/sessions/mfa",
+                [
+                    "pending_credential": step.pendingCredential, "enrollment_id": factor.id,
+                    "code": user.totp(factor.secret),
+                ])
+            #expect(done.status == 201, "\(done.text)")
+            server.tick()
+            #expect(Array(receiver.types.dropFirst(before)) == ["user.signed_in"])
         }
     }
 }

@@ -55,7 +55,7 @@ def test_the_device_shows_the_payment_and_its_approval_gives_the_code_once(op, b
     details = payment()
     browser, page, verifier = to_payment_page(op, bank, customer, details)
     # The device is offered (an authenticator app's code is not: it is the same whatever is paid).
-    assert "We will ask laptop to approve this payment" in page.text, page.text
+    assert "We will ask your device “laptop” to approve this payment" in page.text, page.text
     assert "authenticator app" not in page.text.lower()
     sent = submit(browser, page, "/authorize/payment/send")
     assert sent.kind == "page", sent.describe()
@@ -145,7 +145,7 @@ def test_a_text_sent_meanwhile_leaves_the_devices_push_waiting_and_the_device_ap
 def test_details_the_device_could_not_show_are_not_offered_to_it(op, bank, customer):
     # An RFC 9396 common field beside the payment: its action would not state it, so the device is not asked.
     browser, page, _ = to_payment_page(op, bank, customer, payment(identifier="invoice-42"))
-    assert "We will ask laptop" not in page.text
+    assert "We will ask your device “laptop”" not in page.text
     assert page.status_code == 409 and "invoice-42" in page.text, page.text
 
 
@@ -190,7 +190,7 @@ def test_a_wrong_number_ends_that_approval_and_a_fourth_push_in_ten_minutes_is_r
     url, inputs = form(ended.response, "/authorize/payment/send")
     posted = browser.follow(browser.http.post(url.replace("/send", ""), data={**inputs, "code": "123456"},
                                               allow_redirects=False, timeout=TIMEOUT))
-    assert posted.kind == "page" and "We will ask laptop" in posted.response.text, posted.describe()
+    assert posted.kind == "page" and "We will ask your device “laptop”" in posted.response.text, posted.describe()
     # Three pushes in ten minutes at most, as for sign-ins: the fourth is refused with a sentence, never sent.
     page = posted.response
     for _ in range(2):
@@ -240,7 +240,7 @@ def test_a_hosted_sign_in_on_the_device_waits_and_its_script_question_changes_no
     page = browser.follow(browser.http.get(link, allow_redirects=False, timeout=TIMEOUT)).response
     page = submit(browser, page, "/authorize/sign-in", email=customer.email).response
     page = submit(browser, page, "/authorize/password", password=PASSWORD).response
-    device = re.search(r'href="([^"]*)"[^>]*>Approve on laptop', page.text)
+    device = re.search(r'href="([^"]*)"[^>]*>Approve on your device “laptop”', page.text)
     assert device, page.text
     page = browser.http.get(urljoin(page.url, html.unescape(device.group(1))), timeout=TIMEOUT)
     waiting = submit(browser, page, "/authorize/second-factor/send", how="push").response

@@ -125,7 +125,7 @@ package struct Services: Sendable {
             limits: .init(
                 signUpPerIP: signUpLimit, codePerIP: c.signInPerIP, resendPerIP: signUpLimit,
                 resendPerEmail: .init(burst: c.resendPerEmailBurst, rate: c.resendPerEmailRate)),
-            reauthenticationWindow: c.reauthenticationWindow)
+            reauthenticationWindow: c.reauthenticationWindow, endHooks: sessions.endHooks)
         return Services(
             configuration: c, transactions: transactions, clock: clock, logger: logger, sender: sender, hub: hub,
             sessionCache: cache, changes: changes,
@@ -143,12 +143,12 @@ package struct Services: Sendable {
             admin: AdminService(
                 transactions: transactions, clock: clock, random: random, outbox: outbox, changes: changes,
                 policies: policies,
-                testBook: verifications.testBook),
+                testBook: verifications.testBook, endHooks: sessions.endHooks),
             adminKeys: AdminKeys(random: random, clock: clock),
             passwordResets: PasswordResetService(
                 transactions: transactions, clock: clock, hashing: hashing, passwordPolicy: passwords,
                 codes: PasswordResetCodes(random: random, outbox: outbox), secondFactors: secondFactors, push: push,
-                outbox: outbox, changes: changes, limits: accounts.limits),
+                outbox: outbox, changes: changes, limits: accounts.limits, endHooks: sessions.endHooks),
             sitekeys: SitekeyService(transactions: transactions, clock: clock, random: random),
             clients: clients, provider: provider, sealer: sealer,
             webhooks: WebhookService(

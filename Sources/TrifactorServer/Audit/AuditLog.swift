@@ -71,14 +71,16 @@ package enum AuditLog {
     /// `(user_id, seq)` index). A password accepted while a second factor is still due is not a sign-in yet: only
     /// the sign-in that issued a session is listed.
     static func recent(user: String, kinds: [AuditEventKind], limit: Int, on db: any SQLConnection) throws -> [Entry] {
-        let list = kinds.indices.map { "$\($0 + 2)" }.joined(separator: ", ")
+        let list = kinds.indices.map { "$\($0 + 3)" }.joined(separator: ", ")
         return try db.query(
             """
             SELECT seq, at, kind, outcome, user_id, ip, user_agent, detail FROM audit_log
             WHERE user_id = $1 AND kind IN (\(list))
-              AND NOT (kind = 'signin.succeeded' AND detail LIKE 'password ok, second factor required%')
-            ORDER BY seq DESC LIMIT $\(kinds.count + 2)
-            """, [.text(user)] + kinds.map { .text($0.rawValue) } + [.int(Int64(limit))]
+              AND NOT (kind = 'signin.succeeded' AND detail = $2)
+            ORDER BY seq DESC LIMIT $\(kinds.count + 3)
+            """,
+            [.text(user), .text(SessionService.secondFactorDue)] + kinds.map { .text($0.rawValue) }
+                + [.int(Int64(limit))]
         ).map(entry)
     }
 

@@ -68,8 +68,11 @@ struct SecurityPageTests {
                 server, "/account/not-me", cookie: cookie, ["csrf": String(repeating: "0", count: 64), "password": "x"])
             #expect(forged.status == 400)
 
+            // A factor the intruder added (ticked on the page) goes with it; the owner's own stays.
+            let intruder = try user.enrollTOTP(name: "Not mine")
             let done = try Self.post(
-                server, "/account/not-me", cookie: cookie, ["csrf": csrf, "password": "a brand new passphrase 42"])
+                server, "/account/not-me", cookie: cookie,
+                ["csrf": csrf, "password": "a brand new passphrase 42", "remove-\(intruder.id)": "1"])
             #expect(done.status == 200 && done.text.contains("Your account is secured"))
             #expect(done.header("set-cookie")?.contains("tf_session=;") == true)
             let live = try server.database.transaction { db in
@@ -85,6 +88,12 @@ struct SecurityPageTests {
             #expect(new.status == 200 || new.status == 201)
             #expect(try server.outbox(to: "ann@example.com").contains { $0.text.contains("was not you") })
             #expect(try server.auditKinds().contains("account.reported_not_me"))
+            let left = try server.database.transaction { db in
+                try FactorRepository.list(
+                    try #require(try AccountRepository.find(email: "ann@example.com", on: db)).id, on: db)
+            }
+            #expect(left.map(\.displayName) == ["Phone app"])
+            #expect(try server.auditDetails("mfa.removed").contains { $0.contains("reported not me") })
         }
     }
 

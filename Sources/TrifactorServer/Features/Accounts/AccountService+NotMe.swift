@@ -5,15 +5,20 @@ import Store
 
 extension AccountService {
     /// "This wasn't me": the owner says a sign-in or a change on their security page was not theirs. In one
-    /// transaction the password becomes `new` (the old one, which someone else may know, stops working), every
-    /// session ends (the owner's own too: they sign in again with the new password), so do the grants relying parties
-    /// hold, sign-ins and pushes still waiting, and the owner is emailed. A second factor proven within the
+    /// transaction the password becomes `new` (the old one, which someone else may know, stops working), the factors
+    /// the owner picked are removed, and everything that lets someone act as the user ends (`AccountLockdown`: every
+    /// session, the owner's own too, with the apps' back-channel logouts; grants; sign-ins and pushes waiting); the
+    /// owner is emailed. A second factor proven within the
     /// re-authentication window is required, as for a password change; the current password is not asked, since it
     /// may be what leaked. Rate-limited with password changes (5 a minute per user).
     /// - Returns: how many sessions ended.
     /// - Throws: `SecondFactorFailure.secondFactorRequired`, `CommonFailure.invalidFields` (`new_password` refused or
     ///   the same as the current one), `.rateLimited`.
-    func reportNotMe(_ caller: Caller, newPassword new: String, client: AuditContext) throws -> Int {
+    /// `removing`: the user's factors to remove with it (one someone else added would let them back in without the
+    /// password); one that is not theirs, or gone meanwhile, is skipped.
+    func reportNotMe(_ caller: Caller, newPassword new: String, removing: [FactorID] = [], client: AuditContext)
+        throws -> Int
+    {
         let now = clock.now().millis
         let user = caller.user
         guard caller.session.freshSecondFactor(now: now, window: reauthenticationWindow) else {
@@ -43,10 +48,14 @@ extension AccountService {
                     FieldProblem(name: "new_password", reason: "your password changed meanwhile: sign in again")
                 ])
             }
-            let ended = try SessionRepository.endAll(user.id, at: now, reason: .reportedNotMe, on: db)
-            try GrantRepository.revokeAll(of: user.id.raw, at: now, on: db)
-            try PendingSignInRepository.endPending(of: user.id, now: now, on: db)
-            try PushRepository.denyPending(of: user.id, now: now, on: db)
+            for factor in Set(removing) {
+                do {
+                    try EnrollmentService.delete(
+                        factor, of: user.id, why: "reported not me", client: client, now: now, on: db)
+                } catch SecondFactorFailure.factorNotFound {}
+            }
+            let ended = try AccountLockdown.endEverything(
+                of: user.id, reason: .reportedNotMe, hooks: endHooks, now: now, on: db)
             try outbox.enqueueEmail(
                 "reported_not_me", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale),
                 values: client.branded(["sessions": .number(ended)]), now: now, on: db)

@@ -30,6 +30,8 @@ struct AccountService: Sendable {
     let limits: Limits
     /// How recent a second factor must be for changing the password.
     let reauthenticationWindow: TimeInterval
+    /// The sessions feature's end hooks, run for each session "This wasn't me" ends.
+    var endHooks: SessionEndHooks? = nil
 
     /// The second half of `resend` and of a password-reset request: the background pass that issues the codes.
     var resends: EmailResends {

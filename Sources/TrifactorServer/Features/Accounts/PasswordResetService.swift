@@ -28,6 +28,8 @@ struct PasswordResetService: Sendable {
     let outbox: Outbox
     let changes: ChangeFeed
     let limits: AccountService.Limits
+    /// The sessions feature's end hooks, run for each session a reset ends.
+    var endHooks: SessionEndHooks? = nil
 
     /// Asks for a reset code for `email`; the same answer whatever the address.
     /// - Throws: `CommonFailure.invalidFields` (not an email address), `.rateLimited`.
@@ -191,12 +193,10 @@ struct PasswordResetService: Sendable {
             try AccountRepository.setPasswordHash(user.id, hash, on: db)
             // Now the code's proof of the address counts: it is the owner's account.
             try AccountRepository.markEmailVerified(user.id, at: now.millis, on: db)
-            let ended = try SessionRepository.endAll(user.id, at: now.millis, reason: .passwordReset, on: db)
-            // What relying parties were given ends too, offline grants included: a phished sign-in stops here.
-            try GrantRepository.revokeAll(of: user.id.raw, at: now.millis, on: db)
-            // Sign-ins and pushes started with the old password end with it.
-            try PendingSignInRepository.endPending(of: user.id, now: now.millis, on: db)
-            try PushRepository.denyPending(of: user.id, now: now.millis, on: db)
+            // Every session, what relying parties were given (offline grants included: a phished sign-in stops
+            // here), and sign-ins and pushes started with the old password.
+            let ended = try AccountLockdown.endEverything(
+                of: user.id, reason: .passwordReset, hooks: endHooks, now: now.millis, on: db)
             try LoginThrottle.forgetPassword(email: user.email, on: db)
             try outbox.enqueueEmail(
                 "password_reset_done", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale),

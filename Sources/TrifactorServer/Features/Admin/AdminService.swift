@@ -18,6 +18,8 @@ struct AdminService: Sendable {
     let policies: SessionPolicies
     /// The test numbers the verification service uses (refreshed here after each change).
     let testBook: TestNumberBook
+    /// The sessions feature's end hooks, run for each session an action ends.
+    var endHooks: SessionEndHooks? = nil
 
     /// Who acts, as the audit log names them, and from where.
     struct Actor: Sendable {
@@ -116,7 +118,7 @@ struct AdminService: Sendable {
             // A reset under way ends with the account: neither its code nor its credential sets a password any more.
             try PasswordResetCodes.forget(userID: id, on: db)
             return AdminActionResult(
-                userID: id.raw, action: "disable", sessionsEnded: try Self.endSessions(id, now, db))
+                userID: id.raw, action: "disable", sessionsEnded: try endSessions(id, now, db))
         }
     }
 
@@ -140,7 +142,7 @@ struct AdminService: Sendable {
     func revokeSessions(_ id: UserID, actor: Actor) throws -> AdminActionResult {
         try change(id, action: "revoke-sessions", kind: .adminSessionsRevoked, actor: actor) { _, now, db in
             AdminActionResult(
-                userID: id.raw, action: "revoke-sessions", sessionsEnded: try Self.endSessions(id, now, db))
+                userID: id.raw, action: "revoke-sessions", sessionsEnded: try endSessions(id, now, db))
         }
     }
 
@@ -151,7 +153,7 @@ struct AdminService: Sendable {
             let removed = try FactorRepository.removeAll(of: id, on: db)
             // A second step locked for good (a hundred wrong proofs in a row) starts afresh with the new factors.
             try LoginThrottle.forgetSecondFactor(of: id, on: db)
-            let ended = try Self.endSessions(id, now, db)
+            let ended = try endSessions(id, now, db)
             try outbox.enqueueEmail(
                 "mfa_reset", to: user.email, language: outbox.texts.language(locale: nil, user: user.locale),
                 values: [:], now: now, on: db)
@@ -273,10 +275,10 @@ struct AdminService: Sendable {
         return result
     }
 
-    /// Ends every session of the user, and what relying parties were given on them (offline grants too).
-    private static func endSessions(_ id: UserID, _ now: Int64, _ db: any SQLConnection) throws -> Int {
-        try GrantRepository.revokeAll(of: id.raw, at: now, on: db)
-        return try SessionRepository.endAll(id, at: now, reason: .revoked, on: db)
+    /// Ends every session of the user, and what relying parties were given on them (offline grants too, with the
+    /// back-channel logout tokens of the apps that asked for them).
+    private func endSessions(_ id: UserID, _ now: Int64, _ db: any SQLConnection) throws -> Int {
+        try AccountLockdown.endEverything(of: id, reason: .revoked, hooks: endHooks, now: now, on: db)
     }
 }
 

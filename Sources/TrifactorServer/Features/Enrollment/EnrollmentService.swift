@@ -183,20 +183,27 @@ struct EnrollmentService: Sendable {
         }
         try transactions.write { db in
             try AccountRepository.lock(caller.user.id, on: db)
-            guard try FactorRepository.delete(id, userID: caller.user.id, on: db) else {
-                throw SecondFactorFailure.factorNotFound
-            }
-            var detail = "id=\(id.raw)"
-            // Recovery codes alone are no second factor: they go with the last real one.
-            if try !FactorRepository.list(caller.user.id, on: db).contains(where: { $0.kind.isStandalone }),
-                try FactorRepository.delete(kind: .recoveryCode, userID: caller.user.id, on: db) > 0
-            {
-                detail += ", recovery codes removed with the last factor"
-            }
-            try AuditLog.append(
-                client.event(.mfaRemoved, .success, userID: caller.user.id, detail: detail), at: now, on: db)
+            try Self.delete(id, of: caller.user.id, client: client, now: now, on: db)
         }
         changes.publish("user:\(caller.user.id.raw)")
+    }
+
+    /// Deletes one of `user`'s factors in this transaction, and the recovery codes with the last real one, audited
+    /// (`why` is added to the entry's detail): the one removal the security page, "This wasn't me" and the API share.
+    /// - Throws: `SecondFactorFailure.factorNotFound` when it is not one of theirs.
+    static func delete(
+        _ id: FactorID, of user: UserID, why: String? = nil, client: AuditContext, now: Int64, on db: any SQLConnection
+    ) throws {
+        guard try FactorRepository.delete(id, userID: user, on: db) else { throw SecondFactorFailure.factorNotFound }
+        var detail = "id=\(id.raw)"
+        // Recovery codes alone are no second factor: they go with the last real one.
+        if try !FactorRepository.list(user, on: db).contains(where: { $0.kind.isStandalone }),
+            try FactorRepository.delete(kind: .recoveryCode, userID: user, on: db) > 0
+        {
+            detail += ", recovery codes removed with the last factor"
+        }
+        if let why { detail += ", \(why)" }
+        try AuditLog.append(client.event(.mfaRemoved, .success, userID: user, detail: detail), at: now, on: db)
     }
 
     /// Renames one of the caller's factors (a passkey "Work laptop"): cosmetic, so no fresh proof is asked.

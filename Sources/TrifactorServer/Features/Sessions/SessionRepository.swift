@@ -136,12 +136,15 @@ enum SessionRepository {
         ).map { try $0.id("id") }
     }
 
-    /// Ends every live session of the user; returns how many.
+    /// Ends every live session of the user; returns their ids (for the end hooks: `AccountLockdown`).
     @discardableResult
-    static func endAll(_ userID: UserID, at: Int64, reason: SessionEndReason, on db: any SQLConnection) throws -> Int {
-        try db.execute(
-            "UPDATE sessions SET ended_at = $2, end_reason = $3 WHERE user_id = $1 AND ended_at IS NULL",
-            [userID.sql, .int(at), reason.sql])
+    static func endAll(_ userID: UserID, at: Int64, reason: SessionEndReason, on db: any SQLConnection) throws
+        -> [SessionID]
+    {
+        try db.query(
+            "UPDATE sessions SET ended_at = $2, end_reason = $3 WHERE user_id = $1 AND ended_at IS NULL RETURNING id",
+            [userID.sql, .int(at), reason.sql]
+        ).map { try $0.id("id") }
     }
 
     /// Ends the user's password-only sessions but `keep`; returns how many.

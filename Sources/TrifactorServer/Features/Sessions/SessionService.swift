@@ -49,6 +49,11 @@ struct SessionService: Sendable {
     /// - Throws: `SignInFailure.invalidCredentials` (wrong password or unknown
     ///   email: one answer, one Argon2id verification), `.locked`,
     ///   `CommonFailure.rateLimited`, `.invalidFields`.
+    /// The detail of the `signin.succeeded` entry of a right password whose second factor is still due: not a
+    /// sign-in yet (no session), so the security page and webhooks leave it out and wait for the entry that
+    /// issues the session.
+    static let secondFactorDue = "password ok, second factor required"
+
     func signIn(email rawEmail: String, password: String, client: AuditContext) throws -> SignInOutcome {
         guard let email = EmailAddress(rawEmail) else {
             throw CommonFailure.invalid("email", "is not a valid email address")
@@ -110,7 +115,7 @@ struct SessionService: Sendable {
                 let (credential, expiresAt) = try startSecondStep(user.id, now, db)
                 try AuditLog.append(
                     client.event(
-                        .signInSucceeded, .success, userID: user.id, detail: "password ok, second factor required"),
+                        .signInSucceeded, .success, userID: user.id, detail: Self.secondFactorDue),
                     at: now, on: db)
                 return .secondFactor(
                     pendingCredential: credential, hints: hints, expiresAt: expiresAt, locale: user.locale)

@@ -21,6 +21,8 @@ enum WebhookQueue {
     /// `subject` names the user when the entry itself must not (an erased account's deletion).
     static func enqueue(_ event: AuditEvent, subject: String?, at: Int64, on db: any SQLConnection) throws {
         guard let type = WebhookEventType(audit: event.kind) else { return }
+        // A right password whose second factor is still due is not a sign-in yet: announced once, with its session.
+        if event.kind == .signInSucceeded && event.detail == SessionService.secondFactorDue { return }
         let endpoints = try db.query(
             "SELECT id, event_types, personal_data FROM webhook_endpoints WHERE status = 'enabled'", [])
         let wanted = try endpoints.filter { row in

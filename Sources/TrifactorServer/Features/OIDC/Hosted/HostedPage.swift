@@ -132,6 +132,12 @@ enum HostedPage: Components {
         return scheme + ":"
     }
 
+    /// A device in a sentence: "your device “Ann's iPhone”", or "your device" when it has no name; a bare name
+    /// ("We will ask laptop") does not read as a device.
+    static func device(_ name: String?, _ t: HostedText) -> String {
+        name.map { t("common.your_named_device", ["name": $0]) } ?? t("common.your_device")
+    }
+
     /// What each scope lets the client see, in the user's words; a scope of the client's own is named as it is.
     static func describe(scope: String, _ t: HostedText) -> String {
         switch scope {

@@ -127,7 +127,7 @@ extension HostedRoutes {
                 ]
             }
         case .device:
-            let device = chosen.displayName ?? t("common.your_device")
+            let device = HostedPage.device(chosen.displayName, t)
             if c.flow.progress.detailsPush != nil, c.flow.progress.detailsPushFactor == chosen.factorID.raw {
                 switch try pushed(&c, details, caller, request) {
                 case .answer(let response): return response

@@ -71,7 +71,7 @@ extension HostedRoutes {
         let page = HostedPage.layout(
             t("device.title"), c.frame,
             [
-                HostedPage.paragraph(t("device.pick", ["device": f.displayName ?? t("common.your_device")])),
+                HostedPage.paragraph(t("device.pick", ["device": HostedPage.device(f.displayName, t)])),
                 .element("p", ["class": "number", "aria-live": "polite"], [.text(number)]),
                 HostedPage.paragraph(t("device.waiting"), class: "muted"),
                 HostedPage.waitsForDevice(),

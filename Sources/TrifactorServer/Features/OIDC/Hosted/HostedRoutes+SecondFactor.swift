@@ -182,7 +182,7 @@ extension HostedRoutes {
                     [
                         factor,
                         HostedPage.paragraph(
-                            t("device.will_ask", ["device": f.displayName ?? t("common.your_device")])),
+                            t("device.will_ask", ["device": HostedPage.device(f.displayName, t)])),
                         HostedPage.actions([HostedPage.button(t("device.send"), name: "how", value: "push")]),
                     ]))
         default:
@@ -229,7 +229,7 @@ extension HostedRoutes {
         case .totp: f.displayName.map { t("factor.totp.named", ["name": $0]) } ?? t("factor.totp")
         case .phone: t("factor.phone", ["phone": f.maskedPhone ?? t("common.your_phone")])
         case .recoveryCode: t("factor.recovery")
-        case .device: t("factor.device", ["device": f.displayName ?? t("common.your_device")])
+        case .device: t("factor.device", ["device": HostedPage.device(f.displayName, t)])
         case .passkey: f.displayName.map { t("factor.passkey.named", ["name": $0]) } ?? t("factor.passkey")
         }
     }

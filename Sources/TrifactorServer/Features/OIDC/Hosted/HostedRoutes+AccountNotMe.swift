@@ -1,0 +1,120 @@
+import API
+import Core
+import Foundation
+import HTTP
+import WebUI
+
+/// "This wasn't me" on the security page: a new password, the factors to remove with it (those added in the last
+/// week ticked), then everything that lets someone act as the user ends (`AccountService.reportNotMe`).
+extension HostedRoutes {
+    /// How recent a factor is for "This wasn't me" to offer it ticked for removal.
+    static let recentFactor: Int64 = 7 * 86_400_000
+
+    /// `GET /account/not-me`: "This wasn't me" explained, with the new password it needs.
+    func accountNotMePage(_ request: Request) throws -> Response {
+        let here = "/account/not-me"
+        let c: AccountContext
+        switch try account(request, then: here) {
+        case .success(let context): c = context
+        case .failure(let exit): return exit.response
+        }
+        guard isFresh(c) else { return confirmPage(c, then: here, reason: "security.confirm.not_me") }
+        return try notMeForm(c, error: nil)
+    }
+
+    /// The user's factors as boxes to tick for removal: someone who had the password may have added one to come back
+    /// without it. Those added in the last week are ticked unless `ticked` (the form sent back) says otherwise.
+    private func factorBoxes(_ c: AccountContext, ticked: Set<String>?) throws -> HTML {
+        let t = c.frame.text
+        let factors = try enrollments.listed(c.caller).filter { $0.kind != .recoveryCode }
+        guard !factors.isEmpty else { return .empty }
+        let boxes: [HTML] = factors.map { f in
+            let added = Int64(f.enrolledAt.timeIntervalSince1970 * 1000)
+            let on = ticked.map { $0.contains(f.enrollmentID) } ?? (c.now - added < Self.recentFactor)
+            let box = HTML.element(
+                "input",
+                ["type": "checkbox", "name": "remove-\(f.enrollmentID)", "value": "1", "checked": on ? "" : nil])
+            return .element(
+                "li", [:],
+                [
+                    .element(
+                        "label", ["class": "check"],
+                        [box, .element("strong", [:], [.text(f.displayName)]), .text(" (\(Self.kindLabel(f, t))), ")]
+                            + Self.timed("security.added", added, now: c.now, t))
+                ])
+        }
+        return .element(
+            "fieldset", [:],
+            [
+                .element("legend", [:], [.text(t("security.not_me.factors"))]),
+                .element("ul", ["class": "list"], boxes),
+            ])
+    }
+
+    private func notMeForm(_ c: AccountContext, error: String?, ticked: Set<String>? = nil, status: Int = 200) throws
+        -> Response
+    {
+        let t = c.frame.text
+        let page = HostedPage.layout(
+            t("security.not_me.title"), c.frame,
+            [
+                HostedPage.paragraph(t("security.not_me.explain")),
+                Self.accountForm(
+                    "/account/not-me", c,
+                    [
+                        try factorBoxes(c, ticked: ticked),
+                        HostedPage.field(
+                            t("security.not_me.password"), name: "password", type: "password", error: error,
+                            hint: t("reset.password.hint", ["min": t.number(resets.passwordPolicy.minimumLength)]),
+                            autocomplete: "new-password", autofocus: error != nil, maxlength: 1024),
+                        HostedPage.actions([
+                            HostedPage.button(t("security.not_me.confirm"), kind: "danger"),
+                            HostedPage.link(t("security.back"), "/account", class: "button secondary"),
+                        ]),
+                    ]),
+            ])
+        return HostedPage.response(page, c.frame, status: status)
+    }
+
+    /// `POST /account/not-me`: the password replaced, the ticked factors removed, every session ended (this one
+    /// too), the owner emailed.
+    func accountNotMe(_ request: Request) throws -> Response {
+        let form = Form(request.body)
+        let c: AccountContext
+        switch try account(request, form: form) {
+        case .success(let context): c = context
+        case .failure(let exit): return exit.response
+        }
+        let t = c.frame.text
+        let ticked = Set(form.fields.keys.filter { $0.hasPrefix("remove-") }.map { String($0.dropFirst(7)) })
+        let ended: Int
+        do {
+            ended = try accounts.reportNotMe(
+                c.caller, newPassword: form["password"] ?? "", removing: ticked.map { FactorID($0) },
+                client: AuditContext(request))
+        } catch SecondFactorFailure.secondFactorRequired {
+            return confirmPage(c, then: "/account/not-me", reason: "security.confirm.not_me")
+        } catch CommonFailure.invalidFields(let fields) {
+            let field = fields.first
+            let sentence =
+                switch field?.reason {
+                case let reason? where reason.hasPrefix("must differ"): t("security.not_me.same")
+                case let reason? where reason.hasPrefix("your password changed"): t("security.expired.body")
+                default: Self.passwordSentence(field?.violation, policy: resets.passwordPolicy, t)
+                }
+            return try notMeForm(c, error: sentence, ticked: ticked, status: 422)
+        } catch CommonFailure.rateLimited(let wait) {
+            return try notMeForm(
+                c, error: t("common.too_many_tries", ["wait": t.duration(wait)]), ticked: ticked, status: 429)
+        }
+        var frame = c.frame
+        frame.csrf = nil
+        let page = HostedPage.layout(
+            t("security.not_me.done.title"), frame,
+            [
+                HostedPage.paragraph(t("security.not_me.done.body", ["sessions": t.number(ended)])),
+                HostedPage.actions([HostedPage.link(t("security.sign_in_again"), "/account", class: "button primary")]),
+            ])
+        return HostedPage.response(page, frame, headers: [cookies.clear(cookies.session)])
+    }
+}
