@@ -4,8 +4,7 @@ import Foundation
 import HTTP
 import WebUI
 
-/// The console's dashboard, audit log and lists (test numbers, clients, webhooks), each read through its own
-/// feature's service.
+/// The console's dashboard, audit log and lists (clients, webhooks), each read through its own feature's service.
 extension ConsoleRoutes {
     /// `GET /console`: counts, the search box and the charts.
     func dashboard(_ request: Request, _ s: Staffed) throws -> Response {
@@ -89,20 +88,6 @@ extension ConsoleRoutes {
     }
 
     // MARK: - Lists
-
-    /// `GET /console/test-numbers`: numbers that never send and take a fixed code.
-    func testNumbersPage(_ request: Request, _ s: Staffed) throws -> Response {
-        let numbers = try admin.testNumbers(actor: .staff(s.caller.user.id, client: AuditContext(request)))
-        return render(
-            "Test numbers", s,
-            [
-                HostedPage.paragraph("Verifications to these numbers never send a message; their code is fixed."),
-                ConsolePage.table(
-                    "Test numbers", ["Number", "Source", "Added"],
-                    numbers.map { [.text("+" + $0.number), .text($0.source), .text(Self.time($0.createdAt))] },
-                    empty: "There are no test numbers."),
-            ])
-    }
 
     /// `GET /console/clients`: the OpenID Provider's relying parties (read only here; `trifactord clients` changes them).
     func clientsPage(_ request: Request, _ s: Staffed) throws -> Response {
