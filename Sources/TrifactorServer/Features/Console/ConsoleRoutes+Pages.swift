@@ -4,7 +4,7 @@ import Foundation
 import HTTP
 import WebUI
 
-/// The console's dashboard, audit log and lists (clients, webhooks), each read through its own feature's service.
+/// The console's dashboard, audit log and webhooks, each read through its own feature's service.
 extension ConsoleRoutes {
     /// `GET /console`: counts, the search box and the charts.
     func dashboard(_ request: Request, _ s: Staffed) throws -> Response {
@@ -88,27 +88,6 @@ extension ConsoleRoutes {
     }
 
     // MARK: - Lists
-
-    /// `GET /console/clients`: the OpenID Provider's relying parties (read only here; `trifactord clients` changes them).
-    func clientsPage(_ request: Request, _ s: Staffed) throws -> Response {
-        let all = try admin.clients(actor: .staff(s.caller.user.id, client: AuditContext(request))).filter {
-            !OwnPages.isBuiltIn($0.id)
-        }
-        return render(
-            "Clients", s,
-            [
-                ConsolePage.table(
-                    "Clients", ["Name", "Client id", "Authentication", "Redirect URIs", "First party"],
-                    all.map { c in
-                        [
-                            .text(c.name), .text(c.id), .text(c.authMethod.rawValue),
-                            .text(c.redirectURIs.joined(separator: " ")), .text(c.firstParty ? "yes" : "no"),
-                        ]
-                    }, empty: "There are no clients: trifactord clients create registers one."),
-                HostedPage.paragraph(
-                    "Clients are registered and changed with trifactord clients or the admin API.", class: "hint"),
-            ])
-    }
 
     /// `GET /console/webhooks`: the endpoints, with enable and disable for the `write` role.
     func webhooksPage(_ request: Request, _ s: Staffed) throws -> Response {

@@ -16,6 +16,8 @@ struct ConsoleRoutes: Sendable {
     let staff: StaffService
     /// Enables and disables endpoints (the lists come through `admin`, audited as the admin API's are).
     let webhooks: WebhookService
+    /// Rotates a client's secret and deletes a client, as the admin API does (reads come through `admin`).
+    let clients: ClientService
     /// The SMS-pumping guard's settings, drawn on the conversion chart.
     let conversion: VerifySettings.ConversionGuard
 
@@ -34,6 +36,8 @@ struct ConsoleRoutes: Sendable {
         router.add("GET", "/console/test-numbers", execution: .database, page(testNumbersPage))
         router.add("POST", "/console/test-numbers", execution: .database, hosted.page(testNumberAction))
         router.add("GET", "/console/clients", execution: .database, page(clientsPage))
+        router.add("GET", "/console/clients/:id", execution: .database, page(clientPage))
+        router.add("POST", "/console/clients/:id", execution: .database, hosted.page(clientAction))
         router.add("GET", "/console/webhooks", execution: .database, page(webhooksPage))
         router.add("POST", "/console/webhooks/:id", execution: .database, hosted.page(webhookAction))
         router.add("GET", "/console/confirm", execution: .database, page(confirm))
