@@ -1,5 +1,4 @@
 import Core
-import Crypto
 import Foundation
 import HTTP
 import WebUI
@@ -128,16 +127,14 @@ extension ConsoleRoutes {
 
     /// `POST /console/webhooks/<id>`: enables or disables an endpoint through `WebhookService.update`.
     func webhookAction(_ request: Request) throws -> Response {
-        let (staffed, answer) = try gate(request)
-        guard let s = staffed else { return answer ?? Response(status: 303, headers: [("Location", "/console")]) }
         let back = "/console/webhooks"
-        let form = Form(request.body)
-        guard ConstantTime.equals(form["csrf"] ?? "", s.csrf) else { return staleForm(s, back: back) }
-        guard s.canWrite else { return try readOnly(s, request, back: back) }
-        guard s.proven else { return confirmFirst(s, back: back) }
+        let (s, form): (Staffed, Form)
+        switch try checkWrite(request, back: back) {
+        case .answered(let answer): return answer
+        case .allowed(let staffed, let sent): (s, form) = (staffed, sent)
+        }
         let reason = (form["reason"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let status = form["status"], ["enabled", "disabled"].contains(status), !reason.isEmpty,
-            reason.count <= 200
+        guard let status = form["status"], ["enabled", "disabled"].contains(status), Self.reasonProblem(reason) == nil
         else {
             return render(
                 "Give a reason", s, status: 422,
@@ -152,7 +149,7 @@ extension ConsoleRoutes {
         do {
             _ = try webhooks.update(
                 request.parameters["id"] ?? "", with: draft, audit: actor.client,
-                actor: "admin=\(actor.name) reason=\(reason.replacingOccurrences(of: "\n", with: " "))")
+                actor: Self.actorLine(actor))
         } catch WebhookFailure.notFound {
             return notFound(
                 s, "There is no such webhook endpoint: nothing was changed.", back: ("Back to webhooks", back))
