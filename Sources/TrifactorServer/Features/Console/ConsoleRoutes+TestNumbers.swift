@@ -10,8 +10,11 @@ extension ConsoleRoutes {
     /// The add form as it was sent, and what is wrong with it, by field id: `number`, `code`, `reason`, or
     /// `reason-<number>` for a row's removal.
     struct TestNumberForm {
+        /// The number as typed, shown again in its field.
         var number = ""
+        /// The code as typed, shown again in its field.
         var code = ""
+        /// The sentence to show next to each field that is wrong, by the field's id.
         var errors: [String: String] = [:]
     }
 

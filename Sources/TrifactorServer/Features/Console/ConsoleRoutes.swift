@@ -175,7 +175,9 @@ struct ConsoleRoutes: Sendable {
 
     /// What a write's checks decided: go ahead as this staff member with this form, or answer with this page.
     enum WriteCheck {
+        /// Every check passed: act as this staff member on this form.
         case allowed(Staffed, Form)
+        /// A check failed (or the sign-in must happen first): this page answers, nothing was changed.
         case answered(Response)
     }
 
