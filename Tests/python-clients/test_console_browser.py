@@ -2,7 +2,8 @@
 signs in with password and authenticator app, finds a user, opens them, and ends their sessions after confirming
 with a passkey (a CDP virtual authenticator) and giving a reason, which the audit log keeps under their id; a
 read-only staff member sees no action and a forged POST changes nothing in the database; an account that is not
-staff gets the 403 page with a way out. Screenshots of the dashboard and a user's page at phone and desktop size go
+staff gets the 403 page with a way out; the write staff member then adds a test number (a bad one first, refused by its
+field) and removes it. Screenshots of the dashboard, a user's page and the test numbers at phone and desktop size go
 to .build/console-screenshots/."""
 import hashlib
 import re
@@ -200,6 +201,37 @@ def test_a_write_staff_member_finds_a_user_confirms_with_a_passkey_and_the_reaso
     # Back after the action: the page again (no resubmission, no error).
     answer = page.go_back()
     assert answer is None or answer.status < 500
+    add_and_remove_a_test_number(console, page, writer)
+
+
+def add_and_remove_a_test_number(console, page, writer):
+    """Within the same fresh proof: a test number refused with the error by its field, added, then removed, each
+    reason in the audit log."""
+    page.goto(f"{console.issuer}/console/test-numbers")
+    page.get_by_role("heading", name="Add a test number").wait_for()
+    page.get_by_label("Phone number").fill("call me")
+    page.get_by_label("Code", exact=True).fill("2468")
+    page.locator("#f-reason").fill("QA team's test phone")
+    page.get_by_role("button", name="Add test number").click()
+    error = page.locator("#f-number-error")
+    assert "country code" in error.inner_text() and page.get_by_label("Phone number").get_attribute("aria-invalid")
+    assert query(console, "SELECT COUNT(*) FROM test_numbers") == [(0,)]
+    page.get_by_label("Phone number").fill("+44 7700 900123")
+    page.locator("#f-reason").fill("QA team's test phone")
+    page.get_by_role("button", name="Add test number").click()
+    page.wait_for_url(re.compile(r"done=added"))
+    assert query(console, "SELECT number, code FROM test_numbers") == [("447700900123", "2468")]
+    shot(page, "test-numbers")
+    row = page.get_by_role("row", name=re.compile(r"\+447700900123"))
+    row.get_by_label("Reason").fill("QA is done")
+    row.get_by_role("button", name="Remove").click()
+    page.wait_for_url(re.compile(r"done=removed"))
+    assert "real number again" in page.get_by_role("status").inner_text()
+    assert query(console, "SELECT COUNT(*) FROM test_numbers") == [(0,)]
+    details = [d for (d,) in query(console, "SELECT detail FROM audit_log WHERE kind LIKE 'admin.test_number_%' "
+                                            "ORDER BY seq")]
+    assert details == [f"admin=staff:{writer.id} number=447700900123 reason=QA team's test phone",
+                       f"admin=staff:{writer.id} number=447700900123 reason=QA is done"], details
 
 
 def test_a_read_only_staff_member_sees_no_action_and_a_forged_post_changes_nothing(console, page):

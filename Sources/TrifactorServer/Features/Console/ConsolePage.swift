@@ -36,6 +36,11 @@ enum ConsolePage: Components {
             pairs.flatMap { [HTML.element("dt", [:], [.text($0.0)]), .element("dd", [:], [.text($0.1)])] })
     }
 
+    /// A secret shown once (a client's new secret), in a box of its own, left to right.
+    static func secret(_ value: String) -> HTML {
+        .element("p", ["class": "secret"], [.element("code", ["dir": "ltr", "id": "secret"], [.text(value)])])
+    }
+
     /// Text in a table cell.
     static func cell(_ text: String) -> HTML { .text(text) }
 

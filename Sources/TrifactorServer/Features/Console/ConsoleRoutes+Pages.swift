@@ -1,11 +1,9 @@
 import Core
-import Crypto
 import Foundation
 import HTTP
 import WebUI
 
-/// The console's dashboard, audit log and lists (test numbers, clients, webhooks), each read through its own
-/// feature's service.
+/// The console's dashboard, audit log and webhooks, each read through its own feature's service.
 extension ConsoleRoutes {
     /// `GET /console`: counts, the search box and the charts.
     func dashboard(_ request: Request, _ s: Staffed) throws -> Response {
@@ -90,41 +88,6 @@ extension ConsoleRoutes {
 
     // MARK: - Lists
 
-    /// `GET /console/test-numbers`: numbers that never send and take a fixed code.
-    func testNumbersPage(_ request: Request, _ s: Staffed) throws -> Response {
-        let numbers = try admin.testNumbers(actor: .staff(s.caller.user.id, client: AuditContext(request)))
-        return render(
-            "Test numbers", s,
-            [
-                HostedPage.paragraph("Verifications to these numbers never send a message; their code is fixed."),
-                ConsolePage.table(
-                    "Test numbers", ["Number", "Source", "Added"],
-                    numbers.map { [.text("+" + $0.number), .text($0.source), .text(Self.time($0.createdAt))] },
-                    empty: "There are no test numbers."),
-            ])
-    }
-
-    /// `GET /console/clients`: the OpenID Provider's relying parties (read only here; `trifactord clients` changes them).
-    func clientsPage(_ request: Request, _ s: Staffed) throws -> Response {
-        let all = try admin.clients(actor: .staff(s.caller.user.id, client: AuditContext(request))).filter {
-            !OwnPages.isBuiltIn($0.id)
-        }
-        return render(
-            "Clients", s,
-            [
-                ConsolePage.table(
-                    "Clients", ["Name", "Client id", "Authentication", "Redirect URIs", "First party"],
-                    all.map { c in
-                        [
-                            .text(c.name), .text(c.id), .text(c.authMethod.rawValue),
-                            .text(c.redirectURIs.joined(separator: " ")), .text(c.firstParty ? "yes" : "no"),
-                        ]
-                    }, empty: "There are no clients: trifactord clients create registers one."),
-                HostedPage.paragraph(
-                    "Clients are registered and changed with trifactord clients or the admin API.", class: "hint"),
-            ])
-    }
-
     /// `GET /console/webhooks`: the endpoints, with enable and disable for the `write` role.
     func webhooksPage(_ request: Request, _ s: Staffed) throws -> Response {
         let all = try admin.webhooks(actor: .staff(s.caller.user.id, client: AuditContext(request)))
@@ -164,16 +127,14 @@ extension ConsoleRoutes {
 
     /// `POST /console/webhooks/<id>`: enables or disables an endpoint through `WebhookService.update`.
     func webhookAction(_ request: Request) throws -> Response {
-        let (staffed, answer) = try gate(request)
-        guard let s = staffed else { return answer ?? Response(status: 303, headers: [("Location", "/console")]) }
         let back = "/console/webhooks"
-        let form = Form(request.body)
-        guard ConstantTime.equals(form["csrf"] ?? "", s.csrf) else { return staleForm(s, back: back) }
-        guard s.canWrite else { return try readOnly(s, request, back: back) }
-        guard s.proven else { return confirmFirst(s, back: back) }
+        let (s, form): (Staffed, Form)
+        switch try checkWrite(request, back: back) {
+        case .answered(let answer): return answer
+        case .allowed(let staffed, let sent): (s, form) = (staffed, sent)
+        }
         let reason = (form["reason"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let status = form["status"], ["enabled", "disabled"].contains(status), !reason.isEmpty,
-            reason.count <= 200
+        guard let status = form["status"], ["enabled", "disabled"].contains(status), Self.reasonProblem(reason) == nil
         else {
             return render(
                 "Give a reason", s, status: 422,
@@ -188,7 +149,7 @@ extension ConsoleRoutes {
         do {
             _ = try webhooks.update(
                 request.parameters["id"] ?? "", with: draft, audit: actor.client,
-                actor: "admin=\(actor.name) reason=\(reason.replacingOccurrences(of: "\n", with: " "))")
+                actor: Self.actorLine(actor))
         } catch WebhookFailure.notFound {
             return notFound(
                 s, "There is no such webhook endpoint: nothing was changed.", back: ("Back to webhooks", back))

@@ -1,5 +1,4 @@
 import Core
-import Crypto
 import Foundation
 import HTTP
 import WebUI
@@ -193,24 +192,19 @@ extension ConsoleRoutes {
 
     /// `POST /console/users/<id>`: one action with its reason; answered by the account's page (Post/Redirect/Get).
     func userAction(_ request: Request) throws -> Response {
-        let (staffed, answer) = try gate(request)
-        guard let s = staffed else { return answer ?? Response(status: 303, headers: [("Location", "/console")]) }
         let id = request.parameters["id"] ?? ""
         let page = "/console/users/\(id)"
-        let form = Form(request.body)
-        guard ConstantTime.equals(form["csrf"] ?? "", s.csrf) else { return staleForm(s, back: page) }
-        guard s.canWrite else { return try readOnly(s, request, back: page) }
-        guard s.proven else { return confirmFirst(s, back: page) }
+        let (s, form): (Staffed, Form)
+        switch try checkWrite(request, back: page) {
+        case .answered(let answer): return answer
+        case .allowed(let staffed, let sent): (s, form) = (staffed, sent)
+        }
         guard let action = form["action"], Self.actions.contains(where: { $0.action == action }) else {
             return try userPage(request, s, notice: "Choose one of the action buttons.")
         }
         let reason = (form["reason"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !reason.isEmpty, reason.count <= 200 else {
-            return try userPage(
-                request, s, notice: nil,
-                reasonError: reason.isEmpty
-                    ? "Give a reason: it goes into the audit log with your name." : "Keep the reason to 200 characters."
-            )
+        if let problem = Self.reasonProblem(reason) {
+            return try userPage(request, s, notice: nil, reasonError: problem)
         }
         let actor = AdminService.Actor.staff(s.caller.user.id, client: AuditContext(request), reason: reason)
         let target = UserID(id)

@@ -16,6 +16,8 @@ struct ConsoleRoutes: Sendable {
     let staff: StaffService
     /// Enables and disables endpoints (the lists come through `admin`, audited as the admin API's are).
     let webhooks: WebhookService
+    /// Rotates a client's secret and deletes a client, as the admin API does (reads come through `admin`).
+    let clients: ClientService
     /// The SMS-pumping guard's settings, drawn on the conversion chart.
     let conversion: VerifySettings.ConversionGuard
 
@@ -32,7 +34,10 @@ struct ConsoleRoutes: Sendable {
         router.add("POST", "/console/users/:id", execution: .database, hosted.page(userAction))
         router.add("GET", "/console/audit", execution: .database, page(auditPage))
         router.add("GET", "/console/test-numbers", execution: .database, page(testNumbersPage))
+        router.add("POST", "/console/test-numbers", execution: .database, hosted.page(testNumberAction))
         router.add("GET", "/console/clients", execution: .database, page(clientsPage))
+        router.add("GET", "/console/clients/:id", execution: .database, page(clientPage))
+        router.add("POST", "/console/clients/:id", execution: .database, hosted.page(clientAction))
         router.add("GET", "/console/webhooks", execution: .database, page(webhooksPage))
         router.add("POST", "/console/webhooks/:id", execution: .database, hosted.page(webhookAction))
         router.add("GET", "/console/confirm", execution: .database, page(confirm))
@@ -166,6 +171,42 @@ struct ConsoleRoutes: Sendable {
                     "Nothing was changed: your staff role lets you look up accounts, not change them."),
                 HostedPage.actions([HostedPage.link("Back", back, class: "button primary")]),
             ])
+    }
+
+    /// What a write's checks decided: go ahead as this staff member with this form, or answer with this page.
+    enum WriteCheck {
+        /// Every check passed: act as this staff member on this form.
+        case allowed(Staffed, Form)
+        /// A check failed (or the sign-in must happen first): this page answers, nothing was changed.
+        case answered(Response)
+    }
+
+    /// A write's checks, in order: a staff member's session, this browser's and session's form token, the `write`
+    /// role (a refusal is audited) and a passkey or device-key proof within `freshWindow`. Nothing is changed here;
+    /// `back` is where a refusing page leads.
+    func checkWrite(_ request: Request, back: String) throws -> WriteCheck {
+        let (staffed, answer) = try gate(request)
+        guard let s = staffed else {
+            return .answered(answer ?? Response(status: 303, headers: [("Location", "/console")]))
+        }
+        let form = Form(request.body)
+        guard ConstantTime.equals(form["csrf"] ?? "", s.csrf) else { return .answered(staleForm(s, back: back)) }
+        guard s.canWrite else { return .answered(try readOnly(s, request, back: back)) }
+        guard s.proven else { return .answered(confirmFirst(s, back: back)) }
+        return .allowed(s, form)
+    }
+
+    /// What is wrong with a change's reason, said next to its field; nil when it will do.
+    static func reasonProblem(_ reason: String) -> String? {
+        if reason.isEmpty { return "Give a reason: it goes into the audit log with your name." }
+        return reason.count > 200 ? "Keep the reason to 200 characters." : nil
+    }
+
+    /// How a feature service that takes an actor line (clients, webhooks) names a staff member in the audit log:
+    /// `admin=staff:<id> reason=<reason>`, on one line.
+    static func actorLine(_ actor: AdminService.Actor) -> String {
+        let reason = (actor.reason ?? "").unicodeScalars.map { $0.value < 0x20 ? " " : Character($0) }
+        return "admin=\(actor.name) reason=\(String(reason))"
     }
 
     /// The page that asks a staff member for a fresh passkey or device-key proof before a change.

@@ -98,7 +98,7 @@ struct Provider: Sendable {
         // The operator's console signs staff in through the hosted pages, as the built-in client.
         ConsoleRoutes(
             hosted: hosted, admin: admin, staff: StaffService(transactions: flows.transactions, clock: flows.clock),
-            webhooks: webhooks, conversion: conversion
+            webhooks: webhooks, clients: clients, conversion: conversion
         ).register(on: &router)
         TokenRoutes(
             tokens: tokens, flows: flows, dpop: dpop, backchannel: backchannel, fapi2Everywhere: fapi2Everywhere,
