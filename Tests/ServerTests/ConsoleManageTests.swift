@@ -179,3 +179,51 @@ struct ConsoleManageTests {
         }
     }
 }
+
+extension ConsoleManageTests {
+    @Test("an old passkey session refreshed by an app code later is not a fresh hardware-bound proof")
+    func oldPasskeyThenAppCode() throws {
+        try Backend.all[0].withServer(ConsoleTests.configuration) { server in
+            let target = try ConsoleTests.signedIn(server, "t2@example.com", methods: [])
+            let writer = try ConsoleTests.signedIn(server, "w2@example.com", methods: [.hwk])
+            _ = try StaffService(transactions: server.services.transactions, clock: server.clock.clock)
+                .grant(email: "w2@example.com", role: .write, actor: "host:test")
+            server.clock.advance(3600)
+            // A step-up with an authenticator code an hour later refreshes the second-factor time, not the passkey's.
+            try server.database.transaction { db in
+                let user = try #require(try AccountRepository.find(email: "w2@example.com", on: db))
+                let session = try #require(try SessionRepository.live(user.id, on: db).first)
+                _ = try SessionRepository.stepUp(session.id, methods: [.otp], at: server.nowMillis, on: db)
+            }
+            let before = try ConsoleTests.state(server, target.id)
+            let refused = try ConsoleTests.post(
+                server, "/console/users/\(target.id.raw)", cookie: writer.cookie,
+                ["csrf": writer.csrf, "action": "disable", "reason": "ticket 7"])
+            #expect(refused.status == 403 && refused.text.contains("Confirm it"))
+            #expect(try ConsoleTests.state(server, target.id) == before)
+        }
+    }
+}
+
+extension ConsoleManageTests {
+    @Test("staff act neither on their own account nor on another staff member's")
+    func notOnStaff() throws {
+        try Backend.all[0].withServer(ConsoleTests.configuration) { server in
+            let writer = try ConsoleTests.signedIn(server, "w3@example.com", methods: [.hwk])
+            let other = try ConsoleTests.signedIn(server, "r3@example.com", methods: [])
+            let staff = StaffService(transactions: server.services.transactions, clock: server.clock.clock)
+            _ = try staff.grant(email: "w3@example.com", role: .write, actor: "host:test")
+            _ = try staff.grant(email: "r3@example.com", role: .read, actor: "host:test")
+            for target in [writer.id, other.id] {
+                let before = try ConsoleTests.state(server, target)
+                let refused = try ConsoleTests.post(
+                    server, "/console/users/\(target.raw)", cookie: writer.cookie,
+                    ["csrf": writer.csrf, "action": "reset-mfa", "reason": "ticket 8"])
+                #expect(
+                    refused.status == 200
+                        && refused.text.contains("Staff cannot act") != refused.text.contains("This account is staff"))
+                #expect(try ConsoleTests.state(server, target) == before)
+            }
+        }
+    }
+}

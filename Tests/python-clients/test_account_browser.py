@@ -19,7 +19,7 @@ IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/60
           "Version/17.5 Mobile/15E148 Safari/604.1")
 SHOTS = Path(__file__).resolve().parents[2] / ".build" / "account-screenshots"
 # A proof stays fresh this long here, so a test can see it grow old.
-WINDOW = 8
+WINDOW = 20
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +71,9 @@ def test_a_user_signs_in_to_the_security_page_and_sees_their_factor_sessions_and
     assert "Chrome on Linux" in sessions.inner_text() and "This browser" in sessions.inner_text()
     events = page.locator("section", has=page.get_by_role("heading", name="Recent security events"))
     # One sign-in, listed once: its password step alone (a second factor still due) is not a sign-in.
-    signed_in = events.locator("li").filter(has=page.get_by_text("Signed in", exact=True))
-    assert signed_in.count() == 1 and "Chrome on Linux" in signed_in.inner_text()
+    signed_in = events.locator("li").filter(has=page.get_by_text("Signed in", exact=True)).filter(
+        has_text="Chrome on Linux")
+    assert signed_in.count() == 1
     assert fits(page)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "security-phone.png"), full_page=True)
@@ -145,12 +146,13 @@ def test_new_recovery_codes_are_shown_once_and_the_page_counts_them(context, op)
 
 def test_this_wasnt_me_replaces_the_password_and_signs_out_everywhere(context, browser, op):
     user = op.user()
-    page = context.new_page()
-    open_account(page, op, user)
     phone = browser.new_context(viewport=PHONE, user_agent=IPHONE)
     try:
         other = phone.new_page()
         open_account(other, op, user)
+        # Signed in here last, so the proof is still fresh (the window is short in these tests).
+        page = context.new_page()
+        open_account(page, op, user)
         page.get_by_role("link", name="This wasn't me").click()
         assert page.get_by_role("heading", level=1).inner_text() == "Secure your account"
         # A factor added this week is offered ticked for removal (someone else may have added it); this one is ours.
@@ -209,6 +211,16 @@ def test_unhappy_paths_answer_pages_with_a_way_on(context, op):
     sign_in(page, op, user)
     page.wait_for_url(op.issuer + "/account")
     assert "Old tab" not in page.locator("main").inner_text()
+    # Cancelling the sign-in the page starts ends on a page that says so, not in a loop back to signing in.
+    stranger = context.browser.new_context(viewport=PHONE)
+    try:
+        lost = stranger.new_page()
+        lost.goto(op.issuer + "/account")
+        lost.get_by_role("button", name="Cancel and return to Trifactor").click()
+        assert lost.get_by_role("heading", level=1).inner_text() == "Not signed in"
+        assert lost.get_by_role("link", name="Try again").get_attribute("href") == "/account"
+    finally:
+        stranger.close()
     # The page is not an open redirect: a return address elsewhere is never followed.
     r = requests.get(op.issuer + "/account", allow_redirects=False, timeout=10)
     assert r.status_code == 303 and r.headers["Location"].startswith("/authorize/")

@@ -147,6 +147,14 @@ struct SecurityPageTests {
             #expect(!OwnPages.isReturn("/accounts", under: "/account"))
             #expect(!OwnPages.isReturn("/account/\\evil", under: "/account"))
             #expect(OwnPages.isReturn("/account/remove?factor=abc", under: "/account"))
+            #expect(!OwnPages.isReturn("/console/../authorize?client_id=x", under: "/console"))
+            #expect(!OwnPages.isReturn("/console/%2e%2e/authorize", under: "/console"))
+            #expect(OwnPages.isReturn("/console/users?q=a%40b.example", under: "/console"))
+            // Nor does it authenticate anywhere: /token and /par answer as for an unknown client.
+            let token = try server.send(
+                "POST", "/token", headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body: Array("grant_type=authorization_code&code=x&client_id=trifactor%3Apages".utf8))
+            #expect(token.status == 401 && token.text.contains("invalid_client"))
         }
     }
 }

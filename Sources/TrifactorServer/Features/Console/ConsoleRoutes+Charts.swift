@@ -11,10 +11,15 @@ extension ConsoleRoutes {
     func charts(_ request: Request, _ s: Staffed) throws -> HTML {
         let span = request.query["span"].flatMap(ConsoleStats.Span.init(rawValue:)) ?? .day
         let now = admin.clock.now().millis
-        let d = try admin.transactions.read { try ConsoleStats.dashboard(now: now, conversion: conversion, on: $0) }
+        // Only the span shown is read: each is a range read of the audit log.
+        let (signIns, lockouts, methods, c, deliveries, webhooks) = try admin.transactions.read { db in
+            (
+                try ConsoleStats.signIns(span, now: now, on: db), try ConsoleStats.lockouts(span, now: now, on: db),
+                try ConsoleStats.methods(on: db), try ConsoleStats.conversion(conversion, now: now, on: db),
+                try ConsoleStats.deliveries(.week, now: now, on: db), try ConsoleStats.webhooks(.week, now: now, on: db)
+            )
+        }
         let day = span == .day
-        let signIns = day ? d.signInsByHour : d.signInsByDay
-        let lockouts = day ? d.lockoutsByHour : d.lockoutsByDay
         let label: (Int64) -> String = { Self.bucketLabel($0, span: span) }
         let period = day ? "last 24 hours, by hour (UTC)" : "last 7 days, by day (UTC)"
         let bucketHeading = day ? "Hour (UTC)" : "Day (UTC)"
@@ -42,10 +47,9 @@ extension ConsoleRoutes {
             Chart(
                 id: "methods", title: "Second-factor methods in use",
                 summary: "Users who have at least one factor of each kind (a user with two kinds counts under both).",
-                bucketHeading: "Method", buckets: d.methods.map { Self.methodName($0.kind) },
-                series: [.init("Users", d.methods.map { Double($0.users) })]),
+                bucketHeading: "Method", buckets: methods.map { Self.methodName($0.kind) },
+                series: [.init("Users", methods.map { Double($0.users) })]),
         ]
-        let c = d.conversion
         let countries = c.countries.map { "+\($0.country)" }
         if !c.countries.isEmpty {
             charts.append(
@@ -72,18 +76,18 @@ extension ConsoleRoutes {
             (.sent, "Sent"), (.undelivered, "Undelivered"), (.failed, "Failed"), (.waiting, "Waiting"),
             (.review, "Held for review"),
         ]
-        if !d.deliveries.isEmpty {
+        if !deliveries.isEmpty {
             charts.append(
                 Chart(
                     id: "deliveries", title: "Deliveries by provider and outcome, last 7 days",
                     summary: "Texts, calls and emails per provider and channel, by what became of them.",
                     bucketHeading: "Provider and channel",
-                    buckets: d.deliveries.map { "\($0.provider ?? "none") · \($0.channel)" },
+                    buckets: deliveries.map { "\($0.provider ?? "none") · \($0.channel)" },
                     series: outcomes.map { outcome, name in
-                        .init(name, d.deliveries.map { Double($0.counts[outcome] ?? 0) })
+                        .init(name, deliveries.map { Double($0.counts[outcome] ?? 0) })
                     }, totalHeading: "Total"))
         }
-        let troubled = d.webhooks.filter { $0.retrying > 0 || $0.failed > 0 || !$0.enabled }
+        let troubled = webhooks.filter { $0.retrying > 0 || $0.failed > 0 || !$0.enabled }
         var sections: [HTML] = [
             .element(
                 "p", [:],

@@ -208,6 +208,16 @@ extension ConsoleRoutes {
         }
         let actor = AdminService.Actor.staff(s.caller.user.id, client: AuditContext(request), reason: reason)
         let target = UserID(id)
+        // Staff do not act on their own account (a self-verified email, a self-lockout) nor on another staff
+        // member's (disabling or resetting one is taking their staff role outside `trifactord staff`, on the host).
+        let isStaff = try staff.member(target) != nil
+        if target == s.caller.user.id || isStaff {
+            return try userPage(
+                request, s,
+                notice: target == s.caller.user.id
+                    ? "Staff cannot act on their own account here: ask another staff member, or use the host."
+                    : "This account is staff: change it on the host (trifactord staff, trifactord users).")
+        }
         do {
             switch action {
             case "disable": _ = try admin.disable(target, actor: actor)

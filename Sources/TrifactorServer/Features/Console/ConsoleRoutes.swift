@@ -101,8 +101,13 @@ struct ConsoleRoutes: Sendable {
             )
         }
         let now = admin.clock.now().millis
+        // The hardware-bound key must be the fresh proof, not some earlier one: a session's methods only accumulate,
+        // and a later step-up with a texted or app code refreshes its second-factor time. "Confirm it's you" signs in
+        // anew (max_age=0), so a session made within the window at the hardware level is one a passkey or device key
+        // proved just now.
         let proven =
             FlowService.level(of: caller.session) >= .hardwareKey
+            && caller.session.createdAt >= now - Int64(Self.freshWindow * 1000)
             && caller.session.freshSecondFactor(now: now, window: Self.freshWindow)
         let csrf = HostedCookies.csrf(browser: browser, flowID: "console:\(caller.session.id.raw)")
         return (

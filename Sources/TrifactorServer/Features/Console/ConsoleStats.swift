@@ -108,19 +108,22 @@ enum ConsoleStats {
 
     /// Audit entries of `kinds` per bucket start and kind, from the window's start through `now` (entries
     /// stamped later, from an instance whose clock runs ahead, wait for their bucket). One range read on
-    /// `audit_log_at`. A `signin.succeeded` counts only when it issued a session (its detail starts `aal=`).
+    /// `audit_log_at`. A `signin.succeeded` counts only when it issued a session: not the one of a right password whose second
+    /// factor is still due (`SessionService.secondFactorDue`), the rule the security page and webhooks follow too.
     static func auditCounts(
         _ kinds: [AuditEventKind], _ span: Span, now: Int64, on db: any SQLConnection
     ) throws -> [Int64: [AuditEventKind: Int]] {
-        // The succeeded kind is always $3 (bound even when not asked for) so the session test can name it.
+        // The succeeded kind is always $4 (bound even when not asked for) so the session test can name it.
         let listed = [AuditEventKind.signInSucceeded] + kinds.filter { $0 != .signInSucceeded }
-        let placeholders = listed.indices.map { "$\($0 + 3)" }.joined(separator: ", ")
+        let placeholders = listed.indices.map { "$\($0 + 4)" }.joined(separator: ", ")
         let rows = try db.query(
             """
             SELECT at / \(span.bucketMillis) AS bucket, kind, COUNT(*) AS n FROM audit_log
-            WHERE at >= $1 AND at <= $2 AND kind IN (\(placeholders)) AND (kind <> $3 OR detail LIKE 'aal=%')
+            WHERE at >= $1 AND at <= $2 AND kind IN (\(placeholders)) AND (kind <> $4 OR detail <> $3)
             GROUP BY at / \(span.bucketMillis), kind
-            """, [.int(span.since(now: now)), .int(now)] + listed.map { .text($0.rawValue) })
+            """,
+            [.int(span.since(now: now)), .int(now), .text(SessionService.secondFactorDue)]
+                + listed.map { .text($0.rawValue) })
         var counts: [Int64: [AuditEventKind: Int]] = [:]
         for row in rows {
             guard let kind = AuditEventKind(rawValue: try row.text("kind")), kinds.contains(kind) else { continue }

@@ -101,7 +101,8 @@ struct ClientAuthentication: Sendable {
     }
 
     private func find(_ id: String) throws -> OIDCClient? {
-        guard !id.isEmpty, id.utf8.count <= 64 else { return nil }
+        // The built-in client of Trifactor's own pages authenticates nowhere: it never gets a code or a token.
+        guard !id.isEmpty, id.utf8.count <= 64, !OwnPages.isBuiltIn(id) else { return nil }
         return try transactions.read { try ClientRepository.find(id, on: $0) }
     }
 

@@ -296,10 +296,12 @@ extension HostedRoutes {
         let t = c.frame.text
         let items: [HTML] = events.map { e in
             var place: [HTML] = [Self.ago(Int64(e.at.timeIntervalSince1970 * 1000), now: c.now, t)]
-            if e.userAgent != nil || e.ip != nil {
+            // An operator's action is recorded with the operator's own address and browser: not the user's to see.
+            let byOperator = e.kind.hasPrefix("admin.")
+            if !byOperator, e.userAgent != nil || e.ip != nil {
                 place.insert(.text(DeviceName.describe(userAgent: e.userAgent) + " · "), at: 0)
             }
-            if let ip = e.ip { place.append(.text(" · " + t("security.sessions.from", ["ip": ip]))) }
+            if !byOperator, let ip = e.ip { place.append(.text(" · " + t("security.sessions.from", ["ip": ip]))) }
             return .element(
                 "li", [:],
                 [

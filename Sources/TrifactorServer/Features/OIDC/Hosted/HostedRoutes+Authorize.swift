@@ -238,6 +238,8 @@ extension HostedRoutes {
     /// again by Back never goes on to give a code).
     func refuse(_ c: Context, _ code: String, _ description: String) throws -> Response {
         try flows.end(c.flow.id)
+        // One of Trifactor's own pages has no app to answer: sent back there, it would only start signing in again.
+        if c.client.id == OwnPages.clientID { return ownPageRefused(c, code) }
         return answer(c.flow.back, ["error": code, "error_description": description], c.frame.text)
     }
 }

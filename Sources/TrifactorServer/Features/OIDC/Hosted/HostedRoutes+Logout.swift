@@ -33,7 +33,7 @@ extension HostedRoutes {
             clientID = audience
         }
         if let clientID {
-            request.client = try flows.transactions.read { try ClientRepository.find(clientID, on: $0) }
+            request.client = try flows.transactions.read { try ClientRepository.managed(clientID, on: $0) }
         }
         if let uri = p["post_logout_redirect_uri"] {
             // §3: only an exactly registered address, and only for a client that is known.

@@ -2,6 +2,7 @@ import Core
 import Crypto
 import Foundation
 import HTTP
+import WebUI
 
 /// Trifactor's own pages (a user's security page, the operator's console) sign people in through the hosted sign-in,
 /// like any app, as one built-in first-party client. Its id holds a `:`, which no client id an operator or a
@@ -32,7 +33,12 @@ enum OwnPages {
         guard target == path || target.hasPrefix(path + "/") || target.hasPrefix(path + "?"),
             target.utf8.count <= 300
         else { return false }
-        return !target.contains("//") && !target.contains("\\")
+        // The path part has no dot segment ("/console/../authorize" resolves outside the page) and no escape (which
+        // could spell one, or a slash); the query may hold escapes.
+        let pathPart = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        let segments = pathPart.split(separator: "/", omittingEmptySubsequences: false)
+        return !target.contains("//") && !target.contains("\\") && !pathPart.contains("%")
+            && !segments.contains { $0 == "." || $0 == ".." }
             && target.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7f }
     }
 }
@@ -64,6 +70,29 @@ extension HostedRoutes {
         if fresh { parameters["max_age"] = "0" }
         if let then, OwnPages.isReturn(then, under: path) { parameters["state"] = then }
         return try begin(parameters, repeated: [], request, own: true)
+    }
+
+    /// The end of an own page's sign-in that did not sign in: cancelled, or a proof the account cannot give (a
+    /// passkey or device key it has none of). A page that says so, with a way to try again.
+    func ownPageRefused(_ c: Context, _ code: String) -> Response {
+        let t = c.frame.text
+        var frame = c.frame
+        frame.flowID = nil
+        frame.csrf = nil
+        let path = URLComponents(string: c.flow.request.redirectURI)?.path ?? "/account"
+        let key =
+            code == "access_denied"
+            ? "own.cancelled" : code == "unmet_authentication_requirements" ? "own.unmet" : "own.failed"
+        let page = HostedPage.layout(
+            t("\(key).title"), frame,
+            [
+                HostedPage.paragraph(t("\(key).body")),
+                HostedPage.actions([
+                    HostedPage.link(
+                        t("own.again"), OwnPages.paths.contains(path) ? path : "/account", class: "button primary")
+                ]),
+            ])
+        return HostedPage.response(page, frame, status: code == "access_denied" ? 200 : 403)
     }
 
     /// The last step of an own page's flow: no code; the flow ends and the browser returns to its page.
