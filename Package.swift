@@ -173,7 +173,7 @@ let package = Package(
             dependencies: [
                 "TrifactorServer", "trifactord", "Phone", "TrifactorKit", "trifactor", "API", "HTTP", "Logging",
                 "Messaging", "Store", "Core", "Crypto", "WebAuthn", "JOSE", "TrifactorTestSupport", "ServerTestSupport",
-                "MessagingTestSupport", "Sitekeys",
+                "MessagingTestSupport", "Sitekeys", "WebUI",
             ], swiftSettings: strict),
         // TrifactorKit against trifactord over loopback.
         .testTarget(
