@@ -264,3 +264,34 @@ def test_an_account_that_is_not_staff_gets_the_403_page_with_a_way_out(console, 
     page.get_by_role("link", name="Sign out").click()
     page.get_by_role("heading", level=1).wait_for()
     assert "/logout" in page.url
+
+
+def test_a_reader_pages_through_the_audit_log_and_every_list_answers_a_page(console, page):
+    reader = account(console, "auditor")
+    console.cli("staff", "grant", reader.email, "--role", "read")
+    for _ in range(3):  # enough entries for more than one page of 50
+        account(console, "filler")
+    sign_in(page, console, reader, path="/console/audit")
+    page.get_by_role("heading", level=1).wait_for()
+    rows = page.locator("main table tbody tr")
+    assert rows.count() == 50, rows.count()
+    newest = int(rows.first.locator("td, th").first.inner_text())
+    page.get_by_role("link", name=re.compile("Older")).click()
+    older = int(page.locator("main table tbody tr").first.locator("td, th").first.inner_text())
+    assert older < newest - 49, (newest, older)
+    # A filter by kind: only that kind, as many as the log has.
+    page.get_by_label("Kind").select_option("account.created")
+    page.get_by_role("button", name="Filter").click()
+    kinds = page.locator("main table tbody tr").evaluate_all(
+        "rows => rows.map(r => r.querySelectorAll('td, th')[2].textContent.trim())")
+    made = query(console, "SELECT COUNT(*) FROM audit_log WHERE kind = 'account.created'")[0][0]
+    assert set(kinds) == {"account.created"} and len(kinds) == min(made, 50), (kinds, made)
+    # Search: nothing found is a sentence; the lists are pages; an unknown account a page with a way on.
+    page.goto(f"{console.issuer}/console/users?q=nobody%40example.com")
+    assert "No account" in page.inner_text("main")
+    for path, heading in (("/console/clients", "Clients"), ("/console/webhooks", "Webhooks"),
+                          ("/console/test-numbers", "Test numbers")):
+        answer = page.goto(console.issuer + path)
+        assert answer.status == 200 and heading in page.get_by_role("heading", level=1).inner_text(), path
+    answer = page.goto(f"{console.issuer}/console/users/{uuid.uuid4()}")
+    assert answer.status == 404 and page.locator("main a").count() > 0

@@ -25,17 +25,17 @@ extension HostedRoutes {
     ]
 
     func registerAccount(on router: inout Router) {
-        router.add("GET", "/account", execution: .database, page(accountHome))
-        router.add("POST", "/account/rename", execution: .database, page(accountRename))
-        router.add("GET", "/account/remove", execution: .database, page(accountRemovePage))
-        router.add("POST", "/account/remove", execution: .database, page(accountRemove))
-        router.add("POST", "/account/sessions/end", execution: .database, page(accountEndSession))
-        router.add("GET", "/account/recovery-codes", execution: .database, page(accountCodesPage))
-        router.add("POST", "/account/recovery-codes", execution: .database, page(accountCodes))
-        router.add("GET", "/account/not-me", execution: .database, page(accountNotMePage))
-        router.add("POST", "/account/not-me", execution: .hashing, page(accountNotMe))
-        router.add("POST", "/account/confirm", execution: .database, page(accountConfirm))
-        router.add("POST", "/account/sign-out", execution: .database, page(accountSignOut))
+        router.add("GET", "/account", execution: .database, signedInGET(accountHome))
+        router.add("POST", "/account/rename", execution: .database, signedInPOST(accountRename))
+        router.add("GET", "/account/remove", execution: .database, signedInGET(accountRemovePage))
+        router.add("POST", "/account/remove", execution: .database, signedInPOST(accountRemove))
+        router.add("POST", "/account/sessions/end", execution: .database, signedInPOST(accountEndSession))
+        router.add("GET", "/account/recovery-codes", execution: .database, signedInGET(accountCodesPage))
+        router.add("POST", "/account/recovery-codes", execution: .database, signedInPOST(accountCodes))
+        router.add("GET", "/account/not-me", execution: .database, signedInGET(accountNotMePage))
+        router.add("POST", "/account/not-me", execution: .hashing, signedInPOST(accountNotMe))
+        router.add("POST", "/account/confirm", execution: .database, signedInPOST(accountConfirm))
+        router.add("POST", "/account/sign-out", execution: .database, signedInPOST(accountSignOut))
         // A POST-only address opened by hand or reloaded after its answer: the security page.
         for path in ["/account/rename", "/account/sessions/end", "/account/confirm", "/account/sign-out"] {
             router.add("GET", path, execution: .inline) { _ in
@@ -85,6 +85,30 @@ extension HostedRoutes {
         return .failure(AccountExit(try signInForOwnPage(request, path: "/account", then: then)))
     }
 
+    /// A security page shown to its signed-in user; anyone else signs in first and comes back to this address.
+    func signedInGET(_ handler: @escaping @Sendable (Request, AccountContext) throws -> Response) -> Router.Handler {
+        page { request in
+            let here = request.rawQuery.isEmpty ? request.path : request.path + "?" + request.rawQuery
+            switch try account(request, then: here) {
+            case .success(let c): return try handler(request, c)
+            case .failure(let exit): return exit.response
+            }
+        }
+    }
+
+    /// A security page's form, taken only from its signed-in user with this browser's and session's token.
+    func signedInPOST(_ handler: @escaping @Sendable (Request, Form, AccountContext) throws -> Response)
+        -> Router.Handler
+    {
+        page { request in
+            let form = Form(request.body)
+            switch try account(request, form: form) {
+            case .success(let c): return try handler(request, form, c)
+            case .failure(let exit): return exit.response
+            }
+        }
+    }
+
     /// What a security page answers when it has no signed-in user to show.
     struct AccountExit: Error {
         let response: Response
@@ -122,12 +146,7 @@ extension HostedRoutes {
     // MARK: The page
 
     /// `GET /account`.
-    func accountHome(_ request: Request) throws -> Response {
-        let c: AccountContext
-        switch try account(request) {
-        case .success(let context): c = context
-        case .failure(let exit): return exit.response
-        }
+    func accountHome(_ request: Request, _ c: AccountContext) throws -> Response {
         let notice = request.query["done"].flatMap { Self.accountNotices[$0] }.map { c.frame.text($0) }
         return try accountPage(c, notice: notice)
     }

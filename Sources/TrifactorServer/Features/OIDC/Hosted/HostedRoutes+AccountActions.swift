@@ -9,13 +9,7 @@ import WebUI
 /// me") first ask for a second factor proven within the re-authentication window, through the hosted sign-in.
 extension HostedRoutes {
     /// `POST /account/rename`: a factor's new name (cosmetic: no fresh proof).
-    func accountRename(_ request: Request) throws -> Response {
-        let form = Form(request.body)
-        let c: AccountContext
-        switch try account(request, form: form) {
-        case .success(let context): c = context
-        case .failure(let exit): return exit.response
-        }
+    func accountRename(_ request: Request, _ form: Form, _ c: AccountContext) throws -> Response {
         let id = form["factor"] ?? ""
         do {
             _ = try enrollments.rename(FactorID(id), to: form["name"], by: c.caller, client: AuditContext(request))
@@ -56,26 +50,16 @@ extension HostedRoutes {
     }
 
     /// `POST /account/confirm`: signs in again now (`max_age=0`), then returns to the page that asked.
-    func accountConfirm(_ request: Request) throws -> Response {
-        let form = Form(request.body)
-        switch try account(request, form: form) {
-        case .success: break
-        case .failure(let exit): return exit.response
-        }
+    func accountConfirm(_ request: Request, _ form: Form, _ c: AccountContext) throws -> Response {
         let then =
             form["then"].flatMap { OwnPages.isReturn($0, under: "/account") ? $0 : nil } ?? "/account?done=confirmed"
         return try signInForOwnPage(request, path: "/account", fresh: true, then: then)
     }
 
     /// `GET /account/remove?factor=`: asks before removing a factor (and for a fresh second factor first).
-    func accountRemovePage(_ request: Request) throws -> Response {
+    func accountRemovePage(_ request: Request, _ c: AccountContext) throws -> Response {
         let id = request.query["factor"] ?? ""
         let here = "/account/remove?factor=" + (HostedRoutes.formEncode(id))
-        let c: AccountContext
-        switch try account(request, then: here) {
-        case .success(let context): c = context
-        case .failure(let exit): return exit.response
-        }
         let t = c.frame.text
         let factors = try enrollments.listed(c.caller)
         guard let factor = factors.first(where: { $0.enrollmentID == id && $0.kind != .recoveryCode }) else {
@@ -104,13 +88,7 @@ extension HostedRoutes {
     }
 
     /// `POST /account/remove`: removes the factor (the service checks the fresh second factor again).
-    func accountRemove(_ request: Request) throws -> Response {
-        let form = Form(request.body)
-        let c: AccountContext
-        switch try account(request, form: form) {
-        case .success(let context): c = context
-        case .failure(let exit): return exit.response
-        }
+    func accountRemove(_ request: Request, _ form: Form, _ c: AccountContext) throws -> Response {
         let id = form["factor"] ?? ""
         do {
             try enrollments.remove(FactorID(id), by: c.caller, client: AuditContext(request))
@@ -125,13 +103,7 @@ extension HostedRoutes {
     }
 
     /// `POST /account/sessions/end`: ends one of the user's other sessions, or all of them (`session=others`).
-    func accountEndSession(_ request: Request) throws -> Response {
-        let form = Form(request.body)
-        let c: AccountContext
-        switch try account(request, form: form) {
-        case .success(let context): c = context
-        case .failure(let exit): return exit.response
-        }
+    func accountEndSession(_ request: Request, _ form: Form, _ c: AccountContext) throws -> Response {
         let audit = AuditContext(request)
         if form["session"] == "others" {
             for s in try sessions.list(c.caller) where s.id != c.caller.session.id {
@@ -151,13 +123,8 @@ extension HostedRoutes {
     }
 
     /// `GET /account/recovery-codes`: asks before making new recovery codes (the old ones stop working).
-    func accountCodesPage(_ request: Request) throws -> Response {
+    func accountCodesPage(_ request: Request, _ c: AccountContext) throws -> Response {
         let here = "/account/recovery-codes"
-        let c: AccountContext
-        switch try account(request, then: here) {
-        case .success(let context): c = context
-        case .failure(let exit): return exit.response
-        }
         let t = c.frame.text
         guard isFresh(c) else { return confirmPage(c, then: here, reason: "security.confirm.codes") }
         let page = HostedPage.layout(
@@ -177,13 +144,7 @@ extension HostedRoutes {
     }
 
     /// `POST /account/recovery-codes`: the new codes, shown once on a page that is never stored.
-    func accountCodes(_ request: Request) throws -> Response {
-        let form = Form(request.body)
-        let c: AccountContext
-        switch try account(request, form: form) {
-        case .success(let context): c = context
-        case .failure(let exit): return exit.response
-        }
+    func accountCodes(_ request: Request, _ form: Form, _ c: AccountContext) throws -> Response {
         let t = c.frame.text
         let codes: [String]
         do {
@@ -206,13 +167,7 @@ extension HostedRoutes {
     }
 
     /// `POST /account/sign-out`: ends this browser's session.
-    func accountSignOut(_ request: Request) throws -> Response {
-        let form = Form(request.body)
-        let c: AccountContext
-        switch try account(request, form: form) {
-        case .success(let context): c = context
-        case .failure(let exit): return exit.response
-        }
+    func accountSignOut(_ request: Request, _ form: Form, _ c: AccountContext) throws -> Response {
         try sessions.signOut(c.caller, client: AuditContext(request))
         let t = c.frame.text
         let frame = HostedPage.Frame(text: t, brand: brand)

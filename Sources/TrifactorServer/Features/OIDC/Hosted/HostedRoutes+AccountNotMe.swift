@@ -11,13 +11,8 @@ extension HostedRoutes {
     static let recentFactor: Int64 = 7 * 86_400_000
 
     /// `GET /account/not-me`: "This wasn't me" explained, with the new password it needs.
-    func accountNotMePage(_ request: Request) throws -> Response {
+    func accountNotMePage(_ request: Request, _ c: AccountContext) throws -> Response {
         let here = "/account/not-me"
-        let c: AccountContext
-        switch try account(request, then: here) {
-        case .success(let context): c = context
-        case .failure(let exit): return exit.response
-        }
         guard isFresh(c) else { return confirmPage(c, then: here, reason: "security.confirm.not_me") }
         return try notMeForm(c, error: nil)
     }
@@ -78,13 +73,7 @@ extension HostedRoutes {
 
     /// `POST /account/not-me`: the password replaced, the ticked factors removed, every session ended (this one
     /// too), the owner emailed.
-    func accountNotMe(_ request: Request) throws -> Response {
-        let form = Form(request.body)
-        let c: AccountContext
-        switch try account(request, form: form) {
-        case .success(let context): c = context
-        case .failure(let exit): return exit.response
-        }
+    func accountNotMe(_ request: Request, _ form: Form, _ c: AccountContext) throws -> Response {
         let t = c.frame.text
         let ticked = Set(form.fields.keys.filter { $0.hasPrefix("remove-") }.map { String($0.dropFirst(7)) })
         let ended: Int
