@@ -262,3 +262,24 @@ extension WebhooksTests {
         }
     }
 }
+
+extension WebhooksTests {
+    @Test(
+        "an endpoint refusing every message with a 4xx for the retry period is disabled, not failed message by message")
+    func refusingEndpointDisabled() throws {
+        let receiver = Receiver()
+        try Self.server(Backend.all[0], receiver, tweak: { $0.webhooksRetryFor = 60 }) { server in
+            let key = try Self.writeKey(server)
+            let (id, _) = try Self.register(server, key: key, types: ["user.created"])
+            receiver.fail(Array(repeating: 400, count: 10))
+            try server.signUp("first@example.com")
+            server.tick()
+            #expect(try server.services.webhooks.find(id).status == .enabled, "one refusal is no outage")
+            server.clock.advance(61)
+            try server.signUp("second@example.com")
+            server.tick()
+            #expect(try server.services.webhooks.find(id).status == .disabled)
+            #expect(try server.auditKinds().filter { $0 == "webhook.disabled" }.count == 1)
+        }
+    }
+}

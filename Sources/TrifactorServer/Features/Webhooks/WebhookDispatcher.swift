@@ -198,6 +198,19 @@ final class WebhookDispatcher: Sendable {
                         kind: .webhookDeliveryFailed, outcome: .failure,
                         detail: "endpoint=\(message.endpoint) id=\(message.messageID): \(failure.reason.prefix(120))"),
                     at: now, on: db)
+                // An endpoint that refuses every message (a 4xx, a redirect) is failing as surely as one that is down:
+                // after the retry period of nothing but failures it is disabled too, so no event is thrown away for
+                // ever; its later messages wait for it to be enabled again.
+                let since = try db.queryOne(
+                    "SELECT failing_since FROM webhook_endpoints WHERE id = $1", [.text(message.endpoint)]
+                ).flatMap { try $0.optionalInt("failing_since") }
+                if let since, now - since >= retryFor {
+                    try disable(message, reason: failure.reason, now: now, on: db)
+                } else if since == nil {
+                    try db.execute(
+                        "UPDATE webhook_endpoints SET failing_since = $2 WHERE id = $1 AND failing_since IS NULL",
+                        [.text(message.endpoint), .int(now)])
+                }
             }
         }
     }
@@ -211,6 +224,11 @@ final class WebhookDispatcher: Sendable {
                 [.int(message.seq), .int(lease), .int(Int64(message.attempts)), .text(String(reason.prefix(200)))])
                 == 1
         else { return }
+        try disable(message, reason: reason, now: now, on: db)
+    }
+
+    /// Disables the endpoint of `message`, which failed for the whole retry period, and audits it.
+    private func disable(_ message: Claimed, reason: String, now: Int64, on db: any SQLConnection) throws {
         let hours = Double(retryFor) / 3_600_000
         try db.execute(
             "UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2, updated_at = $3 WHERE id = $1",
