@@ -195,6 +195,13 @@ struct WebhooksTests {
             let endpoint = try server.services.webhooks.find(id)
             #expect(endpoint.status == .disabled)
             #expect(try server.auditKinds().contains("webhook.disabled"))
+            // Enabled again, the message that was failing when it was disabled is sent first: the outage lost nothing.
+            receiver.fail([])
+            let before = receiver.types.count
+            _ = try server.json("PATCH", "/admin/v1/webhooks/\(id)", ["enabled": true], token: key)
+            server.tick()
+            server.tick()
+            #expect(Array(receiver.types.dropFirst(before)).first == "user.signed_in")
         }
     }
 

@@ -19,10 +19,11 @@ import Store
 ///
 /// A 5xx, 408, 429, timeout or refused connection is retried with backoff
 /// (1 s doubling to `maxBackoff`); once an endpoint has failed for
-/// `retryFor` it is disabled and audited (`webhook.disabled`), its queue kept
-/// for when an operator enables it again. A message refused for good (another
-/// 4xx, a redirect, a refused address) is marked failed and audited, and the
-/// next one goes.
+/// `retryFor` it is disabled and audited (`webhook.disabled`), its queue kept,
+/// the message it was failing on first, for when an operator enables it again.
+/// A message refused for good (another 4xx, a redirect, a refused address) is
+/// marked failed and audited, and the next one goes; an endpoint that refuses
+/// every message for `retryFor` is disabled too.
 final class WebhookDispatcher: Sendable {
     private let transactions: Transactions
     private let clock: Clock
@@ -215,14 +216,16 @@ final class WebhookDispatcher: Sendable {
         }
     }
 
-    /// The endpoint failed for the whole retry period: this message fails, the endpoint is disabled (its
-    /// later messages wait for it to be enabled again), and both are audited.
+    /// The endpoint failed for the whole retry period: it is disabled and audited, and this message waits at the head
+    /// of its queue with the later ones, so enabling the endpoint again sends it first: an outage loses no event.
     private func giveUp(_ message: Claimed, lease: Int64, reason: String, now: Int64, on db: any SQLConnection) throws {
         guard
             try db.execute(
-                "UPDATE webhook_deliveries SET status = 'failed', attempts = $3, last_error = $4, body = '', lease_until = NULL WHERE seq = $1 AND status = 'sending' AND lease_until = $2",
-                [.int(message.seq), .int(lease), .int(Int64(message.attempts)), .text(String(reason.prefix(200)))])
-                == 1
+                "UPDATE webhook_deliveries SET status = 'pending', attempts = $3, last_error = $4, next_attempt_at = $5, lease_until = NULL WHERE seq = $1 AND status = 'sending' AND lease_until = $2",
+                [
+                    .int(message.seq), .int(lease), .int(Int64(message.attempts)), .text(String(reason.prefix(200))),
+                    .int(now),
+                ]) == 1
         else { return }
         try disable(message, reason: reason, now: now, on: db)
     }
