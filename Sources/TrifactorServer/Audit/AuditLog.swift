@@ -76,7 +76,7 @@ package enum AuditLog {
             """
             SELECT seq, at, kind, outcome, user_id, ip, user_agent, detail FROM audit_log
             WHERE user_id = $1 AND kind IN (\(list))
-              AND NOT (kind = 'signin.succeeded' AND detail = $2)
+              AND NOT (kind = 'signin.succeeded' AND COALESCE(detail, '') = $2)
             ORDER BY seq DESC LIMIT $\(kinds.count + 3)
             """,
             [.text(user), .text(SessionService.secondFactorDue)] + kinds.map { .text($0.rawValue) }

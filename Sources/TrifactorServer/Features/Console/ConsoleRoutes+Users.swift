@@ -212,11 +212,26 @@ extension ConsoleRoutes {
         // member's (disabling or resetting one is taking their staff role outside `trifactord staff`, on the host).
         let isStaff = try staff.member(target) != nil
         if target == s.caller.user.id || isStaff {
-            return try userPage(
-                request, s,
-                notice: target == s.caller.user.id
-                    ? "Staff cannot act on their own account here: ask another staff member, or use the host."
-                    : "This account is staff: change it on the host (trifactord staff, trifactord users).")
+            let own = target == s.caller.user.id
+            let now = admin.clock.now().millis
+            try admin.transactions.write { db in
+                try AuditLog.append(
+                    AuditContext(request).event(
+                        .staffRefused, .denied, userID: s.caller.user.id,
+                        detail:
+                            "admin=staff:\(s.caller.user.id.raw) \(own ? "own account" : "staff account"): \(action)"),
+                    at: now, on: db)
+            }
+            return render(
+                own ? "Not on your own account" : "Not on a staff account", s, status: 403,
+                [
+                    HostedPage.paragraph(
+                        own
+                            ? "Nothing was changed: staff do not act on their own account here. Ask another staff member, or use the host."
+                            : "Nothing was changed: this account is staff. Change it on the host (trifactord staff, trifactord users)."
+                    ),
+                    HostedPage.actions([HostedPage.link("Back to the account", page, class: "button primary")]),
+                ])
         }
         do {
             switch action {

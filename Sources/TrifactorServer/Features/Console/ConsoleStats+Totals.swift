@@ -154,38 +154,4 @@ extension ConsoleStats {
         }
         .map(\.element)
     }
-
-    /// Everything the dashboard draws, read in one snapshot.
-    struct Dashboard: Sendable, Equatable {
-        /// The moment it describes (ms).
-        let now: Int64
-        /// Sign-ins over the last 24 hours, by the hour.
-        let signInsByHour: [SignIns]
-        /// Sign-ins over the last 7 days, by the day.
-        let signInsByDay: [SignIns]
-        /// Lockouts over the last 24 hours, by the hour.
-        let lockoutsByHour: [Lockouts]
-        /// Lockouts over the last 7 days, by the day.
-        let lockoutsByDay: [Lockouts]
-        /// Second factors enrolled per kind.
-        let methods: [Methods]
-        /// Phone verification conversion per country, with the guard's threshold.
-        let conversion: Conversion
-        /// Over the last 7 days.
-        let deliveries: [Deliveries]
-        /// Failed counts over the last 7 days.
-        let webhooks: [WebhookHealth]
-    }
-
-    /// The whole dashboard at `now`; run it in one read-only transaction so every chart shows the same moment.
-    static func dashboard(
-        now: Int64, conversion settings: VerifySettings.ConversionGuard, on db: any SQLConnection
-    ) throws -> Dashboard {
-        Dashboard(
-            now: now, signInsByHour: try signIns(.day, now: now, on: db),
-            signInsByDay: try signIns(.week, now: now, on: db), lockoutsByHour: try lockouts(.day, now: now, on: db),
-            lockoutsByDay: try lockouts(.week, now: now, on: db), methods: try methods(on: db),
-            conversion: try conversion(settings, now: now, on: db), deliveries: try deliveries(.week, now: now, on: db),
-            webhooks: try webhooks(.week, now: now, on: db))
-    }
 }

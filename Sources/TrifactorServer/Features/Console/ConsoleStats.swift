@@ -4,8 +4,8 @@ import Store
 
 /// The numbers behind the operator console's charts, read from the real
 /// tables for a window ending at `now` (ms). Each read runs on the caller's
-/// connection (one read-only transaction for a whole dashboard:
-/// `dashboard(now:conversion:on:)`), returns plain values, and stays
+/// connection (the console reads a dashboard's in one read-only transaction,
+/// `ConsoleRoutes.charts`), returns plain values, and stays
 /// bounded: the audit log is read through its index on `at` over the
 /// window only; the outbox and webhook deliveries are kept 30 days by
 /// housekeeping, so their reads never grow past a month.
@@ -119,7 +119,7 @@ enum ConsoleStats {
         let rows = try db.query(
             """
             SELECT at / \(span.bucketMillis) AS bucket, kind, COUNT(*) AS n FROM audit_log
-            WHERE at >= $1 AND at <= $2 AND kind IN (\(placeholders)) AND (kind <> $4 OR detail <> $3)
+            WHERE at >= $1 AND at <= $2 AND kind IN (\(placeholders)) AND (kind <> $4 OR COALESCE(detail, '') <> $3)
             GROUP BY at / \(span.bucketMillis), kind
             """,
             [.int(span.since(now: now)), .int(now), .text(SessionService.secondFactorDue)]

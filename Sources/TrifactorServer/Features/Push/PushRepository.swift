@@ -70,7 +70,9 @@ enum PushRepository {
             switch self {
             case .backchannel: "purpose LIKE 'ciba:%'"
             case .approval: "purpose LIKE 'authz:%'"
-            case .signIn: "purpose NOT LIKE 'ciba:%' AND purpose NOT LIKE 'authz:%'"
+            // Passwordless pushes (decoys too) are counted per address (`count(emailKey:)`): anyone who knows the
+            // email can ask for one, so they never use up the pushes of the user's own sign-ins.
+            case .signIn: "purpose NOT LIKE 'ciba:%' AND purpose NOT LIKE 'authz:%' AND email_key IS NULL"
             }
         }
     }

@@ -101,6 +101,9 @@ struct SecondFactorService: Sendable {
         let issue = {
             (db: any SQLConnection, pending: PendingSignIn, factor: Factor)
                 throws -> Result<(token: String, session: SessionRecord), any Error> in
+            // The account's row first, as every account-wide change takes it (`AccountLockdown`): a lockdown that
+            // committed meanwhile ended this pending sign-in, and one that comes after sees this session.
+            try AccountRepository.lock(pending.userID, on: db)
             guard try PendingSignInRepository.usePending(tokenHash: tokenHash, now: now.millis, on: db) else {
                 return .failure(SecondFactorFailure.invalidPendingCredential)
             }
@@ -120,6 +123,8 @@ struct SecondFactorService: Sendable {
                 proof, client: client, now: now,
                 resolve: { db in
                     let p = try Self.passwordPending(pendingCredential, now: now.millis, on: db)
+                    // The account's row before the factor's (what the proof updates), in the order a removal takes.
+                    try AccountRepository.lock(p.userID, on: db)
                     pending = p
                     return (try Self.factor(factorID, of: p.userID, on: db), p.userID, purpose)
                 },
@@ -131,6 +136,7 @@ struct SecondFactorService: Sendable {
             // A device's approval is single use and signed by the device: no attempt to count.
             let outcome = try transactions.write { db -> Result<(token: String, session: SessionRecord), any Error> in
                 let pending = try Self.passwordPending(pendingCredential, now: now.millis, on: db)
+                try AccountRepository.lock(pending.userID, on: db)
                 let factor = try Self.factor(factorID, of: pending.userID, on: db)
                 guard factor.kind == .device else { return .failure(SecondFactorFailure.unusable) }
                 if let frozen = try Self.frozenApproval(pending.userID, client: client, now: now.millis, on: db) {

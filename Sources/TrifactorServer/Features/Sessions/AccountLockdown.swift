@@ -12,11 +12,14 @@ enum AccountLockdown {
     static func endEverything(
         of user: UserID, reason: SessionEndReason, hooks: SessionEndHooks?, now: Int64, on db: any SQLConnection
     ) throws -> Int {
+        // The account's row first: every sign-in takes it before it spends a pending sign-in or makes a session, so
+        // none finishes unseen beside this (on PostgreSQL, where writers run at once).
+        try AccountRepository.lock(user, on: db)
+        try PendingSignInRepository.endPending(of: user, now: now, on: db)
+        try PushRepository.denyPending(of: user, now: now, on: db)
         let ended = try SessionRepository.endAll(user, at: now, reason: reason, on: db)
         for session in ended { try hooks?.run(session, user: user, now: now, on: db) }
         try GrantRepository.revokeAll(of: user.raw, at: now, on: db)
-        try PendingSignInRepository.endPending(of: user, now: now, on: db)
-        try PushRepository.denyPending(of: user, now: now, on: db)
         return ended.count
     }
 }

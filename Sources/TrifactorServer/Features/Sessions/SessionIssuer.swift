@@ -34,7 +34,10 @@ struct SessionIssuer: Sendable {
         userID: UserID, _ proofs: Proofs, client: AuditContext, detail: String, now: Int64,
         on db: any SQLConnection
     ) throws -> (token: String, session: SessionRecord) {
-        // Every way of signing in ends here: a disabled account gets no session, whatever it proved.
+        // Every way of signing in ends here: a disabled account gets no session, whatever it proved. Read under the
+        // account's row lock, the order account-wide changes take (`AccountLockdown`), so a session is never made
+        // beside a lockdown that cannot see it.
+        try AccountRepository.lock(userID, on: db)
         if try AccountRepository.isDisabled(userID, on: db) {
             throw SignInFailure.disabled
         }

@@ -43,17 +43,17 @@ struct SessionService: Sendable {
 
     // MARK: Sign-in
 
+    /// The detail of the `signin.succeeded` entry of a right password whose second factor is still due: not a
+    /// sign-in yet (no session), so the security page and webhooks leave it out and wait for the entry that
+    /// issues the session.
+    static let secondFactorDue = "password ok, second factor required"
+
     /// Checks the password. The attempt is counted (and the IP's bucket
     /// spent) in one transaction before the Argon2id check, which runs
     /// outside any transaction; the outcome is recorded in one after it.
     /// - Throws: `SignInFailure.invalidCredentials` (wrong password or unknown
     ///   email: one answer, one Argon2id verification), `.locked`,
     ///   `CommonFailure.rateLimited`, `.invalidFields`.
-    /// The detail of the `signin.succeeded` entry of a right password whose second factor is still due: not a
-    /// sign-in yet (no session), so the security page and webhooks leave it out and wait for the entry that
-    /// issues the session.
-    static let secondFactorDue = "password ok, second factor required"
-
     func signIn(email rawEmail: String, password: String, client: AuditContext) throws -> SignInOutcome {
         guard let email = EmailAddress(rawEmail) else {
             throw CommonFailure.invalid("email", "is not a valid email address")
@@ -103,6 +103,13 @@ struct SessionService: Sendable {
         let upgraded = hashing.needsRehash(user.passwordHash) ? try? hashing.hash(normalized) : nil
 
         return try transactions.write { db -> SignInOutcome in
+            // The account's row first (the order every account-wide change takes: `AccountLockdown`), then the
+            // password checked above must still be the account's: a reset or "This wasn't me" that committed
+            // meanwhile ended everything, and this password no longer signs in.
+            try AccountRepository.lock(user.id, on: db)
+            guard try AccountRepository.find(id: user.id, on: db)?.passwordHash == user.passwordHash else {
+                throw SignInFailure.invalidCredentials
+            }
             try throttle.reset(email: email, on: db)
             if let upgraded,
                 try AccountRepository.replacePasswordHash(user.id, old: user.passwordHash, new: upgraded, on: db)
