@@ -101,6 +101,7 @@ package enum Style {
         .rename{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:flex-end}.rename .field{flex:1 1 14rem;margin:0}.rename button{margin:0}
         details{margin:.5rem 0}summary{cursor:pointer;color:var(--brand);font-weight:600}
         ul.list{list-style:none;padding:0;margin:0 0 1rem}ul.list>li{padding:.75rem 0;border-top:1px solid #e6ebf0}ul.list>li:first-child{border-top:0}ul.list .hint{margin:.25rem 0 .5rem}
+        .scroll{background:linear-gradient(to right,var(--card) 30%,#fff0),linear-gradient(to left,var(--card) 30%,#fff0) 100% 0,radial-gradient(farthest-side at 0 50%,#17212b33,#17212b00),radial-gradient(farthest-side at 100% 50%,#17212b33,#17212b00) 100% 0;background-repeat:no-repeat;background-size:2rem 100%,2rem 100%,.8rem 100%,.8rem 100%;background-attachment:local,local,scroll,scroll}
         main fieldset{border:0;padding:0;margin:0 0 1rem;min-width:0}label.check{display:flex;flex-wrap:wrap;gap:.25rem .5rem;align-items:baseline;font-weight:400;margin:0}label.check input{width:auto;min-height:0;margin:0}
         .tag{display:inline-block;margin-inline-start:.5rem;padding:0 .5rem;border-radius:1rem;background:#e8eef5;color:var(--ink);font-size:.85rem;font-weight:600}
         main section+section,main section+form{margin-top:1.5rem}

@@ -113,6 +113,11 @@ def test_removing_a_factor_asks_for_a_fresh_second_factor_then_comes_back_to_the
     time.sleep(WINDOW + 1)  # the sign-in's proof grows old
     page.get_by_role("link", name="Remove Phone app").click()
     assert page.get_by_role("heading", level=1).inner_text() == "Confirm it's you"
+    # Cancelling the new sign-in, still signed in: back to the question, not "Not signed in".
+    page.get_by_role("button", name="Confirm it's me").click()
+    page.get_by_role("button", name="Cancel and return to Trifactor").click()
+    page.wait_for_url(re.compile(r".*/account/remove\?factor=.*"))
+    assert page.get_by_role("heading", level=1).inner_text() == "Confirm it's you"
     page.get_by_role("button", name="Confirm it's me").click()
     # A fresh sign-in, even though the session is live (max_age=0), then back to the same question.
     sign_in(page, op, user, email=False) if page.get_by_label("Password").is_visible() else sign_in(page, op, user)
@@ -155,14 +160,15 @@ def test_this_wasnt_me_replaces_the_password_and_signs_out_everywhere(context, b
         open_account(page, op, user)
         page.get_by_role("link", name="This wasn't me").click()
         assert page.get_by_role("heading", level=1).inner_text() == "Secure your account"
-        # A factor added this week is offered ticked for removal (someone else may have added it); this one is ours.
+        # Every factor is offered for removal (someone else may have added one), none ticked: this one is ours.
         ours = page.get_by_role("checkbox", name=re.compile("Phone app"))
-        assert ours.is_checked()
-        ours.uncheck()
+        assert not ours.is_checked()
+        ours.check()
         page.get_by_label("New password").fill(PASSWORD)
         page.get_by_role("button", name="Secure my account").click()
         assert "different from your current one" in page.get_by_role("alert").inner_text()
-        assert not ours.is_checked(), "the refused form forgot what was unticked"
+        assert ours.is_checked(), "the refused form forgot what was ticked"
+        ours.uncheck()
         new_password = "a brand new passphrase 42"
         page.get_by_label("New password").fill(new_password)
         page.get_by_role("button", name="Secure my account").click()

@@ -286,9 +286,18 @@ def test_a_reader_pages_through_the_audit_log_and_every_list_answers_a_page(cons
         "rows => rows.map(r => r.querySelectorAll('td, th')[2].textContent.trim())")
     made = query(console, "SELECT COUNT(*) FROM audit_log WHERE kind = 'account.created'")[0][0]
     assert set(kinds) == {"account.created"} and len(kinds) == min(made, 50), (kinds, made)
+    # An address as a customer typed it, in capitals: found, and its audit events by address too.
+    page.goto(f"{console.issuer}/console/users?q=" + reader.email.upper().replace("@", "%40"))
+    assert page.get_by_role("link", name=reader.email).count() == 1
+    page.goto(f"{console.issuer}/console/audit?user=" + reader.email.replace("@", "%40"))
+    users = page.locator("main table tbody tr").evaluate_all(
+        "rows => rows.map(r => r.querySelectorAll('td, th')[4].textContent.trim())")
+    assert users and set(users) == {reader.id}, users
     # Search: nothing found is a sentence; the lists are pages; an unknown account a page with a way on.
     page.goto(f"{console.issuer}/console/users?q=nobody%40example.com")
     assert "No account" in page.inner_text("main")
+    answer = page.goto(f"{console.issuer}/console/webhooks/nope")
+    assert answer.status == 200 and page.url.endswith("/console/webhooks")
     for path, heading in (("/console/clients", "Clients"), ("/console/webhooks", "Webhooks"),
                           ("/console/test-numbers", "Test numbers")):
         answer = page.goto(console.issuer + path)

@@ -157,4 +157,24 @@ struct SecurityPageTests {
             #expect(token.status == 401 && token.text.contains("invalid_client"))
         }
     }
+
+    @Test("a form for new recovery codes sent again (a reload after they were shown) makes no second set")
+    func codesOnce() throws {
+        try Backend.all[0].withServer(Self.configuration) { server in
+            let (_, cookie, csrf, _) = try Self.signedIn(server, "cy@example.com")
+            let first = try Self.post(
+                server, "/account/recovery-codes", cookie: cookie, ["csrf": csrf, "replaces": "none"])
+            #expect(first.status == 200 && first.text.contains("Your new recovery codes"))
+            let set = try server.database.transaction { db in
+                try db.queryOne("SELECT id FROM mfa_factors WHERE kind = 'recovery_code'")?.text("id")
+            }
+            let again = try Self.post(
+                server, "/account/recovery-codes", cookie: cookie, ["csrf": csrf, "replaces": "none"])
+            #expect(again.status == 200 && again.text.contains("already made from this page"))
+            let after = try server.database.transaction { db in
+                try db.queryOne("SELECT id FROM mfa_factors WHERE kind = 'recovery_code'")?.text("id")
+            }
+            #expect(set != nil && after == set, "a second set replaced the one shown")
+        }
+    }
 }

@@ -33,6 +33,14 @@ enum AccountRepository {
         try db.queryOne("SELECT \(columns) FROM users WHERE email = $1", [.text(email)]).map(record)
     }
 
+    /// The accounts whose address equals `email` but for case (at most 20; a scan: for support tools only).
+    static func find(emailIgnoringCase email: String, on db: any SQLConnection) throws -> [UserRecord] {
+        try db.query(
+            "SELECT \(columns) FROM users WHERE lower(email) = lower($1) ORDER BY created_at LIMIT 20",
+            [.text(email)]
+        ).map(record)
+    }
+
     static func find(id: UserID, on db: any SQLConnection) throws -> UserRecord? {
         try db.queryOne("SELECT \(columns) FROM users WHERE id = $1", [id.sql]).map(record)
     }

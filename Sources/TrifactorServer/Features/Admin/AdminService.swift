@@ -54,12 +54,13 @@ struct AdminService: Sendable {
         return try transactions.write { db in
             let users: [UserRecord]
             if let email {
-                users =
-                    try AccountRepository.find(email: EmailAddress(email)?.value ?? email.lowercased(), on: db).map {
-                        [$0]
-                    } ?? []
+                let exact = try AccountRepository.find(email: EmailAddress(email)?.value ?? email.lowercased(), on: db)
+                // Support staff paste an address as the customer typed it: when no account has it exactly, those
+                // whose address differs only in case (a scan, so only then).
+                users = try exact.map { [$0] } ?? AccountRepository.find(emailIgnoringCase: email, on: db)
             } else if let id {
-                users = try AccountRepository.find(id: UserID(id), on: db).map { [$0] } ?? []
+                // Ids are lower-case UUIDs; one pasted in capitals is the same id.
+                users = try AccountRepository.find(id: UserID(id.lowercased()), on: db).map { [$0] } ?? []
             } else {
                 let digits = String((phone ?? "").filter(\.isNumber))
                 guard (6...15).contains(digits.count) else {

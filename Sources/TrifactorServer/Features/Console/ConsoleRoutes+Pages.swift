@@ -30,7 +30,23 @@ extension ConsoleRoutes {
     func auditPage(_ request: Request, _ s: Staffed) throws -> Response {
         let q = request.query
         let kind = q["kind"].flatMap { $0.isEmpty ? nil : $0 }
-        let user = q["user"].map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
+        var user = q["user"].map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
+        // An address is taken for the account it names (the audit log keeps ids, never addresses).
+        if let typed = user, typed.contains("@") {
+            let found = try admin.find(
+                email: typed, id: nil, phone: nil, actor: .staff(s.caller.user.id, client: AuditContext(request)))
+            guard let account = found.first else {
+                return render(
+                    "Audit log", s, status: 404,
+                    [
+                        HostedPage.paragraph("No account has the email “\(typed)”: nothing to show.", class: "error"),
+                        HostedPage.actions([HostedPage.link("The whole audit log", "/console/audit", class: "button")]),
+                    ])
+            }
+            user = account.id.raw
+        } else {
+            user = user?.lowercased()
+        }
         let before = q["before"].flatMap { Int64($0) }.flatMap { $0 > 0 ? $0 : nil }
         var body: [HTML] = [
             ConsolePage.search(
@@ -40,7 +56,7 @@ extension ConsoleRoutes {
                         "Kind", name: "kind",
                         options: [("", "Every kind")] + AuditEventKind.allCases.map { ($0.rawValue, $0.rawValue) },
                         selected: kind ?? ""),
-                    HostedPage.field("User id", name: "user", value: user, required: false),
+                    HostedPage.field("User id or email", name: "user", value: user, required: false),
                     HostedPage.button("Filter"),
                 ])
         ]

@@ -41,6 +41,10 @@ struct ConsoleRoutes: Sendable {
         router.add("GET", "/console/webhooks", execution: .database, page(webhooksPage))
         router.add("POST", "/console/webhooks/:id", execution: .database, hosted.page(webhookAction))
         router.add("GET", "/console/confirm", execution: .database, page(confirm))
+        // A POST-only address opened by hand, or reloaded after its answer: its list.
+        for (path, list) in [("/console/webhooks/:id", "/console/webhooks")] {
+            router.add("GET", path, execution: .inline) { _ in Response(status: 303, headers: [("Location", list)]) }
+        }
     }
 
     // MARK: Who is asking

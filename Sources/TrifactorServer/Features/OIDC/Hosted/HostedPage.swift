@@ -55,7 +55,11 @@ enum HostedPage: Components {
         if let notice { main.append(.element("p", ["class": "notice", "role": "status"], [.text(notice)])) }
         main += body
         let footer =
-            frame.footer ?? frame.clientName.map { t("footer.signing_in", ["client": $0, "brand": frame.brand]) }
+            frame.footer
+            ?? frame.clientName.flatMap {
+                // Trifactor's own pages sign in under its own name: "signing in to Trifactor with Trifactor" is noise.
+                $0 == frame.brand ? nil : t("footer.signing_in", ["client": $0, "brand": frame.brand])
+            }
             ?? t("footer.sign_in", ["brand": frame.brand])
         return .document(
             head,

@@ -35,7 +35,9 @@ extension HostedRoutes {
             [
                 HostedPage.paragraph(t(reason)),
                 HostedPage.paragraph(
-                    t("security.confirm.body", ["minutes": t.number(Int(enrollments.reauthenticationWindow / 60))])),
+                    t(
+                        "security.confirm.body",
+                        ["minutes": t.number(max(1, Int((enrollments.reauthenticationWindow + 59) / 60)))])),
                 Self.accountForm(
                     "/account/confirm", c,
                     [
@@ -134,10 +136,13 @@ extension HostedRoutes {
                 Self.accountForm(
                     "/account/recovery-codes", c,
                     [
+                        // The set this page replaces: sent again (a reload after the codes were shown), the form
+                        // finds another set in place and makes none.
+                        HostedPage.hidden("replaces", try currentCodes(c) ?? "none"),
                         HostedPage.actions([
                             HostedPage.button(t("security.codes.make")),
                             HostedPage.link(t("security.back"), "/account", class: "button secondary"),
-                        ])
+                        ]),
                     ]),
             ])
         return HostedPage.response(page, c.frame)
@@ -146,6 +151,15 @@ extension HostedRoutes {
     /// `POST /account/recovery-codes`: the new codes, shown once on a page that is never stored.
     func accountCodes(_ request: Request, _ form: Form, _ c: AccountContext) throws -> Response {
         let t = c.frame.text
+        guard form["replaces"] == (try currentCodes(c) ?? "none") else {
+            let page = HostedPage.layout(
+                t("security.codes.title"), c.frame,
+                [
+                    HostedPage.paragraph(t("security.codes.already")),
+                    HostedPage.actions([HostedPage.link(t("security.back"), "/account", class: "button primary")]),
+                ])
+            return HostedPage.response(page, c.frame)
+        }
         let codes: [String]
         do {
             codes = try enrollments.recoveryCodes(for: c.caller, client: AuditContext(request))
@@ -164,6 +178,11 @@ extension HostedRoutes {
                 HostedPage.actions([HostedPage.link(t("security.codes.saved"), "/account", class: "button primary")]),
             ])
         return HostedPage.response(page, c.frame)
+    }
+
+    /// The id of the user's current set of recovery codes, nil when they have none.
+    func currentCodes(_ c: AccountContext) throws -> String? {
+        try enrollments.list(c.caller).first { $0.kind == .recoveryCode }?.id.raw
     }
 
     /// `POST /account/sign-out`: ends this browser's session.

@@ -4,12 +4,9 @@ import Foundation
 import HTTP
 import WebUI
 
-/// "This wasn't me" on the security page: a new password, the factors to remove with it (those added in the last
-/// week ticked), then everything that lets someone act as the user ends (`AccountService.reportNotMe`).
+/// "This wasn't me" on the security page: a new password, the factors the user ticks to remove with it, then
+/// everything that lets someone act as the user ends (`AccountService.reportNotMe`).
 extension HostedRoutes {
-    /// How recent a factor is for "This wasn't me" to offer it ticked for removal.
-    static let recentFactor: Int64 = 7 * 86_400_000
-
     /// `GET /account/not-me`: "This wasn't me" explained, with the new password it needs.
     func accountNotMePage(_ request: Request, _ c: AccountContext) throws -> Response {
         let here = "/account/not-me"
@@ -18,14 +15,16 @@ extension HostedRoutes {
     }
 
     /// The user's factors as boxes to tick for removal: someone who had the password may have added one to come back
-    /// without it. Those added in the last week are ticked unless `ticked` (the form sent back) says otherwise.
+    /// without it. None is ticked unless `ticked` (the form sent back) says so.
     private func factorBoxes(_ c: AccountContext, ticked: Set<String>?) throws -> HTML {
         let t = c.frame.text
         let factors = try enrollments.listed(c.caller).filter { $0.kind != .recoveryCode }
         guard !factors.isEmpty else { return .empty }
         let boxes: [HTML] = factors.map { f in
             let added = Int64(f.enrolledAt.timeIntervalSince1970 * 1000)
-            let on = ticked.map { $0.contains(f.enrollmentID) } ?? (c.now - added < Self.recentFactor)
+            // Never ticked for the user: the factor they just proved is most likely their own, and removing the
+            // last one leaves the account on a password alone. The recent ones say so in their line.
+            let on = ticked?.contains(f.enrollmentID) ?? false
             let box = HTML.element(
                 "input",
                 ["type": "checkbox", "name": "remove-\(f.enrollmentID)", "value": "1", "checked": on ? "" : nil])
@@ -76,6 +75,9 @@ extension HostedRoutes {
     func accountNotMe(_ request: Request, _ form: Form, _ c: AccountContext) throws -> Response {
         let t = c.frame.text
         let ticked = Set(form.fields.keys.filter { $0.hasPrefix("remove-") }.map { String($0.dropFirst(7)) })
+        let removing = try enrollments.listed(c.caller).filter {
+            $0.kind != .recoveryCode && ticked.contains($0.enrollmentID)
+        }.map(\.displayName)
         let ended: Int
         do {
             ended = try accounts.reportNotMe(
@@ -102,6 +104,10 @@ extension HostedRoutes {
             t("security.not_me.done.title"), frame,
             [
                 HostedPage.paragraph(t("security.not_me.done.body", ["sessions": t.number(ended)])),
+                removing.isEmpty
+                    ? .empty
+                    : HostedPage.paragraph(
+                        t("security.not_me.removed", ["names": removing.map { "“\($0)”" }.joined(separator: ", ")])),
                 HostedPage.actions([HostedPage.link(t("security.sign_in_again"), "/account", class: "button primary")]),
             ])
         return HostedPage.response(page, frame, headers: [cookies.clear(cookies.session)])

@@ -135,7 +135,7 @@ extension HostedRoutes {
         case .consent: response = Self.seeOther("/authorize/consent", flow: id)
         case .approveDetails: response = Self.seeOther("/authorize/payment", flow: id)
         case .fail(let error):
-            response = try refuse(c, error.code, error.description)
+            response = try refuse(c, error.code, error.description, request)
         case .issueCode where c.client.id == OwnPages.clientID:
             response = try returnToOwnPage(c)
         case .issueCode:
@@ -219,7 +219,7 @@ extension HostedRoutes {
     func cancel(_ request: Request) throws -> Response {
         guard let c = try context(request, form: Form(request.body)) else { return lostFlow(request) }
         guard let details = c.flow.request.authorizationDetails else {
-            return try refuse(c, "access_denied", "The user cancelled the sign-in.")
+            return try refuse(c, "access_denied", "The user cancelled the sign-in.", request)
         }
         // A payment left with Cancel: its approval ends, and a push still waiting on the device is withdrawn.
         if c.flow.progress.detailsApproved != true {
@@ -236,10 +236,11 @@ extension HostedRoutes {
 
     /// Answers the client with an error and ends the flow: one request, one answer (a cancelled sign-in opened
     /// again by Back never goes on to give a code).
-    func refuse(_ c: Context, _ code: String, _ description: String) throws -> Response {
+    /// `request`: the browser's, when known (an own page's refusal looks at its session).
+    func refuse(_ c: Context, _ code: String, _ description: String, _ request: Request? = nil) throws -> Response {
         try flows.end(c.flow.id)
         // One of Trifactor's own pages has no app to answer: sent back there, it would only start signing in again.
-        if c.client.id == OwnPages.clientID { return ownPageRefused(c, code) }
+        if c.client.id == OwnPages.clientID { return try ownPageRefused(c, code, request) }
         return answer(c.flow.back, ["error": code, "error_description": description], c.frame.text)
     }
 }
