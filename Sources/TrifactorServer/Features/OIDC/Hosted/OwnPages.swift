@@ -74,9 +74,10 @@ extension HostedRoutes {
 
     /// The end of an own page's sign-in that did not sign in: cancelled, or a proof the account cannot give (a
     /// passkey or device key it has none of). A page that says so, with a way to try again.
-    /// A browser still signed in (it cancelled "Confirm it's you") goes back to the page that asked.
+    /// A browser still signed in that cancelled ("Confirm it's you") goes back to the page that asked; one that
+    /// cannot give the proof is told why, signed in or not.
     func ownPageRefused(_ c: Context, _ code: String, _ request: Request?) throws -> Response {
-        if let request, try signedIn(request) != nil {
+        if code == "access_denied", let request, try signedIn(request) != nil {
             let path = URLComponents(string: c.flow.request.redirectURI)?.path ?? "/account"
             let back = OwnPages.paths.contains(path) ? path : "/account"
             let then = c.flow.request.state.flatMap { OwnPages.isReturn($0, under: back) ? $0 : nil }
